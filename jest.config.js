@@ -1,0 +1,30 @@
+// Jest runs in ESM mode (@kubernetes/client-node 2.x is ESM-only). TypeScript
+// is transpiled per file by ts-jest; `npm run typecheck` does the type check.
+const tsTransform = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, diagnostics: false }],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: tsTransform,
+  testEnvironment: 'node',
+};
+
+/** @type {import('jest').Config} */
+export default {
+  reporters: ['default', '<rootDir>/test/summary-reporter.cjs'],
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // One real control plane for the whole run; files run one at a time
+      // because controllers and the garbage collector see cluster-wide state.
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      testTimeout: 120000,
+      slowTestThreshold: 30,
+    },
+  ],
+};

@@ -1,0 +1,108 @@
+/**
+ * Generates the Bundle CustomResourceDefinition from the zod schemas in
+ * bundle.ts. zod's JSON Schema output is close to what the apiserver wants;
+ * toStructural() turns it into a structural OpenAPI v3 schema (no $schema,
+ * no additionalProperties beside properties, no JSON-Schema-only keywords).
+ */
+import { z } from 'zod';
+import { stringify } from 'yaml';
+import { BundleSpecSchema, BundleStatusSchema } from './bundle.js';
+import { BUNDLE_KIND, BUNDLE_PLURAL, BUNDLE_RESOURCE, GROUP, VERSION } from './names.js';
+
+type JsonSchema = { [key: string]: unknown };
+
+const DROPPED_KEYWORDS = new Set(['$schema', 'propertyNames', 'default', '$id']);
+
+function isRecord(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Rewrites one JSON Schema node (recursively) into the structural subset Kubernetes accepts. */
+export function toStructural(node: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (DROPPED_KEYWORDS.has(key)) continue;
+    if (key === 'properties' && isRecord(value)) {
+      out.properties = Object.fromEntries(
+        Object.entries(value).map(([name, child]) => [name, isRecord(child) ? toStructural(child) : child]),
+      );
+    } else if (key === 'items' && isRecord(value)) {
+      out.items = toStructural(value);
+    } else if (key === 'additionalProperties') {
+      // A map (no properties) keeps its value schema; an object with
+      // properties either prunes unknown fields (the default) or preserves
+      // them through x-kubernetes-preserve-unknown-fields.
+      if (isRecord(value) && node.properties === undefined && Object.keys(value).length > 0) {
+        out.additionalProperties = toStructural(value);
+      }
+    } else if ((key === 'minimum' || key === 'maximum') && Math.abs(Number(value)) >= Number.MAX_SAFE_INTEGER) {
+      continue; // zod's bounds for .int(); the apiserver's int64 is wider and needs none
+    } else {
+      out[key] = value;
+    }
+  }
+  // A free-form value (zod's unknown) carries no type: structural schemas allow that only with preserve-unknown-fields.
+  if (out.type === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true && out.anyOf === undefined) {
+    out['x-kubernetes-preserve-unknown-fields'] = true;
+  }
+  return out;
+}
+
+function schemaOf(schema: z.ZodType): JsonSchema {
+  return toStructural(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema);
+}
+
+export function buildBundleCrd(): JsonSchema {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: BUNDLE_RESOURCE },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: {
+        kind: BUNDLE_KIND,
+        listKind: `${BUNDLE_KIND}List`,
+        plural: BUNDLE_PLURAL,
+        singular: 'bundle',
+        shortNames: ['bdl'],
+        categories: ['smith', 'all-bundles'],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
+            { name: 'Reason', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].reason", priority: 1 },
+            { name: 'Resources', type: 'string', description: 'Ready resources out of all', jsonPath: '.status.resourcesReady' },
+            { name: 'Pending-Deletions', type: 'integer', description: 'Objects waiting for their deletionDelay to expire', jsonPath: '.status.pendingDeletionCount' },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: 'A Bundle lists Kubernetes objects that bundlesmith applies, orders by their references, owns and prunes.',
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: schemaOf(BundleSpecSchema),
+                status: schemaOf(BundleStatusSchema),
+              },
+              required: ['spec'],
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export const CRD_HEADER = '# Generated from src/api/bundle.ts by `npm run crd:generate`. Do not edit by hand.\n';
+
+export function renderBundleCrdYaml(): string {
+  return CRD_HEADER + stringify(buildBundleCrd(), { lineWidth: 0 });
+}

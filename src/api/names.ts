@@ -1,0 +1,91 @@
+/**
+ * Every name bundlesmith reads or writes on the API: the group, annotations,
+ * labels, finalizers, conditions, reasons and event reasons. Smith's names are
+ * kept verbatim so existing manifests and tooling keep working.
+ */
+export const GROUP = 'smith.atlassian.com';
+export const VERSION = 'v1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const BUNDLE_KIND = 'Bundle';
+export const BUNDLE_PLURAL = 'bundles';
+export const BUNDLE_RESOURCE = `${BUNDLE_PLURAL}.${GROUP}`;
+
+/** Field manager for every server-side apply and patch the operator sends. */
+export const FIELD_MANAGER = 'bundlesmith';
+
+export const Annotations = {
+  /** Go duration; on a live object, opts it into soft deletion. */
+  deletionDelay: `${GROUP}/deletionDelay`,
+  /** RFC 3339 time at which the soft-deletion countdown started. Written only by the operator. */
+  deletionTimestamp: `${GROUP}/deletionTimestamp`,
+  /** On a CRD: JSONPath (dot form) of the field that says a custom resource is ready. */
+  crReadyWhenFieldPath: `${GROUP}/CrReadyWhenFieldPath`,
+  /** On a CRD: the value that field has when the custom resource is ready. */
+  crReadyWhenFieldValue: `${GROUP}/CrReadyWhenFieldValue`,
+} as const;
+
+export const Labels = {
+  /** Name of the Bundle that released this object when it was deleted; kept until the object goes. */
+  formerBundle: `${GROUP}/former-bundle`,
+} as const;
+
+export const Finalizers = {
+  /** On Bundles: the operator deletes the Bundle's objects before the Bundle goes. */
+  deleteResources: `${GROUP}/deleteResources`,
+  /** Kubernetes' own finalizers, honoured by the garbage collector. */
+  foregroundDeletion: 'foregroundDeletion',
+  orphan: 'orphan',
+} as const;
+
+export const BundleConditionTypes = {
+  InProgress: 'InProgress',
+  Ready: 'Ready',
+  Error: 'Error',
+} as const;
+export type BundleConditionType = (typeof BundleConditionTypes)[keyof typeof BundleConditionTypes];
+
+export const ResourceConditionTypes = {
+  Blocked: 'Blocked',
+  InProgress: 'InProgress',
+  Ready: 'Ready',
+  Error: 'Error',
+} as const;
+export type ResourceConditionType = (typeof ResourceConditionTypes)[keyof typeof ResourceConditionTypes];
+
+/** Condition reasons. */
+export const Reasons = {
+  TerminalError: 'TerminalError',
+  RetriableError: 'RetriableError',
+  InvalidSpec: 'InvalidSpec',
+  Conflict: 'Conflict',
+  DependenciesNotReady: 'DependenciesNotReady',
+  BeingDeleted: 'BeingDeleted',
+  InvalidDeletionDelay: 'InvalidDeletionDelay',
+  AllResourcesReady: 'AllResourcesReady',
+  ResourcesNotReady: 'ResourcesNotReady',
+  Ready: 'Ready',
+  Working: 'Working',
+} as const;
+
+/** Event reasons, on the Bundle unless said otherwise. */
+export const EventReasons = {
+  Adopted: 'Adopted',
+  Applied: 'Applied',
+  Conflict: 'Conflict',
+  InvalidSpec: 'InvalidSpec',
+  Ready: 'Ready',
+  ReconcileError: 'ReconcileError',
+  Pruned: 'Pruned',
+  DeletionScheduled: 'DeletionScheduled',
+  DeletionCancelled: 'DeletionCancelled',
+  DeletedAfterDelay: 'DeletedAfterDelay',
+  InvalidDeletionDelay: 'InvalidDeletionDelay',
+  Released: 'Released',
+  /** Garbage collector events, on the object concerned. */
+  GarbageCollected: 'GarbageCollected',
+  OwnerRefInvalidNamespace: 'OwnerRefInvalidNamespace',
+  ForegroundCycleBroken: 'ForegroundCycleBroken',
+} as const;
+
+/** Component name on events the operator writes. */
+export const EVENT_SOURCE = 'bundlesmith';
