@@ -9,7 +9,13 @@
  * same error messages, including Go's quoting of non-ASCII bytes.
  */
 
-export type GoDurationResult = { ok: true; ms: number } | { ok: false; error: string };
+export interface GoDurationError {
+  ok: false;
+  /** Go's own message, e.g. `time: unknown unit "d" in duration "1d"`. */
+  error: string;
+}
+export type GoDurationResult = { ok: true; ms: number } | GoDurationError;
+export type GoDurationNanosResult = { ok: true; ns: bigint } | GoDurationError;
 
 const NANOS_PER_MS = 1_000_000n;
 
@@ -62,7 +68,7 @@ export function goQuote(text: string): string {
   return `${quoted}"`;
 }
 
-function invalid(text: string): GoDurationResult {
+function invalid(text: string): GoDurationError {
   return { ok: false, error: `time: invalid duration ${goQuote(text)}` };
 }
 
@@ -110,7 +116,7 @@ function leadingFraction(bytes: Uint8Array, start: number): { value: bigint; sca
 }
 
 /** Parses a Go duration to nanoseconds, exactly as time.ParseDuration does. */
-export function parseGoDurationNanos(text: string): { ok: true; ns: bigint } | { ok: false; error: string } {
+export function parseGoDurationNanos(text: string): GoDurationNanosResult {
   const bytes = utf8Encoder.encode(text);
   let index = 0;
   let negative = false;
