@@ -1,0 +1,111 @@
+/**
+ * The exact manifest to server-side apply for one resource, its content hash,
+ * and whether the live object already matches it (so a no-op reconcile sends
+ * no write at all).
+ */
+import type { KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
+import { API_VERSION, BUNDLE_KIND, GROUP } from '../../api/names.js';
+import { contentHash } from './hash.js';
+import { cloneJson, isRecord, type LiveObject } from './objects.js';
+
+/** Annotation holding the hash of the manifest last applied. TODO: move to names.ts Annotations. */
+export const APPLIED_HASH_ANNOTATION = `${GROUP}/applied-hash`;
+
+/**
+ * Metadata the server owns. Sending them would make the apply a
+ * precondition (resourceVersion) or be ignored, and comparing them would
+ * never settle.
+ */
+const SERVER_METADATA = ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'] as const;
+
+export interface BundleIdentity {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+export interface DesiredInput {
+  bundle: BundleIdentity;
+  /** The resource's object with its references already substituted. */
+  object: KubeObjectManifest;
+  /** Live objects of the resources it references, in reference order (duplicates allowed). */
+  dependencies: readonly LiveObject[];
+}
+
+export interface DesiredObject {
+  manifest: KubeObjectManifest;
+  /** Hash of the manifest without the hash annotation; the manifest carries it in APPLIED_HASH_ANNOTATION. */
+  hash: string;
+}
+
+export function bundleOwnerReference(bundle: BundleIdentity): OwnerReference {
+  return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller: true, blockOwnerDeletion: true };
+}
+
+export function buildDesired(input: DesiredInput): DesiredObject {
+  const object = cloneJson(input.object);
+  // status is written by the object's controller; applying it would never converge.
+  delete object['status'];
+  const metadata = object.metadata;
+  for (const field of SERVER_METADATA) delete metadata[field];
+  metadata.namespace = input.bundle.namespace;
+
+  const ours: OwnerReference[] = [bundleOwnerReference(input.bundle)];
+  for (const dep of input.dependencies) {
+    const uid = dep.metadata.uid;
+    if (uid === undefined || ours.some((ref) => ref.uid === uid)) continue;
+    ours.push({ apiVersion: dep.apiVersion, kind: dep.kind, name: dep.metadata.name, uid, blockOwnerDeletion: true });
+  }
+  const userRefs = (metadata.ownerReferences ?? []).filter((ref) => !ours.some((o) => o.uid === ref.uid));
+  metadata.ownerReferences = [...ours, ...userRefs];
+
+  const annotations = { ...(metadata.annotations ?? {}) };
+  delete annotations[APPLIED_HASH_ANNOTATION];
+  metadata.annotations = annotations;
+  const hash = contentHash(object);
+  metadata.annotations = { ...annotations, [APPLIED_HASH_ANNOTATION]: hash };
+  return { manifest: object, hash };
+}
+
+/**
+ * Apply is needed unless the live object carries the same hash annotation
+ * and holds every desired field with an equal value. The hash alone is not
+ * enough: someone may have edited a field since. Extra live fields (defaults,
+ * other managers' fields, status) do not matter.
+ *
+ * Trap: a desired value that the server normalises (a quantity written as the
+ * number 1 comes back as "1") never compares equal, so such a resource is
+ * re-applied on every pass. The apply is then a server-side no-op, but it is
+ * still a write: write quantities as strings.
+ */
+export function needsApply(desired: KubeObjectManifest, live: LiveObject | undefined): boolean {
+  if (live === undefined) return true;
+  const desiredHash = desired.metadata.annotations?.[APPLIED_HASH_ANNOTATION];
+  if (desiredHash === undefined || live.metadata.annotations?.[APPLIED_HASH_ANNOTATION] !== desiredHash) return true;
+  return !isSubset(desired, live, []);
+}
+
+/**
+ * Every field of `want` is in `have` with an equal value: objects key by key,
+ * arrays element by element with the same length, scalars by ===.
+ * metadata.ownerReferences is a list keyed by uid that other managers may
+ * extend, so there each wanted reference only needs a match by uid.
+ */
+export function isSubset(want: unknown, have: unknown, path: readonly string[]): boolean {
+  if (path.length === 2 && path[0] === 'metadata' && path[1] === 'ownerReferences') return ownerReferencesSubset(want, have);
+  if (Array.isArray(want)) {
+    return Array.isArray(have) && want.length === have.length && want.every((item, i) => isSubset(item, have[i], [...path, String(i)]));
+  }
+  if (isRecord(want)) {
+    return isRecord(have) && Object.entries(want).every(([key, value]) => value === undefined || isSubset(value, have[key], [...path, key]));
+  }
+  return want === have;
+}
+
+function ownerReferencesSubset(want: unknown, have: unknown): boolean {
+  if (!Array.isArray(want) || !Array.isArray(have)) return want === have;
+  return want.every((ref) => {
+    const uid = isRecord(ref) ? ref['uid'] : undefined;
+    return have.some((candidate) => isRecord(candidate) && candidate['uid'] === uid && isSubset(ref, candidate, []));
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * Plain-data helpers over Kubernetes objects as the API returns them (JSON).
+ * Nothing here reads a clock or talks to a server.
+ */
+import type { OwnerReference } from '../../api/bundle.js';
+
+/** Object metadata fields the decisions read; everything else is carried along untouched. */
+export interface LiveObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  [key: string]: unknown;
+}
+
+/** A Kubernetes object read from the API server. */
+export interface LiveObject {
+  apiVersion: string;
+  kind: string;
+  metadata: LiveObjectMeta;
+  [key: string]: unknown;
+}
+
+export type JsonRecord = Record<string, unknown>;
+
+export function isRecord(value: unknown): value is JsonRecord {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** "apps/v1" -> "apps", "v1" -> "" (the core group). */
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.lastIndexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/** "apps/v1" -> "v1". */
+export function versionOf(apiVersion: string): string {
+  const slash = apiVersion.lastIndexOf('/');
+  return slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+}
+
+/** Key of kind tables: apiVersion + '/' + kind, e.g. "apps/v1/Deployment", "v1/ConfigMap". */
+export function kindKey(apiVersion: string, kind: string): string {
+  return `${apiVersion}/${kind}`;
+}
+
+/**
+ * Identity of an object across API versions: group, kind, namespace, name.
+ * The version is left out because one object is served at several versions.
+ */
+export function objectKey(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } }): string {
+  return `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}
+
+/** "Deployment web" or "Deployment ns/web": how messages name an object. */
+export function describeObject(o: { kind: string; metadata: { name: string; namespace?: string | undefined } }): string {
+  return `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+}
+
+/** The controller ownerReference of an object, if any. */
+export function controllerOf(o: { metadata: { ownerReferences?: readonly OwnerReference[] | undefined } }): OwnerReference | undefined {
+  return o.metadata.ownerReferences?.find((ref) => ref.controller === true);
+}
+
+/** A deep copy of a JSON value, so decisions never share (and mutate) the caller's objects. */
+export function cloneJson<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** One element of a JSON Patch (RFC 6902), as sent with `application/json-patch+json`. */
+export type JsonPatchOperation =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
+
+/** RFC 6901 escaping of one JSON Pointer segment ("a/b~c" -> "a~1b~0c"). */
+export function jsonPointerSegment(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Value of a condition of `type` in `status.conditions`, if the object has one. */
+export function findCondition(o: JsonRecord, type: string): JsonRecord | undefined {
+  const status = o['status'];
+  if (!isRecord(status)) return undefined;
+  const conditions = status['conditions'];
+  if (!Array.isArray(conditions)) return undefined;
+  return conditions.find((c): c is JsonRecord => isRecord(c) && c['type'] === type);
+}

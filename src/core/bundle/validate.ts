@@ -1,0 +1,125 @@
+/**
+ * Checks a parsed Bundle spec for everything that the schema cannot see.
+ * Each issue names the resource (and the reference or field) concerned.
+ * Issues are terminal (the spec must change) except for unknown kinds,
+ * which are retriable because the CRD may be installed later.
+ */
+import type { BundleSpec, Resource } from '../../api/bundle.js';
+import { Annotations } from '../../api/names.js';
+import { buildGraph, findCycles, formatCycle } from './graph.js';
+import type { KindTable } from './kinds.js';
+import { describeObject, groupOf, kindKey } from './objects.js';
+import { parsePath } from './path.js';
+import { findPlaceholders, placeholderName } from './references.js';
+
+export interface ValidationIssue {
+  /** The resource concerned; absent for issues about the whole Bundle. */
+  resource?: string;
+  message: string;
+  /** True when the same spec may become valid without an edit (e.g. a CRD gets installed). */
+  retriable: boolean;
+}
+
+export interface BundleRef {
+  name: string;
+  namespace: string;
+}
+
+export function validateBundle(bundle: BundleRef, spec: BundleSpec, kinds: KindTable): ValidationIssue[] {
+  return [...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, spec.resources, kinds)), ...cycles(spec.resources)];
+}
+
+/** True when any issue needs a spec edit to go away. */
+export function hasTerminalIssue(issues: readonly ValidationIssue[]): boolean {
+  return issues.some((i) => !i.retriable);
+}
+
+export function formatIssue(issue: ValidationIssue): string {
+  return issue.resource === undefined ? issue.message : `resource "${issue.resource}": ${issue.message}`;
+}
+
+function terminal(resource: string, message: string): ValidationIssue {
+  return { resource, message, retriable: false };
+}
+
+function duplicateNames(resources: readonly Resource[]): ValidationIssue[] {
+  const positions = new Map<string, number[]>();
+  resources.forEach((r, i) => positions.set(r.name, [...(positions.get(r.name) ?? []), i]));
+  return [...positions]
+    .filter(([, at]) => at.length > 1)
+    .map(([name, at]) => terminal(name, `name is used by ${at.length} resources (${at.map((i) => `resources[${i}]`).join(', ')})`));
+}
+
+function duplicateObjects(resources: readonly Resource[]): ValidationIssue[] {
+  const owners = new Map<string, string[]>();
+  for (const r of resources) {
+    const o = r.spec.object;
+    if (o === undefined) continue;
+    const key = `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`;
+    owners.set(key, [...(owners.get(key) ?? []), r.name]);
+  }
+  return [...owners.values()]
+    .filter((names) => names.length > 1)
+    .map((names) => {
+      const first = resources.find((r) => r.name === names[0])?.spec.object;
+      const what = first === undefined ? 'the same object' : describeObject(first);
+      return terminal(names[1] ?? '', `defines ${what}, already defined by resource "${names[0] ?? ''}"`);
+    });
+}
+
+function cycles(resources: readonly Resource[]): ValidationIssue[] {
+  const graph = buildGraph(
+    resources.map((r) => r.name),
+    resources.flatMap((r) => (r.references ?? []).map((ref) => [r.name, ref.resource] as const)),
+  );
+  return findCycles(graph).map((cycle) => terminal(cycle[0] ?? '', `reference cycle: ${formatCycle(cycle)}`));
+}
+
+function validateResource(bundle: BundleRef, resource: Resource, all: readonly Resource[], kinds: KindTable): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const add = (message: string): void => void issues.push(terminal(resource.name, message));
+  const names = new Set(all.map((r) => r.name));
+
+  const refNames = new Map<string, number>();
+  (resource.references ?? []).forEach((ref, i) => {
+    const label = ref.name === undefined ? `references[${i}]` : `reference "${ref.name}"`;
+    if (!names.has(ref.resource)) add(`${label} refers to resource "${ref.resource}", which is not in the Bundle`);
+    if (ref.modifier !== undefined) add(`${label} has modifier "${ref.modifier}": modifiers are not supported`);
+    if (ref.name !== undefined) {
+      refNames.set(ref.name, (refNames.get(ref.name) ?? 0) + 1);
+      if (ref.path === undefined) add(`${label} has a name but no path`);
+    }
+    if (ref.path !== undefined) {
+      const parsed = parsePath(ref.path);
+      if (!parsed.ok) add(`${label}: ${parsed.message}`);
+    }
+  });
+  for (const [name, count] of refNames) if (count > 1) add(`reference name "${name}" is used ${count} times`);
+
+  if (resource.spec.plugin !== undefined) add(`spec.plugin ("${resource.spec.plugin.name}") is not supported; use spec.object`);
+  const object = resource.spec.object;
+  if (object === undefined) {
+    if (resource.spec.plugin === undefined) add('spec has neither object nor plugin');
+    return issues;
+  }
+
+  for (const [field, value] of [['apiVersion', object.apiVersion], ['kind', object.kind], ['metadata.name', object.metadata.name]] as const) {
+    if (placeholderName(value) !== undefined) add(`object ${field} cannot be a reference placeholder ("${value}")`);
+  }
+  const namespace = object.metadata.namespace;
+  if (namespace !== undefined && namespace !== bundle.namespace) add(`object namespace "${namespace}" differs from the Bundle's namespace "${bundle.namespace}"`);
+
+  const kind = kinds.get(kindKey(object.apiVersion, object.kind));
+  if (kind === undefined) issues.push({ resource: resource.name, message: `kind ${object.kind} of ${object.apiVersion} is not known to the API server (is its CRD installed?)`, retriable: true });
+  else if (!kind.namespaced) add(`${object.kind} is cluster-scoped: a namespaced Bundle cannot own it`);
+
+  for (const owner of object.metadata.ownerReferences ?? []) {
+    if (owner.controller === true) add(`object has an ownerReference with controller: true (${owner.kind} ${owner.name}); the Bundle must be the controller`);
+  }
+  if (object.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) add(`object carries the ${Annotations.deletionTimestamp} annotation, which only the operator may set`);
+
+  for (const use of findPlaceholders(object)) {
+    if (!refNames.has(use.name)) add(`placeholder "!{${use.name}}" at ${use.at} names no reference of this resource`);
+  }
+  return issues;
+}
