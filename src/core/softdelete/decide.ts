@@ -1,0 +1,244 @@
+/**
+ * The soft-delete decision (Smith's docs/design/soft-deletes.md): what to do
+ * with a live object owned by a Bundle, given whether the Bundle still lists
+ * it and the object's annotations.
+ *
+ * Pure: `now` is passed in, nothing reads the clock. The one rule that shapes
+ * every branch is that nothing is deleted on a value that could not be read:
+ * an unreadable delay keeps the object (and says why), an unreadable stamp
+ * restarts the countdown (which can only delete later, never earlier).
+ */
+import { DateTime } from 'luxon';
+import { Annotations, Labels } from '../../api/names.js';
+import { formatGoDuration, parseGoDuration } from '../duration.js';
+
+export interface SoftDeleteInput {
+  /** Whether the Bundle's spec still lists the object. */
+  inSpec: boolean;
+  /** The live object's annotations. */
+  annotations: Readonly<Record<string, string>> | undefined;
+  /** Epoch milliseconds. */
+  now: number;
+}
+
+export type SoftDeleteDecision =
+  | { action: 'keep' }
+  /** In spec but carries the deletionTimestamp annotation: remove it. */
+  | { action: 'cancel' }
+  /** Not in spec, no deletionDelay annotation: delete now. */
+  | { action: 'delete' }
+  /** Start the countdown: write `deletionTimestamp` on the object, recheck at `deleteAtMs`. */
+  | { action: 'mark'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
+  /** Countdown running: recheck at `deleteAtMs`. */
+  | { action: 'wait'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
+  /** Countdown over: delete now. */
+  | { action: 'expired'; deletionTimestamp: string; deleteAfter: string }
+  /** The annotations cannot be read; the object is kept. `message` names the bad value. */
+  | { action: 'invalid'; message: string };
+
+export type SoftDeleteAction = SoftDeleteDecision['action'];
+
+/**
+ * The instants an RFC 3339 timestamp can name (years 0000-9999); others would
+ * need an extended year that Kubernetes tooling cannot read.
+ */
+const EARLIEST_RFC3339_MS = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
+const LATEST_RFC3339_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+
+/**
+ * RFC 3339 date-time, as Go's time.RFC3339 / RFC3339Nano read it: an explicit
+ * offset is required, so the machine's local zone never comes into play.
+ */
+const RFC3339_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Reads an RFC 3339 timestamp to epoch milliseconds (sub-millisecond digits
+ * are truncated); undefined when it is not one or names no real instant.
+ */
+export function parseRfc3339(text: string): number | undefined {
+  if (!RFC3339_PATTERN.test(text)) return undefined;
+  const parsed = DateTime.fromISO(text, { zone: 'utc' });
+  return parsed.isValid ? parsed.toMillis() : undefined;
+}
+
+/**
+ * Epoch milliseconds as RFC 3339 UTC with milliseconds, "2026-11-21T12:00:00.000Z".
+ * Throws on instants outside years 0000-9999, which callers rule out first.
+ */
+export function formatRfc3339(ms: number): string {
+  const text = ms >= EARLIEST_RFC3339_MS && ms <= LATEST_RFC3339_MS ? DateTime.fromMillis(ms, { zone: 'utc' }).toISO() : null;
+  if (text === null) throw new RangeError(`cannot format ${ms} as an RFC 3339 timestamp`);
+  return text;
+}
+
+export type DeletionDelayReading = { ok: true; ms: number } | { ok: false; message: string };
+
+/**
+ * Reads the deletionDelay annotation; undefined when it is absent. Exported so
+ * a controller can report a bad delay on an object still in spec, before it
+ * matters.
+ */
+export function readDeletionDelay(annotations: Readonly<Record<string, string>>): DeletionDelayReading | undefined {
+  const text = annotations[Annotations.deletionDelay];
+  if (text === undefined) return undefined;
+  const name = Annotations.deletionDelay;
+  if (text === '') return { ok: false, message: `annotation ${name} is empty; expected a Go duration such as "24h"` };
+  const parsed = parseGoDuration(text);
+  if (!parsed.ok) return { ok: false, message: `annotation ${name} ${JSON.stringify(text)} is not a Go duration: ${parsed.error}` };
+  if (parsed.ms < 0) return { ok: false, message: `annotation ${name} ${JSON.stringify(text)} is negative` };
+  return { ok: true, ms: parsed.ms };
+}
+
+interface Countdown {
+  deletionTimestamp: string;
+  deleteAfter: string;
+  deleteAtMs: number;
+}
+
+/**
+ * The countdown from `stampMs`. Rounded up to whole milliseconds so a
+ * sub-millisecond delay can never make the deletion early. Undefined when the
+ * deletion instant is beyond what RFC 3339 can name.
+ */
+function countdownFrom(stampText: string, stampMs: number, delayMs: number): Countdown | undefined {
+  const deleteAtMs = Math.ceil(stampMs + delayMs);
+  if (deleteAtMs > LATEST_RFC3339_MS) return undefined;
+  return { deletionTimestamp: stampText, deleteAfter: formatRfc3339(deleteAtMs), deleteAtMs };
+}
+
+/** Starts (or restarts) the countdown at `now`, rounded up to the stamp's millisecond precision so it never predates `now`. */
+function markAt(now: number, delayMs: number): SoftDeleteDecision {
+  const stampMs = Math.ceil(now);
+  const stampText = formatRfc3339(stampMs);
+  const countdown = countdownFrom(stampText, stampMs, delayMs);
+  if (countdown === undefined) return unreachableDeletion(stampText, delayMs);
+  return { action: 'mark', ...countdown };
+}
+
+function unreachableDeletion(stampText: string, delayMs: number): SoftDeleteDecision {
+  return {
+    action: 'invalid',
+    message: `deletion time ${stampText} + ${formatGoDuration(delayMs)} is after year 9999; the object is kept`,
+  };
+}
+
+/**
+ * Decides what to do about one live object.
+ *
+ * In spec: `keep`, or `cancel` when a countdown was running (the annotations
+ * are not validated: the object stays either way, and the Bundle's apply
+ * brings it back to the desired state).
+ *
+ * Out of spec:
+ * - no deletionDelay and no deletionTimestamp -> `delete`;
+ * - deletionTimestamp but no deletionDelay (someone removed the delay after
+ *   the countdown began) -> `invalid`: the delay the user meant is unknown;
+ * - deletionDelay empty, unparsable or negative -> `invalid`, stamped or not;
+ * - no stamp, or a stamp that is not RFC 3339 -> `mark` with `now`
+ *   (restarting the countdown can only delete later);
+ * - stamp + delay still ahead -> `wait` (this also covers stamps in the
+ *   future, from clock skew or hand-written: the countdown runs from the stamp);
+ * - stamp + delay reached -> `expired`.
+ *
+ * A zero delay ("0", "0s") is valid: the first pass still returns `mark`, so
+ * the stamp is written and visible, and the next pass returns `expired`.
+ */
+export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
+  const annotations = input.annotations ?? {};
+  const stampText = annotations[Annotations.deletionTimestamp];
+
+  if (input.inSpec) return stampText === undefined ? { action: 'keep' } : { action: 'cancel' };
+
+  const delay = readDeletionDelay(annotations);
+  if (delay === undefined) {
+    if (stampText === undefined) return { action: 'delete' };
+    return {
+      action: 'invalid',
+      message:
+        `annotation ${Annotations.deletionTimestamp} ${JSON.stringify(stampText)} is set but ` +
+        `${Annotations.deletionDelay} is missing; the object is kept (delete it by hand to force deletion)`,
+    };
+  }
+  if (!delay.ok) return { action: 'invalid', message: delay.message };
+
+  const stampMs = stampText === undefined ? undefined : parseRfc3339(stampText);
+  if (stampText === undefined || stampMs === undefined) return markAt(input.now, delay.ms);
+
+  // The stamp is reported as written, so status shows the annotation's own value.
+  const countdown = countdownFrom(stampText, stampMs, delay.ms);
+  if (countdown === undefined) return unreachableDeletion(stampText, delay.ms);
+  if (input.now >= countdown.deleteAtMs) {
+    return { action: 'expired', deletionTimestamp: countdown.deletionTimestamp, deleteAfter: countdown.deleteAfter };
+  }
+  return { action: 'wait', ...countdown };
+}
+
+/** What a Bundle's status reports about one object whose deletion is counting down. */
+export interface PendingDeletionTimes {
+  deletionTimestamp: string;
+  deleteAfter: string;
+}
+
+/**
+ * The status entry for a decision: present for `mark` and `wait` (the object
+ * is still there, counting down) and for `expired` (reported until the delete
+ * has gone through). Undefined for every other action.
+ */
+export function pendingDeletionOf(decision: SoftDeleteDecision): PendingDeletionTimes | undefined {
+  switch (decision.action) {
+    case 'mark':
+    case 'wait':
+    case 'expired':
+      return { deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter };
+    default:
+      return undefined;
+  }
+}
+
+/** When the controller should look at the object again for this decision, in epoch ms; undefined: no recheck needed. */
+export function recheckAtOf(decision: SoftDeleteDecision): number | undefined {
+  return decision.action === 'mark' || decision.action === 'wait' ? decision.deleteAtMs : undefined;
+}
+
+/** Whether the decision deletes the object now. */
+export function deletesNow(decision: SoftDeleteDecision): boolean {
+  return decision.action === 'delete' || decision.action === 'expired';
+}
+
+/** The metadata the orphan sweep reads from a live object. */
+export interface ReleasedObjectMeta {
+  labels?: Readonly<Record<string, string>> | undefined;
+  annotations?: Readonly<Record<string, string>> | undefined;
+  ownerReferences?: ReadonlyArray<{ controller?: boolean | undefined }> | undefined;
+}
+
+/**
+ * Whether an object was released by a deleted Bundle and is the orphan
+ * sweep's to handle: it carries the former-bundle label and no controller
+ * owner. An object adopted since (a controller owner again) belongs to its
+ * new owner, whatever its labels say.
+ */
+export function isReleasedByBundle(meta: ReleasedObjectMeta): boolean {
+  if (meta.labels?.[Labels.formerBundle] === undefined) return false;
+  return !(meta.ownerReferences ?? []).some((reference) => reference.controller === true);
+}
+
+export type OrphanSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' }>;
+
+/**
+ * The orphan sweep's decision for one object: `skip` when the object is not
+ * a released one, otherwise the soft-delete rules for an object no Bundle
+ * lists (`inSpec: false`), so released objects keep their countdown.
+ */
+export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number): OrphanSweepDecision {
+  if (meta.labels?.[Labels.formerBundle] === undefined) {
+    return { action: 'skip', reason: `no ${Labels.formerBundle} label` };
+  }
+  if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'has a controller owner' };
+  const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now });
+  // Out of spec the decision is never keep or cancel; the check narrows the type.
+  if (decision.action === 'keep' || decision.action === 'cancel') {
+    return { action: 'skip', reason: `unexpected soft-delete decision ${decision.action}` };
+  }
+  return decision;
+}
