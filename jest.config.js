@@ -1,7 +1,7 @@
 // Jest runs in ESM mode (@kubernetes/client-node 2.x is ESM-only). TypeScript
 // is transpiled per file by ts-jest; `npm run typecheck` does the type check.
 const tsTransform = {
-  '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, diagnostics: false }],
+  '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
 };
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
@@ -21,8 +21,8 @@ export default {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       // One real control plane for the whole run; files run one at a time
       // because controllers and the garbage collector see cluster-wide state.
-      globalSetup: '<rootDir>/test/integration/global-setup.ts',
-      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      globalSetup: '<rootDir>/test/integration/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
       testTimeout: 120000,
       slowTestThreshold: 30,
     },

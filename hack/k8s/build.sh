@@ -42,7 +42,7 @@ for bin in etcd kube-apiserver kube-controller-manager; do
     echo "[control-plane build] ${bin}: cached in ${out}" >&2
     continue
   fi
-  echo "[control-plane build] building ${bin} (${k8s_version}, etcd ${etcd_version}); first build on a machine takes tens of minutes; log: ${log}" >&2
+  echo "[control-plane build] building ${bin} (${k8s_version}, etcd ${etcd_version}); a cold build takes several minutes on 2 cores; log: ${log}" >&2
   go build -ldflags "$ldflags" -o "$out/$bin.tmp" "./cmd/$bin" >>"$log" 2>&1 &
   pid=$!
   progress "$pid" "$bin" &

@@ -49,7 +49,7 @@ export function toStructural(node: JsonSchema): JsonSchema {
 }
 
 function schemaOf(schema: z.ZodType): JsonSchema {
-  return toStructural(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema);
+  return toStructural(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
 }
 
 export function buildBundleCrd(): JsonSchema {

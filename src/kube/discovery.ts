@@ -1,0 +1,122 @@
+/**
+ * Discovery of the API's resource types (client-node has no RESTMapper).
+ * Reads /api and /apis with the aggregated discovery format where the server
+ * offers it (one request for all groups), and caches the result; `refresh`
+ * is called on a cache miss (a CRD installed after start) and periodically.
+ */
+import type { KubeClient } from './client.js';
+import { gvkKey, type ResourceType } from './types.js';
+
+const AGGREGATED_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+
+interface AggregatedResource {
+  resource: string;
+  responseKind?: { group?: string; version?: string; kind?: string };
+  scope?: 'Namespaced' | 'Cluster';
+  verbs?: string[];
+}
+interface AggregatedVersion {
+  version: string;
+  resources?: AggregatedResource[];
+}
+interface AggregatedGroup {
+  metadata?: { name?: string };
+  versions?: AggregatedVersion[];
+}
+
+export class Discovery {
+  private byGvk = new Map<string, ResourceType>();
+  private all: ResourceType[] = [];
+  private lastRefresh = -Infinity;
+  private inflight: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: KubeClient,
+    /** A miss triggers at most one refresh per this interval, so a typo cannot hammer the server. */
+    private readonly minRefreshIntervalMs = 2_000,
+  ) {}
+
+  /** Every resource type served, preferred versions and others alike. */
+  resources(): readonly ResourceType[] {
+    return this.all;
+  }
+
+  async refresh(): Promise<void> {
+    if (this.inflight) return this.inflight;
+    this.inflight = this.load().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  /** Resolves apiVersion + kind, refreshing once on a miss. Undefined when the server does not serve it. */
+  async resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
+    const hit = this.byGvk.get(gvkKey(apiVersion, kind));
+    if (hit) return hit;
+    if (Date.now() - this.lastRefresh >= this.minRefreshIntervalMs) {
+      await this.refresh();
+      return this.byGvk.get(gvkKey(apiVersion, kind));
+    }
+    return undefined;
+  }
+
+  /** Cached lookup only. */
+  lookup(apiVersion: string, kind: string): ResourceType | undefined {
+    return this.byGvk.get(gvkKey(apiVersion, kind));
+  }
+
+  private async load(): Promise<void> {
+    const found: ResourceType[] = [];
+    for (const root of ['/api', '/apis']) {
+      const body = (await this.client.transport.request('GET', root, { accept: AGGREGATED_ACCEPT })) as { kind?: string; items?: AggregatedGroup[] };
+      if (body.kind === 'APIGroupDiscoveryList') {
+        for (const group of body.items ?? []) {
+          const groupName = group.metadata?.name ?? '';
+          for (const version of group.versions ?? []) {
+            for (const res of version.resources ?? []) {
+              const kind = res.responseKind?.kind;
+              if (!kind) continue;
+              found.push({
+                group: groupName,
+                version: version.version,
+                apiVersion: groupName === '' ? version.version : `${groupName}/${version.version}`,
+                kind,
+                plural: res.resource,
+                namespaced: res.scope === 'Namespaced',
+                verbs: res.verbs ?? [],
+              });
+            }
+          }
+        }
+      } else {
+        found.push(...(await this.loadLegacy(root, body)));
+      }
+    }
+    const byGvk = new Map<string, ResourceType>();
+    for (const rt of found) if (!byGvk.has(gvkKey(rt.apiVersion, rt.kind))) byGvk.set(gvkKey(rt.apiVersion, rt.kind), rt);
+    this.byGvk = byGvk;
+    this.all = found;
+    this.lastRefresh = Date.now();
+  }
+
+  /** Servers without aggregated discovery: one request per group version. */
+  private async loadLegacy(root: string, body: unknown): Promise<ResourceType[]> {
+    const versions: string[] = [];
+    if (root === '/api') versions.push(...(((body as { versions?: string[] }).versions ?? []).map((v) => v)));
+    else for (const g of (body as { groups?: { versions?: { groupVersion: string }[] }[] }).groups ?? []) for (const v of g.versions ?? []) versions.push(v.groupVersion);
+    const out: ResourceType[] = [];
+    for (const gv of versions) {
+      const list = (await this.client.transport.request('GET', root === '/api' ? `/api/${gv}` : `/apis/${gv}`)) as {
+        resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
+      };
+      const slash = gv.indexOf('/');
+      const group = slash < 0 ? '' : gv.slice(0, slash);
+      const version = slash < 0 ? gv : gv.slice(slash + 1);
+      for (const r of list.resources ?? []) {
+        if (r.name.includes('/')) continue; // subresources
+        out.push({ group, version, apiVersion: gv, kind: r.kind, plural: r.name, namespaced: r.namespaced, verbs: r.verbs ?? [] });
+      }
+    }
+    return out;
+  }
+}

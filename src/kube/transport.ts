@@ -1,0 +1,224 @@
+/**
+ * The HTTP transport to the API server. Authentication and TLS settings come
+ * from @kubernetes/client-node's KubeConfig (kubeconfig files, in-cluster
+ * service-account tokens, exec plugins); requests go through one keep-alive
+ * agent so that hundreds of parallel DELETEs reuse connections, and through
+ * node:https directly so that watch streams and metadata-only Accept headers
+ * are under our control.
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError } from './errors.js';
+
+export interface TransportOptions {
+  /** Connections kept per host; parallel requests beyond it wait for a free socket. */
+  maxSockets?: number;
+  /** Per-request timeout for non-watch requests. */
+  requestTimeoutMs?: number;
+  /** Impersonate this user (Impersonate-User header), e.g. a ServiceAccount in tests. */
+  impersonateUser?: string;
+  impersonateGroups?: readonly string[];
+  /** Client-side rate limit in requests per second (0 = none). */
+  qps?: number;
+  burst?: number;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RawResponse {
+  status: number;
+  body: unknown;
+}
+
+/** Refresh credentials (bound service-account tokens rotate) this often. */
+const AUTH_REFRESH_MS = 60_000;
+
+export class KubeTransport {
+  private readonly server: URL;
+  private readonly agent: http.Agent;
+  private readonly isHttps: boolean;
+  private headers: Record<string, string> = {};
+  private headersAt = -Infinity;
+  private readonly limiter: TokenBucket | undefined;
+
+  private constructor(
+    private readonly kubeConfig: KubeConfig,
+    tls: https.AgentOptions,
+    private readonly options: TransportOptions,
+  ) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+    this.isHttps = this.server.protocol === 'https:';
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
+    this.agent = this.isHttps ? new https.Agent({ ...tls, ...agentOptions }) : new http.Agent(agentOptions);
+    this.limiter = options.qps && options.qps > 0 ? new TokenBucket(options.qps, options.burst ?? Math.max(1, Math.ceil(options.qps * 1.5))) : undefined;
+  }
+
+  static async create(kubeConfig: KubeConfig, options: TransportOptions = {}): Promise<KubeTransport> {
+    const opts: https.RequestOptions = {};
+    await kubeConfig.applyToHTTPSOptions(opts);
+    const tls: https.AgentOptions = {};
+    if (opts.ca) tls.ca = opts.ca;
+    if (opts.cert) tls.cert = opts.cert;
+    if (opts.key) tls.key = opts.key;
+    if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
+    const transport = new KubeTransport(kubeConfig, tls, options);
+    await transport.refreshHeaders();
+    return transport;
+  }
+
+  get serverUrl(): string {
+    return this.server.toString();
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async refreshHeaders(): Promise<void> {
+    const opts: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      if (typeof v === 'string') headers[k] = v;
+    }
+    if (typeof opts.auth === 'string') headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    if (this.options.impersonateUser) headers['Impersonate-User'] = this.options.impersonateUser;
+    this.headers = headers;
+    this.headersAt = Date.now();
+  }
+
+  private async authHeaders(): Promise<Record<string, string>> {
+    if (Date.now() - this.headersAt > AUTH_REFRESH_MS) await this.refreshHeaders();
+    return this.headers;
+  }
+
+  private url(path: string, query: RequestOptions['query']): URL {
+    const url = new URL(path, this.server);
+    // The server URL may carry a path prefix (proxies); keep it.
+    if (this.server.pathname !== '/' && !path.startsWith(this.server.pathname)) url.pathname = this.server.pathname.replace(/\/$/, '') + path;
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  private async open(method: string, path: string, opts: RequestOptions): Promise<{ res: http.IncomingMessage; req: http.ClientRequest }> {
+    if (this.limiter) await this.limiter.take();
+    const headers: http.OutgoingHttpHeaders = { ...(await this.authHeaders()), Accept: opts.accept ?? 'application/json' };
+    const groups = this.options.impersonateGroups ?? [];
+    if (groups.length > 0) headers['Impersonate-Group'] = [...groups];
+    let payload: Buffer | undefined;
+    if (opts.body !== undefined) {
+      payload = Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = payload.length;
+    }
+    const url = this.url(path, opts.query);
+    const mod = this.isHttps ? https : http;
+    return await new Promise((resolve, reject) => {
+      const req = mod.request(url, { method, headers, agent: this.agent, signal: opts.signal }, (res) => resolve({ res, req }));
+      const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
+      if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url.pathname}: timed out after ${timeoutMs} ms`)));
+      req.on('error', (err) => reject(new KubeApiError(0, 'NetworkError', `${method} ${url.pathname}: ${err.message}`, method, url.pathname)));
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  /** One request; resolves with the parsed body for 2xx, throws KubeApiError otherwise. */
+  async request(method: string, path: string, opts: RequestOptions = {}): Promise<unknown> {
+    const { res } = await this.open(method, path, opts);
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown = text;
+    if (text.length > 0 && (res.headers['content-type'] ?? '').includes('json')) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw KubeApiError.fromStatus(status, body, method, path);
+    return body;
+  }
+
+  /**
+   * A streaming GET (watch): calls onLine for each newline-delimited JSON
+   * value until the server ends the stream or `signal` aborts. Resolves when
+   * the stream ends; rejects on HTTP or network errors.
+   */
+  async stream(path: string, opts: RequestOptions, onValue: (value: unknown) => void): Promise<void> {
+    const { res } = await this.open('GET', path, opts);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      let body: unknown = Buffer.concat(chunks).toString('utf8');
+      try {
+        body = JSON.parse(body as string);
+      } catch {
+        /* keep text */
+      }
+      throw KubeApiError.fromStatus(status, body, 'WATCH', path);
+    }
+    let buffered = '';
+    try {
+      for await (const chunk of res) {
+        buffered += (chunk as Buffer).toString('utf8');
+        let newline = buffered.indexOf('\n');
+        while (newline >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (line.length > 0) onValue(JSON.parse(line));
+          newline = buffered.indexOf('\n');
+        }
+      }
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    }
+    if (buffered.trim().length > 0) onValue(JSON.parse(buffered));
+  }
+}
+
+/** Client-side rate limit (like client-go's QPS/burst): requests wait for a token. */
+class TokenBucket {
+  private tokens: number;
+  private last = Date.now();
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly qps: number,
+    private readonly burst: number,
+  ) {
+    this.tokens = burst;
+  }
+
+  take(): Promise<void> {
+    // Serialise waiters so tokens are handed out in arrival order.
+    const next = this.chain.then(async () => {
+      const now = Date.now();
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
+      this.last = now;
+      if (this.tokens < 1) {
+        const waitMs = ((1 - this.tokens) / this.qps) * 1000;
+        await new Promise((r) => setTimeout(r, waitMs));
+        this.tokens = 1;
+        this.last = Date.now();
+      }
+      this.tokens -= 1;
+    });
+    this.chain = next;
+    return next;
+  }
+}

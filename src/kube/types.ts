@@ -1,0 +1,71 @@
+/** Shapes of API objects as the operator handles them: generic, parsed at the edges. */
+
+export interface OwnerRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid: string;
+  resourceVersion: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerRef[];
+  finalizers?: string[];
+}
+
+/** Any object read from the API server (full or metadata-only). */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** A resource type as discovery reports it. */
+export interface ResourceType {
+  group: string;
+  version: string;
+  /** "v1" or "apps/v1" */
+  apiVersion: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  verbs: readonly string[];
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+
+export interface WatchEvent {
+  type: WatchEventType;
+  object: KubeObject;
+}
+
+export function gvkKey(apiVersion: string, kind: string): string {
+  return `${apiVersion}/${kind}`;
+}
+
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+export function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+export function isKubeObject(value: unknown): value is KubeObject {
+  if (typeof value !== 'object' || value === null) return false;
+  const meta = (value as { metadata?: unknown }).metadata;
+  return typeof meta === 'object' && meta !== null && typeof (meta as { name?: unknown }).name === 'string';
+}

@@ -1,0 +1,64 @@
+/** The generated CRD on the real apiserver: accepted, examples valid, malformed Bundles rejected readably. */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { repoRoot } from '../../src/api/crd-paths.js';
+import { connect, createNamespace, resourceType, run, type TestEnv } from './harness.js';
+
+let env: TestEnv;
+let ns: string;
+
+beforeAll(async () => {
+  env = await connect();
+  ns = await createNamespace(env, 'crd');
+});
+afterAll(() => env.close());
+
+function exampleFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    return statSync(path).isDirectory() ? exampleFiles(path) : entry.endsWith('.yaml') ? [path] : [];
+  });
+}
+
+describe('Bundle CRD', () => {
+  it('is established with status subresource, short name and printer columns', async () => {
+    const crd = await env.client.get(await resourceType(env, 'apiextensions.k8s.io/v1', 'CustomResourceDefinition'), undefined, 'bundles.smith.atlassian.com');
+    const spec = crd.spec as { names: { shortNames: string[]; categories: string[] }; versions: { subresources: unknown; additionalPrinterColumns: { name: string }[] }[] };
+    expect(spec.names.shortNames).toContain('bdl');
+    expect(spec.versions[0]?.subresources).toEqual({ status: {} });
+    expect(spec.versions[0]?.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Resources', 'Pending-Deletions', 'Age']);
+    const conditions = (crd.status as { conditions: { type: string; status: string }[] }).conditions;
+    expect(conditions.find((c) => c.type === 'Established')?.status).toBe('True');
+    expect(conditions.find((c) => c.type === 'NonStructuralSchema')).toBeUndefined();
+  });
+
+  it('accepts every example manifest (server-side dry run)', async () => {
+    const files = exampleFiles(join(repoRoot(), 'examples'));
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    // CRDs first, so that example custom resources have their kind.
+    const crds = files.filter((f) => f.endsWith('crd.yaml'));
+    for (const file of crds) {
+      const result = await run('kubectl', ['apply', '-f', file]);
+      expect(result).toMatchObject({ code: 0 });
+    }
+    for (const file of files) {
+      for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) expect(doc.errors).toEqual([]);
+      const result = await run('kubectl', ['apply', '--dry-run=server', '-n', ns, '-f', file]);
+      expect({ file, code: result.code, stderr: result.stderr }).toEqual({ file, code: 0, stderr: '' });
+    }
+  });
+
+  it.each([
+    ['a resource without name', { resources: [{ spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } } }] }, /spec.resources\[0\].name: Required value/],
+    ['a resource name that is not DNS-1123', { resources: [{ name: 'Bad_Name', spec: {} }] }, /spec.resources\[0\].name: Invalid value: "Bad_Name"/],
+    ['resources that is not a list', { resources: 'configmap' }, /spec.resources: Invalid value: "string": spec.resources in body must be of type array/],
+    ['a reference without resource', { resources: [{ name: 'a', references: [{ name: 'r' }], spec: {} }] }, /spec.resources\[0\].references\[0\].resource: Required value/],
+    ['an object without kind', { resources: [{ name: 'a', spec: { object: { apiVersion: 'v1', metadata: { name: 'x' } } } }] }, /spec.resources\[0\].spec.object.kind: Required value/],
+  ])('rejects %s with a readable message', async (_case, spec, message) => {
+    const manifest = JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'bad', namespace: ns }, spec });
+    const result = await run('kubectl', ['create', '-f', '-'], { input: manifest });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+  });
+});

@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { renderBundleCrdYaml } from '../../../src/api/crd.js';
+import { CRD_PATHS, repoRoot } from '../../../src/api/crd-paths.js';
+import { BundleSchema, formatIssues } from '../../../src/api/bundle.js';
+
+describe('generated CRD', () => {
+  it.each(CRD_PATHS)('%s is up to date with src/api (run npm run crd:generate)', (rel) => {
+    expect(readFileSync(join(repoRoot(), rel), 'utf8')).toBe(renderBundleCrdYaml());
+  });
+});
+
+describe('Bundle schema', () => {
+  const base = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'b', namespace: 'ns', uid: 'u' } };
+  it.each([
+    ['missing resource name', { resources: [{ spec: {} }] }, 'spec.resources[0].name'],
+    ['bad resource name', { resources: [{ name: 'Not_Valid', spec: {} }] }, 'DNS-1123'],
+    ['resources not a list', { resources: 'x' }, 'spec.resources'],
+    ['reference without resource', { resources: [{ name: 'a', references: [{ name: 'r' }], spec: {} }] }, 'spec.resources[0].references[0].resource'],
+  ])('rejects %s with a message naming the field', (_case, spec, fragment) => {
+    const result = BundleSchema.safeParse({ ...base, spec });
+    expect(result.success).toBe(false);
+    if (!result.success) expect(formatIssues(result.error).join('\n')).toContain(fragment);
+  });
+
+  it('accepts a Smith manifest and keeps unknown object fields', () => {
+    const result = BundleSchema.parse({
+      ...base,
+      spec: { resources: [{ name: 'cm', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { k: 'v' } } } }] },
+    });
+    expect(result.spec.resources[0]?.spec.object).toMatchObject({ data: { k: 'v' } });
+  });
+});
