@@ -45,9 +45,18 @@ export function topologicalOrder(graph: DependencyGraph): string[] {
   return order;
 }
 
-/** The reverse of `topologicalOrder`: dependents before what they depend on. */
+/**
+ * Dependents before what they depend on (the order for deleting); among
+ * nodes free to go, the one listed first goes next.
+ */
 export function deletionOrder(graph: DependencyGraph): string[] {
-  return topologicalOrder(graph).reverse();
+  return topologicalOrder(transpose(graph));
+}
+
+/** The same nodes with every edge turned around: "a -> b" becomes "b -> a". */
+export function transpose(graph: DependencyGraph): DependencyGraph {
+  const edges = graph.nodes.flatMap((n) => dependenciesOf(graph, n).map((d) => [d, n] as const));
+  return buildGraph(graph.nodes, edges);
 }
 
 /**

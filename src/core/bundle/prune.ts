@@ -1,0 +1,138 @@
+/**
+ * What to do with objects the Bundle controls but no longer lists: delete,
+ * or count down first when they opt into soft deletion. The soft-delete rules
+ * themselves live in core/softdelete; this module applies them to a set of
+ * objects and orders the deletes.
+ */
+import { Annotations, EventReasons } from '../../api/names.js';
+import { decideSoftDelete } from '../softdelete/decide.js';
+import { buildGraph, deletionOrder } from './graph.js';
+import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+
+/** Where an object is, plus the preconditions a delete should carry. */
+export interface ObjectTarget {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface PlannedEvent {
+  reason: string;
+  message: string;
+}
+
+export type PruneAction =
+  /** Delete now, with uid and resourceVersion as preconditions. `event` once it succeeded. */
+  | { action: 'delete'; target: ObjectTarget; afterDelay: boolean; event: PlannedEvent; deletionTimestamp?: string; deleteAfter?: string }
+  /** Start the countdown: JSON-patch the deletionTimestamp annotation on. */
+  | { action: 'mark'; target: ObjectTarget; patch: JsonPatchOperation[]; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; event: PlannedEvent }
+  /** Countdown running; nothing to write. */
+  | { action: 'wait'; target: ObjectTarget; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
+  /** Unreadable soft-delete annotations: the object is kept and the Bundle reports `message`. */
+  | { action: 'invalid'; target: ObjectTarget; message: string; event: PlannedEvent }
+  /** Already being deleted by the API server; nothing to do. */
+  | { action: 'terminating'; target: ObjectTarget };
+
+/** A prune action that would write, held back this pass. */
+export interface WithheldPrune {
+  action: Extract<PruneAction, { action: 'delete' | 'mark' }>;
+  reason: string;
+}
+
+export function targetOf(o: LiveObject): ObjectTarget {
+  const { namespace, uid, resourceVersion } = o.metadata;
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    ...(namespace !== undefined ? { namespace } : {}),
+    name: o.metadata.name,
+    ...(uid !== undefined ? { uid } : {}),
+    ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+  };
+}
+
+export interface PruneInput {
+  /** Live objects whose controller ownerReference is the Bundle. */
+  controlled: readonly LiveObject[];
+  /** objectKey of every object the spec lists (in the Bundle's namespace). */
+  inSpec: ReadonlySet<string>;
+  now: number;
+}
+
+/**
+ * One action per controlled object missing from the spec, dependents before
+ * the objects they depend on: an object whose ownerReferences point at
+ * another pruned object goes first.
+ */
+export function planPrune(input: PruneInput): PruneAction[] {
+  const candidates = input.controlled.filter((o) => !input.inSpec.has(objectKey(o)));
+  return orderForDeletion(candidates).map((o) => pruneActionFor(o, input.now));
+}
+
+function pruneActionFor(o: LiveObject, now: number): PruneAction {
+  const target = targetOf(o);
+  const what = describeObject(o);
+  if (o.metadata.deletionTimestamp !== undefined) return { action: 'terminating', target };
+  const decision = decideSoftDelete({ inSpec: false, annotations: o.metadata.annotations, now });
+  switch (decision.action) {
+    case 'delete':
+      return { action: 'delete', target, afterDelay: false, event: { reason: EventReasons.Pruned, message: `deleted ${what}: no longer in the Bundle` } };
+    case 'expired':
+      return {
+        action: 'delete',
+        target,
+        afterDelay: true,
+        deletionTimestamp: decision.deletionTimestamp,
+        deleteAfter: decision.deleteAfter,
+        event: { reason: EventReasons.DeletedAfterDelay, message: `deleted ${what}: deletion delay ended at ${decision.deleteAfter}` },
+      };
+    case 'mark':
+      return {
+        action: 'mark',
+        target,
+        patch: markPatch(o, decision.deletionTimestamp),
+        deletionTimestamp: decision.deletionTimestamp,
+        deleteAfter: decision.deleteAfter,
+        deleteAtMs: decision.deleteAtMs,
+        event: { reason: EventReasons.DeletionScheduled, message: `${what} will be deleted after ${decision.deleteAfter}` },
+      };
+    case 'wait':
+      return { action: 'wait', target, deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter, deleteAtMs: decision.deleteAtMs };
+    case 'invalid': {
+      const message = `${what} is kept: ${decision.message}`;
+      return { action: 'invalid', target, message, event: { reason: EventReasons.InvalidDeletionDelay, message } };
+    }
+    default: {
+      // Out of spec the decision is never keep or cancel; keeping (and saying so) is the safe reading.
+      const message = `${what} is kept: unexpected soft-delete decision "${decision.action}"`;
+      return { action: 'invalid', target, message, event: { reason: EventReasons.InvalidDeletionDelay, message } };
+    }
+  }
+}
+
+/**
+ * JSON patch writing the countdown stamp. A test on the object's
+ * resourceVersion keeps the stamp from landing on an object that changed
+ * since it was read (the next pass re-reads and re-decides).
+ */
+function markPatch(o: LiveObject, deletionTimestamp: string): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
+  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+  ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: deletionTimestamp });
+  return ops;
+}
+
+/** Dependents first: an object's ownerReferences to other candidates are its dependencies. */
+function orderForDeletion(objects: readonly LiveObject[]): LiveObject[] {
+  const ids = objects.map((o, i) => o.metadata.uid ?? `#${i}`);
+  const byId = new Map(objects.map((o, i) => [ids[i] ?? '', o]));
+  const edges = objects.flatMap((o, i) => (o.metadata.ownerReferences ?? []).map((ref) => [ids[i] ?? '', ref.uid] as const));
+  return deletionOrder(buildGraph(ids, edges)).flatMap((id) => {
+    const o = byId.get(id);
+    return o === undefined ? [] : [o];
+  });
+}

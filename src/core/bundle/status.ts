@@ -1,0 +1,154 @@
+/**
+ * The Bundle's status, built from a plan and from how its actions went.
+ * Pending soft deletions are information: the Bundle stays Ready while
+ * objects count down to deletion.
+ */
+import type { BundleStatus, Condition, ObjectToDelete, PendingDeletion, ResourceStatus } from '../../api/bundle.js';
+import { BundleConditionTypes, Reasons, ResourceConditionTypes } from '../../api/names.js';
+import { condition, mergeConditions } from './conditions.js';
+import { canonicalJson } from './hash.js';
+import { groupOf, versionOf } from './objects.js';
+import { withholdPrunes, type BundlePlan, type ResourcePlan } from './plan.js';
+import type { ObjectTarget } from './prune.js';
+import { formatIssue } from './validate.js';
+
+export interface ActionFailure {
+  message: string;
+  /** True when retrying cannot help (e.g. the API server rejected the manifest as invalid). */
+  terminal?: boolean;
+}
+
+/** How the plan's writes went. Anything not listed succeeded (or was not needed). */
+export interface PassResults {
+  /** By resource name: the cancel patch or the apply failed. */
+  applyFailures?: ReadonlyMap<string, ActionFailure>;
+  /** Prune writes (delete, mark) that failed. */
+  pruneFailures?: ReadonlyArray<{ target: ObjectTarget; message: string }>;
+}
+
+interface Problem {
+  message: string;
+  terminal: boolean;
+}
+
+type ResourceState =
+  | { state: 'ready' }
+  | { state: 'in-progress'; reason: string; message: string }
+  | { state: 'blocked'; reason: string; message: string }
+  | { state: 'error'; reason: string; message: string; terminal: boolean };
+
+export function buildBundleStatus(planIn: BundlePlan, results: PassResults, previous: BundleStatus | undefined, nowIso: string): BundleStatus {
+  const applyFailures = results.applyFailures ?? new Map<string, ActionFailure>();
+  // Nothing is deleted unless every apply went through; withholding here too keeps status honest if a caller forgot.
+  const plan = applyFailures.size > 0 ? withholdPrunes(planIn, `not pruning: ${applyFailures.size} apply(s) failed`) : planIn;
+
+  const states = new Map(plan.order.map((name) => [name, resourceState(name, plan, applyFailures)]));
+  const resourceStatuses: ResourceStatus[] = plan.order.map((name) => {
+    const before = previous?.resourceStatuses?.find((s) => s.name === name)?.conditions;
+    return { name, conditions: mergeConditions(before, resourceConditions(states.get(name) ?? { state: 'ready' }), nowIso) };
+  });
+
+  const problems: Problem[] = [
+    ...plan.issues.map((i) => ({ message: formatIssue(i), terminal: !i.retriable })),
+    ...[...states].flatMap(([name, s]) => (s.state === 'error' ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal }] : [])),
+    ...plan.prune.flatMap((a) => (a.action === 'invalid' ? [{ message: a.message, terminal: true }] : [])),
+    ...(results.pruneFailures ?? []).map((f) => ({ message: `${f.target.kind} ${f.target.name}: ${f.message}`, terminal: false })),
+  ];
+  const total = plan.order.length;
+  const ready = [...states.values()].filter((s) => s.state === 'ready').length;
+  const deleting = plan.bundle.deletionTimestamp !== undefined;
+
+  const conditions = mergeConditions(previous?.conditions, bundleConditions({ problems, ready, total, deleting, states }), nowIso);
+  const pendingDeletions = pendingOf(plan);
+  return {
+    ...(plan.bundle.generation !== undefined ? { observedGeneration: plan.bundle.generation } : {}),
+    conditions,
+    resourceStatuses,
+    objectsToDelete: objectsToDeleteOf(plan),
+    pendingDeletions,
+    pendingDeletionCount: pendingDeletions.length,
+    resourcesReady: `${ready}/${total}`,
+  };
+}
+
+/** True when writing `b` over `a` would change nothing (key order and absent-vs-undefined do not matter). */
+export function statusEqual(a: BundleStatus | undefined, b: BundleStatus | undefined): boolean {
+  return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
+}
+
+function bundleConditions(s: { problems: readonly Problem[]; ready: number; total: number; deleting: boolean; states: ReadonlyMap<string, ResourceState> }): Condition[] {
+  const hasError = s.problems.length > 0;
+  // Retrying helps as long as one problem may go away by itself.
+  const errorReason = s.problems.every((p) => p.terminal) ? Reasons.TerminalError : Reasons.RetriableError;
+  const allReady = !hasError && !s.deleting && s.ready === s.total;
+  const notReady = [...s.states].filter(([, st]) => st.state !== 'ready').map(([name]) => name);
+  const inProgressMessage = s.deleting ? 'Bundle is being deleted' : `waiting for ${notReady.join(', ')}`;
+  return [
+    condition(BundleConditionTypes.InProgress, !hasError && !allReady, !hasError && !allReady ? (s.deleting ? Reasons.BeingDeleted : Reasons.Working) : undefined, !hasError && !allReady ? inProgressMessage : undefined),
+    condition(BundleConditionTypes.Ready, allReady, allReady ? Reasons.AllResourcesReady : Reasons.ResourcesNotReady, `${s.ready}/${s.total} resources ready`),
+    condition(BundleConditionTypes.Error, hasError, hasError ? errorReason : undefined, hasError ? s.problems.map((p) => p.message).join('; ') : undefined),
+  ];
+}
+
+function resourceState(name: string, plan: BundlePlan, applyFailures: ReadonlyMap<string, ActionFailure>): ResourceState {
+  if (plan.issues.length > 0) {
+    const own = plan.issues.filter((i) => i.resource === name);
+    if (own.length === 0) return { state: 'blocked', reason: Reasons.InvalidSpec, message: 'the Bundle spec is invalid' };
+    const terminal = own.some((i) => !i.retriable);
+    return { state: 'error', reason: terminal ? Reasons.TerminalError : Reasons.RetriableError, message: own.map((i) => i.message).join('; '), terminal };
+  }
+  const p: ResourcePlan | undefined = plan.resources.find((r) => r.name === name);
+  if (p === undefined) return { state: 'blocked', reason: Reasons.BeingDeleted, message: 'the Bundle is being deleted' };
+  const failure = applyFailures.get(name);
+  if (failure !== undefined) {
+    const terminal = failure.terminal === true;
+    return { state: 'error', reason: terminal ? Reasons.TerminalError : Reasons.RetriableError, message: failure.message, terminal };
+  }
+  switch (p.action) {
+    case 'blocked':
+      return { state: 'blocked', reason: p.reason, message: p.message };
+    case 'conflict':
+      return { state: 'error', reason: Reasons.Conflict, message: p.message, terminal: true };
+    case 'error':
+      return { state: 'error', reason: p.terminal ? Reasons.TerminalError : Reasons.RetriableError, message: p.message, terminal: p.terminal };
+    case 'wait-deleting':
+      return { state: 'in-progress', reason: Reasons.BeingDeleted, message: p.message };
+    default: {
+      const r = p.readiness;
+      if (r.state === 'ready') return { state: 'ready' };
+      if (r.state === 'in-progress') return { state: 'in-progress', reason: Reasons.Working, message: r.message };
+      return { state: 'error', reason: r.terminal ? Reasons.TerminalError : Reasons.RetriableError, message: r.message, terminal: r.terminal };
+    }
+  }
+}
+
+function resourceConditions(s: ResourceState): Condition[] {
+  const is = (state: ResourceState['state']): boolean => s.state === state;
+  const detail = (state: ResourceState['state']): [string | undefined, string | undefined] => (s.state === state && s.state !== 'ready' ? [s.reason, s.message] : [undefined, undefined]);
+  return [
+    condition(ResourceConditionTypes.Blocked, is('blocked'), ...detail('blocked')),
+    condition(ResourceConditionTypes.InProgress, is('in-progress'), ...detail('in-progress')),
+    condition(ResourceConditionTypes.Ready, is('ready'), is('ready') ? Reasons.Ready : undefined),
+    condition(ResourceConditionTypes.Error, is('error'), ...detail('error')),
+  ];
+}
+
+function objectToDelete(t: ObjectTarget): ObjectToDelete {
+  const group = groupOf(t.apiVersion);
+  return { ...(group !== '' ? { group } : {}), version: versionOf(t.apiVersion), kind: t.kind, name: t.name };
+}
+
+function objectsToDeleteOf(plan: BundlePlan): ObjectToDelete[] {
+  return [...plan.prune.flatMap((a) => (a.action === 'delete' ? [a.target] : [])), ...plan.withheld.map((w) => w.action.target)].map(objectToDelete);
+}
+
+/** Objects counting down, plus expired ones until their delete has gone through. */
+function pendingOf(plan: BundlePlan): PendingDeletion[] {
+  return plan.prune.flatMap((a) => {
+    if (a.action === 'mark' || a.action === 'wait' || (a.action === 'delete' && a.afterDelay)) {
+      if (a.deletionTimestamp === undefined || a.deleteAfter === undefined) return [];
+      return [{ apiVersion: a.target.apiVersion, kind: a.target.kind, name: a.target.name, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter }];
+    }
+    return [];
+  });
+}
