@@ -22,7 +22,7 @@ export const NOW = Date.parse('2026-01-01T00:00:00.000Z');
 
 // ---- objects (spec manifests and live objects share the modifiers) ----
 
-type Obj = KubeObjectManifest & LiveObject;
+export type Obj = KubeObjectManifest & LiveObject;
 
 export function object(apiVersion: string, kind: string, name: string, ...mods: Mod<Obj>[]): Obj {
   return build<Obj>({ apiVersion, kind, metadata: { name } }, mods);

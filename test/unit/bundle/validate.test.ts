@@ -1,4 +1,3 @@
-
 import { Annotations } from '../../../src/api/names.js';
 import { hasTerminalIssue, validateBundle, type ValidationIssue } from '../../../src/core/bundle/validate.js';
 import {
