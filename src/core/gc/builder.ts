@@ -1,0 +1,386 @@
+/**
+ * The graph builder: applies one observed change to the graph and says which
+ * nodes need attention. It is the only code that mutates a Graph, and it is
+ * run by a single writer (the controller's graph loop), one event at a time.
+ * No I/O and no clock: the event carries the time it was taken.
+ *
+ * The rules follow upstream's GraphBuilder.processGraphChanges: virtual nodes
+ * for owners not yet seen (verified by an attempt-to-delete), virtual nodes
+ * replaced by the observed identity, dependents re-checked when their
+ * references may be invalid, and transitions into orphan or foreground
+ * deletion queued.
+ */
+import { Finalizers } from '../../api/names.js';
+import {
+  Graph,
+  GraphNode,
+  NodeFlags,
+  OwnerRef,
+  RefBits,
+  identityOf,
+  identityKey,
+  refMatchesCoordinates,
+  sameIdentity,
+  type Identity,
+} from './graph.js';
+
+/** An owner reference as the API serves it. */
+export interface ApiOwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** The parts of an object (metadata-only is enough) the graph reads. KubeObject fits. */
+export interface ObservedObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid: string;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    finalizers?: readonly string[];
+    ownerReferences?: readonly ApiOwnerReference[];
+  };
+}
+
+export type GraphEvent =
+  /** An add or update seen by an informer. `tagged` sets NodeFlags.tagged; `at` is the writer's clock. */
+  | { type: 'observed'; object: ObservedObject; tagged?: boolean; at: number }
+  /** A delete seen by an informer. */
+  | { type: 'deleted'; object: ObservedObject; at: number }
+  /** A worker verified that nothing with this identity exists on the server. */
+  | { type: 'virtual-delete'; identity: Identity; at: number };
+
+export interface InvalidNamespaceReport {
+  dependent: Identity;
+  /** The reference as the dependent wrote it. */
+  ownerRef: { apiVersion: string; kind: string; name: string; uid: string };
+}
+
+/** What the writer must do after an event: queue work, remember absences, emit warnings. */
+export interface GraphEffects {
+  attemptToDelete: Set<string>;
+  /** Queue with backoff: a virtual node whose identity was just replaced by an alternate guess. */
+  attemptToDeleteRateLimited: Set<string>;
+  attemptToOrphan: Set<string>;
+  /** Identities verified absent (add to the absent-owner cache). */
+  absentOwners: Identity[];
+  invalidNamespaceRefs: InvalidNamespaceReport[];
+  /** UIDs whose state changed (owner verifications of them are stale). */
+  touched: string[];
+}
+
+export function emptyEffects(): GraphEffects {
+  return { attemptToDelete: new Set(), attemptToDeleteRateLimited: new Set(), attemptToOrphan: new Set(), absentOwners: [], invalidNamespaceRefs: [], touched: [] };
+}
+
+function flagsOf(meta: ObservedObject['metadata'], tagged: boolean): number {
+  let flags = NodeFlags.observed;
+  const finalizers = meta.finalizers ?? [];
+  const beingDeleted = meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
+  if (beingDeleted) flags |= NodeFlags.beingDeleted;
+  if (finalizers.includes(Finalizers.orphan)) flags |= NodeFlags.orphanFinalizer;
+  if (finalizers.includes(Finalizers.foregroundDeletion)) {
+    flags |= NodeFlags.foregroundFinalizer;
+    if (beingDeleted) flags |= NodeFlags.deletingDependents;
+  }
+  if (tagged) flags |= NodeFlags.tagged;
+  return flags;
+}
+
+/** Compact references; strings are shared with the owner's node when the owner is known. */
+function toRefs(graph: Graph, refs: readonly ApiOwnerReference[] | undefined): readonly OwnerRef[] {
+  if (!refs || refs.length === 0) return EMPTY_REFS;
+  return refs.map((r) => {
+    const owner = graph.get(r.uid);
+    const uid = owner ? owner.uid : r.uid;
+    const name = owner && owner.name === r.name ? owner.name : r.name;
+    const bits = (r.controller ? RefBits.controller : 0) | (r.blockOwnerDeletion ? RefBits.blockOwnerDeletion : 0);
+    return new OwnerRef(uid, graph.internType(r.apiVersion, r.kind), name, bits);
+  });
+}
+
+const EMPTY_REFS: readonly OwnerRef[] = Object.freeze([]);
+
+function identityFromObject(graph: Graph, obj: ObservedObject): Identity {
+  return { uid: obj.metadata.uid, apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: graph.internNamespace(obj.metadata.namespace) };
+}
+
+/** Applies one event to the graph. The single writer calls this; nothing else mutates the graph. */
+export function applyEvent(graph: Graph, event: GraphEvent): GraphEffects {
+  const fx = emptyEffects();
+  switch (event.type) {
+    case 'observed':
+      applyObserved(graph, event.object, event.tagged ?? false, event.at, fx);
+      break;
+    case 'deleted': {
+      const node = graph.get(event.object.metadata.uid);
+      if (node) removeNode(graph, node, identityFromObject(graph, event.object), fx);
+      break;
+    }
+    case 'virtual-delete':
+      applyVirtualDelete(graph, event.identity, fx);
+      break;
+  }
+  return fx;
+}
+
+function applyObserved(graph: Graph, obj: ObservedObject, tagged: boolean, at: number, fx: GraphEffects): void {
+  const meta = obj.metadata;
+  const observedId = identityFromObject(graph, obj);
+  const type = graph.internType(obj.apiVersion, obj.kind);
+  const flags = flagsOf(meta, tagged);
+  fx.touched.push(meta.uid);
+  let node = graph.get(meta.uid);
+
+  if (node && node.virtual) {
+    // First sight of an owner that dependents referenced. If they guessed
+    // its identity wrong (namespace, kind, name), re-check those dependents:
+    // this covers the "bad child seen before good parent" order.
+    if (!sameIdentity(identityOf(node), observedId)) {
+      const { nonmatching } = partitionDependents(node.dependents(), observedId);
+      for (const dep of nonmatching) {
+        if (observedId.namespace !== '' && dep.namespace !== observedId.namespace) reportInvalidNamespace(dep, observedId.uid, fx);
+        fx.attemptToDelete.add(dep.uid);
+      }
+      node.type = type;
+      node.name = meta.name;
+      node.namespace = observedId.namespace;
+    }
+  }
+
+  if (!node) {
+    const refs = toRefs(graph, meta.ownerReferences);
+    node = new GraphNode(meta.uid, type, meta.name, observedId.namespace, meta.resourceVersion ?? '', flags, refs);
+    graph.nodes.set(node.uid, node);
+    addDependentToOwners(graph, node, refs, fx);
+    processTransitions(graph, 0, node, at, fx);
+    return;
+  }
+
+  // An observed object may be served under another version of its group.
+  if (node.type !== type) node.type = type;
+
+  const newRefs = toRefs(graph, meta.ownerReferences);
+  const diff = referencesDiff(node.owners, newRefs);
+  if (diff.added.length > 0 || diff.removed.length > 0 || diff.changed.length > 0) {
+    addUnblockedOwnersToDeleteQueue(graph, diff, fx);
+    node.owners = newRefs;
+    addDependentToOwners(graph, node, diff.added, fx);
+    removeDependentFromOwners(graph, node, diff.removed);
+    // A reference that now names other coordinates may no longer be valid.
+    if (diff.changed.some(([o, n]) => o.name !== n.name || o.type !== n.type)) fx.attemptToDelete.add(node.uid);
+  }
+  const oldFlags = node.flags;
+  node.flags = flags;
+  node.resourceVersion = meta.resourceVersion ?? node.resourceVersion;
+  processTransitions(graph, oldFlags, node, at, fx);
+}
+
+/** Queues the orphaning or foreground wait that starts with this change. */
+function processTransitions(graph: Graph, oldFlags: number, node: GraphNode, at: number, fx: GraphEffects): void {
+  const wasOrphaning = (oldFlags & NodeFlags.beingDeleted) !== 0 && (oldFlags & NodeFlags.orphanFinalizer) !== 0;
+  if (node.beingDeleted && node.has(NodeFlags.orphanFinalizer) && !wasOrphaning) {
+    fx.attemptToOrphan.add(node.uid);
+    return;
+  }
+  if (!node.deletingDependents) {
+    graph.deletingDependentsSince.delete(node.uid);
+    return;
+  }
+  if ((oldFlags & NodeFlags.deletingDependents) === 0) {
+    graph.deletingDependentsSince.set(node.uid, at);
+    for (const dep of node.dependents()) fx.attemptToDelete.add(dep.uid);
+    fx.attemptToDelete.add(node.uid);
+  }
+}
+
+interface RefsDiff {
+  added: OwnerRef[];
+  removed: OwnerRef[];
+  changed: [OwnerRef, OwnerRef][];
+}
+
+function sameRef(a: OwnerRef, b: OwnerRef): boolean {
+  return a.uid === b.uid && a.name === b.name && a.type === b.type && a.bits === b.bits;
+}
+
+export function referencesDiff(oldRefs: readonly OwnerRef[], newRefs: readonly OwnerRef[]): RefsDiff {
+  const oldByUid = new Map<string, OwnerRef>();
+  for (const r of oldRefs) oldByUid.set(r.uid, r);
+  const diff: RefsDiff = { added: [], removed: [], changed: [] };
+  for (const r of newRefs) {
+    const old = oldByUid.get(r.uid);
+    if (!old) diff.added.push(r);
+    else {
+      if (!sameRef(old, r)) diff.changed.push([old, r]);
+      oldByUid.delete(r.uid);
+    }
+  }
+  diff.removed.push(...oldByUid.values());
+  return diff;
+}
+
+/** An owner waiting on its dependents is re-checked when a blocking reference to it goes away or stops blocking. */
+function addUnblockedOwnersToDeleteQueue(graph: Graph, diff: RefsDiff, fx: GraphEffects): void {
+  for (const r of diff.removed) if (r.blockOwnerDeletion && graph.get(r.uid)) fx.attemptToDelete.add(r.uid);
+  for (const [o, n] of diff.changed) if (o.blockOwnerDeletion && !n.blockOwnerDeletion && graph.get(n.uid)) fx.attemptToDelete.add(n.uid);
+}
+
+function addDependentToOwners(graph: Graph, node: GraphNode, refs: readonly OwnerRef[], fx: GraphEffects): void {
+  let potentiallyInvalid = false;
+  for (const ref of refs) {
+    let owner = graph.get(ref.uid);
+    if (!owner) {
+      // Not seen yet: a virtual node, verified by an attempt-to-delete. Its
+      // namespace is a guess (the dependent's), as upstream.
+      owner = new GraphNode(ref.uid, ref.type, ref.name, node.namespace, '', 0, EMPTY_REFS);
+      graph.nodes.set(owner.uid, owner);
+      owner.addDependent(node);
+      fx.attemptToDelete.add(owner.uid);
+      continue;
+    }
+    owner.addDependent(node);
+    if (potentiallyInvalid) continue;
+    const ownerNamespaced = owner.namespace !== '';
+    if (ownerNamespaced && owner.namespace !== node.namespace) {
+      // A namespaced owner lives in the dependent's namespace or nowhere.
+      // This covers the "good parent seen before bad child" order.
+      if (owner.observed) reportInvalidNamespace(node, owner.uid, fx);
+      potentiallyInvalid = true;
+    } else if (!refMatchesCoordinates(ref, identityOf(owner))) {
+      potentiallyInvalid = true;
+    } else if (!ownerNamespaced && owner.namespace !== node.namespace && owner.virtual) {
+      // A virtual cluster-scoped owner guessed from a cluster-scoped
+      // dependent: it may really be a namespaced kind (never valid there).
+      potentiallyInvalid = true;
+    }
+  }
+  if (potentiallyInvalid) fx.attemptToDelete.add(node.uid);
+}
+
+function removeDependentFromOwners(graph: Graph, node: GraphNode, refs: readonly OwnerRef[]): void {
+  for (const ref of refs) graph.get(ref.uid)?.removeDependent(node);
+}
+
+function removeNode(graph: Graph, node: GraphNode, deletedIdentity: Identity, fx: GraphEffects): void {
+  graph.nodes.delete(node.uid);
+  graph.deletingDependentsSince.delete(node.uid);
+  removeDependentFromOwners(graph, node, node.owners);
+  fx.touched.push(node.uid);
+  const dependents = node.dependents();
+  // The UID is gone for good: remember it, so every dependent is decided without asking the server about this owner.
+  if (dependents.length > 0) fx.absentOwners.push(deletedIdentity);
+  for (const dep of dependents) fx.attemptToDelete.add(dep.uid);
+  for (const ref of node.owners) {
+    const owner = graph.get(ref.uid);
+    if (owner?.deletingDependents) fx.attemptToDelete.add(owner.uid);
+  }
+}
+
+function applyVirtualDelete(graph: Graph, deleted: Identity, fx: GraphEffects): void {
+  const node = graph.get(deleted.uid);
+  if (!node) return;
+  if (node.virtual) {
+    // Only a guess at the owner's identity was verified absent. Dependents
+    // that name it otherwise keep the node alive, under their identity.
+    const { matching, nonmatching } = partitionDependents(node.dependents(), deleted);
+    if (nonmatching.length > 0) {
+      if (matching.length > 0) {
+        fx.absentOwners.push(deleted);
+        for (const dep of matching) fx.attemptToDelete.add(dep.uid);
+      }
+      if (sameIdentity(identityOf(node), deleted)) {
+        const alternate = alternateOwnerIdentity(nonmatching, deleted);
+        if (alternate) {
+          node.type = graph.internType(alternate.apiVersion, alternate.kind);
+          node.name = alternate.name;
+          node.namespace = graph.internNamespace(alternate.namespace);
+          fx.attemptToDeleteRateLimited.add(node.uid);
+        }
+      }
+      return;
+    }
+  } else if (!sameIdentity(identityOf(node), deleted)) {
+    // The real object exists under other coordinates: only the dependents
+    // naming the absent coordinates are affected.
+    const { matching } = partitionDependents(node.dependents(), deleted);
+    if (matching.length > 0) {
+      fx.absentOwners.push(deleted);
+      for (const dep of matching) fx.attemptToDelete.add(dep.uid);
+    }
+    return;
+  }
+  removeNode(graph, node, deleted, fx);
+}
+
+/**
+ * Splits dependents into those whose reference to the owner's UID matches
+ * the identity and those that do not (a dependent can be in both).
+ */
+export function partitionDependents(dependents: readonly GraphNode[], owner: Identity): { matching: GraphNode[]; nonmatching: GraphNode[] } {
+  const matching: GraphNode[] = [];
+  const nonmatching: GraphNode[] = [];
+  const ownerNamespaced = owner.namespace !== '';
+  for (const dep of dependents) {
+    let match = false;
+    let mismatch = false;
+    if (ownerNamespaced && owner.namespace !== dep.namespace) mismatch = true;
+    else
+      for (const ref of dep.owners) {
+        if (ref.uid !== owner.uid) continue;
+        if (refMatchesCoordinates(ref, owner)) match = true;
+        else mismatch = true;
+      }
+    if (match) matching.push(dep);
+    if (mismatch) nonmatching.push(dep);
+  }
+  return { matching, nonmatching };
+}
+
+function identityLess(a: Identity, b: Identity): boolean {
+  if (a.kind !== b.kind) return a.kind < b.kind;
+  if (a.apiVersion !== b.apiVersion) return a.apiVersion < b.apiVersion;
+  if (a.namespace !== b.namespace) return a.namespace < b.namespace;
+  if (a.name !== b.name) return a.name < b.name;
+  return a.uid < b.uid;
+}
+
+/**
+ * Another identity the dependents give this UID: the first after the absent
+ * one in a fixed order (so repeated verifications cycle through all of
+ * them), else the first.
+ */
+export function alternateOwnerIdentity(dependents: readonly GraphNode[], absent: Identity): Identity | undefined {
+  const absentClusterScoped = absent.namespace === '';
+  const seen = new Set<string>([identityKey(absent)]);
+  let first: Identity | undefined;
+  let firstFollowing: Identity | undefined;
+  for (const dep of dependents) {
+    for (const ref of dep.owners) {
+      if (ref.uid !== absent.uid) continue;
+      if (refMatchesCoordinates(ref, absent) && (absentClusterScoped || absent.namespace === dep.namespace)) continue;
+      const candidate: Identity = { uid: ref.uid, apiVersion: ref.type.apiVersion, kind: ref.type.kind, name: ref.name, namespace: dep.namespace };
+      // The absent identity proved this apiVersion/kind cluster-scoped.
+      if (absentClusterScoped && candidate.apiVersion === absent.apiVersion && candidate.kind === absent.kind) candidate.namespace = '';
+      const key = identityKey(candidate);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (!first || identityLess(candidate, first)) first = candidate;
+      if (identityLess(absent, candidate) && (!firstFollowing || identityLess(candidate, firstFollowing))) firstFollowing = candidate;
+    }
+  }
+  return firstFollowing ?? first;
+}
+
+function reportInvalidNamespace(dep: GraphNode, ownerUid: string, fx: GraphEffects): void {
+  const ref = dep.owners.find((r) => r.uid === ownerUid);
+  if (!ref) return;
+  fx.invalidNamespaceRefs.push({ dependent: identityOf(dep), ownerRef: { apiVersion: ref.type.apiVersion, kind: ref.type.kind, name: ref.name, uid: ref.uid } });
+}

@@ -1,0 +1,6 @@
+export * from './graph.js';
+export * from './builder.js';
+export * from './classify.js';
+export * from './decide.js';
+export * from './scope.js';
+export * from './lru.js';

@@ -1,0 +1,49 @@
+/**
+ * Which objects the collector may act on. `--gc=bundles` limits it to
+ * objects whose owner chain reaches a Bundle; the rest of the cluster is
+ * left to whoever else collects it.
+ */
+import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
+import type { Graph, GraphNode, ObjectType } from './graph.js';
+
+export type GcMode = 'cluster' | 'bundles' | 'off';
+
+function isBundleType(t: ObjectType): boolean {
+  return t.apiVersion === API_VERSION && t.kind === BUNDLE_KIND;
+}
+
+/**
+ * True when the node is a Bundle, or one of its owner references names a
+ * Bundle (present or not: a dependent of a deleted Bundle still qualifies),
+ * or an owner it references does, transitively. Cycles and long chains stop
+ * at `maxVisited` nodes.
+ */
+export function reachesBundle(graph: Graph, node: GraphNode, maxVisited = 256): boolean {
+  if (isBundleType(node.type)) return true;
+  const seen = new Set<string>([node.uid]);
+  const stack: GraphNode[] = [node];
+  while (stack.length > 0 && seen.size <= maxVisited) {
+    const n = stack.pop();
+    if (!n) break;
+    for (const ref of n.owners) {
+      if (isBundleType(ref.type)) return true;
+      if (seen.has(ref.uid)) continue;
+      seen.add(ref.uid);
+      const owner = graph.get(ref.uid);
+      if (owner) stack.push(owner);
+    }
+  }
+  return false;
+}
+
+/** Whether the mode lets the collector act on this node. */
+export function inModeScope(mode: GcMode, graph: Graph, node: GraphNode): boolean {
+  switch (mode) {
+    case 'cluster':
+      return true;
+    case 'bundles':
+      return reachesBundle(graph, node);
+    case 'off':
+      return false;
+  }
+}
