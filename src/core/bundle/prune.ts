@@ -114,14 +114,14 @@ function pruneActionFor(o: LiveObject, now: number): PruneAction {
 }
 
 /**
- * JSON patch writing the countdown stamp. A test on the object's
+ * JSON patch writing the countdown stamp (the object has annotations: it
+ * carries deletionDelay, or there would be no countdown). A test on the object's
  * resourceVersion keeps the stamp from landing on an object that changed
  * since it was read (the next pass re-reads and re-decides).
  */
 function markPatch(o: LiveObject, deletionTimestamp: string): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
-  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
   ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: deletionTimestamp });
   return ops;
 }

@@ -1,0 +1,277 @@
+import { Annotations, EventReasons, Reasons } from '../../../src/api/names.js';
+import type { LiveObject } from '../../../src/core/bundle/objects.js';
+import { planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
+import {
+  bundle,
+  bundleDeleting,
+  BUNDLE_UID,
+  configMap,
+  controlledBy,
+  controlledByBundle,
+  deployment,
+  live,
+
+  planInput,
+  resource,
+  terminating,
+  withAnnotation,
+  withConditions,
+  withData,
+  withOwner,
+  withRef,
+  withResource,
+  withResourceVersion,
+  withSpec,
+  withStatus,
+  withUid,
+  type Mod,
+  type Obj,
+  type TestBundle,
+} from './builders.js';
+
+const HOUR = 3_600_000;
+
+/** The live object the server would hold after applying `name` as planned with `liveSoFar`. */
+function appliedLive(b: TestBundle, name: string, liveSoFar: Record<string, LiveObject> = {}, ...mods: Mod<Obj>[]): Obj {
+  const r = planBundle(planInput(b, liveSoFar)).resources.find((p) => p.name === name);
+  if (r === undefined || !('apply' in r)) throw new Error(`resource ${name} is not applied: ${JSON.stringify(r)}`);
+  return live(structuredClone(r.apply.desired) as Obj, ...mods);
+}
+
+const actions = (plan: BundlePlan): string[] => plan.resources.map((r) => `${r.name}:${r.action}`);
+const byName = (plan: BundlePlan, name: string): ResourcePlan | undefined => plan.resources.find((r) => r.name === name);
+
+describe('planBundle: an invalid spec changes nothing', () => {
+  it('reports the issues and neither applies nor prunes', () => {
+    const b = bundle('b', withResource(resource('a', configMap('a'), withRef('b')), resource('b', configMap('b'), withRef('a'))));
+    const stray = live(configMap('stray'), controlledByBundle());
+    const plan = planBundle(planInput(b, {}, { controlled: [stray] }));
+    expect(plan.issues.map((i) => i.message)).toEqual(['reference cycle: a -> b -> a']);
+    expect(plan.resources).toEqual([]);
+    expect(plan.prune).toEqual([]);
+    expect(plan.withheld).toEqual([]);
+    expect(plan.requeueAfterMs).toBeUndefined();
+  });
+});
+
+describe('planBundle: resources', () => {
+  const single = bundle('b', withResource(resource('cm', configMap('cm', withData({ a: '1' })))));
+
+  it('creates a missing object', () => {
+    const r = byName(planBundle(planInput(single)), 'cm');
+    expect(r).toMatchObject({ action: 'apply', apply: { needed: true, create: true }, readiness: { state: 'in-progress', message: 'creating' } });
+  });
+
+  it('sends nothing when the live object already matches (no-op reconcile)', () => {
+    const plan = planBundle(planInput(single, { cm: appliedLive(single, 'cm', {}, controlledByBundle()) }));
+    expect(byName(plan, 'cm')).toMatchObject({ action: 'apply', apply: { needed: false, create: false }, readiness: { state: 'ready' } });
+  });
+
+  it('updates an object that drifted', () => {
+    const drifted = appliedLive(single, 'cm', {}, withData({ a: 'edited' }));
+    expect(byName(planBundle(planInput(single, { cm: drifted })), 'cm')).toMatchObject({ action: 'apply', apply: { needed: true, create: false }, readiness: { state: 'in-progress', message: 'applying changes' } });
+  });
+
+  it('orders by references, dependencies first, with levels', () => {
+    const b = bundle('b', withResource(resource('app', configMap('app'), withRef('db')), resource('db', configMap('db')), resource('web', configMap('web'), withRef('app'))));
+    const plan = planBundle(planInput(b));
+    expect(plan.order).toEqual(['db', 'app', 'web']);
+    expect(plan.levels).toEqual([['db'], ['app'], ['web']]);
+    expect(actions(plan)).toEqual(['db:apply', 'app:blocked', 'web:blocked']);
+    expect(byName(plan, 'app')).toEqual({ name: 'app', action: 'blocked', reason: Reasons.DependenciesNotReady, message: 'waiting for "db" (in progress)', waitingFor: ['db'], blockedByError: false });
+    expect(byName(plan, 'web')).toMatchObject({ message: 'waiting for "app" (blocked)', blockedByError: false });
+  });
+
+  it('resolves references from ready dependencies, keeping types, and owns the dependency', () => {
+    const b = bundle(
+      'b',
+      withResource(
+        resource('app', deployment('app', withSpec({ replicas: '!{count}', template: { metadata: { annotations: { host: '!{host}' } } } })), withRef('db', { name: 'count', path: 'data.count' }), withRef('db', { name: 'host', path: "metadata.annotations['db.io/host']" })),
+        resource('db', configMap('db', withData({ count: 3 }), withAnnotation('db.io/host', 'db.local'))),
+      ),
+    );
+    const db = appliedLive(b, 'db', {}, withUid('db-uid'));
+    const app = byName(planBundle(planInput(b, { db })), 'app');
+    if (app?.action !== 'apply') throw new Error(`expected apply, got ${JSON.stringify(app)}`);
+    expect(app.apply.desired['spec']).toEqual({ replicas: 3, template: { metadata: { annotations: { host: 'db.local' } } } });
+    expect(app.apply.desired.metadata.ownerReferences).toEqual([
+      { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'db', uid: 'db-uid', blockOwnerDeletion: true },
+    ]);
+  });
+
+  it('reports a reference that resolves to nothing as a retriable error of that resource', () => {
+    const b = bundle('b', withResource(resource('app', configMap('app', withData({ ip: '!{ip}' })), withRef('svc', { name: 'ip', path: 'data.ip' })), resource('svc', configMap('svc'))));
+    const plan = planBundle(planInput(b, { svc: appliedLive(b, 'svc') }));
+    expect(byName(plan, 'app')).toEqual({ name: 'app', action: 'error', terminal: false, message: 'reference "ip" to resource "svc": path "data.ip" not found on ConfigMap ns1/svc' });
+  });
+
+  it('adopts an object without a controller', () => {
+    const orphan = live(configMap('cm', withData({ a: '1' })));
+    const r = byName(planBundle(planInput(single, { cm: orphan })), 'cm');
+    expect(r).toMatchObject({ action: 'adopt', apply: { needed: true }, event: { reason: EventReasons.Adopted, message: 'resource "cm": adopted ConfigMap ns1/cm' } });
+  });
+
+  it('leaves an object controlled by someone else alone, and blocks its dependents on an error', () => {
+    const b = bundle('b', withResource(resource('cm', configMap('cm')), resource('app', configMap('app'), withRef('cm'))));
+    const plan = planBundle(planInput(b, { cm: live(configMap('cm'), controlledBy('ReplicaSet', 'rs')) }));
+    expect(byName(plan, 'cm')).toMatchObject({ action: 'conflict', message: 'ConfigMap ns1/cm is controlled by ReplicaSet rs (uid rs-uid)', controller: { kind: 'ReplicaSet', name: 'rs' }, event: { reason: EventReasons.Conflict } });
+    expect(byName(plan, 'app')).toMatchObject({ action: 'blocked', message: 'waiting for "cm" (in conflict)', blockedByError: true });
+  });
+
+  it('treats a Bundle with the same name but another uid as someone else', () => {
+    const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle('old-uid')) }));
+    expect(byName(plan, 'cm')).toMatchObject({ action: 'conflict', message: 'ConfigMap ns1/cm is controlled by Bundle b (uid old-uid)' });
+  });
+
+  it('waits for an object being deleted', () => {
+    const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle(), terminating('2025-12-31T23:00:00Z')) }));
+    expect(byName(plan, 'cm')).toEqual({ name: 'cm', action: 'wait-deleting', message: 'ConfigMap ns1/cm is being deleted (since 2025-12-31T23:00:00Z)' });
+  });
+
+  it.each<[string, Mod<Obj>[], boolean]>([
+    ['controlled by the Bundle', [controlledByBundle()], false],
+    ['released (no controller)', [], true],
+  ])('cancels a running deletion countdown when the object is back in spec (%s)', (_name, mods, adopt) => {
+    const counting = appliedLive(single, 'cm', {}, withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'), withAnnotation(Annotations.deletionDelay, '48h'), (o) => (o.metadata.ownerReferences = []), ...mods);
+    const r = byName(planBundle(planInput(single, { cm: counting })), 'cm');
+    expect(r).toMatchObject({
+      action: 'cancel-deletion',
+      adopt,
+      patch: [
+        { op: 'test', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp', value: '2025-12-31T00:00:00.000Z' },
+        { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' },
+      ],
+      event: { reason: EventReasons.DeletionCancelled },
+    });
+  });
+
+  it('uses the CRD readiness table for custom resources', () => {
+    const b = bundle('b', withResource(resource('w', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })));
+    const w = appliedLive(b, 'w', {}, withStatus({ phase: 'Pending' }));
+    const plan = planBundle(planInput(b, { w }, { crdReadiness: new Map([['example.com/v1/Widget', { fieldPath: 'status.phase', fieldValue: 'Done' }]]) }));
+    expect(byName(plan, 'w')).toMatchObject({ readiness: { state: 'in-progress', message: 'waiting for status.phase to be "Done" (is "Pending")' } });
+  });
+});
+
+describe('planBundle: pruning', () => {
+  const b = bundle('b', withResource(resource('keep', configMap('keep'))));
+  const keep = appliedLive(b, 'keep', {}, controlledByBundle());
+  const gone = (name: string, ...mods: Mod<Obj>[]): Obj => live(configMap(name), controlledByBundle(), withUid(`${name}-uid`), withResourceVersion('42'), ...mods);
+
+  it('deletes a controlled object that left the spec, with preconditions', () => {
+    const plan = planBundle(planInput(b, { keep }, { controlled: [keep, gone('old')] }));
+    expect(plan.prune).toEqual([
+      { action: 'delete', afterDelay: false, target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'old', uid: 'old-uid', resourceVersion: '42' }, event: { reason: EventReasons.Pruned, message: 'deleted ConfigMap ns1/old: no longer in the Bundle' } },
+    ]);
+    expect(plan.withheld).toEqual([]);
+    expect(plan.requeueAfterMs).toBeUndefined();
+  });
+
+  it('does not prune what the spec lists, whatever the version', () => {
+    const listed = live({ ...structuredClone(keep), apiVersion: 'v1' });
+    expect(planBundle(planInput(b, { keep }, { controlled: [listed] })).prune).toEqual([]);
+  });
+
+  it('ignores objects already being deleted', () => {
+    expect(planBundle(planInput(b, { keep }, { controlled: [gone('old', terminating())] })).prune).toMatchObject([{ action: 'terminating' }]);
+  });
+
+  it.each<[string, Mod<Obj>[], Record<string, unknown>, number | undefined]>([
+    [
+      'deletionDelay starts a countdown (mark)',
+      [withAnnotation(Annotations.deletionDelay, '2h')],
+      {
+        action: 'mark',
+        deletionTimestamp: '2026-01-01T00:00:00.000Z',
+        deleteAfter: '2026-01-01T02:00:00.000Z',
+        patch: [
+          { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+          { op: 'add', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp', value: '2026-01-01T00:00:00.000Z' },
+        ],
+        event: { reason: EventReasons.DeletionScheduled },
+      },
+      2 * HOUR,
+    ],
+    ['a running countdown waits', [withAnnotation(Annotations.deletionDelay, '2h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z')], { action: 'wait', deleteAfter: '2026-01-01T01:30:00.000Z' }, 1.5 * HOUR],
+    [
+      'an expired countdown deletes',
+      [withAnnotation(Annotations.deletionDelay, '2h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T20:00:00.000Z')],
+      { action: 'delete', afterDelay: true, deleteAfter: '2025-12-31T22:00:00.000Z', event: { reason: EventReasons.DeletedAfterDelay } },
+      undefined,
+    ],
+    ['an unreadable delay keeps the object', [withAnnotation(Annotations.deletionDelay, 'soon')], { action: 'invalid', message: expect.stringMatching(/^ConfigMap ns1\/old is kept: .*"soon"/), event: { reason: EventReasons.InvalidDeletionDelay } }, undefined],
+  ])('soft delete: %s', (_name, mods, expected, requeue) => {
+    const plan = planBundle(planInput(b, { keep }, { controlled: [keep, gone('old', ...mods)] }));
+    expect(plan.prune).toMatchObject([expected]);
+    expect(plan.requeueAfterMs).toBe(requeue);
+  });
+
+  it('requeues at the earliest expiry', () => {
+    const plan = planBundle(
+      planInput(b, { keep }, { controlled: [gone('late', withAnnotation(Annotations.deletionDelay, '3h')), gone('soon', withAnnotation(Annotations.deletionDelay, '2h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00.000Z'))] }),
+    );
+    expect(plan.requeueAfterMs).toBe(1 * HOUR);
+  });
+
+  it('deletes dependents before the objects they reference', () => {
+    const base = gone('base');
+    const mid = gone('mid', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'base', uid: 'base-uid' }));
+    const top = gone('top', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'mid', uid: 'mid-uid' }));
+    const plan = planBundle(planInput(b, { keep }, { controlled: [base, mid, gone('other'), top] }));
+    expect(plan.prune.map((a) => a.target.name)).toEqual(['other', 'top', 'mid', 'base']);
+  });
+
+  const failing = {
+    error: bundle('b', withResource(resource('keep', configMap('keep', withData({ x: '!{x}' })), withRef('dep', { name: 'x', path: 'data.x' })), resource('dep', configMap('dep')))),
+    conflict: bundle('b', withResource(resource('keep', configMap('keep')))),
+    readiness: bundle('b', withResource(resource('keep', deployment('keep')))),
+  };
+  it.each<[string, TestBundle, () => Record<string, LiveObject>]>([
+    ['a resource in error', failing.error, () => ({ dep: appliedLive(failing.error, 'dep', {}, controlledByBundle()) })],
+    ['a resource in conflict', failing.conflict, () => ({ keep: live(configMap('keep'), controlledBy('ReplicaSet', 'rs')) })],
+    [
+      'a resource whose readiness failed',
+      failing.readiness,
+      () => ({ keep: appliedLive(failing.readiness, 'keep', {}, controlledByBundle(), withConditions({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' })) }),
+    ],
+  ])('withholds prune actions when %s', (_name, tb, liveMap) => {
+    const reason = 'not pruning while resources are failing: keep';
+    const marked = gone('marked', withAnnotation(Annotations.deletionDelay, '1h'));
+    const waiting = gone('waiting', withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z'));
+    const plan = planBundle(planInput(tb, liveMap(), { controlled: [gone('old'), marked, waiting] }));
+    expect(plan.withheld.map((w) => [w.action.action, w.action.target.name, w.reason])).toEqual([
+      ['delete', 'old', reason],
+      ['mark', 'marked', reason],
+    ]);
+    // A running countdown writes nothing, so it stays, and still sets the requeue.
+    expect(plan.prune.map((a) => a.action)).toEqual(['wait']);
+    expect(plan.requeueAfterMs).toBe(HOUR / 2);
+  });
+
+  it('prunes while resources are merely in progress', () => {
+    const tb = bundle('b', withResource(resource('keep', configMap('keep')), resource('app', configMap('app'), withRef('keep'))));
+    const plan = planBundle(planInput(tb, {}, { controlled: [gone('old')] }));
+    expect(actions(plan)).toEqual(['keep:apply', 'app:blocked']);
+    expect(plan.prune.map((a) => a.action)).toEqual(['delete']);
+  });
+
+  it('withholdPrunes moves writing actions only', () => {
+    const plan = planBundle(planInput(b, { keep }, { controlled: [gone('old'), gone('w', withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z'))] }));
+    const held = withholdPrunes(plan, 'apply of keep failed');
+    expect(held.prune.map((a) => a.action)).toEqual(['wait']);
+    expect(held.withheld).toEqual([{ action: plan.prune[0], reason: 'apply of keep failed' }]);
+  });
+});
+
+describe('planBundle: a Bundle being deleted', () => {
+  it('applies nothing and puts every controlled object through the prune rules, never withheld', () => {
+    const tb = bundle('b', bundleDeleting, withResource(resource('keep', configMap('keep'))));
+    const keep = live(configMap('keep'), controlledByBundle());
+    const delayed = live(configMap('slow'), controlledByBundle(), withAnnotation(Annotations.deletionDelay, '1h'));
+    const plan = planBundle(planInput(tb, { keep }, { controlled: [keep, delayed] }));
+    expect(plan.resources).toEqual([]);
+    expect(plan.prune.map((a) => `${a.target.name}:${a.action}`)).toEqual(['keep:delete', 'slow:mark']);
+    expect(plan.requeueAfterMs).toBe(HOUR);
+  });
+});
