@@ -135,6 +135,12 @@ export const BundleStatusSchema = z.object({
   pendingDeletionCount: z.number().int().optional(),
   /** "ready/total" resources, for the printer column. */
   resourcesReady: z.string().optional(),
+  /**
+   * apiVersion/Kind of every kind this Bundle controls objects of, so that a
+   * restarted operator watches them, prunes leftovers of kinds that left the
+   * spec and finds released objects.
+   */
+  managedKinds: z.array(z.string()).optional(),
 });
 export type BundleStatus = z.infer<typeof BundleStatusSchema>;
 

@@ -1,0 +1,62 @@
+/** Command-line flags, parsed once with zod; a bad value is a clear error at start. */
+import { z } from 'zod';
+
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$|^0$/, 'must be host:port (":8080" for all interfaces) or 0 to disable');
+
+export const ConfigSchema = z.object({
+  kubeconfig: z.string().min(1).optional(),
+  namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
+  workers: z.coerce.number().int().min(1).max(256).default(4),
+  gc: z.enum(['cluster', 'bundles', 'off']).default('cluster'),
+  gcWorkers: z.coerce.number().int().min(1).max(1024).default(16),
+  leaderElect: z.boolean().default(false),
+  leaderElectionNamespace: z.string().min(1).default('default'),
+  leaderElectionId: z.string().min(1).default('bundlesmith-leader'),
+  leaseDurationSeconds: z.coerce.number().int().min(2).max(600).default(15),
+  metricsAddr: hostPort.default(':8080'),
+  healthAddr: hostPort.default(':8081'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  qps: z.coerce.number().min(0).default(0),
+  burst: z.coerce.number().int().min(1).default(100),
+  impersonate: z.string().min(1).optional(),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+const BOOLEAN_FLAGS = new Set(['leader-elect']);
+
+function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+}
+
+/** Parses `--flag value`, `--flag=value` and boolean `--flag` / `--flag=false`. */
+export function parseArgs(argv: readonly string[]): { ok: true; config: Config } | { ok: false; errors: string[] } {
+  const raw: Record<string, unknown> = {};
+  const errors: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (!arg.startsWith('--')) {
+      errors.push(`unexpected argument "${arg}"`);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+    const key = camel(name);
+    if (!(key in ConfigSchema.shape)) {
+      errors.push(`unknown flag --${name}`);
+      continue;
+    }
+    if (BOOLEAN_FLAGS.has(name)) {
+      raw[key] = eq < 0 ? true : arg.slice(eq + 1) !== 'false';
+      continue;
+    }
+    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) errors.push(`flag --${name} needs a value`);
+    else raw[key] = value;
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    return { ok: false, errors: parsed.error.issues.map((i) => `--${String(i.path[0] ?? '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`) };
+  }
+  return { ok: true, config: parsed.data };
+}

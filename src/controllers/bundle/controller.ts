@@ -1,0 +1,403 @@
+/**
+ * The Bundle controller: for one Bundle key, fetch (caches, then fresh reads
+ * where a delete depends on them), decide (core/bundle's planBundle), act
+ * (server-side apply, patches, deletes with preconditions) and write status
+ * on every path. Level-based: the result of a pass is the next requeue, never
+ * a stored event.
+ */
+import { BundleSchema, formatIssues, type Bundle, type BundleStatus } from '../../api/bundle.js';
+import { BundleConditionTypes, EventReasons, FIELD_MANAGER, Finalizers, Labels, Reasons } from '../../api/names.js';
+import { condition, mergeConditions } from '../../core/bundle/conditions.js';
+import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
+import { planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import type { PruneAction } from '../../core/bundle/prune.js';
+import { crdReadinessFromAnnotations } from '../../core/bundle/readiness.js';
+import { buildBundleStatus, statusEqual, type ActionFailure } from '../../core/bundle/status.js';
+import type { CrdReadiness, KindInfo } from '../../core/bundle/kinds.js';
+import { decideSoftDelete, formatRfc3339 } from '../../core/softdelete/decide.js';
+import type { KubeClient } from '../../kube/client.js';
+import { CRD_RESOURCE } from '../../kube/crds.js';
+import type { Discovery } from '../../kube/discovery.js';
+import { errorMessage, isConflict, isInvalid, isNotFound } from '../../kube/errors.js';
+import { gvkKey, objectKey, type KubeObject, type ResourceType } from '../../kube/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { OperatorMetrics } from '../../observability/metrics.js';
+import type { Clock } from '../../runtime/clock.js';
+import { SupervisedInformer } from '../../runtime/informer.js';
+import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
+import type { EventRecorder, EventTarget } from '../events.js';
+import { ObjectCache, type BundleKey } from './object-cache.js';
+import { BUNDLE_RESOURCE_TYPE, bundleTarget } from './bundle-resource.js';
+import { finalizeBundle } from './finalize.js';
+
+
+
+export interface BundleControllerOptions {
+  client: KubeClient;
+  discovery: Discovery;
+  clock: Clock;
+  logger: Logger;
+  events: EventRecorder;
+  metrics?: OperatorMetrics;
+  /** Only this namespace (undefined: all). */
+  namespace?: string;
+  workers?: number;
+  /** Applies in flight at once within one Bundle. */
+  applyConcurrency?: number;
+}
+
+/** After a pass that wrote, look again this soon (watch events usually come first). */
+const WROTE_RECHECK_MS = 300;
+
+/** What a pass did to the cluster, for the status and the requeue decision. */
+interface PassOutcome {
+  applyFailures: Map<string, ActionFailure>;
+  pruneFailures: { target: PruneAction['target']; message: string }[];
+  wrote: boolean;
+}
+
+export class BundleController {
+  private readonly queue: WorkQueue<string>;
+  private readonly bundles: SupervisedInformer;
+  private readonly crds: SupervisedInformer;
+  readonly objects: ObjectCache;
+  private workersDone: Promise<void> | undefined;
+  private readonly workers: number;
+  private readonly applyConcurrency: number;
+
+  constructor(private readonly o: BundleControllerOptions) {
+    this.workers = o.workers ?? 4;
+    this.applyConcurrency = o.applyConcurrency ?? 4;
+    this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('bundle') } : {}) });
+    const onInformerError = (err: unknown, rt: ResourceType) => {
+      o.metrics?.informerRestarts.inc({ resource: `${rt.plural}.${rt.group || 'core'}` });
+      o.logger.warn({ err: errorMessage(err), resource: rt.plural }, 'watch failed; relisting');
+    };
+    this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}), onError: onInformerError });
+    this.crds = new SupervisedInformer(o.client, CRD_RESOURCE, { onError: onInformerError });
+    this.objects = new ObjectCache({ client: o.client, ...(o.namespace ? { namespace: o.namespace } : {}), onBundleEvent: (key) => this.queue.add(key), onInformerError });
+  }
+
+  async start(): Promise<void> {
+    this.bundles.addHandler({
+      onAdd: (b) => this.queue.add(keyOf(b)),
+      onUpdate: (_old, b) => this.queue.add(keyOf(b)),
+      onDelete: (b) => this.queue.add(keyOf(b)),
+    });
+    // A CRD installed, changed or removed may make a Bundle's kind resolvable
+    // (or not), and carries readiness annotations: look at every Bundle again.
+    const everyBundle = () => {
+      for (const b of this.bundles.list()) this.queue.add(keyOf(b));
+    };
+    this.crds.addHandler({ onAdd: everyBundle, onUpdate: everyBundle, onDelete: everyBundle });
+    this.bundles.start();
+    this.crds.start();
+    await Promise.all([this.bundles.waitForSync(), this.crds.waitForSync()]);
+    this.workersDone = runWorkers(this.queue, this.workers, (key) => this.reconcileKey(key), (key, err) => {
+      this.o.logger.error({ bundle: key, err: errorMessage(err) }, 'reconcile failed');
+    });
+  }
+
+  /** Stop taking work, let in-flight reconciles finish, stop watches. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.workersDone;
+    await Promise.all([this.bundles.stop(), this.crds.stop(), this.objects.stop()]);
+  }
+
+  hasSynced(): boolean {
+    return this.bundles.hasSynced() && this.crds.hasSynced() && this.objects.allSynced();
+  }
+
+  queueLength(): number {
+    return this.queue.len();
+  }
+
+  /** Enqueue a Bundle by key (tests, CLI). */
+  enqueue(key: BundleKey): void {
+    this.queue.add(key);
+  }
+
+  private async reconcileKey(key: BundleKey): Promise<WorkResult> {
+    const started = this.o.clock.now();
+    let result: WorkResult = 'forget';
+    let outcome = 'success';
+    try {
+      result = await this.reconcile(key);
+      if (result === 'requeue') outcome = 'retry';
+      return result;
+    } catch (err) {
+      outcome = 'error';
+      throw err;
+    } finally {
+      this.o.metrics?.reconciles.inc({ controller: 'bundle', result: outcome });
+      this.o.metrics?.reconcileDuration.observe({ controller: 'bundle' }, (this.o.clock.now() - started) / 1000);
+    }
+  }
+
+  private async reconcile(key: BundleKey): Promise<WorkResult> {
+    const slash = key.indexOf('/');
+    const namespace = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    const cached = this.bundles.get(namespace, name);
+    if (!cached) {
+      this.objects.undeclare(key);
+      return 'forget';
+    }
+    const log = this.o.logger.child({ bundle: key });
+
+    // 1. Parse. A Bundle the schema rejects changes nothing but its status.
+    const parsed = BundleSchema.safeParse(cached);
+    if (!parsed.success) {
+      const message = `invalid Bundle: ${formatIssues(parsed.error).join('; ')}`;
+      await this.writeStatus(cached, invalidStatus(cached, message, this.nowIso()), log);
+      return 'forget';
+    }
+    const bundle = parsed.data;
+
+    // 2. Being deleted: the finalizer's work.
+    if (bundle.metadata.deletionTimestamp !== undefined) {
+      return await finalizeBundle({ bundle, live: cached, client: this.o.client, discovery: this.o.discovery, objects: this.objects, events: this.o.events, clock: this.o.clock, logger: log, kindsToWatch: await this.kindsToWatch(bundle) });
+    }
+
+    // 3. Our finalizer first, so a delete of the Bundle always passes through us.
+    if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) {
+      await this.o.client.patch(BUNDLE_RESOURCE_TYPE, namespace, name, { metadata: { finalizers: [...(bundle.metadata.finalizers ?? []), Finalizers.deleteResources], resourceVersion: bundle.metadata.resourceVersion } }, 'merge');
+      return 'forget'; // the update wakes us again
+    }
+
+    // 4. Gather: kinds, live objects at the declared coordinates, everything the Bundle controls.
+    const kinds = new Map<string, KindInfo>();
+    const types = new Map<string, ResourceType>();
+    for (const r of bundle.spec.resources) {
+      const obj = r.spec.object;
+      if (!obj) continue;
+      const rt = await this.o.discovery.resolve(obj.apiVersion, obj.kind);
+      if (rt) {
+        kinds.set(kindKey(obj.apiVersion, obj.kind), { namespaced: rt.namespaced, plural: rt.plural });
+        types.set(kindKey(obj.apiVersion, obj.kind), rt);
+      }
+    }
+    this.objects.declare(key, bundle.spec.resources.flatMap((r) => (r.spec.object ? [{ apiVersion: r.spec.object.apiVersion, kind: r.spec.object.kind, namespace, name: r.spec.object.metadata.name }] : [])));
+    for (const rt of [...types.values(), ...(await this.kindsToWatch(bundle))]) if (rt.namespaced) await this.objects.ensure(rt);
+
+    const live = new Map<string, LiveObject>();
+    for (const r of bundle.spec.resources) {
+      const obj = r.spec.object;
+      const rt = obj ? types.get(kindKey(obj.apiVersion, obj.kind)) : undefined;
+      if (!obj || !rt || !rt.namespaced) continue;
+      const found = this.objects.get(rt, namespace, obj.metadata.name);
+      if (found) live.set(r.name, found as LiveObject);
+    }
+    const controlled = this.objects.controlledBy(bundle.metadata.uid) as LiveObject[];
+    const now = this.o.clock.now();
+
+    // 5. Decide.
+    let plan = planBundle({
+      bundle: { name, namespace, uid: bundle.metadata.uid, ...(bundle.metadata.generation !== undefined ? { generation: bundle.metadata.generation } : {}) },
+      spec: bundle.spec,
+      kinds,
+      crdReadiness: this.crdReadiness(),
+      live,
+      controlled,
+      now,
+    });
+
+    // 6. Act: applies level by level, then prunes if every apply went through.
+    const outcome: PassOutcome = { applyFailures: new Map(), pruneFailures: [], wrote: false };
+    const target = bundleTarget(bundle);
+    if (plan.issues.length === 0) {
+      await this.applyResources(plan, types, live, outcome, target, log);
+      if (outcome.applyFailures.size > 0) plan = withholdPrunes(plan, `not pruning: ${[...outcome.applyFailures.keys()].join(', ')} could not be applied`);
+      if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark')) {
+        // A delete decided on a stale Bundle could remove what was just put back: re-read it first.
+        const fresh = await this.o.client.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
+        if (!fresh || fresh.metadata.uid !== bundle.metadata.uid || fresh.metadata.generation !== bundle.metadata.generation || fresh.metadata.deletionTimestamp) {
+          log.info('Bundle changed since it was read; deciding again before pruning');
+          return 'requeue';
+        }
+        await this.prune(plan, outcome, target, log);
+      }
+    } else {
+      await this.o.events.warning(target, EventReasons.InvalidSpec, plan.issues.map((i) => (i.resource ? `resource "${i.resource}": ${i.message}` : i.message)).join('; '));
+    }
+    for (const a of plan.prune) if (a.action === 'invalid') await this.o.events.warning(target, a.event.reason, a.event.message);
+
+    // 7. Status, written only when it changed.
+    const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
+    status.managedKinds = managedKinds(bundle, controlled, plan);
+    await this.reportTransitions(bundle.status, status, target);
+    await this.writeStatus(cached, status, log);
+
+    // 8. When to look again. Watches bring us back after our own writes.
+    if ([...outcome.applyFailures.values()].some((f) => !f.terminal) || outcome.pruneFailures.length > 0) return 'requeue';
+    // An apply that changed nothing on the server sends no watch event; look once more so readiness is read from the result.
+    const soon = outcome.wrote ? WROTE_RECHECK_MS : undefined;
+    const next = Math.min(soon ?? Infinity, plan.requeueAfterMs ?? Infinity);
+    return Number.isFinite(next) ? { requeueAfterMs: next } : 'forget';
+  }
+
+  private async applyResources(plan: BundlePlan, types: ReadonlyMap<string, ResourceType>, live: ReadonlyMap<string, LiveObject>, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<void> {
+    const writes = plan.resources.filter((r): r is Extract<ResourcePlan, { apply: unknown }> => r.action === 'apply' || r.action === 'adopt' || r.action === 'cancel-deletion');
+    await forEachBounded(writes, this.applyConcurrency, async (r) => {
+      const desired = r.apply.desired;
+      const rt = types.get(kindKey(desired.apiVersion, desired.kind));
+      if (!rt) return;
+      try {
+        if (r.action === 'cancel-deletion') {
+          const current = live.get(r.name);
+          const patch = [...r.patch, ...releaseLabelRemoval(current)];
+          await this.o.client.patch(rt, desired.metadata.namespace, desired.metadata.name, patch, 'json', { fieldManager: FIELD_MANAGER });
+          outcome.wrote = true;
+          await this.o.events.normal(target, r.event.reason, r.event.message);
+        }
+        if (r.apply.needed || r.action === 'cancel-deletion') {
+          await this.o.client.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true });
+          outcome.wrote = true;
+          log.debug({ object: `${desired.kind}/${desired.metadata.name}`, create: r.apply.create }, 'applied');
+        }
+        if (r.action === 'adopt' || (r.action === 'cancel-deletion' && r.adopt)) await this.o.events.normal(target, EventReasons.Adopted, `resource "${r.name}": adopted ${desired.kind} ${desired.metadata.name}`);
+      } catch (err) {
+        outcome.applyFailures.set(r.name, { message: errorMessage(err), terminal: isInvalid(err) });
+        log.warn({ resource: r.name, err: errorMessage(err) }, 'apply failed');
+      }
+    });
+    for (const r of plan.resources) if (r.action === 'conflict') await this.o.events.warning(target, r.event.reason, r.event.message);
+  }
+
+  private async prune(plan: BundlePlan, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<void> {
+    // Dependents first: the plan's order; one at a time so an object is gone before what it references.
+    for (const action of plan.prune) {
+      if (action.action !== 'delete' && action.action !== 'mark') continue;
+      const t = action.target;
+      const rt = await this.o.discovery.resolve(t.apiVersion, t.kind);
+      if (!rt || !t.uid) continue;
+      try {
+        if (action.action === 'mark') {
+          await this.o.client.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER });
+          outcome.wrote = true;
+          await this.o.events.normal(target, action.event.reason, action.event.message);
+          continue;
+        }
+        let resourceVersion = t.resourceVersion;
+        if (action.afterDelay) {
+          // The countdown ended by the cache's reading: decide again on a fresh read right before deleting.
+          const fresh = await this.o.client.tryGet(rt, t.namespace, t.name);
+          if (!fresh || fresh.metadata.uid !== t.uid) continue;
+          const again = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: this.o.clock.now() });
+          const stillOurs = fresh.metadata.ownerReferences?.some((ref) => ref.controller === true && ref.uid === plan.bundle.uid) ?? false;
+          if (again.action !== 'expired' || !stillOurs) continue;
+          resourceVersion = fresh.metadata.resourceVersion;
+        }
+        const result = await this.o.client.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background' });
+        outcome.wrote = true;
+        if (result === 'deleted') await this.o.events.normal(target, action.event.reason, action.event.message);
+      } catch (err) {
+        if (isConflict(err) || isNotFound(err)) {
+          // The object changed or went since it was read: the next pass re-reads and re-decides.
+          outcome.pruneFailures.push({ target: t, message: `changed since it was read; will decide again (${errorMessage(err)})` });
+        } else {
+          outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
+        }
+        log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
+      }
+    }
+  }
+
+  /** Resource types from status.managedKinds: kinds the Bundle controlled objects of, even if the spec no longer lists them. */
+  private async kindsToWatch(bundle: Bundle): Promise<ResourceType[]> {
+    const out: ResourceType[] = [];
+    for (const k of bundle.status?.managedKinds ?? []) {
+      const slash = k.lastIndexOf('/');
+      const rt = await this.o.discovery.resolve(k.slice(0, slash), k.slice(slash + 1));
+      if (rt) out.push(rt);
+    }
+    return out;
+  }
+
+  private crdReadiness(): Map<string, CrdReadiness> {
+    const table = new Map<string, CrdReadiness>();
+    for (const crd of this.crds.list()) {
+      const readiness = crdReadinessFromAnnotations(crd.metadata.annotations);
+      if (!readiness) continue;
+      const spec = crd.spec as { group?: string; names?: { kind?: string }; versions?: { name: string }[] } | undefined;
+      for (const v of spec?.versions ?? []) if (spec?.group && spec.names?.kind) table.set(kindKey(`${spec.group}/${v.name}`, spec.names.kind), readiness);
+    }
+    return table;
+  }
+
+  private async reportTransitions(before: BundleStatus | undefined, after: BundleStatus, target: EventTarget): Promise<void> {
+    const was = before?.conditions?.find((c) => c.type === BundleConditionTypes.Ready)?.status;
+    const is = after.conditions?.find((c) => c.type === BundleConditionTypes.Ready);
+    if (is?.status === 'True' && was !== 'True') await this.o.events.normal(target, EventReasons.Ready, `all ${after.resourcesReady ?? ''} resources are ready`);
+    const err = after.conditions?.find((c) => c.type === BundleConditionTypes.Error);
+    const errBefore = before?.conditions?.find((c) => c.type === BundleConditionTypes.Error);
+    if (err?.status === 'True' && (errBefore?.status !== 'True' || errBefore.message !== err.message)) await this.o.events.warning(target, EventReasons.ReconcileError, err.message ?? 'error');
+  }
+
+  private async writeStatus(live: KubeObject, status: BundleStatus, log: Logger): Promise<void> {
+    const previous = live.status as BundleStatus | undefined;
+    if (statusEqual(previous, status)) return;
+    try {
+      await this.o.client.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...live, status });
+    } catch (err) {
+      // A newer Bundle is on its way to us through the watch; that pass writes the status.
+      if (isConflict(err)) log.debug('status conflict; a newer Bundle will be reconciled');
+      else if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private nowIso(): string {
+    return formatRfc3339(this.o.clock.now());
+  }
+}
+
+function keyOf(obj: KubeObject): BundleKey {
+  return objectKey(obj.metadata.namespace, obj.metadata.name);
+}
+
+
+/** Status for a Bundle the schema rejects: only conditions change. */
+function invalidStatus(live: KubeObject, message: string, nowIso: string): BundleStatus {
+  const previous = (live.status ?? {}) as BundleStatus;
+  return {
+    ...previous,
+    ...(live.metadata.generation !== undefined ? { observedGeneration: live.metadata.generation } : {}),
+    conditions: mergeConditions(previous.conditions, [
+      condition(BundleConditionTypes.InProgress, false),
+      condition(BundleConditionTypes.Ready, false, Reasons.TerminalError, message),
+      condition(BundleConditionTypes.Error, true, Reasons.TerminalError, message),
+    ], nowIso),
+  };
+}
+
+/** Kinds of the spec's objects and of everything controlled or pending, sorted, for status.managedKinds. */
+function managedKinds(bundle: Bundle, controlled: readonly LiveObject[], plan: BundlePlan): string[] {
+  const kinds = new Set<string>(bundle.status?.managedKinds ?? []);
+  for (const r of bundle.spec.resources) if (r.spec.object) kinds.add(gvkKey(r.spec.object.apiVersion, r.spec.object.kind));
+  const stillRelevant = new Set<string>([
+    ...bundle.spec.resources.flatMap((r) => (r.spec.object ? [gvkKey(r.spec.object.apiVersion, r.spec.object.kind)] : [])),
+    ...controlled.map((o) => gvkKey(o.apiVersion, o.kind)),
+    ...plan.prune.map((a) => gvkKey(a.target.apiVersion, a.target.kind)),
+    ...plan.withheld.map((w) => gvkKey(w.action.target.apiVersion, w.action.target.kind)),
+  ]);
+  return [...kinds].filter((k) => stillRelevant.has(k)).sort();
+}
+
+/** A released object (Bundle deleted) carries the former-bundle label; re-adoption removes it with the countdown. */
+function releaseLabelRemoval(live: LiveObject | undefined): { op: 'remove'; path: string }[] {
+  if (live?.metadata.labels?.[Labels.formerBundle] === undefined) return [];
+  return [{ op: 'remove', path: `/metadata/labels/${Labels.formerBundle.replace(/~/g, '~0').replace(/\//g, '~1')}` }];
+}
+
+async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  });
+  await Promise.all(lanes);
+}
+

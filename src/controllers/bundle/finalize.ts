@@ -1,0 +1,136 @@
+/**
+ * The Bundle's finalizer (smith.atlassian.com/deleteResources): what happens
+ * when a Bundle is deleted.
+ *  - Foreground or orphan propagation: the garbage collector owns the
+ *    cascade (or the orphaning); we only step aside.
+ *  - Otherwise: objects without a deletionDelay are deleted, dependents
+ *    first; objects with one are *released* — our controller ownerReference
+ *    removed, the former-bundle label set, the countdown stamped — so that a
+ *    Bundle deleted by mistake loses nothing that asked for a delay, and
+ *    re-applying it adopts them back. The finalizer goes only once a fresh
+ *    list shows nothing controlled by the Bundle any more.
+ */
+import type { Bundle } from '../../api/bundle.js';
+import { Annotations, EventReasons, FIELD_MANAGER, Finalizers, Labels } from '../../api/names.js';
+import { jsonPointerSegment, type LiveObject } from '../../core/bundle/objects.js';
+import { planPrune } from '../../core/bundle/prune.js';
+import { decideSoftDelete } from '../../core/softdelete/decide.js';
+import type { KubeClient } from '../../kube/client.js';
+import type { Discovery } from '../../kube/discovery.js';
+import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Clock } from '../../runtime/clock.js';
+import type { WorkResult } from '../../runtime/workqueue.js';
+import type { EventRecorder } from '../events.js';
+import { BUNDLE_RESOURCE_TYPE, bundleTarget } from './bundle-resource.js';
+import type { ObjectCache } from './object-cache.js';
+
+export interface FinalizeInput {
+  bundle: Bundle;
+  live: KubeObject;
+  client: KubeClient;
+  discovery: Discovery;
+  objects: ObjectCache;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  /** Kinds the Bundle controlled objects of (spec and status.managedKinds). */
+  kindsToWatch: ResourceType[];
+}
+
+export async function finalizeBundle(input: FinalizeInput): Promise<WorkResult> {
+  const { bundle, client } = input;
+  const finalizers = bundle.metadata.finalizers ?? [];
+  if (!finalizers.includes(Finalizers.deleteResources)) return 'forget';
+  const target = bundleTarget(bundle);
+
+  // The garbage collector carries out foreground and orphan deletes.
+  if (finalizers.includes(Finalizers.foregroundDeletion) || finalizers.includes(Finalizers.orphan)) {
+    await removeFinalizer(input);
+    return 'forget';
+  }
+
+  const types = await kindsOfBundle(input);
+  for (const rt of types) await input.objects.ensure(rt);
+  const controlled = input.objects.controlledBy(bundle.metadata.uid) as LiveObject[];
+  const now = input.clock.now();
+  // Reuse the prune ordering (dependents first); a deleted Bundle lists nothing.
+  const actions = planPrune({ controlled, inSpec: new Set(), now });
+  let failures = 0;
+  for (const action of actions) {
+    const t = action.target;
+    const rt = await input.discovery.resolve(t.apiVersion, t.kind);
+    if (!rt || !t.uid) continue;
+    const obj = controlled.find((o) => o.metadata.uid === t.uid);
+    if (!obj) continue;
+    try {
+      if (action.action === 'delete' && !action.afterDelay) {
+        await client.delete(rt, t.namespace, t.name, { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background' });
+        await input.events.normal(target, EventReasons.Pruned, `deleted ${t.kind} ${t.name}: its Bundle is being deleted`);
+      } else if (action.action !== 'terminating') {
+        // mark, wait, expired, invalid: the object asked for a delay (or has an unreadable one): release it, never delete it here.
+        await client.patch(rt, t.namespace, t.name, releasePatch(obj, bundle, now), 'json', { fieldManager: FIELD_MANAGER });
+        await input.events.normal(target, EventReasons.Released, `released ${t.kind} ${t.name}: it has a deletionDelay and is kept until it expires; re-apply the Bundle to keep it`);
+      }
+    } catch (err) {
+      if (!isNotFound(err)) failures++;
+      input.logger.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'finalizing: action failed');
+    }
+  }
+  if (failures > 0) return 'requeue';
+
+  // Verify on fresh lists, not the cache, before letting the Bundle go: an
+  // object still controlled by it would be collected, delay or not.
+  for (const rt of types) {
+    const { items } = await client.list(rt, bundle.metadata.namespace, { metadataOnly: true });
+    const left = items.filter((o) => o.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === bundle.metadata.uid) && o.metadata.deletionTimestamp === undefined);
+    if (left.length > 0) return { requeueAfterMs: 500 };
+  }
+  await removeFinalizer(input);
+  return 'forget';
+}
+
+async function kindsOfBundle(input: FinalizeInput): Promise<ResourceType[]> {
+  const byKey = new Map<string, ResourceType>();
+  for (const rt of input.kindsToWatch) byKey.set(`${rt.apiVersion}/${rt.kind}`, rt);
+  for (const r of input.bundle.spec.resources) {
+    const obj = r.spec.object;
+    if (!obj) continue;
+    const rt = await input.discovery.resolve(obj.apiVersion, obj.kind);
+    if (rt?.namespaced) byKey.set(`${rt.apiVersion}/${rt.kind}`, rt);
+  }
+  return [...byKey.values()];
+}
+
+/**
+ * Removes our controller reference (guarded by a test on the whole list, so
+ * a concurrent change fails the patch), names the former Bundle, and starts
+ * the countdown if it has not started.
+ */
+function releasePatch(obj: LiveObject, bundle: Bundle, now: number): unknown[] {
+  const refs = obj.metadata.ownerReferences ?? [];
+  const ops: unknown[] = [
+    { op: 'test', path: '/metadata/ownerReferences', value: refs },
+    { op: 'replace', path: '/metadata/ownerReferences', value: refs.filter((r) => r.uid !== bundle.metadata.uid) },
+  ];
+  if (obj.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
+  ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundle.metadata.name });
+  const decision = decideSoftDelete({ inSpec: false, annotations: obj.metadata.annotations, now });
+  if (decision.action === 'mark') {
+    if (obj.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+    ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: decision.deletionTimestamp });
+  }
+  return ops;
+}
+
+async function removeFinalizer(input: FinalizeInput): Promise<void> {
+  const { bundle, client } = input;
+  const remaining = (bundle.metadata.finalizers ?? []).filter((f) => f !== Finalizers.deleteResources);
+  try {
+    await client.patch(BUNDLE_RESOURCE_TYPE, bundle.metadata.namespace, bundle.metadata.name, { metadata: { finalizers: remaining, resourceVersion: bundle.metadata.resourceVersion } }, 'merge');
+  } catch (err) {
+    if (isConflict(err) || isNotFound(err)) return; // a newer version comes through the watch
+    throw err;
+  }
+}

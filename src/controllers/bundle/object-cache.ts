@@ -1,0 +1,150 @@
+/**
+ * Shared informers for the kinds Bundles list, started on demand (one per
+ * kind, also for CRDs installed after start), with two indexes that route
+ * object events to Bundles:
+ *  - by controller: objects whose controller ownerReference is a Bundle;
+ *  - by declared name: the (kind, namespace, name) each Bundle lists, so an
+ *    orphan or an object controlled by someone else also wakes its Bundle.
+ */
+import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
+import type { KubeClient } from '../../kube/client.js';
+import { gvkKey, objectKey, type KubeObject, type ResourceType } from '../../kube/types.js';
+import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
+
+export type BundleKey = string; // "namespace/name"
+
+function coordinates(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {
+  return `${gvkKey(apiVersion, kind)}|${namespace ?? ''}|${name}`;
+}
+
+export interface ObjectCacheOptions {
+  client: KubeClient;
+  /** Restrict watches to one namespace (the operator's --namespace). */
+  namespace?: string;
+  /** Bundles to wake for an object event. */
+  onBundleEvent: (key: BundleKey) => void;
+  onInformerError?: (err: unknown, rt: ResourceType) => void;
+}
+
+export class ObjectCache {
+  private readonly informers = new Map<string, SupervisedInformer>();
+  /** Controller uid -> object coordinates -> object. */
+  private readonly byController = new Map<string, Map<string, KubeObject>>();
+  /** Declared coordinates -> Bundles that list them. */
+  private readonly declared = new Map<string, Set<BundleKey>>();
+  /** Bundle -> its declared coordinates (to replace them on the next pass). */
+  private readonly declaredBy = new Map<BundleKey, Set<string>>();
+
+  constructor(private readonly options: ObjectCacheOptions) {}
+
+  /** The informer for a kind, started and synced. */
+  async ensure(rt: ResourceType): Promise<SupervisedInformer> {
+    const key = gvkKey(rt.apiVersion, rt.kind);
+    let informer = this.informers.get(key);
+    if (!informer) {
+      informer = new SupervisedInformer(this.options.client, rt, {
+        ...(this.options.namespace && rt.namespaced ? { namespace: this.options.namespace } : {}),
+        onError: (err) => this.options.onInformerError?.(err, rt),
+      });
+      informer.addHandler({
+        onAdd: (obj) => this.observe(undefined, obj),
+        onUpdate: (old, obj) => this.observe(old, obj),
+        onDelete: (obj) => this.forgetObject(obj),
+      });
+      this.informers.set(key, informer);
+      informer.start();
+    }
+    await informer.waitForSync();
+    return informer;
+  }
+
+  informerFor(apiVersion: string, kind: string): SupervisedInformer | undefined {
+    return this.informers.get(gvkKey(apiVersion, kind));
+  }
+
+  get(rt: ResourceType, namespace: string, name: string): KubeObject | undefined {
+    return this.informers.get(gvkKey(rt.apiVersion, rt.kind))?.get(namespace, name);
+  }
+
+  /** Every cached object whose controller ownerReference has this uid. */
+  controlledBy(uid: string): KubeObject[] {
+    return [...(this.byController.get(uid)?.values() ?? [])];
+  }
+
+  /** Replaces what a Bundle declares, so events on those coordinates wake it. */
+  declare(bundle: BundleKey, objects: readonly { apiVersion: string; kind: string; namespace: string; name: string }[]): void {
+    this.undeclare(bundle);
+    const mine = new Set(objects.map((o) => coordinates(o.apiVersion, o.kind, o.namespace, o.name)));
+    this.declaredBy.set(bundle, mine);
+    for (const c of mine) {
+      let set = this.declared.get(c);
+      if (!set) this.declared.set(c, (set = new Set()));
+      set.add(bundle);
+    }
+  }
+
+  undeclare(bundle: BundleKey): void {
+    for (const c of this.declaredBy.get(bundle) ?? []) {
+      const set = this.declared.get(c);
+      set?.delete(bundle);
+      if (set?.size === 0) this.declared.delete(c);
+    }
+    this.declaredBy.delete(bundle);
+  }
+
+  health(): InformerHealth[] {
+    return [...this.informers.values()].map((i) => i.health());
+  }
+
+  allSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  }
+
+  private observe(old: KubeObject | undefined, obj: KubeObject): void {
+    const oldController = old ? controllerUid(old) : undefined;
+    const newController = controllerUid(obj);
+    const key = coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
+    if (oldController && oldController !== newController) this.byController.get(oldController)?.delete(key);
+    if (newController) {
+      let map = this.byController.get(newController);
+      if (!map) this.byController.set(newController, (map = new Map<string, KubeObject>()));
+      map.set(key, obj);
+    }
+    this.wake(old, obj);
+  }
+
+  private forgetObject(obj: KubeObject): void {
+    const uid = controllerUid(obj);
+    const key = coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
+    if (uid) {
+      const map = this.byController.get(uid);
+      map?.delete(key);
+      if (map?.size === 0) this.byController.delete(uid);
+    }
+    this.wake(undefined, obj);
+  }
+
+  private wake(old: KubeObject | undefined, obj: KubeObject): void {
+    const keys = new Set<BundleKey>();
+    for (const o of old ? [old, obj] : [obj]) {
+      const ref = bundleController(o);
+      if (ref) keys.add(objectKey(o.metadata.namespace, ref));
+    }
+    for (const k of this.declared.get(coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name)) ?? []) keys.add(k);
+    for (const k of keys) this.options.onBundleEvent(k);
+  }
+}
+
+function controllerUid(obj: KubeObject): string | undefined {
+  return obj.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
+}
+
+/** The name of the Bundle controlling this object, if a Bundle does. */
+export function bundleController(obj: KubeObject): string | undefined {
+  const ref = obj.metadata.ownerReferences?.find((r) => r.controller === true);
+  return ref && ref.apiVersion === API_VERSION && ref.kind === BUNDLE_KIND ? ref.name : undefined;
+}

@@ -1,0 +1,152 @@
+/**
+ * Deletes objects released by a deleted Bundle once their deletionDelay has
+ * passed. Driven by the objects themselves (the former-bundle label and the
+ * deletionTimestamp annotation live on them), so it works with no Bundle
+ * left, after any restart, and whatever the garbage collector mode is.
+ * One metadata-only, label-selected watch per deletable namespaced resource.
+ */
+import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
+import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
+import { jsonPointerSegment } from '../../core/bundle/objects.js';
+import type { KubeClient } from '../../kube/client.js';
+import type { Discovery } from '../../kube/discovery.js';
+import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
+import { gvkKey, type ResourceType } from '../../kube/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { OperatorMetrics } from '../../observability/metrics.js';
+import type { Clock } from '../../runtime/clock.js';
+import { SupervisedInformer } from '../../runtime/informer.js';
+import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
+import type { EventRecorder } from '../events.js';
+
+export interface ReleasedSweeperOptions {
+  client: KubeClient;
+  discovery: Discovery;
+  clock: Clock;
+  logger: Logger;
+  events: EventRecorder;
+  metrics?: OperatorMetrics;
+  namespace?: string;
+  workers?: number;
+  rediscoverEveryMs?: number;
+}
+
+/** Resources that can hold released objects: namespaced, and we can watch, patch and delete them. */
+export function sweepable(rt: ResourceType): boolean {
+  const need = ['list', 'watch', 'patch', 'delete'];
+  return rt.namespaced && need.every((v) => rt.verbs.includes(v)) && rt.plural !== 'events' && !rt.plural.includes('/');
+}
+
+export class ReleasedObjectSweeper {
+  private readonly queue: WorkQueue<string>;
+  private readonly informers = new Map<string, SupervisedInformer>();
+  private workersDone: Promise<void> | undefined;
+  private rediscoverTimer: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(private readonly o: ReleasedSweeperOptions) {
+    this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
+  }
+
+  async start(): Promise<void> {
+    await this.syncInformers();
+    this.workersDone = runWorkers(this.queue, this.o.workers ?? 2, (key) => this.sweep(key), (key, err) => this.o.logger.warn({ object: key, err: errorMessage(err) }, 'sweeping a released object failed'));
+    this.scheduleRediscovery();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.rediscoverTimer?.();
+    this.queue.shutDown();
+    await this.workersDone;
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  }
+
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  private scheduleRediscovery(): void {
+    if (this.stopped) return;
+    this.rediscoverTimer = this.o.clock.setTimeout(() => {
+      this.syncInformers()
+        .catch((err: unknown) => this.o.logger.warn({ err: errorMessage(err) }, 'rediscovery for the released-object sweep failed'))
+        .finally(() => this.scheduleRediscovery());
+    }, this.o.rediscoverEveryMs ?? 30_000);
+  }
+
+  /** Starts a watch for every sweepable resource not watched yet (CRDs appear at any time). */
+  private async syncInformers(): Promise<void> {
+    await this.o.discovery.refresh();
+    const started: SupervisedInformer[] = [];
+    for (const rt of this.o.discovery.resources()) {
+      if (!sweepable(rt)) continue;
+      // One watch per group/resource: other versions of it show the same objects.
+      const id = `${rt.group}/${rt.plural}`;
+      if (this.informers.has(id) || !this.isPreferred(rt)) continue;
+      const informer = new SupervisedInformer(this.o.client, rt, {
+        metadataOnly: true,
+        labelSelector: Labels.formerBundle,
+        ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
+      });
+      const enqueue = (obj: { metadata: { namespace?: string; name: string } }) => this.queue.add(`${gvkKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
+      informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
+      this.informers.set(id, informer);
+      informer.start();
+      started.push(informer);
+    }
+    await Promise.all(started.map((i) => i.waitForSync()));
+  }
+
+  /** Discovery lists every served version; watch the first one listed for each group/resource. */
+  private isPreferred(rt: ResourceType): boolean {
+    const first = this.o.discovery.resources().find((r) => r.group === rt.group && r.plural === rt.plural);
+    return first === rt;
+  }
+
+  private async sweep(key: string): Promise<WorkResult> {
+    const [gvk = '', namespace = '', name = ''] = key.split('|');
+    const slash = gvk.lastIndexOf('/');
+    const rt = this.o.discovery.lookup(gvk.slice(0, slash), gvk.slice(slash + 1));
+    if (!rt) return 'forget';
+    const cached = this.informers.get(`${rt.group}/${rt.plural}`)?.get(namespace, name);
+    if (!cached) return 'forget';
+    const decision = decideOrphanSweep(cached.metadata, this.o.clock.now());
+    const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid };
+    switch (decision.action) {
+      case 'skip':
+        return 'forget';
+      case 'invalid':
+        await this.o.events.warning(target, EventReasons.InvalidDeletionDelay, `kept: ${decision.message}`);
+        return 'forget';
+      case 'wait':
+        return { requeueAfterMs: Math.max(0, decision.deleteAtMs - this.o.clock.now()) };
+      case 'mark': {
+        const ops: unknown[] = [{ op: 'test', path: '/metadata/resourceVersion', value: cached.metadata.resourceVersion }];
+        if (!cached.metadata.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+        ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment('smith.atlassian.com/deletionTimestamp')}`, value: decision.deletionTimestamp });
+        await this.o.client.patch(rt, namespace, name, ops, 'json', { fieldManager: FIELD_MANAGER });
+        return { requeueAfterMs: Math.max(0, decision.deleteAtMs - this.o.clock.now()) };
+      }
+      case 'delete':
+      case 'expired': {
+        // Decide again on a fresh read right before deleting: a re-applied Bundle may have adopted it.
+        const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
+        if (!fresh || fresh.metadata.uid !== cached.metadata.uid) return 'forget';
+        const again = decideOrphanSweep(fresh.metadata, this.o.clock.now());
+        if (again.action !== 'expired' && again.action !== 'delete') return 'requeue';
+        try {
+          await this.o.client.delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
+        } catch (err) {
+          if (isConflict(err)) return 'requeue';
+          if (isNotFound(err)) return 'forget';
+          throw err;
+        }
+        const former = fresh.metadata.labels?.[Labels.formerBundle] ?? '?';
+        const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(this.o.clock.now());
+        await this.o.events.normal(target, EventReasons.DeletedAfterDelay, `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`);
+        return 'forget';
+      }
+    }
+  }
+}
