@@ -112,8 +112,7 @@ export function planBundle(input: PlanInput): BundlePlan {
   const resources = order.flatMap((name) => decided.get(name) ?? []);
 
   // 4. Prune what left the spec, unless this pass could not apply everything.
-  const inSpec = new Set(spec.resources.flatMap((r) => (r.spec.object === undefined ? [] : [objectKey({ ...r.spec.object, metadata: { ...r.spec.object.metadata, namespace: bundle.namespace } })])));
-  const candidates = planPrune({ controlled: input.controlled, inSpec, now: input.now });
+  const candidates = planPrune({ controlled: input.controlled, inSpec: specKeys(spec, bundle.namespace), now: input.now });
   const holdReason = pruneHoldReason(resources);
   const plan: BundlePlan = { ...base, issues, resources, prune: candidates, withheld: [] };
   return withRequeue(holdReason === undefined ? plan : withholdPrunes(plan, holdReason), input.now);
@@ -145,6 +144,11 @@ function pruneHoldReason(resources: readonly ResourcePlan[]): string | undefined
   const failing = resources.filter((r) => r.action === 'error' || r.action === 'conflict' || (r.action === 'blocked' && r.blockedByError) || ('readiness' in r && r.readiness.state === 'error'));
   if (failing.length === 0) return undefined;
   return `not pruning while resources are failing: ${failing.map((r) => r.name).join(', ')}`;
+}
+
+/** objectKey of every object the spec lists, as it is applied: in the Bundle's namespace. */
+function specKeys(spec: BundleSpec, namespace: string): Set<string> {
+  return new Set(spec.resources.flatMap((r) => (r.spec.object === undefined ? [] : [objectKey({ ...r.spec.object, metadata: { name: r.spec.object.metadata.name, namespace } })])));
 }
 
 function resourceGraph(resources: readonly Resource[]): DependencyGraph {

@@ -69,7 +69,7 @@ describe('needsApply', () => {
   /** The live object as the server returns it after the apply: everything desired plus server fields. */
   const applied = (...mods: Mod<Obj>[]): LiveObject =>
     live(
-      structuredClone(desired) as Obj,
+      structuredClone(desired),
       withField('spec', { replicas: 2, revisionHistoryLimit: 10, template: { spec: { containers: [{ name: 'c', image: 'i:1', imagePullPolicy: 'IfNotPresent' }], dnsPolicy: 'ClusterFirst' } } }),
       withStatus({ replicas: 2 }),
       (o) => {

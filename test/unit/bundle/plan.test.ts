@@ -35,7 +35,7 @@ const HOUR = 3_600_000;
 function appliedLive(b: TestBundle, name: string, liveSoFar: Record<string, LiveObject> = {}, ...mods: Mod<Obj>[]): Obj {
   const r = planBundle(planInput(b, liveSoFar)).resources.find((p) => p.name === name);
   if (r === undefined || !('apply' in r)) throw new Error(`resource ${name} is not applied: ${JSON.stringify(r)}`);
-  return live(structuredClone(r.apply.desired) as Obj, ...mods);
+  return live(structuredClone(r.apply.desired), ...mods);
 }
 
 const actions = (plan: BundlePlan): string[] => plan.resources.map((r) => `${r.name}:${r.action}`);

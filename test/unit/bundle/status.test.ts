@@ -30,7 +30,7 @@ const T1 = '2026-01-01T00:05:00Z';
 function applied(b: TestBundle, name: string, liveSoFar: Record<string, LiveObject> = {}, ...mods: Mod<Obj>[]): Obj {
   const r = planBundle(planInput(b, liveSoFar)).resources.find((p) => p.name === name);
   if (r === undefined || !('apply' in r)) throw new Error(`resource ${name} is not applied`);
-  return live(structuredClone(r.apply.desired) as Obj, controlledByBundle(), ...mods);
+  return live(structuredClone(r.apply.desired), controlledByBundle(), ...mods);
 }
 
 /** "Type=Status(Reason)" per condition: the shape of a status at a glance. */
