@@ -1,0 +1,214 @@
+/**
+ * The garbage collector as the operator runs it: discovery of every
+ * resource it can list, watch and delete (CRDs included, events excluded),
+ * one metadata-only informer per resource feeding the engine's graph writer,
+ * re-discovery every 30 s and whenever a CRD is added, changed or removed.
+ */
+import { KubeClient } from '../../kube/client.js';
+import { Discovery } from '../../kube/discovery.js';
+import { errorMessage } from '../../kube/errors.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
+import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
+import { SupervisedInformer } from '../../runtime/informer.js';
+import { GcEngine, type GcLog, type GcScopeRestriction } from './engine.js';
+import { noopGcMetrics, type GcMetrics } from './metrics.js';
+
+export interface GarbageCollectorOptions {
+  /** `--gc`: every resource (default), only Bundle-owned chains, or nothing. */
+  mode?: 'cluster' | 'bundles' | 'off';
+  /** Attempt-to-delete workers (default 10). */
+  workers?: number;
+  /** Attempt-to-orphan workers (default: as many as workers). */
+  orphanWorkers?: number;
+  clock?: Clock;
+  /**
+   * Tests on a shared apiserver: act only on objects in these namespaces
+   * (plus cluster-scoped objects carrying `clusterScopedLabel`). The graph
+   * still covers the cluster.
+   */
+  namespaces?: readonly string[];
+  clusterScopedLabel?: string;
+  /** Foreground cycles: wait this long per dependent before removing an owner's foregroundDeletion finalizer (default 30 s). */
+  cycleTimeoutPerDependentMs?: number;
+  /** Re-discovery interval (default 30 s). */
+  discoveryIntervalMs?: number;
+  absentOwnerCacheSize?: number;
+  metrics?: GcMetrics;
+  log?: GcLog;
+  reportingInstance?: string;
+  /** Shared discovery (default: the collector makes its own). */
+  discovery?: Discovery;
+}
+
+/** The resources whose events the collector never watches: high churn, never owners of anything. */
+const IGNORED = new Set(['events', 'events.events.k8s.io']);
+
+/**
+ * What to watch: one version per group/resource (the first the server
+ * lists, its preferred one), supporting list, watch and delete.
+ */
+export function collectableResources(all: readonly ResourceType[]): ResourceType[] {
+  const chosen = new Map<string, ResourceType>();
+  for (const rt of all) {
+    const key = rt.group ? `${rt.plural}.${rt.group}` : rt.plural;
+    if (IGNORED.has(key) || chosen.has(key)) continue;
+    if (rt.plural.includes('/')) continue;
+    if (!['list', 'watch', 'delete'].every((v) => rt.verbs.includes(v))) continue;
+    chosen.set(key, rt);
+  }
+  return [...chosen.values()];
+}
+
+function resourceKey(rt: ResourceType): string {
+  return `${rt.group}/${rt.version}/${rt.plural}`;
+}
+
+export class GarbageCollector {
+  readonly engine: GcEngine;
+  private readonly discovery: Discovery;
+  private readonly clock: Clock;
+  private readonly metrics: GcMetrics;
+  private readonly log: GcLog;
+  private readonly informers = new Map<string, SupervisedInformer>();
+  private started = false;
+  private stopping = false;
+  private discovered = false;
+  private cancelResync: Cancel | undefined;
+  private cancelSoon: Cancel | undefined;
+  private syncing: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: GarbageCollectorOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.metrics = options.metrics ?? noopGcMetrics;
+    this.log = options.log ?? (() => {});
+    this.discovery = options.discovery ?? new Discovery(client);
+    const restrictTo: GcScopeRestriction | undefined = options.namespaces
+      ? { namespaces: options.namespaces, ...(options.clusterScopedLabel !== undefined ? { clusterScopedLabel: options.clusterScopedLabel } : {}) }
+      : undefined;
+    this.engine = new GcEngine(client, this.discovery, {
+      mode: options.mode === 'bundles' ? 'bundles' : 'cluster',
+      clock: this.clock,
+      metrics: this.metrics,
+      log: this.log,
+      ...(restrictTo ? { restrictTo } : {}),
+      ...(options.cycleTimeoutPerDependentMs !== undefined ? { cycleTimeoutPerDependentMs: options.cycleTimeoutPerDependentMs } : {}),
+      ...(options.absentOwnerCacheSize !== undefined ? { absentOwnerCacheSize: options.absentOwnerCacheSize } : {}),
+      ...(options.reportingInstance !== undefined ? { reportingInstance: options.reportingInstance } : {}),
+    });
+  }
+
+  /** Discovers, starts the informers and the workers. Resolves after the first discovery (not the informers' sync). */
+  async start(): Promise<void> {
+    if (this.started || this.options.mode === 'off') return;
+    this.started = true;
+    const workers = this.options.workers ?? 10;
+    this.engine.run(workers, this.options.orphanWorkers ?? workers);
+    await this.syncResources();
+    this.scheduleResync();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started || this.stopping) return;
+    this.stopping = true;
+    this.cancelResync?.();
+    this.cancelSoon?.();
+    await this.syncing;
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    this.informers.clear();
+    await this.engine.stop();
+  }
+
+  /** Every informer has listed once (and discovery ran). */
+  hasSynced(): boolean {
+    return this.discovered && [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  /** Resolves once hasSynced() (or the collector stops). */
+  async waitForSync(): Promise<void> {
+    while (!this.discovered && !this.stopping) await new Promise((r) => setTimeout(r, 50));
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+  }
+
+  graphSize(): number {
+    return this.engine.graph.size;
+  }
+
+  /** Resources currently watched (for health and tests). */
+  watchedResources(): ResourceType[] {
+    return [...this.informers.values()].map((i) => i.resource);
+  }
+
+  private scheduleResync(): void {
+    if (this.stopping) return;
+    this.cancelResync = this.clock.setTimeout(() => {
+      void this.syncResources().finally(() => this.scheduleResync());
+    }, this.options.discoveryIntervalMs ?? 30_000);
+  }
+
+  /** A CRD changed: re-discover soon (coalescing bursts of CRD events). */
+  private resyncSoon(): void {
+    if (this.stopping || this.cancelSoon) return;
+    this.cancelSoon = this.clock.setTimeout(() => {
+      this.cancelSoon = undefined;
+      void this.syncResources();
+    }, 500);
+  }
+
+  private syncResources(): Promise<void> {
+    if (this.syncing) return this.syncing;
+    this.syncing = this.doSyncResources().finally(() => {
+      this.syncing = undefined;
+    });
+    return this.syncing;
+  }
+
+  private async doSyncResources(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      await this.discovery.refresh();
+    } catch (err) {
+      this.metrics.discoverySyncError();
+      this.log('warn', `garbage collector discovery failed: ${errorMessage(err)}`);
+      return;
+    }
+    const wanted = new Map(collectableResources(this.discovery.resources()).map((rt) => [resourceKey(rt), rt]));
+    for (const [key, informer] of this.informers) {
+      if (wanted.has(key)) continue;
+      this.informers.delete(key);
+      await informer.stop();
+      this.log('info', `garbage collector stopped watching ${key}`);
+    }
+    for (const [key, rt] of wanted) {
+      if (this.informers.has(key) || this.stopping) continue;
+      this.informers.set(key, this.startInformer(rt));
+    }
+    this.discovered = true;
+  }
+
+  private startInformer(rt: ResourceType): SupervisedInformer {
+    const informer = new SupervisedInformer(this.client, rt, {
+      metadataOnly: true,
+      onError: (err) => this.log('debug', `watch of ${rt.plural}.${rt.group} failed: ${errorMessage(err)}`),
+    });
+    const isCrd = rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions';
+    informer.addHandler({
+      onAdd: (obj: KubeObject) => {
+        this.engine.observed(obj);
+        if (isCrd) this.resyncSoon();
+      },
+      onUpdate: (_old: KubeObject, obj: KubeObject) => {
+        this.engine.observed(obj);
+        if (isCrd) this.resyncSoon();
+      },
+      onDelete: (obj: KubeObject) => {
+        this.engine.deleted(obj);
+        if (isCrd) this.resyncSoon();
+      },
+    });
+    informer.start();
+    return informer;
+  }
+}

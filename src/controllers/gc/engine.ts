@@ -1,0 +1,513 @@
+/**
+ * The garbage collector's engine: the graph and its single writer, the
+ * attempt-to-delete and attempt-to-orphan queues, and the workers that
+ * fetch facts, call the pure decisions in core/gc, and carry them out.
+ * Informers and discovery are wired in collector.ts; tests drive the engine
+ * directly (push changes, drain the writer, process one queue item).
+ *
+ * Requests per collected object, on a cascade: the dependent is not read
+ * first (the graph has its owner references and resourceVersion; the DELETE
+ * carries both as preconditions and only a conflict causes a re-read), and
+ * the owner is verified once for all its dependents (absent-owner cache,
+ * shared lookups). So one DELETE per object, where upstream spends a GET and
+ * a DELETE.
+ */
+import { EventReasons, Finalizers } from '../../api/names.js';
+import type { DeleteOptions, EventInput, PatchType } from '../../kube/client.js';
+import { KubeApiError, errorMessage } from '../../kube/errors.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
+import type { Clock } from '../../runtime/clock.js';
+import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter } from '../../runtime/ratelimiter.js';
+import { WorkQueue, runWorkers, type WorkResult } from '../../runtime/workqueue.js';
+import { applyEvent, type InvalidNamespaceReport } from '../../core/gc/builder.js';
+import { classifyReferences } from '../../core/gc/classify.js';
+import {
+  decideAttemptToDelete,
+  decideAttemptToOrphan,
+  decideDeletingDependents,
+  deletingDependentsFacts,
+  describeOwnerChain,
+  itemFacts,
+  planAttemptToDelete,
+  type Propagation,
+} from '../../core/gc/decide.js';
+import { Graph, NodeFlags, OwnerRef, RefBits, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
+import { inModeScope } from '../../core/gc/scope.js';
+import { noopGcMetrics, type GcMetrics } from './metrics.js';
+import { OwnerVerifier, type OwnerLookupApi, type ResourceResolver } from './owner-verifier.js';
+
+/** The API verbs the engine uses (KubeClient has them all). */
+export interface GcApi extends OwnerLookupApi {
+  patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType): Promise<KubeObject>;
+  delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
+  createEvent(input: EventInput): Promise<void>;
+}
+
+export type GcLogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type GcLog = (level: GcLogLevel, message: string, fields?: Record<string, unknown>) => void;
+
+export interface GcScopeRestriction {
+  /** Namespaced objects are acted on only in these namespaces. */
+  namespaces: readonly string[];
+  /** Cluster-scoped objects are acted on only when they carry this label (any value); none when unset. */
+  clusterScopedLabel?: string;
+}
+
+export interface GcEngineOptions {
+  mode: 'cluster' | 'bundles';
+  clock: Clock;
+  /** Foreground cycles: an owner waits this long per dependent (direct and indirect) before its finalizer is removed. */
+  cycleTimeoutPerDependentMs?: number;
+  absentOwnerCacheSize?: number;
+  /** How long a verified owner state may be reused for other dependents (graph events invalidate it sooner). */
+  ownerStateTtlMs?: number;
+  /** Acting only on part of the cluster (tests on a shared apiserver). The graph still sees everything. */
+  restrictTo?: GcScopeRestriction;
+  metrics?: GcMetrics;
+  log?: GcLog;
+  /** Name of this replica on events. */
+  reportingInstance?: string;
+  /** Longest per-item retry backoff. */
+  maxRetryDelayMs?: number;
+}
+
+export const REPORTING_CONTROLLER = 'bundlesmith/garbage-collector';
+
+type Change =
+  | { kind: 'observed'; object: KubeObject }
+  | { kind: 'deleted'; object: KubeObject }
+  | { kind: 'virtual-delete'; identity: Identity };
+
+/** A dependent as a decision sees it: from the graph, or from a fresh read after a conflict. */
+interface ItemSnapshot {
+  identity: Identity;
+  resourceVersion: string;
+  refs: readonly OwnerRef[];
+  orphanFinalizer: boolean;
+  foregroundFinalizer: boolean;
+}
+
+/** A precondition (DELETE) or JSON-patch `test` that failed: the object changed since the decision. */
+export function isStaleWrite(err: unknown): boolean {
+  if (!(err instanceof KubeApiError)) return false;
+  if (err.code === 409) return true;
+  // A failed JSON-patch test op is reported as 422 by the apiserver (and 500 by some older aggregated servers).
+  return (err.code === 422 || err.code === 500) && /test/i.test(err.message);
+}
+
+function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export class GcEngine {
+  readonly graph = new Graph();
+  readonly attemptToDelete: WorkQueue<string>;
+  readonly attemptToOrphan: WorkQueue<string>;
+  readonly verifier: OwnerVerifier;
+  private readonly metrics: GcMetrics;
+  private readonly log: GcLog;
+  private readonly cycleTimeoutPerDependentMs: number;
+
+  private changes: Change[] = [];
+  private wakeWriter: (() => void) | undefined;
+  private stopped = false;
+  private running: Promise<unknown> | undefined;
+  private readonly pendingEvents = new Set<Promise<void>>();
+
+  constructor(
+    private readonly api: GcApi,
+    private readonly resolver: ResourceResolver,
+    private readonly options: GcEngineOptions,
+  ) {
+    this.metrics = options.metrics ?? noopGcMetrics;
+    this.log = options.log ?? (() => {});
+    this.cycleTimeoutPerDependentMs = options.cycleTimeoutPerDependentMs ?? 30_000;
+    const queue = (name: 'attemptToDelete' | 'attemptToOrphan') =>
+      new WorkQueue<string>({
+        clock: options.clock,
+        rateLimiter: new MaxOfRateLimiter<string>(new ExponentialBackoffRateLimiter<string>({ baseDelayMs: 5, maxDelayMs: options.maxRetryDelayMs ?? 60_000 }), new TokenBucketRateLimiter<string>(options.clock, {})),
+        metrics: { depth: (n) => this.metrics.queueDepth(name, n), added: () => {}, queueLatency: () => {}, workDuration: () => {}, retried: () => {} },
+      });
+    this.attemptToDelete = queue('attemptToDelete');
+    this.attemptToOrphan = queue('attemptToOrphan');
+    this.verifier = new OwnerVerifier(api, resolver, options.clock, { absentCacheSize: options.absentOwnerCacheSize ?? 2_000, presentTtlMs: options.ownerStateTtlMs ?? 2_000 });
+  }
+
+  // ---- the graph writer -------------------------------------------------
+
+  /** Informer side: an add or update. Only queues the change (no work in handlers). */
+  observed(object: KubeObject): void {
+    this.push({ kind: 'observed', object });
+  }
+
+  /** Informer side: a delete. */
+  deleted(object: KubeObject): void {
+    this.push({ kind: 'deleted', object });
+  }
+
+  /** Worker side: nothing with this identity exists (verified live). */
+  virtualDelete(identity: Identity): void {
+    this.push({ kind: 'virtual-delete', identity });
+  }
+
+  pendingChanges(): number {
+    return this.changes.length;
+  }
+
+  private push(change: Change): void {
+    if (this.stopped) return;
+    this.changes.push(change);
+    this.metrics.queueDepth('graphChanges', this.changes.length);
+    const wake = this.wakeWriter;
+    this.wakeWriter = undefined;
+    wake?.();
+  }
+
+  /** The writer's step: applies every pending change, in order. The only code that mutates the graph. */
+  drainChanges(): number {
+    const batch = this.changes;
+    this.changes = [];
+    for (const change of batch) this.apply(change);
+    this.metrics.queueDepth('graphChanges', this.changes.length);
+    this.metrics.graphSize(this.graph.size);
+    return batch.length;
+  }
+
+  private apply(change: Change): void {
+    const at = this.options.clock.now();
+    const fx =
+      change.kind === 'virtual-delete'
+        ? applyEvent(this.graph, { type: 'virtual-delete', identity: change.identity, at })
+        : change.kind === 'deleted'
+          ? applyEvent(this.graph, { type: 'deleted', object: change.object, at })
+          : applyEvent(this.graph, { type: 'observed', object: change.object, tagged: this.tagged(change.object), at });
+    for (const uid of fx.touched) this.verifier.invalidate(uid);
+    for (const id of fx.absentOwners) this.verifier.markAbsent(id);
+    for (const uid of fx.attemptToDelete) this.attemptToDelete.add(uid);
+    for (const uid of fx.attemptToDeleteRateLimited) this.attemptToDelete.addRateLimited(uid);
+    for (const uid of fx.attemptToOrphan) this.attemptToOrphan.add(uid);
+    for (const report of fx.invalidNamespaceRefs) this.reportInvalidNamespace(report);
+  }
+
+  private async runWriter(): Promise<void> {
+    while (!this.stopped) {
+      if (this.changes.length === 0) {
+        await new Promise<void>((resolve) => {
+          this.wakeWriter = resolve;
+        });
+        continue;
+      }
+      this.drainChanges();
+      // Let informers and workers run between batches.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  // ---- lifecycle -----------------------------------------------------------
+
+  /** Starts the writer and the workers (stop() ends them). */
+  run(workers: number, orphanWorkers: number): void {
+    if (this.running) return;
+    const onError = (queue: string) => (key: string, err: unknown) => this.log('warn', `${queue} ${key} failed: ${errorMessage(err)}`);
+    this.running = Promise.all([
+      this.runWriter(),
+      runWorkers(this.attemptToDelete, workers, (uid) => this.processAttemptToDelete(uid), onError('attempt-to-delete')),
+      runWorkers(this.attemptToOrphan, orphanWorkers, (uid) => this.processAttemptToOrphan(uid), onError('attempt-to-orphan')),
+    ]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.attemptToDelete.shutDown();
+    this.attemptToOrphan.shutDown();
+    const wake = this.wakeWriter;
+    this.wakeWriter = undefined;
+    wake?.();
+    await this.running;
+    await Promise.allSettled([...this.pendingEvents]);
+  }
+
+  // ---- scope ---------------------------------------------------------------
+
+  private tagged(obj: KubeObject): boolean {
+    const r = this.options.restrictTo;
+    if (!r) return false;
+    const ns = obj.metadata.namespace;
+    if (ns) return r.namespaces.includes(ns);
+    return r.clusterScopedLabel !== undefined && obj.metadata.labels?.[r.clusterScopedLabel] !== undefined;
+  }
+
+  /** Whether the collector may change this object (mode, and the test restriction). */
+  acts(node: GraphNode): boolean {
+    if (this.options.restrictTo && !node.has(NodeFlags.tagged)) return false;
+    return inModeScope(this.options.mode, this.graph, node);
+  }
+
+  // ---- attempt to delete ----------------------------------------------------
+
+  async processAttemptToDelete(uid: string): Promise<WorkResult> {
+    const node = this.graph.get(uid);
+    const plan = planAttemptToDelete(node);
+    if (!node || plan.kind === 'skip') return 'forget';
+    if (plan.kind === 'verify-virtual') return this.verifyVirtual(node);
+    if (!this.acts(node)) return 'forget';
+    if (plan.kind === 'deleting-dependents') return this.processDeletingDependents(node);
+    const snapshot: ItemSnapshot = {
+      identity: identityOf(node),
+      resourceVersion: node.resourceVersion,
+      refs: node.owners,
+      orphanFinalizer: node.has(NodeFlags.orphanFinalizer),
+      foregroundFinalizer: node.has(NodeFlags.foregroundFinalizer),
+    };
+    return this.decideAndAct(snapshot, false);
+  }
+
+  /** A virtual node: is anything with its identity on the server? If not, tell the writer. */
+  private async verifyVirtual(node: GraphNode): Promise<WorkResult> {
+    const id = identityOf(node);
+    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
+    // Unknown kind: maybe a CRD not discovered yet; retry with backoff, as upstream.
+    if (!rt) return 'requeue';
+    let live: KubeObject | undefined;
+    if (!rt.namespaced || id.namespace !== '') {
+      try {
+        live = await this.api.tryGet(rt, rt.namespaced ? id.namespace : undefined, id.name, { metadataOnly: true });
+      } catch (err) {
+        this.metrics.error(id.kind, 'verify-virtual');
+        throw err;
+      }
+    }
+    if (!live || live.metadata.uid !== id.uid) {
+      this.virtualDelete(id);
+      return 'forget';
+    }
+    // It exists: wait until an informer reports it (then it is no longer virtual).
+    return 'requeue';
+  }
+
+  private async decideAndAct(item: ItemSnapshot, isRetry: boolean): Promise<WorkResult> {
+    const id = item.identity;
+    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
+    if (!rt) return 'requeue';
+    const node = this.graph.get(id.uid);
+    const states = await this.verifier.ownerStates(this.graph, { namespace: id.namespace }, item.refs);
+    const facts = node ? itemFacts(this.graph, node) : { hasDependents: false, dependentDeletingDependents: false };
+    const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
+    this.log('debug', `attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
+    const namespace = rt.namespaced ? id.namespace : undefined;
+    try {
+      switch (decision.kind) {
+        case 'keep':
+        case 'forget':
+          return 'forget';
+        case 'requeue':
+          return 'requeue';
+        case 'remove-refs':
+          await this.api.patch(rt, namespace, id.name, removeRefsPatch(item.refs, new Set(decision.uids)), 'json');
+          return 'forget';
+        case 'delete': {
+          let resourceVersion = item.resourceVersion;
+          const unblock = decision.unblockRefsFirst ? unblockRefsPatch(item.refs) : [];
+          if (unblock.length > 0) {
+            const patched = await this.api.patch(rt, namespace, id.name, unblock, 'json');
+            resourceVersion = patched.metadata.resourceVersion;
+          }
+          const result = await this.api.delete(rt, namespace, id.name, { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation });
+          if (result === 'not-found') {
+            this.virtualDelete(id);
+            return 'forget';
+          }
+          this.metrics.deleted(id.kind, decision.propagation);
+          this.emitCollected(id, decision.propagation, decision.causes);
+          return 'forget';
+        }
+      }
+    } catch (err) {
+      if (!isStaleWrite(err)) {
+        this.metrics.error(id.kind, decision.kind === 'delete' ? 'delete' : 'remove-refs');
+        throw err;
+      }
+      // The object changed since the decision: read it once and decide again.
+      if (isRetry) return 'requeue';
+      const fresh = await this.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
+      if (!fresh || fresh.metadata.uid !== id.uid) {
+        this.virtualDelete(id);
+        return 'forget';
+      }
+      const meta = fresh.metadata;
+      if (meta.deletionTimestamp) return 'forget';
+      const refs = (meta.ownerReferences ?? []).map((r) => new OwnerRef(r.uid, { apiVersion: r.apiVersion, kind: r.kind }, r.name, (r.controller ? RefBits.controller : 0) | (r.blockOwnerDeletion ? RefBits.blockOwnerDeletion : 0)));
+      if (refs.length === 0) return 'forget';
+      const finalizers = meta.finalizers ?? [];
+      return this.decideAndAct({ identity: id, resourceVersion: meta.resourceVersion, refs, orphanFinalizer: finalizers.includes(Finalizers.orphan), foregroundFinalizer: finalizers.includes(Finalizers.foregroundDeletion) }, true);
+    }
+  }
+
+  private async processDeletingDependents(owner: GraphNode): Promise<WorkResult> {
+    const facts = deletingDependentsFacts(this.graph, owner, this.options.clock.now(), this.cycleTimeoutPerDependentMs);
+    const decision = decideDeletingDependents(facts);
+    if (decision.kind === 'wait') {
+      for (const uid of decision.enqueue) this.attemptToDelete.add(uid);
+      return decision.recheckAfterMs !== undefined ? { requeueAfterMs: decision.recheckAfterMs } : 'forget';
+    }
+    const id = identityOf(owner);
+    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
+    if (!rt) return 'requeue';
+    const removed = await this.removeFinalizer(rt, id, decision.finalizer);
+    if (removed && decision.reason === 'cycle-timeout') {
+      const blockers = decision.blockers.map((uid) => {
+        const n = this.graph.get(uid);
+        return n ? `${n.type.kind} ${n.name}` : uid;
+      });
+      this.emit(id, 'Warning', EventReasons.ForegroundCycleBroken, 'RemoveFinalizer',
+        `Removed finalizer ${decision.finalizer} after waiting ${Math.round(decision.waitedMs / 1000)} s (timeout ${Math.round(decision.timeoutMs / 1000)} s for ${facts.transitiveDependents} dependents): its remaining blocking dependents (${blockers.join(', ')}) all wait in foreground deletion on a cycle that includes it`);
+    }
+    return 'forget';
+  }
+
+  /**
+   * Removes one finalizer with a JSON patch whose `test` op pins the list it
+   * was computed from; re-reads on a failed test. Returns false when the
+   * object or the finalizer was already gone.
+   */
+  private async removeFinalizer(rt: ResourceType, id: Identity, finalizer: string): Promise<boolean> {
+    const namespace = rt.namespaced ? id.namespace : undefined;
+    for (let attempt = 0; ; attempt++) {
+      const live = await this.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
+      if (!live || live.metadata.uid !== id.uid) return false;
+      const finalizers = live.metadata.finalizers ?? [];
+      if (!finalizers.includes(finalizer)) return false;
+      try {
+        await this.api.patch(rt, namespace, id.name, [
+          { op: 'test', path: '/metadata/uid', value: id.uid },
+          { op: 'test', path: '/metadata/finalizers', value: finalizers },
+          { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== finalizer) },
+        ], 'json');
+        return true;
+      } catch (err) {
+        if (isStaleWrite(err) && attempt < 3) continue;
+        this.metrics.error(id.kind, 'remove-finalizer');
+        throw err;
+      }
+    }
+  }
+
+  // ---- attempt to orphan ---------------------------------------------------
+
+  async processAttemptToOrphan(uid: string): Promise<WorkResult> {
+    const owner = this.graph.get(uid);
+    const decision = decideAttemptToOrphan(owner);
+    if (!owner || decision.kind === 'forget' || !this.acts(owner)) return 'forget';
+    const id = identityOf(owner);
+    let failed = 0;
+    // Bounded fan-out: the transport rate-limits anyway, this bounds memory.
+    for (let i = 0; i < decision.dependents.length; i += 16) {
+      const results = await Promise.allSettled(decision.dependents.slice(i, i + 16).map((dep) => this.orphanDependent(dep, id.uid)));
+      for (const r of results) {
+        if (r.status === 'rejected') {
+          failed++;
+          this.log('warn', `orphaning a dependent of ${formatIdentity(id)} failed: ${errorMessage(r.reason)}`);
+        }
+      }
+    }
+    if (failed > 0) return 'requeue';
+    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
+    if (!rt) return 'requeue';
+    await this.removeFinalizer(rt, id, Finalizers.orphan);
+    return 'forget';
+  }
+
+  private async orphanDependent(depUid: string, ownerUid: string): Promise<void> {
+    const dep = this.graph.get(depUid);
+    if (!dep || dep.virtual) return;
+    const id = identityOf(dep);
+    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
+    if (!rt) throw new Error(`${id.apiVersion} ${id.kind} is not served`);
+    const namespace = rt.namespaced ? id.namespace : undefined;
+    let refs: readonly { uid: string }[] = dep.owners;
+    for (let attempt = 0; ; attempt++) {
+      if (!refs.some((r) => r.uid === ownerUid)) return;
+      try {
+        await this.api.patch(rt, namespace, id.name, removeRefsPatch(refs, new Set([ownerUid])), 'json');
+        this.metrics.orphaned(id.kind);
+        return;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 404) return;
+        if (!isStaleWrite(err) || attempt >= 2) {
+          this.metrics.error(id.kind, 'orphan');
+          throw err;
+        }
+        const fresh = await this.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
+        if (!fresh || fresh.metadata.uid !== id.uid) return;
+        refs = fresh.metadata.ownerReferences ?? [];
+      }
+    }
+  }
+
+  // ---- events ----------------------------------------------------------------
+
+  private emitCollected(id: Identity, propagation: Propagation, causes: readonly OwnerRef[]): void {
+    const chain = describeOwnerChain(this.graph, causes);
+    this.emit(id, 'Normal', EventReasons.GarbageCollected, 'Delete', `Deleted by the garbage collector (propagation ${propagation}): no owner keeps it. Owner chain: ${chain}`);
+  }
+
+  private reportInvalidNamespace(report: InvalidNamespaceReport): void {
+    const node = this.graph.get(report.dependent.uid);
+    if (node && this.options.restrictTo && !node.has(NodeFlags.tagged)) return;
+    const r = report.ownerRef;
+    const ns = report.dependent.namespace;
+    this.emit(report.dependent, 'Warning', EventReasons.OwnerRefInvalidNamespace, 'VerifyOwnerReference',
+      `ownerRef [${r.apiVersion}/${r.kind}, namespace: ${ns}, name: ${r.name}, uid: ${r.uid}] does not exist in namespace "${ns}"`);
+  }
+
+  private emit(about: Identity, type: 'Normal' | 'Warning', reason: string, action: string, message: string): void {
+    const input: EventInput = {
+      regarding: { apiVersion: about.apiVersion, kind: about.kind, name: about.name, uid: about.uid, ...(about.namespace ? { namespace: about.namespace } : {}) },
+      namespace: about.namespace || 'default',
+      type,
+      reason,
+      message,
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: this.options.reportingInstance ?? 'bundlesmith',
+      action,
+      eventTime: microTime(this.options.clock.now()),
+    };
+    const sent: Promise<void> = this.api.createEvent(input).catch((err: unknown) => {
+      this.metrics.error(about.kind, 'event');
+      this.log('warn', `event ${reason} on ${formatIdentity(about)} not recorded: ${errorMessage(err)}`);
+    });
+    this.pendingEvents.add(sent);
+    void sent.finally(() => this.pendingEvents.delete(sent));
+  }
+
+  /** Events still being sent (tests wait for them). */
+  async flushEvents(): Promise<void> {
+    await Promise.allSettled([...this.pendingEvents]);
+  }
+}
+
+/**
+ * JSON patch removing the references to `uids`, highest index first so the
+ * earlier indices stay valid; each removal is guarded by a `test` of the UID
+ * at that index, so a concurrent change of the list fails the patch instead
+ * of removing the wrong reference.
+ */
+export function removeRefsPatch(refs: readonly { uid: string }[], uids: ReadonlySet<string>): unknown[] {
+  const ops: unknown[] = [];
+  for (let i = refs.length - 1; i >= 0; i--) {
+    const ref = refs[i];
+    if (!ref || !uids.has(ref.uid)) continue;
+    ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'remove', path: `/metadata/ownerReferences/${i}` });
+  }
+  return ops;
+}
+
+/** JSON patch setting blockOwnerDeletion=false on every reference (each guarded by a UID test). */
+export function unblockRefsPatch(refs: readonly OwnerRef[]): unknown[] {
+  const ops: unknown[] = [];
+  refs.forEach((ref, i) => {
+    if (!ref.blockOwnerDeletion) return;
+    ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'add', path: `/metadata/ownerReferences/${i}/blockOwnerDeletion`, value: false });
+  });
+  return ops;
+}
