@@ -1,16 +1,28 @@
 /**
- * Entry point: flags, client, operator, HTTP endpoints, signals. Wiring only.
- * `npm start -- --namespace team-a --gc=bundles`
+ * Entry point: flags, client, operator, leader election, HTTP endpoints,
+ * signals. Wiring only.
+ * `npm start -- --namespace team-a --gc=bundles --leader-elect`
  */
 import { hostname } from 'node:os';
+import { Gauge } from 'prom-client';
 import { parseArgs, type Config } from './config.js';
 import { KubeClient } from './kube/client.js';
 import { createLogger } from './observability/logger.js';
 import { OperatorMetrics } from './observability/metrics.js';
 import { startHttpEndpoints } from './observability/http.js';
 import { systemClock } from './runtime/clock.js';
+import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
 import { Operator } from './operator.js';
 import { createGarbageCollector } from './gc-factory.js';
+
+/** How long in-flight work may take after SIGTERM before the process exits anyway (the chart's grace period is longer). */
+const SHUTDOWN_BOUND_MS = 20_000;
+/**
+ * How long a replica that lost the Lease waits for in-flight items before it
+ * exits. Well inside the gap between the renew deadline and the lease
+ * duration, so it has stopped before any standby can take over.
+ */
+const LOST_LEASE_BOUND_MS = 2_000;
 
 async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
@@ -20,24 +32,71 @@ async function main(config: Config): Promise<void> {
     ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
   });
   const metrics = new OperatorMetrics({ defaultMetrics: true });
+  const isLeader = new Gauge({ name: 'bundlesmith_leader', help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)', registers: [metrics.registry] });
   const clock = systemClock;
   const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
   const operator = new Operator({ client, clock, logger, metrics, instance, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
-  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, ready: () => operator.ready(), logger });
 
   let stopping = false;
+  let operatorStarted = false;
+  const startOperator = (): void => {
+    if (stopping) return;
+    operatorStarted = true;
+    isLeader.set(1);
+    logger.info({ namespace: config.namespace ?? '(all)', gc: config.gc, workers: config.workers }, 'starting controllers');
+    operator
+      .start()
+      .then(() => logger.info('controllers started'))
+      .catch((err: unknown) => {
+        logger.fatal({ err: String(err) }, 'controllers failed to start');
+        process.exit(1);
+      });
+  };
+
+  const elector = config.leaderElect
+    ? new LeaderElector({
+        store: kubeLeaseStore(client, config.leaderElectionNamespace, config.leaderElectionId),
+        identity: instance,
+        clock,
+        logger: logger.child({ component: 'leader-election' }),
+        leaseDurationSeconds: config.leaseDurationSeconds,
+        onStartedLeading: startOperator,
+        onStoppedLeading: (reason) => {
+          // Another replica may lead soon: stop writing now and restart
+          // clean, as client-go operators do (the pod restarts as a candidate).
+          isLeader.set(0);
+          if (stopping) return;
+          stopping = true;
+          logger.error({ reason }, 'lost leadership; stopping controllers and exiting');
+          const exit = () => process.exit(1);
+          setTimeout(exit, LOST_LEASE_BOUND_MS).unref();
+          operator.stop().then(exit, exit);
+        },
+      })
+    : undefined;
+
+  const ready = (): boolean => {
+    if (stopping) return false;
+    // A standby is ready once it takes part in the election: rollouts must
+    // not wait for it to lead.
+    if (elector && !elector.isLeader()) return elector.hasObservedLease();
+    return operatorStarted && operator.ready();
+  };
+  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, ready, logger });
+
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight work');
     // Bound the drain: a stuck request must not keep a terminating pod forever.
-    const deadline = setTimeout(() => {
+    setTimeout(() => {
       logger.warn('shutdown took too long; exiting');
       process.exit(1);
-    }, 20_000);
-    deadline.unref();
-    operator
-      .stop()
+    }, SHUTDOWN_BOUND_MS).unref();
+    // The controllers stop before the Lease is released: once released,
+    // another replica may lead at once, and two must never write together.
+    (operatorStarted ? operator.stop() : Promise.resolve())
+      .then(() => elector?.stop())
       .then(() => http.close())
       .then(() => {
         client.close();
@@ -52,15 +111,26 @@ async function main(config: Config): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  logger.info({ namespace: config.namespace ?? '(all)', gc: config.gc, workers: config.workers }, 'starting');
-  await operator.start();
-  logger.info('started');
+  // The clock's timers are unref'd and a standby has no open watch: without
+  // this (and with the HTTP endpoints disabled) Node would exit while waiting.
+  setInterval(() => undefined, 1 << 30);
+
+  if (elector) {
+    logger.info({ identity: instance, lease: `${config.leaderElectionNamespace}/${config.leaderElectionId}`, leaseDurationSeconds: config.leaseDurationSeconds }, 'waiting for leadership');
+    elector.start();
+  } else {
+    startOperator();
+  }
 }
 
 const parsed = parseArgs(process.argv.slice(2));
 if (!parsed.ok) {
   for (const e of parsed.errors) console.error(`bundlesmith: ${e}`);
-  console.error('usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--leader-elect] [--metrics-addr HOST:PORT] [--health-addr HOST:PORT] [--log-level LEVEL]');
+  console.error(
+    'usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--gc-workers N] ' +
+      '[--leader-elect] [--leader-election-namespace NS] [--leader-election-id NAME] [--lease-duration-seconds N] ' +
+      '[--metrics-addr HOST:PORT] [--health-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER]',
+  );
   process.exit(2);
 }
 main(parsed.config).catch((err: unknown) => {

@@ -1,0 +1,245 @@
+/**
+ * The I/O half of Lease leader election: reads and writes the Lease, asks
+ * `decideLeaderElection` what to do, and tells the caller when it starts and
+ * stops leading. client-go's tools/leaderelection semantics:
+ *
+ * - every write carries the resourceVersion it was decided on, so two
+ *   candidates can never both acquire;
+ * - a leader that has not renewed within the renew deadline (shorter than the
+ *   lease duration) stops leading, even when its requests hang: a watchdog
+ *   timer fires at the deadline, independent of the loop. It therefore stops
+ *   writing before any standby can take over (after a full lease duration
+ *   from the last renewal it observed);
+ * - `stop()` releases the Lease when we hold it, so a standby takes over at
+ *   once instead of after a lease duration.
+ */
+import { KubeApiError, errorMessage } from '../kube/errors.js';
+import { resourcePath, type KubeClient } from '../kube/client.js';
+import type { ResourceType } from '../kube/types.js';
+import type { Logger } from '../observability/logger.js';
+import type { Cancel, Clock } from './clock.js';
+import { decideLeaderElection, observeLease, releaseLease, type LeaseObservation, type LeaseSpec } from './leader-election-decision.js';
+
+export interface StoredLease {
+  spec: LeaseSpec;
+  resourceVersion: string;
+}
+
+/** The Lease object's three verbs; an in-memory store stands in for it in unit tests. */
+export interface LeaseStore {
+  /** Undefined when the Lease does not exist. */
+  get(): Promise<StoredLease | undefined>;
+  /** Fails (409 AlreadyExists) when someone created it first. */
+  create(spec: LeaseSpec): Promise<void>;
+  /** Fails (409 Conflict) when the Lease changed since `resourceVersion`. */
+  update(spec: LeaseSpec, resourceVersion: string): Promise<void>;
+}
+
+export const LEASE_RESOURCE: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  apiVersion: 'coordination.k8s.io/v1',
+  kind: 'Lease',
+  plural: 'leases',
+  namespaced: true,
+  verbs: ['get', 'create', 'update'],
+};
+
+/** The Lease spec fields election reads; a field of the wrong type reads as absent. */
+function leaseSpecOf(spec: unknown): LeaseSpec {
+  const raw = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>) : {};
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const int = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  return {
+    holderIdentity: text(raw.holderIdentity),
+    leaseDurationSeconds: int(raw.leaseDurationSeconds),
+    acquireTime: text(raw.acquireTime),
+    renewTime: text(raw.renewTime),
+    leaseTransitions: int(raw.leaseTransitions),
+  };
+}
+
+/** The Lease `namespace/name` on the API server. Writes are PUTs with resourceVersion (optimistic concurrency). */
+export function kubeLeaseStore(client: KubeClient, namespace: string, name: string): LeaseStore {
+  const metadata = (resourceVersion?: string) => ({ name, namespace, ...(resourceVersion ? { resourceVersion } : {}) });
+  return {
+    async get() {
+      const lease = await client.tryGet(LEASE_RESOURCE, namespace, name);
+      if (lease === undefined) return undefined;
+      return { spec: leaseSpecOf(lease.spec), resourceVersion: lease.metadata.resourceVersion };
+    },
+    async create(spec) {
+      await client.create(LEASE_RESOURCE, { apiVersion: LEASE_RESOURCE.apiVersion, kind: 'Lease', metadata: metadata(), spec });
+    },
+    async update(spec, resourceVersion) {
+      await client.raw('PUT', resourcePath(LEASE_RESOURCE, namespace, name), { apiVersion: LEASE_RESOURCE.apiVersion, kind: 'Lease', metadata: metadata(resourceVersion), spec });
+    },
+  };
+}
+
+export interface LeaderElectorOptions {
+  store: LeaseStore;
+  identity: string;
+  clock: Clock;
+  logger: Logger;
+  /** What we write; a standby waits this long after the last renewal it saw. */
+  leaseDurationSeconds: number;
+  /** How long a leader may go without a successful renewal before it stops (default: 2/3 of the lease). */
+  renewDeadlineMs?: number;
+  /** Time between rounds (default: lease duration / 7.5, client-go's 2 s for 15 s). */
+  retryPeriodMs?: number;
+  /** Called once per term, when the Lease is ours. */
+  onStartedLeading: () => void;
+  /** Called once per term, when leadership is lost (not on `stop()`). */
+  onStoppedLeading: (reason: string) => void;
+}
+
+export type LeaderElectorState = 'candidate' | 'leading' | 'stopped';
+
+export class LeaderElector {
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private observation: LeaseObservation | undefined;
+  private leading: { lastRenewMs: number } | undefined;
+  private nextRound: Cancel | undefined;
+  private watchdog: Cancel | undefined;
+  private round: Promise<void> | undefined;
+  private stopped = false;
+  private lastHolder = '';
+
+  constructor(private readonly o: LeaderElectorOptions) {
+    const leaseMs = o.leaseDurationSeconds * 1000;
+    this.renewDeadlineMs = o.renewDeadlineMs ?? Math.floor((leaseMs * 2) / 3);
+    this.retryPeriodMs = o.retryPeriodMs ?? Math.max(100, Math.floor(leaseMs / 7.5));
+    if (!(this.retryPeriodMs < this.renewDeadlineMs && this.renewDeadlineMs < leaseMs)) {
+      throw new RangeError(`leader election needs retry period (${this.retryPeriodMs} ms) < renew deadline (${this.renewDeadlineMs} ms) < lease duration (${leaseMs} ms)`);
+    }
+  }
+
+  state(): LeaderElectorState {
+    if (this.stopped) return 'stopped';
+    return this.leading ? 'leading' : 'candidate';
+  }
+
+  isLeader(): boolean {
+    return !this.stopped && this.leading !== undefined;
+  }
+
+  /** Whether a round has read the Lease: the API server is reachable and we take part. */
+  hasObservedLease(): boolean {
+    return this.observation !== undefined;
+  }
+
+  /** Begins competing; the first round runs at once. */
+  start(): void {
+    this.schedule(0);
+  }
+
+  /**
+   * Stops competing and, when we hold the Lease, releases it. The caller must
+   * have stopped its own writes first: after the release another replica may
+   * lead at once.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.nextRound?.();
+    await this.round;
+    this.watchdog?.();
+    const wasLeading = this.leading !== undefined;
+    this.leading = undefined;
+    if (!wasLeading) return;
+    try {
+      const current = await this.o.store.get();
+      const released = releaseLease(current?.spec, this.o.identity, this.o.clock.now());
+      if (current && released) {
+        await this.o.store.update(released, current.resourceVersion);
+        this.o.logger.info({ identity: this.o.identity }, 'released the leader election Lease');
+      }
+    } catch (err) {
+      // Not fatal: the standby takes over when the lease expires.
+      this.o.logger.warn({ err: errorMessage(err) }, 'could not release the leader election Lease');
+    }
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.nextRound?.();
+    this.nextRound = this.o.clock.setTimeout(() => {
+      this.round = this.runRound().finally(() => {
+        this.round = undefined;
+      });
+    }, ms);
+  }
+
+  private async runRound(): Promise<void> {
+    if (this.stopped) return;
+    let nextInMs = this.retryPeriodMs;
+    try {
+      nextInMs = await this.tryAcquireOrRenew();
+    } catch (err) {
+      // A failed read or write changes nothing by itself: the watchdog ends a
+      // term whose renewals keep failing.
+      this.o.logger.warn({ err: errorMessage(err), code: err instanceof KubeApiError ? err.code : undefined }, 'leader election round failed');
+    }
+    this.schedule(nextInMs);
+  }
+
+  /** One round; returns when to run the next. */
+  private async tryAcquireOrRenew(): Promise<number> {
+    const current = await this.o.store.get();
+    if (this.stopped) return this.retryPeriodMs;
+    const now = this.o.clock.now();
+    this.observation = observeLease(this.observation, current?.spec, now);
+    const decision = decideLeaderElection({
+      identity: this.o.identity,
+      now,
+      leaseDurationSeconds: this.o.leaseDurationSeconds,
+      lease: current?.spec,
+      observation: this.observation,
+      leading: this.leading ? { lastRenewMs: this.leading.lastRenewMs, renewDeadlineMs: this.renewDeadlineMs } : undefined,
+    });
+    switch (decision.action) {
+      case 'lost':
+        this.lose(decision.reason);
+        return this.retryPeriodMs;
+      case 'wait-until':
+        if (decision.holderIdentity !== this.lastHolder) {
+          this.lastHolder = decision.holderIdentity;
+          this.o.logger.info({ holder: decision.holderIdentity }, 'another replica leads; standing by');
+        }
+        // Poll at the retry period (a release shows at once), never later than the expiry.
+        return Math.max(0, Math.min(this.retryPeriodMs, decision.atMs - now));
+      case 'acquire':
+      case 'renew': {
+        if (decision.action === 'acquire' && decision.create) await this.o.store.create(decision.lease);
+        else await this.o.store.update(decision.lease, current?.resourceVersion ?? '');
+        if (this.stopped) return this.retryPeriodMs;
+        // The renewal counts from before the request: the server may have
+        // stored it at any moment after `now`.
+        this.renewed(now);
+        if (decision.action === 'acquire') {
+          this.o.logger.info({ identity: this.o.identity, transitions: decision.lease.leaseTransitions }, 'acquired the leader election Lease');
+          this.o.onStartedLeading();
+        }
+        return this.retryPeriodMs;
+      }
+    }
+  }
+
+  private renewed(atMs: number): void {
+    this.leading = { lastRenewMs: atMs };
+    this.watchdog?.();
+    this.watchdog = this.o.clock.setTimeout(() => {
+      if (this.leading && this.leading.lastRenewMs === atMs) this.lose(`not renewed within the renew deadline of ${this.renewDeadlineMs} ms`);
+    }, this.renewDeadlineMs);
+  }
+
+  private lose(reason: string): void {
+    if (!this.leading || this.stopped) return;
+    this.leading = undefined;
+    this.watchdog?.();
+    this.o.logger.warn({ identity: this.o.identity, reason }, 'lost the leader election Lease');
+    this.o.onStoppedLeading(reason);
+  }
+}
