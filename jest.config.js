@@ -12,6 +12,8 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
+  // Integration waits poll with their own deadlines; this is only a backstop.
+  testTimeout: 120000,
   reporters: ['default', '<rootDir>/test/summary-reporter.cjs'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
@@ -23,7 +25,6 @@ export default {
       // because controllers and the garbage collector see cluster-wide state.
       globalSetup: '<rootDir>/test/integration/global-setup.mjs',
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
-      testTimeout: 120000,
       slowTestThreshold: 30,
     },
   ],

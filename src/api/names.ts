@@ -18,6 +18,8 @@ export const Annotations = {
   deletionDelay: `${GROUP}/deletionDelay`,
   /** RFC 3339 time at which the soft-deletion countdown started. Written only by the operator. */
   deletionTimestamp: `${GROUP}/deletionTimestamp`,
+  /** Hash of the manifest bundlesmith last applied; with a field-by-field check it lets a no-op pass send nothing. */
+  appliedHash: `${GROUP}/applied-hash`,
   /** On a CRD: JSONPath (dot form) of the field that says a custom resource is ready. */
   crReadyWhenFieldPath: `${GROUP}/CrReadyWhenFieldPath`,
   /** On a CRD: the value that field has when the custom resource is ready. */

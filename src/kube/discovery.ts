@@ -60,6 +60,11 @@ export class Discovery {
     return undefined;
   }
 
+  /** Lets the next miss refresh at once (a CRD changed: what the server serves has changed). */
+  invalidate(): void {
+    this.lastRefresh = -Infinity;
+  }
+
   /** Cached lookup only. */
   lookup(apiVersion: string, kind: string): ResourceType | undefined {
     return this.byGvk.get(gvkKey(apiVersion, kind));

@@ -87,6 +87,7 @@ export class BundleController {
     // A CRD installed, changed or removed may make a Bundle's kind resolvable
     // (or not), and carries readiness annotations: look at every Bundle again.
     const everyBundle = () => {
+      this.o.discovery.invalidate();
       for (const b of this.bundles.list()) this.queue.add(keyOf(b));
     };
     this.crds.addHandler({ onAdd: everyBundle, onUpdate: everyBundle, onDelete: everyBundle });
@@ -230,6 +231,7 @@ export class BundleController {
     await this.writeStatus(cached, status, log);
 
     // 8. When to look again. Watches bring us back after our own writes.
+    if (plan.issues.some((i) => i.retriable)) return 'requeue';
     if ([...outcome.applyFailures.values()].some((f) => !f.terminal) || outcome.pruneFailures.length > 0) return 'requeue';
     // An apply that changed nothing on the server sends no watch event; look once more so readiness is read from the result.
     const soon = outcome.wrote ? WROTE_RECHECK_MS : undefined;

@@ -4,12 +4,12 @@
  * no write at all).
  */
 import type { KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
-import { API_VERSION, BUNDLE_KIND, GROUP } from '../../api/names.js';
+import { API_VERSION, Annotations, BUNDLE_KIND } from '../../api/names.js';
 import { contentHash } from './hash.js';
 import { cloneJson, isRecord, type LiveObject } from './objects.js';
 
-/** Annotation holding the hash of the manifest last applied. TODO: move to names.ts Annotations. */
-export const APPLIED_HASH_ANNOTATION = `${GROUP}/applied-hash`;
+/** Annotation holding the hash of the manifest last applied. */
+export const APPLIED_HASH_ANNOTATION = Annotations.appliedHash;
 
 /**
  * Metadata the server owns. Sending them would make the apply a
@@ -49,6 +49,7 @@ export function buildDesired(input: DesiredInput): DesiredObject {
   const metadata = object.metadata;
   for (const field of SERVER_METADATA) delete metadata[field];
   metadata.namespace = input.bundle.namespace;
+  foldWriteOnlyFields(object);
 
   const ours: OwnerReference[] = [bundleOwnerReference(input.bundle)];
   for (const dep of input.dependencies) {
@@ -65,6 +66,22 @@ export function buildDesired(input: DesiredInput): DesiredObject {
   const hash = contentHash(object);
   metadata.annotations = { ...annotations, [APPLIED_HASH_ANNOTATION]: hash };
   return { manifest: object, hash };
+}
+
+/**
+ * A Secret's stringData is write-only: the server folds it into data and
+ * never returns it, so a manifest carrying it would never match the live
+ * object. Fold it the same way here (stringData wins over data, as on the
+ * server) and apply data instead.
+ */
+function foldWriteOnlyFields(object: KubeObjectManifest): void {
+  if (object.apiVersion !== 'v1' || object.kind !== 'Secret' || !isRecord(object['stringData'])) return;
+  const data = isRecord(object['data']) ? { ...object['data'] } : {};
+  for (const [key, value] of Object.entries(object['stringData'])) {
+    if (typeof value === 'string') data[key] = Buffer.from(value, 'utf8').toString('base64');
+  }
+  delete object['stringData'];
+  object['data'] = data;
 }
 
 /**

@@ -119,3 +119,15 @@ describe('isSubset', () => {
     expect(isSubset(want, have, [])).toBe(expected);
   });
 });
+
+describe('write-only fields', () => {
+  it('folds a Secret\'s stringData into data so the manifest can match the live object', () => {
+    const { manifest } = buildDesired({
+      bundle: { name: 'b', namespace: 'ns', uid: 'u' },
+      object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { a: 'eA==', b: 'eQ==' }, stringData: { b: 'z', c: 'w' } },
+      dependencies: [],
+    });
+    expect(manifest).toMatchObject({ data: { a: 'eA==', b: 'eg==', c: 'dw==' } });
+    expect(manifest).not.toHaveProperty('stringData');
+  });
+});
