@@ -1,0 +1,168 @@
+/**
+ * The chart's RBAC suffices: the chart is installed with helm, then the
+ * operator runs out of cluster with the flags of the chart's Deployment,
+ * impersonating the chart's ServiceAccount (no nodes run pods here), and
+ * reconciles, soft-deletes and collects garbage. Nothing it does may be
+ * forbidden, and it may not do what the chart does not grant.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { repoRoot } from '../../src/api/crd-paths.js';
+import { Annotations } from '../../src/api/names.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
+import { conditionOf, connect, createNamespace, resourceType, run, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
+import { startOperatorProcess, type OperatorProcess } from './operator.js';
+
+const chart = join(repoRoot(), 'charts', 'bundlesmith');
+
+let env: TestEnv;
+let bundles: ResourceType;
+let configMaps: ResourceType;
+
+beforeAll(async () => {
+  env = await connect();
+  bundles = await resourceType(env, 'smith.atlassian.com/v1', 'Bundle');
+  configMaps = await resourceType(env, 'v1', 'ConfigMap');
+});
+afterAll(() => env.close());
+
+/** Installs the chart and returns the operator flags its Deployment would run with (minus the HTTP addresses). */
+async function installChart(release: string, namespace: string, set: string[]): Promise<{ args: string[]; serviceAccount: string }> {
+  const setArgs = set.flatMap((s) => ['--set', s]);
+  const install = await run('helm', ['install', release, chart, '-n', namespace, ...setArgs]);
+  if (install.code !== 0) throw new Error(`helm install failed: ${install.stderr}`);
+  const rendered = await run('helm', ['get', 'manifest', release, '-n', namespace]);
+  const deployment = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJS() as { kind?: string; spec?: { template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } } | null)
+    .find((d) => d?.kind === 'Deployment');
+  const pod = deployment?.spec?.template.spec;
+  if (!pod) throw new Error('the chart rendered no Deployment');
+  const args = (pod.containers[0]?.args ?? []).filter((a) => !a.startsWith('--metrics-addr') && !a.startsWith('--health-addr'));
+  return { args, serviceAccount: `system:serviceaccount:${namespace}:${pod.serviceAccountName}` };
+}
+
+function bundle(namespace: string, name: string, resources: { name: string; object: Record<string, unknown> }[]): Record<string, unknown> {
+  return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace }, spec: { resources: resources.map((r) => ({ name: r.name, spec: { object: r.object } })) } };
+}
+
+function configMap(name: string, annotations: Record<string, string> = {}): Record<string, unknown> {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, annotations }, data: { key: name } };
+}
+
+async function applyBundle(manifest: Record<string, unknown>): Promise<void> {
+  const result = await run('kubectl', ['apply', '--server-side', '-f', '-'], { input: JSON.stringify(manifest) });
+  if (result.code !== 0) throw new Error(`kubectl apply failed: ${result.stderr}`);
+}
+
+async function waitReady(namespace: string, name: string): Promise<KubeObject> {
+  return await waitFor(`Bundle ${namespace}/${name} to be Ready`, async () => {
+    const live = await env.client.tryGet(bundles, namespace, name);
+    return conditionOf(live, 'Ready')?.status === 'True' ? live : undefined;
+  });
+}
+
+function forbiddenLines(operator: OperatorProcess): string[] {
+  return readFileSync(operator.logFile, 'utf8')
+    .split('\n')
+    .filter((l) => /forbidden|\b403\b/i.test(l));
+}
+
+async function canI(user: string, verb: string, resource: string, namespace?: string): Promise<boolean> {
+  const result = await run('kubectl', ['auth', 'can-i', verb, resource, '--as', user, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])]);
+  return result.stdout.trim() === 'yes';
+}
+
+describe('the chart ServiceAccount, watching one namespace (gc.mode=bundles)', () => {
+  let releaseNs: string;
+  let watched: string;
+  let user: string;
+  let operator: OperatorProcess;
+
+  beforeAll(async () => {
+    releaseNs = await createNamespace(env, 'rbac-ops');
+    watched = await createNamespace(env, 'rbac-team');
+    const installed = await installChart(uniqueName('bs'), releaseNs, [`watchNamespace=${watched}`, 'gc.mode=bundles', 'leaderElection.leaseDurationSeconds=4']);
+    user = installed.serviceAccount;
+    operator = startOperatorProcess([...installed.args, '--impersonate', user]);
+  });
+  afterAll(async () => {
+    expect(await operator.terminate()).toBe(0);
+  });
+
+  it('reconciles a Bundle and takes the Lease', async () => {
+    await applyBundle(bundle(watched, 'app', [{ name: 'config', object: configMap('app-config') }, { name: 'other', object: configMap('app-other') }]));
+    await waitReady(watched, 'app');
+    const cm = await env.client.get(configMaps, watched, 'app-config');
+    expect(cm.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Bundle', name: 'app', controller: true });
+    const lease = await env.client.get(await resourceType(env, 'coordination.k8s.io/v1', 'Lease'), releaseNs, 'bundlesmith-leader');
+    expect((lease.spec as { holderIdentity: string }).holderIdentity).toMatch(new RegExp(`-${operator.child.pid}$`));
+  });
+
+  it('soft-deletes an object that leaves the Bundle, then deletes it after its delay', async () => {
+    await applyBundle(bundle(watched, 'soft', [{ name: 'keep', object: configMap('soft-keep') }, { name: 'go', object: configMap('soft-go', { [Annotations.deletionDelay]: '2s' }) }]));
+    await waitReady(watched, 'soft');
+    await applyBundle(bundle(watched, 'soft', [{ name: 'keep', object: configMap('soft-keep') }]));
+    await waitFor('the deletionTimestamp stamp', async () => (await env.client.tryGet(configMaps, watched, 'soft-go'))?.metadata.annotations?.[Annotations.deletionTimestamp]);
+    await waitForGone(env, configMaps, watched, 'soft-go');
+    expect(await env.client.tryGet(configMaps, watched, 'soft-keep')).toBeDefined();
+  });
+
+  it('was never forbidden anything', () => {
+    expect(forbiddenLines(operator)).toEqual([]);
+  });
+
+  it('may not touch other namespaces nor cluster-scoped objects', async () => {
+    expect(await canI(user, 'create', 'configmaps', watched)).toBe(true);
+    expect(await canI(user, 'create', 'configmaps', releaseNs)).toBe(false);
+    expect(await canI(user, 'delete', 'namespaces')).toBe(false);
+    expect(await canI(user, 'update', 'configmaps', watched)).toBe(false);
+    expect(await canI(user, 'list', 'customresourcedefinitions.apiextensions.k8s.io')).toBe(true);
+    expect(await canI(user, 'delete', 'customresourcedefinitions.apiextensions.k8s.io')).toBe(false);
+  });
+});
+
+describe('the chart ServiceAccount, cluster-wide (gc.mode=cluster)', () => {
+  let releaseNs: string;
+  let ns: string;
+  let user: string;
+  let operator: OperatorProcess;
+
+  beforeAll(async () => {
+    releaseNs = await createNamespace(env, 'rbac-ops');
+    ns = await createNamespace(env, 'rbac-gc');
+    const installed = await installChart(uniqueName('bs'), releaseNs, ['gc.mode=cluster', 'leaderElection.leaseDurationSeconds=4']);
+    user = installed.serviceAccount;
+    // Cluster-wide rights, but other test files' Bundles are not ours to reconcile.
+    operator = startOperatorProcess([...installed.args, '--namespace', ns, '--impersonate', user]);
+  });
+  afterAll(async () => {
+    expect(await operator.terminate()).toBe(0);
+  });
+
+  it('reconciles a Bundle', async () => {
+    await applyBundle(bundle(ns, 'app', [{ name: 'config', object: configMap('gc-app-config') }]));
+    await waitReady(ns, 'app');
+  });
+
+  it('collects a dependent whose owner is gone', async () => {
+    const owner = await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: ns } });
+    await env.client.create(configMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'dependent', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] },
+    });
+    await env.client.delete(configMaps, ns, 'owner', { uid: owner.metadata.uid });
+    await waitForGone(env, configMaps, ns, 'dependent');
+  });
+
+  it('was never forbidden anything', () => {
+    expect(forbiddenLines(operator)).toEqual([]);
+  });
+
+  it('has the collector rights cluster-wide and still no update or escalation rights', async () => {
+    expect(await canI(user, 'delete', 'configmaps', releaseNs)).toBe(true);
+    expect(await canI(user, 'update', 'configmaps', ns)).toBe(false);
+    expect(await canI(user, 'escalate', 'clusterroles.rbac.authorization.k8s.io')).toBe(false);
+  });
+});
