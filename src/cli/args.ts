@@ -1,0 +1,142 @@
+/**
+ * Command-line parsing for the `bundlesmith` CLI: a command, its positional
+ * arguments and a few flags. Pure: argv in, a parsed command or usage errors out.
+ */
+
+export const EXIT_OK = 0;
+/** Problems found (invalid manifests, refusals) or an operation that failed. */
+export const EXIT_PROBLEMS = 1;
+/** The command line itself is wrong. */
+export const EXIT_USAGE = 2;
+
+export type Command = 'validate' | 'diff' | 'pending' | 'cancel' | 'delete-now' | 'help';
+
+export interface CommonFlags {
+  kubeconfig?: string;
+  namespace?: string;
+  /** `-o json`: machine-readable output on stdout. */
+  output: 'text' | 'json';
+}
+
+export interface ParsedCommand {
+  command: Command;
+  positionals: string[];
+  flags: CommonFlags;
+}
+
+export const USAGE = `usage:
+  bundlesmith validate FILE...            check Bundle manifests offline (schema and semantics)
+  bundlesmith diff FILE [-n NS]           what applying the Bundle(s) in FILE would create, change, adopt, refuse and delete
+  bundlesmith pending [-n NS]             soft-deleted objects and when they will be deleted (all namespaces without -n)
+  bundlesmith cancel KIND/NAME -n NS      stop a pending deletion and keep the object
+  bundlesmith delete-now KIND/NAME -n NS  delete a pending object now
+flags:
+  -n, --namespace NS    namespace (diff: for Bundles without one; default: the kubeconfig context's)
+  --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+  -o, --output FORMAT   text (default) or json
+exit codes: 0 ok, 1 problems found or operation failed, 2 usage error`;
+
+const COMMANDS: readonly Command[] = ['validate', 'diff', 'pending', 'cancel', 'delete-now', 'help'];
+
+/** How many positionals each command takes: [min, max]. */
+const ARITY: Record<Command, [number, number]> = {
+  validate: [1, Infinity],
+  diff: [1, 1],
+  pending: [0, 0],
+  cancel: [1, 1],
+  'delete-now': [1, 1],
+  help: [0, 0],
+};
+
+export function parseCommandLine(argv: readonly string[]): { ok: true; parsed: ParsedCommand } | { ok: false; errors: string[] } {
+  const errors: string[] = [];
+  const positionals: string[] = [];
+  const flags: CommonFlags = { output: 'text' };
+  let command: Command | undefined;
+
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === '-h' || arg === '--help') {
+      command = 'help';
+      continue;
+    }
+    if (arg.startsWith('-') && arg !== '-') {
+      const eq = arg.indexOf('=');
+      const name = eq < 0 ? arg : arg.slice(0, eq);
+      const takeValue = (): string | undefined => {
+        const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+        if (value === undefined || value === '') errors.push(`flag ${name} needs a value`);
+        return value;
+      };
+      switch (name) {
+        case '-n':
+        case '--namespace': {
+          const value = takeValue();
+          if (value !== undefined && value !== '') flags.namespace = value;
+          break;
+        }
+        case '--kubeconfig': {
+          const value = takeValue();
+          if (value !== undefined && value !== '') flags.kubeconfig = value;
+          break;
+        }
+        case '-o':
+        case '--output': {
+          const value = takeValue();
+          if (value === 'json' || value === 'text') flags.output = value;
+          else if (value !== undefined && value !== '') errors.push(`--output must be text or json, not "${value}"`);
+          break;
+        }
+        default:
+          errors.push(`unknown flag ${name}`);
+      }
+      continue;
+    }
+    if (command === undefined) {
+      if ((COMMANDS as readonly string[]).includes(arg)) command = arg as Command;
+      else errors.push(`unknown command "${arg}"`);
+    } else {
+      positionals.push(arg);
+    }
+  }
+
+  if (command === undefined) {
+    if (errors.length === 0) errors.push('no command given');
+    return { ok: false, errors };
+  }
+  if (command === 'help') return { ok: true, parsed: { command, positionals: [], flags } };
+  const [min, max] = ARITY[command];
+  if (positionals.length < min) errors.push(`${command} needs ${min === 1 && max === 1 ? 'one argument' : `at least ${min} argument${min === 1 ? '' : 's'}`}`);
+  if (positionals.length > max) errors.push(`${command} takes ${max === 0 ? 'no arguments' : `${max} argument${max === 1 ? '' : 's'}`}, got ${positionals.length}`);
+  if ((command === 'cancel' || command === 'delete-now') && positionals[0] !== undefined && parseObjectRef(positionals[0]) === undefined) {
+    errors.push(`"${positionals[0]}" is not KIND/NAME (e.g. ConfigMap/settings or deployment.apps/web)`);
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, parsed: { command, positionals, flags } };
+}
+
+export interface ObjectRef {
+  /** Kind, plural or singular resource name as typed; matched case-insensitively. */
+  kind: string;
+  /** Group when given as KIND.GROUP ("deployment.apps"); undefined: any group. */
+  group?: string;
+  name: string;
+}
+
+/** "ConfigMap/x", "configmaps/x", "deployment.apps/web", "Widget.example.com/w". */
+export function parseObjectRef(text: string): ObjectRef | undefined {
+  const match = /^([A-Za-z][A-Za-z0-9]*)(?:\.([a-z0-9.-]+))?\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(text);
+  if (!match) return undefined;
+  const [, kind = '', group, name = ''] = match;
+  return group === undefined ? { kind, name } : { kind, group, name };
+}
+
+/** How output names an object so that the name can be passed back to cancel / delete-now. */
+export function formatObjectRef(apiVersion: string, kind: string, name: string): string {
+  const slash = apiVersion.lastIndexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  return group === '' ? `${kind}/${name}` : `${kind}.${group}/${name}`;
+}

@@ -1,0 +1,21 @@
+/** Where the CLI writes: results to stdout, progress and errors to stderr. Injected so tests can read both. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const processIo: CliIo = {
+  out: (line) => void process.stdout.write(`${line}\n`),
+  err: (line) => void process.stderr.write(`${line}\n`),
+};
+
+/** A CLI failure with its exit code; main prints the message to stderr. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+/**
+ * The `bundlesmith` command. Results go to stdout, progress and errors to
+ * stderr. Exit codes: 0 ok, 1 problems found or an operation failed, 2 usage.
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, USAGE, parseCommandLine, parseObjectRef, type ParsedCommand } from './args.js';
+import { connectCluster, type Cluster } from './cluster.js';
+import { PROBLEM_ACTIONS, diffBundle, discoveryKindTable, formatDiff, type BundleDiff } from './diff.js';
+import { CliError, processIo, type CliIo } from './io.js';
+import { parseManifests } from './manifests.js';
+import { cancelPending, deletePendingNow, formatPendingTable, listPending } from './pending.js';
+import { formatProblem, validateFile, type BundleManifest, type FileValidation } from './validate.js';
+
+function readManifestFile(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`, EXIT_PROBLEMS);
+  }
+}
+
+function validateCommand(cmd: ParsedCommand, io: CliIo): number {
+  const defaultNamespace = cmd.flags.namespace ?? 'default';
+  const results: { file: string; result: FileValidation }[] = [];
+  for (const file of cmd.positionals) {
+    let text: string;
+    try {
+      text = readManifestFile(file);
+    } catch (err) {
+      if (!(err instanceof CliError)) throw err;
+      results.push({ file, result: { bundles: [], skipped: [], problems: [{ file, line: 0, col: 0, message: err.message }] } });
+      continue;
+    }
+    results.push({ file, result: validateFile(parseManifests(file, text), defaultNamespace) });
+  }
+  const problems = results.flatMap((r) => r.result.problems);
+  const valid = results.flatMap((r) => r.result.bundles.map((b) => `${b.namespace}/${b.name}`));
+  if (cmd.flags.output === 'json') {
+    io.out(JSON.stringify({ valid, problems, skipped: results.flatMap((r) => r.result.skipped.map((s) => ({ file: r.file, object: s }))) }, null, 2));
+  } else {
+    for (const p of problems) io.out(formatProblem(p));
+    for (const r of results) for (const s of r.result.skipped) io.err(`${r.file}: skipped ${s} (not a Bundle)`);
+    io.err(`${valid.length} Bundle${valid.length === 1 ? '' : 's'} valid, ${problems.length} problem${problems.length === 1 ? '' : 's'}`);
+  }
+  return problems.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
+}
+
+async function withCluster<T>(cmd: ParsedCommand, fn: (cluster: Cluster) => Promise<T>): Promise<T> {
+  const cluster = await connectCluster(cmd.flags.kubeconfig);
+  try {
+    return await fn(cluster);
+  } finally {
+    cluster.close();
+  }
+}
+
+async function diffCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
+  const file = cmd.positionals[0] ?? '';
+  const text = readManifestFile(file);
+  return await withCluster(cmd, async (cluster) => {
+    const validation = validateFile(parseManifests(file, text), cmd.flags.namespace ?? cluster.contextNamespace, (spec) => discoveryKindTable(cluster, spec));
+    for (const p of validation.problems) io.out(formatProblem(p));
+    if (validation.problems.length > 0) return EXIT_PROBLEMS;
+    if (validation.bundles.length === 0) throw new CliError(`${file}: no Bundle found`, EXIT_PROBLEMS);
+    const diffs: BundleDiff[] = [];
+    for (const bundle of validation.bundles) diffs.push(await diffBundle(cluster, bundle, io));
+    if (cmd.flags.output === 'json') io.out(JSON.stringify({ bundles: diffs }, null, 2));
+    else for (const d of diffs) for (const line of formatDiff(d)) io.out(line);
+    return diffs.some((d) => d.entries.some((e) => PROBLEM_ACTIONS.has(e.action))) ? EXIT_PROBLEMS : EXIT_OK;
+  });
+}
+
+async function pendingCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
+  return await withCluster(cmd, async (cluster) => {
+    const items = await listPending(cluster, cmd.flags.namespace, io);
+    if (cmd.flags.output === 'json') io.out(JSON.stringify({ items }, null, 2));
+    else if (items.length === 0) io.err('no objects are pending deletion');
+    else for (const line of formatPendingTable(items, Date.now())) io.out(line);
+    return EXIT_OK;
+  });
+}
+
+async function objectCommand(cmd: ParsedCommand, io: CliIo, action: typeof cancelPending): Promise<number> {
+  const ref = parseObjectRef(cmd.positionals[0] ?? '');
+  if (!ref) throw new CliError(`"${cmd.positionals[0] ?? ''}" is not KIND/NAME`, EXIT_USAGE);
+  return await withCluster(cmd, async (cluster) => {
+    await action(cluster, ref, cmd.flags.namespace ?? cluster.contextNamespace, io);
+    return EXIT_OK;
+  });
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseCommandLine(argv);
+  if (!parsed.ok) {
+    for (const e of parsed.errors) io.err(`bundlesmith: ${e}`);
+    io.err(USAGE);
+    return EXIT_USAGE;
+  }
+  const cmd = parsed.parsed;
+  try {
+    switch (cmd.command) {
+      case 'help':
+        io.out(USAGE);
+        return EXIT_OK;
+      case 'validate':
+        return validateCommand(cmd, io);
+      case 'diff':
+        return await diffCommand(cmd, io);
+      case 'pending':
+        return await pendingCommand(cmd, io);
+      case 'cancel':
+        return await objectCommand(cmd, io, cancelPending);
+      case 'delete-now':
+        return await objectCommand(cmd, io, deletePendingNow);
+    }
+  } catch (err) {
+    if (err instanceof CliError) {
+      io.err(`bundlesmith: ${err.message}`);
+      return err.exitCode;
+    }
+    io.err(`bundlesmith: ${err instanceof Error ? err.message : String(err)}`);
+    return EXIT_PROBLEMS;
+  }
+}
+
+/** Whether this module is the program (also through npm's bin symlink), not imported by a test. */
+function isProgram(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return pathToFileURL(realpathSync(script)).href === import.meta.url;
+  } catch {
+    return false;
+  }
+}
+
+if (isProgram()) {
+  runCli(process.argv.slice(2), processIo).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`bundlesmith: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = EXIT_PROBLEMS;
+    },
+  );
+}

@@ -1,0 +1,71 @@
+/**
+ * Reads YAML files of manifests (several documents per file) and keeps where
+ * each node came from, so problems can be reported as FILE:LINE:COLUMN.
+ */
+import { LineCounter, parseAllDocuments, isCollection, type Document } from 'yaml';
+
+export interface ManifestDocument {
+  file: string;
+  /** 1-based position of the document in its file. */
+  index: number;
+  /** The document as plain data (undefined for an empty document). */
+  value: unknown;
+  /** Line and column (1-based) of the node at `path`, or of the deepest existing node above it. */
+  positionOf(path: readonly (string | number)[]): { line: number; col: number };
+}
+
+export interface ManifestFile {
+  file: string;
+  documents: ManifestDocument[];
+  /** YAML syntax errors, already positioned. */
+  syntaxErrors: { line: number; col: number; message: string }[];
+}
+
+export function parseManifests(file: string, text: string): ManifestFile {
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+  const syntaxErrors: ManifestFile['syntaxErrors'] = [];
+  const documents: ManifestDocument[] = [];
+  const list = Array.isArray(docs) ? docs : [];
+  list.forEach((doc: Document.Parsed, i) => {
+    for (const error of doc.errors) {
+      const at = lineCounter.linePos(error.pos[0]);
+      syntaxErrors.push({ line: at.line, col: at.col, message: error.message.split('\n')[0] ?? error.message });
+    }
+    if (doc.errors.length > 0) return;
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return;
+    documents.push({
+      file,
+      index: i + 1,
+      value,
+      positionOf(path) {
+        const start = doc.contents?.range[0] ?? 0;
+        let offset = start;
+        for (let depth = path.length; depth >= 0; depth--) {
+          const node: unknown = doc.getIn(path.slice(0, depth), true);
+          const range = (node as { range?: [number, number, number] } | undefined)?.range;
+          if (range) {
+            offset = range[0];
+            break;
+          }
+          // A key whose value is null has no node of its own; its pair does.
+          if (depth > 0) {
+            const parent: unknown = doc.getIn(path.slice(0, depth - 1), true);
+            if (isCollection(parent)) {
+              const key = path[depth - 1];
+              const pair = parent.items.find((item) => (item as { key?: { value?: unknown } }).key?.value === key) as { key?: { range?: [number, number, number] } } | undefined;
+              if (pair?.key?.range) {
+                offset = pair.key.range[0];
+                break;
+              }
+            }
+          }
+        }
+        const at = lineCounter.linePos(offset);
+        return { line: at.line, col: at.col };
+      },
+    });
+  });
+  return { file, documents, syntaxErrors };
+}
