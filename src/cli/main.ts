@@ -11,7 +11,7 @@ import { PROBLEM_ACTIONS, diffBundle, discoveryKindTable, formatDiff, type Bundl
 import { CliError, processIo, type CliIo } from './io.js';
 import { parseManifests } from './manifests.js';
 import { cancelPending, deletePendingNow, formatPendingTable, listPending } from './pending.js';
-import { formatProblem, validateFile, type BundleManifest, type FileValidation } from './validate.js';
+import { formatProblem, validateFile, type FileValidation } from './validate.js';
 
 function readManifestFile(file: string): string {
   try {

@@ -7,7 +7,7 @@
  * (labelled former-bundle, swept by the operator with no Bundle left).
  */
 import { Annotations, Labels } from '../api/names.js';
-import { controllerOf, jsonPointerSegment, type LiveObject } from '../core/bundle/objects.js';
+import { controllerOf, jsonPointerSegment } from '../core/bundle/objects.js';
 import { formatGoDuration } from '../core/duration.js';
 import { formatRfc3339, parseRfc3339, readDeletionDelay } from '../core/softdelete/decide.js';
 import { errorMessage, isConflict, isNotFound, isInvalid } from '../kube/errors.js';
