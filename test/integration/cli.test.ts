@@ -1,0 +1,209 @@
+/**
+ * The `bundlesmith` CLI as a script would run it (a child process, exit codes
+ * and output), against the real apiserver with an operator running.
+ */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '../../src/api/crd-paths.js';
+import { Annotations, Labels } from '../../src/api/names.js';
+import type { ResourceType } from '../../src/kube/types.js';
+import { conditionOf, connect, createNamespace, kubeconfigPath, resourceType, run, uniqueName, waitFor, waitForGone, type RunResult, type TestEnv } from './harness.js';
+import { startOperator, type InProcessOperator } from './operator.js';
+
+let env: TestEnv;
+let ns: string;
+let operator: InProcessOperator;
+let bundles: ResourceType;
+let configMaps: ResourceType;
+
+beforeAll(async () => {
+  env = await connect();
+  ns = await createNamespace(env, 'cli');
+  bundles = await resourceType(env, 'smith.atlassian.com/v1', 'Bundle');
+  configMaps = await resourceType(env, 'v1', 'ConfigMap');
+  operator = await startOperator({ namespace: ns });
+});
+afterAll(async () => {
+  await operator.stop();
+  env.close();
+});
+
+async function cli(args: string[]): Promise<RunResult> {
+  return await new Promise((resolve) => {
+    execFile(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()], (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface Res {
+  name: string;
+  cm: string;
+  data?: Record<string, string>;
+  delay?: string;
+}
+
+function bundleManifest(name: string, resources: Res[]): Record<string, unknown> {
+  return {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name, namespace: ns },
+    spec: {
+      resources: resources.map((r) => ({
+        name: r.name,
+        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: r.cm, ...(r.delay ? { annotations: { [Annotations.deletionDelay]: r.delay } } : {}) }, data: r.data ?? { v: '1' } } },
+      })),
+    },
+  };
+}
+
+function writeManifest(manifest: Record<string, unknown>): string {
+  const file = join(tmpdir(), `${uniqueName('bundle')}.json`);
+  writeFileSync(file, JSON.stringify(manifest));
+  return file;
+}
+
+async function apply(manifest: Record<string, unknown>): Promise<void> {
+  const result = await run('kubectl', ['apply', '--server-side', '-f', '-'], { input: JSON.stringify(manifest) });
+  if (result.code !== 0) throw new Error(result.stderr);
+  const name = (manifest.metadata as { name: string }).name;
+  await waitFor(`Bundle ${name} Ready and observed`, async () => {
+    const live = await env.client.tryGet(bundles, ns, name);
+    const observed = (live?.status as { observedGeneration?: number } | undefined)?.observedGeneration;
+    return conditionOf(live, 'Ready')?.status === 'True' && observed === live?.metadata.generation;
+  });
+}
+
+async function stamped(name: string): Promise<string | undefined> {
+  return (await env.client.tryGet(configMaps, ns, name))?.metadata.annotations?.[Annotations.deletionTimestamp];
+}
+
+describe('bundlesmith CLI', () => {
+  it('exits 2 with the usage on a bad command line', async () => {
+    for (const args of [['diff'], ['frobnicate'], ['cancel', 'not-a-ref', '-n', ns], ['pending', '--color']]) {
+      const result = await cli(args);
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stderr).toContain('usage:');
+    }
+  });
+
+  it('validates the examples offline (exit 0) and pinpoints problems (exit 1)', async () => {
+    const ok = await cli(['validate', join(repoRoot(), 'examples', 'soft-delete.yaml'), join(repoRoot(), 'examples', 'configmap-secret-deployment.yaml')]);
+    expect(ok).toMatchObject({ code: 0, stdout: '' });
+    const bad = writeManifest({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'b' }, spec: { resources: [{ name: 'a', references: [{ resource: 'nope' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } } }] } });
+    const result = await cli(['validate', bad]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(new RegExp(`^${bad}:1:\\d+: Bundle default/b: spec.resources\\[0\\] \\(a\\) references\\[0\\] refers to resource "nope", which is not in the Bundle`, 'm'));
+  });
+
+  it('diffs a new Bundle, then changes, adoptions, deletions and soft deletions of a live one', async () => {
+    const initial = [
+      { name: 'keep', cm: 'diff-keep' },
+      { name: 'edit', cm: 'diff-edit' },
+      { name: 'drop', cm: 'diff-drop' },
+      { name: 'soft', cm: 'diff-soft', delay: '1h' },
+    ];
+    const fresh = await cli(['diff', writeManifest(bundleManifest('diffed', initial))]);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toContain(`Bundle ${ns}/diffed (would be created)`);
+    expect(fresh.stdout).toMatch(/create\s+ConfigMap\/diff-soft/);
+    expect(fresh.stderr).toContain('dry-run apply ConfigMap/diff-keep');
+    expect(await env.client.tryGet(configMaps, ns, 'diff-keep')).toBeUndefined();
+
+    await apply(bundleManifest('diffed', initial));
+    await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'diff-orphan', namespace: ns }, data: { v: '1' } });
+    const next = bundleManifest('diffed', [
+      { name: 'keep', cm: 'diff-keep' },
+      { name: 'edit', cm: 'diff-edit', data: { v: '2' } },
+      { name: 'orphan', cm: 'diff-orphan' },
+    ]);
+    const result = await cli(['diff', writeManifest(next), '-o', 'json']);
+    expect(result.code).toBe(0);
+    const entries = (JSON.parse(result.stdout) as { bundles: { exists: boolean; entries: { action: string; name: string; detail?: string }[] }[] }).bundles[0]?.entries ?? [];
+    const byName = Object.fromEntries(entries.map((e) => [e.name, e]));
+    expect(byName['diff-keep']?.action).toBe('unchanged');
+    expect(byName['diff-edit']?.action).toBe('change');
+    expect(byName['diff-edit']?.detail).toContain('data.v');
+    expect(byName['diff-orphan']?.action).toBe('adopt');
+    expect(byName['diff-drop']?.action).toBe('delete');
+    expect(byName['diff-soft']?.action).toBe('soft-delete');
+    expect(byName['diff-soft']?.detail).toContain('deletionDelay 1h');
+    // A dry run changes nothing.
+    expect((await env.client.get(configMaps, ns, 'diff-edit')).data).toEqual({ v: '1' });
+  });
+
+  it('exits 1 when an object would be refused (another controller owns it)', async () => {
+    const owner = await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'someone', namespace: ns } });
+    await env.client.create(configMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'taken', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'someone', uid: owner.metadata.uid, controller: true }] },
+    });
+    const result = await cli(['diff', writeManifest(bundleManifest('refused', [{ name: 't', cm: 'taken' }]))]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/refuse\s+ConfigMap\/taken: controlled by ConfigMap someone/);
+  });
+
+  it('lists a pending deletion and cancels it: the object is kept and left alone', async () => {
+    await apply(bundleManifest('cancelme', [{ name: 'a', cm: 'cancel-a' }, { name: 'b', cm: 'cancel-b', delay: '1h' }]));
+    await apply(bundleManifest('cancelme', [{ name: 'a', cm: 'cancel-a' }]));
+    await waitFor('the stamp on cancel-b', () => stamped('cancel-b'));
+
+    const pending = await cli(['pending', '-n', ns]);
+    expect(pending.code).toBe(0);
+    expect(pending.stdout).toMatch(/^NAMESPACE\s+OBJECT\s+BUNDLE\s+STATE\s+DELETE-AFTER\s+DUE$/m);
+    expect(pending.stdout).toMatch(new RegExp(`${ns}\\s+ConfigMap/cancel-b\\s+cancelme\\s+pending\\s+\\S+Z\\s+in (59m|1h0m)`));
+    expect(pending.stderr).toContain('scanning');
+
+    const cancelled = await cli(['cancel', 'ConfigMap/cancel-b', '-n', ns]);
+    expect(cancelled).toMatchObject({ code: 0 });
+    expect(cancelled.stdout).toContain('re-apply the Bundle');
+    const kept = await env.client.get(configMaps, ns, 'cancel-b');
+    expect(kept.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
+    expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+    // The operator does not stamp it again: it is no longer the Bundle's.
+    await waitFor('the Bundle to report no pending deletions', async () => {
+      const live = await env.client.get(bundles, ns, 'cancelme');
+      return ((live.status as { pendingDeletions?: unknown[] }).pendingDeletions ?? []).length === 0;
+    });
+    expect(await stamped('cancel-b')).toBeUndefined();
+
+    const again = await cli(['cancel', 'configmap/cancel-b', '-n', ns]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('is not pending deletion');
+  });
+
+  it('lists objects released by a deleted Bundle; delete-now deletes one, cancel keeps the other', async () => {
+    await apply(bundleManifest('released', [{ name: 'x', cm: 'rel-x', delay: '1h' }, { name: 'y', cm: 'rel-y', delay: '1h' }]));
+    await env.client.delete(bundles, ns, 'released', { uid: (await env.client.get(bundles, ns, 'released')).metadata.uid });
+    await waitForGone(env, bundles, ns, 'released');
+    await waitFor('released objects to be stamped', async () => (await stamped('rel-x')) && (await stamped('rel-y')));
+
+    const pending = await cli(['pending', '-n', ns, '-o', 'json']);
+    expect(pending.code).toBe(0);
+    const items = (JSON.parse(pending.stdout) as { items: { name: string; state: string; bundle: string; deleteAfter?: string }[] }).items;
+    expect(items.filter((i) => i.name.startsWith('rel-')).map((i) => [i.name, i.state, i.bundle, /Z$/.test(i.deleteAfter ?? '')])).toEqual([
+      ['rel-x', 'released', 'released', true],
+      ['rel-y', 'released', 'released', true],
+    ]);
+
+    const deleted = await cli(['delete-now', 'ConfigMap/rel-x', '-n', ns]);
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout).toContain('deleted: ConfigMap/rel-x');
+    await waitForGone(env, configMaps, ns, 'rel-x');
+
+    const cancelled = await cli(['cancel', 'ConfigMap/rel-y', '-n', ns]);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain('re-apply a Bundle that lists it to adopt it');
+    const kept = await env.client.get(configMaps, ns, 'rel-y');
+    expect(kept.metadata.labels?.[Labels.formerBundle]).toBeUndefined();
+    expect(kept.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
+
+    const gone = await cli(['delete-now', 'ConfigMap/rel-x', '-n', ns]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('not found');
+  });
+});
