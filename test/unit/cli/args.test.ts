@@ -1,0 +1,55 @@
+import { EXIT_PROBLEMS, EXIT_USAGE, formatObjectRef, parseCommandLine, parseObjectRef } from '../../../src/cli/args.js';
+
+describe('parseCommandLine', () => {
+  it.each([
+    [['validate', 'a.yaml', 'b.yaml'], { command: 'validate', positionals: ['a.yaml', 'b.yaml'], flags: { output: 'text' } }],
+    [['diff', 'x.yaml', '-n', 'team'], { command: 'diff', positionals: ['x.yaml'], flags: { output: 'text', namespace: 'team' } }],
+    [['pending', '--namespace=team', '-o', 'json'], { command: 'pending', positionals: [], flags: { output: 'json', namespace: 'team' } }],
+    [['cancel', 'deployment.apps/web', '--kubeconfig', '/k'], { command: 'cancel', positionals: ['deployment.apps/web'], flags: { output: 'text', kubeconfig: '/k' } }],
+    [['--help'], { command: 'help', positionals: [], flags: { output: 'text' } }],
+    [['validate', '--', '-odd-file.yaml'], { command: 'validate', positionals: ['-odd-file.yaml'], flags: { output: 'text' } }],
+  ])('%j', (argv, want) => {
+    expect(parseCommandLine(argv)).toEqual({ ok: true, parsed: want });
+  });
+
+  it.each([
+    [[], 'no command given'],
+    [['frob'], 'unknown command "frob"'],
+    [['validate'], 'validate needs at least 1 argument'],
+    [['diff', 'a', 'b'], 'diff takes 1 argument, got 2'],
+    [['pending', 'x'], 'pending takes no arguments, got 1'],
+    [['pending', '-n'], 'flag -n needs a value'],
+    [['pending', '-o', 'yaml'], '--output must be text or json, not "yaml"'],
+    [['pending', '--all'], 'unknown flag --all'],
+    [['delete-now', 'web'], '"web" is not KIND/NAME (e.g. ConfigMap/settings or deployment.apps/web)'],
+  ])('%j is a usage error', (argv, message) => {
+    const result = parseCommandLine(argv);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.errors).toContain(message);
+  });
+
+  it('has distinct exit codes for problems and usage', () => {
+    expect([EXIT_PROBLEMS, EXIT_USAGE]).toEqual([1, 2]);
+  });
+});
+
+describe('object references', () => {
+  it.each([
+    ['ConfigMap/settings', { kind: 'ConfigMap', name: 'settings' }],
+    ['configmaps/settings', { kind: 'configmaps', name: 'settings' }],
+    ['deployment.apps/web', { kind: 'deployment', group: 'apps', name: 'web' }],
+    ['Widget.example.com/w-1.a', { kind: 'Widget', group: 'example.com', name: 'w-1.a' }],
+    ['ConfigMap/Bad_Name', undefined],
+    ['ConfigMap', undefined],
+    ['/x', undefined],
+  ])('parses %s', (text, want) => {
+    expect(parseObjectRef(text)).toEqual(want);
+  });
+
+  it('formats so that the output parses back', () => {
+    for (const [apiVersion, kind] of [['v1', 'ConfigMap'], ['apps/v1', 'Deployment'], ['example.com/v1alpha1', 'Widget']] as const) {
+      const text = formatObjectRef(apiVersion, kind, 'x');
+      expect(parseObjectRef(text)).toMatchObject({ kind, name: 'x' });
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import { parseManifests } from '../../../src/cli/manifests.js';
+import { formatProblem, validateFile } from '../../../src/cli/validate.js';
+
+function problems(text: string, namespace = 'default'): string[] {
+  return validateFile(parseManifests('f.yaml', text), namespace).problems.map(formatProblem);
+}
+
+const header = 'apiVersion: smith.atlassian.com/v1\nkind: Bundle\nmetadata:\n  name: b\n';
+
+describe('validate (offline)', () => {
+  it('accepts a valid Bundle and skips other documents', () => {
+    const result = validateFile(
+      parseManifests('f.yaml', `${header}spec:\n  resources:\n    - name: c\n      spec:\n        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n`),
+      'team',
+    );
+    expect(result.problems).toEqual([]);
+    expect(result.bundles.map((b) => `${b.namespace}/${b.name}`)).toEqual(['team/b']);
+    expect(result.skipped).toEqual(['ConfigMap other']);
+  });
+
+  it.each([
+    ['a schema error at its line', `${header}spec:\n  resources:\n    - name: Bad_Name\n      spec: {}\n`, 'f.yaml:7:13: Bundle default/b: spec.resources[0].name: must be a DNS-1123 subdomain'],
+    ['a missing field at its parent', `${header}spec:\n  resources:\n    - spec: {}\n`, 'f.yaml:7:7: Bundle default/b: spec.resources[0].name: Invalid input: expected string, received undefined'],
+    ['a wrong apiVersion', 'apiVersion: smith.atlassian.com/v2\nkind: Bundle\nmetadata: {name: b}\n', 'f.yaml:1:13: Bundle default/b: apiVersion: Invalid input: expected "smith.atlassian.com/v1"'],
+    [
+      'a semantic error at its resource',
+      `${header}spec:\n  resources:\n    - name: a\n      references: [{resource: ghost}]\n      spec:\n        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n`,
+      'f.yaml:7:7: Bundle default/b: spec.resources[0] (a) references[0] refers to resource "ghost", which is not in the Bundle',
+    ],
+    [
+      'a built-in cluster-scoped kind',
+      `${header}spec:\n  resources:\n    - name: r\n      spec:\n        object: {apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: r}}\n`,
+      'f.yaml:7:7: Bundle default/b: spec.resources[0] (r) ClusterRole is cluster-scoped: a namespaced Bundle cannot own it',
+    ],
+    ['a YAML syntax error', 'apiVersion: [\n', 'f.yaml:2:1: YAML: '],
+  ])('reports %s', (_case, text, want) => {
+    expect(problems(text).join('\n')).toContain(want);
+  });
+
+  it('takes unknown kinds as namespaced: custom resources need no cluster', () => {
+    expect(problems(`${header}spec:\n  resources:\n    - name: w\n      spec:\n        object: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}}\n`)).toEqual([]);
+  });
+});
