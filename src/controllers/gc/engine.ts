@@ -87,12 +87,15 @@ interface ItemSnapshot {
   foregroundFinalizer: boolean;
 }
 
-/** A precondition (DELETE) or JSON-patch `test` that failed: the object changed since the decision. */
+/**
+ * A precondition (DELETE) or JSON-patch `test` that failed: the object
+ * changed since the decision. The apiserver answers a failed `test` op with
+ * a bare 422 Invalid ("the server rejected our request due to an error in our
+ * request"); the collector's patches are otherwise well-formed, so any 422 is
+ * taken as stale (at worst one extra re-read before the item is requeued).
+ */
 export function isStaleWrite(err: unknown): boolean {
-  if (!(err instanceof KubeApiError)) return false;
-  if (err.code === 409) return true;
-  // A failed JSON-patch test op is reported as 422 by the apiserver (and 500 by some older aggregated servers).
-  return (err.code === 422 || err.code === 500) && /test/i.test(err.message);
+  return err instanceof KubeApiError && (err.code === 409 || err.code === 422);
 }
 
 function microTime(ms: number): string {
@@ -208,7 +211,10 @@ export class GcEngine {
   /** Starts the writer and the workers (stop() ends them). */
   run(workers: number, orphanWorkers: number): void {
     if (this.running) return;
-    const onError = (queue: string) => (key: string, err: unknown) => this.log('warn', `${queue} ${key} failed: ${errorMessage(err)}`);
+    const onError = (queue: string) => (key: string, err: unknown) => {
+      const where = err instanceof KubeApiError ? ` (${err.verb} ${err.path}: ${err.code} ${err.reason})` : '';
+      this.log('warn', `${queue} ${key} failed: ${errorMessage(err)}${where}`);
+    };
     this.running = Promise.all([
       this.runWriter(),
       runWorkers(this.attemptToDelete, workers, (uid) => this.processAttemptToDelete(uid), onError('attempt-to-delete')),

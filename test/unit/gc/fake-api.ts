@@ -143,7 +143,7 @@ function applyOp(target: KubeObject, op: { op: string; path: string; value?: unk
   const container = parent as Record<string, unknown> & unknown[];
   switch (op.op) {
     case 'test':
-      if (JSON.stringify(container[last]) !== JSON.stringify(op.value)) throw new KubeApiError(422, 'Invalid', `testing value ${op.path} failed: test failed`, 'PATCH', op.path);
+      if (JSON.stringify(container[last]) !== JSON.stringify(op.value)) throw new KubeApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', 'PATCH', op.path);
       return;
     case 'remove':
       if (Array.isArray(container)) container.splice(Number(last), 1);

@@ -1,0 +1,368 @@
+/**
+ * The garbage-collection scenarios, written once and run twice: against our
+ * collector (gc-ours.test.ts) and against kube-controller-manager's
+ * (gc-reference.test.ts), asserting the same end states. They follow
+ * upstream's test/integration/garbagecollector and e2e garbage collector
+ * tests, with ConfigMaps and a test CRD instead of pods and controllers.
+ *
+ * Each scenario gets its own namespaces. Waits poll; nothing asserts time.
+ */
+import { randomBytes } from 'node:crypto';
+import { installCrd, CRD_RESOURCE } from '../../src/kube/crds.js';
+import type { KubeObject, OwnerRef, ResourceType } from '../../src/kube/types.js';
+import { waitFor, waitForGone, type TestEnv } from './harness.js';
+
+export const TEST_GROUP = 'gc.bundlesmith.test';
+/** Cluster-scoped objects a scenario creates carry this label, so a restricted collector may act on them. */
+export const CLUSTER_SCOPED_LABEL = 'gc.bundlesmith.test/scenario';
+
+export interface ScenarioContext {
+  env: TestEnv;
+  /** Two namespaces of this scenario's own. */
+  ns: string;
+  ns2: string;
+  cm: ResourceType;
+  widget: ResourceType;
+  /** Upper bound for each wait (the reference collector re-discovers CRDs every 30 s). */
+  timeoutMs: number;
+}
+
+export interface GcScenario {
+  name: string;
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+export function widgetCrd(plural = 'widgets', kind = 'Widget'): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${TEST_GROUP}`, labels: { [CLUSTER_SCOPED_LABEL]: 'crd' } },
+    spec: {
+      group: TEST_GROUP,
+      scope: 'Namespaced',
+      names: { plural, singular: plural.replace(/s$/, ''), kind, listKind: `${kind}List` },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}
+
+export async function installWidgetCrd(env: TestEnv, plural = 'widgets', kind = 'Widget'): Promise<ResourceType> {
+  await installCrd(env.client, widgetCrd(plural, kind));
+  return await waitFor(`${kind} to be served`, async () => {
+    await env.discovery.refresh();
+    return env.discovery.lookup(`${TEST_GROUP}/v1`, kind);
+  });
+}
+
+interface ObjectSpec {
+  owners?: OwnerRef[];
+  finalizers?: string[];
+  namespace?: string;
+}
+
+async function create(ctx: ScenarioContext, rt: ResourceType, name: string, spec: ObjectSpec = {}): Promise<KubeObject> {
+  const namespace = spec.namespace ?? ctx.ns;
+  return ctx.env.client.create(rt, {
+    apiVersion: rt.apiVersion,
+    kind: rt.kind,
+    metadata: {
+      name,
+      namespace,
+      ...(spec.owners ? { ownerReferences: spec.owners } : {}),
+      ...(spec.finalizers ? { finalizers: spec.finalizers } : {}),
+    },
+  });
+}
+
+const cm = (ctx: ScenarioContext, name: string, spec: ObjectSpec = {}) => create(ctx, ctx.cm, name, spec);
+const widget = (ctx: ScenarioContext, name: string, spec: ObjectSpec = {}) => create(ctx, ctx.widget, name, spec);
+
+function ref(owner: KubeObject, opts: { blocking?: boolean; controller?: boolean } = {}): OwnerRef {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid,
+    ...(opts.blocking !== undefined ? { blockOwnerDeletion: opts.blocking } : {}),
+    ...(opts.controller ? { controller: true } : {}),
+  };
+}
+
+function fakeRef(apiVersion: string, kind: string, name: string): OwnerRef {
+  return { apiVersion, kind, name, uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` };
+}
+
+async function del(ctx: ScenarioContext, obj: KubeObject, propagationPolicy: 'Background' | 'Foreground' | 'Orphan', rt: ResourceType = ctx.cm): Promise<void> {
+  await ctx.env.client.delete(rt, obj.metadata.namespace, obj.metadata.name, { uid: obj.metadata.uid, propagationPolicy });
+}
+
+async function gone(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType = ctx.cm): Promise<void> {
+  await waitForGone(ctx.env, rt, obj.metadata.namespace, obj.metadata.name, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+}
+
+async function live(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType = ctx.cm): Promise<KubeObject | undefined> {
+  return ctx.env.client.tryGet(rt, obj.metadata.namespace, obj.metadata.name, { metadataOnly: true });
+}
+
+/** Waits until the object exists and `check` holds for it. */
+async function until(ctx: ScenarioContext, what: string, obj: KubeObject, check: (o: KubeObject) => boolean, rt: ResourceType = ctx.cm): Promise<KubeObject> {
+  return waitFor(what, async () => {
+    const o = await live(ctx, obj, rt);
+    return o && check(o) ? o : undefined;
+  }, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+}
+
+async function mustExist(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType = ctx.cm): Promise<KubeObject> {
+  const o = await live(ctx, obj, rt);
+  if (!o) throw new Error(`${rt.kind} ${obj.metadata.namespace}/${obj.metadata.name} should still exist`);
+  return o;
+}
+
+const refNames = (o: KubeObject): string[] => (o.metadata.ownerReferences ?? []).map((r) => r.name).sort();
+
+async function setFinalizers(ctx: ScenarioContext, obj: KubeObject, finalizers: string[], rt: ResourceType = ctx.cm): Promise<void> {
+  await ctx.env.client.patch(rt, obj.metadata.namespace, obj.metadata.name, { metadata: { finalizers } }, 'merge');
+}
+
+async function eventsAbout(ctx: ScenarioContext, namespace: string, name: string, reason: string): Promise<unknown[]> {
+  const body = (await ctx.env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)) as { items?: { reason?: string; regarding?: { name?: string } }[] };
+  const v1 = (await ctx.env.client.raw('GET', `/api/v1/namespaces/${namespace}/events`)) as { items?: { reason?: string; involvedObject?: { name?: string } }[] };
+  return [
+    ...(body.items ?? []).filter((e) => e.reason === reason && e.regarding?.name === name),
+    ...(v1.items ?? []).filter((e) => e.reason === reason && e.involvedObject?.name === name),
+  ];
+}
+
+export const scenarios: GcScenario[] = [
+  {
+    name: 'cascading deletion with multiple owners: the dependent with a second owner survives, losing the dangling reference',
+    async run(ctx) {
+      const o1 = await cm(ctx, 'owner-1');
+      const o2 = await cm(ctx, 'owner-2');
+      const only = await cm(ctx, 'only-o1', { owners: [ref(o1)] });
+      const both = await cm(ctx, 'both', { owners: [ref(o1), ref(o2)] });
+      await del(ctx, o1, 'Background');
+      await gone(ctx, only);
+      await until(ctx, 'the dangling reference to be removed', both, (o) => refNames(o).join() === 'owner-2');
+    },
+  },
+  {
+    name: 'a dependent created with a non-existent owner is collected',
+    async run(ctx) {
+      const dep = await cm(ctx, 'orphan-at-birth', { owners: [fakeRef('v1', 'ConfigMap', 'never-existed')] });
+      await gone(ctx, dep);
+    },
+  },
+  {
+    name: 'orphaning: the owner goes, its dependents stay without the reference',
+    async run(ctx) {
+      const owner = await cm(ctx, 'owner');
+      const deps = await Promise.all([0, 1, 2].map((i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { blocking: true })] })));
+      await del(ctx, owner, 'Orphan');
+      await gone(ctx, owner);
+      for (const d of deps) await until(ctx, 'the reference to be removed', d, (o) => refNames(o).length === 0);
+    },
+  },
+  {
+    name: 'a solid owner does not block a waiting owner',
+    async run(ctx) {
+      const waiting = await cm(ctx, 'to-be-deleted');
+      const solid = await cm(ctx, 'solid');
+      const dep = await cm(ctx, 'dep', { owners: [ref(waiting, { blocking: true }), ref(solid)] });
+      await del(ctx, waiting, 'Foreground');
+      await gone(ctx, waiting);
+      await until(ctx, 'only the solid reference to remain', dep, (o) => refNames(o).join() === 'solid' && !o.metadata.deletionTimestamp);
+    },
+  },
+  {
+    name: 'a non-blocking reference does not block a foreground deletion',
+    async run(ctx) {
+      const owner = await cm(ctx, 'owner');
+      const a = await cm(ctx, 'non-blocking', { owners: [ref(owner, { blocking: false })], finalizers: ['x/y'] });
+      const b = await cm(ctx, 'unset', { owners: [ref(owner)], finalizers: ['x/y'] });
+      await del(ctx, owner, 'Foreground');
+      await gone(ctx, owner);
+      await mustExist(ctx, a);
+      await mustExist(ctx, b);
+      await setFinalizers(ctx, a, []);
+      await setFinalizers(ctx, b, []);
+      await gone(ctx, a);
+      await gone(ctx, b);
+    },
+  },
+  {
+    name: 'double foreground deletion of an object with another finalizer',
+    async run(ctx) {
+      const obj = await cm(ctx, 'lucy', { finalizers: ['x/y'] });
+      await del(ctx, obj, 'Foreground');
+      await until(ctx, 'only x/y to remain after the first deletion', obj, (o) => (o.metadata.finalizers ?? []).join() === 'x/y');
+      await del(ctx, obj, 'Foreground');
+      await until(ctx, 'only x/y to remain after the second deletion', obj, (o) => (o.metadata.finalizers ?? []).join() === 'x/y');
+      await setFinalizers(ctx, obj, []);
+      await gone(ctx, obj);
+    },
+  },
+  {
+    name: 'a blocking reference blocks while the dependent has another finalizer',
+    async run(ctx) {
+      const owner = await cm(ctx, 'owner');
+      const dep = await cm(ctx, 'dep', { owners: [ref(owner, { blocking: true })], finalizers: ['x/y'] });
+      await del(ctx, owner, 'Foreground');
+      await until(ctx, 'the dependent to be deleted', dep, (o) => o.metadata.deletionTimestamp !== undefined);
+      const held = await mustExist(ctx, owner);
+      expect(held.metadata.finalizers).toContain('foregroundDeletion');
+      await setFinalizers(ctx, dep, []);
+      await gone(ctx, dep);
+      await gone(ctx, owner);
+    },
+  },
+  {
+    name: 'custom resources cascade',
+    async run(ctx) {
+      const owner = await widget(ctx, 'owner');
+      const dep = await widget(ctx, 'dep', { owners: [ref(owner)] });
+      await del(ctx, owner, 'Background', ctx.widget);
+      await gone(ctx, dep, ctx.widget);
+    },
+  },
+  {
+    name: 'mixed custom resource / ConfigMap relationships',
+    async run(ctx) {
+      const cmOwner = await cm(ctx, 'cm-owner');
+      const crDep = await widget(ctx, 'cr-dep', { owners: [ref(cmOwner)] });
+      const crOwner = await widget(ctx, 'cr-owner');
+      const cmDep = await cm(ctx, 'cm-dep', { owners: [ref(crOwner)] });
+      await del(ctx, cmOwner, 'Background');
+      await del(ctx, crOwner, 'Foreground', ctx.widget);
+      await gone(ctx, crDep, ctx.widget);
+      await gone(ctx, cmDep);
+      await gone(ctx, crOwner, ctx.widget);
+    },
+  },
+  {
+    name: 'deleting a CRD cascades to the dependents of its custom resources',
+    async run(ctx) {
+      const plural = `gadgets${randomBytes(2).toString('hex')}`;
+      const rt = await installWidgetCrd(ctx.env, plural, `Gadget${plural.slice(7)}`);
+      const owner = await create(ctx, rt, 'owner');
+      const dep = await cm(ctx, 'dep', { owners: [ref(owner)] });
+      await ctx.env.client.delete(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`, { uid: (await ctx.env.client.get(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`)).metadata.uid });
+      await gone(ctx, dep);
+    },
+  },
+  {
+    name: 'cross-namespace references: the invalid one is collected with a warning, the valid one kept',
+    async run(ctx) {
+      const owner = await cm(ctx, 'parent');
+      const valid = await cm(ctx, 'valid-child', { owners: [ref(owner)] });
+      const invalid = await cm(ctx, 'invalid-child', { owners: [ref(owner)], namespace: ctx.ns2 });
+      await gone(ctx, invalid);
+      await mustExist(ctx, valid);
+      await waitFor('an OwnerRefInvalidNamespace event on the invalid child', async () => (await eventsAbout(ctx, ctx.ns2, 'invalid-child', 'OwnerRefInvalidNamespace')).length > 0, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+    },
+  },
+  {
+    name: 'cluster-scoped owners: a missing one lets the dependent go, an unknown kind keeps it',
+    async run(ctx) {
+      const unknown = await cm(ctx, 'unknown-kind-owner', { owners: [fakeRef('unknown.example.com/v1', 'Thing', 'thing')] });
+      const missing = await cm(ctx, 'missing-owner', { owners: [fakeRef('rbac.authorization.k8s.io/v1', 'ClusterRole', 'missing')] });
+      await gone(ctx, missing);
+      // Decided after the missing one (same queue), and still there.
+      await mustExist(ctx, unknown);
+    },
+  },
+  {
+    name: 'background deletion of an owner with many dependents',
+    async run(ctx) {
+      const owner = await cm(ctx, 'owner');
+      const deps = await Promise.all(Array.from({ length: 40 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { controller: true, blocking: true })] })));
+      await del(ctx, owner, 'Background');
+      for (const d of deps) await gone(ctx, d);
+    },
+  },
+  {
+    name: 'orphan deletion keeps every dependent',
+    async run(ctx) {
+      const owner = await cm(ctx, 'owner', { finalizers: ['x/keep-until-checked'] });
+      const deps = await Promise.all(Array.from({ length: 10 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { controller: true, blocking: true })] })));
+      await del(ctx, owner, 'Orphan');
+      await until(ctx, 'the orphan finalizer to be handled', owner, (o) => !(o.metadata.finalizers ?? []).includes('orphan'));
+      for (const d of deps) await until(ctx, 'the reference to be removed', d, (o) => refNames(o).length === 0 && !o.metadata.deletionTimestamp);
+      await setFinalizers(ctx, owner, []);
+      await gone(ctx, owner);
+    },
+  },
+  {
+    name: 'foreground deletion keeps the owner until its dependents are gone',
+    async run(ctx) {
+      const owner = await cm(ctx, 'owner');
+      const deps = await Promise.all(Array.from({ length: 5 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { blocking: true })], finalizers: ['x/y'] })));
+      await del(ctx, owner, 'Foreground');
+      for (const d of deps) await until(ctx, 'the dependent to be deleted', d, (o) => o.metadata.deletionTimestamp !== undefined);
+      await mustExist(ctx, owner);
+      for (const d of deps) await setFinalizers(ctx, d, []);
+      for (const d of deps) await gone(ctx, d);
+      await gone(ctx, owner);
+    },
+  },
+  {
+    name: 'half the dependents owned by a second owner survive a foreground deletion',
+    async run(ctx) {
+      const o1 = await cm(ctx, 'owner-1');
+      const o2 = await cm(ctx, 'owner-2');
+      const deps = await Promise.all(Array.from({ length: 10 }, (_, i) => cm(ctx, `dep-${i}`, { owners: i % 2 === 0 ? [ref(o1, { blocking: true }), ref(o2)] : [ref(o1, { blocking: true })] })));
+      await del(ctx, o1, 'Foreground');
+      await gone(ctx, o1);
+      for (const [i, d] of deps.entries()) {
+        if (i % 2 === 0) await until(ctx, 'the survivor to keep only owner-2', d, (o) => refNames(o).join() === 'owner-2' && !o.metadata.deletionTimestamp);
+        else await gone(ctx, d);
+      }
+    },
+  },
+  {
+    name: 'a three-object ownership cycle under foreground deletion is fully deleted',
+    async run(ctx) {
+      const a = await cm(ctx, 'a');
+      const b = await cm(ctx, 'b', { owners: [ref(a, { blocking: true })] });
+      const c = await cm(ctx, 'c', { owners: [ref(b, { blocking: true })] });
+      await ctx.env.client.patch(ctx.cm, ctx.ns, 'a', { metadata: { ownerReferences: [ref(c, { blocking: true })] } }, 'merge');
+      await del(ctx, { ...a, metadata: { ...a.metadata, resourceVersion: '' } }, 'Foreground');
+      await gone(ctx, a);
+      await gone(ctx, b);
+      await gone(ctx, c);
+    },
+  },
+  {
+    name: 'a custom resource owning a custom resource: background and orphan',
+    async run(ctx) {
+      const owner = await widget(ctx, 'bg-owner');
+      const dep = await widget(ctx, 'bg-dep', { owners: [ref(owner, { blocking: true })] });
+      const owner2 = await widget(ctx, 'orphan-owner');
+      const dep2 = await widget(ctx, 'orphan-dep', { owners: [ref(owner2, { blocking: true })] });
+      await del(ctx, owner, 'Background', ctx.widget);
+      await del(ctx, owner2, 'Orphan', ctx.widget);
+      await gone(ctx, dep, ctx.widget);
+      await gone(ctx, owner2, ctx.widget);
+      await until(ctx, 'the orphaned custom resource to lose its reference', dep2, (o) => refNames(o).length === 0, ctx.widget);
+    },
+  },
+  {
+    name: 'stress: orphan, background and foreground deletions over many groups',
+    async run(ctx) {
+      const policies = ['Orphan', 'Background', 'Foreground'] as const;
+      const groups = await Promise.all(Array.from({ length: 9 }, async (_, g) => {
+        const owner = await cm(ctx, `owner-${g}`);
+        const deps = await Promise.all(Array.from({ length: 6 }, (_, i) => cm(ctx, `g${g}-dep-${i}`, { owners: [ref(owner, { blocking: i % 2 === 0 })] })));
+        return { owner, deps, policy: policies[g % 3]! };
+      }));
+      await Promise.all(groups.map((g) => del(ctx, g.owner, g.policy)));
+      for (const g of groups) {
+        await gone(ctx, g.owner);
+        for (const d of g.deps) {
+          if (g.policy === 'Orphan') await until(ctx, 'orphaned dependent', d, (o) => refNames(o).length === 0);
+          else await gone(ctx, d);
+        }
+      }
+    },
+  },
+];
