@@ -110,6 +110,8 @@ export function needsApply(desired: KubeObjectManifest, live: LiveObject | undef
  */
 export function isSubset(want: unknown, have: unknown, path: readonly string[]): boolean {
   if (path.length === 2 && path[0] === 'metadata' && path[1] === 'ownerReferences') return ownerReferencesSubset(want, have);
+  // The server drops empty maps and lists (and nulls) it stores as absent: asking for one is asking for nothing.
+  if (have === undefined && (want === null || isEmptyContainer(want))) return true;
   if (Array.isArray(want)) {
     return Array.isArray(have) && want.length === have.length && want.every((item, i) => isSubset(item, have[i], [...path, String(i)]));
   }
@@ -117,6 +119,10 @@ export function isSubset(want: unknown, have: unknown, path: readonly string[]):
     return isRecord(have) && Object.entries(want).every(([key, value]) => value === undefined || isSubset(value, have[key], [...path, key]));
   }
   return want === have;
+}
+
+function isEmptyContainer(value: unknown): boolean {
+  return (Array.isArray(value) && value.length === 0) || (isRecord(value) && Object.values(value).every((v) => v === undefined));
 }
 
 function ownerReferencesSubset(want: unknown, have: unknown): boolean {

@@ -107,7 +107,7 @@ describe('isSubset', () => {
   it.each<[string, unknown, unknown, boolean]>([
     ['equal scalars', 1, 1, true],
     ['different scalars', 1, 2, false],
-    ['null vs missing', { a: null }, {}, false],
+    ['null vs missing (an applied null removes the field, so absent is what was asked)', { a: null }, {}, true],
     ['extra keys in have', { a: 1 }, { a: 1, b: 2 }, true],
     ['missing key in have', { a: 1, b: 2 }, { a: 1 }, false],
     ['arrays need the same length', [1], [1, 2], false],
@@ -129,5 +129,17 @@ describe('write-only fields', () => {
     });
     expect(manifest).toMatchObject({ data: { a: 'eA==', b: 'eg==', c: 'dw==' } });
     expect(manifest).not.toHaveProperty('stringData');
+  });
+});
+
+describe('isSubset and what the server drops', () => {
+  it.each([
+    ['an empty map', { data: {} }, {}, true],
+    ['an empty list', { items: [] }, {}, true],
+    ['a null', { x: null }, {}, true],
+    ['a non-empty map', { data: { a: '1' } }, {}, false],
+    ['an empty map present as a map', { data: {} }, { data: { a: '1' } }, true],
+  ])('%s', (_case, want, have, expected) => {
+    expect(isSubset(want, have, [])).toBe(expected);
   });
 });

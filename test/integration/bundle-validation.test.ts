@@ -1,0 +1,74 @@
+/**
+ * Fail safe: an invalid Bundle reports Error=True with a message naming the
+ * resource, and writes nothing and deletes nothing until it is fixed.
+ */
+import { conditionOf, connect, createNamespace, waitFor, type TestEnv } from './harness.js';
+import { applyBundle, configMap, types, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import { startOperator, type InProcessOperator } from './operator.js';
+
+let env: TestEnv;
+let ns: string;
+let op: InProcessOperator;
+let t: Awaited<ReturnType<typeof types>>;
+
+beforeAll(async () => {
+  env = await connect();
+  ns = await createNamespace(env, 'invalid');
+  t = await types(env);
+  op = await startOperator({ namespace: ns });
+});
+afterAll(async () => {
+  await op.stop();
+  env.close();
+});
+
+const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ ...configMap(name), ...extra });
+
+const cases: [string, () => ResourceFixture[], RegExp][] = [
+  ['duplicate resource names', () => [{ name: 'a', object: cm('v-dup-1') }, { name: 'a', object: cm('v-dup-2') }], /"a"/],
+  ['a reference to a missing resource', () => [{ name: 'a', references: [{ resource: 'ghost' }], object: cm('v-missing') }], /resource "a".*"ghost"/],
+  ['a reference cycle', () => [{ name: 'a', references: [{ resource: 'b' }], object: cm('v-cyc-a') }, { name: 'b', references: [{ resource: 'a' }], object: cm('v-cyc-b') }], /a -> b -> a|b -> a -> b/],
+  ['an object in another namespace', () => [{ name: 'a', object: { ...configMap('v-other-ns'), metadata: { name: 'v-other-ns', namespace: 'elsewhere' } } }], /resource "a".*namespace/],
+  ['a cluster-scoped kind', () => [{ name: 'a', object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'v-cluster' }, rules: [] } }], /resource "a".*cluster-scoped/],
+  ['a user-supplied controller ownerReference', () => [{ name: 'a', object: { ...configMap('v-ctrl'), metadata: { name: 'v-ctrl', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '1', controller: true }] } } }], /resource "a".*controller/],
+  ['the deletionTimestamp annotation in a spec', () => [{ name: 'a', object: configMap('v-stamp', { k: 'v' }, { 'smith.atlassian.com/deletionTimestamp': '2026-01-01T00:00:00Z' }) }], /resource "a".*deletionTimestamp/],
+  ['an unsupported modifier', () => [{ name: 'b', object: cm('v-mod-b') }, { name: 'a', references: [{ name: 'x', resource: 'b', path: 'metadata.name', modifier: 'bindsecret' }], object: cm('v-mod-a') }], /resource "a".*modifier/],
+];
+
+describe('an invalid Bundle writes nothing', () => {
+  it.each(cases)('%s: Error=True naming the resource, nothing created', async (_case, resources, message) => {
+    const name = `bad-${cases.findIndex((c) => c[0] === _case)}`;
+    await applyBundle(env, ns, name, resources());
+    const bundle = await waitForBundle(env, ns, name, 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    expect(conditionOf(bundle, 'Error')?.message).toMatch(message);
+    expect(conditionOf(bundle, 'Ready')?.status).toBe('False');
+    const { items } = await env.client.list(t.configMap, ns, { labelSelector: '' });
+    expect(items.filter((o) => o.metadata.name.startsWith('v-')).map((o) => o.metadata.name)).toEqual([]);
+  });
+
+  it('an unsupported plugin is reported', async () => {
+    await env.client.apply((await import('./bundles.js')).BUNDLE_RESOURCE_TYPE, {
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      metadata: { name: 'plugin', namespace: ns },
+      spec: { resources: [{ name: 'binding', spec: { plugin: { name: 'servicecatalog', objectName: 'x', spec: { a: 1 } } } }] },
+    }, { fieldManager: 'test-user' });
+    const bundle = await waitForBundle(env, ns, 'plugin', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    expect(conditionOf(bundle, 'Error')?.message).toMatch(/resource "binding".*plugin/);
+  });
+
+  it('a Bundle that becomes invalid deletes nothing, even what left its spec; fixing it resumes', async () => {
+    await applyBundle(env, ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep') }, { name: 'drop', object: configMap('tb-drop') }]);
+    await waitForReady(env, ns, 'turns-bad');
+    // Remove "drop" and break the spec in the same edit: nothing may be deleted.
+    await applyBundle(env, ns, 'turns-bad', [{ name: 'keep', references: [{ resource: 'nowhere' }], object: configMap('tb-keep', { changed: 'yes' }) }]);
+    await waitForBundle(env, ns, 'turns-bad', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    expect(await env.client.tryGet(t.configMap, ns, 'tb-drop')).toBeDefined();
+    expect((await env.client.get(t.configMap, ns, 'tb-keep')).data).toEqual({ key: 'value' });
+    // Fixed: the prune and the change go through.
+    await applyBundle(env, ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep', { changed: 'yes' }) }]);
+    await waitForReady(env, ns, 'turns-bad');
+    await waitFor('tb-drop to be pruned', async () => (await env.client.tryGet(t.configMap, ns, 'tb-drop')) === undefined);
+    expect((await env.client.get(t.configMap, ns, 'tb-keep')).data).toEqual({ changed: 'yes' });
+  });
+});
