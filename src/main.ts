@@ -9,7 +9,7 @@ import { parseArgs, type Config } from './config.js';
 import { KubeClient } from './kube/client.js';
 import { createLogger } from './observability/logger.js';
 import { OperatorMetrics } from './observability/metrics.js';
-import { startHttpEndpoints } from './observability/http.js';
+import { startHttpEndpoints, type Readiness } from './observability/http.js';
 import { systemClock } from './runtime/clock.js';
 import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
 import { Operator } from './operator.js';
@@ -75,14 +75,17 @@ async function main(config: Config): Promise<void> {
       })
     : undefined;
 
-  const ready = (): boolean => {
-    if (stopping) return false;
+  const readiness = (): Readiness => {
+    if (stopping) return { ready: false, detail: 'shutting down' };
     // A standby is ready once it takes part in the election: rollouts must
     // not wait for it to lead.
-    if (elector && !elector.isLeader()) return elector.hasObservedLease();
-    return operatorStarted && operator.ready();
+    if (elector && !elector.isLeader()) {
+      return elector.hasObservedLease() ? { ready: true, detail: 'standby: another replica holds the Lease' } : { ready: false, detail: 'has not read the Lease yet' };
+    }
+    if (!operatorStarted || !operator.ready()) return { ready: false, detail: 'controllers starting: informers not synced yet' };
+    return { ready: true, detail: elector ? 'leader: controllers running' : 'controllers running' };
   };
-  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, ready, logger });
+  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger });
 
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -58,9 +58,9 @@ async function holder(leaseName: string): Promise<string | undefined> {
   return (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
 }
 
-async function readyz(replica: Replica): Promise<number> {
+async function readyz(replica: Replica): Promise<string> {
   const response = await fetch(`http://127.0.0.1:${replica.healthPort}/readyz`);
-  return response.status;
+  return `${response.status} ${(await response.text()).trim()}`;
 }
 
 async function applyConfigMapBundle(name: string): Promise<void> {
@@ -95,7 +95,7 @@ describe('leader election', () => {
       if (!standby) throw new Error('no standby');
       await applyConfigMapBundle('before-crash');
       await waitReady('before-crash');
-      await waitFor('both replicas ready (leader synced, standby in the election)', async () => (await readyz(first)) === 200 && (await readyz(standby)) === 200);
+      await waitFor('both replicas ready (leader synced, standby in the election)', async () => (await readyz(first)) === '200 ok: leader: controllers running' && (await readyz(standby)) === '200 ok: standby: another replica holds the Lease');
 
       await first.process.kill();
       await waitFor('the standby to take the Lease', async () => (await holder(leaseName))?.endsWith(standby.identitySuffix), { timeoutMs: LEASE_SECONDS * 1000 + 20_000 });
