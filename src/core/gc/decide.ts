@@ -26,7 +26,7 @@ export function planAttemptToDelete(node: GraphNode | undefined): AttemptToDelet
   if (node.beingDeleted && !node.deletingDependents) return { kind: 'skip', reason: 'being-deleted' };
   if (node.virtual) return { kind: 'verify-virtual' };
   if (node.deletingDependents) return { kind: 'deleting-dependents' };
-  if (node.owners.length === 0) return { kind: 'skip', reason: 'no-owners' };
+  if (node.ownerCount === 0) return { kind: 'skip', reason: 'no-owners' };
   return { kind: 'classify-owners', refs: node.owners };
 }
 

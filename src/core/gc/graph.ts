@@ -62,6 +62,10 @@ export class OwnerRef {
 export class GraphNode {
   /** Dependents: none (undefined), one (the node itself, no Set allocated), or a Set. */
   private deps: GraphNode | Set<GraphNode> | undefined = undefined;
+  /** One reference (the common case) is stored without an array around it. */
+  private ownerRefs: OwnerRef | readonly OwnerRef[];
+  /** A canonical decimal resourceVersion (etcd's) is kept as a number: no string per node. */
+  private rv: string | number;
 
   constructor(
     readonly uid: string,
@@ -70,10 +74,35 @@ export class GraphNode {
     /** '' for cluster-scoped objects (and for virtual owners referenced from cluster-scoped dependents). */
     public namespace: string,
     /** resourceVersion of the last observed state ('' for virtual nodes). */
-    public resourceVersion: string,
+    resourceVersion: string,
     public flags: number,
-    public owners: readonly OwnerRef[],
-  ) {}
+    owners: readonly OwnerRef[],
+  ) {
+    this.ownerRefs = compactRefs(owners);
+    this.rv = compactResourceVersion(resourceVersion);
+  }
+
+  get owners(): readonly OwnerRef[] {
+    const refs = this.ownerRefs;
+    return refs instanceof OwnerRef ? [refs] : refs;
+  }
+
+  set owners(refs: readonly OwnerRef[]) {
+    this.ownerRefs = compactRefs(refs);
+  }
+
+  get ownerCount(): number {
+    const refs = this.ownerRefs;
+    return refs instanceof OwnerRef ? 1 : refs.length;
+  }
+
+  get resourceVersion(): string {
+    return typeof this.rv === 'number' ? String(this.rv) : this.rv;
+  }
+
+  set resourceVersion(value: string) {
+    this.rv = compactResourceVersion(value);
+  }
 
   has(flag: number): boolean {
     return (this.flags & flag) !== 0;
@@ -125,6 +154,18 @@ export class GraphNode {
   refsTo(uid: string): OwnerRef[] {
     return this.owners.filter((r) => r.uid === uid);
   }
+}
+
+const NO_REFS: readonly OwnerRef[] = Object.freeze([]);
+
+function compactRefs(refs: readonly OwnerRef[]): OwnerRef | readonly OwnerRef[] {
+  if (refs.length === 0) return NO_REFS;
+  return refs.length === 1 && refs[0] ? refs[0] : refs;
+}
+
+function compactResourceVersion(rv: string): string | number {
+  const n = Number(rv);
+  return rv !== '' && Number.isSafeInteger(n) && String(n) === rv ? n : rv;
 }
 
 /** Identity of an object as a reference names it: the coordinates plus a namespace ('' = cluster-scoped). */
