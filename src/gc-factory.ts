@@ -1,9 +1,9 @@
-/** Builds the garbage collector for --gc=cluster|bundles. */
+/** Builds the garbage collector for --gc=cluster|bundles, with its metrics and logs wired to the operator's. */
+import { GarbageCollector, type GcMetrics } from './controllers/gc/index.js';
 import type { KubeClient } from './kube/client.js';
 import type { Logger } from './observability/logger.js';
 import type { OperatorMetrics } from './observability/metrics.js';
 import type { Clock } from './runtime/clock.js';
-import type { GarbageCollectorPart } from './operator.js';
 
 export interface GarbageCollectorFactoryOptions {
   client: KubeClient;
@@ -12,11 +12,28 @@ export interface GarbageCollectorFactoryOptions {
   metrics?: OperatorMetrics;
   mode: 'cluster' | 'bundles';
   workers: number;
+  /** With --namespace, the collector acts only there (its graph still spans what it can see). */
   namespace?: string;
 }
 
-export function createGarbageCollector(o: GarbageCollectorFactoryOptions): GarbageCollectorPart | undefined {
-  // Wired to src/controllers/gc once it lands.
-  o.logger.warn({ mode: o.mode }, 'the built-in garbage collector is not wired yet');
-  return undefined;
+export function gcMetricsOf(m: OperatorMetrics): GcMetrics {
+  return {
+    graphSize: (n) => m.gcGraphNodes.set(n),
+    queueDepth: (queue, depth) => m.queueDepth.set({ queue: `gc-${queue}` }, depth),
+    deleted: (kind) => m.gcActions.inc({ action: 'delete', kind, result: 'success' }),
+    orphaned: (kind) => m.gcActions.inc({ action: 'orphan', kind, result: 'success' }),
+    error: (kind, operation) => m.gcActions.inc({ action: operation, kind, result: 'error' }),
+    discoverySyncError: () => m.gcDiscoveryErrors.inc(),
+  };
+}
+
+export function createGarbageCollector(o: GarbageCollectorFactoryOptions): GarbageCollector {
+  return new GarbageCollector(o.client, {
+    mode: o.mode,
+    workers: o.workers,
+    clock: o.clock,
+    ...(o.namespace ? { namespaces: [o.namespace] } : {}),
+    ...(o.metrics ? { metrics: gcMetricsOf(o.metrics) } : {}),
+    log: (level, message, fields) => o.logger[level](fields ?? {}, message),
+  });
 }
