@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { conditionOf, connect, createNamespace, resourceType, run, waitFor, type TestEnv } from './harness.js';
+import { conditionOf, connect, createNamespace, run, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, BUNDLE_RESOURCE_TYPE, configMap, eventsFor, getBundle, markDeploymentAvailable, resourceCondition, types, waitForBundle, waitForReady } from './bundles.js';
 import { startOperator, type InProcessOperator } from './operator.js';
 
@@ -159,7 +159,7 @@ describe('server-side apply', () => {
 });
 
 function configMapIn(name: string, data: Record<string, string>): KubeObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, uid: '', resourceVersion: '' }, data } as KubeObject;
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, uid: '', resourceVersion: '' }, data };
 }
 
 

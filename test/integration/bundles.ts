@@ -67,7 +67,7 @@ export async function eventsFor(env: TestEnv, namespace: string, name: string): 
   const { items } = await env.client.list(rt, namespace);
   return items
     .filter((e) => (e.regarding as { name?: string } | undefined)?.name === name)
-    .map((e) => ({ reason: String(e.reason), note: String(e.note ?? ''), type: String(e.type) }));
+    .map((e) => ({ reason: typeof e.reason === 'string' ? e.reason : '', note: typeof e.note === 'string' ? e.note : '', type: typeof e.type === 'string' ? e.type : '' }));
 }
 
 /** Marks a Deployment available through the status subresource (no workload controllers run here). */

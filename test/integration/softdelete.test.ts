@@ -59,6 +59,7 @@ describe('soft deletes', () => {
     expect(conditionOf(marked, 'Ready')?.status).toBe('True');
     expect((marked.status as { pendingDeletionCount?: number }).pendingDeletionCount).toBe(1);
     expect(stamped.metadata.uid).toBe(original.metadata.uid);
+    expect((await op.metrics.pendingDeletions.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
 
     // 2. Re-added before expiry: the stamp goes, the object is the same one, the event says so.
     await applyBundle(env, ns, 'cycle', [{ name: 'delayed', object: { ...delayed, data: { v: '2' } } }, other]);

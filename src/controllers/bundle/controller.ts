@@ -64,6 +64,7 @@ export class BundleController {
   private workersDone: Promise<void> | undefined;
   private readonly workers: number;
   private readonly applyConcurrency: number;
+  private readonly pendingByBundle = new Map<BundleKey, number>();
 
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
@@ -143,6 +144,7 @@ export class BundleController {
     const cached = this.bundles.get(namespace, name);
     if (!cached) {
       this.objects.undeclare(key);
+      this.setPendingDeletions(key, 0);
       return 'forget';
     }
     const log = this.o.logger.child({ bundle: key });
@@ -227,6 +229,7 @@ export class BundleController {
     // 7. Status, written only when it changed.
     const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
     status.managedKinds = managedKinds(bundle, controlled, plan);
+    this.setPendingDeletions(key, status.pendingDeletionCount ?? 0);
     await this.reportTransitions(bundle.status, status, target);
     await this.writeStatus(cached, status, log);
 
@@ -347,6 +350,15 @@ export class BundleController {
       if (isConflict(err)) log.debug('status conflict; a newer Bundle will be reconciled');
       else if (!isNotFound(err)) throw err;
     }
+  }
+
+  /** The pending-deletions gauge is the sum over Bundles; keep each Bundle's share. */
+  private setPendingDeletions(key: BundleKey, count: number): void {
+    if (count === 0) this.pendingByBundle.delete(key);
+    else this.pendingByBundle.set(key, count);
+    let total = 0;
+    for (const n of this.pendingByBundle.values()) total += n;
+    this.o.metrics?.pendingDeletions.set(total);
   }
 
   private nowIso(): string {
