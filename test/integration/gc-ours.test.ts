@@ -5,7 +5,7 @@
  * tests' objects are never touched.
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import { connect, createNamespace, resourceType, type TestEnv } from './harness.js';
+import { connect, createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
 import { CLUSTER_SCOPED_LABEL, installWidgetCrd, scenarios, type ScenarioContext } from './gc-scenarios.js';
 import type { ResourceType } from '../../src/kube/types.js';
 
@@ -54,7 +54,11 @@ describe('garbage collector (ours) on a real apiserver', () => {
 
   it.each(scenarios.map((s) => [s.name, s] as const))('%s', async (name, scenario) => {
     const [ns, ns2] = namespaces.get(name)!;
-    const ctx: ScenarioContext = { env, ns, ns2, cm, widget, timeoutMs: 45_000 };
+    const collectorWatches = async (rt: ResourceType): Promise<void> => {
+      await waitFor(`the collector to watch ${rt.plural}`, () => gc.watchedResources().some((w) => w.group === rt.group && w.plural === rt.plural), { timeoutMs: 30_000 });
+      await gc.waitForSync();
+    };
+    const ctx: ScenarioContext = { env, ns, ns2, cm, widget, timeoutMs: 45_000, collectorWatches };
     await scenario.run(ctx);
   });
 

@@ -22,6 +22,17 @@ beforeAll(async () => {
   const discovery = new Discovery(client, 0);
   await discovery.refresh();
   env = { client, discovery, kubeconfig: state.kubeconfig, close: () => client.close() };
+  // kube-controller-manager runs here under its own identity (no service
+  // account credentials), which RBAC does not let delete or patch arbitrary
+  // objects; grant it the garbage collector's bootstrap role.
+  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'ClusterRoleBinding');
+  await client.create(binding, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'bundlesmith-test:kcm-garbage-collector' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
+  });
   cm = await resourceType(env, 'v1', 'ConfigMap');
   widget = await installWidgetCrd(env);
 }, 120_000);
@@ -33,7 +44,10 @@ afterAll(() => {
 
 describe('garbage collector (reference: kube-controller-manager) on a real apiserver', () => {
   it.each(scenarios.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
-    const ctx: ScenarioContext = { env, ns: await createNamespace(env, 'gc'), ns2: await createNamespace(env, 'gc2'), cm, widget, timeoutMs: 100_000 };
+    // kube-controller-manager re-discovers resources every 30 s and exposes
+    // no way to ask whether it watches one yet: wait one period and a margin.
+    const collectorWatches = () => new Promise<void>((resolve) => setTimeout(resolve, 35_000));
+    const ctx: ScenarioContext = { env, ns: await createNamespace(env, 'gc'), ns2: await createNamespace(env, 'gc2'), cm, widget, timeoutMs: 100_000, collectorWatches };
     await scenario.run(ctx);
   }, 240_000);
 });

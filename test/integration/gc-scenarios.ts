@@ -25,6 +25,8 @@ export interface ScenarioContext {
   widget: ResourceType;
   /** Upper bound for each wait (the reference collector re-discovers CRDs every 30 s). */
   timeoutMs: number;
+  /** Resolves once the collector under test watches this (new) resource. */
+  collectorWatches(rt: ResourceType): Promise<void>;
 }
 
 export interface GcScenario {
@@ -244,6 +246,9 @@ export const scenarios: GcScenario[] = [
     async run(ctx) {
       const plural = `gadgets${randomBytes(2).toString('hex')}`;
       const rt = await installWidgetCrd(ctx.env, plural, `Gadget${plural.slice(7)}`);
+      // Both collectors keep a dependent whose owner's kind they never
+      // served (unknown kind): the cascade needs the CR's deletion observed.
+      await ctx.collectorWatches(rt);
       const owner = await create(ctx, rt, 'owner');
       const dep = await cm(ctx, 'dep', { owners: [ref(owner)] });
       await ctx.env.client.delete(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`, { uid: (await ctx.env.client.get(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`)).metadata.uid });
