@@ -28,6 +28,11 @@ async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const instance = `${hostname()}-${process.pid}`;
   const client = await KubeClient.fromEnvironment(config.kubeconfig, {
+    // Every watch holds a socket for its lifetime, and the sweeper and the
+    // collector watch each resource type: a socket cap (64 by default) is
+    // used up by watches on any real cluster and every other request then
+    // waits forever. Requests are bounded by workers and --qps instead.
+    maxSockets: Infinity,
     ...(config.qps > 0 ? { qps: config.qps, burst: config.burst } : {}),
     ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
   });
@@ -53,9 +58,19 @@ async function main(config: Config): Promise<void> {
       });
   };
 
-  const elector = config.leaderElect
+  // The Lease gets its own connection, rate limit and timeout: renewals must
+  // never queue behind the controllers' watches and lists (a busy start of
+  // the garbage collector would otherwise cost the leadership).
+  const leaseClient = config.leaderElect
+    ? await KubeClient.fromEnvironment(config.kubeconfig, {
+        maxSockets: 2,
+        requestTimeoutMs: Math.max(1_000, Math.floor((config.leaseDurationSeconds * 1000) / 5)),
+        ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
+      })
+    : undefined;
+  const elector = leaseClient
     ? new LeaderElector({
-        store: kubeLeaseStore(client, config.leaderElectionNamespace, config.leaderElectionId),
+        store: kubeLeaseStore(leaseClient, config.leaderElectionNamespace, config.leaderElectionId),
         identity: instance,
         clock,
         logger: logger.child({ component: 'leader-election' }),
@@ -103,6 +118,7 @@ async function main(config: Config): Promise<void> {
       .then(() => http.close())
       .then(() => {
         client.close();
+        leaseClient?.close();
         logger.info('stopped');
         process.exit(0);
       })
