@@ -31,6 +31,20 @@ export interface InformerOptions {
   /** Relist this often even when the watch is healthy (0 = never). Catches anything a watch could miss. */
   resyncListMs?: number;
   onError?: (err: unknown, resource: ResourceType) => void;
+  /**
+   * What the store keeps of each object (handlers still get the whole
+   * object as received). A consumer that builds its own index, like the
+   * garbage collector's graph, keeps a small stub here so memory does not
+   * hold every object twice. `get`/`list` and the `old`/deleted objects
+   * handed to handlers are then stubs.
+   */
+  storeAs?: (obj: KubeObject) => KubeObject;
+}
+
+/** A store stub with only the identity: kind, name, namespace, uid, resourceVersion. */
+export function identityStub(obj: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion } = obj.metadata;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: namespace === undefined ? { name, uid, resourceVersion } : { name, namespace, uid, resourceVersion } };
 }
 
 export interface InformerHealth {
@@ -167,7 +181,7 @@ export class SupervisedInformer {
 
   private upsert(key: string, obj: KubeObject): void {
     const old = this.store.get(key);
-    this.store.set(key, obj);
+    this.store.set(key, this.options.storeAs ? this.options.storeAs(obj) : obj);
     if (!old) for (const h of this.handlers) h.onAdd?.(obj);
     else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) for (const h of this.handlers) h.onUpdate?.(old, obj);
   }

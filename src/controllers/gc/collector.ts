@@ -9,7 +9,7 @@ import { Discovery } from '../../kube/discovery.js';
 import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
-import { SupervisedInformer } from '../../runtime/informer.js';
+import { SupervisedInformer, identityStub } from '../../runtime/informer.js';
 import { GcEngine, type GcLog, type GcScopeRestriction } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 
@@ -191,6 +191,8 @@ export class GarbageCollector {
   private startInformer(rt: ResourceType): SupervisedInformer {
     const informer = new SupervisedInformer(this.client, rt, {
       metadataOnly: true,
+      // The graph is the index; the informer keeps only what relists need.
+      storeAs: identityStub,
       onError: (err) => this.log('debug', `watch of ${rt.plural}.${rt.group} failed: ${errorMessage(err)}`),
     });
     const isCrd = rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions';
