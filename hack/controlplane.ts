@@ -29,6 +29,8 @@ export interface StartOptions {
   dir?: string;
   /** How long to wait for /readyz. */
   readyTimeoutMs?: number;
+  /** Extra kube-controller-manager flags (benchmarks: `--kube-api-qps`, `--kube-api-burst`). */
+  controllerManagerArgs?: string[];
 }
 
 async function freePort(): Promise<number> {
@@ -215,6 +217,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
         `--cert-dir=${join(dir, 'kcm-certs')}`,
         '--use-service-account-credentials=false',
         '--v=1',
+        ...(opts.controllerManagerArgs ?? []),
       ], dir);
       save();
       await waitFor('kube-controller-manager', timeout, () => httpOk(`https://127.0.0.1:${kcmPort}/healthz`).then(() => true), () =>
