@@ -28,11 +28,8 @@ async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const instance = `${hostname()}-${process.pid}`;
   const client = await KubeClient.fromEnvironment(config.kubeconfig, {
-    // Every watch holds a socket for its lifetime, and the sweeper and the
-    // collector watch each resource type: a socket cap (64 by default) is
-    // used up by watches on any real cluster and every other request then
-    // waits forever. Requests are bounded by workers and --qps instead.
-    maxSockets: Infinity,
+    // Watches have their own uncapped pool in the transport; this bounds requests only.
+    maxSockets: 64,
     ...(config.qps > 0 ? { qps: config.qps, burst: config.burst } : {}),
     ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
   });

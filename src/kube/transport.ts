@@ -44,6 +44,7 @@ const AUTH_REFRESH_MS = 60_000;
 export class KubeTransport {
   private readonly server: URL;
   private readonly agent: http.Agent;
+  private readonly watchAgent: http.Agent;
   private readonly isHttps: boolean;
   private headers: Record<string, string> = {};
   private headersAt = -Infinity;
@@ -60,6 +61,10 @@ export class KubeTransport {
     this.isHttps = this.server.protocol === 'https:';
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
     this.agent = this.isHttps ? new https.Agent({ ...tls, ...agentOptions }) : new http.Agent(agentOptions);
+    // Every watch holds its socket for minutes: watches get their own,
+    // uncapped pool, so a hundred of them (one per resource for the garbage
+    // collector) can never starve the request pool above.
+    this.watchAgent = this.isHttps ? new https.Agent({ ...tls, keepAlive: false }) : new http.Agent({ keepAlive: false });
     this.limiter = options.qps && options.qps > 0 ? new TokenBucket(options.qps, options.burst ?? Math.max(1, Math.ceil(options.qps * 1.5))) : undefined;
   }
 
@@ -82,6 +87,7 @@ export class KubeTransport {
 
   close(): void {
     this.agent.destroy();
+    this.watchAgent.destroy();
   }
 
   private async refreshHeaders(): Promise<void> {
@@ -110,8 +116,9 @@ export class KubeTransport {
     return url;
   }
 
-  private async open(method: string, path: string, opts: RequestOptions): Promise<{ res: http.IncomingMessage; req: http.ClientRequest }> {
-    if (this.limiter) await this.limiter.take();
+  private async open(method: string, path: string, opts: RequestOptions, agent: http.Agent = this.agent): Promise<{ res: http.IncomingMessage; req: http.ClientRequest }> {
+    // Watches are long-lived streams, not request load: client-go does not rate-limit them either.
+    if (this.limiter && agent === this.agent) await this.limiter.take();
     const headers: http.OutgoingHttpHeaders = { ...(await this.authHeaders()), Accept: opts.accept ?? 'application/json' };
     const groups = this.options.impersonateGroups ?? [];
     if (groups.length > 0) headers['Impersonate-Group'] = [...groups];
@@ -124,7 +131,7 @@ export class KubeTransport {
     const url = this.url(path, opts.query);
     const mod = this.isHttps ? https : http;
     return await new Promise((resolve, reject) => {
-      const req = mod.request(url, { method, headers, agent: this.agent, signal: opts.signal }, (res) => resolve({ res, req }));
+      const req = mod.request(url, { method, headers, agent, signal: opts.signal }, (res) => resolve({ res, req }));
       const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url.pathname}: timed out after ${timeoutMs} ms`)));
       req.on('error', (err) => reject(new KubeApiError(0, 'NetworkError', `${method} ${url.pathname}: ${err.message}`, method, url.pathname)));
@@ -158,7 +165,7 @@ export class KubeTransport {
    * the stream ends; rejects on HTTP or network errors.
    */
   async stream(path: string, opts: RequestOptions, onValue: (value: unknown) => void): Promise<void> {
-    const { res } = await this.open('GET', path, opts);
+    const { res } = await this.open('GET', path, opts, this.watchAgent);
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       const chunks: Buffer[] = [];
