@@ -1,13 +1,8 @@
 /** Shapes of API objects as the operator handles them: generic, parsed at the edges. */
+import type { OwnerReference } from '../api/bundle.js';
 
-export interface OwnerRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+/** The API's owner reference, as the Bundle schema defines it. */
+export type OwnerRef = OwnerReference;
 
 export interface ObjectMeta {
   name: string;

@@ -60,6 +60,8 @@ describe('examples reconcile to Ready', () => {
     expect(conditionOf(ready, 'Error')?.status).toBe('False');
     expect(conditionOf(ready, 'InProgress')?.status).toBe('False');
     await waitFor('a Ready event', async () => (await eventsFor(env, ns, 'web')).some((e) => e.reason === 'Ready'));
+    const byCondition = (await op.metrics.bundlesByCondition.get()).values;
+    expect(byCondition.find((v) => v.labels.condition === 'Ready' && v.labels.status === 'True')?.value).toBeGreaterThanOrEqual(1);
   });
 
   it('a custom resource with its CRD; readiness from the CRD annotations and a status reference', async () => {

@@ -15,32 +15,21 @@ import { crdReadinessFromAnnotations } from '../../core/bundle/readiness.js';
 import { buildBundleStatus, statusEqual, type ActionFailure } from '../../core/bundle/status.js';
 import type { CrdReadiness, KindInfo } from '../../core/bundle/kinds.js';
 import { decideSoftDelete, formatRfc3339 } from '../../core/softdelete/decide.js';
-import type { KubeClient } from '../../kube/client.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
-import type { Discovery } from '../../kube/discovery.js';
 import { errorMessage, isConflict, isInvalid, isNotFound } from '../../kube/errors.js';
 import { gvkKey, objectKey, type KubeObject, type ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
-import type { OperatorMetrics } from '../../observability/metrics.js';
-import type { Clock } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
-import type { EventRecorder, EventTarget } from '../events.js';
+import type { EventTarget } from '../events.js';
+import type { ControllerDeps } from '../deps.js';
 import { ObjectCache, type BundleKey } from './object-cache.js';
 import { BUNDLE_RESOURCE_TYPE, bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
 
 
 
-export interface BundleControllerOptions {
-  client: KubeClient;
-  discovery: Discovery;
-  clock: Clock;
-  logger: Logger;
-  events: EventRecorder;
-  metrics?: OperatorMetrics;
-  /** Only this namespace (undefined: all). */
-  namespace?: string;
+export interface BundleControllerOptions extends ControllerDeps {
   workers?: number;
   /** Applies in flight at once within one Bundle. */
   applyConcurrency?: number;
@@ -65,6 +54,7 @@ export class BundleController {
   private readonly workers: number;
   private readonly applyConcurrency: number;
   private readonly pendingByBundle = new Map<BundleKey, number>();
+  private readonly conditionsByBundle = new Map<BundleKey, string[]>();
 
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
@@ -145,6 +135,7 @@ export class BundleController {
     if (!cached) {
       this.objects.undeclare(key);
       this.setPendingDeletions(key, 0);
+      this.setConditions(key, undefined);
       return 'forget';
     }
     const log = this.o.logger.child({ bundle: key });
@@ -230,6 +221,7 @@ export class BundleController {
     const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
     status.managedKinds = managedKinds(bundle, controlled, plan);
     this.setPendingDeletions(key, status.pendingDeletionCount ?? 0);
+    this.setConditions(key, status);
     await this.reportTransitions(bundle.status, status, target);
     await this.writeStatus(cached, status, log);
 
@@ -359,6 +351,21 @@ export class BundleController {
     let total = 0;
     for (const n of this.pendingByBundle.values()) total += n;
     this.o.metrics?.pendingDeletions.set(total);
+  }
+
+  /** bundlesmith_bundles{condition,status}: counted over every Bundle's last written conditions. */
+  private setConditions(key: BundleKey, status: BundleStatus | undefined): void {
+    if (status?.conditions) this.conditionsByBundle.set(key, status.conditions.map((c) => `${c.type}\u0000${c.status}`));
+    else this.conditionsByBundle.delete(key);
+    const gauge = this.o.metrics?.bundlesByCondition;
+    if (!gauge) return;
+    const counts = new Map<string, number>();
+    for (const list of this.conditionsByBundle.values()) for (const c of list) counts.set(c, (counts.get(c) ?? 0) + 1);
+    gauge.reset();
+    for (const [c, n] of counts) {
+      const [condition = '', conditionStatus = ''] = c.split('\u0000');
+      gauge.set({ condition, status: conditionStatus }, n);
+    }
   }
 
   private nowIso(): string {

@@ -8,25 +8,13 @@
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
 import { jsonPointerSegment } from '../../core/bundle/objects.js';
-import type { KubeClient } from '../../kube/client.js';
-import type { Discovery } from '../../kube/discovery.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { gvkKey, type ResourceType } from '../../kube/types.js';
-import type { Logger } from '../../observability/logger.js';
-import type { OperatorMetrics } from '../../observability/metrics.js';
-import type { Clock } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
-import type { EventRecorder } from '../events.js';
+import type { ControllerDeps } from '../deps.js';
 
-export interface ReleasedSweeperOptions {
-  client: KubeClient;
-  discovery: Discovery;
-  clock: Clock;
-  logger: Logger;
-  events: EventRecorder;
-  metrics?: OperatorMetrics;
-  namespace?: string;
+export interface ReleasedSweeperOptions extends ControllerDeps {
   workers?: number;
   rediscoverEveryMs?: number;
 }

@@ -23,16 +23,10 @@ import {
   sameIdentity,
   type Identity,
 } from './graph.js';
+import type { OwnerReference } from '../../api/bundle.js';
 
 /** An owner reference as the API serves it. */
-export interface ApiOwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+export type ApiOwnerReference = OwnerReference;
 
 /** The parts of an object (metadata-only is enough) the graph reads. KubeObject fits. */
 export interface ObservedObject {

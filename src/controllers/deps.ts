@@ -1,0 +1,18 @@
+/** What every controller is built from: one client, discovery, clock, logger and event recorder. */
+import type { KubeClient } from '../kube/client.js';
+import type { Discovery } from '../kube/discovery.js';
+import type { Logger } from '../observability/logger.js';
+import type { OperatorMetrics } from '../observability/metrics.js';
+import type { Clock } from '../runtime/clock.js';
+import type { EventRecorder } from './events.js';
+
+export interface ControllerDeps {
+  client: KubeClient;
+  discovery: Discovery;
+  clock: Clock;
+  logger: Logger;
+  events: EventRecorder;
+  metrics?: OperatorMetrics;
+  /** Only this namespace (undefined: all). */
+  namespace?: string;
+}
