@@ -4,34 +4,20 @@
  * deleted Bundle takes its objects with it in reverse dependency order.
  */
 import { Finalizers } from '../../src/api/names.js';
-import { conditionOf, connect, createNamespace, run, waitFor, type TestEnv } from './harness.js';
-import { applyBundle, configMap, eventsFor, getBundle, types, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
-import { startOperator, type InProcessOperator } from './operator.js';
+import { conditionOf, run, waitFor } from './harness.js';
+import { applyBundle, configMap, eventsFor, getBundle, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import { operatorFixture, startOperator } from './operator.js';
 
-let env: TestEnv;
-let ns: string;
-let op: InProcessOperator;
-let t: Awaited<ReturnType<typeof types>>;
-
-beforeAll(async () => {
-  env = await connect();
-  ns = await createNamespace(env, 'prune');
-  t = await types(env);
-  op = await startOperator({ namespace: ns });
-});
-afterAll(async () => {
-  await op.stop();
-  env.close();
-});
+const f = operatorFixture('prune');
 
 /** Records DELETED events of ConfigMaps and Secrets with their deletion revision, to check order. */
 async function recordDeletions(): Promise<{ deletions: { name: string; rv: number }[]; stop: () => void }> {
   const deletions: { name: string; rv: number }[] = [];
   const abort = new AbortController();
-  for (const rt of [t.configMap, t.secret]) {
-    const { resourceVersion } = await env.client.list(rt, ns);
-    void env.client
-      .watch(rt, ns, resourceVersion, { signal: abort.signal }, (e) => {
+  for (const rt of [f.t.configMap, f.t.secret]) {
+    const { resourceVersion } = await f.env.client.list(rt, f.ns);
+    void f.env.client
+      .watch(rt, f.ns, resourceVersion, { signal: abort.signal }, (e) => {
         if (e.type === 'DELETED') deletions.push({ name: e.object.metadata.name, rv: Number(e.object.metadata.resourceVersion) });
       })
       .catch(() => undefined); // the watch ends with the abort
@@ -47,77 +33,77 @@ const chain = (prefix: string): ResourceFixture[] => [
 
 describe('pruning', () => {
   it('deletes what left the spec, dependents before what they reference, and says so', async () => {
-    await applyBundle(env, ns, 'shrink', [...chain('sh'), { name: 'stay', object: configMap('sh-stay') }]);
-    await waitForReady(env, ns, 'shrink');
+    await applyBundle(f.env, f.ns, 'shrink', [...chain('sh'), { name: 'stay', object: configMap('sh-stay') }]);
+    await waitForReady(f.env, f.ns, 'shrink');
     const rec = await recordDeletions();
-    await applyBundle(env, ns, 'shrink', [{ name: 'stay', object: configMap('sh-stay') }]);
+    await applyBundle(f.env, f.ns, 'shrink', [{ name: 'stay', object: configMap('sh-stay') }]);
     await waitFor('the three objects to be deleted', () => (rec.deletions.length >= 3 ? true : undefined));
     rec.stop();
     const order = [...rec.deletions].sort((a, b) => a.rv - b.rv).map((d) => d.name);
     expect(order).toEqual(['sh-top', 'sh-middle', 'sh-base']);
-    expect(await env.client.tryGet(t.configMap, ns, 'sh-stay')).toBeDefined();
-    await waitForReady(env, ns, 'shrink');
-    expect((await eventsFor(env, ns, 'shrink')).filter((e) => e.reason === 'Pruned')).toHaveLength(3);
+    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'sh-stay')).toBeDefined();
+    await waitForReady(f.env, f.ns, 'shrink');
+    expect((await eventsFor(f.env, f.ns, 'shrink')).filter((e) => e.reason === 'Pruned')).toHaveLength(3);
   });
 
   it('prunes nothing while an apply of the pass fails', async () => {
-    await applyBundle(env, ns, 'held', [{ name: 'a', object: configMap('hd-a') }, { name: 'b', object: configMap('hd-b') }]);
-    await waitForReady(env, ns, 'held');
+    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: configMap('hd-a') }, { name: 'b', object: configMap('hd-b') }]);
+    await waitForReady(f.env, f.ns, 'held');
     // "a" becomes something the apiserver rejects (a ConfigMap's data values must be strings) while "b" leaves.
-    await applyBundle(env, ns, 'held', [{ name: 'a', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hd-a' }, data: { n: 5 } } }]);
-    const failing = await waitForBundle(env, ns, 'held', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hd-a' }, data: { n: 5 } } }]);
+    const failing = await waitForBundle(f.env, f.ns, 'held', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(failing, 'Error')?.message).toContain('"a"');
-    expect(await env.client.tryGet(t.configMap, ns, 'hd-b')).toBeDefined();
+    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'hd-b')).toBeDefined();
     const objectsToDelete = (failing.status as { objectsToDelete?: { kind: string; name: string }[] }).objectsToDelete;
     expect(objectsToDelete).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: 'hd-b' })]);
     // Fixed: now it goes.
-    await applyBundle(env, ns, 'held', [{ name: 'a', object: configMap('hd-a') }]);
-    await waitFor('hd-b to be pruned', async () => (await env.client.tryGet(t.configMap, ns, 'hd-b')) === undefined);
+    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: configMap('hd-a') }]);
+    await waitFor('hd-b to be pruned', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'hd-b')) === undefined);
   });
 
   it('never deletes a same-named object that is not the one it controlled', async () => {
-    await applyBundle(env, ns, 'uid', [{ name: 'a', object: configMap('uid-a') }, { name: 'b', object: configMap('uid-b') }]);
-    await waitForReady(env, ns, 'uid');
-    await op.operator.stop();
+    await applyBundle(f.env, f.ns, 'uid', [{ name: 'a', object: configMap('uid-a') }, { name: 'b', object: configMap('uid-b') }]);
+    await waitForReady(f.env, f.ns, 'uid');
+    await f.op.operator.stop();
     try {
       // While the operator is down, someone replaces uid-b with their own object.
-      const old = await env.client.get(t.configMap, ns, 'uid-b');
-      await env.client.delete(t.configMap, ns, 'uid-b', { uid: old.metadata.uid });
-      const theirs = await env.client.create(t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uid-b', namespace: ns }, data: { theirs: 'yes' } });
-      await applyBundle(env, ns, 'uid', [{ name: 'a', object: configMap('uid-a') }]);
-      op = await startOperator({ namespace: ns });
-      await waitForBundle(env, ns, 'uid', 'reconciled', (b) => (b.status as { resourcesReady?: string }).resourcesReady === '1/1');
-      expect((await env.client.get(t.configMap, ns, 'uid-b')).metadata.uid).toBe(theirs.metadata.uid);
+      const old = await f.env.client.get(f.t.configMap, f.ns, 'uid-b');
+      await f.env.client.delete(f.t.configMap, f.ns, 'uid-b', { uid: old.metadata.uid });
+      const theirs = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uid-b', namespace: f.ns }, data: { theirs: 'yes' } });
+      await applyBundle(f.env, f.ns, 'uid', [{ name: 'a', object: configMap('uid-a') }]);
+      f.op = await startOperator({ namespace: f.ns });
+      await waitForBundle(f.env, f.ns, 'uid', 'reconciled', (b) => (b.status as { resourcesReady?: string }).resourcesReady === '1/1');
+      expect((await f.env.client.get(f.t.configMap, f.ns, 'uid-b')).metadata.uid).toBe(theirs.metadata.uid);
     } finally {
-      if (!op.operator.ready()) op = await startOperator({ namespace: ns });
+      if (!f.op.operator.ready()) f.op = await startOperator({ namespace: f.ns });
     }
   });
 });
 
 describe('deleting a Bundle', () => {
   it('deletes its objects in reverse dependency order, then lets the Bundle go', async () => {
-    await applyBundle(env, ns, 'doomed', chain('dm'));
-    const bundle = await waitForReady(env, ns, 'doomed');
+    await applyBundle(f.env, f.ns, 'doomed', chain('dm'));
+    const bundle = await waitForReady(f.env, f.ns, 'doomed');
     expect(bundle.metadata.finalizers).toContain(Finalizers.deleteResources);
     const rec = await recordDeletions();
-    expect((await run('kubectl', ['delete', 'bundle', 'doomed', '-n', ns])).code).toBe(0);
-    await waitFor('the Bundle to be gone', async () => (await getBundle(env, ns, 'doomed')) === undefined);
+    expect((await run('kubectl', ['delete', 'bundle', 'doomed', '-n', f.ns])).code).toBe(0);
+    await waitFor('the Bundle to be gone', async () => (await getBundle(f.env, f.ns, 'doomed')) === undefined);
     await waitFor('the objects to be deleted', () => (rec.deletions.length >= 3 ? true : undefined));
     rec.stop();
     expect([...rec.deletions].sort((a, b) => a.rv - b.rv).map((d) => d.name)).toEqual(['dm-top', 'dm-middle', 'dm-base']);
   });
 
   it('with orphan propagation, leaves the objects to the garbage collector\'s orphaning', async () => {
-    await applyBundle(env, ns, 'orphaning', [{ name: 'a', object: configMap('or-a') }]);
-    await waitForReady(env, ns, 'orphaning');
-    expect((await run('kubectl', ['delete', 'bundle', 'orphaning', '-n', ns, '--cascade=orphan', '--wait=false'])).code).toBe(0);
+    await applyBundle(f.env, f.ns, 'orphaning', [{ name: 'a', object: configMap('or-a') }]);
+    await waitForReady(f.env, f.ns, 'orphaning');
+    expect((await run('kubectl', ['delete', 'bundle', 'orphaning', '-n', f.ns, '--cascade=orphan', '--wait=false'])).code).toBe(0);
     // Our finalizer goes at once; the orphan finalizer stays for a garbage collector (none runs in this file).
     const terminating = await waitFor('our finalizer to be removed', async () => {
-      const b = await getBundle(env, ns, 'orphaning');
+      const b = await getBundle(f.env, f.ns, 'orphaning');
       return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
     });
     expect(terminating.metadata.finalizers).toEqual([Finalizers.orphan]);
-    expect(await env.client.tryGet(t.configMap, ns, 'or-a')).toBeDefined();
+    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'or-a')).toBeDefined();
   });
 });
 

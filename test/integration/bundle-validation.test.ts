@@ -2,25 +2,11 @@
  * Fail safe: an invalid Bundle reports Error=True with a message naming the
  * resource, and writes nothing and deletes nothing until it is fixed.
  */
-import { conditionOf, connect, createNamespace, waitFor, type TestEnv } from './harness.js';
-import { applyBundle, configMap, types, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
-import { startOperator, type InProcessOperator } from './operator.js';
+import { conditionOf, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import { operatorFixture } from './operator.js';
 
-let env: TestEnv;
-let ns: string;
-let op: InProcessOperator;
-let t: Awaited<ReturnType<typeof types>>;
-
-beforeAll(async () => {
-  env = await connect();
-  ns = await createNamespace(env, 'invalid');
-  t = await types(env);
-  op = await startOperator({ namespace: ns });
-});
-afterAll(async () => {
-  await op.stop();
-  env.close();
-});
+const f = operatorFixture('invalid');
 
 const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ ...configMap(name), ...extra });
 
@@ -38,37 +24,37 @@ const cases: [string, () => ResourceFixture[], RegExp][] = [
 describe('an invalid Bundle writes nothing', () => {
   it.each(cases)('%s: Error=True naming the resource, nothing created', async (_case, resources, message) => {
     const name = `bad-${cases.findIndex((c) => c[0] === _case)}`;
-    await applyBundle(env, ns, name, resources());
-    const bundle = await waitForBundle(env, ns, name, 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    await applyBundle(f.env, f.ns, name, resources());
+    const bundle = await waitForBundle(f.env, f.ns, name, 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(bundle, 'Error')?.message).toMatch(message);
     expect(conditionOf(bundle, 'Ready')?.status).toBe('False');
-    const { items } = await env.client.list(t.configMap, ns, { labelSelector: '' });
+    const { items } = await f.env.client.list(f.t.configMap, f.ns, { labelSelector: '' });
     expect(items.filter((o) => o.metadata.name.startsWith('v-')).map((o) => o.metadata.name)).toEqual([]);
   });
 
   it('an unsupported plugin is reported', async () => {
-    await env.client.apply((await import('./bundles.js')).BUNDLE_RESOURCE_TYPE, {
+    await f.env.client.apply((await import('./bundles.js')).BUNDLE_RESOURCE_TYPE, {
       apiVersion: 'smith.atlassian.com/v1',
       kind: 'Bundle',
-      metadata: { name: 'plugin', namespace: ns },
+      metadata: { name: 'plugin', namespace: f.ns },
       spec: { resources: [{ name: 'binding', spec: { plugin: { name: 'servicecatalog', objectName: 'x', spec: { a: 1 } } } }] },
     }, { fieldManager: 'test-user' });
-    const bundle = await waitForBundle(env, ns, 'plugin', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    const bundle = await waitForBundle(f.env, f.ns, 'plugin', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(bundle, 'Error')?.message).toMatch(/resource "binding".*plugin/);
   });
 
   it('a Bundle that becomes invalid deletes nothing, even what left its spec; fixing it resumes', async () => {
-    await applyBundle(env, ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep') }, { name: 'drop', object: configMap('tb-drop') }]);
-    await waitForReady(env, ns, 'turns-bad');
+    await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep') }, { name: 'drop', object: configMap('tb-drop') }]);
+    await waitForReady(f.env, f.ns, 'turns-bad');
     // Remove "drop" and break the spec in the same edit: nothing may be deleted.
-    await applyBundle(env, ns, 'turns-bad', [{ name: 'keep', references: [{ resource: 'nowhere' }], object: configMap('tb-keep', { changed: 'yes' }) }]);
-    await waitForBundle(env, ns, 'turns-bad', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
-    expect(await env.client.tryGet(t.configMap, ns, 'tb-drop')).toBeDefined();
-    expect((await env.client.get(t.configMap, ns, 'tb-keep')).data).toEqual({ key: 'value' });
+    await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', references: [{ resource: 'nowhere' }], object: configMap('tb-keep', { changed: 'yes' }) }]);
+    await waitForBundle(f.env, f.ns, 'turns-bad', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'tb-drop')).toBeDefined();
+    expect((await f.env.client.get(f.t.configMap, f.ns, 'tb-keep')).data).toEqual({ key: 'value' });
     // Fixed: the prune and the change go through.
-    await applyBundle(env, ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep', { changed: 'yes' }) }]);
-    await waitForReady(env, ns, 'turns-bad');
-    await waitFor('tb-drop to be pruned', async () => (await env.client.tryGet(t.configMap, ns, 'tb-drop')) === undefined);
-    expect((await env.client.get(t.configMap, ns, 'tb-keep')).data).toEqual({ changed: 'yes' });
+    await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep', { changed: 'yes' }) }]);
+    await waitForReady(f.env, f.ns, 'turns-bad');
+    await waitFor('tb-drop to be pruned', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'tb-drop')) === undefined);
+    expect((await f.env.client.get(f.t.configMap, f.ns, 'tb-keep')).data).toEqual({ changed: 'yes' });
   });
 });

@@ -52,7 +52,9 @@ export function resourceCondition(bundle: KubeObject, resource: string, type: st
   return statuses?.find((s) => s.name === resource)?.conditions?.find((c) => c.type === type);
 }
 
-export async function types(env: TestEnv): Promise<Record<'configMap' | 'secret' | 'deployment' | 'service', ResourceType>> {
+export type KnownTypes = Record<'configMap' | 'secret' | 'deployment' | 'service', ResourceType>;
+
+export async function types(env: TestEnv): Promise<KnownTypes> {
   return {
     configMap: await resourceType(env, 'v1', 'ConfigMap'),
     secret: await resourceType(env, 'v1', 'Secret'),

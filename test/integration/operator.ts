@@ -13,7 +13,8 @@ import { OperatorMetrics } from '../../src/observability/metrics.js';
 import { systemClock, type Clock } from '../../src/runtime/clock.js';
 import { Operator, type GarbageCollectorPart } from '../../src/operator.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
-import { kubeconfigPath, waitFor } from './harness.js';
+import { connect, createNamespace, kubeconfigPath, waitFor, type TestEnv } from './harness.js';
+import { types, type KnownTypes } from './bundles.js';
 
 export interface InProcessOperator {
   operator: Operator;
@@ -89,4 +90,32 @@ export function startOperatorProcess(args: string[], env: Record<string, string>
       return await exited;
     },
   };
+}
+
+export interface OperatorFixture {
+  env: TestEnv;
+  ns: string;
+  op: InProcessOperator;
+  t: KnownTypes;
+}
+
+/**
+ * The usual shape of an integration file: a client, a fresh namespace, the
+ * common resource types and an in-process operator watching that namespace,
+ * set up before the file's tests and torn down after. Fields are filled in
+ * beforeAll; `op` may be replaced by a test that restarts the operator.
+ */
+export function operatorFixture(prefix: string, options: () => Omit<InProcessOptions, 'namespace'> = () => ({})): OperatorFixture {
+  const fixture = {} as OperatorFixture;
+  beforeAll(async () => {
+    fixture.env = await connect();
+    fixture.ns = await createNamespace(fixture.env, prefix);
+    fixture.t = await types(fixture.env);
+    fixture.op = await startOperator({ ...options(), namespace: fixture.ns });
+  });
+  afterAll(async () => {
+    await fixture.op.stop();
+    fixture.env.close();
+  });
+  return fixture;
 }
