@@ -33,6 +33,8 @@ export interface OperatorOptions {
   garbageCollector?: GarbageCollectorPart;
   instance?: string;
   events?: EventRecorder;
+  /** See BundleControllerOptions.watchSyncTimeoutMs. */
+  watchSyncTimeoutMs?: number;
 }
 
 export class Operator {
@@ -45,7 +47,7 @@ export class Operator {
     this.discovery = new Discovery(o.client);
     const events = o.events ?? apiEventRecorder(o.client, o.clock, o.logger, o.instance ?? 'bundlesmith');
     const common = { client: o.client, discovery: this.discovery, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}) };
-    this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}) });
+    this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}) });
     this.sweeper = new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
   }
 

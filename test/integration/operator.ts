@@ -28,11 +28,14 @@ export interface InProcessOptions {
   clock?: Clock;
   garbageCollector?: (client: KubeClient, clock: Clock) => GarbageCollectorPart;
   workers?: number;
+  /** Run as this user (Impersonate-User), e.g. a ServiceAccount with limited rights. */
+  impersonate?: { user: string; groups?: string[] };
+  watchSyncTimeoutMs?: number;
 }
 
 /** Starts an operator in this process, watching only `namespace`. BUNDLESMITH_TEST_LOGS=1 shows its logs. */
 export async function startOperator(opts: InProcessOptions): Promise<InProcessOperator> {
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()));
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), opts.impersonate ? { impersonateUser: opts.impersonate.user, impersonateGroups: opts.impersonate.groups ?? [] } : {});
   const clock = opts.clock ?? systemClock;
   const metrics = new OperatorMetrics();
   const logger = process.env.BUNDLESMITH_TEST_LOGS === '1' ? createLogger('debug') : silentLogger();
@@ -43,6 +46,7 @@ export async function startOperator(opts: InProcessOptions): Promise<InProcessOp
     metrics,
     namespace: opts.namespace,
     workers: opts.workers ?? 2,
+    ...(opts.watchSyncTimeoutMs ? { watchSyncTimeoutMs: opts.watchSyncTimeoutMs } : {}),
     ...(opts.garbageCollector ? { garbageCollector: opts.garbageCollector(client, clock) } : {}),
   });
   await operator.start();

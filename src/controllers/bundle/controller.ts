@@ -33,6 +33,8 @@ export interface BundleControllerOptions extends ControllerDeps {
   workers?: number;
   /** Applies in flight at once within one Bundle. */
   applyConcurrency?: number;
+  /** How long a reconcile waits for a new kind's watch to sync before failing (and retrying). */
+  watchSyncTimeoutMs?: number;
 }
 
 /** After a pass that wrote, look again this soon (watch events usually come first). */
@@ -66,7 +68,7 @@ export class BundleController {
     };
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}), onError: onInformerError });
     this.crds = new SupervisedInformer(o.client, CRD_RESOURCE, { onError: onInformerError });
-    this.objects = new ObjectCache({ client: o.client, ...(o.namespace ? { namespace: o.namespace } : {}), onBundleEvent: (key) => this.queue.add(key), onInformerError });
+    this.objects = new ObjectCache({ client: o.client, ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.watchSyncTimeoutMs ? { syncTimeoutMs: o.watchSyncTimeoutMs } : {}), onBundleEvent: (key) => this.queue.add(key), onInformerError });
   }
 
   async start(): Promise<void> {
@@ -120,6 +122,8 @@ export class BundleController {
       return result;
     } catch (err) {
       outcome = 'error';
+      // Status on every path: a pass that failed says so on the Bundle before it is retried.
+      await this.reportFailure(key, err);
       throw err;
     } finally {
       this.o.metrics?.reconciles.inc({ controller: 'bundle', result: outcome });
@@ -232,6 +236,17 @@ export class BundleController {
     const soon = outcome.wrote ? WROTE_RECHECK_MS : undefined;
     const next = Math.min(soon ?? Infinity, plan.requeueAfterMs ?? Infinity);
     return Number.isFinite(next) ? { requeueAfterMs: next } : 'forget';
+  }
+
+  private async reportFailure(key: BundleKey, err: unknown): Promise<void> {
+    const slash = key.indexOf('/');
+    const cached = this.bundles.get(key.slice(0, slash), key.slice(slash + 1));
+    if (!cached || cached.metadata.deletionTimestamp) return;
+    try {
+      await this.writeStatus(cached, errorStatus(cached, Reasons.RetriableError, `reconcile failed, retrying: ${errorMessage(err)}`, this.nowIso()), this.o.logger);
+    } catch (statusErr) {
+      this.o.logger.warn({ bundle: key, err: errorMessage(statusErr) }, 'could not report the failure in status');
+    }
   }
 
   private async applyResources(plan: BundlePlan, types: ReadonlyMap<string, ResourceType>, live: ReadonlyMap<string, LiveObject>, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<void> {
@@ -380,14 +395,19 @@ function keyOf(obj: KubeObject): BundleKey {
 
 /** Status for a Bundle the schema rejects: only conditions change. */
 function invalidStatus(live: KubeObject, message: string, nowIso: string): BundleStatus {
+  return errorStatus(live, Reasons.TerminalError, message, nowIso);
+}
+
+/** Error=True with this reason and message, Ready=False; the rest of the status is kept. */
+function errorStatus(live: KubeObject, reason: string, message: string, nowIso: string): BundleStatus {
   const previous = (live.status ?? {}) as BundleStatus;
   return {
     ...previous,
     ...(live.metadata.generation !== undefined ? { observedGeneration: live.metadata.generation } : {}),
     conditions: mergeConditions(previous.conditions, [
       condition(BundleConditionTypes.InProgress, false),
-      condition(BundleConditionTypes.Ready, false, Reasons.TerminalError, message),
-      condition(BundleConditionTypes.Error, true, Reasons.TerminalError, message),
+      condition(BundleConditionTypes.Ready, false, reason, message),
+      condition(BundleConditionTypes.Error, true, reason, message),
     ], nowIso),
   };
 }

@@ -24,6 +24,8 @@ export interface ObjectCacheOptions {
   /** Bundles to wake for an object event. */
   onBundleEvent: (key: BundleKey) => void;
   onInformerError?: (err: unknown, rt: ResourceType) => void;
+  /** How long a reconcile waits for a new kind's watch to sync. */
+  syncTimeoutMs?: number;
 }
 
 export class ObjectCache {
@@ -54,8 +56,28 @@ export class ObjectCache {
       this.informers.set(key, informer);
       informer.start();
     }
-    await informer.waitForSync();
+    if (!informer.hasSynced()) await this.waitForSync(informer);
     return informer;
+  }
+
+  /**
+   * A watch that cannot sync (RBAC forbids the kind, the server fails) must
+   * not hold a worker forever: give up after a while with the informer's
+   * last error, and let the reconcile be retried with backoff.
+   */
+  private async waitForSync(informer: SupervisedInformer): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const { lastError } = informer.health();
+        reject(new Error(`cannot watch ${informer.resource.plural}${informer.resource.group ? `.${informer.resource.group}` : ''}${lastError ? `: ${lastError}` : ': not synced yet'}`));
+      }, this.options.syncTimeoutMs ?? 15_000);
+    });
+    try {
+      await Promise.race([informer.waitForSync(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   informerFor(apiVersion: string, kind: string): SupervisedInformer | undefined {

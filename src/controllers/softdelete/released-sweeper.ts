@@ -17,6 +17,8 @@ import type { ControllerDeps } from '../deps.js';
 export interface ReleasedSweeperOptions extends ControllerDeps {
   workers?: number;
   rediscoverEveryMs?: number;
+  /** How long start waits for the watches to sync. */
+  syncTimeoutMs?: number;
 }
 
 /** Resources that can hold released objects: namespaced, and we can watch, patch and delete them. */
@@ -31,6 +33,7 @@ export class ReleasedObjectSweeper {
   private workersDone: Promise<void> | undefined;
   private rediscoverTimer: (() => void) | undefined;
   private stopped = false;
+  private initialSyncDone = false;
 
   constructor(private readonly o: ReleasedSweeperOptions) {
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
@@ -50,8 +53,9 @@ export class ReleasedObjectSweeper {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }
 
+  /** True once the first discovery's watches synced or timed out (those keep retrying on their own). */
   hasSynced(): boolean {
-    return [...this.informers.values()].every((i) => i.hasSynced());
+    return this.initialSyncDone;
   }
 
   private scheduleRediscovery(): void {
@@ -83,7 +87,15 @@ export class ReleasedObjectSweeper {
       informer.start();
       started.push(informer);
     }
-    await Promise.all(started.map((i) => i.waitForSync()));
+    // A resource we may not list (RBAC) or that is unavailable (an aggregated
+    // API whose backend is down) must not hold the operator's start: wait a
+    // bounded time, say which did not sync, and let them keep retrying.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(started.map((i) => i.waitForSync())), new Promise<void>((resolve) => (timer = setTimeout(resolve, this.o.syncTimeoutMs ?? 10_000)))]);
+    clearTimeout(timer);
+    const unsynced = started.filter((i) => !i.hasSynced()).map((i) => `${i.resource.plural}.${i.resource.group || 'core'}: ${i.health().lastError ?? 'not synced'}`);
+    if (unsynced.length > 0) this.o.logger.warn({ unsynced }, 'released-object sweep: some resources could not be watched yet; retrying in the background');
+    this.initialSyncDone = true;
   }
 
   /** Discovery lists every served version; watch the first one listed for each group/resource. */
