@@ -121,9 +121,15 @@ export class GarbageCollector {
     await this.engine.stop();
   }
 
-  /** Every informer has listed once (and discovery ran). */
+  /**
+   * Discovery ran and every informer has listed once, or is failing (an
+   * aggregated API whose backend is down, a resource RBAC forbids): like
+   * upstream's collector after its sync timeout, those must not keep the
+   * operator unready forever; they keep retrying, and the graph fills in
+   * when they sync.
+   */
   hasSynced(): boolean {
-    return this.discovered && [...this.informers.values()].every((i) => i.hasSynced());
+    return this.discovered && [...this.informers.values()].every((i) => i.hasSynced() || i.health().lastError !== undefined);
   }
 
   /** Resolves once hasSynced() (or the collector stops). */
