@@ -14,6 +14,8 @@ export interface GarbageCollectorFactoryOptions {
   workers: number;
   /** With --namespace, the collector acts only there (its graph still spans what it can see). */
   namespace?: string;
+  /** Events through their own client (own connections and rate limit). */
+  eventClient?: KubeClient;
 }
 
 export function gcMetricsOf(m: OperatorMetrics): GcMetrics {
@@ -33,6 +35,7 @@ export function createGarbageCollector(o: GarbageCollectorFactoryOptions): Garba
     workers: o.workers,
     clock: o.clock,
     ...(o.namespace ? { namespaces: [o.namespace] } : {}),
+    ...(o.eventClient ? { eventClient: o.eventClient } : {}),
     ...(o.metrics ? { metrics: gcMetricsOf(o.metrics) } : {}),
     log: (level, message, fields) => o.logger[level](fields ?? {}, message),
   });

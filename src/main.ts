@@ -14,6 +14,7 @@ import { systemClock } from './runtime/clock.js';
 import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
 import { Operator } from './operator.js';
 import { createGarbageCollector } from './gc-factory.js';
+import { apiEventRecorder } from './controllers/events.js';
 
 /** How long in-flight work may take after SIGTERM before the process exits anyway (the chart's grace period is longer). */
 const SHUTDOWN_BOUND_MS = 20_000;
@@ -33,11 +34,19 @@ async function main(config: Config): Promise<void> {
     ...(config.qps > 0 ? { qps: config.qps, burst: config.burst } : {}),
     ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
   });
+  // Events are information: they get a client of their own (own connections
+  // and rate limit), so they never spend the controllers' request budget.
+  const eventClient = await KubeClient.fromEnvironment(config.kubeconfig, {
+    maxSockets: 8,
+    ...(config.qps > 0 ? { qps: config.qps, burst: config.burst } : {}),
+    ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
+  });
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const isLeader = new Gauge({ name: 'bundlesmith_leader', help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)', registers: [metrics.registry] });
   const clock = systemClock;
-  const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
-  const operator = new Operator({ client, clock, logger, metrics, instance, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
+  const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, eventClient, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
+  const events = apiEventRecorder(eventClient, clock, logger, instance);
+  const operator = new Operator({ client, clock, logger, metrics, instance, events, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
 
   let stopping = false;
   let operatorStarted = false;
@@ -115,6 +124,7 @@ async function main(config: Config): Promise<void> {
       .then(() => http.close())
       .then(() => {
         client.close();
+        eventClient.close();
         leaseClient?.close();
         logger.info('stopped');
         process.exit(0);

@@ -220,6 +220,8 @@ export class KubeClient {
     if (opts.resourceVersion) preconditions.resourceVersion = opts.resourceVersion;
     try {
       await this.transport.request('DELETE', resourcePath(rt, namespace, name), {
+        // The answer is not used: metadata only keeps a mass delete cheap to parse.
+        accept: METADATA_ACCEPT,
         body: {
           apiVersion: 'v1',
           kind: 'DeleteOptions',

@@ -10,7 +10,7 @@ import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
 import { SupervisedInformer, identityStub } from '../../runtime/informer.js';
-import { GcEngine, type GcLog, type GcScopeRestriction } from './engine.js';
+import { GcEngine, type GcApi, type GcLog, type GcScopeRestriction } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 
 export interface GarbageCollectorOptions {
@@ -38,6 +38,8 @@ export interface GarbageCollectorOptions {
   reportingInstance?: string;
   /** Shared discovery (default: the collector makes its own). */
   discovery?: Discovery;
+  /** A client of its own for events (default: the collector's client). */
+  eventClient?: KubeClient;
 }
 
 /** The resources whose events the collector never watches: high churn, never owners of anything. */
@@ -88,7 +90,14 @@ export class GarbageCollector {
     const restrictTo: GcScopeRestriction | undefined = options.namespaces
       ? { namespaces: options.namespaces, ...(options.clusterScopedLabel !== undefined ? { clusterScopedLabel: options.clusterScopedLabel } : {}) }
       : undefined;
-    this.engine = new GcEngine(client, this.discovery, {
+    // Events go through their own client when given one, so that they do not
+    // spend the collector's request budget (client-go's event broadcaster is
+    // rate-limited apart from the controllers' clients, too).
+    const events = options.eventClient;
+    const api: GcApi = events
+      ? { tryGet: (...a) => client.tryGet(...a), patch: (...a) => client.patch(...a), delete: (...a) => client.delete(...a), createEvent: (input) => events.createEvent(input) }
+      : client;
+    this.engine = new GcEngine(api, this.discovery, {
       mode: options.mode === 'bundles' ? 'bundles' : 'cluster',
       clock: this.clock,
       metrics: this.metrics,
