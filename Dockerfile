@@ -8,8 +8,10 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the `node` devDependency would download a second Node;
-# the image's own Node 24 runs the compiler.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# the image's own Node 24 runs the compiler. `npm install` with the lock
+# file, not `npm ci`: the lock file lists only linux-x64's optional native
+# bindings (see .ci/run), which `npm ci` rejects as out of sync.
+RUN npm install --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 # Only src/ is copied, so only dist/src is emitted; a type error fails the build.
@@ -19,7 +21,7 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.json
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund
 
 # Runtime: no npm, no compiler, no shell needed; runs as a fixed non-root uid
 # so runAsNonRoot can verify it (the chart runs it with a read-only root filesystem).
