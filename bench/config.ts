@@ -1,0 +1,89 @@
+/**
+ * Benchmark sizes, read once from the environment (and `--quick`) at the
+ * entry point; scenarios receive the result and never read env vars.
+ */
+
+export interface BenchConfig {
+  quick: boolean;
+  /** Scenarios to run (BENCH_ONLY=cascade,unthrottled,memory,reconciler; default all). */
+  only: ReadonlySet<string>;
+  /** Garbage-collector workers (the operator's --gc-workers default). */
+  gcWorkers: number;
+  /** A second, higher worker count for the unthrottled comparison. */
+  gcWorkersHigh: number;
+  cascade: {
+    /** Dependents per cascade (BENCH_N). */
+    n: number;
+    /** Client QPS and burst for both collectors (BENCH_QPS, BENCH_BURST). */
+    qps: number;
+    burst: number;
+    /** Measurements per collector (BENCH_RUNS, at least 2 outside --quick). */
+    runs: number;
+    /** Dependents per unthrottled cascade (BENCH_UNTHROTTLED_N): more than BENCH_N, since these runs last about a second per thousand. */
+    unthrottledN: number;
+    /** Measurements per unthrottled variant (BENCH_UNTHROTTLED_RUNS; the median is reported). */
+    unthrottledRuns: number;
+    /** DELETEs in flight for the raw apiserver rate (BENCH_RAW_CONCURRENCY). */
+    rawConcurrency: number;
+    /** Also time our collector with its Events on a client of their own (BENCH_EVENTS_APART=0 to skip). */
+    eventsApartVariant: boolean;
+  };
+  memory: {
+    /** Synthetic objects fed to the graph (BENCH_MEMORY_OBJECTS). */
+    syntheticObjects: number;
+    /** Objects created on a real apiserver for the same measurement (BENCH_MEMORY_REAL_OBJECTS, 0 to skip). */
+    realObjects: number;
+    /** Objects per owner (one owner per this many objects). */
+    objectsPerOwner: number;
+  };
+  reconciler: {
+    /** Bundles (BENCH_BUNDLES) of this many ConfigMaps each (BENCH_BUNDLE_OBJECTS). */
+    bundles: number;
+    objectsPerBundle: number;
+    /** Operator reconcile workers (the operator's --workers default). */
+    workers: number;
+    /** No-op passes over every Bundle (BENCH_NOOP_ROUNDS). */
+    noopRounds: number;
+  };
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): BenchConfig {
+  const quick = argv.includes('--quick');
+  const only = new Set((env.BENCH_ONLY ?? 'cascade,unthrottled,memory,reconciler').split(',').map((s) => s.trim()).filter(Boolean));
+  const runs = positiveInt(env, 'BENCH_RUNS', quick ? 1 : 2);
+  return {
+    quick,
+    only,
+    gcWorkers: positiveInt(env, 'BENCH_GC_WORKERS', 16),
+    gcWorkersHigh: positiveInt(env, 'BENCH_GC_WORKERS_HIGH', 64),
+    cascade: {
+      n: positiveInt(env, 'BENCH_N', quick ? 100 : 1000),
+      qps: positiveInt(env, 'BENCH_QPS', 100),
+      burst: positiveInt(env, 'BENCH_BURST', 150),
+      runs: Math.max(1, runs),
+      unthrottledN: positiveInt(env, 'BENCH_UNTHROTTLED_N', quick ? 100 : 3000),
+      unthrottledRuns: Math.max(1, positiveInt(env, 'BENCH_UNTHROTTLED_RUNS', quick ? 1 : 3)),
+      rawConcurrency: positiveInt(env, 'BENCH_RAW_CONCURRENCY', 64),
+      eventsApartVariant: env.BENCH_EVENTS_APART !== '0',
+    },
+    memory: {
+      syntheticObjects: positiveInt(env, 'BENCH_MEMORY_OBJECTS', quick ? 10_000 : 100_000),
+      realObjects: positiveInt(env, 'BENCH_MEMORY_REAL_OBJECTS', quick ? 1_000 : 10_000),
+      objectsPerOwner: positiveInt(env, 'BENCH_OBJECTS_PER_OWNER', 10),
+    },
+    reconciler: {
+      bundles: positiveInt(env, 'BENCH_BUNDLES', quick ? 5 : 50),
+      objectsPerBundle: positiveInt(env, 'BENCH_BUNDLE_OBJECTS', quick ? 5 : 20),
+      workers: positiveInt(env, 'BENCH_WORKERS', 4),
+      noopRounds: positiveInt(env, 'BENCH_NOOP_ROUNDS', quick ? 3 : 20),
+    },
+  };
+}
