@@ -8,7 +8,7 @@
 import { BundleSchema, formatIssues, type Bundle, type BundleStatus } from '../../api/bundle.js';
 import { BundleConditionTypes, EventReasons, FIELD_MANAGER, Finalizers, Labels, Reasons } from '../../api/names.js';
 import { condition, mergeConditions } from '../../core/bundle/conditions.js';
-import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
+import { jsonPointerSegment, kindKey, type LiveObject } from '../../core/bundle/objects.js';
 import { planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
 import type { PruneAction } from '../../core/bundle/prune.js';
 import { crdReadinessFromAnnotations } from '../../core/bundle/readiness.js';
@@ -428,7 +428,7 @@ function managedKinds(bundle: Bundle, controlled: readonly LiveObject[], plan: B
 /** A released object (Bundle deleted) carries the former-bundle label; re-adoption removes it with the countdown. */
 function releaseLabelRemoval(live: LiveObject | undefined): { op: 'remove'; path: string }[] {
   if (live?.metadata.labels?.[Labels.formerBundle] === undefined) return [];
-  return [{ op: 'remove', path: `/metadata/labels/${Labels.formerBundle.replace(/~/g, '~0').replace(/\//g, '~1')}` }];
+  return [{ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` }];
 }
 
 async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -5,7 +5,7 @@
  * left, after any restart, and whatever the garbage collector mode is.
  * One metadata-only, label-selected watch per deletable namespaced resource.
  */
-import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
+import { Annotations, EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
 import { jsonPointerSegment } from '../../core/bundle/objects.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
@@ -124,7 +124,7 @@ export class ReleasedObjectSweeper {
       case 'mark': {
         const ops: unknown[] = [{ op: 'test', path: '/metadata/resourceVersion', value: cached.metadata.resourceVersion }];
         if (!cached.metadata.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
-        ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment('smith.atlassian.com/deletionTimestamp')}`, value: decision.deletionTimestamp });
+        ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: decision.deletionTimestamp });
         await this.o.client.patch(rt, namespace, name, ops, 'json', { fieldManager: FIELD_MANAGER });
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - this.o.clock.now()) };
       }
