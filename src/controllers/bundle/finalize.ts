@@ -11,9 +11,9 @@
  *    list shows nothing controlled by the Bundle any more.
  */
 import type { Bundle } from '../../api/bundle.js';
-import { Annotations, EventReasons, FIELD_MANAGER, Finalizers, Labels } from '../../api/names.js';
+import { EventReasons, FIELD_MANAGER, Finalizers, Labels } from '../../api/names.js';
 import { jsonPointerSegment, type LiveObject } from '../../core/bundle/objects.js';
-import { planPrune } from '../../core/bundle/prune.js';
+import { markPatch, planPrune } from '../../core/bundle/prune.js';
 import { decideSoftDelete } from '../../core/softdelete/decide.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { Discovery } from '../../kube/discovery.js';
@@ -117,10 +117,8 @@ function releasePatch(obj: LiveObject, bundle: Bundle, now: number): unknown[] {
   if (obj.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
   ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundle.metadata.name });
   const decision = decideSoftDelete({ inSpec: false, annotations: obj.metadata.annotations, now });
-  if (decision.action === 'mark') {
-    if (obj.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
-    ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: decision.deletionTimestamp });
-  }
+  // The ownerReferences test above already guards the whole patch; the stamp needs no second test.
+  if (decision.action === 'mark') ops.push(...markPatch(obj, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
   return ops;
 }
 

@@ -5,9 +5,9 @@
  * left, after any restart, and whatever the garbage collector mode is.
  * One metadata-only, label-selected watch per deletable namespaced resource.
  */
-import { Annotations, EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
+import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
-import { jsonPointerSegment } from '../../core/bundle/objects.js';
+import { markPatch } from '../../core/bundle/prune.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { gvkKey, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
@@ -122,10 +122,7 @@ export class ReleasedObjectSweeper {
       case 'wait':
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - this.o.clock.now()) };
       case 'mark': {
-        const ops: unknown[] = [{ op: 'test', path: '/metadata/resourceVersion', value: cached.metadata.resourceVersion }];
-        if (!cached.metadata.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
-        ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: decision.deletionTimestamp });
-        await this.o.client.patch(rt, namespace, name, ops, 'json', { fieldManager: FIELD_MANAGER });
+        await this.o.client.patch(rt, namespace, name, markPatch(cached, decision.deletionTimestamp), 'json', { fieldManager: FIELD_MANAGER });
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - this.o.clock.now()) };
       }
       case 'delete':

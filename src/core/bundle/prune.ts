@@ -119,7 +119,7 @@ function pruneActionFor(o: LiveObject, now: number): PruneAction {
  * resourceVersion keeps the stamp from landing on an object that changed
  * since it was read (the next pass re-reads and re-decides).
  */
-function markPatch(o: LiveObject, deletionTimestamp: string): JsonPatchOperation[] {
+export function markPatch(o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } }, deletionTimestamp: string): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
   ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: deletionTimestamp });
