@@ -11,6 +11,8 @@ import { condition, mergeConditions } from '../../core/bundle/conditions.js';
 import { jsonPointerSegment, kindKey, type LiveObject } from '../../core/bundle/objects.js';
 import { planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
 import type { PruneAction } from '../../core/bundle/prune.js';
+
+type PruneTarget = PruneAction['target'];
 import { crdReadinessFromAnnotations } from '../../core/bundle/readiness.js';
 import { buildBundleStatus, statusEqual, type ActionFailure } from '../../core/bundle/status.js';
 import type { CrdReadiness, KindInfo } from '../../core/bundle/kinds.js';
@@ -286,34 +288,63 @@ export class BundleController {
       if (!rt || !t.uid) continue;
       try {
         if (action.action === 'mark') {
-          await this.o.client.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER });
-          outcome.wrote = true;
+          outcome.wrote = true; // either way, look again soon
+          try {
+            await this.o.client.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER });
+          } catch (err) {
+            // The patch tests the resourceVersion it was decided on; a failed test (422) or conflict means the
+            // object changed: not an error, the next pass decides on what it is now.
+            if (isConflict(err) || isInvalid(err)) continue;
+            throw err;
+          }
           await this.o.events.normal(target, action.event.reason, action.event.message);
           continue;
         }
-        let resourceVersion = t.resourceVersion;
-        if (action.afterDelay) {
-          // The countdown ended by the cache's reading: decide again on a fresh read right before deleting.
-          const fresh = await this.o.client.tryGet(rt, t.namespace, t.name);
-          if (!fresh || fresh.metadata.uid !== t.uid) continue;
-          const again = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: this.o.clock.now() });
-          const stillOurs = fresh.metadata.ownerReferences?.some((ref) => ref.controller === true && ref.uid === plan.bundle.uid) ?? false;
-          if (again.action !== 'expired' || !stillOurs) continue;
-          resourceVersion = fresh.metadata.resourceVersion;
+        // An expired countdown was read from the cache: decide again on a fresh read first.
+        const resourceVersion = action.afterDelay ? await this.freshDeletableVersion(rt, t, plan.bundle.uid) : t.resourceVersion;
+        if (resourceVersion === undefined) continue;
+        let result = await this.deleteWithPreconditions(rt, t, resourceVersion);
+        if (result === 'conflict') {
+          // Changed since the cache saw it (a status write, a new annotation): one fresh read, the same rules, one more try.
+          const fresher = await this.freshDeletableVersion(rt, t, plan.bundle.uid);
+          if (fresher === undefined) continue;
+          result = await this.deleteWithPreconditions(rt, t, fresher);
         }
-        const result = await this.o.client.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background' });
+        if (result === 'conflict') {
+          outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
+          continue;
+        }
         outcome.wrote = true;
         if (result === 'deleted') await this.o.events.normal(target, action.event.reason, action.event.message);
       } catch (err) {
-        if (isConflict(err) || isNotFound(err)) {
-          // The object changed or went since it was read: the next pass re-reads and re-decides.
-          outcome.pruneFailures.push({ target: t, message: `changed since it was read; will decide again (${errorMessage(err)})` });
-        } else {
-          outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
-        }
+        outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
         log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
       }
     }
+  }
+
+  private async deleteWithPreconditions(rt: ResourceType, t: PruneTarget, resourceVersion: string | undefined): Promise<'deleted' | 'not-found' | 'conflict'> {
+    if (!t.uid) return 'not-found';
+    try {
+      return await this.o.client.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background' });
+    } catch (err) {
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+
+  /**
+   * Reads the object fresh and applies the prune rules again: the
+   * resourceVersion to delete it at when it is still the same object, still
+   * controlled by this Bundle and still due for deletion (no countdown to
+   * start or wait for); undefined otherwise (it is left to the next pass).
+   */
+  private async freshDeletableVersion(rt: ResourceType, t: PruneTarget, bundleUid: string): Promise<string | undefined> {
+    const fresh = await this.o.client.tryGet(rt, t.namespace, t.name);
+    if (!fresh || fresh.metadata.uid !== t.uid || fresh.metadata.deletionTimestamp) return undefined;
+    const stillOurs = fresh.metadata.ownerReferences?.some((ref) => ref.controller === true && ref.uid === bundleUid) ?? false;
+    const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: this.o.clock.now() });
+    return stillOurs && (decision.action === 'delete' || decision.action === 'expired') ? fresh.metadata.resourceVersion : undefined;
   }
 
   /** Resource types from status.managedKinds: kinds the Bundle controlled objects of, even if the spec no longer lists them. */
