@@ -3,7 +3,7 @@
  * resource, and writes nothing and deletes nothing until it is fixed.
  */
 import { conditionOf, waitFor } from './harness.js';
-import { applyBundle, configMap, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import { applyBundle, configMap, eventsFor, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { operatorFixture } from './operator.js';
 
 const f = operatorFixture('invalid');
@@ -56,5 +56,24 @@ describe('an invalid Bundle writes nothing', () => {
     await waitForReady(f.env, f.ns, 'turns-bad');
     await waitFor('tb-drop to be pruned', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'tb-drop')) === undefined);
     expect((await f.env.client.get(f.t.configMap, f.ns, 'tb-keep')).data).toEqual({ changed: 'yes' });
+  });
+});
+
+describe('events for an invalid Bundle', () => {
+  it('says InvalidSpec once, not again on every pass over the same problem', async () => {
+    await applyBundle(f.env, f.ns, 'noisy', [{ name: 'a', references: [{ resource: 'ghost' }], object: configMap('v-noisy') }]);
+    await waitForBundle(f.env, f.ns, 'noisy', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
+    const reconciles = async () => (await f.op.metrics.reconciles.get()).values.reduce((sum, v) => sum + v.value, 0);
+    for (let i = 0; i < 3; i++) {
+      const count = await reconciles();
+      f.op.operator.bundles.enqueue(`${f.ns}/noisy`);
+      await waitFor('another reconcile pass', async () => (await reconciles()) > count);
+    }
+    const events = await waitFor('the InvalidSpec event', async () => {
+      const list = (await eventsFor(f.env, f.ns, 'noisy')).filter((e) => e.reason === 'InvalidSpec');
+      return list.length > 0 ? list : undefined;
+    });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'Warning', note: expect.stringContaining('"ghost"') as unknown });
   });
 });

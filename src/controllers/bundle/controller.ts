@@ -218,17 +218,14 @@ export class BundleController {
         }
         await this.prune(plan, outcome, target, log);
       }
-    } else {
-      await this.o.events.warning(target, EventReasons.InvalidSpec, plan.issues.map((i) => (i.resource ? `resource "${i.resource}": ${i.message}` : i.message)).join('; '));
     }
-    for (const a of plan.prune) if (a.action === 'invalid') await this.o.events.warning(target, a.event.reason, a.event.message);
 
     // 7. Status, written only when it changed.
     const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
     status.managedKinds = managedKinds(bundle, controlled, plan);
     this.setPendingDeletions(key, status.pendingDeletionCount ?? 0);
     this.setConditions(key, status);
-    await this.reportTransitions(bundle.status, status, target);
+    await this.reportTransitions(bundle.status, status, target, errorEventReason(plan));
     await this.writeStatus(cached, status, log);
 
     // 8. When to look again. Watches bring us back after our own writes.
@@ -276,7 +273,6 @@ export class BundleController {
         log.warn({ resource: r.name, err: errorMessage(err) }, 'apply failed');
       }
     });
-    for (const r of plan.resources) if (r.action === 'conflict') await this.o.events.warning(target, r.event.reason, r.event.message);
   }
 
   private async prune(plan: BundlePlan, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<void> {
@@ -369,13 +365,19 @@ export class BundleController {
     return table;
   }
 
-  private async reportTransitions(before: BundleStatus | undefined, after: BundleStatus, target: EventTarget): Promise<void> {
+  /**
+   * Events for what changed, not for every pass: Ready when it becomes True,
+   * and a Warning (reason by the kind of problem) when the Error condition
+   * appears or its message changes; a Bundle stuck on the same problem does
+   * not repeat it on each retry.
+   */
+  private async reportTransitions(before: BundleStatus | undefined, after: BundleStatus, target: EventTarget, errorReason: string): Promise<void> {
     const was = before?.conditions?.find((c) => c.type === BundleConditionTypes.Ready)?.status;
     const is = after.conditions?.find((c) => c.type === BundleConditionTypes.Ready);
     if (is?.status === 'True' && was !== 'True') await this.o.events.normal(target, EventReasons.Ready, `all ${after.resourcesReady ?? ''} resources are ready`);
     const err = after.conditions?.find((c) => c.type === BundleConditionTypes.Error);
     const errBefore = before?.conditions?.find((c) => c.type === BundleConditionTypes.Error);
-    if (err?.status === 'True' && (errBefore?.status !== 'True' || errBefore.message !== err.message)) await this.o.events.warning(target, EventReasons.ReconcileError, err.message ?? 'error');
+    if (err?.status === 'True' && (errBefore?.status !== 'True' || errBefore.message !== err.message)) await this.o.events.warning(target, errorReason, err.message ?? 'error');
   }
 
   private async writeStatus(live: KubeObject, status: BundleStatus, log: Logger): Promise<void> {
@@ -417,6 +419,14 @@ export class BundleController {
   private nowIso(): string {
     return formatRfc3339(this.o.clock.now());
   }
+}
+
+/** The reason of the Warning event for a pass's Error condition: the most specific problem the plan shows. */
+function errorEventReason(plan: BundlePlan): string {
+  if (plan.issues.length > 0) return EventReasons.InvalidSpec;
+  if (plan.resources.some((r) => r.action === 'conflict')) return EventReasons.Conflict;
+  if (plan.prune.some((a) => a.action === 'invalid')) return EventReasons.InvalidDeletionDelay;
+  return EventReasons.ReconcileError;
 }
 
 function keyOf(obj: KubeObject): BundleKey {
