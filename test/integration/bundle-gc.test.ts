@@ -17,10 +17,19 @@ it('foreground deletion of a Bundle: dependents first, by the garbage collector,
     { name: 'top', references: [{ resource: 'base' }], object: configMap('fg-top', { a: 'b' }, { 'smith.atlassian.com/deletionDelay': '1h' }) },
   ]);
   await waitForReady(f.env, f.ns, 'fg');
+  // Someone else's finalizer holds one blocking dependent, so the wait is observable, not a race.
+  await f.env.client.patch(f.t.configMap, f.ns, 'fg-base', { metadata: { finalizers: ['example.com/hold'] } }, 'merge', { fieldManager: 'someone' });
   expect((await run('kubectl', ['delete', 'bundle', 'fg', '-n', f.ns, '--cascade=foreground', '--wait=false'])).code).toBe(0);
-  // While dependents exist the Bundle waits with the foregroundDeletion finalizer; ours is gone at once.
-  const waiting = await getBundle(f.env, f.ns, 'fg');
-  if (waiting) expect(waiting.metadata.finalizers ?? []).toContain(Finalizers.foregroundDeletion);
+  // While a blocking dependent exists the Bundle waits with only the foregroundDeletion finalizer: ours is gone at once.
+  const waiting = await waitFor('our finalizer to go while the Bundle waits', async () => {
+    const b = await getBundle(f.env, f.ns, 'fg');
+    return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
+  });
+  expect(waiting.metadata.finalizers).toEqual([Finalizers.foregroundDeletion]);
+  await waitFor('fg-top to be deleted by the collector', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'fg-top')) === undefined);
+  expect(await getBundle(f.env, f.ns, 'fg')).toBeDefined();
+  // Release the hold: the last blocking dependent goes, then the Bundle.
+  await f.env.client.patch(f.t.configMap, f.ns, 'fg-base', { metadata: { finalizers: null } }, 'merge', { fieldManager: 'someone' });
   await waitFor('the Bundle to be gone', async () => (await getBundle(f.env, f.ns, 'fg')) === undefined);
   // Foreground means everything goes, a deletionDelay included: the user asked for a full cascade.
   expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'fg-base')).toBeUndefined();
