@@ -20,6 +20,8 @@ export interface ControlPlaneState {
   /** Processes this control plane started, by name. */
   pids: Record<string, number>;
   withGarbageCollector: boolean;
+  /** kube-controller-manager's port and extra flags, when it runs (so it can be restarted). */
+  controllerManager?: { port: number; args: string[] };
 }
 
 export interface StartOptions {
@@ -206,23 +208,9 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     writeFileSync(state.kubeconfig, kubeconfigYaml(state.server, join(pki, 'ca.crt'), adminToken));
 
     if (state.withGarbageCollector) {
-      const kcmKubeconfig = join(dir, 'kcm.kubeconfig');
-      writeFileSync(kcmKubeconfig, kubeconfigYaml(state.server, join(pki, 'ca.crt'), gcToken));
-      state.pids['kube-controller-manager'] = startProcess('kube-controller-manager', tools.kubeControllerManager, [
-        `--kubeconfig=${kcmKubeconfig}`,
-        '--controllers=garbage-collector-controller',
-        '--leader-elect=false',
-        '--bind-address=127.0.0.1',
-        `--secure-port=${kcmPort}`,
-        `--cert-dir=${join(dir, 'kcm-certs')}`,
-        '--use-service-account-credentials=false',
-        '--v=1',
-        ...(opts.controllerManagerArgs ?? []),
-      ], dir);
-      save();
-      await waitFor('kube-controller-manager', timeout, () => httpOk(`https://127.0.0.1:${kcmPort}/healthz`).then(() => true), () =>
-        alive(state.pids['kube-controller-manager'] ?? 0) ? undefined : `kube-controller-manager exited at start. Last lines of ${join(dir, 'kube-controller-manager.log')}:\n${tail(join(dir, 'kube-controller-manager.log'))}`,
-      );
+      writeFileSync(join(dir, 'kcm.kubeconfig'), kubeconfigYaml(state.server, join(pki, 'ca.crt'), gcToken));
+      state.controllerManager = { port: kcmPort, args: opts.controllerManagerArgs ?? [] };
+      await startControllerManager(state, timeout);
     }
     save();
     return state;
@@ -230,6 +218,47 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     stopControlPlane(state, { keepDir: true });
     throw new Error(`the test control plane did not come up: ${(err as Error).message}\n(logs kept in ${dir})`);
   }
+}
+
+/**
+ * Starts (or starts again, after stopControllerManager) this control
+ * plane's kube-controller-manager, running only its garbage collector, and
+ * waits for its /healthz.
+ */
+export async function startControllerManager(state: ControlPlaneState, timeoutMs = 90_000): Promise<void> {
+  const kcm = state.controllerManager;
+  if (!kcm) throw new Error('this control plane was started without kube-controller-manager (withGarbageCollector)');
+  const tools: Tools = await ensureTools();
+  const dir = state.dir;
+  state.pids['kube-controller-manager'] = startProcess('kube-controller-manager', tools.kubeControllerManager, [
+    `--kubeconfig=${join(dir, 'kcm.kubeconfig')}`,
+    '--controllers=garbage-collector-controller',
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${kcm.port}`,
+    `--cert-dir=${join(dir, 'kcm-certs')}`,
+    '--use-service-account-credentials=false',
+    '--v=1',
+    ...kcm.args,
+  ], dir);
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
+  await waitFor('kube-controller-manager', timeoutMs, () => httpOk(`https://127.0.0.1:${kcm.port}/healthz`).then(() => true), () =>
+    alive(state.pids['kube-controller-manager'] ?? 0) ? undefined : `kube-controller-manager exited at start. Last lines of ${join(dir, 'kube-controller-manager.log')}:\n${tail(join(dir, 'kube-controller-manager.log'))}`,
+  );
+}
+
+/**
+ * Stops this control plane's kube-controller-manager (SIGKILL by default: a
+ * crash, no cleanup) and waits until the process is gone.
+ */
+export function stopControllerManager(state: ControlPlaneState, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): void {
+  const pid = state.pids['kube-controller-manager'];
+  if (!pid || !alive(pid) || !isOurProcess(pid, state.dir)) return;
+  process.kill(pid, signal);
+  const deadline = Date.now() + 10_000;
+  while (alive(pid) && isOurProcess(pid, state.dir) && Date.now() < deadline) execFileSync('sleep', ['0.05']);
+  if (alive(pid) && isOurProcess(pid, state.dir)) process.kill(pid, 'SIGKILL');
+  delete state.pids['kube-controller-manager'];
 }
 
 /** Stops the processes this control plane started (by pid) and removes its directory. */

@@ -71,11 +71,15 @@ export interface OperatorProcess {
   terminate(): Promise<number | null>;
 }
 
-/** Starts `node dist/src/main.js` with the given flags against the test control plane (npm test builds dist first). */
-export function startOperatorProcess(args: string[], env: Record<string, string> = {}): OperatorProcess {
+/**
+ * Starts `node dist/src/main.js` with the given flags against the test
+ * control plane, or the one `kubeconfig` names (the fuzzers run outside
+ * jest); npm test and npm run fuzz build dist first.
+ */
+export function startOperatorProcess(args: string[], env: Record<string, string> = {}, kubeconfig: string = kubeconfigPath()): OperatorProcess {
   const logFile = join(tmpdir(), `bundlesmith-operator-${process.pid}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'src', 'main.js'), '--kubeconfig', kubeconfigPath(), '--metrics-addr', '0', '--health-addr', '0', ...args], {
+  const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'src', 'main.js'), '--kubeconfig', kubeconfig, '--metrics-addr', '0', '--health-addr', '0', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
