@@ -17,131 +17,140 @@ const dns1123Subdomain = z
   .max(253)
   .regex(DNS1123_SUBDOMAIN, 'must be a DNS-1123 subdomain: lower case alphanumerics, "-" and ".", starting and ending with an alphanumeric');
 
-export const OwnerReferenceSchema = z.object({
-  apiVersion: z.string(),
-  kind: z.string(),
-  name: z.string(),
-  uid: z.string(),
-  controller: z.boolean().optional(),
-  blockOwnerDeletion: z.boolean().optional(),
-});
+export const OwnerReferenceSchema = z
+  .object({
+    apiVersion: z.string().describe('API version of the owner.'),
+    kind: z.string().describe('Kind of the owner.'),
+    name: z.string().describe('Name of the owner, in the object\'s namespace for a namespaced owner.'),
+    uid: z.string().describe('UID of the owner: a reference names exactly one incarnation of it.'),
+    controller: z.boolean().optional().describe('Whether the owner is the managing controller; a Bundle object may not name a controller of its own (the Bundle is its controller).'),
+    blockOwnerDeletion: z.boolean().optional().describe('In a foreground deletion, the owner waits until this object is gone.'),
+  })
+  .describe('An owner of the object, as Kubernetes ownerReferences; the operator adds the Bundle and the referenced resources to the ones written here.');
 export type OwnerReference = z.infer<typeof OwnerReferenceSchema>;
 
 /** What the operator needs of an object's metadata; everything else is kept. */
 export const ObjectMetaSchema = z
   .object({
-    name: z.string().min(1),
-    namespace: z.string().optional(),
-    labels: z.record(z.string(), z.string()).optional(),
-    annotations: z.record(z.string(), z.string()).optional(),
-    ownerReferences: z.array(OwnerReferenceSchema).optional(),
+    name: z.string().min(1).describe('Name of the object.'),
+    namespace: z.string().optional().describe('Must be empty or the Bundle\'s own namespace: a Bundle writes only there.'),
+    labels: z.record(z.string(), z.string()).optional().describe('Labels of the object.'),
+    annotations: z.record(z.string(), z.string()).optional().describe('Annotations of the object; smith.atlassian.com/deletionDelay (a Go duration) opts it into soft deletion.'),
+    ownerReferences: z.array(OwnerReferenceSchema).optional().describe('Owners the user declares (non-controller); kept when the operator releases the object.'),
   })
   .loose()
-  .meta(preserveUnknown);
+  .meta({ ...preserveUnknown, description: 'Metadata of the object; fields not listed here are kept as written.' });
 
 /** A full Kubernetes object as written in a Bundle. */
 export const KubeObjectSchema = z
   .object({
-    apiVersion: z.string().min(1),
-    kind: z.string().min(1),
+    apiVersion: z.string().min(1).describe('API version of the object, e.g. v1 or apps/v1.'),
+    kind: z.string().min(1).describe('Kind of the object, e.g. ConfigMap.'),
     metadata: ObjectMetaSchema,
   })
   .loose()
-  .meta(preserveUnknown);
+  .meta({ ...preserveUnknown, description: 'The full Kubernetes object to apply (server-side apply, field manager bundlesmith); "!{name}" placeholders are replaced by reference values.' });
 export type KubeObjectManifest = z.infer<typeof KubeObjectSchema>;
 
-export const ReferenceSchema = z.object({
-  /** Name of this reference; `!{name}` in the object is replaced by the referenced value. */
-  name: z.string().min(1).optional(),
-  /** Name of the Bundle resource referred to. */
-  resource: z.string().min(1),
-  /** Path to the value on the referenced live object, in dot form (`status.clusterIP`, `data.key`). */
-  path: z.string().optional(),
-  /** An example value, for tooling; ignored by the controller. */
-  example: z.unknown().optional().meta(preserveUnknown),
-  /** Smith's value modifiers (e.g. bindsecret); not supported, reported as an error. */
-  modifier: z.string().optional(),
-});
+export const ReferenceSchema = z
+  .object({
+    name: z.string().min(1).optional().describe('Name of this reference: "!{name}" in the object is replaced by the referenced value. Without a name the reference only orders.'),
+    resource: z.string().min(1).describe('Name of the Bundle resource referred to; it is applied and Ready before this one.'),
+    path: z.string().optional().describe('Path to the value on the referenced live object, in dot form (status.clusterIP, data.key, spec.ports[0].port) or kubectl form ({.status.host}).'),
+    example: z.unknown().optional().meta({ ...preserveUnknown, description: 'An example value, for tooling; ignored by the operator.' }),
+    modifier: z.string().optional().describe('Smith\'s value modifiers (e.g. bindsecret): not supported, reported as an error.'),
+  })
+  .describe('A dependency of this resource on another resource of the Bundle, optionally reading a value from it.');
 export type Reference = z.infer<typeof ReferenceSchema>;
 
-export const PluginSpecSchema = z.object({
-  name: z.string().min(1),
-  objectName: z.string().min(1),
-  spec: z.record(z.string(), z.unknown()).optional().meta(preserveUnknown),
-});
+export const PluginSpecSchema = z
+  .object({
+    name: z.string().min(1).describe('Name of the Smith plugin.'),
+    objectName: z.string().min(1).describe('Name of the object the plugin would create.'),
+    spec: z.record(z.string(), z.unknown()).optional().meta({ ...preserveUnknown, description: 'Input of the plugin.' }),
+  })
+  .describe('A Smith plugin: accepted so Smith manifests apply, reported as unsupported.');
 
-export const ResourceSpecSchema = z.object({
-  object: KubeObjectSchema.optional(),
-  /** Smith plugins: accepted by the schema so Smith manifests apply; reported as unsupported. */
-  plugin: PluginSpecSchema.optional(),
-});
+export const ResourceSpecSchema = z
+  .object({
+    object: KubeObjectSchema.optional(),
+    plugin: PluginSpecSchema.optional(),
+  })
+  .describe('What the resource is: an object (a plugin is reported as unsupported).');
 
-export const ResourceSchema = z.object({
-  name: dns1123Subdomain,
-  references: z.array(ReferenceSchema).optional(),
-  spec: ResourceSpecSchema,
-});
+export const ResourceSchema = z
+  .object({
+    name: dns1123Subdomain.describe('Name of the resource within the Bundle (DNS-1123 subdomain), used by references and in status.'),
+    references: z.array(ReferenceSchema).optional().describe('Resources this one depends on: they are applied and Ready first, and values are read from them.'),
+    spec: ResourceSpecSchema,
+  })
+  .describe('One object of the Bundle.');
 export type Resource = z.infer<typeof ResourceSchema>;
 
-export const BundleSpecSchema = z.object({
-  resources: z.array(ResourceSchema).default([]),
-});
+export const BundleSpecSchema = z
+  .object({
+    resources: z.array(ResourceSchema).default([]).describe('The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted (after its deletionDelay, if it has one).'),
+  })
+  .describe('What the Bundle holds.');
 export type BundleSpec = z.infer<typeof BundleSpecSchema>;
 
 export const ConditionStatusSchema = z.enum(['True', 'False', 'Unknown']);
 export type ConditionStatus = z.infer<typeof ConditionStatusSchema>;
 
-export const ConditionSchema = z.object({
-  type: z.string(),
-  status: ConditionStatusSchema,
-  reason: z.string().optional(),
-  message: z.string().optional(),
-  lastTransitionTime: z.string().optional(),
-});
+export const ConditionSchema = z
+  .object({
+    type: z.string().describe('InProgress, Ready or Error (Bundle); Blocked, InProgress, Ready or Error (resource).'),
+    status: ConditionStatusSchema.describe('True, False or Unknown.'),
+    reason: z.string().optional().describe('Why, in one CamelCase word.'),
+    message: z.string().optional().describe('Why, for humans.'),
+    lastTransitionTime: z.string().optional().describe('When the status last changed (RFC 3339).'),
+  })
+  .describe('A condition.');
 export type Condition = z.infer<typeof ConditionSchema>;
 
-export const ResourceStatusSchema = z.object({
-  name: z.string(),
-  conditions: z.array(ConditionSchema).optional(),
-});
+export const ResourceStatusSchema = z
+  .object({
+    name: z.string().describe('Name of the resource in the Bundle.'),
+    conditions: z.array(ConditionSchema).optional().describe('Conditions of this resource.'),
+  })
+  .describe('The state of one resource.');
 export type ResourceStatus = z.infer<typeof ResourceStatusSchema>;
 
-export const ObjectToDeleteSchema = z.object({
-  group: z.string().optional(),
-  version: z.string(),
-  kind: z.string(),
-  name: z.string(),
-});
+export const ObjectToDeleteSchema = z
+  .object({
+    group: z.string().optional().describe('API group of the object (empty for the core group).'),
+    version: z.string().describe('API version of the object.'),
+    kind: z.string().describe('Kind of the object.'),
+    name: z.string().describe('Name of the object.'),
+  })
+  .describe('An object that left the spec and is still to be deleted.');
 export type ObjectToDelete = z.infer<typeof ObjectToDeleteSchema>;
 
-export const PendingDeletionSchema = z.object({
-  apiVersion: z.string(),
-  kind: z.string(),
-  name: z.string(),
-  /** When the countdown started (the object's deletionTimestamp annotation). */
-  deletionTimestamp: z.string(),
-  /** deletionTimestamp + deletionDelay: when the object will be deleted. */
-  deleteAfter: z.string(),
-});
+export const PendingDeletionSchema = z
+  .object({
+    apiVersion: z.string().describe('API version of the object.'),
+    kind: z.string().describe('Kind of the object.'),
+    name: z.string().describe('Name of the object.'),
+    deletionTimestamp: z.string().describe('When the countdown started: the object\'s smith.atlassian.com/deletionTimestamp annotation.'),
+    deleteAfter: z.string().describe('deletionTimestamp + deletionDelay: the earliest time the object is deleted.'),
+  })
+  .describe('An object that left the spec and waits for its deletionDelay; putting it back cancels the deletion.');
 export type PendingDeletion = z.infer<typeof PendingDeletionSchema>;
 
-export const BundleStatusSchema = z.object({
-  observedGeneration: z.number().int().optional(),
-  conditions: z.array(ConditionSchema).optional(),
-  resourceStatuses: z.array(ResourceStatusSchema).optional(),
-  objectsToDelete: z.array(ObjectToDeleteSchema).optional(),
-  pendingDeletions: z.array(PendingDeletionSchema).optional(),
-  /** Count of pendingDeletions, for the printer column. */
-  pendingDeletionCount: z.number().int().optional(),
-  /** "ready/total" resources, for the printer column. */
-  resourcesReady: z.string().optional(),
-  /**
-   * apiVersion/Kind of every kind this Bundle controls objects of, so that a
-   * restarted operator watches them, prunes leftovers of kinds that left the
-   * spec and finds released objects.
-   */
-  managedKinds: z.array(z.string()).optional(),
-});
+export const BundleStatusSchema = z
+  .object({
+    observedGeneration: z.number().int().optional().describe('The generation of the spec this status describes.'),
+    conditions: z.array(ConditionSchema).optional().describe('InProgress, Ready and Error conditions of the Bundle.'),
+    resourceStatuses: z.array(ResourceStatusSchema).optional().describe('Conditions of each resource, by name.'),
+    objectsToDelete: z.array(ObjectToDeleteSchema).optional().describe('Objects that left the spec and are still to be deleted.'),
+    pendingDeletions: z.array(PendingDeletionSchema).optional().describe('Objects that left the spec and wait for their deletionDelay.'),
+    pendingDeletionCount: z.number().int().optional().describe('How many objects wait for their deletionDelay (printer column).'),
+    resourcesReady: z.string().optional().describe('Ready resources out of all, as "ready/total" (printer column).'),
+    // Kinds, so that a restarted operator watches them, prunes leftovers of
+    // kinds that left the spec and finds released objects.
+    managedKinds: z.array(z.string()).optional().describe('apiVersion/Kind of every kind this Bundle controls objects of.'),
+  })
+  .describe('What the operator observed and did.');
 export type BundleStatus = z.infer<typeof BundleStatusSchema>;
 
 /** The parts of a live Bundle's metadata that the controller uses. */

@@ -86,9 +86,9 @@ export function buildBundleCrd(): JsonSchema {
               type: 'object',
               description: 'A Bundle lists Kubernetes objects that bundlesmith applies, orders by their references, owns and prunes.',
               properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
+                apiVersion: { type: 'string', description: 'smith.atlassian.com/v1' },
+                kind: { type: 'string', description: 'Bundle' },
+                metadata: { type: 'object', description: 'Standard object metadata.' },
                 spec: schemaOf(BundleSpecSchema),
                 status: schemaOf(BundleStatusSchema),
               },

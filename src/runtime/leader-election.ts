@@ -16,7 +16,7 @@
 import { KubeApiError, errorMessage } from '../kube/errors.js';
 import { resourcePath, type KubeClient } from '../kube/client.js';
 import type { ResourceType } from '../kube/types.js';
-import type { Logger } from '../observability/logger.js';
+import type { RuntimeLogger } from './log.js';
 import type { Cancel, Clock } from './clock.js';
 import { decideLeaderElection, observeLease, releaseLease, type LeaseObservation, type LeaseSpec } from './leader-election-decision.js';
 
@@ -81,7 +81,7 @@ export interface LeaderElectorOptions {
   store: LeaseStore;
   identity: string;
   clock: Clock;
-  logger: Logger;
+  logger: RuntimeLogger;
   /** What we write; a standby waits this long after the last renewal it saw. */
   leaseDurationSeconds: number;
   /** How long a leader may go without a successful renewal before it stops (default: 2/3 of the lease). */

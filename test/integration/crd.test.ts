@@ -49,6 +49,14 @@ describe('Bundle CRD', () => {
     }
   });
 
+  it.each(['bundle', 'bundle.spec', 'bundle.spec.resources', 'bundle.spec.resources.references', 'bundle.spec.resources.spec.object', 'bundle.status', 'bundle.status.pendingDeletions'])('kubectl explain %s describes every field', async (path) => {
+    const result = await run('kubectl', ['explain', path]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('DESCRIPTION:');
+    expect(result.stdout).toContain('FIELDS:');
+    expect(result.stdout).not.toContain('<no description>');
+  });
+
   it.each([
     ['a resource without name', { resources: [{ spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } } }] }, /spec.resources\[0\].name: Required value/],
     ['a resource name that is not DNS-1123', { resources: [{ name: 'Bad_Name', spec: {} }] }, /spec.resources\[0\].name: Invalid value: "Bad_Name"/],

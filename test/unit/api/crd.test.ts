@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderBundleCrdYaml } from '../../../src/api/crd.js';
+import { buildBundleCrd, renderBundleCrdYaml } from '../../../src/api/crd.js';
 import { CRD_PATHS, repoRoot } from '../../../src/api/crd-paths.js';
 import { BundleSchema, formatIssues } from '../../../src/api/bundle.js';
 
@@ -29,5 +29,27 @@ describe('Bundle schema', () => {
       spec: { resources: [{ name: 'cm', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { k: 'v' } } } }] },
     });
     expect(result.spec.resources[0]?.spec.object).toMatchObject({ data: { k: 'v' } });
+  });
+});
+
+describe('CRD documentation', () => {
+  /** Paths of schema nodes under properties/items that carry no description (what `kubectl explain` would print as <no description>). */
+  function undocumented(node: Record<string, unknown>, path: string, out: string[]): string[] {
+    const properties = node.properties as Record<string, Record<string, unknown>> | undefined;
+    for (const [name, child] of Object.entries(properties ?? {})) {
+      if (typeof child.description !== 'string' || child.description.length === 0) out.push(`${path}.${name}`);
+      undocumented(child, `${path}.${name}`, out);
+    }
+    const items = node.items as Record<string, unknown> | undefined;
+    if (items) undocumented(items, `${path}[]`, out);
+    const values = node.additionalProperties as Record<string, unknown> | undefined;
+    if (values && typeof values === 'object') undocumented(values, `${path}{}`, out);
+    return out;
+  }
+
+  it('describes every field of the Bundle (kubectl explain shows no <no description>)', () => {
+    const crd = buildBundleCrd() as { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+    const root = crd.spec.versions[0]!.schema.openAPIV3Schema;
+    expect(undocumented(root, 'bundle', [])).toEqual([]);
   });
 });
