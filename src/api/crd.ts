@@ -88,7 +88,8 @@ export function buildBundleCrd(): JsonSchema {
               properties: {
                 apiVersion: { type: 'string', description: 'smith.atlassian.com/v1' },
                 kind: { type: 'string', description: 'Bundle' },
-                metadata: { type: 'object', description: 'Standard object metadata.' },
+                // The apiserver allows nothing but the type here (it documents metadata itself).
+                metadata: { type: 'object' },
                 spec: schemaOf(BundleSpecSchema),
                 status: schemaOf(BundleStatusSchema),
               },
