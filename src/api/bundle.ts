@@ -9,6 +9,14 @@ import { API_VERSION, BUNDLE_KIND } from './names.js';
 /** Marks a schema whose content the apiserver must keep as-is (a full Kubernetes object, free-form values). */
 const preserveUnknown = { 'x-kubernetes-preserve-unknown-fields': true } as const;
 
+/**
+ * Bounds that keep one Bundle's validation and ordering cheap; the CRD
+ * refuses larger Bundles at the door, and the operator's own parse for
+ * Bundles stored under an older CRD.
+ */
+export const MAX_RESOURCES = 256;
+export const MAX_REFERENCES = 32;
+
 export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const dns1123Subdomain = z
@@ -55,7 +63,7 @@ export type KubeObjectManifest = z.infer<typeof KubeObjectSchema>;
 export const ReferenceSchema = z
   .object({
     name: z.string().min(1).optional().describe('Name of this reference: "!{name}" in the object is replaced by the referenced value. Without a name the reference only orders.'),
-    resource: z.string().min(1).describe('Name of the Bundle resource referred to; it is applied and Ready before this one.'),
+    resource: z.string().min(1).max(253).describe('Name of the Bundle resource referred to; it is applied and Ready before this one.'),
     path: z.string().optional().describe('Path to the value on the referenced live object, in dot form (status.clusterIP, data.key, spec.ports[0].port) or kubectl form ({.status.host}).'),
     example: z.unknown().optional().meta({ ...preserveUnknown, description: 'An example value, for tooling; ignored by the operator.' }),
     modifier: z.string().optional().describe('Smith\'s value modifiers (e.g. bindsecret): not supported, reported as an error.'),
@@ -81,15 +89,36 @@ export const ResourceSpecSchema = z
 export const ResourceSchema = z
   .object({
     name: dns1123Subdomain.describe('Name of the resource within the Bundle (DNS-1123 subdomain), used by references and in status.'),
-    references: z.array(ReferenceSchema).optional().describe('Resources this one depends on: they are applied and Ready first, and values are read from them.'),
+    references: z
+      .array(ReferenceSchema)
+      .max(MAX_REFERENCES)
+      .optional()
+      .describe(`Resources this one depends on: they are applied and Ready first, and values are read from them. At most ${MAX_REFERENCES}.`),
     spec: ResourceSpecSchema,
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: '!has(self.references) || self.references.all(ref, ref.resource != self.name)', message: 'a resource may not reference itself', fieldPath: '.references' },
+    ],
   })
   .describe('One object of the Bundle.');
 export type Resource = z.infer<typeof ResourceSchema>;
 
 export const BundleSpecSchema = z
   .object({
-    resources: z.array(ResourceSchema).default([]).describe('The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted (after its deletionDelay, if it has one).'),
+    resources: z
+      .array(ResourceSchema)
+      .max(MAX_RESOURCES)
+      .default([])
+      .meta({
+        // Names are keys: the apiserver refuses duplicates at the door.
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+        // A CEL check that every reference names a listed resource costs
+        // resources x references x resources string comparisons, far over
+        // the apiserver's budget at these bounds: the operator checks that.
+      })
+      .describe(`The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted (after its deletionDelay, if it has one). At most ${MAX_RESOURCES}, names unique.`),
   })
   .describe('What the Bundle holds.');
 export type BundleSpec = z.infer<typeof BundleSpecSchema>;

@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { MAX_REFERENCES, MAX_RESOURCES } from '../../src/api/bundle.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { connect, createNamespace, resourceType, run, type TestEnv } from './harness.js';
 
@@ -63,6 +64,10 @@ describe('Bundle CRD', () => {
     ['resources that is not a list', { resources: 'configmap' }, /spec.resources: Invalid value: "string": spec.resources in body must be of type array/],
     ['a reference without resource', { resources: [{ name: 'a', references: [{ name: 'r' }], spec: {} }] }, /spec.resources\[0\].references\[0\].resource: Required value/],
     ['an object without kind', { resources: [{ name: 'a', spec: { object: { apiVersion: 'v1', metadata: { name: 'x' } } } }] }, /spec.resources\[0\].spec.object.kind: Required value/],
+    ['duplicate resource names', { resources: [{ name: 'a', spec: {} }, { name: 'a', spec: {} }] }, /spec.resources\[1\]: Duplicate value: .*"name":"a"/],
+    ['a resource that references itself', { resources: [{ name: 'a', references: [{ resource: 'a' }], spec: {} }] }, /spec.resources\[0\].references: Invalid value: .*a resource may not reference itself/],
+    ['more resources than the bound', { resources: Array.from({ length: MAX_RESOURCES + 1 }, (_, i) => ({ name: `r${i}`, spec: {} })) }, new RegExp(`spec.resources: Too many: ${MAX_RESOURCES + 1}: must have at most ${MAX_RESOURCES} items`)],
+    ['more references than the bound', { resources: [{ name: 'b', spec: {} }, { name: 'a', references: Array.from({ length: MAX_REFERENCES + 1 }, () => ({ resource: 'b' })), spec: {} }] }, new RegExp(`spec.resources\\[1\\].references: Too many: ${MAX_REFERENCES + 1}: must have at most ${MAX_REFERENCES} items`)],
   ])('rejects %s with a readable message', async (_case, spec, message) => {
     const manifest = JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'bad', namespace: ns }, spec });
     const result = await run('kubectl', ['create', '-f', '-'], { input: manifest });

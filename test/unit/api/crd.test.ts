@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildBundleCrd, renderBundleCrdYaml } from '../../../src/api/crd.js';
 import { CRD_PATHS, repoRoot } from '../../../src/api/crd-paths.js';
-import { BundleSchema, formatIssues } from '../../../src/api/bundle.js';
+import { BundleSchema, MAX_REFERENCES, MAX_RESOURCES, formatIssues } from '../../../src/api/bundle.js';
 
 describe('generated CRD', () => {
   it.each(CRD_PATHS)('%s is up to date with src/api (run npm run crd:generate)', (rel) => {
@@ -17,6 +17,8 @@ describe('Bundle schema', () => {
     ['bad resource name', { resources: [{ name: 'Not_Valid', spec: {} }] }, 'DNS-1123'],
     ['resources not a list', { resources: 'x' }, 'spec.resources'],
     ['reference without resource', { resources: [{ name: 'a', references: [{ name: 'r' }], spec: {} }] }, 'spec.resources[0].references[0].resource'],
+    ['more resources than the bound', { resources: Array.from({ length: MAX_RESOURCES + 1 }, (_, i) => ({ name: `r${i}`, spec: {} })) }, `spec.resources: Too big: expected array to have <=${MAX_RESOURCES} items`],
+    ['more references than the bound', { resources: [{ name: 'a', references: Array.from({ length: MAX_REFERENCES + 1 }, () => ({ resource: 'b' })), spec: {} }] }, `spec.resources[0].references: Too big: expected array to have <=${MAX_REFERENCES} items`],
   ])('rejects %s with a message naming the field', (_case, spec, fragment) => {
     const result = BundleSchema.safeParse({ ...base, spec });
     expect(result.success).toBe(false);
