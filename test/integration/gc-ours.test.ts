@@ -20,7 +20,13 @@ beforeAll(async () => {
   cm = await resourceType(env, 'v1', 'ConfigMap');
   widget = await installWidgetCrd(env);
   for (const s of scenarios) namespaces.set(s.name, [await createNamespace(env, 'gc'), await createNamespace(env, 'gc2')]);
-  gc = new GarbageCollector(env.client, {
+  gc = newCollector();
+  await gc.start();
+  await gc.waitForSync();
+});
+
+function newCollector(): GarbageCollector {
+  return new GarbageCollector(env.client, {
     mode: 'cluster',
     workers: 4,
     namespaces: [...namespaces.values()].flat(),
@@ -32,9 +38,18 @@ beforeAll(async () => {
       if (level === 'warn' || level === 'error') console.warn(`[gc ${level}] ${message}`);
     },
   });
+}
+
+/** A crash: the collector stops, its graph is lost. */
+async function collectorDown(): Promise<void> {
+  await gc.stop();
+}
+
+/** A new collector with an empty graph; not waiting for its sync, so that it decides as soon as it lets itself. */
+async function collectorUp(): Promise<void> {
+  gc = newCollector();
   await gc.start();
-  await gc.waitForSync();
-});
+}
 
 afterAll(async () => {
   await gc?.stop();
@@ -58,7 +73,7 @@ describe('garbage collector (ours) on a real apiserver', () => {
       await waitFor(`the collector to watch ${rt.plural}`, () => gc.watchedResources().some((w) => w.group === rt.group && w.plural === rt.plural), { timeoutMs: 30_000 });
       await gc.waitForSync();
     };
-    const ctx: ScenarioContext = { env, ns, ns2, cm, widget, timeoutMs: 45_000, collectorWatches };
+    const ctx: ScenarioContext = { env, ns, ns2, cm, widget, timeoutMs: 45_000, collectorWatches, collectorDown, collectorUp };
     await scenario.run(ctx);
   });
 
