@@ -78,7 +78,8 @@ describe('garbage collector (ours) on a real apiserver', () => {
   });
 
   it('leaves a GarbageCollected event naming the owner chain', async () => {
-    const [ns] = namespaces.get(scenarios[1]!.name)!;
+    const scenario = scenarios.find((s) => s.name === 'a dependent created with a non-existent owner is collected');
+    const [ns] = namespaces.get(scenario!.name)!;
     const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as { items?: { reason?: string; note?: string; regarding?: { name?: string } }[] };
     const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected' && e.regarding?.name === 'orphan-at-birth');
     expect(collected).toHaveLength(1);
