@@ -44,6 +44,8 @@ export class Discovery {
     private readonly client: KubeClient,
     /** A miss triggers at most one refresh per this interval, so a typo cannot hammer the server. */
     private readonly minRefreshIntervalMs = 2_000,
+    /** 'legacy': one request per group version even where the server offers the aggregated format (servers before it, tests). */
+    private readonly format: 'aggregated' | 'legacy' = 'aggregated',
   ) {}
 
   /** Every resource type served, preferred versions and others alike. */
@@ -89,7 +91,7 @@ export class Discovery {
     const found: ResourceType[] = [];
     const failed = new Set<string>();
     for (const root of ['/api', '/apis']) {
-      const body = (await this.client.transport.request('GET', root, { accept: AGGREGATED_ACCEPT })) as { kind?: string; items?: AggregatedGroup[] };
+      const body = (await this.client.transport.request('GET', root, this.format === 'aggregated' ? { accept: AGGREGATED_ACCEPT } : {})) as { kind?: string; items?: AggregatedGroup[] };
       if (body.kind === 'APIGroupDiscoveryList') {
         for (const group of body.items ?? []) {
           const groupName = group.metadata?.name ?? '';

@@ -50,8 +50,8 @@ afterAll(async () => {
 });
 
 describe('discovery with an unavailable aggregated API', () => {
-  it('serves every other group and names the failed group version', async () => {
-    const discovery = new Discovery(env.client, 0);
+  it.each(['aggregated', 'legacy'] as const)('serves every other group and names the failed group version (%s format)', async (format) => {
+    const discovery = new Discovery(env.client, 0, format);
     await discovery.refresh();
     expect(discovery.failedGroupVersions()).toContain(`${BROKEN_GROUP}/v1`);
     expect(discovery.resources().filter((r) => r.group === BROKEN_GROUP)).toEqual([]);
