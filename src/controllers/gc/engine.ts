@@ -375,6 +375,10 @@ export class GcEngine {
     const node = this.graph.get(id.uid);
     const states = await this.verifier.ownerStates(this.graph, { namespace: id.namespace }, item.refs);
     const facts = node ? itemFacts(this.graph, node) : { hasDependents: false, dependentDeletingDependents: false };
+    // On a partial graph, "it has no dependents" is not known: an item
+    // deleted for a waiting owner then goes in the foreground, so that the
+    // owner still waits for whatever the item turns out to own.
+    if (this.gate.phase !== 'complete') facts.hasDependents = true;
     const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
     this.log('debug', `attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
     const namespace = rt.namespaced ? id.namespace : undefined;

@@ -399,6 +399,25 @@ describe('GcEngine scenarios', () => {
     expect(c.api.find('Secret', 'dep')?.metadata.deletionTimestamp).toBeUndefined();
   });
 
+  it('on a partial graph, a dependent of a waiting owner goes in the foreground (what it owns may not be listed yet)', async () => {
+    const owner = obj('ConfigMap', 'owner', foreground);
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
+    c.unlisted.add('Secret');
+    const dep = obj('ConfigMap', 'dep', owners(ref(owner, { blocking: true })));
+    c.create(owner, dep, obj('Secret', 'grandchild', owners(ref(dep, { blocking: true }))));
+    await c.settle();
+    expect(c.api.log().filter((l) => l.startsWith('delete'))).toEqual(['delete ConfigMap ns/dep Foreground']);
+    // Nobody's foreground deletion is completed on the partial graph.
+    expect(c.names()).toEqual(['dep', 'grandchild', 'owner']);
+    c.unlisted.delete('Secret');
+    c.reflect();
+    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.drainChanges();
+    await c.settle();
+    expect(c.names()).toEqual([]);
+  });
+
   it('a partial graph still collects a dependent whose owner is verified absent (live, by UID)', async () => {
     const c = new Cluster();
     c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
