@@ -75,7 +75,7 @@ export interface GcEngineOptions {
 export const REPORTING_CONTROLLER = 'bundlesmith/garbage-collector';
 
 type Change =
-  | { kind: 'gate'; gate: SyncGate }
+  | { kind: 'gate'; gate: SyncGate; seq: number }
   | { kind: 'observed'; object: KubeObject }
   | { kind: 'deleted'; object: KubeObject }
   | { kind: 'virtual-delete'; identity: Identity };
@@ -121,6 +121,8 @@ export class GcEngine {
   /** See core/gc/sync-gate.ts. Open by default: the engine alone (tests) has no informers to wait for. */
   private gate: SyncGate = { phase: 'complete' };
   private gateWaiters: (() => void)[] = [];
+  /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
+  private gateSeq = 0;
   /** Items whose action waits for a complete graph; queued again when it is. */
   private readonly deferredDelete = new Set<string>();
   private readonly deferredOrphan = new Set<string>();
@@ -168,8 +170,9 @@ export class GcEngine {
    * applied the lists the gate counts as synced.
    */
   setSyncGate(gate: SyncGate): void {
+    const seq = ++this.gateSeq;
     if (gateRank(gate) < gateRank(this.gate)) this.applyGate(gate);
-    else this.push({ kind: 'gate', gate });
+    else this.push({ kind: 'gate', gate, seq });
   }
 
   syncGate(): SyncGate {
@@ -237,7 +240,8 @@ export class GcEngine {
 
   private apply(change: Change): void {
     if (change.kind === 'gate') {
-      this.applyGate(change.gate);
+      // A later call (a stricter gate applied at once, say) wins over this one.
+      if (change.seq === this.gateSeq) this.applyGate(change.gate);
       return;
     }
     const at = this.options.clock.now();

@@ -354,6 +354,17 @@ describe('GcEngine scenarios', () => {
     expect(c.engine.syncGate().phase).toBe('partial');
   });
 
+  it('an opening still queued behind informer events does not undo a later closing', () => {
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['x'] });
+    c.engine.drainChanges();
+    c.engine.setSyncGate({ phase: 'complete' });
+    // A new resource is discovered before the writer ran.
+    c.engine.setSyncGate({ phase: 'held', waitingFor: ['y'] });
+    c.engine.drainChanges();
+    expect(c.engine.syncGate()).toEqual({ phase: 'held', waitingFor: ['y'] });
+  });
+
   it('collector down: a foreground owner whose dependents are not listed yet is not finished on a partial graph', async () => {
     const secret = obj('Secret', 'owner', foreground);
     const held = obj('ConfigMap', 'held', finalizers('x/hold'), owners(ref(secret, { blocking: true })));
