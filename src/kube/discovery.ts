@@ -3,6 +3,13 @@
  * Reads /api and /apis with the aggregated discovery format where the server
  * offers it (one request for all groups), and caches the result; `refresh`
  * is called on a cache miss (a CRD installed after start) and periodically.
+ *
+ * One group version that cannot be discovered (an aggregated API whose
+ * backend is down: the server marks it stale, or answers 503) does not fail
+ * the refresh: the others are served, the failed one keeps what the last
+ * good refresh knew of it (so its informers and lookups carry on, as
+ * upstream's GroupDiscoveryFailedError handling), and the next refresh
+ * retries it. Only the roots failing fails a refresh.
  */
 import type { KubeClient } from './client.js';
 import { gvkKey, type ResourceType } from './types.js';
@@ -17,6 +24,8 @@ interface AggregatedResource {
 }
 interface AggregatedVersion {
   version: string;
+  /** 'Stale': the server could not reach the API behind this group version; the resources are not current. */
+  freshness?: 'Current' | 'Stale';
   resources?: AggregatedResource[];
 }
 interface AggregatedGroup {
@@ -27,6 +36,7 @@ interface AggregatedGroup {
 export class Discovery {
   private byGvk = new Map<string, ResourceType>();
   private all: ResourceType[] = [];
+  private failed: string[] = [];
   private lastRefresh = -Infinity;
   private inflight: Promise<void> | undefined;
 
@@ -34,6 +44,8 @@ export class Discovery {
     private readonly client: KubeClient,
     /** A miss triggers at most one refresh per this interval, so a typo cannot hammer the server. */
     private readonly minRefreshIntervalMs = 2_000,
+    /** 'legacy': one request per group version even where the server offers the aggregated format (servers before it, tests). */
+    private readonly format: 'aggregated' | 'legacy' = 'aggregated',
   ) {}
 
   /** Every resource type served, preferred versions and others alike. */
@@ -47,6 +59,11 @@ export class Discovery {
       this.inflight = undefined;
     });
     return this.inflight;
+  }
+
+  /** Group versions (apiVersion strings) the last refresh could not discover; their resources are the last known ones. */
+  failedGroupVersions(): readonly string[] {
+    return this.failed;
   }
 
   /** Resolves apiVersion + kind, refreshing once on a miss. Undefined when the server does not serve it. */
@@ -72,19 +89,25 @@ export class Discovery {
 
   private async load(): Promise<void> {
     const found: ResourceType[] = [];
+    const failed = new Set<string>();
     for (const root of ['/api', '/apis']) {
-      const body = (await this.client.transport.request('GET', root, { accept: AGGREGATED_ACCEPT })) as { kind?: string; items?: AggregatedGroup[] };
+      const body = (await this.client.transport.request('GET', root, this.format === 'aggregated' ? { accept: AGGREGATED_ACCEPT } : {})) as { kind?: string; items?: AggregatedGroup[] };
       if (body.kind === 'APIGroupDiscoveryList') {
         for (const group of body.items ?? []) {
           const groupName = group.metadata?.name ?? '';
           for (const version of group.versions ?? []) {
+            const apiVersion = groupName === '' ? version.version : `${groupName}/${version.version}`;
+            if (version.freshness === 'Stale') {
+              failed.add(apiVersion);
+              continue;
+            }
             for (const res of version.resources ?? []) {
               const kind = res.responseKind?.kind;
               if (!kind) continue;
               found.push({
                 group: groupName,
                 version: version.version,
-                apiVersion: groupName === '' ? version.version : `${groupName}/${version.version}`,
+                apiVersion,
                 kind,
                 plural: res.resource,
                 namespaced: res.scope === 'Namespaced',
@@ -94,26 +117,33 @@ export class Discovery {
           }
         }
       } else {
-        found.push(...(await this.loadLegacy(root, body)));
+        found.push(...(await this.loadLegacy(root, body, failed)));
       }
     }
+    // A group version that failed keeps what was known of it.
+    for (const rt of this.all) if (failed.has(rt.apiVersion)) found.push(rt);
     const byGvk = new Map<string, ResourceType>();
     for (const rt of found) if (!byGvk.has(gvkKey(rt.apiVersion, rt.kind))) byGvk.set(gvkKey(rt.apiVersion, rt.kind), rt);
     this.byGvk = byGvk;
     this.all = found;
+    this.failed = [...failed].sort();
     this.lastRefresh = Date.now();
   }
 
   /** Servers without aggregated discovery: one request per group version. */
-  private async loadLegacy(root: string, body: unknown): Promise<ResourceType[]> {
+  private async loadLegacy(root: string, body: unknown, failed: Set<string>): Promise<ResourceType[]> {
     const versions: string[] = [];
     if (root === '/api') versions.push(...(((body as { versions?: string[] }).versions ?? []).map((v) => v)));
     else for (const g of (body as { groups?: { versions?: { groupVersion: string }[] }[] }).groups ?? []) for (const v of g.versions ?? []) versions.push(v.groupVersion);
     const out: ResourceType[] = [];
     for (const gv of versions) {
-      const list = (await this.client.transport.request('GET', root === '/api' ? `/api/${gv}` : `/apis/${gv}`)) as {
-        resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
-      };
+      let list: { resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[] };
+      try {
+        list = (await this.client.transport.request('GET', root === '/api' ? `/api/${gv}` : `/apis/${gv}`)) as typeof list;
+      } catch {
+        failed.add(gv);
+        continue;
+      }
       const slash = gv.indexOf('/');
       const group = slash < 0 ? '' : gv.slice(0, slash);
       const version = slash < 0 ? gv : gv.slice(slash + 1);

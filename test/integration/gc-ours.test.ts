@@ -20,7 +20,13 @@ beforeAll(async () => {
   cm = await resourceType(env, 'v1', 'ConfigMap');
   widget = await installWidgetCrd(env);
   for (const s of scenarios) namespaces.set(s.name, [await createNamespace(env, 'gc'), await createNamespace(env, 'gc2')]);
-  gc = new GarbageCollector(env.client, {
+  gc = newCollector();
+  await gc.start();
+  await gc.waitForSync();
+});
+
+function newCollector(): GarbageCollector {
+  return new GarbageCollector(env.client, {
     mode: 'cluster',
     workers: 4,
     namespaces: [...namespaces.values()].flat(),
@@ -32,9 +38,18 @@ beforeAll(async () => {
       if (level === 'warn' || level === 'error') console.warn(`[gc ${level}] ${message}`);
     },
   });
+}
+
+/** A crash: the collector stops, its graph is lost. */
+async function collectorDown(): Promise<void> {
+  await gc.stop();
+}
+
+/** A new collector with an empty graph; not waiting for its sync, so that it decides as soon as it lets itself. */
+async function collectorUp(): Promise<void> {
+  gc = newCollector();
   await gc.start();
-  await gc.waitForSync();
-});
+}
 
 afterAll(async () => {
   await gc?.stop();
@@ -58,12 +73,13 @@ describe('garbage collector (ours) on a real apiserver', () => {
       await waitFor(`the collector to watch ${rt.plural}`, () => gc.watchedResources().some((w) => w.group === rt.group && w.plural === rt.plural), { timeoutMs: 30_000 });
       await gc.waitForSync();
     };
-    const ctx: ScenarioContext = { env, ns, ns2, cm, widget, timeoutMs: 45_000, collectorWatches };
+    const ctx: ScenarioContext = { env, ns, ns2, cm, widget, timeoutMs: 45_000, collectorWatches, collectorDown, collectorUp };
     await scenario.run(ctx);
   });
 
   it('leaves a GarbageCollected event naming the owner chain', async () => {
-    const [ns] = namespaces.get(scenarios[1]!.name)!;
+    const scenario = scenarios.find((s) => s.name === 'a dependent created with a non-existent owner is collected');
+    const [ns] = namespaces.get(scenario!.name)!;
     const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as { items?: { reason?: string; note?: string; regarding?: { name?: string } }[] };
     const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected' && e.regarding?.name === 'orphan-at-birth');
     expect(collected).toHaveLength(1);

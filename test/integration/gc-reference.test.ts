@@ -4,7 +4,7 @@
  * this file's own (ours is not running there). Both must reach the same end
  * states; where they cannot, the scenario says so.
  */
-import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../../hack/controlplane.js';
+import { startControlPlane, startControllerManager, stopControlPlane, stopControllerManager, type ControlPlaneState } from '../../hack/controlplane.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import type { ResourceType } from '../../src/kube/types.js';
@@ -47,7 +47,11 @@ describe('garbage collector (reference: kube-controller-manager) on a real apise
     // kube-controller-manager re-discovers resources every 30 s and exposes
     // no way to ask whether it watches one yet: wait one period and a margin.
     const collectorWatches = () => new Promise<void>((resolve) => setTimeout(resolve, 35_000));
-    const ctx: ScenarioContext = { env, ns: await createNamespace(env, 'gc'), ns2: await createNamespace(env, 'gc2'), cm, widget, timeoutMs: 100_000, collectorWatches };
+    const cp = state;
+    if (!cp) throw new Error('no control plane');
+    const collectorDown = () => Promise.resolve(stopControllerManager(cp));
+    const collectorUp = () => startControllerManager(cp);
+    const ctx: ScenarioContext = { env, ns: await createNamespace(env, 'gc'), ns2: await createNamespace(env, 'gc2'), cm, widget, timeoutMs: 100_000, collectorWatches, collectorDown, collectorUp };
     await scenario.run(ctx);
   }, 240_000);
 });

@@ -27,6 +27,10 @@ export interface ScenarioContext {
   timeoutMs: number;
   /** Resolves once the collector under test watches this (new) resource. */
   collectorWatches(rt: ResourceType): Promise<void>;
+  /** Takes the collector down, as a crash would (nothing more is decided until collectorUp). */
+  collectorDown(): Promise<void>;
+  /** Brings a collector back with an empty graph (it relists everything). */
+  collectorUp(): Promise<void>;
 }
 
 export interface GcScenario {
@@ -63,13 +67,13 @@ interface ObjectSpec {
 }
 
 async function create(ctx: ScenarioContext, rt: ResourceType, name: string, spec: ObjectSpec = {}): Promise<KubeObject> {
-  const namespace = spec.namespace ?? ctx.ns;
+  const namespace = rt.namespaced ? (spec.namespace ?? ctx.ns) : undefined;
   return ctx.env.client.create(rt, {
     apiVersion: rt.apiVersion,
     kind: rt.kind,
     metadata: {
       name,
-      namespace,
+      ...(namespace !== undefined ? { namespace } : { labels: { [CLUSTER_SCOPED_LABEL]: 'yes' } }),
       ...(spec.owners ? { ownerReferences: spec.owners } : {}),
       ...(spec.finalizers ? { finalizers: spec.finalizers } : {}),
     },
@@ -120,6 +124,29 @@ async function mustExist(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType
   return o;
 }
 
+/**
+ * Waits until `check` holds for the object, for objects that must be kept:
+ * the wait fails, saying why, if the object is being deleted, gone or
+ * replaced (another UID) instead.
+ */
+async function keptUntil(ctx: ScenarioContext, what: string, obj: KubeObject, check: (o: KubeObject) => boolean, rt: ResourceType = ctx.cm): Promise<KubeObject> {
+  return waitFor(what, async () => {
+    const o = await live(ctx, obj, rt);
+    const where = `${rt.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+    if (!o) throw new Error(`${where} must be kept, and is gone`);
+    if (o.metadata.uid !== obj.metadata.uid) throw new Error(`${where} must be kept, and was replaced (UID ${o.metadata.uid}, was ${obj.metadata.uid})`);
+    if (o.metadata.deletionTimestamp) throw new Error(`${where} must be kept, and is being deleted`);
+    return check(o) ? o : undefined;
+  }, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+}
+
+/** The object is there, same UID, not being deleted. */
+async function mustBeKept(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType = ctx.cm): Promise<KubeObject> {
+  return keptUntil(ctx, `${rt.kind} ${obj.metadata.name} kept`, obj, () => true, rt);
+}
+
+const HOLD = `${TEST_GROUP}/hold`;
+
 const refNames = (o: KubeObject): string[] => (o.metadata.ownerReferences ?? []).map((r) => r.name).sort();
 
 async function setFinalizers(ctx: ScenarioContext, obj: KubeObject, finalizers: string[], rt: ResourceType = ctx.cm): Promise<void> {
@@ -136,6 +163,87 @@ async function eventsAbout(ctx: ScenarioContext, namespace: string, name: string
 }
 
 export const scenarios: GcScenario[] = [
+  {
+    // Issue 9, case 1: a collector that decides before every resource is
+    // listed finishes a foreground deletion with its blocking dependents still
+    // there, and turns an orphan deletion into a cascade.
+    name: 'deletions requested while the collector was down, across kinds: foreground owners wait for their blocking dependents, orphan owners keep theirs',
+    async run(ctx) {
+      const secret = await ctx.env.discovery.resolve('v1', 'Secret');
+      if (!secret) throw new Error('v1 Secret is not served');
+      // Secret owners with ConfigMap dependents, ConfigMap owners with Secret dependents.
+      const secretFg = await Promise.all([0, 1].map((i) => create(ctx, secret, `secret-fg-${i}`)));
+      const secretOrphan = await create(ctx, secret, 'secret-orphan');
+      const cmFg = await Promise.all([0, 1].map((i) => cm(ctx, `cm-fg-${i}`)));
+      const cmOrphan = await cm(ctx, 'cm-orphan');
+      const heldCms = await Promise.all(secretFg.map((o, i) => cm(ctx, `held-by-secret-${i}`, { owners: [ref(o, { blocking: true })], finalizers: [HOLD] })));
+      const heldSecrets = await Promise.all(cmFg.map((o, i) => create(ctx, secret, `held-by-cm-${i}`, { owners: [ref(o, { blocking: true })], finalizers: [HOLD] })));
+      const orphanedCms = await Promise.all([0, 1].map((i) => cm(ctx, `orphaned-by-secret-${i}`, { owners: [ref(secretOrphan, { blocking: true, controller: true })] })));
+      const orphanedSecrets = await Promise.all([0, 1].map((i) => create(ctx, secret, `orphaned-by-cm-${i}`, { owners: [ref(cmOrphan, { blocking: true, controller: true })] })));
+
+      await ctx.collectorDown();
+      for (const o of secretFg) await del(ctx, o, 'Foreground', secret);
+      for (const o of cmFg) await del(ctx, o, 'Foreground');
+      await del(ctx, secretOrphan, 'Orphan', secret);
+      await del(ctx, cmOrphan, 'Orphan');
+      await ctx.collectorUp();
+
+      // Orphan: the owners go, every dependent stays (same UID, not being deleted) without the reference.
+      for (const d of orphanedCms) await keptUntil(ctx, 'the orphaned ConfigMap to lose its reference', d, (o) => refNames(o).length === 0);
+      for (const d of orphanedSecrets) await keptUntil(ctx, 'the orphaned Secret to lose its reference', d, (o) => refNames(o).length === 0, secret);
+      await gone(ctx, secretOrphan, secret);
+      await gone(ctx, cmOrphan);
+      for (const d of orphanedCms) await mustBeKept(ctx, d);
+      for (const d of orphanedSecrets) await mustBeKept(ctx, d, secret);
+
+      // Foreground: the collector deletes the blocking dependents (held by
+      // the foreign finalizer) and the owners wait for them.
+      for (const d of heldCms) await until(ctx, 'the held ConfigMap to be deleted', d, (o) => o.metadata.deletionTimestamp !== undefined);
+      for (const d of heldSecrets) await until(ctx, 'the held Secret to be deleted', d, (o) => o.metadata.deletionTimestamp !== undefined, secret);
+      for (const [owner, rt] of [...secretFg.map((o) => [o, secret] as const), ...cmFg.map((o) => [o, ctx.cm] as const)]) {
+        const held = await mustExist(ctx, owner, rt);
+        expect(held.metadata.uid).toBe(owner.metadata.uid);
+        expect(held.metadata.finalizers).toContain('foregroundDeletion');
+      }
+      for (const d of heldCms) await setFinalizers(ctx, d, []);
+      for (const d of heldSecrets) await setFinalizers(ctx, d, [], secret);
+      for (const d of heldCms) await gone(ctx, d);
+      for (const d of heldSecrets) await gone(ctx, d, secret);
+      for (const o of secretFg) await gone(ctx, o, secret);
+      for (const o of cmFg) await gone(ctx, o);
+    },
+  },
+  {
+    // Issue 9, case 2: an owner reference from a cluster-scoped object to a
+    // namespaced kind is invalid; kube-controller-manager leaves the object
+    // alone and records nothing about the owner.
+    name: 'a cluster-scoped object owned by a namespaced kind is kept, and the real namespaced owner of that UID keeps its dependents',
+    async run(ctx) {
+      const clusterRole = await ctx.env.discovery.resolve('rbac.authorization.k8s.io/v1', 'ClusterRole');
+      if (!clusterRole) throw new Error('ClusterRole is not served');
+      const suffix = randomBytes(3).toString('hex');
+      const owner = await cm(ctx, 'someone');
+      const realDep = await cm(ctx, 'real-dep', { owners: [ref(owner)] });
+      // Created while the collector is down, so that on its return the
+      // cluster-scoped dependents may be listed before their "owner".
+      await ctx.collectorDown();
+      const ownedByLive = await create(ctx, clusterRole, `gc-test-owned-by-live-cm-${suffix}`, { owners: [ref(owner)] });
+      const ownedByGhost = await create(ctx, clusterRole, `gc-test-owned-by-ghost-cm-${suffix}`, { owners: [fakeRef('v1', 'ConfigMap', 'someone')] });
+      const ghostCmDep = await cm(ctx, 'ghost-dep', { owners: [fakeRef('v1', 'ConfigMap', 'someone')] });
+      // Control: a cluster-scoped object whose cluster-scoped owner is missing is collected.
+      const control = await create(ctx, clusterRole, `gc-test-control-${suffix}`, { owners: [fakeRef('rbac.authorization.k8s.io/v1', 'ClusterRole', `missing-${suffix}`)] });
+      await ctx.collectorUp();
+      await gone(ctx, control, clusterRole);
+      await gone(ctx, ghostCmDep);
+      await mustBeKept(ctx, ownedByLive, clusterRole);
+      await mustBeKept(ctx, ownedByGhost, clusterRole);
+      await mustBeKept(ctx, owner);
+      const dep = await mustBeKept(ctx, realDep);
+      expect(refNames(dep)).toEqual(['someone']);
+      await ctx.env.client.delete(clusterRole, undefined, ownedByLive.metadata.name, { uid: ownedByLive.metadata.uid });
+      await ctx.env.client.delete(clusterRole, undefined, ownedByGhost.metadata.name, { uid: ownedByGhost.metadata.uid });
+    },
+  },
   {
     name: 'cascading deletion with multiple owners: the dependent with a second owner survives, losing the dangling reference',
     async run(ctx) {

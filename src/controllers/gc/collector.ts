@@ -10,6 +10,7 @@ import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
 import { SupervisedInformer, identityStub } from '../../runtime/informer.js';
+import { decideSyncGate } from '../../core/gc/sync-gate.js';
 import { GcEngine, type GcApi, type GcLog, type GcScopeRestriction } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 
@@ -30,6 +31,12 @@ export interface GarbageCollectorOptions {
   clusterScopedLabel?: string;
   /** Foreground cycles: wait this long per dependent before removing an owner's foregroundDeletion finalizer (default 30 s). */
   cycleTimeoutPerDependentMs?: number;
+  /**
+   * How long an informer that has not listed yet holds the workers (default
+   * 30 s). After it, workers run, but no foreground or orphan deletion is
+   * completed until every informer has listed (see core/gc/sync-gate.ts).
+   */
+  syncHoldMs?: number;
   /** Re-discovery interval (default 30 s). */
   discoveryIntervalMs?: number;
   absentOwnerCacheSize?: number;
@@ -72,6 +79,9 @@ export class GarbageCollector {
   private readonly metrics: GcMetrics;
   private readonly log: GcLog;
   private readonly informers = new Map<string, SupervisedInformer>();
+  /** When each informer was started: the sync gate's bound runs from there. */
+  private readonly informerStartedAt = new Map<string, number>();
+  private cancelGateRecheck: Cancel | undefined;
   private started = false;
   private stopping = false;
   private discovered = false;
@@ -107,9 +117,15 @@ export class GarbageCollector {
       ...(options.absentOwnerCacheSize !== undefined ? { absentOwnerCacheSize: options.absentOwnerCacheSize } : {}),
       ...(options.reportingInstance !== undefined ? { reportingInstance: options.reportingInstance } : {}),
     });
+    // Nothing is decided before discovery and the informers' first lists.
+    this.engine.setSyncGate({ phase: 'held', waitingFor: ['discovery'] });
   }
 
-  /** Discovers, starts the informers and the workers. Resolves after the first discovery (not the informers' sync). */
+  /**
+   * Discovers, starts the informers and the workers. Resolves after the
+   * first discovery (not the informers' sync); the workers take no item
+   * before the informers have listed (see updateSyncGate).
+   */
   async start(): Promise<void> {
     if (this.started || this.options.mode === 'off') return;
     this.started = true;
@@ -124,6 +140,7 @@ export class GarbageCollector {
     this.stopping = true;
     this.cancelResync?.();
     this.cancelSoon?.();
+    this.cancelGateRecheck?.();
     await this.syncing;
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
     this.informers.clear();
@@ -189,18 +206,54 @@ export class GarbageCollector {
       this.log('warn', `garbage collector discovery failed: ${errorMessage(err)}`);
       return;
     }
+    const failed = this.discovery.failedGroupVersions();
+    if (failed.length > 0) {
+      // Partial discovery (an aggregated API down): serve the rest; the informers of the failed group versions carry on.
+      this.metrics.discoverySyncError();
+      this.log('warn', `garbage collector discovery: ${failed.join(', ')} not discoverable now; keeping what was known of them`);
+    }
     const wanted = new Map(collectableResources(this.discovery.resources()).map((rt) => [resourceKey(rt), rt]));
     for (const [key, informer] of this.informers) {
       if (wanted.has(key)) continue;
       this.informers.delete(key);
+      this.informerStartedAt.delete(key);
       await informer.stop();
       this.log('info', `garbage collector stopped watching ${key}`);
     }
     for (const [key, rt] of wanted) {
       if (this.informers.has(key) || this.stopping) continue;
-      this.informers.set(key, this.startInformer(rt));
+      const informer = this.startInformer(rt);
+      this.informers.set(key, informer);
+      this.informerStartedAt.set(key, this.clock.now());
+      void informer.waitForSync().then(() => this.updateSyncGate());
     }
     this.discovered = true;
+    this.updateSyncGate();
+  }
+
+  /**
+   * Recomputes the workers' gate from the informers' sync state (the rule is
+   * decideSyncGate's). New informers hold the workers at once; the gate
+   * opens once they list, or once their bound passes (then only partially).
+   */
+  private updateSyncGate(): void {
+    if (this.stopping) return;
+    const now = this.clock.now();
+    const gate = decideSyncGate({
+      discovered: this.discovered,
+      informers: [...this.informers].map(([key, i]) => ({ resource: key, synced: i.hasSynced(), waitingSince: this.informerStartedAt.get(key) ?? now })),
+      now,
+      holdBoundMs: this.options.syncHoldMs ?? 30_000,
+    });
+    this.engine.setSyncGate(gate);
+    this.cancelGateRecheck?.();
+    this.cancelGateRecheck = undefined;
+    if (gate.phase === 'held' && gate.recheckAfterMs !== undefined) {
+      this.cancelGateRecheck = this.clock.setTimeout(() => {
+        this.cancelGateRecheck = undefined;
+        this.updateSyncGate();
+      }, gate.recheckAfterMs);
+    }
   }
 
   private startInformer(rt: ResourceType): SupervisedInformer {

@@ -33,6 +33,7 @@ import {
 } from '../../core/gc/decide.js';
 import { Graph, NodeFlags, OwnerRef, RefBits, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
 import { inModeScope } from '../../core/gc/scope.js';
+import { gateAllows, type GcAction, type SyncGate } from '../../core/gc/sync-gate.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 import { OwnerVerifier, type OwnerLookupApi, type ResourceResolver } from './owner-verifier.js';
 
@@ -74,6 +75,7 @@ export interface GcEngineOptions {
 export const REPORTING_CONTROLLER = 'bundlesmith/garbage-collector';
 
 type Change =
+  | { kind: 'gate'; gate: SyncGate; seq: number }
   | { kind: 'observed'; object: KubeObject }
   | { kind: 'deleted'; object: KubeObject }
   | { kind: 'virtual-delete'; identity: Identity };
@@ -116,6 +118,14 @@ export class GcEngine {
   private stopped = false;
   private running: Promise<unknown> | undefined;
   private readonly pendingEvents = new Set<Promise<void>>();
+  /** See core/gc/sync-gate.ts. Open by default: the engine alone (tests) has no informers to wait for. */
+  private gate: SyncGate = { phase: 'complete' };
+  private gateWaiters: (() => void)[] = [];
+  /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
+  private gateSeq = 0;
+  /** Items whose action waits for a complete graph; queued again when it is. */
+  private readonly deferredDelete = new Set<string>();
+  private readonly deferredOrphan = new Set<string>();
 
   constructor(
     private readonly api: GcApi,
@@ -153,6 +163,58 @@ export class GcEngine {
     this.push({ kind: 'virtual-delete', identity });
   }
 
+  /**
+   * The collector's view of its informers changed. A stricter gate applies
+   * at once; a more open one goes through the writer, after the informer
+   * events pushed before it, so that no worker acts on a graph that has not
+   * applied the lists the gate counts as synced.
+   */
+  setSyncGate(gate: SyncGate): void {
+    const seq = ++this.gateSeq;
+    if (gateRank(gate) < gateRank(this.gate)) this.applyGate(gate);
+    else this.push({ kind: 'gate', gate, seq });
+  }
+
+  syncGate(): SyncGate {
+    return this.gate;
+  }
+
+  private applyGate(gate: SyncGate): void {
+    const was = this.gate;
+    this.gate = gate;
+    if (gate.phase !== was.phase) this.log('info', `garbage collector workers: ${describeGate(gate)}`);
+    if (gate.phase !== 'held') {
+      const waiters = this.gateWaiters;
+      this.gateWaiters = [];
+      for (const w of waiters) w();
+    }
+    if (gate.phase === 'complete') {
+      for (const uid of this.deferredDelete) this.attemptToDelete.add(uid);
+      for (const uid of this.deferredOrphan) this.attemptToOrphan.add(uid);
+      this.deferredDelete.clear();
+      this.deferredOrphan.clear();
+    }
+  }
+
+  /** Resolves when workers may take items (at once unless the gate is held, or the engine stopped). */
+  private workersMayRun(): Promise<void> {
+    if (this.gate.phase !== 'held' || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.gateWaiters.push(resolve));
+  }
+
+  /** Whether the gate lets this action be taken now; if not, the item is set aside until the graph is complete. */
+  private allowedNow(action: GcAction, uid: string, deferred: Set<string>): boolean {
+    if (gateAllows(this.gate, action)) return true;
+    deferred.add(uid);
+    this.log('debug', `${action} of ${uid} deferred until every resource has been listed`);
+    return false;
+  }
+
+  /** Items set aside until the graph is complete (for tests). */
+  deferredItems(): { attemptToDelete: string[]; attemptToOrphan: string[] } {
+    return { attemptToDelete: [...this.deferredDelete].sort(), attemptToOrphan: [...this.deferredOrphan].sort() };
+  }
+
   pendingChanges(): number {
     return this.changes.length;
   }
@@ -177,6 +239,11 @@ export class GcEngine {
   }
 
   private apply(change: Change): void {
+    if (change.kind === 'gate') {
+      // A later call (a stricter gate applied at once, say) wins over this one.
+      if (change.seq === this.gateSeq) this.applyGate(change.gate);
+      return;
+    }
     const at = this.options.clock.now();
     const fx =
       change.kind === 'virtual-delete'
@@ -185,7 +252,11 @@ export class GcEngine {
           ? applyEvent(this.graph, { type: 'deleted', object: change.object, at })
           : applyEvent(this.graph, { type: 'observed', object: change.object, tagged: this.tagged(change.object), at });
     for (const uid of fx.touched) this.verifier.invalidate(uid);
-    for (const id of fx.absentOwners) this.verifier.markAbsent(id);
+    for (const id of fx.absentOwners) {
+      // Never an absence under namespace '' for a kind known to be namespaced: it would stand for every namespace.
+      if (id.namespace === '' && this.resolver.lookup?.(id.apiVersion, id.kind)?.namespaced) continue;
+      this.verifier.markAbsent(id);
+    }
     for (const uid of fx.attemptToDelete) this.attemptToDelete.add(uid);
     for (const uid of fx.attemptToDeleteRateLimited) this.attemptToDelete.addRateLimited(uid);
     for (const uid of fx.attemptToOrphan) this.attemptToOrphan.add(uid);
@@ -224,6 +295,9 @@ export class GcEngine {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    const held = this.gateWaiters;
+    this.gateWaiters = [];
+    for (const w of held) w();
     this.attemptToDelete.shutDown();
     this.attemptToOrphan.shutDown();
     const wake = this.wakeWriter;
@@ -252,6 +326,8 @@ export class GcEngine {
   // ---- attempt to delete ----------------------------------------------------
 
   async processAttemptToDelete(uid: string): Promise<WorkResult> {
+    await this.workersMayRun();
+    if (this.stopped) return 'forget';
     const node = this.graph.get(uid);
     const plan = planAttemptToDelete(node);
     if (!node || plan.kind === 'skip') return 'forget';
@@ -274,14 +350,19 @@ export class GcEngine {
     const rt = await this.resolver.resolve(id.apiVersion, id.kind);
     // Unknown kind: maybe a CRD not discovered yet; retry with backoff, as upstream.
     if (!rt) return 'requeue';
+    // A namespaced kind guessed without a namespace: only cluster-scoped
+    // dependents name it, and such a reference is never valid. There is no
+    // coordinate to look up, and declaring it absent would record an absence
+    // under namespace '' that says nothing true about the real object (a live
+    // namespaced owner with this UID). Leave the node alone, as upstream; its
+    // dependents are each decided (and forgotten) on their own.
+    if (rt.namespaced && id.namespace === '') return 'forget';
     let live: KubeObject | undefined;
-    if (!rt.namespaced || id.namespace !== '') {
-      try {
-        live = await this.api.tryGet(rt, rt.namespaced ? id.namespace : undefined, id.name, { metadataOnly: true });
-      } catch (err) {
-        this.metrics.error(id.kind, 'verify-virtual');
-        throw err;
-      }
+    try {
+      live = await this.api.tryGet(rt, rt.namespaced ? id.namespace : undefined, id.name, { metadataOnly: true });
+    } catch (err) {
+      this.metrics.error(id.kind, 'verify-virtual');
+      throw err;
     }
     if (!live || live.metadata.uid !== id.uid) {
       this.virtualDelete(id);
@@ -298,6 +379,10 @@ export class GcEngine {
     const node = this.graph.get(id.uid);
     const states = await this.verifier.ownerStates(this.graph, { namespace: id.namespace }, item.refs);
     const facts = node ? itemFacts(this.graph, node) : { hasDependents: false, dependentDeletingDependents: false };
+    // On a partial graph, "it has no dependents" is not known: an item
+    // deleted for a waiting owner then goes in the foreground, so that the
+    // owner still waits for whatever the item turns out to own.
+    if (this.gate.phase !== 'complete') facts.hasDependents = true;
     const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
     this.log('debug', `attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
     const namespace = rt.namespaced ? id.namespace : undefined;
@@ -356,6 +441,8 @@ export class GcEngine {
       for (const uid of decision.enqueue) this.attemptToDelete.add(uid);
       return decision.recheckAfterMs !== undefined ? { requeueAfterMs: decision.recheckAfterMs } : 'forget';
     }
+    // "No blocking dependent left" is only true of a graph that has seen every resource.
+    if (!this.allowedNow('finish-foreground', owner.uid, this.deferredDelete)) return 'forget';
     const id = identityOf(owner);
     const rt = await this.resolver.resolve(id.apiVersion, id.kind);
     if (!rt) return 'requeue';
@@ -401,9 +488,13 @@ export class GcEngine {
   // ---- attempt to orphan ---------------------------------------------------
 
   async processAttemptToOrphan(uid: string): Promise<WorkResult> {
+    await this.workersMayRun();
+    if (this.stopped) return 'forget';
     const owner = this.graph.get(uid);
     const decision = decideAttemptToOrphan(owner);
     if (!owner || decision.kind === 'forget' || !this.acts(owner)) return 'forget';
+    // The dependents to orphan are the graph's: unlisted ones would keep a reference to an owner that then goes.
+    if (!this.allowedNow('orphan-dependents', owner.uid, this.deferredOrphan)) return 'forget';
     const id = identityOf(owner);
     let failed = 0;
     // Bounded fan-out: the transport rate-limits anyway, this bounds memory.
@@ -489,6 +580,21 @@ export class GcEngine {
   /** Events still being sent (tests wait for them). */
   async flushEvents(): Promise<void> {
     await Promise.allSettled([...this.pendingEvents]);
+  }
+}
+
+function gateRank(gate: SyncGate): number {
+  return gate.phase === 'held' ? 0 : gate.phase === 'partial' ? 1 : 2;
+}
+
+function describeGate(gate: SyncGate): string {
+  switch (gate.phase) {
+    case 'held':
+      return `held until ${gate.waitingFor.join(', ')} listed`;
+    case 'partial':
+      return `running; foreground and orphan completions wait for ${gate.unsynced.join(', ')} to list`;
+    case 'complete':
+      return 'running on a complete graph';
   }
 }
 

@@ -22,6 +22,8 @@ import { LruSet } from '../../core/gc/lru.js';
 export interface ResourceResolver {
   /** The resource serving apiVersion/kind, or undefined when the server does not serve it. */
   resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined>;
+  /** What discovery already knows, without asking the server (optional). */
+  lookup?(apiVersion: string, kind: string): ResourceType | undefined;
 }
 
 export interface OwnerLookupApi {
@@ -72,18 +74,20 @@ export class OwnerVerifier {
 
   private async ownerState(graph: Graph, dependent: { namespace: string }, ref: OwnerRef): Promise<OwnerState> {
     const coords = { uid: ref.uid, apiVersion: ref.type.apiVersion, kind: ref.type.kind, name: ref.name };
-    if (this.absent.has(identityKey({ ...coords, namespace: '' })) || this.absent.has(identityKey({ ...coords, namespace: dependent.namespace }))) {
-      return { ref, state: this.absentKind(graph, dependent, ref, 'absent'), detail: 'known absent' };
-    }
     let rt: ResourceType | undefined;
     try {
       rt = await this.resolver.resolve(ref.type.apiVersion, ref.type.kind);
     } catch (err) {
-      return { ref, state: 'lookup-failed', detail: `discovery: ${errorMessage(err)}` };
+      return this.knownAbsent(graph, dependent, ref, coords) ?? { ref, state: 'lookup-failed', detail: `discovery: ${errorMessage(err)}` };
     }
-    if (!rt) return { ref, state: 'unknown-kind', detail: `${ref.type.apiVersion} ${ref.type.kind} is not served` };
+    // A kind no longer served: an absence recorded while it was served is still true (a UID never comes back).
+    if (!rt) return this.knownAbsent(graph, dependent, ref, coords) ?? { ref, state: 'unknown-kind', detail: `${ref.type.apiVersion} ${ref.type.kind} is not served` };
+    // Scope first: a cluster-scoped object can never be owned by a namespaced
+    // kind, whatever the absent cache holds (upstream forgets such items).
     if (dependent.namespace === '' && rt.namespaced) return { ref, state: 'namespaced-owner-of-cluster-scoped' };
     const namespace = rt.namespaced ? dependent.namespace : '';
+    // Only the entry for the owner's real coordinates counts.
+    if (this.absent.has(identityKey({ ...coords, namespace }))) return { ref, state: this.absentKind(graph, dependent, ref, 'absent'), detail: 'known absent' };
     const lookupKey = `${rt.group}/${rt.plural}|${namespace}|${ref.name}`;
 
     const memo = this.memo.get(ref.uid)?.get(lookupKey);
@@ -108,6 +112,12 @@ export class OwnerVerifier {
     }
     this.absent.add(identityKey({ ...coords, namespace }));
     return { ref, state: this.absentKind(graph, dependent, ref, result), detail: result === 'coordinates-mismatch' ? `another object is at ${ref.type.kind} ${ref.name}` : undefined };
+  }
+
+  /** The absent cache when discovery cannot say the owner's scope: either coordinate may have been recorded. */
+  private knownAbsent(graph: Graph, dependent: { namespace: string }, ref: OwnerRef, coords: Omit<Identity, 'namespace'>): OwnerState | undefined {
+    const recorded = this.absent.has(identityKey({ ...coords, namespace: dependent.namespace })) || (dependent.namespace !== '' && this.absent.has(identityKey({ ...coords, namespace: '' })));
+    return recorded ? { ref, state: this.absentKind(graph, dependent, ref, 'absent'), detail: 'known absent' } : undefined;
   }
 
   private async lookup(rt: ResourceType, namespace: string, ref: OwnerRef): Promise<OwnerState['state'] | { error: string }> {

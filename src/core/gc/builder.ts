@@ -24,6 +24,7 @@ import {
   type Identity,
 } from './graph.js';
 import type { OwnerReference } from '../../api/bundle.js';
+import { reachesBundle } from './scope.js';
 
 /** An owner reference as the API serves it. */
 export type ApiOwnerReference = OwnerReference;
@@ -172,7 +173,7 @@ function applyObserved(graph: Graph, obj: ObservedObject, tagged: boolean, at: n
     if (diff.changed.some(([o, n]) => o.name !== n.name || o.type !== n.type)) fx.attemptToDelete.add(node.uid);
   }
   const oldFlags = node.flags;
-  node.flags = flags;
+  node.flags = flags | (oldFlags & NodeFlags.bundleChain);
   node.resourceVersion = meta.resourceVersion ?? node.resourceVersion;
   processTransitions(graph, oldFlags, node, at, fx);
 }
@@ -269,6 +270,8 @@ function removeNode(graph: Graph, node: GraphNode, deletedIdentity: Identity, fx
   removeDependentFromOwners(graph, node, node.owners);
   fx.touched.push(node.uid);
   const dependents = node.dependents();
+  // Its dependents lose the link through it: remember that their chain reached a Bundle.
+  if (dependents.length > 0 && reachesBundle(graph, node)) for (const dep of dependents) dep.flags |= NodeFlags.bundleChain;
   // The UID is gone for good: remember it, so every dependent is decided without asking the server about this owner.
   if (dependents.length > 0) fx.absentOwners.push(deletedIdentity);
   for (const dep of dependents) fx.attemptToDelete.add(dep.uid);

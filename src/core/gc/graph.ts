@@ -33,6 +33,12 @@ export const NodeFlags = {
   foregroundFinalizer: 16,
   /** The writer's `tag` predicate held for the last observed state (used to restrict the collector's reach). */
   tagged: 32,
+  /**
+   * Its owner chain reached a Bundle when one of its owners was removed from
+   * the graph: it stays in --gc=bundles scope once that owner is gone (a
+   * Bundle Deployment's ReplicaSet, then its Pods). Kept across updates.
+   */
+  bundleChain: 64,
 } as const;
 
 /** Bits of OwnerRef.bits. */

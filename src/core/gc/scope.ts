@@ -4,7 +4,7 @@
  * left to whoever else collects it.
  */
 import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
-import type { Graph, GraphNode, ObjectType } from './graph.js';
+import { NodeFlags, type Graph, type GraphNode, type ObjectType } from './graph.js';
 
 export type GcMode = 'cluster' | 'bundles' | 'off';
 
@@ -15,11 +15,13 @@ function isBundleType(t: ObjectType): boolean {
 /**
  * True when the node is a Bundle, or one of its owner references names a
  * Bundle (present or not: a dependent of a deleted Bundle still qualifies),
- * or an owner it references does, transitively. Cycles and long chains stop
+ * or an owner it references does, transitively, or one of these had an
+ * owner removed while its chain reached a Bundle (NodeFlags.bundleChain:
+ * the chain is remembered once the link is gone). Cycles and long chains stop
  * at `maxVisited` nodes.
  */
 export function reachesBundle(graph: Graph, node: GraphNode, maxVisited = 256): boolean {
-  if (isBundleType(node.type)) return true;
+  if (isBundleType(node.type) || node.has(NodeFlags.bundleChain)) return true;
   const seen = new Set<string>([node.uid]);
   const stack: GraphNode[] = [node];
   while (stack.length > 0 && seen.size <= maxVisited) {
@@ -30,6 +32,7 @@ export function reachesBundle(graph: Graph, node: GraphNode, maxVisited = 256): 
       if (seen.has(ref.uid)) continue;
       seen.add(ref.uid);
       const owner = graph.get(ref.uid);
+      if (owner?.has(NodeFlags.bundleChain)) return true;
       if (owner) stack.push(owner);
     }
   }

@@ -29,10 +29,13 @@ class Cluster {
     return this.reflect();
   }
 
+  /** Kinds whose "informer" has not listed yet: reflect() does not show them. */
+  readonly unlisted = new Set<string>();
+
   /** Feeds the writer what informers would have seen, then lets it apply it. */
   reflect(): this {
     const now = new Map<string, KubeObject>();
-    for (const o of this.api.objects.values()) now.set(o.metadata.uid, o);
+    for (const o of this.api.objects.values()) if (!this.unlisted.has(o.kind)) now.set(o.metadata.uid, o);
     for (const [uid, o] of now) {
       const before = this.seen.get(uid);
       if (!before || before.metadata.resourceVersion !== o.metadata.resourceVersion) this.engine.observed(structuredClone(o));
@@ -314,5 +317,178 @@ describe('GcEngine scenarios', () => {
     const c = new Cluster().create(obj('ConfigMap', 'dep', deleting, finalizers('x/y'), owners(ref(obj('ConfigMap', 'gone')))));
     await c.settle();
     expect(c.api.log().filter((l) => l.startsWith('delete'))).toEqual([]);
+  });
+
+  // ---- issue 9 ------------------------------------------------------------
+
+  it('a held gate: workers take no item until it opens, and it opens only after the writer applied what came before', async () => {
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'held', waitingFor: ['v1/configmaps'] });
+    c.create(obj('ConfigMap', 'dep', owners(ref(obj('ConfigMap', 'gone')))));
+    expect(await c.take()).toEqual(['uid-gone']);
+    let done = false;
+    const processing = c.engine.processAttemptToDelete('uid-gone').then((r) => {
+      done = true;
+      return r;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(done).toBe(false);
+    expect(c.api.log()).toEqual([]);
+    // Opening goes through the writer, behind the informers' events.
+    c.engine.setSyncGate({ phase: 'complete' });
+    await new Promise((r) => setImmediate(r));
+    expect(done).toBe(false);
+    expect(c.engine.syncGate().phase).toBe('held');
+    c.engine.drainChanges();
+    expect(await processing).toBe('forget');
+    expect(c.api.log()).toEqual(['get ConfigMap ns/gone']);
+  });
+
+  it('closing the gate is immediate (new resources discovered: workers wait for their lists)', () => {
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'held', waitingFor: ['x'] });
+    expect(c.engine.syncGate().phase).toBe('held');
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['x'] });
+    expect(c.engine.syncGate().phase).toBe('held');
+    c.engine.drainChanges();
+    expect(c.engine.syncGate().phase).toBe('partial');
+  });
+
+  it('an opening still queued behind informer events does not undo a later closing', () => {
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['x'] });
+    c.engine.drainChanges();
+    c.engine.setSyncGate({ phase: 'complete' });
+    // A new resource is discovered before the writer ran.
+    c.engine.setSyncGate({ phase: 'held', waitingFor: ['y'] });
+    c.engine.drainChanges();
+    expect(c.engine.syncGate()).toEqual({ phase: 'held', waitingFor: ['y'] });
+  });
+
+  it('collector down: a foreground owner whose dependents are not listed yet is not finished on a partial graph', async () => {
+    const secret = obj('Secret', 'owner', foreground);
+    const held = obj('ConfigMap', 'held', finalizers('x/hold'), owners(ref(secret, { blocking: true })));
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/configmaps'] });
+    c.unlisted.add('ConfigMap');
+    c.create(secret, held);
+    expect(await c.take()).toEqual(['uid-owner']);
+    expect(await c.engine.processAttemptToDelete('uid-owner')).toBe('forget');
+    // No blocking dependent in the graph, but the graph is partial: deferred, nothing written.
+    expect(c.api.log()).toEqual([]);
+    expect(c.engine.deferredItems().attemptToDelete).toEqual(['uid-owner']);
+    // The ConfigMaps list; the gate opens: the owner is decided again, and now waits.
+    c.unlisted.delete('ConfigMap');
+    c.reflect();
+    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.drainChanges();
+    expect(c.engine.deferredItems().attemptToDelete).toEqual([]);
+    await c.settle();
+    expect(c.names()).toEqual(['held', 'owner']);
+    expect(c.api.find('Secret', 'owner')?.metadata.finalizers).toEqual(['foregroundDeletion']);
+    expect(c.api.find('ConfigMap', 'held')?.metadata.deletionTimestamp).toBeDefined();
+  });
+
+  it('collector down: an orphan deletion is not completed before every dependent is listed (no cascade)', async () => {
+    const owner = obj('ConfigMap', 'owner', orphaning);
+    const dep = obj('Secret', 'dep', owners(ref(owner, { blocking: true })));
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
+    c.unlisted.add('Secret');
+    c.create(owner, dep);
+    expect(await c.take(c.engine.attemptToOrphan)).toEqual(['uid-owner']);
+    expect(await c.engine.processAttemptToOrphan('uid-owner')).toBe('forget');
+    expect(c.api.log()).toEqual([]);
+    expect(c.engine.deferredItems().attemptToOrphan).toEqual(['uid-owner']);
+    c.unlisted.delete('Secret');
+    c.reflect();
+    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.drainChanges();
+    await c.settle();
+    expect(c.names()).toEqual(['dep']);
+    expect(c.api.find('Secret', 'dep')?.metadata.ownerReferences).toEqual([]);
+    expect(c.api.find('Secret', 'dep')?.metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it('on a partial graph, a dependent of a waiting owner goes in the foreground (what it owns may not be listed yet)', async () => {
+    const owner = obj('ConfigMap', 'owner', foreground);
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
+    c.unlisted.add('Secret');
+    const dep = obj('ConfigMap', 'dep', owners(ref(owner, { blocking: true })));
+    c.create(owner, dep, obj('Secret', 'grandchild', owners(ref(dep, { blocking: true }))));
+    await c.settle();
+    expect(c.api.log().filter((l) => l.startsWith('delete'))).toEqual(['delete ConfigMap ns/dep Foreground']);
+    // Nobody's foreground deletion is completed on the partial graph.
+    expect(c.names()).toEqual(['dep', 'grandchild', 'owner']);
+    c.unlisted.delete('Secret');
+    c.reflect();
+    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.drainChanges();
+    await c.settle();
+    expect(c.names()).toEqual([]);
+  });
+
+  it('a partial graph still collects a dependent whose owner is verified absent (live, by UID)', async () => {
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
+    c.unlisted.add('Secret');
+    c.create(obj('ConfigMap', 'dep', owners(ref(obj('ConfigMap', 'gone')))));
+    await c.settle();
+    expect(c.names()).toEqual([]);
+  });
+
+  it('a cluster-scoped object owned by a namespaced kind, seen before its "owner": kept, nothing recorded, the real owner keeps its dependents', async () => {
+    const owner = obj('ConfigMap', 'someone');
+    const role = obj('rbac.authorization.k8s.io/v1 ClusterRole', 'role', clusterScoped, owners(ref(owner)));
+    const c = new Cluster();
+    c.unlisted.add('ConfigMap');
+    c.api.put(owner);
+    c.create(role);
+    // A virtual owner guessed without a namespace.
+    expect(c.engine.graph.get('uid-someone')?.namespace).toBe('');
+    expect(await c.take()).toEqual(['uid-someone']);
+    expect(await c.engine.processAttemptToDelete('uid-someone')).toBe('forget');
+    expect(await c.engine.processAttemptToDelete('uid-role')).toBe('forget');
+    c.engine.drainChanges();
+    expect(c.api.log()).toEqual([]);
+    expect(c.engine.verifier.absent.size).toBe(0);
+    // Then the ConfigMaps list, with a real dependent of the owner.
+    c.create(obj('ConfigMap', 'real-dep', owners(ref(owner))));
+    c.unlisted.delete('ConfigMap');
+    c.reflect();
+    await c.settle();
+    expect(c.names()).toEqual(['real-dep', 'role', 'someone']);
+    expect(c.api.log().filter((l) => l.startsWith('delete') || l.startsWith('patch'))).toEqual([]);
+  });
+
+  it('an absence recorded under namespace "" is not read for a namespaced owner kind', async () => {
+    const owner = obj('ConfigMap', 'someone');
+    const c = new Cluster().create(owner, obj('ConfigMap', 'dep', owners(ref(owner))), obj('rbac.authorization.k8s.io/v1 ClusterRole', 'role', clusterScoped, owners(ref(owner))));
+    c.engine.verifier.markAbsent({ uid: 'uid-someone', apiVersion: 'v1', kind: 'ConfigMap', name: 'someone', namespace: '' });
+    await c.engine.processAttemptToDelete('uid-dep');
+    await c.engine.processAttemptToDelete('uid-role');
+    await c.settle();
+    expect(c.names()).toEqual(['dep', 'role', 'someone']);
+    expect(c.api.log().filter((l) => l.startsWith('delete') || l.startsWith('patch'))).toEqual([]);
+  });
+
+  it('--gc=bundles collects grandchildren once the middle of a Bundle chain is gone; other chains stay out of scope', async () => {
+    const bundle = obj('smith.atlassian.com/v1 Bundle', 'b');
+    const deploy = obj('apps/v1 Deployment', 'deploy', owners(ref(bundle, { controller: true, blocking: true })));
+    const rs = obj('apps/v1 ReplicaSet', 'rs', owners(ref(deploy, { controller: true, blocking: true })));
+    const pod = obj('Pod', 'pod', owners(ref(rs, { controller: true, blocking: true })));
+    const other = obj('apps/v1 Deployment', 'other');
+    const otherRs = obj('apps/v1 ReplicaSet', 'other-rs', owners(ref(other, { controller: true })));
+    const otherPod = obj('Pod', 'other-pod', owners(ref(otherRs, { controller: true })));
+    const c = new Cluster({ mode: 'bundles' }).create(bundle, deploy, rs, pod, other, otherRs, otherPod);
+    await c.settle();
+    for (const name of ['deploy', 'other']) {
+      const key = [...c.api.objects.entries()].find(([, o]) => o.metadata.name === name)![0];
+      c.api.objects.delete(key);
+    }
+    c.reflect();
+    await c.settle();
+    expect(c.names()).toEqual(['b', 'other-pod', 'other-rs']);
   });
 });
