@@ -69,6 +69,8 @@ export async function finalizeBundle(input: FinalizeInput): Promise<WorkResult> 
   if (now === undefined || stampAt === undefined) return 'requeue';
   // Reuse the prune ordering (dependents first); a deleted Bundle lists nothing.
   const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.metadata.uid, claims });
+  // Objects applied before dependency references were recorded: a reference to a sibling is the operator's.
+  const siblings = new Set(controlled.flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
   let failures = 0;
   for (const action of actions) {
     const t = action.target;
@@ -78,14 +80,14 @@ export async function finalizeBundle(input: FinalizeInput): Promise<WorkResult> 
     if (!obj) continue;
     try {
       if (action.action === 'listed-elsewhere') {
-        await client.patch(rt, t.namespace, t.name, releasePatch(obj, bundle, undefined), 'json', { fieldManager: FIELD_MANAGER });
+        await client.patch(rt, t.namespace, t.name, releasePatch(obj, bundle, siblings, undefined), 'json', { fieldManager: FIELD_MANAGER });
         await input.events.normal(target, EventReasons.Released, `released ${t.kind} ${t.name} to Bundle ${action.by.name}, which lists it`);
       } else if (action.action === 'delete' && !action.afterDelay) {
         await client.delete(rt, t.namespace, t.name, { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background' });
         await input.events.normal(target, EventReasons.Pruned, `deleted ${t.kind} ${t.name}: its Bundle is being deleted`);
       } else if (action.action !== 'terminating') {
         // mark, wait, expired, invalid: the object asked for a delay (or has an unreadable one): release it, never delete it here.
-        await client.patch(rt, t.namespace, t.name, releasePatch(obj, bundle, { now, stampAt }), 'json', { fieldManager: FIELD_MANAGER });
+        await client.patch(rt, t.namespace, t.name, releasePatch(obj, bundle, siblings, { now, stampAt }), 'json', { fieldManager: FIELD_MANAGER });
         await input.events.normal(target, EventReasons.Released, `released ${t.kind} ${t.name}: it has a deletionDelay and is kept until it expires; re-apply the Bundle to keep it`);
       }
     } catch (err) {
@@ -125,11 +127,11 @@ async function kindsOfBundle(input: FinalizeInput): Promise<ResourceType[]> {
  * Bundle and starts the countdown if it has not started; without, the object
  * is simply let go (another Bundle lists it and takes it).
  */
-function releasePatch(obj: LiveObject, bundle: Bundle, countdown: { now: number; stampAt: number } | undefined): JsonPatchOperation[] {
+function releasePatch(obj: LiveObject, bundle: Bundle, siblings: ReadonlySet<string>, countdown: { now: number; stampAt: number } | undefined): JsonPatchOperation[] {
   const refs = obj.metadata.ownerReferences ?? [];
   const ops: JsonPatchOperation[] = [
     { op: 'test', path: '/metadata/ownerReferences', value: refs },
-    { op: 'replace', path: '/metadata/ownerReferences', value: userReferences(obj.metadata, { bundleUid: bundle.metadata.uid }) },
+    { op: 'replace', path: '/metadata/ownerReferences', value: userReferences(obj.metadata, { bundleUid: bundle.metadata.uid, legacySiblingUids: siblings }) },
   ];
   if (obj.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   if (countdown === undefined) return ops;

@@ -118,6 +118,13 @@ export interface ReferenceOwnerContext {
    * not, is the operator's. Undefined: any Bundle controller reference.
    */
   bundleUid?: string | undefined;
+  /**
+   * For objects applied before dependency references were recorded (no
+   * dependencyReferences annotation): uids of the Bundle's other objects. A
+   * non-controller reference to one of them, with blockOwnerDeletion as the
+   * operator writes it, is taken for a dependency reference.
+   */
+  legacySiblingUids?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -126,10 +133,13 @@ export interface ReferenceOwnerContext {
  * dependencyReferences annotation. Everything else is the user's.
  */
 export function operatorWrittenReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
+  const recorded = meta.annotations?.[Annotations.dependencyReferences] !== undefined;
   const dependencies = recordedDependencyUids(meta.annotations);
   return (meta.ownerReferences ?? []).filter((ref) => {
     if (isBundleReference(ref)) return ctx.bundleUid === undefined ? ref.controller === true : ref.uid === ctx.bundleUid;
-    return ref.controller !== true && dependencies.has(ref.uid);
+    if (ref.controller === true) return false;
+    if (recorded) return dependencies.has(ref.uid);
+    return ref.blockOwnerDeletion === true && (ctx.legacySiblingUids?.has(ref.uid) ?? false);
   });
 }
 

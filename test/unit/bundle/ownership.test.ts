@@ -17,12 +17,15 @@ describe('operatorWrittenReferences / userReferences', () => {
     ['no Bundle named: any Bundle controller reference', [bundleRef('b1'), bundleRef('b2', false)], undefined, undefined, ['b1']],
     ['a recorded uid on a controller reference that is not a Bundle stays', [{ ...depRef('rs'), controller: true }], recorded('rs'), 'b1', []],
     ['nothing', [], undefined, 'b1', []],
+    ['no annotation (applied before they were recorded): a blocking reference to a sibling', [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')], undefined, 'b1', ['b1', 'sib']],
+    ['with the annotation, siblings do not matter', [bundleRef('b1'), depRef('sib')], recorded('other'), 'b1', ['b1']],
   ])('%s', (_name, refs, annotations, bundleUid, expected) => {
     const meta = { ownerReferences: refs, ...(annotations ? { annotations } : {}) };
-    const ours = operatorWrittenReferences(meta, { bundleUid });
+    const ctx = { bundleUid, legacySiblingUids: new Set(['sib', 'sib2']) };
+    const ours = operatorWrittenReferences(meta, ctx);
     expect(ours.map((r) => r.uid)).toEqual(expected);
     // The two halves partition the list, in order.
-    expect(userReferences(meta, { bundleUid }).map((r) => r.uid)).toEqual(refs.filter((r) => !expected.includes(r.uid)).map((r) => r.uid));
+    expect(userReferences(meta, ctx).map((r) => r.uid)).toEqual(refs.filter((r) => !expected.includes(r.uid)).map((r) => r.uid));
   });
 });
 
