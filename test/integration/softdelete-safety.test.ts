@@ -17,7 +17,11 @@ import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { localClockAsServerTime } from '../../src/runtime/clock.js';
-import { conditionOf, run, waitFor } from './harness.js';
+import { Discovery } from '../../src/kube/discovery.js';
+import { ReleasedObjectSweeper } from '../../src/controllers/softdelete/released-sweeper.js';
+import { apiEventRecorder } from '../../src/controllers/events.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { conditionOf, createNamespace, run, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, getBundle, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { JumpingClock } from './clocks.js';
@@ -213,5 +217,48 @@ describe('5. moving a resource between Bundles during its countdown', () => {
     const b3 = await waitForBundle(f.env, f.ns, 'b3', 'Conflict', (b) => resourceCondition(b, 'also', 'Error')?.reason === 'Conflict');
     expect(resourceCondition(b3, 'also', 'Error')?.message).toContain('b2');
     expect(controllerUid(await expectKept('soft-m', original.metadata.uid))).toBe(b2.metadata.uid);
+  });
+});
+
+describe('the released-object sweep on its own', () => {
+  it('never deletes an expired released object while a live Bundle lists it (no controller claims it here), and deletes it once none does', async () => {
+    // A namespace no Bundle controller watches: only a sweeper of its own runs there.
+    const ns = await createNamespace(f.env, 'sdsweep');
+    const sweepClock = new JumpingClock();
+    const discovery = new Discovery(f.env.client);
+    await discovery.refresh();
+    const sweeper = new ReleasedObjectSweeper({
+      client: f.env.client,
+      discovery,
+      clock: sweepClock,
+      serverTime: localClockAsServerTime(sweepClock),
+      logger: silentLogger(),
+      events: apiEventRecorder(f.env.client, sweepClock, silentLogger(), 'sweep-test'),
+      namespace: ns,
+      workers: 1,
+    });
+    const released = (name: string): Record<string, unknown> => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns, labels: { [Labels.formerBundle]: 'old' }, annotations: { [Annotations.deletionDelay]: '5s', [Annotations.deletionTimestamp]: '2020-01-01T00:00:00.000Z' } },
+    });
+    const listed = await f.env.client.create(f.t.configMap, released('a-listed'));
+    await f.env.client.create(f.t.configMap, released('b-control'));
+    await applyBundle(f.env, ns, 'lister', [{ name: 'x', object: configMap('a-listed') }]);
+    try {
+      await sweeper.start();
+      await waitFor('the sweeper to be synced', () => sweeper.hasSynced());
+      // One worker, first in first out: once the control (listed after a-listed) is gone, a-listed was decided on.
+      await waitFor('the unlisted control to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'b-control')) === undefined);
+      const kept = await f.env.client.get(f.t.configMap, ns, 'a-listed');
+      expect(kept.metadata.uid).toBe(listed.metadata.uid);
+      expect(kept.metadata.deletionTimestamp).toBeUndefined();
+
+      // The Bundle goes: nothing lists it any more, and its expired countdown runs out.
+      expect((await run('kubectl', ['delete', 'bundle', 'lister', '-n', ns])).code).toBe(0);
+      await waitFor('the once-listed object to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'a-listed')) === undefined);
+    } finally {
+      await sweeper.stop();
+    }
   });
 });
