@@ -220,6 +220,32 @@ describe('5. moving a resource between Bundles during its countdown', () => {
   });
 });
 
+describe('what another live Bundle lists is never deleted by the Bundle that had it', () => {
+  it.each<[string, (b1: string) => Promise<void>]>([
+    ['b1 drops it from its spec (no deletionDelay)', async (b1) => void (await applyBundle(f.env, f.ns, b1, [{ name: 'other', object: configMap(`${b1}-other`) }]))],
+    ['b1 is deleted (no deletionDelay)', async (b1) => void expect((await run('kubectl', ['delete', 'bundle', b1, '-n', f.ns, '--wait=false'])).code).toBe(0)],
+  ])('%s while b2 lists it: kept (same UID) and taken by b2', async (_name, leave) => {
+    const tag = Math.random().toString(36).slice(2, 7);
+    const [b1, b2, x] = [`keep1-${tag}`, `keep2-${tag}`, `keep-x-${tag}`];
+    await applyBundle(f.env, f.ns, b1, [{ name: 'x', object: configMap(x) }, { name: 'other', object: configMap(`${b1}-other`) }]);
+    const first = await waitForReady(f.env, f.ns, b1);
+    const original = await f.env.client.get(f.t.configMap, f.ns, x);
+    // b2, newer, lists it too: a Conflict while b1 still lists it.
+    await applyBundle(f.env, f.ns, b2, [{ name: 'x', object: configMap(x, { v: 'b2' }) }]);
+    await waitForBundle(f.env, f.ns, b2, 'Conflict', (b) => resourceCondition(b, 'x', 'Error')?.reason === 'Conflict');
+    expect(controllerUid(await expectKept(x, original.metadata.uid))).toBe(first.metadata.uid);
+
+    await leave(b1);
+    const second = await waitForReady(f.env, f.ns, b2);
+    const taken = await waitFor('b2 to hold it', async () => {
+      const o = await f.env.client.get(f.t.configMap, f.ns, x);
+      return controllerUid(o) === second.metadata.uid && (o.data as Record<string, string> | undefined)?.['v'] === 'b2' ? o : undefined;
+    });
+    expect(taken.metadata.uid).toBe(original.metadata.uid);
+    expect(taken.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
+
 describe('the released-object sweep on its own', () => {
   it('never deletes an expired released object while a live Bundle lists it (no controller claims it here), and deletes it once none does', async () => {
     // A namespace no Bundle controller watches: only a sweeper of its own runs there.
