@@ -8,7 +8,7 @@ import type { KubeClient } from './kube/client.js';
 import { Discovery } from './kube/discovery.js';
 import type { Logger } from './observability/logger.js';
 import type { OperatorMetrics } from './observability/metrics.js';
-import type { Clock } from './runtime/clock.js';
+import type { Clock, ServerTime } from './runtime/clock.js';
 import { BundleController } from './controllers/bundle/controller.js';
 import { ReleasedObjectSweeper } from './controllers/softdelete/released-sweeper.js';
 import { apiEventRecorder, type EventRecorder } from './controllers/events.js';
@@ -33,6 +33,8 @@ export interface OperatorOptions {
   garbageCollector?: GarbageCollectorPart;
   instance?: string;
   events?: EventRecorder;
+  /** The API server's clock for soft deletes; defaults to the client's (Date headers). Tests crossing long delays inject one. */
+  serverTime?: ServerTime;
   /** See BundleControllerOptions.watchSyncTimeoutMs. */
   watchSyncTimeoutMs?: number;
 }
@@ -46,7 +48,7 @@ export class Operator {
   constructor(private readonly o: OperatorOptions) {
     this.discovery = new Discovery(o.client);
     const events = o.events ?? apiEventRecorder(o.client, o.clock, o.logger, o.instance ?? 'bundlesmith');
-    const common = { client: o.client, discovery: this.discovery, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}) };
+    const common = { client: o.client, discovery: this.discovery, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.serverTime ? { serverTime: o.serverTime } : {}) };
     this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}) });
     this.sweeper = new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
   }

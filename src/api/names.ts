@@ -20,6 +20,13 @@ export const Annotations = {
   deletionTimestamp: `${GROUP}/deletionTimestamp`,
   /** Hash of the manifest bundlesmith last applied; with a field-by-field check it lets a no-op pass send nothing. */
   appliedHash: `${GROUP}/applied-hash`,
+  /**
+   * Comma-separated uids of the non-controller ownerReferences the operator
+   * wrote for the resource's `references` (one per dependency). Release,
+   * cancel and hand-over remove exactly these and the Bundle's controller
+   * reference; every other ownerReference is the user's and stays.
+   */
+  dependencyReferences: `${GROUP}/dependencyReferences`,
   /** On a CRD: JSONPath (dot form) of the field that says a custom resource is ready. */
   crReadyWhenFieldPath: `${GROUP}/CrReadyWhenFieldPath`,
   /** On a CRD: the value that field has when the custom resource is ready. */
@@ -83,6 +90,8 @@ export const EventReasons = {
   DeletedAfterDelay: 'DeletedAfterDelay',
   InvalidDeletionDelay: 'InvalidDeletionDelay',
   Released: 'Released',
+  /** An object counting down after its Bundle dropped it moved to the Bundle that lists it now (on both Bundles). */
+  HandedOver: 'HandedOver',
   /** Garbage collector events, on the object concerned. */
   GarbageCollected: 'GarbageCollected',
   OwnerRefInvalidNamespace: 'OwnerRefInvalidNamespace',

@@ -8,6 +8,7 @@
  */
 import { Annotations, Labels } from '../api/names.js';
 import { controllerOf, jsonPointerSegment } from '../core/bundle/objects.js';
+import { isBundleReference, userReferences } from '../core/bundle/ownership.js';
 import { formatGoDuration } from '../core/duration.js';
 import { formatRfc3339, parseRfc3339, readDeletionDelay } from '../core/softdelete/decide.js';
 import { errorMessage, isConflict, isNotFound, isInvalid } from '../kube/errors.js';
@@ -140,8 +141,9 @@ function failed(action: string, target: Target, err: unknown): CliError {
  * Stops the countdown and keeps the object. Removing the stamp alone would
  * not do: the operator would stamp it again on its next pass (the object is
  * still out of its Bundle's spec, or still labelled as released). So the
- * object also leaves the operator's hands: a Bundle-controlled object loses
- * its Bundle controller reference, a released one its former-bundle label.
+ * object also leaves the operator's hands: it loses every ownerReference the
+ * operator wrote (the Bundle's controller reference and the dependency
+ * references; the user's own stay), and a released one its former-bundle label.
  * Listing it in a Bundle again (re-applying) adopts it.
  */
 export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace: string, io: CliIo): Promise<void> {
@@ -153,12 +155,15 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
     { op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` },
   ];
   const refs = metadata.ownerReferences ?? [];
-  const bundleIndex = refs.findIndex((r) => r.controller === true && r.kind === 'Bundle' && r.apiVersion.startsWith('smith.atlassian.com/'));
-  const bundleRef = refs[bundleIndex];
+  const bundleRef = refs.find((r) => r.controller === true && isBundleReference(r));
   const formerBundle = metadata.labels?.[Labels.formerBundle];
-  if (bundleRef) {
-    ops.push({ op: 'test', path: `/metadata/ownerReferences/${bundleIndex}/uid`, value: bundleRef.uid }, { op: 'remove', path: `/metadata/ownerReferences/${bundleIndex}` });
+  // Every reference the operator wrote goes (the Bundle's and the dependency references): a
+  // remaining owner that is deleted would get the object collected after all. The user's stay.
+  const kept = userReferences(metadata, { bundleUid: bundleRef?.uid });
+  if (kept.length !== refs.length) {
+    ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs }, { op: 'replace', path: '/metadata/ownerReferences', value: kept });
   }
+  if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   if (formerBundle !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
   try {
     await cluster.client.patch(target.rt, namespace, target.object.metadata.name, ops, 'json', { fieldManager: 'bundlesmith-cli' });

@@ -3,7 +3,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { Logger } from '../observability/logger.js';
 import type { OperatorMetrics } from '../observability/metrics.js';
-import type { Clock } from '../runtime/clock.js';
+import type { Clock, ServerTime } from '../runtime/clock.js';
 import type { EventRecorder } from './events.js';
 
 export interface ControllerDeps {
@@ -13,6 +13,8 @@ export interface ControllerDeps {
   logger: Logger;
   events: EventRecorder;
   metrics?: OperatorMetrics;
+  /** The API server's clock for soft-delete stamps and expiry; defaults to the client's (Date headers). */
+  serverTime?: ServerTime;
   /** Only this namespace (undefined: all). */
   namespace?: string;
 }

@@ -6,6 +6,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransport, type TransportOptions } from './transport.js';
 import { KubeApiError, isApiStatus } from './errors.js';
+import type { ServerTime } from '../runtime/clock.js';
 import { isKubeObject, splitApiVersion, type KubeObject, type ResourceType, type WatchEvent } from './types.js';
 
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
@@ -100,6 +101,11 @@ export class KubeClient {
 
   close(): void {
     this.transport.close();
+  }
+
+  /** The API server's clock, from the Date headers of its answers. */
+  get serverTime(): ServerTime {
+    return this.transport.serverTime;
   }
 
   async raw(method: string, path: string, body?: unknown): Promise<unknown> {

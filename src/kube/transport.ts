@@ -10,6 +10,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError } from './errors.js';
+import { DateHeaderServerTime, parseHttpDate } from '../runtime/clock.js';
 
 export interface TransportOptions {
   /** Connections kept per host; parallel requests beyond it wait for a free socket. */
@@ -49,6 +50,8 @@ export class KubeTransport {
   private headers: Record<string, string> = {};
   private headersAt = -Infinity;
   private readonly limiter: TokenBucket | undefined;
+  /** The server's clock, estimated from the `Date` header of every answer. */
+  readonly serverTime = new DateHeaderServerTime();
 
   private constructor(
     private readonly kubeConfig: KubeConfig,
@@ -131,7 +134,12 @@ export class KubeTransport {
     const url = this.url(path, opts.query);
     const mod = this.isHttps ? https : http;
     return await new Promise((resolve, reject) => {
-      const req = mod.request(url, { method, headers, agent, signal: opts.signal }, (res) => resolve({ res, req }));
+      const sentAt = this.serverTime.monotonicNow();
+      const req = mod.request(url, { method, headers, agent, signal: opts.signal }, (res) => {
+        const dateMs = parseHttpDate(res.headers.date);
+        if (dateMs !== undefined) this.serverTime.observe({ dateMs, sentAt, receivedAt: this.serverTime.monotonicNow() });
+        resolve({ res, req });
+      });
       const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url.pathname}: timed out after ${timeoutMs} ms`)));
       req.on('error', (err) => reject(new KubeApiError(0, 'NetworkError', `${method} ${url.pathname}: ${err.message}`, method, url.pathname)));

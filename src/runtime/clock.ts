@@ -131,3 +131,91 @@ export class FakeClock implements Clock {
     this.current = target;
   }
 }
+
+/**
+ * The API server's clock, as seen from here. Soft-delete stamps and expiry
+ * are decided on it rather than on the local clock, so that a replica whose
+ * clock is ahead (or steps) neither deletes early nor writes a stamp that
+ * shortens a countdown.
+ */
+export interface ServerTime {
+  /** Epoch ms the server's clock has certainly reached; undefined before any answer from the server. */
+  lowerBound(): number | undefined;
+  /** Epoch ms the server's clock has certainly not passed yet; undefined before any answer from the server. */
+  upperBound(): number | undefined;
+}
+
+/**
+ * One answer's `Date` header, with the local monotonic times around it: the
+ * request left at `sentAt` and the answer's headers arrived at `receivedAt`.
+ */
+export interface ServerDateSample {
+  /** The `Date` header as epoch ms (whole seconds: HTTP dates truncate). */
+  dateMs: number;
+  sentAt: number;
+  receivedAt: number;
+}
+
+/** HTTP-date (RFC 9110 IMF-fixdate, or the obsolete forms Date.parse reads) to epoch ms; undefined when unreadable. */
+export function parseHttpDate(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * What one sample proves about the server's clock at local monotonic time
+ * `monotonicNow`. The server wrote `Date` some time between `sentAt` and
+ * `receivedAt`, its clock then read within [dateMs, dateMs + 1000) (the header
+ * truncates to the second), and both clocks have run the same time since.
+ * Hence:
+ *   lower = dateMs + (monotonicNow - receivedAt)
+ *   upper = dateMs + 1000 + (monotonicNow - sentAt)
+ * Elapsed time is never taken as negative, which keeps `lower` a lower bound
+ * if the monotonic source were ever to go back.
+ */
+export function serverTimeBounds(sample: ServerDateSample, monotonicNow: number): { lower: number; upper: number } {
+  return {
+    lower: sample.dateMs + Math.max(0, monotonicNow - sample.receivedAt),
+    upper: sample.dateMs + 1000 + Math.max(0, monotonicNow - sample.sentAt),
+  };
+}
+
+/** Samples kept: the tightest bounds among recent answers, no older ones (the server's clock may be corrected). */
+const SERVER_DATE_SAMPLES = 16;
+
+/**
+ * ServerTime from the `Date` headers of the server's answers. Elapsed time is
+ * measured on a monotonic source (performance.now() by default), never on
+ * the wall clock, so a local clock step moves nothing. The bounds are the
+ * tightest the recent samples give: the greatest lower bound and the least
+ * upper bound.
+ */
+export class DateHeaderServerTime implements ServerTime {
+  private readonly samples: ServerDateSample[] = [];
+
+  constructor(readonly monotonicNow: () => number = () => performance.now()) {}
+
+  observe(sample: ServerDateSample): void {
+    this.samples.push(sample);
+    if (this.samples.length > SERVER_DATE_SAMPLES) this.samples.shift();
+  }
+
+  lowerBound(): number | undefined {
+    const now = this.monotonicNow();
+    return this.samples.length === 0 ? undefined : Math.max(...this.samples.map((s) => serverTimeBounds(s, now).lower));
+  }
+
+  upperBound(): number | undefined {
+    const now = this.monotonicNow();
+    return this.samples.length === 0 ? undefined : Math.min(...this.samples.map((s) => serverTimeBounds(s, now).upper));
+  }
+}
+
+/**
+ * Trusts a local clock as the server's (both bounds are its `now()`). For
+ * tests that cross long delays with an injected clock; never the default.
+ */
+export function localClockAsServerTime(clock: Clock): ServerTime {
+  return { lowerBound: () => clock.now(), upperBound: () => clock.now() };
+}

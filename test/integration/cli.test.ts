@@ -176,6 +176,39 @@ describe('bundlesmith CLI', () => {
     expect(again.stderr).toContain('is not pending deletion');
   });
 
+  it('cancel removes every reference the operator wrote (the Bundle\'s and the dependency references) and keeps the user\'s', async () => {
+    const owner = await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cancel-deps-owner', namespace: ns } });
+    const userRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'cancel-deps-owner', uid: owner.metadata.uid ?? '' };
+    const withDeps = (listWeb: boolean): Record<string, unknown> => ({
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      metadata: { name: 'canceldeps', namespace: ns },
+      spec: {
+        resources: [
+          { name: 'cfg', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cancel-deps-cfg' }, data: { v: '1' } } } },
+          ...(listWeb
+            ? [{ name: 'web', references: [{ resource: 'cfg' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cancel-deps-web', annotations: { [Annotations.deletionDelay]: '1h' }, ownerReferences: [userRef] }, data: { v: '1' } } } }]
+            : []),
+        ],
+      },
+    });
+    await apply(withDeps(true));
+    const cfg = await env.client.get(configMaps, ns, 'cancel-deps-cfg');
+    const web = await env.client.get(configMaps, ns, 'cancel-deps-web');
+    expect(web.metadata.ownerReferences?.map((r) => r.uid)).toEqual(expect.arrayContaining([cfg.metadata.uid, owner.metadata.uid]));
+    await apply(withDeps(false));
+    await waitFor('the stamp on cancel-deps-web', () => stamped('cancel-deps-web'));
+
+    const cancelled = await cli(['cancel', 'ConfigMap/cancel-deps-web', '-n', ns]);
+    expect(cancelled).toMatchObject({ code: 0 });
+    const kept = await env.client.get(configMaps, ns, 'cancel-deps-web');
+    expect(kept.metadata.uid).toBe(web.metadata.uid);
+    expect(kept.metadata.deletionTimestamp).toBeUndefined();
+    expect(kept.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
+    expect(kept.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
+    expect(kept.metadata.ownerReferences).toEqual([userRef]);
+  });
+
   it('lists objects released by a deleted Bundle; delete-now deletes one, cancel keeps the other', async () => {
     await apply(bundleManifest('released', [{ name: 'x', cm: 'rel-x', delay: '1h' }, { name: 'y', cm: 'rel-y', delay: '1h' }]));
     await env.client.delete(bundles, ns, 'released', { uid: (await env.client.get(bundles, ns, 'released')).metadata.uid });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { silentLogger, createLogger } from '../../src/observability/logger.js';
 import { OperatorMetrics } from '../../src/observability/metrics.js';
-import { systemClock, type Clock } from '../../src/runtime/clock.js';
+import { systemClock, type Clock, type ServerTime } from '../../src/runtime/clock.js';
 import { Operator, type GarbageCollectorPart } from '../../src/operator.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { connect, createNamespace, kubeconfigPath, waitFor, type TestEnv } from './harness.js';
@@ -26,6 +26,8 @@ export interface InProcessOperator {
 export interface InProcessOptions {
   namespace: string;
   clock?: Clock;
+  /** The API server's clock as the operator sees it; default: from the Date headers of its answers. */
+  serverTime?: ServerTime;
   garbageCollector?: (client: KubeClient, clock: Clock) => GarbageCollectorPart;
   workers?: number;
   /** Run as this user (Impersonate-User), e.g. a ServiceAccount with limited rights. */
@@ -47,6 +49,7 @@ export async function startOperator(opts: InProcessOptions): Promise<InProcessOp
     namespace: opts.namespace,
     workers: opts.workers ?? 2,
     ...(opts.watchSyncTimeoutMs ? { watchSyncTimeoutMs: opts.watchSyncTimeoutMs } : {}),
+    ...(opts.serverTime ? { serverTime: opts.serverTime } : {}),
     ...(opts.garbageCollector ? { garbageCollector: opts.garbageCollector(client, clock) } : {}),
   });
   await operator.start();

@@ -6,10 +6,11 @@
  * a stored event.
  */
 import { BundleSchema, formatIssues, type Bundle, type BundleStatus } from '../../api/bundle.js';
-import { BundleConditionTypes, EventReasons, FIELD_MANAGER, Finalizers, Labels, Reasons } from '../../api/names.js';
+import { BundleConditionTypes, EventReasons, FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { condition, mergeConditions } from '../../core/bundle/conditions.js';
-import { jsonPointerSegment, kindKey, type LiveObject } from '../../core/bundle/objects.js';
-import { planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
+import { keepListedElsewhere, planBundle, withholdPrunes, type BundlePlan, type ClaimAction, type ResourcePlan } from '../../core/bundle/plan.js';
+import { claimsByObject, listedObjects } from '../../core/bundle/ownership.js';
 import type { PruneAction } from '../../core/bundle/prune.js';
 
 type PruneTarget = PruneAction['target'];
@@ -21,6 +22,7 @@ import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isInvalid, isNotFound } from '../../kube/errors.js';
 import { gvkKey, objectKey, type KubeObject, type ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
+import type { ServerTime } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { EventTarget } from '../events.js';
@@ -59,9 +61,11 @@ export class BundleController {
   private readonly applyConcurrency: number;
   private readonly pendingByBundle = new Map<BundleKey, number>();
   private readonly conditionsByBundle = new Map<BundleKey, string[]>();
+  private readonly serverTime: ServerTime;
 
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
+    this.serverTime = o.serverTime ?? o.client.serverTime;
     this.applyConcurrency = o.applyConcurrency ?? 4;
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('bundle') } : {}) });
     const onInformerError = (err: unknown, rt: ResourceType) => {
@@ -74,10 +78,18 @@ export class BundleController {
   }
 
   async start(): Promise<void> {
+    // A Bundle that starts or stops listing an object changes who may hold it:
+    // wake the other Bundles that list the same objects (hand-over, Conflict).
+    const wake = (b: KubeObject, old?: KubeObject): void => {
+      this.queue.add(keyOf(b));
+      for (const o of [...listedObjects(b), ...(old ? listedObjects(old) : [])]) {
+        for (const k of this.objects.bundlesDeclaring(o.apiVersion, o.kind, o.namespace, o.name)) this.queue.add(k);
+      }
+    };
     this.bundles.addHandler({
-      onAdd: (b) => this.queue.add(keyOf(b)),
-      onUpdate: (_old, b) => this.queue.add(keyOf(b)),
-      onDelete: (b) => this.queue.add(keyOf(b)),
+      onAdd: (b) => wake(b),
+      onUpdate: (old, b) => wake(b, old),
+      onDelete: (b) => wake(b),
     });
     // A CRD installed, changed or removed may make a Bundle's kind resolvable
     // (or not), and carries readiness annotations: look at every Bundle again.
@@ -157,7 +169,7 @@ export class BundleController {
 
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
-      return await finalizeBundle({ bundle, live: cached, client: this.o.client, discovery: this.o.discovery, objects: this.objects, events: this.o.events, clock: this.o.clock, logger: log, kindsToWatch: await this.kindsToWatch(bundle) });
+      return await finalizeBundle({ bundle, live: cached, client: this.o.client, discovery: this.o.discovery, objects: this.objects, events: this.o.events, serverTime: this.serverTime, logger: log, kindsToWatch: await this.kindsToWatch(bundle) });
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.
@@ -190,32 +202,42 @@ export class BundleController {
       if (found) live.set(r.name, found as LiveObject);
     }
     const controlled = this.objects.controlledBy(bundle.metadata.uid) as LiveObject[];
-    const now = this.o.clock.now();
+    // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
+    const now = this.serverTime.lowerBound();
+    const stampAt = this.serverTime.upperBound();
+    if (now === undefined || stampAt === undefined) return 'requeue';
 
-    // 5. Decide.
+    // 5. Decide. Claims come from every live Bundle of the namespace (the Bundle informer has synced before any worker runs).
     let plan = planBundle({
-      bundle: { name, namespace, uid: bundle.metadata.uid, ...(bundle.metadata.generation !== undefined ? { generation: bundle.metadata.generation } : {}) },
+      bundle: { name, namespace, uid: bundle.metadata.uid, ...(bundle.metadata.generation !== undefined ? { generation: bundle.metadata.generation } : {}), ...(typeof bundle.metadata.creationTimestamp === 'string' ? { creationTimestamp: bundle.metadata.creationTimestamp } : {}) },
       spec: bundle.spec,
       kinds,
       crdReadiness: this.crdReadiness(),
       live,
       controlled,
       now,
+      stampAt,
+      claims: claimsByObject(this.bundles.list().filter((b) => b.metadata.namespace === namespace)),
     });
 
-    // 6. Act: applies level by level, then prunes if every apply went through.
+    // 6. Act: claims first (whatever else the plan says), then applies level by level, then prunes if every apply went through.
     const outcome: PassOutcome = { applyFailures: new Map(), pruneFailures: [], wrote: false };
     const target = bundleTarget(bundle);
+    const failedClaims = await this.carryOutClaims(plan.claims, namespace, outcome, target, log);
     if (plan.issues.length === 0) {
-      await this.applyResources(plan, types, live, outcome, target, log);
+      await this.applyResources(plan, types, failedClaims, outcome, target, log);
       if (outcome.applyFailures.size > 0) plan = withholdPrunes(plan, `not pruning: ${[...outcome.applyFailures.keys()].join(', ')} could not be applied`);
       if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark')) {
-        // A delete decided on a stale Bundle could remove what was just put back: re-read it first.
-        const fresh = await this.o.client.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
+        // A prune decided on stale Bundles could remove what was just put back, here or in another
+        // Bundle: list the namespace's Bundles fresh, check this one is unchanged, and keep
+        // whatever another live Bundle lists.
+        const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
+        const fresh = bundlesNow.find((b) => b.metadata.name === name);
         if (!fresh || fresh.metadata.uid !== bundle.metadata.uid || fresh.metadata.generation !== bundle.metadata.generation || fresh.metadata.deletionTimestamp) {
           log.info('Bundle changed since it was read; deciding again before pruning');
           return 'requeue';
         }
+        plan = keepListedElsewhere(plan, claimsByObject(bundlesNow));
         await this.prune(plan, outcome, target, log);
       }
     }
@@ -248,26 +270,46 @@ export class BundleController {
     }
   }
 
-  private async applyResources(plan: BundlePlan, types: ReadonlyMap<string, ResourceType>, live: ReadonlyMap<string, LiveObject>, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<void> {
-    const writes = plan.resources.filter((r): r is Extract<ResourcePlan, { apply: unknown }> => r.action === 'apply' || r.action === 'adopt' || r.action === 'cancel-deletion');
+  /**
+   * Claims (cancel, adopt, hand-over) as JSON patches guarded by uid and
+   * resourceVersion. Returns the resources whose claim did not go through:
+   * they are not applied this pass (an apply would fight over the object).
+   */
+  private async carryOutClaims(claims: readonly ClaimAction[], namespace: string, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<Set<string>> {
+    const failed = new Set<string>();
+    await forEachBounded(claims, this.applyConcurrency, async (c) => {
+      const rt = await this.o.discovery.resolve(c.target.apiVersion, c.target.kind);
+      if (!rt) return;
+      try {
+        await this.o.client.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER });
+      } catch (err) {
+        failed.add(c.name);
+        // A failed test (422) or conflict: the object changed since it was read; the next pass decides on what it is now.
+        const changed = isConflict(err) || isInvalid(err) || isNotFound(err);
+        outcome.applyFailures.set(c.name, { message: changed ? `${c.target.kind} ${c.target.name} changed while being claimed; retrying` : errorMessage(err), terminal: false });
+        log.warn({ resource: c.name, claim: c.kind, err: errorMessage(err) }, 'claim failed');
+        return;
+      }
+      outcome.wrote = true;
+      for (const e of c.events) await this.o.events.normal(target, e.reason, e.message);
+      if (c.from) await this.o.events.normal({ apiVersion: target.apiVersion, kind: target.kind, namespace, name: c.from.name, uid: c.from.uid }, c.from.event.reason, c.from.event.message);
+    });
+    return failed;
+  }
+
+  private async applyResources(plan: BundlePlan, types: ReadonlyMap<string, ResourceType>, failedClaims: ReadonlySet<string>, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<void> {
+    const writes = plan.resources.filter((r): r is Extract<ResourcePlan, { apply: unknown }> => (r.action === 'apply' || r.action === 'adopt') && !failedClaims.has(r.name));
     await forEachBounded(writes, this.applyConcurrency, async (r) => {
       const desired = r.apply.desired;
       const rt = types.get(kindKey(desired.apiVersion, desired.kind));
       if (!rt) return;
       try {
-        if (r.action === 'cancel-deletion') {
-          const current = live.get(r.name);
-          const patch = [...r.patch, ...releaseLabelRemoval(current)];
-          await this.o.client.patch(rt, desired.metadata.namespace, desired.metadata.name, patch, 'json', { fieldManager: FIELD_MANAGER });
-          outcome.wrote = true;
-          await this.o.events.normal(target, r.event.reason, r.event.message);
-        }
-        if (r.apply.needed || r.action === 'cancel-deletion') {
+        if (r.apply.needed) {
           await this.o.client.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true });
           outcome.wrote = true;
           log.debug({ object: `${desired.kind}/${desired.metadata.name}`, create: r.apply.create }, 'applied');
         }
-        if (r.action === 'adopt' || (r.action === 'cancel-deletion' && r.adopt)) await this.o.events.normal(target, EventReasons.Adopted, `resource "${r.name}": adopted ${desired.kind} ${desired.metadata.name}`);
+        if (r.action === 'adopt') await this.o.events.normal(target, r.event.reason, r.event.message);
       } catch (err) {
         outcome.applyFailures.set(r.name, { message: errorMessage(err), terminal: isInvalid(err) });
         log.warn({ resource: r.name, err: errorMessage(err) }, 'apply failed');
@@ -339,7 +381,10 @@ export class BundleController {
     const fresh = await this.o.client.tryGet(rt, t.namespace, t.name);
     if (!fresh || fresh.metadata.uid !== t.uid || fresh.metadata.deletionTimestamp) return undefined;
     const stillOurs = fresh.metadata.ownerReferences?.some((ref) => ref.controller === true && ref.uid === bundleUid) ?? false;
-    const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: this.o.clock.now() });
+    // The read just made refreshed the server-time estimate: decide on its lower bound.
+    const now = this.serverTime.lowerBound();
+    if (now === undefined) return undefined;
+    const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now });
     return stillOurs && (decision.action === 'delete' || decision.action === 'expired') ? fresh.metadata.resourceVersion : undefined;
   }
 
@@ -464,12 +509,6 @@ function managedKinds(bundle: Bundle, controlled: readonly LiveObject[], plan: B
     ...plan.withheld.map((w) => gvkKey(w.action.target.apiVersion, w.action.target.kind)),
   ]);
   return [...kinds].filter((k) => stillRelevant.has(k)).sort();
-}
-
-/** A released object (Bundle deleted) carries the former-bundle label; re-adoption removes it with the countdown. */
-function releaseLabelRemoval(live: LiveObject | undefined): { op: 'remove'; path: string }[] {
-  if (live?.metadata.labels?.[Labels.formerBundle] === undefined) return [];
-  return [{ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` }];
 }
 
 async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -105,6 +105,11 @@ export class ObjectCache {
     }
   }
 
+  /** Bundles that declared these coordinates on their last pass. */
+  bundlesDeclaring(apiVersion: string, kind: string, namespace: string, name: string): BundleKey[] {
+    return [...(this.declared.get(coordinates(apiVersion, kind, namespace, name)) ?? [])];
+  }
+
   undeclare(bundle: BundleKey): void {
     for (const c of this.declaredBy.get(bundle) ?? []) {
       const set = this.declared.get(c);

@@ -4,12 +4,21 @@
  * deletionTimestamp annotation live on them), so it works with no Bundle
  * left, after any restart, and whatever the garbage collector mode is.
  * One metadata-only, label-selected watch per deletable namespaced resource.
+ *
+ * An object a live Bundle lists is never swept (that Bundle claims it, even
+ * while it cannot apply it): the sweep decides only once its Bundle watch has
+ * synced, skips every listed object, and lists the namespace's Bundles fresh
+ * right before a delete. Times are the API server's (ServerTime).
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
 import { markPatch } from '../../core/bundle/prune.js';
+import { claimsByObject } from '../../core/bundle/ownership.js';
+import { objectKey } from '../../core/bundle/objects.js';
+import type { ServerTime } from '../../runtime/clock.js';
+import { BUNDLE_RESOURCE_TYPE } from '../bundle/bundle-resource.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
-import { gvkKey, type ResourceType } from '../../kube/types.js';
+import { gvkKey, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { ControllerDeps } from '../deps.js';
@@ -34,12 +43,20 @@ export class ReleasedObjectSweeper {
   private rediscoverTimer: (() => void) | undefined;
   private stopped = false;
   private initialSyncDone = false;
+  private readonly bundles: SupervisedInformer;
+  private readonly serverTime: ServerTime;
 
   constructor(private readonly o: ReleasedSweeperOptions) {
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
+    this.serverTime = o.serverTime ?? o.client.serverTime;
+    this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
+    // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
+    const again = (b: KubeObject): void => this.enqueueNamespace(b.metadata.namespace ?? '');
+    this.bundles.addHandler({ onAdd: again, onUpdate: (_old, b) => again(b), onDelete: again });
   }
 
   async start(): Promise<void> {
+    this.bundles.start();
     await this.syncInformers();
     this.workersDone = runWorkers(this.queue, this.o.workers ?? 2, (key) => this.sweep(key), (key, err) => this.o.logger.warn({ object: key, err: errorMessage(err) }, 'sweeping a released object failed'));
     this.scheduleRediscovery();
@@ -50,12 +67,28 @@ export class ReleasedObjectSweeper {
     this.rediscoverTimer?.();
     this.queue.shutDown();
     await this.workersDone;
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    await Promise.all([...this.informers.values(), this.bundles].map((i) => i.stop()));
   }
 
   /** True once the first discovery's watches synced or timed out (those keep retrying on their own). */
   hasSynced(): boolean {
-    return this.initialSyncDone;
+    return this.initialSyncDone && this.bundles.hasSynced();
+  }
+
+  private enqueueNamespace(namespace: string): void {
+    for (const informer of this.informers.values()) {
+      const rt = informer.resource;
+      for (const obj of informer.list()) {
+        if ((obj.metadata.namespace ?? '') !== namespace) continue;
+        this.queue.add(`${gvkKey(rt.apiVersion, rt.kind)}|${namespace}|${obj.metadata.name}`);
+      }
+    }
+  }
+
+  /** The live Bundle listing the object, oldest claim first; from `bundles` when given (a fresh list), else the watch. */
+  private listedBy(rt: ResourceType, namespace: string, name: string, bundles?: readonly KubeObject[]): string | undefined {
+    const all = bundles ?? this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace);
+    return claimsByObject(all).get(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))?.[0]?.name;
   }
 
   private scheduleRediscovery(): void {
@@ -111,7 +144,14 @@ export class ReleasedObjectSweeper {
     if (!rt) return 'forget';
     const cached = this.informers.get(`${rt.group}/${rt.plural}`)?.get(namespace, name);
     if (!cached) return 'forget';
-    const decision = decideOrphanSweep(cached.metadata, this.o.clock.now());
+    // Decide nothing before every Bundle's spec is known.
+    if (!this.bundles.hasSynced()) return { requeueAfterMs: 1000 };
+    // Listed by a live Bundle: it is that Bundle's (it claims it); a Bundle event brings it back here if that changes.
+    if (this.listedBy(rt, namespace, name) !== undefined) return 'forget';
+    const now = this.serverTime.lowerBound();
+    const stampAt = this.serverTime.upperBound();
+    if (now === undefined || stampAt === undefined) return 'requeue';
+    const decision = decideOrphanSweep(cached.metadata, now, stampAt);
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid };
     switch (decision.action) {
       case 'skip':
@@ -120,17 +160,23 @@ export class ReleasedObjectSweeper {
         await this.o.events.warning(target, EventReasons.InvalidDeletionDelay, `kept: ${decision.message}`);
         return 'forget';
       case 'wait':
-        return { requeueAfterMs: Math.max(0, decision.deleteAtMs - this.o.clock.now()) };
+        return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       case 'mark': {
         await this.o.client.patch(rt, namespace, name, markPatch(cached, decision.deletionTimestamp), 'json', { fieldManager: FIELD_MANAGER });
-        return { requeueAfterMs: Math.max(0, decision.deleteAtMs - this.o.clock.now()) };
+        return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       }
       case 'delete':
       case 'expired': {
         // Decide again on a fresh read right before deleting: a re-applied Bundle may have adopted it.
+        // And on a fresh list of the namespace's Bundles: one that lists it now keeps it.
+        const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
+        if (this.listedBy(rt, namespace, name, bundlesNow) !== undefined) return 'forget';
         const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
         if (!fresh || fresh.metadata.uid !== cached.metadata.uid) return 'forget';
-        const again = decideOrphanSweep(fresh.metadata, this.o.clock.now());
+        // The reads just made refreshed the server-time estimate.
+        const nowFresh = this.serverTime.lowerBound();
+        if (nowFresh === undefined) return 'requeue';
+        const again = decideOrphanSweep(fresh.metadata, nowFresh, nowFresh);
         if (again.action !== 'expired' && again.action !== 'delete') return 'requeue';
         try {
           await this.o.client.delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
@@ -140,7 +186,7 @@ export class ReleasedObjectSweeper {
           throw err;
         }
         const former = fresh.metadata.labels?.[Labels.formerBundle] ?? '?';
-        const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(this.o.clock.now());
+        const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);
         await this.o.events.normal(target, EventReasons.DeletedAfterDelay, `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`);
         return 'forget';
       }

@@ -7,6 +7,7 @@ import type { KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
 import { API_VERSION, Annotations, BUNDLE_KIND } from '../../api/names.js';
 import { contentHash } from './hash.js';
 import { cloneJson, isRecord, type LiveObject } from './objects.js';
+import { formatDependencyUids } from './ownership.js';
 
 /** Annotation holding the hash of the manifest last applied. */
 export const APPLIED_HASH_ANNOTATION = Annotations.appliedHash;
@@ -57,11 +58,18 @@ export function buildDesired(input: DesiredInput): DesiredObject {
     if (uid === undefined || ours.some((ref) => ref.uid === uid)) continue;
     ours.push({ apiVersion: dep.apiVersion, kind: dep.kind, name: dep.metadata.name, uid, blockOwnerDeletion: true });
   }
-  const userRefs = (metadata.ownerReferences ?? []).filter((ref) => !ours.some((o) => o.uid === ref.uid));
+  const specRefs = metadata.ownerReferences ?? [];
+  const userRefs = specRefs.filter((ref) => !ours.some((o) => o.uid === ref.uid));
   metadata.ownerReferences = [...ours, ...userRefs];
 
   const annotations = { ...(metadata.annotations ?? {}) };
   delete annotations[APPLIED_HASH_ANNOTATION];
+  // Record which references are the operator's, so that release, cancel and
+  // hand-over can take out exactly those (a reference the spec itself names is
+  // the user's, even when it also names a dependency).
+  delete annotations[Annotations.dependencyReferences];
+  const dependencyUids = formatDependencyUids(ours.slice(1).map((ref) => ref.uid).filter((uid) => !specRefs.some((ref) => ref.uid === uid)));
+  if (dependencyUids !== undefined) annotations[Annotations.dependencyReferences] = dependencyUids;
   metadata.annotations = annotations;
   const hash = contentHash(object);
   metadata.annotations = { ...annotations, [APPLIED_HASH_ANNOTATION]: hash };

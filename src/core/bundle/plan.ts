@@ -5,13 +5,13 @@
  * carries the plan out; nothing here talks to the API server.
  */
 import type { BundleSpec, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
-import { Annotations, EventReasons, Reasons } from '../../api/names.js';
-import { decideSoftDelete } from '../softdelete/decide.js';
-import { buildDesired, needsApply } from './desired.js';
+import { Annotations, EventReasons, Labels, Reasons } from '../../api/names.js';
+import { bundleOwnerReference, buildDesired, needsApply } from './desired.js';
 import { buildGraph, dependenciesOf, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
-import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { planPrune, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
+import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { decideOwnership, userReferences, type BundleClaim, type Ownership } from './ownership.js';
+import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
 import { formatIssue, validateBundle, type ValidationIssue } from './validate.js';
@@ -23,6 +23,8 @@ export interface PlanBundle {
   generation?: number;
   /** Set when the Bundle is being deleted. */
   deletionTimestamp?: string;
+  /** When the Bundle was created: the age of its claims (the older claim wins an object two Bundles list). */
+  creationTimestamp?: string;
 }
 
 export interface PlanInput {
@@ -34,8 +36,15 @@ export interface PlanInput {
   live: ReadonlyMap<string, LiveObject>;
   /** Every live object whose controller ownerReference has the Bundle's uid, wherever found. */
   controlled: readonly LiveObject[];
-  /** Epoch milliseconds. */
+  /** Epoch milliseconds: a lower bound of the API server's time; expiry is decided on it. */
   now: number;
+  /** Epoch milliseconds: an upper bound of the API server's time, written in new countdown stamps. Defaults to `now`. */
+  stampAt?: number;
+  /**
+   * Every live Bundle in the namespace that lists each object (by objectKey),
+   * this one included or not. Absent: no other Bundle lists anything.
+   */
+  claims?: ReadonlyMap<string, readonly BundleClaim[]>;
 }
 
 /** What to send for a resource: the manifest to server-side apply and whether it differs from the live object. */
@@ -52,20 +61,38 @@ export type ResourcePlan =
   | { name: string; action: 'apply'; apply: ApplyStep; readiness: Readiness }
   /** The live object has no controller: the apply takes ownership. */
   | { name: string; action: 'adopt'; apply: ApplyStep; readiness: Readiness; event: PlannedEvent }
-  /**
-   * The live object counts down to deletion but is in the spec again. Send
-   * `patch` (JSON patch) before the apply: an apply that merely omits the
-   * annotation does not remove it when another field manager wrote it.
-   */
-  | { name: string; action: 'cancel-deletion'; patch: JsonPatchOperation[]; apply: ApplyStep; readiness: Readiness; event: PlannedEvent; adopt: boolean }
   | { name: string; action: 'blocked'; reason: typeof Reasons.DependenciesNotReady; message: string; waitingFor: string[]; blockedByError: boolean }
   /** Controlled by something else: left untouched. */
-  | { name: string; action: 'conflict'; message: string; controller: OwnerReference; event: PlannedEvent }
+  | { name: string; action: 'conflict'; message: string; controller?: OwnerReference; event: PlannedEvent }
   /** The live object is being deleted by the API server; apply again once it is gone. */
   | { name: string; action: 'wait-deleting'; message: string }
   | { name: string; action: 'error'; terminal: boolean; message: string };
 
 export type ResourceAction = ResourcePlan['action'];
+
+/**
+ * Taking hold of a listed object before anything else in the pass, whatever
+ * the dependency gate, the other resources or the spec's validity say:
+ * listing an object again cancels its countdown at once, so that it can
+ * neither be swept nor keep an old stamp.
+ *  - cancel: ours already; the stamp (and a former-bundle label) go;
+ *  - adopt: released or uncontrolled and counting down; we take the
+ *    controller reference;
+ *  - hand-over: controlled by a Bundle that no longer lists it; we take the
+ *    controller reference from it (the other Bundle gets an event too).
+ * `patch` is a JSON patch guarded by uid and resourceVersion tests: it lands
+ * only on the object as read.
+ */
+export interface ClaimAction {
+  name: string;
+  kind: 'cancel' | 'adopt' | 'hand-over';
+  target: ObjectTarget;
+  patch: JsonPatchOperation[];
+  /** Events on this Bundle once the patch went through. */
+  events: PlannedEvent[];
+  /** hand-over: the Bundle giving the object up, and the event it gets. */
+  from?: { name: string; uid: string; event: PlannedEvent };
+}
 
 export interface BundlePlan {
   bundle: PlanBundle;
@@ -77,6 +104,8 @@ export interface BundlePlan {
   levels: string[][];
   /** One entry per resource, in `order`. */
   resources: ResourcePlan[];
+  /** Claims to carry out first, before any apply (and also when the spec is invalid). */
+  claims: ClaimAction[];
   /** Prune actions to carry out, dependents first. */
   prune: PruneAction[];
   /** Prune actions held back this pass, and why. */
@@ -91,30 +120,37 @@ export function planBundle(input: PlanInput): BundlePlan {
   const order = topologicalOrder(graph);
   const base = { bundle, order, levels: levels(graph) };
 
+  const pruneRules = { now: input.now, selfUid: bundle.uid, ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}), ...(input.claims !== undefined ? { claims: input.claims } : {}) };
+
   // 1. A Bundle being deleted applies nothing; every controlled object goes through the prune rules.
   if (bundle.deletionTimestamp !== undefined) {
-    const prune = planPrune({ controlled: input.controlled, inSpec: new Set(), now: input.now });
-    return withRequeue({ ...base, issues: [], resources: [], prune, withheld: [] }, input.now);
+    const prune = planPrune({ controlled: input.controlled, inSpec: new Set(), ...pruneRules });
+    return withRequeue({ ...base, issues: [], resources: [], claims: [], prune, withheld: [] }, input.now);
   }
 
-  // 2. An invalid spec changes nothing in the cluster.
-  const issues = validateBundle(bundle, spec, input.kinds);
-  if (issues.length > 0) return { ...base, issues, resources: [], prune: [], withheld: [] };
+  // 2. Claims: what the Bundle lists and may hold, it takes hold of now, before any gate.
+  const ownership = new Map(spec.resources.map((r) => [r.name, ownershipOf(r, input)] as const));
+  const claims = planClaims(spec.resources, ownership, input);
 
-  // 3. Each resource, dependencies first, so a resource sees its dependencies' decisions.
+  // 3. An invalid spec changes nothing else in the cluster (cancelling a countdown only keeps an object).
+  const issues = validateBundle(bundle, spec, input.kinds);
+  if (issues.length > 0) return { ...base, issues, resources: [], claims, prune: [], withheld: [] };
+
+  // 4. Each resource, dependencies first, so a resource sees its dependencies' decisions.
   const byName = new Map(spec.resources.map((r) => [r.name, r]));
+  const claimed = new Set(claims.map((c) => c.name));
   const decided = new Map<string, ResourcePlan>();
   for (const name of order) {
     const resource = byName.get(name);
     if (resource === undefined) continue;
-    decided.set(name, planResource(resource, graph, decided, input));
+    decided.set(name, planResource(resource, graph, decided, input, ownership.get(name) ?? { kind: 'absent' }, claimed.has(name)));
   }
   const resources = order.flatMap((name) => decided.get(name) ?? []);
 
-  // 4. Prune what left the spec, unless this pass could not apply everything.
-  const candidates = planPrune({ controlled: input.controlled, inSpec: specKeys(spec, bundle.namespace), now: input.now });
+  // 5. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
+  const candidates = planPrune({ controlled: input.controlled, inSpec: specKeys(spec, bundle.namespace), ...pruneRules });
   const holdReason = pruneHoldReason(resources);
-  const plan: BundlePlan = { ...base, issues, resources, prune: candidates, withheld: [] };
+  const plan: BundlePlan = { ...base, issues, resources, claims, prune: candidates, withheld: [] };
   return withRequeue(holdReason === undefined ? plan : withholdPrunes(plan, holdReason), input.now);
 }
 
@@ -131,6 +167,22 @@ export function withholdPrunes(plan: BundlePlan, reason: string): BundlePlan {
     else prune.push(action);
   }
   return { ...plan, prune, withheld };
+}
+
+/**
+ * Turns every prune action on an object another live Bundle lists (in
+ * `claims`, read fresh right before pruning) into `listed-elsewhere`: an
+ * object a live Bundle lists is never stamped or deleted.
+ */
+export function keepListedElsewhere(plan: BundlePlan, claims: ReadonlyMap<string, readonly BundleClaim[]>): BundlePlan {
+  const prune = plan.prune.map((action): PruneAction => {
+    if (action.action !== 'delete' && action.action !== 'mark') return action;
+    const t = action.target;
+    const by = claims.get(objectKey({ apiVersion: t.apiVersion, kind: t.kind, metadata: { name: t.name, ...(t.namespace !== undefined ? { namespace: t.namespace } : {}) } }))?.find((c) => c.uid !== plan.bundle.uid);
+    if (by === undefined) return action;
+    return { action: 'listed-elsewhere', target: t, by, message: `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} is kept: Bundle ${by.name} lists it and takes it over` };
+  });
+  return { ...plan, prune };
 }
 
 function withRequeue(plan: BundlePlan, now: number): BundlePlan {
@@ -193,18 +245,17 @@ function isReady(plan: ResourcePlan | undefined): boolean {
   return plan !== undefined && 'readiness' in plan && plan.readiness.state === 'ready';
 }
 
-function planResource(resource: Resource, graph: DependencyGraph, decided: ReadonlyMap<string, ResourcePlan>, input: PlanInput): ResourcePlan {
+function planResource(resource: Resource, graph: DependencyGraph, decided: ReadonlyMap<string, ResourcePlan>, input: PlanInput, ownership: Ownership, claimed: boolean): ResourcePlan {
   const name = resource.name;
   const object = resource.spec.object;
   // Validation rules out resources without an object; this keeps the type honest.
   if (object === undefined) return { name, action: 'error', terminal: true, message: 'resource has no object' };
   const live = input.live.get(name);
 
-  // a. Somebody else's object stays untouched.
-  const controller = live === undefined ? undefined : controllerOf(live);
-  if (live !== undefined && controller !== undefined && controller.uid !== input.bundle.uid) {
-    const message = `${describeObject(live)} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})`;
-    return { name, action: 'conflict', message, controller, event: { reason: EventReasons.Conflict, message: `resource "${name}": ${message}` } };
+  // a. Somebody else's object (or one an older claim takes) stays untouched.
+  if (ownership.kind === 'conflict') {
+    const { message } = ownership;
+    return { name, action: 'conflict', message, ...(ownership.controller !== undefined ? { controller: ownership.controller } : {}), event: { reason: EventReasons.Conflict, message: `resource "${name}": ${message}` } };
   }
   // b. An object on its way out is waited for, then created afresh.
   if (live?.metadata.deletionTimestamp !== undefined) {
@@ -232,21 +283,84 @@ function planResource(resource: Resource, graph: DependencyGraph, decided: Reado
   const needed = needsApply(manifest, live);
   const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined };
   const readiness = effectiveReadiness(apply, live, input.crdReadiness);
-  const adopt = live !== undefined && controller === undefined;
 
-  if (live !== undefined && decideSoftDelete({ inSpec: true, annotations: live.metadata.annotations, now: input.now }).action === 'cancel') {
-    return {
-      name,
-      action: 'cancel-deletion',
-      patch: cancelPatch(live),
-      apply,
-      readiness,
-      adopt,
-      event: { reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${describeObject(live)} cancelled, it is in the Bundle again` },
-    };
-  }
-  if (adopt) return { name, action: 'adopt', apply, readiness, event: { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${describeObject(live)}` } };
+  // A claimed object was taken (and its events planned) by the claim; the apply only brings it to the spec.
+  if (live !== undefined && ownership.kind === 'adopt' && !claimed) return { name, action: 'adopt', apply, readiness, event: { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${describeObject(live)}` } };
   return { name, action: 'apply', apply, readiness };
+}
+
+function ownershipOf(resource: Resource, input: PlanInput): Ownership {
+  const live = input.live.get(resource.name);
+  const self: BundleClaim = { name: input.bundle.name, uid: input.bundle.uid, ...(input.bundle.creationTimestamp !== undefined ? { creationTimestamp: input.bundle.creationTimestamp } : {}) };
+  return decideOwnership({ live, self, claims: live === undefined ? [] : (input.claims?.get(objectKey(live)) ?? []) });
+}
+
+/** One claim per listed live object that needs one (see ClaimAction), in spec order. */
+function planClaims(resources: readonly Resource[], ownership: ReadonlyMap<string, Ownership>, input: PlanInput): ClaimAction[] {
+  const out: ClaimAction[] = [];
+  const seen = new Set<string>();
+  for (const r of resources) {
+    const live = input.live.get(r.name);
+    const owned = ownership.get(r.name);
+    if (live === undefined || owned === undefined || live.metadata.deletionTimestamp !== undefined || live.metadata.uid === undefined) continue;
+    if (seen.has(live.metadata.uid)) continue;
+    const claim = claimFor(r.name, live, owned, input);
+    if (claim === undefined) continue;
+    seen.add(live.metadata.uid);
+    out.push(claim);
+  }
+  return out;
+}
+
+function claimFor(name: string, live: LiveObject, ownership: Ownership, input: PlanInput): ClaimAction | undefined {
+  const what = describeObject(live);
+  const stamped = live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined;
+  const released = live.metadata.labels?.[Labels.formerBundle] !== undefined;
+  const cancelled: PlannedEvent[] = stamped ? [{ reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${what} cancelled, it is in the Bundle again` }] : [];
+  const target = targetOf(live);
+  switch (ownership.kind) {
+    case 'own':
+      if (!stamped && !released) return undefined;
+      return { name, kind: 'cancel', target, patch: claimPatch(live, undefined), events: cancelled };
+    case 'adopt':
+      // An uncontrolled object without a countdown is adopted by the apply, after the dependency gate.
+      if (!stamped && !released) return undefined;
+      return { name, kind: 'adopt', target, patch: claimPatch(live, { bundle: input.bundle, previousBundleUid: undefined }), events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }] };
+    case 'hand-over': {
+      const from = ownership.from;
+      return {
+        name,
+        kind: 'hand-over',
+        target,
+        patch: claimPatch(live, { bundle: input.bundle, previousBundleUid: from.uid }),
+        events: [...cancelled, { reason: EventReasons.HandedOver, message: `resource "${name}": took over ${what} from Bundle ${from.name}, which no longer lists it` }],
+        from: { name: from.name, uid: from.uid, event: { reason: EventReasons.HandedOver, message: `handed ${what} over to Bundle ${input.bundle.name}, which lists it` } },
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Guarded by the object's uid and resourceVersion. Removes the countdown
+ * stamp and the former-bundle label; when taking the object, replaces the
+ * ownerReferences with ours plus the user's (the previous Bundle's controller
+ * reference and its dependency references go; the next apply writes ours).
+ */
+function claimPatch(live: LiveObject, take: { bundle: PlanBundle; previousBundleUid: string | undefined } | undefined): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
+  if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
+  const annotations = live.metadata.annotations ?? {};
+  if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
+  if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  if (take !== undefined) {
+    const kept = userReferences(live.metadata, { bundleUid: take.previousBundleUid });
+    ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
+    if (annotations[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
+  }
+  return ops;
 }
 
 /** Until an apply that changes something has been observed, the live object's readiness says nothing about the new spec. */
@@ -254,15 +368,6 @@ function effectiveReadiness(apply: ApplyStep, live: LiveObject | undefined, crdR
   if (live === undefined) return { state: 'in-progress', message: 'creating' };
   if (apply.needed) return { state: 'in-progress', message: 'applying changes' };
   return readinessOf(live, crdReadiness);
-}
-
-/** Removes our countdown stamp, if it still has the value we read (a test op guards against a concurrent change). */
-function cancelPatch(live: LiveObject): JsonPatchOperation[] {
-  const path = `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`;
-  return [
-    { op: 'test', path, value: live.metadata.annotations?.[Annotations.deletionTimestamp] },
-    { op: 'remove', path },
-  ];
 }
 
 /** One line per validation issue, for events and conditions. */

@@ -8,6 +8,7 @@ import { Annotations, EventReasons } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import { buildGraph, deletionOrder } from './graph.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import type { BundleClaim } from './ownership.js';
 
 /** Where an object is, plus the preconditions a delete should carry. */
 export interface ObjectTarget {
@@ -34,7 +35,12 @@ export type PruneAction =
   /** Unreadable soft-delete annotations: the object is kept and the Bundle reports `message`. */
   | { action: 'invalid'; target: ObjectTarget; message: string; event: PlannedEvent }
   /** Already being deleted by the API server; nothing to do. */
-  | { action: 'terminating'; target: ObjectTarget };
+  | { action: 'terminating'; target: ObjectTarget }
+  /**
+   * Another live Bundle lists the object: it is never deleted or stamped
+   * here; that Bundle takes it over (ownership.ts).
+   */
+  | { action: 'listed-elsewhere'; target: ObjectTarget; by: BundleClaim; message: string };
 
 /** A prune action that would write, held back this pass. */
 export interface WithheldPrune {
@@ -59,7 +65,14 @@ export interface PruneInput {
   controlled: readonly LiveObject[];
   /** objectKey of every object the spec lists (in the Bundle's namespace). */
   inSpec: ReadonlySet<string>;
+  /** Lower bound of the API server's time (expiry is decided on it). */
   now: number;
+  /** Upper bound of the API server's time (new stamps carry it); defaults to `now`. */
+  stampAt?: number;
+  /** The pruning Bundle's uid: its own claims are not someone else's. */
+  selfUid?: string;
+  /** Live Bundles listing each object (by objectKey). An object another one lists is never pruned. */
+  claims?: ReadonlyMap<string, readonly BundleClaim[]>;
 }
 
 /**
@@ -69,14 +82,22 @@ export interface PruneInput {
  */
 export function planPrune(input: PruneInput): PruneAction[] {
   const candidates = input.controlled.filter((o) => !input.inSpec.has(objectKey(o)));
-  return orderForDeletion(candidates).map((o) => pruneActionFor(o, input.now));
+  return orderForDeletion(candidates).map((o) => pruneActionFor(o, input));
 }
 
-function pruneActionFor(o: LiveObject, now: number): PruneAction {
+/** The oldest live Bundle other than `selfUid` that lists the object, if any. */
+export function listedByOther(o: LiveObject, claims: ReadonlyMap<string, readonly BundleClaim[]> | undefined, selfUid: string | undefined): BundleClaim | undefined {
+  return claims?.get(objectKey(o))?.find((c) => c.uid !== selfUid);
+}
+
+function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
+  const { now } = input;
   const target = targetOf(o);
   const what = describeObject(o);
   if (o.metadata.deletionTimestamp !== undefined) return { action: 'terminating', target };
-  const decision = decideSoftDelete({ inSpec: false, annotations: o.metadata.annotations, now });
+  const other = listedByOther(o, input.claims, input.selfUid);
+  if (other !== undefined) return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
+  const decision = decideSoftDelete({ inSpec: false, annotations: o.metadata.annotations, now, ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}) });
   switch (decision.action) {
     case 'delete':
       return { action: 'delete', target, afterDelay: false, event: { reason: EventReasons.Pruned, message: `deleted ${what}: no longer in the Bundle` } };

@@ -17,8 +17,18 @@ export interface SoftDeleteInput {
   inSpec: boolean;
   /** The live object's annotations. */
   annotations: Readonly<Record<string, string>> | undefined;
-  /** Epoch milliseconds. */
+  /**
+   * Epoch milliseconds: the time expiry is decided on. Callers pass a lower
+   * bound of the API server's clock, so an object is never deleted before
+   * stamp + delay by the server's time, whatever the local clock says.
+   */
   now: number;
+  /**
+   * The time a new countdown stamp is written with (epoch ms); defaults to
+   * `now`. Callers pass an upper bound of the API server's clock: a stamp
+   * that is late can only make the countdown longer, never shorter.
+   */
+  stampAt?: number;
 }
 
 export type SoftDeleteDecision =
@@ -162,7 +172,7 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
   if (!delay.ok) return { action: 'invalid', message: delay.message };
 
   const stampMs = stampText === undefined ? undefined : parseRfc3339(stampText);
-  if (stampText === undefined || stampMs === undefined) return markAt(input.now, delay.ms);
+  if (stampText === undefined || stampMs === undefined) return markAt(Math.max(input.now, input.stampAt ?? input.now), delay.ms);
 
   // The stamp is reported as written, so status shows the annotation's own value.
   const countdown = countdownFrom(stampText, stampMs, delay.ms);
@@ -230,12 +240,12 @@ export type OrphanSweepDecision = { action: 'skip'; reason: string } | Exclude<S
  * a released one, otherwise the soft-delete rules for an object no Bundle
  * lists (`inSpec: false`), so released objects keep their countdown.
  */
-export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number): OrphanSweepDecision {
+export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number, stampAt: number = now): OrphanSweepDecision {
   if (meta.labels?.[Labels.formerBundle] === undefined) {
     return { action: 'skip', reason: `no ${Labels.formerBundle} label` };
   }
   if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'has a controller owner' };
-  const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now });
+  const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now, stampAt });
   // Out of spec the decision is never keep or cancel; the check narrows the type.
   if (decision.action === 'keep' || decision.action === 'cancel') {
     return { action: 'skip', reason: `unexpected soft-delete decision ${decision.action}` };

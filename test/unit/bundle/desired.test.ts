@@ -1,4 +1,5 @@
 import type { KubeObjectManifest } from '../../../src/api/bundle.js';
+import { Annotations } from '../../../src/api/names.js';
 import { APPLIED_HASH_ANNOTATION, buildDesired, isSubset, needsApply, type BundleIdentity } from '../../../src/core/bundle/desired.js';
 import { canonicalJson, contentHash } from '../../../src/core/bundle/hash.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
@@ -48,6 +49,18 @@ describe('buildDesired', () => {
     const hx = buildDesired({ bundle: B, object: x, dependencies: [] }).hash;
     const hy = buildDesired({ bundle: B, object: y, dependencies: [] }).hash;
     expect(hx === hy).toBe(same);
+  });
+});
+
+describe('buildDesired records the operator\'s dependency references (issue 9)', () => {
+  it.each<[string, Obj[], Obj, string | undefined]>([
+    ['one per dependency, sorted, deduplicated', [live(configMap('b')), live(configMap('a')), live(configMap('b'))], configMap('cm'), 'a-uid,b-uid'],
+    ['none without dependencies', [], configMap('cm'), undefined],
+    ['not a uid the spec itself names (it is the user\'s)', [live(configMap('a')), live(configMap('b'))], configMap('cm', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', uid: 'a-uid' })), 'b-uid'],
+    ['a stale value in the spec is replaced', [], configMap('cm', withAnnotation(Annotations.dependencyReferences, 'forged')), undefined],
+  ])('%s', (_name, dependencies, object, expected) => {
+    const { manifest } = buildDesired({ bundle: B, object, dependencies });
+    expect(manifest.metadata.annotations?.[Annotations.dependencyReferences]).toBe(expected);
   });
 });
 

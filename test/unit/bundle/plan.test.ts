@@ -1,6 +1,6 @@
-import { Annotations, EventReasons, Reasons } from '../../../src/api/names.js';
+import { Annotations, EventReasons, Labels, Reasons } from '../../../src/api/names.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
-import { planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
+import { keepListedElsewhere, planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
 import {
   bundle,
   bundleDeleting,
@@ -119,9 +119,11 @@ describe('planBundle: resources', () => {
     expect(byName(plan, 'app')).toMatchObject({ action: 'blocked', message: 'waiting for "cm" (in conflict)', blockedByError: true });
   });
 
-  it('treats a Bundle with the same name but another uid as someone else', () => {
-    const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle('old-uid')) }));
+  it('treats a live Bundle with the same name but another uid that lists the object as someone else', () => {
+    const claims = new Map([['/ConfigMap/ns1/cm', [{ name: 'b', uid: 'old-uid', creationTimestamp: '2020-01-01T00:00:00Z' }]]]);
+    const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle('old-uid')) }, { claims }));
     expect(byName(plan, 'cm')).toMatchObject({ action: 'conflict', message: 'ConfigMap ns1/cm is controlled by Bundle b (uid old-uid)' });
+    expect(plan.claims).toEqual([]);
   });
 
   it('waits for an object being deleted', () => {
@@ -129,21 +131,22 @@ describe('planBundle: resources', () => {
     expect(byName(plan, 'cm')).toEqual({ name: 'cm', action: 'wait-deleting', message: 'ConfigMap ns1/cm is being deleted (since 2025-12-31T23:00:00Z)' });
   });
 
-  it.each<[string, Mod<Obj>[], boolean]>([
-    ['controlled by the Bundle', [controlledByBundle()], false],
-    ['released (no controller)', [], true],
-  ])('cancels a running deletion countdown when the object is back in spec (%s)', (_name, mods, adopt) => {
-    const counting = appliedLive(single, 'cm', {}, withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'), withAnnotation(Annotations.deletionDelay, '48h'), (o) => (o.metadata.ownerReferences = []), ...mods);
-    const r = byName(planBundle(planInput(single, { cm: counting })), 'cm');
-    expect(r).toMatchObject({
-      action: 'cancel-deletion',
-      adopt,
-      patch: [
-        { op: 'test', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp', value: '2025-12-31T00:00:00.000Z' },
-        { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' },
-      ],
-      event: { reason: EventReasons.DeletionCancelled },
-    });
+  it.each<[string, Mod<Obj>[], 'cancel' | 'adopt', string[]]>([
+    ['controlled by the Bundle', [controlledByBundle()], 'cancel', [EventReasons.DeletionCancelled]],
+    ['released (no controller)', [], 'adopt', [EventReasons.DeletionCancelled, EventReasons.Adopted]],
+  ])('cancels a running deletion countdown when the object is back in spec (%s)', (_name, mods, kind, reasons) => {
+    const counting = appliedLive(single, 'cm', {}, withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'), withAnnotation(Annotations.deletionDelay, '48h'), withUid('cm-uid'), withResourceVersion('7'), (o) => (o.metadata.ownerReferences = []), ...mods);
+    const plan = planBundle(planInput(single, { cm: counting }));
+    expect(byName(plan, 'cm')).toMatchObject({ action: 'apply' });
+    expect(plan.claims).toHaveLength(1);
+    const claim = plan.claims[0];
+    expect(claim).toMatchObject({ name: 'cm', kind });
+    expect(claim?.events.map((e) => e.reason)).toEqual(reasons);
+    expect(claim?.patch.slice(0, 3)).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'cm-uid' },
+      { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' },
+    ]);
   });
 
   it('uses the CRD readiness table for custom resources', () => {
@@ -273,5 +276,104 @@ describe('planBundle: a Bundle being deleted', () => {
     expect(plan.resources).toEqual([]);
     expect(plan.prune.map((a) => `${a.target.name}:${a.action}`)).toEqual(['keep:delete', 'slow:mark']);
     expect(plan.requeueAfterMs).toBe(HOUR);
+  });
+});
+
+describe('planBundle: claims come before the dependency gate (issue 9)', () => {
+  const created = (ts: string): Mod<TestBundle> => (tb) => {
+    tb.meta.creationTimestamp = ts;
+  };
+  const self = { name: 'b', uid: BUNDLE_UID, creationTimestamp: '2026-01-02T00:00:00Z' };
+  const claimsOf = (...list: { name: string; uid: string; creationTimestamp?: string }[]) => new Map([['/ConfigMap/ns1/app', list]]);
+  // app depends on db; db is not ready (just created), so app is blocked.
+  const gated = bundle('b', created(self.creationTimestamp), withResource(resource('db', deployment('db')), resource('app', configMap('app'), withRef('db'))));
+  const stamped = [withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z')];
+  const released = (...mods: Mod<Obj>[]): Obj => live(configMap('app'), withUid('app-uid'), withResourceVersion('5'), (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }), ...stamped, ...mods);
+
+  it.each<[string, TestBundle, () => Obj, 'cancel' | 'adopt' | 'hand-over', string[]]>([
+    ['a released object behind a not-Ready dependency is adopted and its countdown cancelled', gated, () => released(), 'adopt', ['DeletionCancelled', 'Adopted']],
+    ['our own counting-down object behind a not-Ready dependency is cancelled', gated, () => live(configMap('app'), controlledByBundle(), ...stamped), 'cancel', ['DeletionCancelled']],
+    ['an object counting down in another Bundle that dropped it is handed over', gated, () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped), 'hand-over', ['DeletionCancelled', 'HandedOver']],
+  ])('%s', (_name, tb, obj, kind, reasons) => {
+    const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf(self) }));
+    expect(byName(plan, 'app')).toMatchObject({ action: 'blocked' });
+    expect(plan.claims.map((c) => [c.name, c.kind])).toEqual([['app', kind]]);
+    expect(plan.claims[0]?.events.map((e) => e.reason)).toEqual(reasons);
+    expect(plan.claims[0]?.patch).toContainEqual({ op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' });
+  });
+
+  it('claims even when another resource makes the spec invalid (and nothing else is written)', () => {
+    const invalid = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app')), resource('bad', configMap('bad'), withRef('nowhere'))));
+    const plan = planBundle(planInput(invalid, { app: released() }, { claims: claimsOf(self) }));
+    expect(plan.issues.length).toBeGreaterThan(0);
+    expect(plan.resources).toEqual([]);
+    expect(plan.prune).toEqual([]);
+    expect(plan.claims.map((c) => c.kind)).toEqual(['adopt']);
+  });
+
+  it('the claim patch is guarded, drops the label and the stamp, and keeps only the user\'s references', () => {
+    const user = { apiVersion: 'example.com/v1', kind: 'Owner', name: 'mine', uid: 'mine-uid' };
+    const obj = live(
+      configMap('app'),
+      withUid('app-uid'),
+      withResourceVersion('5'),
+      controlledByBundle('b1-uid', 'b1'),
+      withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'cfg', uid: 'cfg-uid', blockOwnerDeletion: true }),
+      withOwner(user),
+      withAnnotation(Annotations.dependencyReferences, 'cfg-uid'),
+      ...stamped,
+    );
+    const plan = planBundle(planInput(gated, { app: obj }, { claims: claimsOf(self) }));
+    expect(plan.claims[0]).toMatchObject({ kind: 'hand-over', from: { name: 'b1', uid: 'b1-uid', event: { reason: EventReasons.HandedOver } } });
+    expect(plan.claims[0]?.patch).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'app-uid' },
+      { op: 'test', path: '/metadata/resourceVersion', value: '5' },
+      { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' },
+      { op: 'add', path: '/metadata/ownerReferences', value: [{ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true }, user] },
+      { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1dependencyReferences' },
+    ]);
+  });
+
+  it.each<[string, () => Obj, { name: string; uid: string; creationTimestamp?: string }[], string]>([
+    ['an older Bundle also lists a released object', () => released(), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0'],
+    ['an older Bundle also lists an object its Bundle dropped', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0'],
+    ['its controlling Bundle still lists it', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1')), [{ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-03T00:00:00Z' }, self], 'controlled by Bundle b1'],
+  ])('Conflict, and no claim, when %s', (_name, obj, claims, message) => {
+    const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
+    const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf(...claims) }));
+    expect(plan.claims).toEqual([]);
+    expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
+    expect((byName(plan, 'app') as { message: string }).message).toContain(message);
+  });
+
+  it('an uncontrolled object with no countdown is adopted by the apply, after the gate', () => {
+    const plan = planBundle(planInput(gated, { app: live(configMap('app')) }, { claims: claimsOf(self) }));
+    expect(plan.claims).toEqual([]);
+    expect(byName(plan, 'app')).toMatchObject({ action: 'blocked' });
+  });
+});
+
+describe('planBundle: what another live Bundle lists is never pruned (issue 9)', () => {
+  const b = bundle('b', withResource(resource('keep', configMap('keep'))));
+  const keep = appliedLive(b, 'keep', {}, controlledByBundle());
+  const moved = (...mods: Mod<Obj>[]): Obj => live(configMap('moved'), controlledByBundle(), withUid('moved-uid'), withResourceVersion('9'), ...mods);
+  const other = new Map([['/ConfigMap/ns1/moved', [{ name: 'b2', uid: 'b2-uid' }]]]);
+
+  it.each<[string, Mod<Obj>[]]>([
+    ['no delay', []],
+    ['a countdown to start', [withAnnotation(Annotations.deletionDelay, '8s')]],
+    ['an expired countdown', [withAnnotation(Annotations.deletionDelay, '8s'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z')]],
+  ])('%s -> listed-elsewhere', (_name, mods) => {
+    const plan = planBundle(planInput(b, { keep }, { controlled: [keep, moved(...mods)], claims: other }));
+    expect(plan.prune).toMatchObject([{ action: 'listed-elsewhere', by: { name: 'b2' }, target: { name: 'moved' } }]);
+  });
+
+  it('keepListedElsewhere turns deletes and marks decided earlier into listed-elsewhere, and leaves the rest', () => {
+    const plan = planBundle(planInput(b, { keep }, { controlled: [keep, moved(), live(configMap('gone'), controlledByBundle())] }));
+    expect(plan.prune.map((a) => a.action)).toEqual(['delete', 'delete']);
+    const kept = keepListedElsewhere(plan, other);
+    expect(kept.prune.map((a) => `${a.target.name}:${a.action}`)).toEqual(['moved:listed-elsewhere', 'gone:delete']);
+    // Its own claim is not someone else's.
+    expect(keepListedElsewhere(plan, new Map([['/ConfigMap/ns1/moved', [{ name: 'b', uid: BUNDLE_UID }]]])).prune.map((a) => a.action)).toEqual(['delete', 'delete']);
   });
 });

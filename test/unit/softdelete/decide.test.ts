@@ -292,3 +292,21 @@ describe('RFC 3339 helpers', () => {
     expect(() => formatRfc3339(Date.UTC(10000, 0, 1))).toThrow(RangeError);
   });
 });
+
+describe('decideSoftDelete with server-time bounds (issue 9)', () => {
+  const NOW_MS = Date.parse('2026-01-01T00:00:00.000Z');
+  const annotations = { [Annotations.deletionDelay]: '10s' };
+  it.each<[string, number | undefined, string]>([
+    ['stamps with the upper bound', NOW_MS + 1500, '2026-01-01T00:00:01.500Z'],
+    ['never with less than the lower bound', NOW_MS - 1500, '2026-01-01T00:00:00.000Z'],
+    ['with the lower bound when no upper bound is given', undefined, '2026-01-01T00:00:00.000Z'],
+  ])('%s', (_name, stampAt, stamp) => {
+    const d = decideSoftDelete({ inSpec: false, annotations, now: NOW_MS, ...(stampAt !== undefined ? { stampAt } : {}) });
+    expect(d).toMatchObject({ action: 'mark', deletionTimestamp: stamp });
+  });
+  it('decides expiry on `now` only (the lower bound)', () => {
+    const stamped = { ...annotations, [Annotations.deletionTimestamp]: '2026-01-01T00:00:00.000Z' };
+    expect(decideSoftDelete({ inSpec: false, annotations: stamped, now: NOW_MS + 9_999, stampAt: NOW_MS + 60_000 }).action).toBe('wait');
+    expect(decideSoftDelete({ inSpec: false, annotations: stamped, now: NOW_MS + 10_000, stampAt: NOW_MS + 10_000 }).action).toBe('expired');
+  });
+});

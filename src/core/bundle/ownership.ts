@@ -1,0 +1,199 @@
+/**
+ * Who may hold an object, and which of its ownerReferences the operator
+ * wrote. Three questions every path that gives an object up or takes it
+ * over asks (release on Bundle deletion, `bundlesmith cancel`, hand-over
+ * between Bundles, the released-object sweep):
+ *  - which live Bundles list the object (claims), and which of them is the
+ *    oldest claim;
+ *  - which ownerReferences are the operator's (the Bundle's controller
+ *    reference and one reference per resolved dependency) and which are the
+ *    user's (everything else, in particular the spec's own
+ *    metadata.ownerReferences);
+ *  - whether a Bundle may take an object it lists (own, adopt, hand-over)
+ *    or must report a Conflict.
+ * Pure: Bundles and objects come in as plain data.
+ */
+import type { OwnerReference } from '../../api/bundle.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
+import { controllerOf, describeObject, isRecord, objectKey, type LiveObject } from './objects.js';
+
+/** A live Bundle that lists an object. */
+export interface BundleClaim {
+  name: string;
+  uid: string;
+  /** RFC 3339; a claim without one counts as the newest. */
+  creationTimestamp?: string;
+}
+
+/** A Bundle as read from the API, before (or without) schema validation. */
+export interface BundleLike {
+  metadata: { name: string; namespace?: string | undefined; uid?: string | undefined; creationTimestamp?: string | undefined; deletionTimestamp?: string | undefined };
+  spec?: unknown;
+}
+
+/** Where an object a Bundle lists lives. */
+export interface ListedObject {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * Every object a Bundle's spec lists, read leniently (no schema): a Bundle
+ * whose spec is partly invalid still protects what it names. Objects are
+ * applied in the Bundle's namespace, whatever their manifest says.
+ */
+export function listedObjects(bundle: BundleLike): ListedObject[] {
+  const spec = bundle.spec;
+  const resources = isRecord(spec) && Array.isArray(spec['resources']) ? (spec['resources'] as unknown[]) : [];
+  const out: ListedObject[] = [];
+  for (const r of resources) {
+    const object = isRecord(r) && isRecord(r['spec']) ? r['spec']['object'] : undefined;
+    if (!isRecord(object) || !isRecord(object['metadata'])) continue;
+    const { apiVersion, kind } = object;
+    const name = object['metadata']['name'];
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string' || typeof name !== 'string') continue;
+    out.push({ apiVersion, kind, namespace: bundle.metadata.namespace ?? '', name });
+  }
+  return out;
+}
+
+/** objectKey of every object a Bundle's spec lists (see listedObjects). */
+export function listedObjectKeys(bundle: BundleLike): string[] {
+  return listedObjects(bundle).map((o) => objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: o.namespace } }));
+}
+
+/** Whether a Bundle is live: it exists and is not being deleted (a Bundle being deleted lists nothing any more). */
+export function isLiveBundle(bundle: BundleLike): boolean {
+  return bundle.metadata.deletionTimestamp === undefined && bundle.metadata.uid !== undefined;
+}
+
+/** Oldest first: by creationTimestamp (absent last), then name, then uid. */
+export function compareClaims(a: BundleClaim, b: BundleClaim): number {
+  const at = a.creationTimestamp ?? '~';
+  const bt = b.creationTimestamp ?? '~';
+  // RFC 3339 in UTC as the API server writes it ("...Z", whole seconds) sorts as text.
+  if (at !== bt) return at < bt ? -1 : 1;
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
+}
+
+/** Every live Bundle's claim on each object it lists, oldest claim first. */
+export function claimsByObject(bundles: readonly BundleLike[]): Map<string, BundleClaim[]> {
+  const out = new Map<string, BundleClaim[]>();
+  for (const b of bundles) {
+    if (!isLiveBundle(b)) continue;
+    const claim: BundleClaim = { name: b.metadata.name, uid: b.metadata.uid ?? '', ...(b.metadata.creationTimestamp !== undefined ? { creationTimestamp: b.metadata.creationTimestamp } : {}) };
+    for (const key of new Set(listedObjectKeys(b))) {
+      const list = out.get(key) ?? [];
+      list.push(claim);
+      out.set(key, list);
+    }
+  }
+  for (const list of out.values()) list.sort(compareClaims);
+  return out;
+}
+
+/** Whether the reference names a Bundle (any version of our group). */
+export function isBundleReference(ref: Pick<OwnerReference, 'apiVersion' | 'kind'>): boolean {
+  return ref.kind === BUNDLE_KIND && (ref.apiVersion === API_VERSION || ref.apiVersion.startsWith(`${GROUP}/`));
+}
+
+/** The uids the dependencyReferences annotation records. */
+export function recordedDependencyUids(annotations: Readonly<Record<string, string>> | undefined): Set<string> {
+  const text = annotations?.[Annotations.dependencyReferences];
+  return new Set((text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''));
+}
+
+/** The annotation value recording dependency reference uids; undefined when there are none. */
+export function formatDependencyUids(uids: readonly string[]): string | undefined {
+  const sorted = [...new Set(uids)].sort();
+  return sorted.length === 0 ? undefined : sorted.join(',');
+}
+
+export interface ReferenceOwnerContext {
+  /**
+   * The Bundle whose references to take out: its reference, controller or
+   * not, is the operator's. Undefined: any Bundle controller reference.
+   */
+  bundleUid?: string | undefined;
+  /**
+   * For objects applied before dependency references were recorded (no
+   * dependencyReferences annotation): uids of the Bundle's other objects. A
+   * non-controller reference to one of them, with blockOwnerDeletion as the
+   * operator writes it, is taken for a dependency reference.
+   */
+  legacySiblingUids?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * The ownerReferences of an object that the operator wrote: the Bundle's
+ * reference and every dependency reference recorded in the
+ * dependencyReferences annotation. Everything else is the user's.
+ */
+export function operatorWrittenReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
+  const recorded = meta.annotations?.[Annotations.dependencyReferences] !== undefined;
+  const dependencies = recordedDependencyUids(meta.annotations);
+  return (meta.ownerReferences ?? []).filter((ref) => {
+    if (isBundleReference(ref)) return ctx.bundleUid === undefined ? ref.controller === true : ref.uid === ctx.bundleUid;
+    if (ref.controller === true) return false;
+    if (recorded) return dependencies.has(ref.uid);
+    return ref.blockOwnerDeletion === true && (ctx.legacySiblingUids?.has(ref.uid) ?? false);
+  });
+}
+
+/** The ownerReferences left once the operator's are taken out (in their original order). */
+export function userReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
+  const ours = new Set(operatorWrittenReferences(meta, ctx));
+  return (meta.ownerReferences ?? []).filter((ref) => !ours.has(ref));
+}
+
+/** How a Bundle stands towards the live object at one of its resources' coordinates. */
+export type Ownership =
+  /** No live object. */
+  | { kind: 'absent' }
+  /** Controlled by this Bundle. */
+  | { kind: 'own' }
+  /** No controller, and this Bundle is the oldest live claim. */
+  | { kind: 'adopt' }
+  /** Controlled by a Bundle that no longer lists it (or is being deleted), and this Bundle is the oldest live claim. */
+  | { kind: 'hand-over'; from: OwnerReference }
+  | { kind: 'conflict'; message: string; controller?: OwnerReference };
+
+export interface OwnershipInput {
+  live: LiveObject | undefined;
+  self: BundleClaim;
+  /** Live Bundles listing the object (this one included or not). */
+  claims: readonly BundleClaim[];
+}
+
+/**
+ * Who may hold the object:
+ *  - a controller that is not a Bundle, or a Bundle that still lists the
+ *    object: Conflict, as it always was;
+ *  - otherwise (no controller, or a controlling Bundle that dropped the
+ *    object or is being deleted) the oldest live claim takes it, and every
+ *    other claimant reports Conflict naming it.
+ */
+export function decideOwnership(input: OwnershipInput): Ownership {
+  const { live, self } = input;
+  if (live === undefined) return { kind: 'absent' };
+  const controller = controllerOf(live);
+  if (controller !== undefined && controller.uid === self.uid) return { kind: 'own' };
+  const claims = input.claims.some((c) => c.uid === self.uid) ? [...input.claims] : [...input.claims, self];
+  if (controller !== undefined) {
+    const what = describeObject(live);
+    if (!isBundleReference(controller)) return { kind: 'conflict', controller, message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})` };
+    if (claims.some((c) => c.uid === controller.uid)) return { kind: 'conflict', controller, message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})` };
+  }
+  const oldest = claims.sort(compareClaims)[0];
+  if (oldest !== undefined && oldest.uid !== self.uid) {
+    return {
+      kind: 'conflict',
+      ...(controller !== undefined ? { controller } : {}),
+      message: `${describeObject(live)} is also listed by Bundle ${oldest.name} (uid ${oldest.uid}), whose claim is older`,
+    };
+  }
+  return controller === undefined ? { kind: 'adopt' } : { kind: 'hand-over', from: controller };
+}

@@ -1,0 +1,96 @@
+/**
+ * Issue 9, case 3 against the reference collector: on a control plane of
+ * this file's own where kube-controller-manager's garbage collector runs
+ * (ours does not), an object released by a deleted Bundle survives the
+ * deletion of the sibling it referenced until its own expiry.
+ */
+import { DateTime } from 'luxon';
+import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../../hack/controlplane.js';
+import { applyCrd } from '../../hack/crd-install.js';
+import { Annotations, Labels } from '../../src/api/names.js';
+import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
+import { Discovery } from '../../src/kube/discovery.js';
+import type { KubeObject } from '../../src/kube/types.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { Operator } from '../../src/operator.js';
+import { localClockAsServerTime } from '../../src/runtime/clock.js';
+import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
+import { applyBundle, BUNDLE_RESOURCE_TYPE, configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
+import { JumpingClock } from './clocks.js';
+
+let state: ControlPlaneState | undefined;
+let env: TestEnv;
+let t: KnownTypes;
+let ns: string;
+let operator: Operator | undefined;
+const clock = new JumpingClock();
+
+beforeAll(async () => {
+  state = await startControlPlane({ withGarbageCollector: true });
+  await applyCrd(state.kubeconfig);
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(state.kubeconfig));
+  const discovery = new Discovery(client, 0);
+  await discovery.refresh();
+  env = { client, discovery, kubeconfig: state.kubeconfig, close: () => client.close() };
+  // kube-controller-manager runs under its own identity here: grant it the garbage collector's role.
+  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'ClusterRoleBinding');
+  await client.create(binding, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'bundlesmith-test:kcm-garbage-collector' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
+  });
+  t = await types(env);
+  ns = await createNamespace(env, 'sdref');
+  operator = new Operator({ client, clock, logger: silentLogger(), namespace: ns, workers: 2, serverTime: localClockAsServerTime(clock) });
+  await operator.start();
+  await waitFor('the operator to be ready', () => operator?.ready() === true);
+}, 180_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  env?.close();
+  if (state) stopControlPlane(state, { keepDir: process.env.BUNDLESMITH_KEEP_CLUSTER === '1' });
+});
+
+const stampOf = (o: KubeObject | undefined): string | undefined => o?.metadata.annotations?.[Annotations.deletionTimestamp];
+
+describe('release with kube-controller-manager as the collector', () => {
+  it('a released object survives the deletion of the sibling it referenced until its own expiry', async () => {
+    await applyBundle(env, ns, 'rel', [
+      { name: 'cfg', object: configMap('rel-cfg') },
+      { name: 'web', references: [{ resource: 'cfg' }], object: configMap('rel-web', { v: '1' }, { [Annotations.deletionDelay]: '25s' }) },
+    ]);
+    const bundle = await waitForReady(env, ns, 'rel');
+    const cfg = await env.client.get(t.configMap, ns, 'rel-cfg');
+    const web = await env.client.get(t.configMap, ns, 'rel-web');
+    expect(web.metadata.ownerReferences?.map((r) => r.uid)).toContain(cfg.metadata.uid);
+
+    await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rel', { uid: bundle.metadata.uid ?? '', propagationPolicy: 'Background' });
+    await waitFor('the Bundle to be gone', async () => (await getBundle(env, ns, 'rel')) === undefined);
+    expect(await env.client.tryGet(t.configMap, ns, 'rel-cfg')).toBeUndefined();
+    const released = await env.client.get(t.configMap, ns, 'rel-web');
+    expect(released.metadata.uid).toBe(web.metadata.uid);
+    expect(released.metadata.ownerReferences ?? []).toEqual([]);
+    expect(released.metadata.labels?.[Labels.formerBundle]).toBe('rel');
+    const deleteAfter = DateTime.fromISO(stampOf(released) as string).toMillis() + 25_000;
+
+    // kube-controller-manager has seen cfg gone: a canary owned by it is collected...
+    await env.client.create(t.configMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rel-canary', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rel-cfg', uid: cfg.metadata.uid }] },
+    });
+    await waitFor('kube-controller-manager to collect the canary owned by the deleted cfg', async () => (await env.client.tryGet(t.configMap, ns, 'rel-canary')) === undefined, { timeoutMs: 90_000 });
+    // ...and keeps the released object, which no longer names cfg.
+    const kept = await env.client.get(t.configMap, ns, 'rel-web');
+    expect(kept.metadata.uid).toBe(web.metadata.uid);
+    expect(kept.metadata.deletionTimestamp).toBeUndefined();
+
+    // At its own expiry our sweeper deletes it.
+    clock.advance(Math.max(0, deleteAfter - clock.now()) + 1000);
+    await waitFor('the released object to be deleted at its expiry', async () => (await env.client.tryGet(t.configMap, ns, 'rel-web')) === undefined);
+    expect(clock.now()).toBeGreaterThanOrEqual(deleteAfter);
+  }, 180_000);
+});

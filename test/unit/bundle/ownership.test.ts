@@ -1,0 +1,79 @@
+import { API_VERSION, Annotations, BUNDLE_KIND } from '../../../src/api/names.js';
+import type { OwnerReference } from '../../../src/api/bundle.js';
+import { claimsByObject, decideOwnership, listedObjectKeys, operatorWrittenReferences, userReferences, type BundleClaim, type BundleLike } from '../../../src/core/bundle/ownership.js';
+import { configMap, controlledBy, controlledByBundle, live, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
+
+const bundleRef = (uid: string, controller = true): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name: `b-${uid}`, uid, controller, blockOwnerDeletion: true });
+const depRef = (uid: string): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: `cm-${uid}`, uid, blockOwnerDeletion: true });
+const userRef = (uid: string): OwnerReference => ({ apiVersion: 'example.com/v1', kind: 'Owner', name: `o-${uid}`, uid });
+const recorded = (...uids: string[]): Record<string, string> => ({ [Annotations.dependencyReferences]: uids.join(',') });
+
+describe('operatorWrittenReferences / userReferences', () => {
+  it.each<[string, OwnerReference[], Record<string, string> | undefined, string | undefined, string[]]>([
+    ['the Bundle controller reference and the recorded dependencies', [bundleRef('b1'), depRef('cfg'), userRef('u')], recorded('cfg'), 'b1', ['b1', 'cfg']],
+    ['a dependency not recorded is the user\'s', [bundleRef('b1'), depRef('cfg'), depRef('mine')], recorded('cfg'), 'b1', ['b1', 'cfg']],
+    ['no annotation: only the Bundle reference', [bundleRef('b1'), depRef('cfg')], undefined, 'b1', ['b1']],
+    ['another Bundle\'s reference stays', [bundleRef('b1'), bundleRef('b2', false)], undefined, 'b1', ['b1']],
+    ['no Bundle named: any Bundle controller reference', [bundleRef('b1'), bundleRef('b2', false)], undefined, undefined, ['b1']],
+    ['a recorded uid on a controller reference that is not a Bundle stays', [{ ...depRef('rs'), controller: true }], recorded('rs'), 'b1', []],
+    ['nothing', [], undefined, 'b1', []],
+    ['no annotation (applied before they were recorded): a blocking reference to a sibling', [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')], undefined, 'b1', ['b1', 'sib']],
+    ['with the annotation, siblings do not matter', [bundleRef('b1'), depRef('sib')], recorded('other'), 'b1', ['b1']],
+  ])('%s', (_name, refs, annotations, bundleUid, expected) => {
+    const meta = { ownerReferences: refs, ...(annotations ? { annotations } : {}) };
+    const ctx = { bundleUid, legacySiblingUids: new Set(['sib', 'sib2']) };
+    const ours = operatorWrittenReferences(meta, ctx);
+    expect(ours.map((r) => r.uid)).toEqual(expected);
+    // The two halves partition the list, in order.
+    expect(userReferences(meta, ctx).map((r) => r.uid)).toEqual(refs.filter((r) => !expected.includes(r.uid)).map((r) => r.uid));
+  });
+});
+
+describe('listedObjectKeys / claimsByObject', () => {
+  const b = (name: string, created: string | undefined, resources: unknown, extra: Partial<BundleLike['metadata']> = {}): BundleLike => ({
+    metadata: { name, namespace: 'ns1', uid: `${name}-uid`, ...(created ? { creationTimestamp: created } : {}), ...extra },
+    spec: { resources },
+  });
+  const cm = (name: string, apiVersion = 'v1'): unknown => ({ name: `r-${name}`, spec: { object: { apiVersion, kind: 'ConfigMap', metadata: { name, namespace: 'elsewhere' } } } });
+
+  it('reads what it can of a spec, in the Bundle\'s namespace, whatever the version', () => {
+    expect(listedObjectKeys(b('x', undefined, [cm('a'), { name: 'broken' }, { spec: { object: { kind: 'ConfigMap' } } }, cm('b', 'v2')]))).toEqual(['/ConfigMap/ns1/a', '/ConfigMap/ns1/b']);
+    expect(listedObjectKeys({ metadata: { name: 'x' }, spec: 'nonsense' })).toEqual([]);
+  });
+
+  it('counts live Bundles only, oldest claim first', () => {
+    const claims = claimsByObject([
+      b('young', '2026-01-02T00:00:00Z', [cm('a')]),
+      b('old', '2026-01-01T00:00:00Z', [cm('a'), cm('a')]),
+      b('deleting', '2025-01-01T00:00:00Z', [cm('a')], { deletionTimestamp: '2026-01-03T00:00:00Z' }),
+      b('undated', undefined, [cm('a')]),
+    ]);
+    expect(claims.get('/ConfigMap/ns1/a')?.map((c) => c.name)).toEqual(['old', 'young', 'undated']);
+  });
+});
+
+describe('decideOwnership', () => {
+  const self: BundleClaim = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2026-01-02T00:00:00Z' };
+  const older: BundleClaim = { name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' };
+  const b1: BundleClaim = { name: 'b1', uid: 'b1-uid', creationTimestamp: '2025-12-01T00:00:00Z' };
+  const obj = (...mods: Mod<Obj>[]): Obj => live(configMap('cm'), ...mods);
+
+  it.each<[string, Obj | undefined, BundleClaim[], string]>([
+    ['no object', undefined, [self], 'absent'],
+    ['ours', obj(controlledByBundle('b2-uid', 'b2')), [self], 'own'],
+    ['uncontrolled, only claim', obj(), [self], 'adopt'],
+    ['uncontrolled, this claim not passed in', obj(), [], 'adopt'],
+    ['uncontrolled, an older claim exists', obj(), [older, self], 'conflict'],
+    ['controlled by a Bundle that dropped it', obj(controlledByBundle('b1-uid', 'b1')), [self], 'hand-over'],
+    ['controlled by a Bundle that dropped it, an older claim exists', obj(controlledByBundle('b1-uid', 'b1')), [older, self], 'conflict'],
+    ['controlled by a Bundle that still lists it', obj(controlledByBundle('b1-uid', 'b1')), [b1, self], 'conflict'],
+    ['controlled by something else', obj(controlledBy('ReplicaSet', 'rs')), [self], 'conflict'],
+    ['uncontrolled, with a user owner', obj(withOwner({ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'p-uid' }), withAnnotation('x', 'y')), [self], 'adopt'],
+  ])('%s -> %s', (_name, o, claims, expected) => {
+    expect(decideOwnership({ live: o, self, claims }).kind).toBe(expected);
+  });
+
+  it('names the older claim in the conflict', () => {
+    expect(decideOwnership({ live: obj(), self, claims: [self, older] })).toEqual({ kind: 'conflict', message: 'ConfigMap ns1/cm is also listed by Bundle b0 (uid b0-uid), whose claim is older' });
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Server time (issue 9): soft-delete stamps and expiry follow the API
+ * server's clock, estimated from the Date headers of its answers. The
+ * estimate's lower bound never runs ahead of the server, its upper bound
+ * never behind, so a stamp never shortens a countdown and an expiry is never
+ * decided early, whatever the local clock's skew.
+ */
+import { Annotations } from '../../../src/api/names.js';
+import { decideSoftDelete, parseRfc3339 } from '../../../src/core/softdelete/decide.js';
+import { DateHeaderServerTime, parseHttpDate, serverTimeBounds, type ServerDateSample } from '../../../src/runtime/clock.js';
+
+/** A simulated exchange: the server's clock is `skew` ahead of the local monotonic one (ms), and writes Date at `writeAt`. */
+function exchange(skew: number, sentAt: number, writeAt: number, receivedAt: number): ServerDateSample {
+  const serverAtWrite = writeAt + skew;
+  return { dateMs: Math.floor(serverAtWrite / 1000) * 1000, sentAt, receivedAt };
+}
+
+const T0 = Date.parse('2026-11-23T12:00:00.000Z');
+
+describe('parseHttpDate', () => {
+  it.each<[string | undefined, number | undefined]>([
+    ['Mon, 23 Nov 2026 12:00:05 GMT', T0 + 5000],
+    ['', undefined],
+    [undefined, undefined],
+    ['yesterday', undefined],
+  ])('%s', (text, expected) => {
+    expect(parseHttpDate(text)).toBe(expected);
+  });
+});
+
+describe('serverTimeBounds', () => {
+  // Skews: the local clock far ahead, behind, equal, and sub-second offsets; round trips of 0-900 ms; later reads.
+  const cases: [number, number, number, number, number][] = [];
+  for (const skew of [-3_600_000, -1500, -1, 0, 1, 999, 1000, 86_400_000]) {
+    for (const [sent, write, received] of [[T0, T0, T0], [T0, T0 + 100, T0 + 200], [T0 + 1, T0 + 450, T0 + 900], [T0 + 999, T0 + 999, T0 + 999]] as const) {
+      for (const later of [0, 1, 999, 25_000]) cases.push([skew, sent, write, received, later]);
+    }
+  }
+  it.each(cases)('skew %d, sent %d, written %d, received %d, read %d ms later: lower <= server <= upper', (skew, sent, write, received, later) => {
+    const sample = exchange(skew, sent, write, received);
+    const now = received + later;
+    const server = now + skew;
+    const { lower, upper } = serverTimeBounds(sample, now);
+    expect(lower).toBeLessThanOrEqual(server);
+    expect(upper).toBeGreaterThanOrEqual(server);
+    // Never looser than the round trip plus the header's second.
+    expect(upper - lower).toBeLessThanOrEqual(received - sent + 1000);
+  });
+
+  it('a monotonic source that went back never moves the lower bound ahead', () => {
+    const sample = exchange(0, T0, T0 + 10, T0 + 20);
+    expect(serverTimeBounds(sample, T0 - 5000).lower).toBe(T0);
+  });
+});
+
+describe('DateHeaderServerTime', () => {
+  it('is unknown before any answer', () => {
+    const st = new DateHeaderServerTime(() => 0);
+    expect(st.lowerBound()).toBeUndefined();
+    expect(st.upperBound()).toBeUndefined();
+  });
+
+  it('keeps the tightest bounds of recent answers, each a true bound', () => {
+    let mono = 0;
+    const skew = T0 + 400; // the server reads T0 + 400 when the monotonic source reads 0
+    const st = new DateHeaderServerTime(() => mono);
+    for (const [sent, write, received] of [[0, 100, 300], [1000, 1050, 1100], [2000, 2590, 2600]] as const) {
+      st.observe(exchange(skew, sent, write, received));
+    }
+    mono = 5000;
+    const server = mono + skew;
+    const lower = st.lowerBound() as number;
+    const upper = st.upperBound() as number;
+    expect(lower).toBeLessThanOrEqual(server);
+    expect(upper).toBeGreaterThanOrEqual(server);
+    // The second answer (Date T0+1000 seen at mono 1100) gives the greatest lower bound.
+    expect(lower).toBe(T0 + 1000 + 3900);
+  });
+});
+
+describe('stamp on the upper bound, expiry on the lower bound', () => {
+  const delay = 25_000;
+  // The server reads T0 + mono; the local wall clock plays no part (it may be skewed any way).
+  const serverAt = (mono: number): number => T0 + mono;
+  it.each<[string, number, number]>([
+    ['a fast round trip', 5, 10],
+    ['a slow round trip', 400, 900],
+    ['the Date written just before a second turns', 999, 1000],
+  ])('%s: the countdown is never shorter than the delay by the server\'s clock, and it does end', (_name, writeAfter, receiveAfter) => {
+    let mono = 0;
+    const time = new DateHeaderServerTime(() => mono);
+    time.observe(exchange(T0, 0, writeAfter, receiveAfter));
+    mono = 1000;
+    const mark = decideSoftDelete({ inSpec: false, annotations: { [Annotations.deletionDelay]: '25s' }, now: time.lowerBound() as number, stampAt: time.upperBound() });
+    if (mark.action !== 'mark') throw new Error(`expected mark, got ${mark.action}`);
+    const stampMs = parseRfc3339(mark.deletionTimestamp) as number;
+    expect(stampMs).toBeGreaterThanOrEqual(serverAt(1000));
+    const annotations = { [Annotations.deletionDelay]: '25s', [Annotations.deletionTimestamp]: mark.deletionTimestamp };
+    let expiredAt: number | undefined;
+    for (mono = 1000; mono <= 40_000 && expiredAt === undefined; mono += 250) {
+      if (mono % 5000 === 0) time.observe(exchange(T0, mono, mono + writeAfter, mono + receiveAfter));
+      if (decideSoftDelete({ inSpec: false, annotations, now: time.lowerBound() as number }).action === 'expired') expiredAt = serverAt(mono);
+    }
+    expect(expiredAt).toBeDefined();
+    expect(expiredAt).toBeGreaterThanOrEqual(stampMs + delay);
+  });
+});
