@@ -1,0 +1,180 @@
+/**
+ * The steps of a soft-delete seed and their generator. The generator reads
+ * only the model's spec-level state (which Bundles exist, what they list,
+ * whether they are valid, which Gates the test opened), never timings or
+ * observations, so a seed always produces the same steps.
+ */
+import type { Random } from '../random.js';
+import { delayText, type Delay, type Entry, type SoftDeleteModel } from './model.js';
+
+export type Step =
+  | { kind: 'add'; bundle: string; object: string; delay: Delay; gated: boolean }
+  | { kind: 'remove'; bundle: string; object: string }
+  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; gated: boolean; addFirst: boolean }
+  | { kind: 'set-delay'; bundle: string; object: string; delay: Delay }
+  | { kind: 'set-gated'; bundle: string; object: string; gated: boolean }
+  | { kind: 'gate'; bundle: string; open: boolean }
+  | { kind: 'delete-bundle'; bundle: string }
+  | { kind: 'reapply'; bundle: string; entries: Entry[] }
+  | { kind: 'invalidate'; bundle: string }
+  | { kind: 'validate'; bundle: string }
+  | { kind: 'kill'; afterMs: number; downMs: number }
+  | { kind: 'sleep'; ms: number }
+  | { kind: 'settle' };
+
+/** Steps that write a Bundle may be followed at once by a settle (wait for the operator), or not (races). */
+export interface PlannedStep {
+  step: Step;
+  settle: boolean;
+}
+
+export function describeStep(s: Step): string {
+  const gate = (g: boolean) => (g ? ', behind the gate' : '');
+  switch (s.kind) {
+    case 'add':
+      return `add ${s.object} to ${s.bundle} (${delayText(s.delay)}${gate(s.gated)})`;
+    case 'remove':
+      return `remove ${s.object} from ${s.bundle}`;
+    case 'move':
+      return `move ${s.object} from ${s.from} to ${s.to} (${delayText(s.delay)}${gate(s.gated)}; ${s.addFirst ? 'add to the new Bundle first' : 'remove from the old Bundle first'})`;
+    case 'set-delay':
+      return `set ${s.object} in ${s.bundle} to ${delayText(s.delay)}`;
+    case 'set-gated':
+      return `${s.gated ? 'put' : 'take'} ${s.object} in ${s.bundle} ${s.gated ? 'behind' : 'out from behind'} the gate`;
+    case 'gate':
+      return `${s.open ? 'open' : 'close'} the gate of ${s.bundle} (Ready=${s.open ? 'true' : 'false'})`;
+    case 'delete-bundle':
+      return `delete Bundle ${s.bundle} (background) and wait until it is gone`;
+    case 'reapply':
+      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${gate(e.gated)})`).join(', ') || 'only its gate'}`;
+    case 'invalidate':
+      return `make ${s.bundle}'s spec invalid (a reference to a missing resource)`;
+    case 'validate':
+      return `make ${s.bundle}'s spec valid again`;
+    case 'kill':
+      return `SIGKILL the operator ${s.afterMs} ms later, restart it ${s.downMs} ms after that`;
+    case 'sleep':
+      return `sleep ${s.ms} ms`;
+    case 'settle':
+      return 'settle (every Bundle observed by the operator)';
+  }
+}
+
+function randomDelay(rnd: Random): Delay {
+  return rnd.weighted<() => Delay>([
+    [3, () => ({ kind: 'none' })],
+    [7, () => {
+      const ms = rnd.int(2, 10) * 500;
+      const text = ms % 1000 === 0 && rnd.chance(0.7) ? `${ms / 1000}s` : `${ms}ms`;
+      return { kind: 'valid', text, ms };
+    }],
+    [2, () => ({ kind: 'invalid', text: rnd.pick(['banana', '-2s', '']) })],
+  ])();
+}
+
+export class StepGenerator {
+  /** What each Bundle listed when it was deleted, to re-apply it. */
+  private readonly lastSpec = new Map<string, Entry[]>();
+
+  constructor(
+    private readonly rnd: Random,
+    private readonly model: SoftDeleteModel,
+    private readonly configMaps: readonly string[],
+    private readonly gateOf: (bundle: string) => string,
+  ) {}
+
+  /** The first apply of a Bundle: its gate and a random handful of objects no other Bundle lists. */
+  initialSpec(bundle: string, taken: ReadonlySet<string>): Entry[] {
+    const entries: Entry[] = [{ object: this.gateOf(bundle), kind: 'Gate', delay: { kind: 'none' }, gated: false }];
+    for (const object of this.configMaps) {
+      if (taken.has(object) || !this.rnd.chance(0.5)) continue;
+      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), gated: this.rnd.chance(0.25) });
+    }
+    return entries;
+  }
+
+  next(): PlannedStep {
+    const rnd = this.rnd;
+    const bundles = [...this.model.bundles.values()];
+    const live = bundles.filter((b) => b.exists);
+    const pickLive = () => (live.length === 0 ? undefined : rnd.pick(live));
+    const listedIn = (b: (typeof bundles)[number]) => b.entries.filter((e) => e.kind === 'ConfigMap');
+    const choices: [number, () => Step | undefined][] = [
+      [3, () => {
+        const b = pickLive();
+        if (!b) return undefined;
+        const free = this.configMaps.filter((o) => !b.entries.some((e) => e.object === o));
+        // Mostly objects nobody lists (or that wait for deletion); sometimes one another Bundle lists (a conflict).
+        const unlisted = free.filter((o) => this.model.listers(o).length === 0);
+        const pool = unlisted.length > 0 && rnd.chance(0.8) ? unlisted : free;
+        if (pool.length === 0) return undefined;
+        return { kind: 'add', bundle: b.name, object: rnd.pick(pool), delay: randomDelay(rnd), gated: rnd.chance(0.3) };
+      }],
+      [3, () => {
+        const b = pickLive();
+        if (!b) return undefined;
+        const listed = listedIn(b);
+        if (listed.length === 0) return undefined;
+        return { kind: 'remove', bundle: b.name, object: rnd.pick(listed).object };
+      }],
+      [2.5, () => {
+        if (live.length < 2) return undefined;
+        const [from, to] = rnd.shuffle(live);
+        if (!from || !to) return undefined;
+        const movable = listedIn(from).filter((e) => !to.entries.some((t) => t.object === e.object));
+        if (movable.length === 0) return undefined;
+        const e = rnd.pick(movable);
+        const delay = rnd.chance(0.6) ? e.delay : randomDelay(rnd);
+        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4) };
+      }],
+      [2, () => {
+        const b = pickLive();
+        if (!b) return undefined;
+        const listed = listedIn(b);
+        if (listed.length === 0) return undefined;
+        return { kind: 'set-delay', bundle: b.name, object: rnd.pick(listed).object, delay: randomDelay(rnd) };
+      }],
+      [1.5, () => {
+        const b = pickLive();
+        if (!b) return undefined;
+        const listed = listedIn(b);
+        if (listed.length === 0) return undefined;
+        const e = rnd.pick(listed);
+        return { kind: 'set-gated', bundle: b.name, object: e.object, gated: !e.gated };
+      }],
+      [1.5, () => {
+        const b = pickLive();
+        if (!b) return undefined;
+        return { kind: 'gate', bundle: b.name, open: !b.gateReady };
+      }],
+      [1.2, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name })],
+      [4, () => {
+        const gone = bundles.filter((b) => !b.exists);
+        if (gone.length === 0) return undefined;
+        const b = rnd.pick(gone);
+        const last = this.lastSpec.get(b.name);
+        // Mostly the manifest as it was (adopting what it released back); sometimes a fresh one.
+        const entries = last && rnd.chance(0.75) ? last : this.initialSpec(b.name, new Set());
+        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(0.3) ? !e.gated : e.gated })) };
+      }],
+      [0.7, () => {
+        const valid = live.filter((b) => !b.invalid);
+        return valid.length === 0 ? undefined : { kind: 'invalidate', bundle: rnd.pick(valid).name };
+      }],
+      [2, () => {
+        const invalid = live.filter((b) => b.invalid);
+        return invalid.length === 0 ? undefined : { kind: 'validate', bundle: rnd.pick(invalid).name };
+      }],
+      [1.2, () => ({ kind: 'kill', afterMs: rnd.int(0, 400), downMs: rnd.int(0, 2500) })],
+      [3.5, () => ({ kind: 'sleep', ms: rnd.int(3, 25) * 100 })],
+      [1, () => ({ kind: 'settle' })],
+    ];
+    for (;;) {
+      const step = rnd.weighted(choices)();
+      if (!step) continue;
+      if (step.kind === 'delete-bundle') this.lastSpec.set(step.bundle, this.model.bundle(step.bundle).entries.map((e) => ({ ...e })));
+      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle';
+      return { step, settle: writes && rnd.chance(0.35) };
+    }
+  }
+}
