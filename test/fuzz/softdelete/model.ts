@@ -23,7 +23,8 @@
  *
  * Each change of `notBefore` is kept as a window, so a deletion observed at
  * t is judged against what the rules said at t: allowed iff some window
- * [max(from, notBefore), to + CLOSE_GRACE_MS) contains t. `from` is the
+ * [max(from, notBefore), to + CLOSE_GRACE_MS) contains t (no grace for the
+ * window before the object was first listed). `from` is the
  * sending time of the request that opened the window (nothing can act on a
  * request before it is sent); `to` the answer time of the one that closed it.
  */
@@ -82,6 +83,8 @@ interface Window {
   notBefore: number;
   /** What made the rule so, for messages. */
   why: string;
+  /** How long after `to` a deletion may still be judged by this window (none before the object was ever listed: nothing could be in flight). */
+  graceMs: number;
 }
 
 interface PossibleDelay {
@@ -152,7 +155,7 @@ export class SoftDeleteModel {
   }
 
   private addObject(name: string, kind: ObjectKind): void {
-    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed' }], exists: false, lastCountdownEnd: -Infinity });
+    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }], exists: false, lastCountdownEnd: -Infinity });
   }
 
   bundle(name: string): BundleModel {
@@ -335,9 +338,17 @@ export class SoftDeleteModel {
     for (const o of this.objects.values()) {
       const nb = this.notBefore(o);
       const current = o.windows[o.windows.length - 1];
-      if (current && current.notBefore === nb.at) continue;
+      const why = `${cause}: ${nb.why}`;
+      if (current && current.notBefore === nb.at) {
+        // Same rule, new reason (e.g. handed over to another Bundle): say so in messages; judgement is unchanged.
+        if (!current.why.endsWith(`: ${nb.why}`)) {
+          current.to = ackedAt;
+          o.windows.push({ from: sentAt, to: Infinity, notBefore: nb.at, why, graceMs: CLOSE_GRACE_MS });
+        }
+        continue;
+      }
       if (current) current.to = ackedAt;
-      o.windows.push({ from: sentAt, to: Infinity, notBefore: nb.at, why: `${cause}: ${nb.why}` });
+      o.windows.push({ from: sentAt, to: Infinity, notBefore: nb.at, why, graceMs: CLOSE_GRACE_MS });
       const s = o.standing;
       if (Number.isFinite(nb.at) && (s.kind === 'removed' || s.kind === 'released')) {
         const startedBy = s.kind === 'removed' ? Math.max(s.startAck, this.bundle(s.by).validSinceAck) : s.startAck;
@@ -354,7 +365,7 @@ export class SoftDeleteModel {
     const o = this.object(d.object);
     for (const w of o.windows) {
       const opens = Math.max(w.from, w.notBefore);
-      if (opens <= d.seenAt && d.seenAt < w.to + CLOSE_GRACE_MS) return undefined;
+      if (opens <= d.seenAt && d.seenAt < w.to + w.graceMs) return undefined;
     }
     const inForce = [...o.windows].reverse().find((w) => w.from <= d.seenAt) ?? o.windows[0];
     const rel = (t: number) => (Number.isFinite(t) ? `+${((t - origin) / 1000).toFixed(2)}s` : t > 0 ? 'never' : 'any time');

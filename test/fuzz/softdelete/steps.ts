@@ -117,7 +117,7 @@ export class StepGenerator {
         if (listed.length === 0) return undefined;
         return { kind: 'remove', bundle: b.name, object: rnd.pick(listed).object };
       }],
-      [2.5, () => {
+      [1.8, () => {
         if (live.length < 2) return undefined;
         const [from, to] = rnd.shuffle(live);
         if (!from || !to) return undefined;
@@ -147,7 +147,7 @@ export class StepGenerator {
         if (!b) return undefined;
         return { kind: 'gate', bundle: b.name, open: !b.gateReady };
       }],
-      [1.2, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name })],
+      [2, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name })],
       [4, () => {
         const gone = bundles.filter((b) => !b.exists);
         if (gone.length === 0) return undefined;

@@ -102,6 +102,8 @@ class SeedRun {
         await this.execute({ kind: 'reapply', bundle: b, entries });
       }
       await this.execute({ kind: 'settle' });
+      // Most seeds start with open gates, so gated objects exist (and hold references to their gate).
+      for (const b of BUNDLES) if (this.rnd.chance(0.6)) await this.execute({ kind: 'gate', bundle: b, open: true });
       for (let i = 0; i < steps; i++) {
         const planned = this.generator.next();
         await this.execute(planned.step);
