@@ -89,7 +89,7 @@ class SeedRun {
   }
 
   async run(): Promise<SeedResult> {
-    const steps = this.rnd.int(14, 22);
+    const steps = this.rnd.int(12, 18);
     let failure: unknown;
     try {
       await this.world.start();
