@@ -40,6 +40,10 @@ export function delayText(d: Delay): string {
 
 export type ObjectKind = 'ConfigMap' | 'Gate';
 
+export type Spoil = 'none' | 'invalid' | 'failing';
+
+const SPOIL_WORDS: Record<Exclude<Spoil, 'none'>, string> = { invalid: 'whose spec is invalid', failing: 'one of whose resources fails to apply' };
+
 /** One resource of a Bundle's spec, as the model sees it. */
 export interface Entry {
   object: string;
@@ -52,8 +56,13 @@ export interface Entry {
 export interface BundleModel {
   name: string;
   exists: boolean;
-  /** The spec carries a resource referencing a missing one: the operator must change nothing. */
-  invalid: boolean;
+  /**
+   * Why the Bundle must delete nothing now, if it must: its spec is invalid
+   * (a reference to a missing resource), or one of its resources fails to
+   * apply (the apiserver rejects it), and nothing is pruned unless every
+   * apply of the pass succeeded.
+   */
+  spoil: Spoil;
   /** Since when the spec is valid (sentAt of the edit that made it so), for countdowns that waited on it. */
   validSince: number;
   validSinceAck: number;
@@ -148,7 +157,7 @@ export class SoftDeleteModel {
 
   constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string) {
     for (const name of bundleNames) {
-      this.bundles.set(name, { name, exists: false, invalid: false, validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, entries: [], claimedAt: new Map() });
+      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, entries: [], claimedAt: new Map() });
       this.addObject(gateOf(name), 'Gate');
     }
     for (const name of configMaps) this.addObject(name, 'ConfigMap');
@@ -178,21 +187,21 @@ export class SoftDeleteModel {
   }
 
   /**
-   * A Bundle's spec was applied (created or edited): `entries` and `invalid`
+   * A Bundle's spec was applied (created or edited): `entries` and `spoil`
    * are the new spec. Returns the objects whose standing changed.
    */
-  applyBundle(name: string, entries: Entry[], invalid: boolean, sentAt: number, ackedAt: number): string[] {
+  applyBundle(name: string, entries: Entry[], spoil: Spoil, sentAt: number, ackedAt: number): string[] {
     const b = this.bundle(name);
     const before = new Set(b.exists ? b.entries.map((e) => e.object) : []);
-    const wasInvalid = b.exists && b.invalid;
+    const wasSpoiled = b.exists && b.spoil !== 'none';
     if (!b.exists) {
       b.exists = true;
       b.claimedAt = new Map();
       b.gateReady = false;
     }
     b.entries = entries.map((e) => ({ ...e }));
-    b.invalid = invalid;
-    if (!invalid && (wasInvalid || b.validSince === -Infinity)) {
+    b.spoil = spoil;
+    if (spoil === 'none' && (wasSpoiled || b.validSince === -Infinity)) {
       b.validSince = sentAt;
       b.validSinceAck = ackedAt;
     }
@@ -213,7 +222,7 @@ export class SoftDeleteModel {
       if (this.listers(object).length > 0) continue; // another live Bundle lists it: handed over
       this.object(object).standing = { kind: 'removed', by: name, start: sentAt, startAck: ackedAt };
     }
-    if (wasInvalid && !invalid) for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
+    if (wasSpoiled && spoil === 'none') for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
     this.recompute(sentAt, ackedAt, `Bundle ${name} applied`);
     return [...touched];
   }
@@ -226,7 +235,7 @@ export class SoftDeleteModel {
     b.exists = false;
     b.entries = [];
     b.claimedAt = new Map();
-    b.invalid = false;
+    b.spoil = 'none';
     b.validSince = -Infinity;
     b.validSinceAck = -Infinity;
     b.gateReady = false;
@@ -301,7 +310,7 @@ export class SoftDeleteModel {
         return { at: Infinity, why: `listed by ${this.listers(o.name).map((b) => b.name).join(', ')}` };
       case 'removed': {
         const b = this.bundle(s.by);
-        if (b.invalid) return { at: Infinity, why: `removed from ${s.by}, whose spec is invalid (it deletes nothing)` };
+        if (b.spoil !== 'none') return { at: Infinity, why: `removed from ${s.by}, ${SPOIL_WORDS[b.spoil]} (it deletes nothing)` };
         const delay = minDelayMs(o.possibleDelays);
         if (delay === Infinity) return { at: Infinity, why: `removed from ${s.by} with an unreadable delay (kept)` };
         return { at: Math.max(b.validSince, s.start + delay), why: `removed from ${s.by}: ${this.delayWords(o)}` };
@@ -322,8 +331,8 @@ export class SoftDeleteModel {
     if (delay === Infinity) return Infinity;
     if (s.kind === 'removed') {
       const b = this.bundle(s.by);
-      // Nothing is pruned while the Bundle's spec is invalid or one of its resources conflicts with another Bundle.
-      if (b.invalid || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
+      // Nothing is pruned while the Bundle is spoiled or one of its resources conflicts with another Bundle.
+      if (b.spoil !== 'none' || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
       return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt) + DUE_MARGIN_MS;
     }
     return Math.max(s.startAck + delay, this.lastRestartAt) + DUE_MARGIN_MS;

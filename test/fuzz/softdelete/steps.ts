@@ -5,7 +5,7 @@
  * observations, so a seed always produces the same steps.
  */
 import type { Random } from '../random.js';
-import { delayText, type Delay, type Entry, type SoftDeleteModel } from './model.js';
+import { delayText, type Delay, type Entry, type SoftDeleteModel, type Spoil } from './model.js';
 
 export type Step =
   | { kind: 'add'; bundle: string; object: string; delay: Delay; gated: boolean }
@@ -15,9 +15,9 @@ export type Step =
   | { kind: 'set-gated'; bundle: string; object: string; gated: boolean }
   | { kind: 'gate'; bundle: string; open: boolean }
   | { kind: 'delete-bundle'; bundle: string }
-  | { kind: 'reapply'; bundle: string; entries: Entry[] }
-  | { kind: 'invalidate'; bundle: string }
-  | { kind: 'validate'; bundle: string }
+  | { kind: 'reapply'; bundle: string; entries: Entry[]; spoil: Spoil }
+  | { kind: 'spoil'; bundle: string; how: Exclude<Spoil, 'none'> }
+  | { kind: 'repair'; bundle: string }
   | { kind: 'kill'; afterMs: number; downMs: number }
   | { kind: 'sleep'; ms: number }
   | { kind: 'settle' };
@@ -27,6 +27,11 @@ export interface PlannedStep {
   step: Step;
   settle: boolean;
 }
+
+const SPOIL_TEXT: Record<Exclude<Spoil, 'none'>, string> = {
+  invalid: 'invalid (a resource references a missing one)',
+  failing: 'fail to apply (a ConfigMap with a key the apiserver rejects)',
+};
 
 export function describeStep(s: Step): string {
   const gate = (g: boolean) => (g ? ', behind the gate' : '');
@@ -46,11 +51,11 @@ export function describeStep(s: Step): string {
     case 'delete-bundle':
       return `delete Bundle ${s.bundle} (background) and wait until it is gone`;
     case 'reapply':
-      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${gate(e.gated)})`).join(', ') || 'only its gate'}`;
-    case 'invalidate':
-      return `make ${s.bundle}'s spec invalid (a reference to a missing resource)`;
-    case 'validate':
-      return `make ${s.bundle}'s spec valid again`;
+      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}`;
+    case 'spoil':
+      return `make ${s.bundle} ${SPOIL_TEXT[s.how]}`;
+    case 'repair':
+      return `make ${s.bundle} whole again (drop the broken resource)`;
     case 'kill':
       return `SIGKILL the operator ${s.afterMs} ms later, restart it ${s.downMs} ms after that`;
     case 'sleep':
@@ -155,15 +160,16 @@ export class StepGenerator {
         const last = this.lastSpec.get(b.name);
         // Mostly the manifest as it was (adopting what it released back); sometimes a fresh one.
         const entries = last && rnd.chance(0.75) ? last : this.initialSpec(b.name, new Set());
-        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(0.3) ? !e.gated : e.gated })) };
+        const spoil = rnd.weighted<Spoil>([[8, 'none'], [1, 'invalid'], [1, 'failing']]);
+        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(0.3) ? !e.gated : e.gated })), spoil };
       }],
       [0.7, () => {
-        const valid = live.filter((b) => !b.invalid);
-        return valid.length === 0 ? undefined : { kind: 'invalidate', bundle: rnd.pick(valid).name };
+        const whole = live.filter((b) => b.spoil === 'none');
+        return whole.length === 0 ? undefined : { kind: 'spoil', bundle: rnd.pick(whole).name, how: rnd.pick(['invalid', 'failing'] as const) };
       }],
       [2, () => {
-        const invalid = live.filter((b) => b.invalid);
-        return invalid.length === 0 ? undefined : { kind: 'validate', bundle: rnd.pick(invalid).name };
+        const spoiled = live.filter((b) => b.spoil !== 'none');
+        return spoiled.length === 0 ? undefined : { kind: 'repair', bundle: rnd.pick(spoiled).name };
       }],
       [1.2, () => ({ kind: 'kill', afterMs: rnd.int(0, 400), downMs: rnd.int(0, 2500) })],
       [3.5, () => ({ kind: 'sleep', ms: rnd.int(3, 25) * 100 })],

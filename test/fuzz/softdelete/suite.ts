@@ -1,9 +1,9 @@
 /**
  * Model-based testing of the Bundle controller's deletions (issue 9): random
  * sequences of Bundle edits (add, remove, move between Bundles, change the
- * delay, gate behind a dependency that is not Ready, invalid specs, delete
- * and re-apply Bundles) and SIGKILLs of a real operator process (run with
- * `--gc=cluster`), judged against model.ts: nothing deleted before the
+ * delay, gate behind a dependency that is not Ready, invalid specs and
+ * resources that fail to apply, delete and re-apply Bundles) and SIGKILLs
+ * of a real operator process (run with `--gc=cluster`), judged against model.ts: nothing deleted before the
  * earliest time the rules allow, nothing left after the latest plus a margin.
  *
  * Real time, short delays (1-5 s): the model's clock is this process's wall
@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { Annotations } from '../../../src/api/names.js';
 import { Random } from '../random.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
-import { SoftDeleteModel, type Entry } from './model.js';
+import { SoftDeleteModel, type Entry, type Spoil } from './model.js';
 import { describeStep, StepGenerator, type Step } from './steps.js';
 import { FuzzCluster, SeedWorld, sleep } from './world.js';
 
@@ -99,7 +99,7 @@ class SeedRun {
       for (const b of BUNDLES) {
         const entries = this.generator.initialSpec(b, taken);
         for (const e of entries) taken.add(e.object);
-        await this.execute({ kind: 'reapply', bundle: b, entries });
+        await this.execute({ kind: 'reapply', bundle: b, entries, spoil: 'none' });
       }
       await this.execute({ kind: 'settle' });
       // Most seeds start with open gates, so gated objects exist (and hold references to their gate).
@@ -145,9 +145,9 @@ class SeedRun {
   }
 
   /** Applies a Bundle's new spec to the cluster and the model; returns what it touched. */
-  private async write(bundle: string, entries: Entry[], invalid: boolean): Promise<string[]> {
-    const { sentAt, ackedAt } = await this.world.applyBundle(bundle, entries, invalid);
-    return this.model.applyBundle(bundle, entries, invalid, sentAt, ackedAt);
+  private async write(bundle: string, entries: Entry[], spoil: Spoil = this.model.bundle(bundle).spoil): Promise<string[]> {
+    const { sentAt, ackedAt } = await this.world.applyBundle(bundle, entries, spoil);
+    return this.model.applyBundle(bundle, entries, spoil, sentAt, ackedAt);
   }
 
   private async execute(step: Step): Promise<void> {
@@ -158,18 +158,17 @@ class SeedRun {
     };
     switch (step.kind) {
       case 'add': {
-        const b = this.model.bundle(step.bundle);
-        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }], b.invalid));
+        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }]));
         touched.add(step.object);
         break;
       }
       case 'remove':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).filter((e) => e.object !== step.object), this.model.bundle(step.bundle).invalid));
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).filter((e) => e.object !== step.object)));
         touched.add(step.object);
         break;
       case 'move': {
-        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }], this.model.bundle(step.to).invalid));
-        const removeFrom = async () => add(await this.write(step.from, this.entriesOf(step.from).filter((e) => e.object !== step.object), this.model.bundle(step.from).invalid));
+        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }]));
+        const removeFrom = async () => add(await this.write(step.from, this.entriesOf(step.from).filter((e) => e.object !== step.object)));
         if (step.addFirst) {
           await addTo();
           await removeFrom();
@@ -181,11 +180,11 @@ class SeedRun {
         break;
       }
       case 'set-delay':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, delay: step.delay } : e)), this.model.bundle(step.bundle).invalid));
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, delay: step.delay } : e))));
         touched.add(step.object);
         break;
       case 'set-gated':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, gated: step.gated } : e)), this.model.bundle(step.bundle).invalid));
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, gated: step.gated } : e))));
         touched.add(step.object);
         break;
       case 'gate': {
@@ -214,11 +213,13 @@ class SeedRun {
         break;
       }
       case 'reapply':
-        add(await this.write(step.bundle, step.entries.map((e) => ({ ...e })), false));
+        add(await this.write(step.bundle, step.entries.map((e) => ({ ...e })), step.spoil));
         break;
-      case 'invalidate':
-      case 'validate':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle), step.kind === 'invalidate'));
+      case 'spoil':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle), step.how));
+        break;
+      case 'repair':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle), 'none'));
         break;
       case 'kill':
         await sleep(step.afterMs);

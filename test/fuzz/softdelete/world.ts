@@ -15,7 +15,7 @@ import { Discovery } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
-import type { Entry } from './model.js';
+import type { Entry, Spoil } from './model.js';
 
 export const GATE_GROUP = 'fuzz.bundlesmith.dev';
 export const GATE_API_VERSION = `${GATE_GROUP}/v1`;
@@ -202,7 +202,7 @@ export class SeedWorld {
     if (!keepLogs) for (const log of this.logs) rmSync(log, { force: true });
   }
 
-  bundleManifest(bundle: string, entries: readonly Entry[], invalid: boolean): Record<string, unknown> {
+  bundleManifest(bundle: string, entries: readonly Entry[], spoil: Spoil): Record<string, unknown> {
     const resources: Record<string, unknown>[] = entries.map((e) => {
       if (e.kind === 'Gate') return { name: 'gate', spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: e.object }, spec: { bundle } } } };
       const annotations = e.delay.kind === 'none' ? undefined : { [Annotations.deletionDelay]: e.delay.text };
@@ -213,13 +213,15 @@ export class SeedWorld {
       };
     });
     // A reference to a resource the Bundle does not have: the whole spec is invalid.
-    if (invalid) resources.push({ name: 'broken', references: [{ resource: 'missing' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `broken-${bundle}` }, data: { bundle } } } });
+    if (spoil === 'invalid') resources.push({ name: 'broken', references: [{ resource: 'missing' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `broken-${bundle}` }, data: { bundle } } } });
+    // A ConfigMap key the apiserver rejects (422): the apply fails, so the pass prunes nothing.
+    if (spoil === 'failing') resources.push({ name: 'poison', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `poison-${bundle}` }, data: { 'not a key!': bundle } } } });
     return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: bundle, namespace: this.namespace }, spec: { resources } };
   }
 
-  async applyBundle(bundle: string, entries: readonly Entry[], invalid: boolean): Promise<BundleWrite> {
+  async applyBundle(bundle: string, entries: readonly Entry[], spoil: Spoil): Promise<BundleWrite> {
     const sentAt = Date.now();
-    const live = await this.cluster.client.apply(BUNDLE_RESOURCE_TYPE, this.bundleManifest(bundle, entries, invalid), { fieldManager: 'fuzz-user', force: true });
+    const live = await this.cluster.client.apply(BUNDLE_RESOURCE_TYPE, this.bundleManifest(bundle, entries, spoil), { fieldManager: 'fuzz-user', force: true });
     this.bundleUids.set(bundle, live.metadata.uid);
     return { sentAt, ackedAt: Date.now() };
   }

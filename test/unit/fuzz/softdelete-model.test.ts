@@ -2,7 +2,7 @@
  * The soft-delete fuzzer's model (test/fuzz/softdelete/model.ts) on
  * hand-written timelines: what it allows and what it flags.
  */
-import { CLOSE_GRACE_MS, SoftDeleteModel, type Delay, type Entry } from '../../fuzz/softdelete/model.js';
+import { CLOSE_GRACE_MS, SoftDeleteModel, type Delay, type Entry, type Spoil } from '../../fuzz/softdelete/model.js';
 
 const gateOf = (b: string) => `gate-${b}`;
 const gate = (b: string): Entry => ({ object: gateOf(b), kind: 'Gate', delay: { kind: 'none' }, gated: false });
@@ -15,8 +15,8 @@ function fresh(): SoftDeleteModel {
 }
 
 /** Applies at t (sent at t, answered 10 ms later). */
-function apply(m: SoftDeleteModel, t: number, bundle: string, entries: Entry[], invalid = false): void {
-  m.applyBundle(bundle, [gate(bundle), ...entries], invalid, t, t + 10);
+function apply(m: SoftDeleteModel, t: number, bundle: string, entries: Entry[], spoil: Spoil = 'none'): void {
+  m.applyBundle(bundle, [gate(bundle), ...entries], spoil, t, t + 10);
 }
 
 function verdict(m: SoftDeleteModel, object: string, at: number): 'allowed' | 'wrongful' {
@@ -69,12 +69,23 @@ describe('soft-delete fuzz model', () => {
   it('an invalid spec deletes nothing; once valid, the countdown is honoured from the removal', () => {
     const m = fresh();
     apply(m, 0, 'b1', [cm('x', s(2)), cm('y', NONE)]);
-    apply(m, 1000, 'b1', [cm('x', s(2)), cm('y', NONE)], true);
-    apply(m, 2000, 'b1', [cm('x', s(2))], true);
+    apply(m, 1000, 'b1', [cm('x', s(2)), cm('y', NONE)], 'invalid');
+    apply(m, 2000, 'b1', [cm('x', s(2))], 'invalid');
     expect(verdict(m, 'y', 2500)).toBe('wrongful');
     expect(m.dueBy(m.object('y'))).toBe(Infinity);
     apply(m, 4000, 'b1', [cm('x', s(2))]);
     expect(verdict(m, 'y', 4000)).toBe('allowed');
+  });
+
+  it('a resource that fails to apply holds every prune of the Bundle', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', NONE), cm('y', NONE)]);
+    apply(m, 1000, 'b1', [cm('x', NONE)], 'failing');
+    expect(verdict(m, 'y', 1500)).toBe('wrongful');
+    apply(m, 2000, 'b1', [], 'failing');
+    apply(m, 3000, 'b1', []);
+    expect(verdict(m, 'x', 2500)).toBe('wrongful');
+    expect(verdict(m, 'x', 3000)).toBe('allowed');
   });
 
   it('an unreadable delay keeps the object for good', () => {
