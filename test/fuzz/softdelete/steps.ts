@@ -161,7 +161,7 @@ export class StepGenerator {
         // Mostly the manifest as it was (adopting what it released back); sometimes a fresh one.
         const entries = last && rnd.chance(0.75) ? last : this.initialSpec(b.name, new Set());
         const spoil = rnd.weighted<Spoil>([[8, 'none'], [1, 'invalid'], [1, 'failing']]);
-        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(0.3) ? !e.gated : e.gated })), spoil };
+        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(0.4) ? !e.gated : e.gated })), spoil };
       }],
       [0.7, () => {
         const whole = live.filter((b) => b.spoil === 'none');

@@ -198,7 +198,8 @@ class SeedRun {
         }
         // The intent goes into the model either way, so the generated steps do not depend on timing.
         this.model.setGateReady(step.bundle, step.open);
-        add(this.model.bundle(step.bundle).entries.filter((e) => e.gated).map((e) => e.object));
+        // Every object of the Bundle: one gated later still depends on the Gate's state.
+        add(this.model.bundle(step.bundle).entries.map((e) => e.object));
         touched.add(gate);
         break;
       }
