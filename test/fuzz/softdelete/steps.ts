@@ -153,15 +153,16 @@ export class StepGenerator {
         return { kind: 'gate', bundle: b.name, open: !b.gateReady };
       }],
       [2, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name })],
-      [4, () => {
+      [6, () => {
         const gone = bundles.filter((b) => !b.exists);
         if (gone.length === 0) return undefined;
         const b = rnd.pick(gone);
         const last = this.lastSpec.get(b.name);
-        // Mostly the manifest as it was (adopting what it released back); sometimes a fresh one.
-        const entries = last && rnd.chance(0.75) ? last : this.initialSpec(b.name, new Set());
+        // Mostly the manifest as it was (adopting what it released back), often with objects now behind
+        // the new Gate, which is not Ready yet; sometimes a fresh one.
+        const entries = last && rnd.chance(0.85) ? last : this.initialSpec(b.name, new Set());
         const spoil = rnd.weighted<Spoil>([[8, 'none'], [1, 'invalid'], [1, 'failing']]);
-        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(0.4) ? !e.gated : e.gated })), spoil };
+        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(e.gated ? 0.3 : 0.6) ? !e.gated : e.gated })), spoil };
       }],
       [0.7, () => {
         const whole = live.filter((b) => b.spoil === 'none');

@@ -16,7 +16,7 @@ import { Random } from '../random.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
 import { SoftDeleteModel, type Entry, type Spoil } from './model.js';
 import { describeStep, StepGenerator, type Step } from './steps.js';
-import { FuzzCluster, SeedWorld, sleep } from './world.js';
+import { FuzzCluster, SeedWorld, sleep, type Observation } from './world.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
 export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
@@ -72,6 +72,8 @@ class SeedRun {
   private readonly executed: ExecutedStep[] = [];
   private readonly divergences: Divergence[] = [];
   private readonly overdue = new Set<string>();
+  /** Everything the watches reported, for the replay. */
+  private readonly seen: Observation[] = [];
   private origin = Date.now();
   private kills = 0;
   private judged = 0;
@@ -269,6 +271,7 @@ class SeedRun {
     const failure = this.world.watchFailure();
     if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
     for (const o of this.world.observations.splice(0)) {
+      this.seen.push(o);
       if (TRACE) this.log(`  [seed ${this.seed}] ${this.rel(o.at)} watch: ${o.object} ${o.type} (uid ${o.uid})`);
       if (o.type === 'created') {
         this.model.created(o.object, o.uid);
@@ -324,6 +327,10 @@ class SeedRun {
   private replayAll(): string {
     const objects = new Set(this.divergences.flatMap((d) => (d.object ? [d.object] : [])));
     const scope = objects.size > 0 ? `steps touching ${[...objects].join(', ')} (and every kill)` : 'all steps';
-    return [`${scope}; seed start = +0.00s, namespace ${this.world.namespace}:`, this.replay(objects.size > 0 ? objects : undefined), `operator logs: ${this.world.operatorLogs().join(' ')}`].join('\n');
+    // What the watches saw of those objects, and every Gate deletion (a Gate is what gated objects reference).
+    const watched = this.seen
+      .filter((o) => objects.has(o.object) || (o.type === 'deleted' && o.object.startsWith('gate-')))
+      .map((o) => `${this.rel(o.at)} ${o.object} ${o.type} (uid ${o.uid})`);
+    return [`${scope}; seed start = +0.00s, namespace ${this.world.namespace}:`, this.replay(objects.size > 0 ? objects : undefined), 'watched:', ...watched, `operator logs: ${this.world.operatorLogs().join(' ')}`].join('\n');
   }
 }
