@@ -8,7 +8,9 @@
 import { SoftDeleteFuzzSuite } from '../fuzz/softdelete/suite.js';
 import { kubeconfigPath } from './harness.js';
 
-const SEEDS = [1, 2, 3];
+// On the code this branch started from: seed 1 passes; seed 4 hits a released object collected with its Gate and
+// a re-listed (blocked) released object swept at expiry; seed 5 a prune of an object another Bundle lists.
+const SEEDS = [1, 4, 5];
 const suite = new SoftDeleteFuzzSuite();
 
 beforeAll(async () => {

@@ -80,6 +80,8 @@ function randomDelay(rnd: Random): Delay {
 export class StepGenerator {
   /** What each Bundle listed when it was deleted, to re-apply it. */
   private readonly lastSpec = new Map<string, Entry[]>();
+  /** Steps decided ahead (the second half of a pair), taken before drawing new ones. */
+  private readonly queued: Step[] = [];
 
   constructor(
     private readonly rnd: Random,
@@ -100,6 +102,8 @@ export class StepGenerator {
 
   next(): PlannedStep {
     const rnd = this.rnd;
+    const queued = this.queued.shift();
+    if (queued) return { step: queued, settle: false };
     const bundles = [...this.model.bundles.values()];
     const live = bundles.filter((b) => b.exists);
     const pickLive = () => (live.length === 0 ? undefined : rnd.pick(live));
@@ -179,7 +183,13 @@ export class StepGenerator {
     for (;;) {
       const step = rnd.weighted(choices)();
       if (!step) continue;
-      if (step.kind === 'delete-bundle') this.lastSpec.set(step.bundle, this.model.bundle(step.bundle).entries.map((e) => ({ ...e })));
+      if (step.kind === 'delete-bundle') {
+        const last = this.model.bundle(step.bundle).entries.map((e) => ({ ...e }));
+        this.lastSpec.set(step.bundle, last);
+        // Often the Bundle comes straight back with what it released now behind its new Gate, which is
+        // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
+        if (rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle: step.bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none' });
+      }
       const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle';
       return { step, settle: writes && rnd.chance(0.35) };
     }
