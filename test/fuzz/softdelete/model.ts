@@ -113,6 +113,13 @@ export interface ObjectModel {
   uid?: string;
   /** Latest end of any countdown that ever ran on it (the final wait runs past these). */
   lastCountdownEnd: number;
+  /**
+   * The countdown that was running when the object was listed again, until a
+   * settle shows the operator has seen that listing. The operator is
+   * level-based: a listing undone before it looked is never seen, and that
+   * countdown simply goes on, so a removal before the settle counts from it.
+   */
+  unseenRelisting?: { start: number };
 }
 
 export interface Deletion {
@@ -212,6 +219,7 @@ export class SoftDeleteModel {
       // The operator may apply this manifest (an invalid spec applies nothing, but it may become valid as is).
       if (!o.possibleDelays.some((p) => sameDelay(p.delay, e.delay))) o.possibleDelays.push({ delay: e.delay, addedAt: sentAt });
       if (o.standing.kind !== 'listed') touched.add(e.object);
+      if (o.standing.kind === 'removed' || o.standing.kind === 'released') o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity) };
       o.standing = { kind: 'listed' };
       if (!before.has(e.object)) touched.add(e.object);
     }
@@ -220,7 +228,9 @@ export class SoftDeleteModel {
       b.claimedAt.delete(object);
       touched.add(object);
       if (this.listers(object).length > 0) continue; // another live Bundle lists it: handed over
-      this.object(object).standing = { kind: 'removed', by: name, start: sentAt, startAck: ackedAt };
+      const o = this.object(object);
+      o.standing = { kind: 'removed', by: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+      delete o.unseenRelisting;
     }
     if (wasSpoiled && spoil === 'none') for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
     this.recompute(sentAt, ackedAt, `Bundle ${name} applied`);
@@ -243,7 +253,8 @@ export class SoftDeleteModel {
       if (listed.includes(o.name)) {
         touched.push(o.name);
         if (this.listers(o.name).length > 0) continue;
-        o.standing = { kind: 'released', from: name, start: sentAt, startAck: ackedAt };
+        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+        delete o.unseenRelisting;
       } else if (o.standing.kind === 'removed' && o.standing.by === name) {
         touched.push(o.name);
         o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt) };
@@ -277,6 +288,11 @@ export class SoftDeleteModel {
     if (!matches) return;
     const kept = o.possibleDelays.find((p) => sameDelay(p.delay, entry.delay));
     if (kept) o.possibleDelays = [kept];
+  }
+
+  /** A settle showed the operator has seen every live Bundle's current spec: listings in them are no longer unseen. */
+  listingsSeen(): void {
+    for (const o of this.objects.values()) if (o.standing.kind === 'listed') delete o.unseenRelisting;
   }
 
   /** The watch saw an incarnation appear. */

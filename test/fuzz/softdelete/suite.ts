@@ -120,7 +120,8 @@ class SeedRun {
     }
     if (failure !== undefined) {
       const message = failure instanceof Error ? (failure.stack ?? failure.message) : JSON.stringify(failure);
-      throw new Error(`${message}\nsteps so far (namespace ${this.world.namespace}):\n${this.replay(undefined)}\noperator logs: ${this.world.operatorLogs().join(' ')}`);
+      const found = this.divergences.map((d) => `divergence before that: ${d.message}\n`).join('');
+      throw new Error(`${message}\n${found}steps so far (namespace ${this.world.namespace}):\n${this.replay(undefined)}\noperator logs: ${this.world.operatorLogs().join(' ')}`);
     }
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const summary = `${this.executed.length} steps, ${this.kills} kills, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
@@ -259,6 +260,7 @@ class SeedRun {
         await sleep(100);
       }
     }
+    this.model.listingsSeen();
     for (const o of this.model.objects.values()) {
       if (o.kind !== 'ConfigMap' || o.standing.kind !== 'listed') continue;
       const live = await this.world.getObject('ConfigMap', o.name);

@@ -40,11 +40,32 @@ describe('soft-delete fuzz model', () => {
     apply(m, 0, 'b1', [cm('x', s(3))]);
     apply(m, 1000, 'b1', []);
     apply(m, 2000, 'b1', [cm('x', s(3))]);
+    m.listingsSeen();
     apply(m, 5000, 'b1', []);
     // The old expiry (4 s) falls while it is listed again, and before the new one (8 s).
     expect(verdict(m, 'x', 4500)).toBe('wrongful');
     expect(verdict(m, 'x', 7999)).toBe('wrongful');
     expect(verdict(m, 'x', 8000)).toBe('allowed');
+  });
+
+  it('a listing the operator may not have seen before it was undone does not restart the countdown; a seen one does', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(3))]);
+    m.confirmDelay('x', '3s');
+    apply(m, 1000, 'b1', []);
+    apply(m, 2000, 'b1', [cm('x', s(3))]);
+    apply(m, 2040, 'b1', []);
+    // Never seen: the first countdown (1 s + 3 s) may go on.
+    expect(verdict(m, 'x', 4000)).toBe('allowed');
+    const seen = fresh();
+    apply(seen, 0, 'b1', [cm('x', s(3))]);
+    seen.confirmDelay('x', '3s');
+    apply(seen, 1000, 'b1', []);
+    apply(seen, 2000, 'b1', [cm('x', s(3))]);
+    seen.listingsSeen();
+    apply(seen, 2040, 'b1', []);
+    expect(verdict(seen, 'x', 4000)).toBe('wrongful');
+    expect(verdict(seen, 'x', 5040)).toBe('allowed');
   });
 
   it('a deletion in flight when the object was listed again is tolerated only within the grace', () => {
