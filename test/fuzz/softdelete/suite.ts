@@ -1,11 +1,338 @@
-/** Placeholder: the softdelete suite is being written (see issue 9). */
-import type { FuzzSuite, SeedResult } from '../suite.js';
+/**
+ * Model-based testing of the Bundle controller's deletions (issue 9): random
+ * sequences of Bundle edits (add, remove, move between Bundles, change the
+ * delay, gate behind a dependency that is not Ready, invalid specs and
+ * resources that fail to apply, delete and re-apply Bundles) and SIGKILLs
+ * of a real operator process (run with `--gc=cluster`), judged against model.ts: nothing deleted before the
+ * earliest time the rules allow, nothing left after the latest plus a margin.
+ *
+ * Real time, short delays (1-5 s): the model's clock is this process's wall
+ * clock; deletions are timed when the watch reports them (upper bounds on
+ * the true time, so "deleted too early" is never a false alarm from latency).
+ */
+import { randomBytes } from 'node:crypto';
+import { Annotations } from '../../../src/api/names.js';
+import { Random } from '../random.js';
+import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
+import { SoftDeleteModel, type Entry, type Spoil } from './model.js';
+import { describeStep, StepGenerator, type Step } from './steps.js';
+import { FuzzCluster, SeedWorld, sleep, type Observation } from './world.js';
+
+export const BUNDLES = ['b1', 'b2'] as const;
+export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
+export const gateOf = (bundle: string): string => `gate-${bundle}`;
+
+/** How long the operator may take to observe a Bundle's new generation, or to let a deleted Bundle go. */
+const OPERATOR_WAIT_MS = 30_000;
+/** After the last countdown could have ended, keep watching this long: a stale countdown would fire in it. */
+const TAIL_MS = 2_000;
+/** SOFTDELETE_FUZZ_TRACE=1 prints every step and every watched appearance and deletion as they happen. */
+const TRACE = process.env.SOFTDELETE_FUZZ_TRACE === '1';
+
+interface ExecutedStep {
+  index: number;
+  at: number;
+  text: string;
+  touched: Set<string>;
+  global: boolean;
+}
+
+interface Divergence {
+  object?: string;
+  message: string;
+}
 
 export class SoftDeleteFuzzSuite implements FuzzSuite {
   readonly name = 'softdelete' as const;
-  async setup(): Promise<void> {}
-  runSeed(seed: number): Promise<SeedResult> {
-    return Promise.resolve({ suite: this.name, seed, divergences: ['the softdelete suite is not written yet'], summary: 'not implemented' });
+  private cluster: FuzzCluster | undefined;
+  private log: (line: string) => void = () => {};
+
+  async setup(ctx: SuiteContext): Promise<void> {
+    this.log = (line) => ctx.log(line);
+    this.cluster = await FuzzCluster.start(ctx.kubeconfig);
   }
-  async teardown(): Promise<void> {}
+
+  async runSeed(seed: number): Promise<SeedResult> {
+    if (!this.cluster) throw new Error('setup was not called');
+    return await new SeedRun(this.cluster, seed, this.log).run();
+  }
+
+  teardown(): Promise<void> {
+    this.cluster?.stop();
+    this.cluster = undefined;
+    return Promise.resolve();
+  }
+}
+
+class SeedRun {
+  private readonly rnd: Random;
+  private readonly model: SoftDeleteModel;
+  private readonly generator: StepGenerator;
+  private readonly world: SeedWorld;
+  private readonly executed: ExecutedStep[] = [];
+  private readonly divergences: Divergence[] = [];
+  private readonly overdue = new Set<string>();
+  /** Everything the watches reported, for the replay. */
+  private readonly seen: Observation[] = [];
+  private origin = Date.now();
+  private kills = 0;
+  private judged = 0;
+
+  constructor(
+    cluster: FuzzCluster,
+    private readonly seed: number,
+    private readonly log: (line: string) => void,
+  ) {
+    this.rnd = new Random(seed);
+    this.model = new SoftDeleteModel(BUNDLES, CONFIG_MAPS, gateOf);
+    this.generator = new StepGenerator(this.rnd, this.model, CONFIG_MAPS, gateOf);
+    // The namespace name is not drawn from the seed: a seed may run twice against one control plane.
+    this.world = new SeedWorld(cluster, `sd-${seed}-${randomBytes(3).toString('hex')}`);
+  }
+
+  async run(): Promise<SeedResult> {
+    const steps = this.rnd.int(12, 18);
+    let failure: unknown;
+    try {
+      await this.world.start();
+      this.origin = Date.now();
+      this.model.operatorStarted(this.world.startOperator());
+      const taken = new Set<string>();
+      for (const b of BUNDLES) {
+        const entries = this.generator.initialSpec(b, taken);
+        for (const e of entries) taken.add(e.object);
+        await this.execute({ kind: 'reapply', bundle: b, entries, spoil: 'none' });
+      }
+      await this.execute({ kind: 'settle' });
+      // Most seeds start with open gates, so gated objects exist (and hold references to their gate).
+      for (const b of BUNDLES) if (this.rnd.chance(0.6)) await this.execute({ kind: 'gate', bundle: b, open: true });
+      for (let i = 0; i < steps; i++) {
+        const planned = this.generator.next();
+        await this.execute(planned.step);
+        if (planned.settle) await this.execute({ kind: 'settle' });
+        this.boundary();
+      }
+      await this.finish();
+    } catch (err) {
+      failure = err;
+    } finally {
+      await this.world.stop(this.divergences.length > 0 || failure !== undefined);
+    }
+    if (failure !== undefined) {
+      const message = failure instanceof Error ? (failure.stack ?? failure.message) : JSON.stringify(failure);
+      const found = this.divergences.map((d) => `divergence before that: ${d.message}\n`).join('');
+      throw new Error(`${message}\n${found}steps so far (namespace ${this.world.namespace}):\n${this.replay(undefined)}\noperator logs: ${this.world.operatorLogs().join(' ')}`);
+    }
+    const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
+    const summary = `${this.executed.length} steps, ${this.kills} kills, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    this.log(`softdelete seed ${this.seed}: ${summary}`);
+    return {
+      suite: 'softdelete',
+      seed: this.seed,
+      divergences: this.divergences.map((d) => d.message),
+      summary,
+      ...(this.divergences.length > 0 ? { replay: this.replayAll() } : {}),
+    };
+  }
+
+  private rel(t: number): string {
+    return `+${((t - this.origin) / 1000).toFixed(2)}s`;
+  }
+
+  private record(step: Step, touched: Iterable<string>, at: number): void {
+    this.executed.push({ index: this.executed.length + 1, at, text: describeStep(step), touched: new Set(touched), global: step.kind === 'kill' });
+  }
+
+  private entriesOf(bundle: string): Entry[] {
+    return this.model.bundle(bundle).entries.map((e) => ({ ...e }));
+  }
+
+  /** Applies a Bundle's new spec to the cluster and the model; returns what it touched. */
+  private async write(bundle: string, entries: Entry[], spoil: Spoil = this.model.bundle(bundle).spoil): Promise<string[]> {
+    const { sentAt, ackedAt } = await this.world.applyBundle(bundle, entries, spoil);
+    return this.model.applyBundle(bundle, entries, spoil, sentAt, ackedAt);
+  }
+
+  private async execute(step: Step): Promise<void> {
+    const at = Date.now();
+    const touched = new Set<string>();
+    const add = (names: Iterable<string>) => {
+      for (const n of names) touched.add(n);
+    };
+    switch (step.kind) {
+      case 'add': {
+        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }]));
+        touched.add(step.object);
+        break;
+      }
+      case 'remove':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).filter((e) => e.object !== step.object)));
+        touched.add(step.object);
+        break;
+      case 'move': {
+        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }]));
+        const removeFrom = async () => add(await this.write(step.from, this.entriesOf(step.from).filter((e) => e.object !== step.object)));
+        if (step.addFirst) {
+          await addTo();
+          await removeFrom();
+        } else {
+          await removeFrom();
+          await addTo();
+        }
+        touched.add(step.object);
+        break;
+      }
+      case 'set-delay':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, delay: step.delay } : e))));
+        touched.add(step.object);
+        break;
+      case 'set-gated':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, gated: step.gated } : e))));
+        touched.add(step.object);
+        break;
+      case 'gate': {
+        // The operator creates the Gate; it may not be there yet (or at all, under an invalid spec): wait a little.
+        const gate = gateOf(step.bundle);
+        const deadline = Date.now() + 5_000;
+        let done = await this.world.setGate(gate, step.open);
+        while (!done && Date.now() < deadline) {
+          await sleep(100);
+          done = await this.world.setGate(gate, step.open);
+        }
+        // The intent goes into the model either way, so the generated steps do not depend on timing.
+        this.model.setGateReady(step.bundle, step.open);
+        // Every object of the Bundle: one gated later still depends on the Gate's state.
+        add(this.model.bundle(step.bundle).entries.map((e) => e.object));
+        touched.add(gate);
+        break;
+      }
+      case 'delete-bundle': {
+        const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle);
+        add(this.model.deleteBundle(step.bundle, sentAt, ackedAt));
+        const deadline = Date.now() + OPERATOR_WAIT_MS;
+        while (!(await this.world.bundleGone(step.bundle))) {
+          if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${OPERATOR_WAIT_MS / 1000} s after its delete (the finalizer never finished)`);
+          await sleep(100);
+        }
+        break;
+      }
+      case 'reapply':
+        add(await this.write(step.bundle, step.entries.map((e) => ({ ...e })), step.spoil));
+        break;
+      case 'spoil':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle), step.how));
+        break;
+      case 'repair':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle), 'none'));
+        break;
+      case 'kill':
+        await sleep(step.afterMs);
+        await this.world.killOperator();
+        this.kills++;
+        await sleep(step.downMs);
+        this.model.operatorStarted(this.world.startOperator());
+        break;
+      case 'sleep':
+        await sleep(step.ms);
+        break;
+      case 'settle':
+        await this.settle();
+        break;
+    }
+    if (step.kind !== 'sleep' && step.kind !== 'settle') this.record(step, touched, at);
+    if (TRACE) this.log(`  [seed ${this.seed}] ${this.rel(at)} ${describeStep(step)}`);
+  }
+
+  /**
+   * Waits until the operator has observed every live Bundle's generation,
+   * then reads the objects: a live deletionDelay equal to what the only
+   * Bundle listing it asks for settles which manifest was applied.
+   */
+  private async settle(): Promise<void> {
+    for (const b of this.model.bundles.values()) {
+      if (!b.exists) continue;
+      const deadline = Date.now() + OPERATOR_WAIT_MS;
+      while (!(await this.world.bundleObserved(b.name))) {
+        if (Date.now() > deadline) {
+          this.divergences.push({ message: `Bundle ${b.name}: the operator did not observe its generation within ${OPERATOR_WAIT_MS / 1000} s (at ${this.rel(Date.now())})` });
+          return;
+        }
+        await sleep(100);
+      }
+    }
+    this.model.listingsSeen();
+    for (const o of this.model.objects.values()) {
+      if (o.kind !== 'ConfigMap' || o.standing.kind !== 'listed') continue;
+      const live = await this.world.getObject('ConfigMap', o.name);
+      if (live && live.metadata.deletionTimestamp === undefined) this.model.confirmDelay(o.name, live.metadata.annotations?.[Annotations.deletionDelay]);
+    }
+  }
+
+  /** Feeds what the watches saw into the model and judges every deletion; flags objects past their due time. */
+  private boundary(): void {
+    const failure = this.world.watchFailure();
+    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
+    for (const o of this.world.observations.splice(0)) {
+      this.seen.push(o);
+      if (TRACE) this.log(`  [seed ${this.seed}] ${this.rel(o.at)} watch: ${o.object} ${o.type} (uid ${o.uid})`);
+      if (o.type === 'created') {
+        this.model.created(o.object, o.uid);
+        continue;
+      }
+      this.judged++;
+      const wrong = this.model.judge({ object: o.object, uid: o.uid, seenAt: o.at }, this.origin);
+      if (wrong) this.divergences.push({ object: o.object, message: `deleted too early: ${wrong}` });
+      this.model.deleted(o.object, o.uid, o.at);
+    }
+    const now = Date.now();
+    for (const o of this.model.objects.values()) {
+      if (!o.exists || !o.uid || this.overdue.has(o.uid)) continue;
+      const due = this.model.dueBy(o);
+      if (now <= due) continue;
+      this.overdue.add(o.uid);
+      this.divergences.push({ object: o.name, message: `left too long: ${o.kind} ${o.name} (uid ${o.uid}) still there at ${this.rel(now)}, due by ${this.rel(due)} (${this.model.notBefore(o).why})` });
+    }
+  }
+
+  /** Runs past every countdown, waits for what must go, and checks that what must stay is the same object. */
+  private async finish(): Promise<void> {
+    const lastEnd = Math.max(...[...this.model.objects.values()].map((o) => o.lastCountdownEnd));
+    const until = Math.min(Date.now() + 30_000, Math.max(Date.now(), lastEnd + TAIL_MS));
+    while (Date.now() < until) {
+      await sleep(200);
+      this.boundary();
+    }
+    for (;;) {
+      this.boundary();
+      const waiting = [...this.model.objects.values()].filter((o) => o.exists && o.uid && !this.overdue.has(o.uid) && Number.isFinite(this.model.dueBy(o)));
+      if (waiting.length === 0) break;
+      await sleep(200);
+    }
+    for (const o of this.model.objects.values()) {
+      if (this.model.notBefore(o).at !== Infinity || !o.exists || !o.uid) continue;
+      const live = await this.world.getObject(o.kind, o.name);
+      if (!live || live.metadata.uid !== o.uid || live.metadata.deletionTimestamp !== undefined) {
+        this.divergences.push({ object: o.name, message: `not kept: ${o.kind} ${o.name} (uid ${o.uid}) must stay (${this.model.notBefore(o).why}) but is ${live ? (live.metadata.uid !== o.uid ? `a new object (uid ${live.metadata.uid})` : 'being deleted') : 'gone'}` });
+      }
+    }
+    this.boundary();
+  }
+
+  private replay(objects: ReadonlySet<string> | undefined): string {
+    const lines = this.executed
+      .filter((s) => objects === undefined || s.global || [...s.touched].some((t) => objects.has(t)))
+      .map((s) => `#${s.index} ${this.rel(s.at)} ${s.text}`);
+    return lines.join('\n');
+  }
+
+  /** The steps that touched a diverging object (and every operator kill), then the operator logs. */
+  private replayAll(): string {
+    const objects = new Set(this.divergences.flatMap((d) => (d.object ? [d.object] : [])));
+    const scope = objects.size > 0 ? `steps touching ${[...objects].join(', ')} (and every kill)` : 'all steps';
+    // What the watches saw of those objects, and every Gate deletion (a Gate is what gated objects reference).
+    const watched = this.seen
+      .filter((o) => objects.has(o.object) || (o.type === 'deleted' && o.object.startsWith('gate-')))
+      .map((o) => `${this.rel(o.at)} ${o.object} ${o.type} (uid ${o.uid})`);
+    return [`${scope}; seed start = +0.00s, namespace ${this.world.namespace}:`, this.replay(objects.size > 0 ? objects : undefined), 'watched:', ...watched, `operator logs: ${this.world.operatorLogs().join(' ')}`].join('\n');
+  }
 }

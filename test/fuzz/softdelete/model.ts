@@ -1,0 +1,399 @@
+/**
+ * The model the soft-delete fuzzer judges the operator against. Pure: no
+ * client, no clock; every transition is given the wall-clock times of the
+ * request that caused it (`sentAt` just before it left, `ackedAt` once the
+ * apiserver answered).
+ *
+ * For each object (by name: ConfigMaps the steps move around, and one Gate
+ * per Bundle) the model keeps the intended state (listed by a live Bundle,
+ * removed from the Bundle that controls it, released by a deleted Bundle)
+ * and derives two instants:
+ *
+ * - `notBefore`: the earliest time a deletion is allowed. Infinity while a
+ *   live Bundle lists it, while the Bundle that removed it has an invalid
+ *   spec, or when its deletionDelay is unreadable.
+ * - `dueBy`: the latest time it must be gone; Infinity whenever the rules
+ *   allow it to stay (or the model cannot be sure it must go).
+ *
+ * Where the model cannot know what the operator saw (which manifest was last
+ * applied, so which deletionDelay the live object carries), it keeps every
+ * possibility and takes the least strict answer on each side: the shortest
+ * delay for `notBefore`, the longest for `dueBy`. A divergence is therefore
+ * always a rule broken in every possible history.
+ *
+ * Each change of `notBefore` is kept as a window, so a deletion observed at
+ * t is judged against what the rules said at t: allowed iff some window
+ * [max(from, notBefore), to + CLOSE_GRACE_MS) contains t (no grace for the
+ * window before the object was first listed). `from` is the
+ * sending time of the request that opened the window (nothing can act on a
+ * request before it is sent); `to` the answer time of the one that closed it.
+ */
+
+/** What a Bundle entry says about the deletion delay of its object. */
+export type Delay = { kind: 'none' } | { kind: 'valid'; text: string; ms: number } | { kind: 'invalid'; text: string };
+
+export const NO_DELAY: Delay = { kind: 'none' };
+
+export function delayText(d: Delay): string {
+  return d.kind === 'none' ? 'no delay' : d.kind === 'valid' ? `delay ${d.text}` : `invalid delay ${JSON.stringify(d.text)}`;
+}
+
+export type ObjectKind = 'ConfigMap' | 'Gate';
+
+export type Spoil = 'none' | 'invalid' | 'failing';
+
+const SPOIL_WORDS: Record<Exclude<Spoil, 'none'>, string> = { invalid: 'whose spec is invalid', failing: 'one of whose resources fails to apply' };
+
+/** One resource of a Bundle's spec, as the model sees it. */
+export interface Entry {
+  object: string;
+  kind: ObjectKind;
+  delay: Delay;
+  /** Ordered behind the Bundle's Gate (blocked while the Gate is not Ready). */
+  gated: boolean;
+}
+
+export interface BundleModel {
+  name: string;
+  exists: boolean;
+  /**
+   * Why the Bundle must delete nothing now, if it must: its spec is invalid
+   * (a reference to a missing resource), or one of its resources fails to
+   * apply (the apiserver rejects it), and nothing is pruned unless every
+   * apply of the pass succeeded.
+   */
+  spoil: Spoil;
+  /** Since when the spec is valid (sentAt of the edit that made it so), for countdowns that waited on it. */
+  validSince: number;
+  validSinceAck: number;
+  gateReady: boolean;
+  /** In spec order; the Gate entry first. */
+  entries: Entry[];
+  /** When each listed object was claimed by this Bundle (older claims win a conflict). */
+  claimedAt: Map<string, number>;
+}
+
+/**
+ * Where an object stands in the intended semantics.
+ * - `absent`: no Bundle has listed it yet (nothing to protect).
+ * - `listed`: some live Bundle lists it.
+ * - `removed`: no live Bundle lists it; `by` still controls it (countdown from `start`).
+ * - `released`: the Bundle that controlled it was deleted (countdown from `start`).
+ */
+export type Standing =
+  | { kind: 'absent' }
+  | { kind: 'listed' }
+  | { kind: 'removed'; by: string; start: number; startAck: number }
+  | { kind: 'released'; from: string; start: number; startAck: number };
+
+interface Window {
+  from: number;
+  to: number;
+  notBefore: number;
+  /** What made the rule so, for messages. */
+  why: string;
+  /** How long after `to` a deletion may still be judged by this window (none before the object was ever listed: nothing could be in flight). */
+  graceMs: number;
+}
+
+interface PossibleDelay {
+  delay: Delay;
+  addedAt: number;
+}
+
+export interface ObjectModel {
+  name: string;
+  kind: ObjectKind;
+  standing: Standing;
+  /** Every deletionDelay the live object may carry (manifests applied since the last confirmation). */
+  possibleDelays: PossibleDelay[];
+  windows: Window[];
+  /** Whether the model believes an incarnation exists now (from the watch). */
+  exists: boolean;
+  uid?: string;
+  /** Latest end of any countdown that ever ran on it (the final wait runs past these). */
+  lastCountdownEnd: number;
+  /**
+   * The countdown that was running when the object was listed again, until a
+   * settle shows the operator has seen that listing. The operator is
+   * level-based: a listing undone before it looked is never seen, and that
+   * countdown simply goes on, so a removal before the settle counts from it.
+   */
+  unseenRelisting?: { start: number };
+}
+
+export interface Deletion {
+  object: string;
+  uid: string;
+  /** When the watch reported it: an upper bound on the true time. */
+  seenAt: number;
+}
+
+/** A deletion observed up to this long after a window closed is still judged by it: watch latency, and a decision in flight when the re-listing landed. */
+export const CLOSE_GRACE_MS = 1000;
+/**
+ * How long after the latest possible end of a countdown (or an operator
+ * restart) the object may still be there: watch and queue latency, the
+ * restarted process's start (discovery, informers syncing) on a busy 2-core
+ * machine. Generous on purpose: only the "not after" side gets slack.
+ */
+export const DUE_MARGIN_MS = 15_000;
+
+function minDelayMs(delays: readonly PossibleDelay[]): number {
+  let min = Infinity;
+  for (const { delay } of delays) min = Math.min(min, delay.kind === 'none' ? 0 : delay.kind === 'valid' ? delay.ms : Infinity);
+  return delays.length === 0 ? 0 : min;
+}
+
+function maxDelayMs(delays: readonly PossibleDelay[]): number {
+  let max = 0;
+  for (const { delay } of delays) max = Math.max(max, delay.kind === 'none' ? 0 : delay.kind === 'valid' ? delay.ms : Infinity);
+  return max;
+}
+
+function sameDelay(a: Delay, b: Delay): boolean {
+  return a.kind === b.kind && (a.kind === 'none' || a.text === (b as { text: string }).text);
+}
+
+export class SoftDeleteModel {
+  readonly bundles = new Map<string, BundleModel>();
+  readonly objects = new Map<string, ObjectModel>();
+  /** Latest time an operator (re)started: countdowns that ran out while it was down end no earlier. */
+  private lastRestartAt = 0;
+  private claimSeq = 0;
+
+  constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string) {
+    for (const name of bundleNames) {
+      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, entries: [], claimedAt: new Map() });
+      this.addObject(gateOf(name), 'Gate');
+    }
+    for (const name of configMaps) this.addObject(name, 'ConfigMap');
+  }
+
+  private addObject(name: string, kind: ObjectKind): void {
+    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }], exists: false, lastCountdownEnd: -Infinity });
+  }
+
+  bundle(name: string): BundleModel {
+    const b = this.bundles.get(name);
+    if (!b) throw new Error(`no Bundle ${name} in the model`);
+    return b;
+  }
+
+  object(name: string): ObjectModel {
+    const o = this.objects.get(name);
+    if (!o) throw new Error(`no object ${name} in the model`);
+    return o;
+  }
+
+  /** Live Bundles listing `object`, oldest claim first. */
+  listers(object: string): BundleModel[] {
+    return [...this.bundles.values()]
+      .filter((b) => b.exists && b.entries.some((e) => e.object === object))
+      .sort((x, y) => (x.claimedAt.get(object) ?? 0) - (y.claimedAt.get(object) ?? 0));
+  }
+
+  /**
+   * A Bundle's spec was applied (created or edited): `entries` and `spoil`
+   * are the new spec. Returns the objects whose standing changed.
+   */
+  applyBundle(name: string, entries: Entry[], spoil: Spoil, sentAt: number, ackedAt: number): string[] {
+    const b = this.bundle(name);
+    const before = new Set(b.exists ? b.entries.map((e) => e.object) : []);
+    const wasSpoiled = b.exists && b.spoil !== 'none';
+    if (!b.exists) {
+      b.exists = true;
+      b.claimedAt = new Map();
+      b.gateReady = false;
+    }
+    b.entries = entries.map((e) => ({ ...e }));
+    b.spoil = spoil;
+    if (spoil === 'none' && (wasSpoiled || b.validSince === -Infinity)) {
+      b.validSince = sentAt;
+      b.validSinceAck = ackedAt;
+    }
+    const touched = new Set<string>();
+    for (const e of b.entries) {
+      const o = this.object(e.object);
+      if (!b.claimedAt.has(e.object)) b.claimedAt.set(e.object, ++this.claimSeq);
+      // The operator may apply this manifest (an invalid spec applies nothing, but it may become valid as is).
+      if (!o.possibleDelays.some((p) => sameDelay(p.delay, e.delay))) o.possibleDelays.push({ delay: e.delay, addedAt: sentAt });
+      if (o.standing.kind !== 'listed') touched.add(e.object);
+      if (o.standing.kind === 'removed' || o.standing.kind === 'released') o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity) };
+      o.standing = { kind: 'listed' };
+      if (!before.has(e.object)) touched.add(e.object);
+    }
+    for (const object of before) {
+      if (b.entries.some((e) => e.object === object)) continue;
+      b.claimedAt.delete(object);
+      touched.add(object);
+      if (this.listers(object).length > 0) continue; // another live Bundle lists it: handed over
+      const o = this.object(object);
+      o.standing = { kind: 'removed', by: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+      delete o.unseenRelisting;
+    }
+    if (wasSpoiled && spoil === 'none') for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
+    this.recompute(sentAt, ackedAt, `Bundle ${name} applied`);
+    return [...touched];
+  }
+
+  /** A Bundle was deleted (background) and is gone. */
+  deleteBundle(name: string, sentAt: number, ackedAt: number): string[] {
+    const b = this.bundle(name);
+    const touched: string[] = [];
+    const listed = b.entries.map((e) => e.object);
+    b.exists = false;
+    b.entries = [];
+    b.claimedAt = new Map();
+    b.spoil = 'none';
+    b.validSince = -Infinity;
+    b.validSinceAck = -Infinity;
+    b.gateReady = false;
+    for (const o of this.objects.values()) {
+      if (listed.includes(o.name)) {
+        touched.push(o.name);
+        if (this.listers(o.name).length > 0) continue;
+        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+        delete o.unseenRelisting;
+      } else if (o.standing.kind === 'removed' && o.standing.by === name) {
+        touched.push(o.name);
+        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt) };
+      }
+    }
+    this.recompute(sentAt, ackedAt, `Bundle ${name} deleted`);
+    return touched;
+  }
+
+  setGateReady(bundle: string, ready: boolean): void {
+    this.bundle(bundle).gateReady = ready;
+  }
+
+  operatorStarted(at: number): void {
+    this.lastRestartAt = Math.max(this.lastRestartAt, at);
+  }
+
+  /**
+   * The live object was read and carries `annotation` as its deletionDelay:
+   * when that is what the only Bundle listing it asks for, no other manifest
+   * can be applied any more (applies follow the spec's order), so the other
+   * possibilities go.
+   */
+  confirmDelay(object: string, annotation: string | undefined): void {
+    const o = this.object(object);
+    const listers = this.listers(object);
+    if (listers.length !== 1 || o.standing.kind !== 'listed') return;
+    const entry = listers[0]?.entries.find((e) => e.object === object);
+    if (!entry) return;
+    const matches = entry.delay.kind === 'none' ? annotation === undefined : annotation === entry.delay.text;
+    if (!matches) return;
+    const kept = o.possibleDelays.find((p) => sameDelay(p.delay, entry.delay));
+    if (kept) o.possibleDelays = [kept];
+  }
+
+  /** A settle showed the operator has seen every live Bundle's current spec: listings in them are no longer unseen. */
+  listingsSeen(): void {
+    for (const o of this.objects.values()) if (o.standing.kind === 'listed') delete o.unseenRelisting;
+  }
+
+  /** The watch saw an incarnation appear. */
+  created(object: string, uid: string): void {
+    const o = this.object(object);
+    o.exists = true;
+    o.uid = uid;
+  }
+
+  /**
+   * The watch saw an incarnation go: a new one (if any) is created from a
+   * current manifest, so only those (and any added since) remain possible.
+   */
+  deleted(object: string, uid: string, seenAt: number): void {
+    const o = this.object(object);
+    if (o.uid !== uid) return;
+    o.exists = false;
+    const current = this.listers(object).flatMap((b) => b.entries.filter((e) => e.object === object).map((e) => e.delay));
+    const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((d) => sameDelay(d, p.delay)));
+    for (const d of current) if (!kept.some((p) => sameDelay(p.delay, d))) kept.push({ delay: d, addedAt: seenAt });
+    o.possibleDelays = kept;
+  }
+
+  /** The earliest time the rules allow the object's deletion, and why. */
+  notBefore(o: ObjectModel): { at: number; why: string } {
+    const s = o.standing;
+    switch (s.kind) {
+      case 'absent':
+        return { at: -Infinity, why: 'never listed' };
+      case 'listed':
+        return { at: Infinity, why: `listed by ${this.listers(o.name).map((b) => b.name).join(', ')}` };
+      case 'removed': {
+        const b = this.bundle(s.by);
+        if (b.spoil !== 'none') return { at: Infinity, why: `removed from ${s.by}, ${SPOIL_WORDS[b.spoil]} (it deletes nothing)` };
+        const delay = minDelayMs(o.possibleDelays);
+        if (delay === Infinity) return { at: Infinity, why: `removed from ${s.by} with an unreadable delay (kept)` };
+        return { at: Math.max(b.validSince, s.start + delay), why: `removed from ${s.by}: ${this.delayWords(o)}` };
+      }
+      case 'released': {
+        const delay = minDelayMs(o.possibleDelays);
+        if (delay === Infinity) return { at: Infinity, why: `released by deleted ${s.from} with an unreadable delay (kept)` };
+        return { at: s.start + delay, why: `released by deleted ${s.from}: ${this.delayWords(o)}` };
+      }
+    }
+  }
+
+  /** The latest time the object must be gone by (Infinity: it may stay). */
+  dueBy(o: ObjectModel): number {
+    const s = o.standing;
+    if (s.kind === 'absent' || s.kind === 'listed') return Infinity;
+    const delay = maxDelayMs(o.possibleDelays);
+    if (delay === Infinity) return Infinity;
+    if (s.kind === 'removed') {
+      const b = this.bundle(s.by);
+      // Nothing is pruned while the Bundle is spoiled or one of its resources conflicts with another Bundle.
+      if (b.spoil !== 'none' || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
+      return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt) + DUE_MARGIN_MS;
+    }
+    return Math.max(s.startAck + delay, this.lastRestartAt) + DUE_MARGIN_MS;
+  }
+
+  private delayWords(o: ObjectModel): string {
+    return o.possibleDelays.length === 0 ? 'no delay' : o.possibleDelays.map((p) => delayText(p.delay)).join(' or ');
+  }
+
+  /** Opens a new window for every object whose notBefore changed. */
+  recompute(sentAt: number, ackedAt: number, cause: string): void {
+    for (const o of this.objects.values()) {
+      const nb = this.notBefore(o);
+      const current = o.windows[o.windows.length - 1];
+      const why = `${cause}: ${nb.why}`;
+      if (current && current.notBefore === nb.at) {
+        // Same rule, new reason (e.g. handed over to another Bundle): say so in messages; judgement is unchanged.
+        if (!current.why.endsWith(`: ${nb.why}`)) {
+          current.to = ackedAt;
+          o.windows.push({ from: sentAt, to: Infinity, notBefore: nb.at, why, graceMs: CLOSE_GRACE_MS });
+        }
+        continue;
+      }
+      if (current) current.to = ackedAt;
+      o.windows.push({ from: sentAt, to: Infinity, notBefore: nb.at, why, graceMs: CLOSE_GRACE_MS });
+      const s = o.standing;
+      if (Number.isFinite(nb.at) && (s.kind === 'removed' || s.kind === 'released')) {
+        const startedBy = s.kind === 'removed' ? Math.max(s.startAck, this.bundle(s.by).validSinceAck) : s.startAck;
+        o.lastCountdownEnd = Math.max(o.lastCountdownEnd, startedBy + maxDelayMs(o.possibleDelays.filter((p) => p.delay.kind !== 'invalid')));
+      }
+    }
+  }
+
+  /**
+   * Judges one observed deletion: undefined when some rule in force at
+   * `seenAt` allowed it, else why it was wrongful.
+   */
+  judge(d: Deletion, origin: number): string | undefined {
+    const o = this.object(d.object);
+    for (const w of o.windows) {
+      const opens = Math.max(w.from, w.notBefore);
+      if (opens <= d.seenAt && d.seenAt < w.to + w.graceMs) return undefined;
+    }
+    const inForce = [...o.windows].reverse().find((w) => w.from <= d.seenAt) ?? o.windows[0];
+    const rel = (t: number) => (Number.isFinite(t) ? `+${((t - origin) / 1000).toFixed(2)}s` : t > 0 ? 'never' : 'any time');
+    return `${o.kind} ${o.name} (uid ${d.uid}) deleted at ${rel(d.seenAt)}, but the rule then was "${inForce?.why ?? '?'}" (earliest allowed: ${rel(inForce?.notBefore ?? Infinity)})`;
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The soft-delete fuzzer's model (test/fuzz/softdelete/model.ts) on
+ * hand-written timelines: what it allows and what it flags.
+ */
+import { CLOSE_GRACE_MS, SoftDeleteModel, type Delay, type Entry, type Spoil } from '../../fuzz/softdelete/model.js';
+
+const gateOf = (b: string) => `gate-${b}`;
+const gate = (b: string): Entry => ({ object: gateOf(b), kind: 'Gate', delay: { kind: 'none' }, gated: false });
+const cm = (object: string, delay: Delay, gated = false): Entry => ({ object, kind: 'ConfigMap', delay, gated });
+const s = (seconds: number): Delay => ({ kind: 'valid', text: `${seconds}s`, ms: seconds * 1000 });
+const NONE: Delay = { kind: 'none' };
+
+function fresh(): SoftDeleteModel {
+  return new SoftDeleteModel(['b1', 'b2'], ['x', 'y'], gateOf);
+}
+
+/** Applies at t (sent at t, answered 10 ms later). */
+function apply(m: SoftDeleteModel, t: number, bundle: string, entries: Entry[], spoil: Spoil = 'none'): void {
+  m.applyBundle(bundle, [gate(bundle), ...entries], spoil, t, t + 10);
+}
+
+function verdict(m: SoftDeleteModel, object: string, at: number): 'allowed' | 'wrongful' {
+  return m.judge({ object, uid: 'u', seenAt: at }, 0) === undefined ? 'allowed' : 'wrongful';
+}
+
+describe('soft-delete fuzz model', () => {
+  it('removal with a delay: wrongful before removal + delay, allowed after, due within the margin', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(3))]);
+    apply(m, 1000, 'b1', []);
+    expect(verdict(m, 'x', 500)).toBe('wrongful');
+    expect(verdict(m, 'x', 3999)).toBe('wrongful');
+    expect(verdict(m, 'x', 4000)).toBe('allowed');
+    expect(m.dueBy(m.object('x'))).toBeGreaterThan(4010);
+    expect(Number.isFinite(m.dueBy(m.object('x')))).toBe(true);
+  });
+
+  it('re-adding cancels the countdown; removing again starts a new one', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(3))]);
+    apply(m, 1000, 'b1', []);
+    apply(m, 2000, 'b1', [cm('x', s(3))]);
+    m.listingsSeen();
+    apply(m, 5000, 'b1', []);
+    // The old expiry (4 s) falls while it is listed again, and before the new one (8 s).
+    expect(verdict(m, 'x', 4500)).toBe('wrongful');
+    expect(verdict(m, 'x', 7999)).toBe('wrongful');
+    expect(verdict(m, 'x', 8000)).toBe('allowed');
+  });
+
+  it('a listing the operator may not have seen before it was undone does not restart the countdown; a seen one does', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(3))]);
+    m.confirmDelay('x', '3s');
+    apply(m, 1000, 'b1', []);
+    apply(m, 2000, 'b1', [cm('x', s(3))]);
+    apply(m, 2040, 'b1', []);
+    // Never seen: the first countdown (1 s + 3 s) may go on.
+    expect(verdict(m, 'x', 4000)).toBe('allowed');
+    const seen = fresh();
+    apply(seen, 0, 'b1', [cm('x', s(3))]);
+    seen.confirmDelay('x', '3s');
+    apply(seen, 1000, 'b1', []);
+    apply(seen, 2000, 'b1', [cm('x', s(3))]);
+    seen.listingsSeen();
+    apply(seen, 2040, 'b1', []);
+    expect(verdict(seen, 'x', 4000)).toBe('wrongful');
+    expect(verdict(seen, 'x', 5040)).toBe('allowed');
+  });
+
+  it('a deletion in flight when the object was listed again is tolerated only within the grace', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', NONE)]);
+    apply(m, 1000, 'b1', []);
+    apply(m, 1100, 'b1', [cm('x', NONE)]);
+    expect(verdict(m, 'x', 1100 + 10 + CLOSE_GRACE_MS - 1)).toBe('allowed');
+    expect(verdict(m, 'x', 1100 + 10 + CLOSE_GRACE_MS + 1)).toBe('wrongful');
+  });
+
+  it('moving between Bundles hands the object over: never deleted', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(2))]);
+    apply(m, 0, 'b2', []);
+    apply(m, 1000, 'b1', []);
+    apply(m, 1500, 'b2', [cm('x', s(2))]);
+    expect(verdict(m, 'x', 3500)).toBe('wrongful');
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+  });
+
+  it('an invalid spec deletes nothing; once valid, the countdown is honoured from the removal', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(2)), cm('y', NONE)]);
+    apply(m, 1000, 'b1', [cm('x', s(2)), cm('y', NONE)], 'invalid');
+    apply(m, 2000, 'b1', [cm('x', s(2))], 'invalid');
+    expect(verdict(m, 'y', 2500)).toBe('wrongful');
+    expect(m.dueBy(m.object('y'))).toBe(Infinity);
+    apply(m, 4000, 'b1', [cm('x', s(2))]);
+    expect(verdict(m, 'y', 4000)).toBe('allowed');
+  });
+
+  it('a resource that fails to apply holds every prune of the Bundle', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', NONE), cm('y', NONE)]);
+    apply(m, 1000, 'b1', [cm('x', NONE)], 'failing');
+    expect(verdict(m, 'y', 1500)).toBe('wrongful');
+    apply(m, 2000, 'b1', [], 'failing');
+    apply(m, 3000, 'b1', []);
+    expect(verdict(m, 'x', 2500)).toBe('wrongful');
+    expect(verdict(m, 'x', 3000)).toBe('allowed');
+  });
+
+  it('an unreadable delay keeps the object for good', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', { kind: 'invalid', text: 'banana' })]);
+    m.confirmDelay('x', 'banana');
+    apply(m, 1000, 'b1', []);
+    expect(verdict(m, 'x', 100_000)).toBe('wrongful');
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+  });
+
+  it('a manifest that may not have been applied yet counts: the shortest possible delay decides', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', NONE)]);
+    apply(m, 100, 'b1', [cm('x', s(5))]);
+    apply(m, 200, 'b1', []);
+    expect(verdict(m, 'x', 300)).toBe('allowed');
+    // Once the live object showed the 5 s delay, only that one remains.
+    const m2 = fresh();
+    apply(m2, 0, 'b1', [cm('x', NONE)]);
+    apply(m2, 100, 'b1', [cm('x', s(5))]);
+    m2.confirmDelay('x', '5s');
+    apply(m2, 200, 'b1', []);
+    expect(verdict(m2, 'x', 300)).toBe('wrongful');
+    expect(verdict(m2, 'x', 5200)).toBe('allowed');
+  });
+
+  it('deleting a Bundle deletes what has no delay at once and releases the rest until release + delay; re-applying adopts it back', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(3)), cm('y', NONE)]);
+    m.confirmDelay('x', '3s');
+    m.confirmDelay('y', undefined);
+    m.deleteBundle('b1', 1000, 1010);
+    expect(verdict(m, 'y', 1000)).toBe('allowed');
+    expect(verdict(m, gateOf('b1'), 1000)).toBe('allowed');
+    // A sibling going (the gate) does not make the released object collectable.
+    expect(verdict(m, 'x', 1100)).toBe('wrongful');
+    expect(verdict(m, 'x', 4000)).toBe('allowed');
+    apply(m, 2000, 'b1', [cm('x', s(3), true)]);
+    // Listed again, even behind a Gate that is not Ready: never deleted.
+    expect(verdict(m, 'x', 4000 + CLOSE_GRACE_MS)).toBe('wrongful');
+  });
+
+  it('an object two Bundles list stays when either lets go of it', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', NONE)]);
+    apply(m, 100, 'b2', [cm('x', NONE)]);
+    m.deleteBundle('b1', 1000, 1010);
+    expect(verdict(m, 'x', 1500)).toBe('wrongful');
+  });
+
+  it('an object never listed may go at any time (nothing protects it)', () => {
+    expect(verdict(fresh(), 'x', 10)).toBe('allowed');
+  });
+});
