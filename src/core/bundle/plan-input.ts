@@ -83,7 +83,9 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     const found = byCoordinates.get(coordinates(o.apiVersion, o.kind, namespace, o.metadata.name));
     if (found !== undefined) live.set(r.name, found);
   }
-  const controlled = [...byCoordinates.values()].filter((o) => isControlledBy(o, bundle.metadata.uid));
+  // A Bundle owns objects of its own namespace only (the spec cannot name another). An object elsewhere that
+  // names the Bundle as its controller was not made by it: it is not the Bundle's to prune.
+  const controlled = [...byCoordinates.values()].filter((o) => (o.metadata.namespace ?? '') === namespace && isControlledBy(o, bundle.metadata.uid));
 
   // Claims as they will stand: this Bundle's current spec replaces whatever version of it was read.
   const others = s.bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);

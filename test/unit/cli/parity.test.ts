@@ -84,7 +84,8 @@ const x = (...mods: Mod<Obj>[]): Obj => live(configMap('x'), ...mods);
 const y = (...mods: Mod<Obj>[]): Obj => live(configMap('y'), ...mods);
 const mine = controlledByBundle();
 
-type Row = [string, Situation, string[], DiffAction];
+/** 'none': the CLI prints nothing for the object, as the operator does nothing to it. */
+type Row = [string, Situation, string[], DiffAction | 'none'];
 
 const table: Row[] = [
   // The object is in the spec.
@@ -114,6 +115,7 @@ const table: Row[] = [
   ['dropped, listed by another live Bundle', { lists: ['y'], objects: [y(mine), x(mine)], bundles: [otherBundle(['x'], '2026-01-01T00:00:00Z')] }, ['listed-elsewhere'], 'listed-elsewhere'],
   ['dropped, counting down, listed by another live Bundle', { lists: ['y'], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))], bundles: [otherBundle(['x'])] }, ['listed-elsewhere'], 'listed-elsewhere'],
   ['dropped, being deleted by the API server', { lists: ['y'], objects: [y(mine), x(mine, terminating())] }, ['terminating'], 'terminating'],
+  ['an object of another namespace naming the Bundle as controller', { lists: ['y'], objects: [y(mine), x(mine, (o) => (o.metadata.namespace = 'elsewhere'))] }, [], 'none'],
   ['dropped, no delay, spec invalid', { lists: ['y'], extra: [invalidResource], objects: [y(mine), x(mine)] }, [], 'keep'],
   ['dropped, due, spec invalid', { lists: ['y'], extra: [invalidResource], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))] }, [], 'keep'],
   ['dropped, no delay, another resource refused', { lists: ['y'], objects: [y(controlledBy('Deployment', 'web')), x(mine)] }, ['held:delete'], 'held'],
@@ -137,7 +139,7 @@ describe('the CLI says what the operator does (one table, both paths)', () => {
 
     // bundlesmith diff: one entry for x, with the operator's action.
     const entries = describePlan(input, plan).filter((e) => e.kind === 'ConfigMap' && e.name === 'x');
-    expect(entries.map((e) => e.action)).toEqual([cliAction]);
+    expect(entries.map((e) => e.action)).toEqual(cliAction === 'none' ? [] : [cliAction]);
 
     // bundlesmith pending: exactly the Bundle status's pendingDeletions have a time; other stamped objects are listed as kept, with why.
     const pending = pendingOfPlan(input, plan);
