@@ -7,7 +7,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, USAGE, parseCommandLine, parseObjectRef, type ParsedCommand } from './args.js';
 import { connectCluster, type Cluster } from './cluster.js';
-import { readCrdReadiness } from './cluster-state.js';
+import { readCrdReadiness, serverNow } from './cluster-state.js';
 import { PROBLEM_ACTIONS, diffBundle, discoveryKindTable, formatDiff, type BundleDiff } from './diff.js';
 import { CliError, processIo, type CliIo } from './io.js';
 import { parseManifests } from './manifests.js';
@@ -83,7 +83,7 @@ async function pendingCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
     const items = await listPending(cluster, cmd.flags.namespace, io);
     if (cmd.flags.output === 'json') io.out(JSON.stringify({ items }, null, 2));
     else if (items.length === 0) io.err('no objects are pending deletion');
-    else for (const line of formatPendingTable(items, Date.now())) io.out(line);
+    else for (const line of formatPendingTable(items, serverNow(cluster).now)) io.out(line);
     return EXIT_OK;
   });
 }
