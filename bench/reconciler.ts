@@ -7,7 +7,7 @@
  * request the operator's client sends (a no-op pass must send no writes).
  */
 import { applyCrd } from '../hack/crd-install.js';
-import { BUNDLE_RESOURCE_TYPE } from '../src/controllers/bundle/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../src/api/bundle-resource.js';
 import type { KubeClient } from '../src/kube/client.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { silentLogger } from '../src/observability/logger.js';

@@ -26,8 +26,8 @@ export interface ParsedCommand {
 
 export const USAGE = `usage:
   bundlesmith validate FILE...            check Bundle manifests offline (schema and semantics)
-  bundlesmith diff FILE [-n NS]           what applying the Bundle(s) in FILE would create, change, adopt, refuse and delete
-  bundlesmith pending [-n NS]             soft-deleted objects and when they will be deleted (all namespaces without -n)
+  bundlesmith diff FILE [-n NS]           what the operator will do once the Bundle(s) in FILE are applied
+  bundlesmith pending [-n NS]             objects counting down to deletion and when they go (all namespaces without -n)
   bundlesmith cancel KIND/NAME -n NS      stop a pending deletion and keep the object
   bundlesmith delete-now KIND/NAME -n NS  delete a pending object now
 flags:

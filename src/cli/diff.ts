@@ -1,27 +1,53 @@
 /**
- * `bundlesmith diff FILE`: what applying each Bundle in FILE would do. Every
- * object goes through a server-side dry run of the apply the controller
- * would send (same manifest, owner references, field manager), and the live
- * Bundle's controlled objects that the new spec drops are listed as deletions.
+ * `bundlesmith diff FILE`: what the operator will do when each Bundle in FILE
+ * is applied. The CLI reads what the controller's pass would see, builds the
+ * same PlanInput (core/bundle buildPlanInput) and runs the same planBundle;
+ * the entries are the plan's actions, in words. A server-side dry run of each
+ * apply the plan would send adds the fields it changes (and catches what the
+ * API server would reject, which holds the prune back as in the controller).
  */
-import { API_VERSION, Annotations, FIELD_MANAGER } from '../api/names.js';
+import { Annotations, FIELD_MANAGER } from '../api/names.js';
+import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
 import type { BundleSpec } from '../api/bundle.js';
 import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
-import { buildDesired } from '../core/bundle/desired.js';
-import { controllerOf, isRecord, kindKey, objectKey, type LiveObject } from '../core/bundle/objects.js';
-import { resolveObject } from '../core/bundle/references.js';
+import { isRecord, kindKey, objectKey, type LiveObject } from '../core/bundle/objects.js';
+import { buildPlanInput, type BundleToPlan } from '../core/bundle/plan-input.js';
+import { planBundle, withholdPrunes, type BundlePlan, type ClaimAction, type PlanInput, type ResourcePlan } from '../core/bundle/plan.js';
+import type { PruneAction, WithheldPrune } from '../core/bundle/prune.js';
+import { formatIssue } from '../core/bundle/validate.js';
+import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { errorMessage } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
-import { BUNDLE_RESOURCE_TYPE } from '../controllers/bundle/bundle-resource.js';
 import { formatObjectRef } from './args.js';
 import type { Cluster } from './cluster.js';
+import { managedKindsOf, readPlanSources } from './cluster-state.js';
 import type { CliIo } from './io.js';
 import type { BundleManifest } from './validate.js';
 
-export type DiffAction = 'create' | 'change' | 'unchanged' | 'adopt' | 'refuse' | 'invalid' | 'unresolved' | 'cancel-deletion' | 'delete' | 'soft-delete';
+export type DiffAction =
+  | 'create'
+  | 'change'
+  | 'unchanged'
+  | 'adopt'
+  | 'hand-over'
+  | 'cancel-deletion'
+  | 'refuse'
+  | 'blocked'
+  | 'wait-deleting'
+  | 'unresolved'
+  | 'invalid'
+  | 'delete'
+  | 'soft-delete'
+  | 'keep'
+  | 'listed-elsewhere'
+  | 'held'
+  | 'terminating';
 
-/** Actions that mean the apply would not go through as written. */
-export const PROBLEM_ACTIONS: ReadonlySet<DiffAction> = new Set(['refuse', 'invalid']);
+/**
+ * Actions that mean the Bundle will report an error: an object it may not
+ * take (Conflict), a manifest or spec the server or the checks reject, an
+ * object kept for an unreadable deletionDelay.
+ */
+export const PROBLEM_ACTIONS: ReadonlySet<DiffAction> = new Set(['refuse', 'invalid', 'keep']);
 
 export interface DiffEntry {
   action: DiffAction;
@@ -31,6 +57,9 @@ export interface DiffEntry {
   /** Resource name in the Bundle, when the object is listed. */
   resource?: string;
   detail?: string;
+  /** Soft deletes: the countdown's stamp (written now for a new countdown) and when the object goes. */
+  deletionTimestamp?: string;
+  deleteAfter?: string;
 }
 
 export interface BundleDiff {
@@ -39,6 +68,12 @@ export interface BundleDiff {
   exists: boolean;
   entries: DiffEntry[];
 }
+
+/** What the dry run of one apply said: the changed fields, or why the server rejects it. */
+export type DryRunResult = { ok: true; paths: string[] } | { ok: false; error: string };
+
+/** The uid a Bundle not created yet is planned with: it controls nothing, and its owner references have this shape. */
+export const NEW_BUNDLE_UID = '00000000-0000-0000-0000-000000000000';
 
 /** Server-owned fields that say nothing about what an apply changes. */
 const IGNORED_METADATA = new Set(['managedFields', 'resourceVersion', 'generation', 'creationTimestamp', 'uid', 'selfLink']);
@@ -61,31 +96,9 @@ export function changedPaths(before: unknown, after: unknown, depth = 3, prefix 
   return out;
 }
 
-/**
- * What applying one object would do, given the live object (if any) and the
- * dry run's result: `refuse` when another controller owns it, `adopt` when
- * no one does, otherwise `create`, `change` or `unchanged`.
- */
-export function classifyApply(input: { live: LiveObject | undefined; dryRun: unknown; bundleUid: string | undefined }): { action: DiffAction; detail?: string } {
-  const { live, dryRun, bundleUid } = input;
-  if (live === undefined) return { action: 'create' };
-  const conflict = controllerConflict(live, bundleUid);
-  if (conflict !== undefined) return { action: 'refuse', detail: conflict };
-  const controller = controllerOf(live);
-  const paths = changedPaths(live, dryRun);
-  const summary = paths.length === 0 ? undefined : paths.length > 6 ? `${paths.slice(0, 6).join(', ')} and ${paths.length - 6} more` : paths.join(', ');
-  if (controller === undefined) return summary ? { action: 'adopt', detail: `then changes ${summary}` } : { action: 'adopt' };
-  if (live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) {
-    return { action: 'cancel-deletion', detail: `pending since ${live.metadata.annotations[Annotations.deletionTimestamp]}; listing it again keeps it` };
-  }
-  return summary ? { action: 'change', detail: summary } : { action: 'unchanged' };
-}
-
-/** Why the Bundle may not take the live object (another controller owns it); undefined when it may. */
-export function controllerConflict(live: LiveObject, bundleUid: string | undefined): string | undefined {
-  const controller = controllerOf(live);
-  if (controller === undefined || (bundleUid !== undefined && controller.uid === bundleUid)) return undefined;
-  return `controlled by ${controller.kind} ${controller.name}`;
+function summarize(paths: readonly string[]): string | undefined {
+  if (paths.length === 0) return undefined;
+  return paths.length > 6 ? `${paths.slice(0, 6).join(', ')} and ${paths.length - 6} more` : paths.join(', ');
 }
 
 /** A kind table from discovery, for the semantic checks with the cluster's real scopes. */
@@ -100,80 +113,172 @@ export function discoveryKindTable(cluster: Cluster, spec: BundleSpec): KindTabl
   return table;
 }
 
-export async function diffBundle(cluster: Cluster, manifest: BundleManifest, io: CliIo): Promise<BundleDiff> {
-  const { client, discovery } = cluster;
-  const { namespace, name, spec } = manifest;
-  const liveBundle = await client.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
-  const bundleUid = liveBundle?.metadata.uid;
-  const entries: DiffEntry[] = [];
-  const liveByResource = new Map<string, LiveObject>();
-  const desiredKeys = new Set<string>();
+type Verdict = { action: DiffAction; detail?: string };
 
-  for (const resource of spec.resources) {
-    const object = resource.spec.object;
-    if (!object) continue;
-    const base = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, resource: resource.name };
-    desiredKeys.add(objectKey({ ...object, metadata: { ...object.metadata, namespace } }));
-    io.err(`dry-run apply ${formatObjectRef(object.apiVersion, object.kind, object.metadata.name)}`);
-    const rt = await discovery.resolve(object.apiVersion, object.kind);
-    if (!rt) {
-      entries.push({ ...base, action: 'invalid', detail: `${object.apiVersion} ${object.kind} is not served by the API server` });
-      continue;
+/** A resource's plan (after its claim, if any) in words; `dryRun` adds the fields an apply changes. */
+function resourceVerdict(rp: ResourcePlan, dryRun: DryRunResult | undefined): Verdict {
+  switch (rp.action) {
+    case 'apply':
+    case 'adopt': {
+      if (dryRun !== undefined && !dryRun.ok) return { action: 'invalid', detail: dryRun.error };
+      if (!rp.apply.needed) return rp.action === 'adopt' ? { action: 'adopt' } : { action: 'unchanged' };
+      if (rp.apply.create) return { action: 'create' };
+      const summary = dryRun?.ok ? summarize(dryRun.paths) : undefined;
+      if (rp.action === 'adopt') return summary ? { action: 'adopt', detail: `then changes ${summary}` } : { action: 'adopt' };
+      // Without a dry run (or when it shows nothing) the hash still says an apply is sent.
+      if (dryRun?.ok && summary === undefined) return { action: 'unchanged' };
+      return summary ? { action: 'change', detail: summary } : { action: 'change' };
     }
-    const live = (await client.tryGet(rt, namespace, object.metadata.name)) as LiveObject | undefined;
-    if (live) liveByResource.set(resource.name, live);
-    const resolved = resolveObject(object, resource, (other) => liveByResource.get(other));
-    if (!resolved.ok) {
-      entries.push({ ...base, action: 'unresolved', detail: `${live ? 'exists' : 'would be created'} once its references resolve: ${resolved.errors.join('; ')}` });
-      continue;
-    }
-    const dependencies = (resource.references ?? []).flatMap((ref) => liveByResource.get(ref.resource) ?? []);
-    // A Bundle not created yet has no uid: any placeholder shows the same owner reference shape.
-    const desired = buildDesired({ bundle: { name, namespace, uid: bundleUid ?? '00000000-0000-0000-0000-000000000000' }, object: resolved.object, dependencies });
-    const conflict = live ? controllerConflict(live, bundleUid) : undefined;
-    if (conflict !== undefined) {
-      entries.push({ ...base, action: 'refuse', detail: conflict });
-      continue;
-    }
-    let dryRun: KubeObject;
-    try {
-      dryRun = await client.apply(rt, desired.manifest, { fieldManager: FIELD_MANAGER, force: true, dryRun: true });
-    } catch (err) {
-      entries.push({ ...base, action: 'invalid', detail: errorMessage(err) });
-      continue;
-    }
-    entries.push({ ...base, ...classifyApply({ live, dryRun, bundleUid }) });
+    case 'conflict':
+      return { action: 'refuse', detail: rp.message };
+    case 'blocked':
+      return { action: 'blocked', detail: rp.message };
+    case 'wait-deleting':
+      return { action: 'wait-deleting', detail: `${rp.message}; created again once it is gone` };
+    case 'error':
+      return { action: rp.terminal ? 'invalid' : 'unresolved', detail: rp.message };
   }
-
-  if (liveBundle) entries.push(...(await prunes(cluster, liveBundle, spec, desiredKeys, io)));
-  return { namespace, name, exists: liveBundle !== undefined, entries };
 }
 
-/** The live Bundle's controlled objects that the new spec no longer lists. */
-async function prunes(cluster: Cluster, liveBundle: KubeObject, spec: BundleSpec, desiredKeys: ReadonlySet<string>, io: CliIo): Promise<DiffEntry[]> {
-  const namespace = liveBundle.metadata.namespace ?? '';
-  const kinds = new Set<string>(((liveBundle.status as { managedKinds?: string[] } | undefined)?.managedKinds ?? []).filter((k) => typeof k === 'string'));
-  for (const r of spec.resources) if (r.spec.object) kinds.add(`${r.spec.object.apiVersion}/${r.spec.object.kind}`);
+function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict {
+  const stamp = live?.metadata.annotations?.[Annotations.deletionTimestamp];
+  const countdown = stamp !== undefined ? `its deletion (pending since ${stamp}) is cancelled` : 'its release is cancelled';
+  switch (c.kind) {
+    case 'cancel':
+      return { action: 'cancel-deletion', detail: `listed again: ${countdown}` };
+    case 'adopt':
+      return { action: 'adopt', detail: `no controller: taken over, ${countdown}` };
+    case 'hand-over':
+      return { action: 'hand-over', detail: `taken over from Bundle ${c.from?.name ?? '?'}, which no longer lists it${stamp !== undefined ? `; ${countdown}` : ''}` };
+  }
+}
+
+/** A claim and what follows it in the same pass. */
+function claimedVerdict(claim: Verdict, after: Verdict | undefined): Verdict {
+  if (after === undefined) return claim;
+  // The claim goes through first; a failing apply afterwards is still the Bundle's error.
+  if (PROBLEM_ACTIONS.has(after.action)) return { action: after.action, detail: `${claim.action} first (${claim.detail ?? ''}), then ${after.detail ?? after.action}` };
+  const rest = after.action === 'change' ? `then changes ${after.detail ?? 'the object'}` : after.action === 'adopt' ? after.detail : after.action === 'unchanged' || after.action === 'create' ? undefined : `then ${after.action}: ${after.detail ?? ''}`;
+  return rest ? { action: claim.action, detail: `${claim.detail ?? ''}; ${rest}` } : claim;
+}
+
+function targetEntry(t: PruneAction['target']): Pick<DiffEntry, 'apiVersion' | 'kind' | 'name'> {
+  return { apiVersion: t.apiVersion, kind: t.kind, name: t.name };
+}
+
+function pruneEntry(a: PruneAction): DiffEntry {
+  const base = targetEntry(a.target);
+  switch (a.action) {
+    case 'delete':
+      if (!a.afterDelay) return { ...base, action: 'delete', detail: 'no longer listed and no deletionDelay: deleted now' };
+      return { ...base, action: 'delete', detail: `its deletion delay ended at ${a.deleteAfter ?? '?'}: deleted now`, ...(a.deletionTimestamp !== undefined ? { deletionTimestamp: a.deletionTimestamp } : {}), ...(a.deleteAfter !== undefined ? { deleteAfter: a.deleteAfter } : {}) };
+    case 'mark':
+      return { ...base, action: 'soft-delete', detail: `countdown starts now, deleted after ${a.deleteAfter}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+    case 'wait':
+      return { ...base, action: 'soft-delete', detail: `pending since ${a.deletionTimestamp}, deleted after ${a.deleteAfter}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+    case 'invalid':
+      return { ...base, action: 'keep', detail: a.message };
+    case 'terminating':
+      return { ...base, action: 'terminating', detail: 'already being deleted by the API server' };
+    case 'listed-elsewhere':
+      return { ...base, action: 'listed-elsewhere', detail: a.message };
+  }
+}
+
+function withheldEntry(w: WithheldPrune): DiffEntry {
+  const would = w.action.action === 'delete' ? 'delete' : `start its countdown (deleted after ${w.action.deleteAfter})`;
+  return { ...targetEntry(w.action.target), action: 'held', detail: `would ${would}; ${w.reason}` };
+}
+
+/**
+ * The plan in words, one entry per object: the listed objects in spec order
+ * (each with its claim, if any, and what its resource plan does), then what
+ * left the spec (the prune actions and those held back). `dryRuns` (by
+ * resource name) add the fields an apply changes or the server's rejection.
+ */
+export function describePlan(input: PlanInput, plan: BundlePlan, dryRuns: ReadonlyMap<string, DryRunResult> = new Map()): DiffEntry[] {
   const entries: DiffEntry[] = [];
-  for (const key of [...kinds].sort()) {
-    const slash = key.lastIndexOf('/');
-    const rt = await cluster.discovery.resolve(key.slice(0, slash), key.slice(slash + 1));
-    if (!rt || !rt.verbs.includes('list')) continue;
-    io.err(`listing ${rt.plural} controlled by Bundle ${namespace}/${liveBundle.metadata.name}`);
-    const { items } = await cluster.client.list(rt, namespace, { metadataOnly: true });
-    for (const item of items) {
-      const controller = controllerOf(item);
-      if (controller?.uid !== liveBundle.metadata.uid || controller.apiVersion !== API_VERSION) continue;
-      if (desiredKeys.has(objectKey(item))) continue;
-      const annotations = item.metadata.annotations ?? {};
-      const delay = annotations[Annotations.deletionDelay];
-      const stamp = annotations[Annotations.deletionTimestamp];
-      const base = { apiVersion: rt.apiVersion, kind: rt.kind, name: item.metadata.name };
-      if (delay === undefined) entries.push({ ...base, action: 'delete' });
-      else entries.push({ ...base, action: 'soft-delete', detail: stamp ? `already pending since ${stamp} (deletionDelay ${delay})` : `kept for deletionDelay ${delay}, then deleted` });
+  const invalidSpec = plan.issues.length > 0;
+  for (const r of input.spec.resources) {
+    const o = r.spec.object;
+    if (o === undefined) continue;
+    const base = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, resource: r.name };
+    const claim = plan.claims.find((c) => c.name === r.name);
+    const claimed = claim ? claimVerdict(claim, input.live.get(r.name)) : undefined;
+    let verdict: Verdict;
+    if (invalidSpec) {
+      const own = plan.issues.filter((i) => i.resource === r.name);
+      const after: Verdict = own.length > 0 ? { action: 'invalid', detail: own.map((i) => i.message).join('; ') } : { action: 'blocked', detail: 'not applied: the Bundle spec is invalid' };
+      verdict = claimed ? claimedVerdict(claimed, after) : after;
+    } else {
+      const rp = plan.resources.find((p) => p.name === r.name);
+      const after = rp ? resourceVerdict(rp, dryRuns.get(r.name)) : undefined;
+      verdict = claimed ? claimedVerdict(claimed, after) : (after ?? { action: 'blocked', detail: 'not planned' });
+    }
+    entries.push({ ...base, ...verdict });
+  }
+  for (const issue of plan.issues.filter((i) => i.resource === undefined)) {
+    entries.push({ apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: input.bundle.name, action: 'invalid', detail: formatIssue(issue) });
+  }
+  entries.push(...plan.prune.map(pruneEntry), ...plan.withheld.map(withheldEntry));
+  if (invalidSpec) {
+    // planBundle prunes nothing for an invalid spec: say so for each object that left it.
+    const listed = new Set(input.spec.resources.flatMap((r) => (r.spec.object ? [objectKey({ ...r.spec.object, metadata: { name: r.spec.object.metadata.name, namespace: input.bundle.namespace } })] : [])));
+    for (const o of input.controlled) {
+      if (listed.has(objectKey(o))) continue;
+      entries.push({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, action: 'keep', detail: 'not deleted while the Bundle spec is invalid' });
     }
   }
   return entries;
+}
+
+/** The Bundle to plan for `manifest`, as it will stand once applied over `live` (if any). */
+export function bundleToPlan(manifest: BundleManifest, live: { metadata: { uid?: string; generation?: number; creationTimestamp?: string } } | undefined): BundleToPlan {
+  return {
+    metadata: {
+      name: manifest.name,
+      namespace: manifest.namespace,
+      uid: live?.metadata.uid ?? NEW_BUNDLE_UID,
+      ...(live?.metadata.creationTimestamp !== undefined ? { creationTimestamp: live.metadata.creationTimestamp } : {}),
+    },
+    spec: manifest.spec,
+  };
+}
+
+export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crdReadiness: CrdReadinessTable, io: CliIo): Promise<BundleDiff> {
+  const { namespace, name } = manifest;
+  const liveBundle = await cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
+  if (liveBundle?.metadata.deletionTimestamp !== undefined) {
+    return { namespace, name, exists: true, entries: [{ apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name, action: 'invalid', detail: `the Bundle is being deleted (since ${liveBundle.metadata.deletionTimestamp}): applying it changes nothing until it is gone` }] };
+  }
+  io.err(`reading Bundles in ${namespace}`);
+  const { items: bundles } = await cluster.client.list(BUNDLE_RESOURCE_TYPE, namespace);
+  const bundle = bundleToPlan(manifest, liveBundle);
+  const { sources, types } = await readPlanSources(cluster, { bundle, controls: liveBundle !== undefined, managedKinds: managedKindsOf(liveBundle), bundles, crdReadiness }, io);
+  const input = buildPlanInput(sources);
+  let plan = planBundle(input);
+
+  // The applies the controller would send, as dry runs.
+  const dryRuns = new Map<string, DryRunResult>();
+  if (plan.issues.length === 0) {
+    for (const rp of plan.resources) {
+      if ((rp.action !== 'apply' && rp.action !== 'adopt') || !rp.apply.needed) continue;
+      const desired = rp.apply.desired;
+      const rt = types.get(kindKey(desired.apiVersion, desired.kind));
+      if (!rt) continue;
+      io.err(`dry-run apply ${formatObjectRef(desired.apiVersion, desired.kind, desired.metadata.name)}`);
+      try {
+        const after = await cluster.client.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true, dryRun: true });
+        dryRuns.set(rp.name, { ok: true, paths: changedPaths(input.live.get(rp.name), after) });
+      } catch (err) {
+        dryRuns.set(rp.name, { ok: false, error: errorMessage(err) });
+      }
+    }
+  }
+  // As in the controller: nothing is pruned unless every apply goes through.
+  const rejected = [...dryRuns].filter(([, r]) => !r.ok).map(([n]) => n);
+  if (rejected.length > 0) plan = withholdPrunes(plan, `not pruning: ${rejected.join(', ')} could not be applied`);
+  return { namespace, name, exists: liveBundle !== undefined, entries: describePlan(input, plan, dryRuns) };
 }
 
 export function formatDiff(diff: BundleDiff): string[] {

@@ -7,6 +7,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, USAGE, parseCommandLine, parseObjectRef, type ParsedCommand } from './args.js';
 import { connectCluster, type Cluster } from './cluster.js';
+import { readCrdReadiness, serverNow } from './cluster-state.js';
 import { PROBLEM_ACTIONS, diffBundle, discoveryKindTable, formatDiff, type BundleDiff } from './diff.js';
 import { CliError, processIo, type CliIo } from './io.js';
 import { parseManifests } from './manifests.js';
@@ -30,7 +31,7 @@ function validateCommand(cmd: ParsedCommand, io: CliIo): number {
       text = readManifestFile(file);
     } catch (err) {
       if (!(err instanceof CliError)) throw err;
-      results.push({ file, result: { bundles: [], skipped: [], problems: [{ file, line: 0, col: 0, message: err.message }] } });
+      results.push({ file, result: { bundles: [], withIssues: [], skipped: [], problems: [{ file, line: 0, col: 0, message: err.message }] } });
       continue;
     }
     results.push({ file, result: validateFile(parseManifests(file, text), defaultNamespace) });
@@ -62,13 +63,18 @@ async function diffCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
   return await withCluster(cmd, async (cluster) => {
     const validation = validateFile(parseManifests(file, text), cmd.flags.namespace ?? cluster.contextNamespace, (spec) => discoveryKindTable(cluster, spec));
     for (const p of validation.problems) io.out(formatProblem(p));
-    if (validation.problems.length > 0) return EXIT_PROBLEMS;
-    if (validation.bundles.length === 0) throw new CliError(`${file}: no Bundle found`, EXIT_PROBLEMS);
+    // A Bundle the schema rejects is not reconciled at all; one with semantic issues is, partly (its claims): diff it too.
+    const planned = [...validation.bundles, ...validation.withIssues];
+    if (planned.length === 0) {
+      if (validation.problems.length > 0) return EXIT_PROBLEMS;
+      throw new CliError(`${file}: no Bundle found`, EXIT_PROBLEMS);
+    }
+    const crdReadiness = await readCrdReadiness(cluster, io);
     const diffs: BundleDiff[] = [];
-    for (const bundle of validation.bundles) diffs.push(await diffBundle(cluster, bundle, io));
+    for (const bundle of planned) diffs.push(await diffBundle(cluster, bundle, crdReadiness, io));
     if (cmd.flags.output === 'json') io.out(JSON.stringify({ bundles: diffs }, null, 2));
     else for (const d of diffs) for (const line of formatDiff(d)) io.out(line);
-    return diffs.some((d) => d.entries.some((e) => PROBLEM_ACTIONS.has(e.action))) ? EXIT_PROBLEMS : EXIT_OK;
+    return validation.problems.length > 0 || diffs.some((d) => d.entries.some((e) => PROBLEM_ACTIONS.has(e.action))) ? EXIT_PROBLEMS : EXIT_OK;
   });
 }
 
@@ -77,7 +83,7 @@ async function pendingCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
     const items = await listPending(cluster, cmd.flags.namespace, io);
     if (cmd.flags.output === 'json') io.out(JSON.stringify({ items }, null, 2));
     else if (items.length === 0) io.err('no objects are pending deletion');
-    else for (const line of formatPendingTable(items, Date.now())) io.out(line);
+    else for (const line of formatPendingTable(items, serverNow(cluster).now)) io.out(line);
     return EXIT_OK;
   });
 }

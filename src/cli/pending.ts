@@ -1,21 +1,29 @@
 /**
  * `bundlesmith pending`, `cancel` and `delete-now`: soft-deleted objects.
- * An object is pending deletion while it carries the deletionTimestamp
- * annotation; the operator deletes it at deletionTimestamp + deletionDelay.
- * Two kinds exist: objects a live Bundle dropped from its spec (listed in the
- * Bundle's status.pendingDeletions) and objects a deleted Bundle released
- * (labelled former-bundle, swept by the operator with no Bundle left).
+ * Two kinds exist: objects a live Bundle dropped from its spec, and objects a
+ * deleted Bundle released (labelled former-bundle, swept by the operator with
+ * no Bundle left). Both are decided as the operator decides them: a live
+ * Bundle's through the controller's plan (buildPlanInput, planBundle, and the
+ * pendingDeletionsOf that fills status.pendingDeletions), a released
+ * object's through the sweep's decideOrphanSweep. Stamped objects the
+ * operator will not delete are listed too, with the reason.
  */
+import { BundleSchema } from '../api/bundle.js';
+import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
 import { Annotations, Labels } from '../api/names.js';
-import { controllerOf, jsonPointerSegment } from '../core/bundle/objects.js';
-import { isBundleReference, userReferences } from '../core/bundle/ownership.js';
+import type { CrdReadinessTable } from '../core/bundle/kinds.js';
+import { jsonPointerSegment, objectKey, type LiveObject } from '../core/bundle/objects.js';
+import { claimsByObject, isBundleReference, userReferences, type BundleClaim } from '../core/bundle/ownership.js';
+import { pendingDeletionsOf } from '../core/bundle/pending.js';
+import { buildPlanInput } from '../core/bundle/plan-input.js';
+import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan.js';
 import { formatGoDuration } from '../core/duration.js';
-import { formatRfc3339, parseRfc3339, readDeletionDelay } from '../core/softdelete/decide.js';
+import { decideOrphanSweep, parseRfc3339, pendingDeletionOf } from '../core/softdelete/decide.js';
 import { errorMessage, isConflict, isNotFound, isInvalid } from '../kube/errors.js';
 import type { KubeObject, ResourceType } from '../kube/types.js';
-import { BUNDLE_RESOURCE_TYPE } from '../controllers/bundle/bundle-resource.js';
 import { EXIT_PROBLEMS, formatObjectRef, type ObjectRef } from './args.js';
 import { resolveObjectRef, type Cluster } from './cluster.js';
+import { listControlled, managedKindsOf, readCrdReadiness, readPlanSources, resolveKinds, serverNow } from './cluster-state.js';
 import { CliError, type CliIo } from './io.js';
 
 export interface PendingObject {
@@ -26,21 +34,15 @@ export interface PendingObject {
   /** Bundle that dropped (pending) or released (released) it. */
   bundle: string;
   state: 'pending' | 'released';
+  /**
+   * The countdown's stamp as the Bundle's status reports it: the object's
+   * annotation, or the stamp the operator writes now for a countdown it has
+   * not started yet. Empty when there is no countdown to report.
+   */
   deletionTimestamp: string;
-  /** When it will be deleted; undefined when the annotations cannot be read (the operator keeps such objects). */
+  /** When it will be deleted; undefined when the operator will not delete it (then `problem` says why). */
   deleteAfter?: string;
   problem?: string;
-}
-
-/** When a released object will go, from its own annotations (as the operator's sweep reads them). */
-export function expiryOf(annotations: Readonly<Record<string, string>>): { deleteAfter?: string; problem?: string } {
-  const stamp = annotations[Annotations.deletionTimestamp];
-  const stampMs = stamp === undefined ? undefined : parseRfc3339(stamp);
-  if (stampMs === undefined) return { problem: `unreadable ${Annotations.deletionTimestamp} ${JSON.stringify(stamp)}: the operator restarts the countdown` };
-  const delay = readDeletionDelay(annotations);
-  if (delay === undefined) return { problem: `no ${Annotations.deletionDelay}: the operator keeps it` };
-  if (!delay.ok) return { problem: `${delay.message}: the operator keeps it` };
-  return { deleteAfter: formatRfc3339(Math.ceil(stampMs + delay.ms)) };
 }
 
 /** "in 1h29m0s", "overdue by 3s" or "-". */
@@ -60,6 +62,70 @@ export function formatPendingTable(items: readonly PendingObject[], now: number)
   return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join('  '));
 }
 
+function stampOf(o: LiveObject): string | undefined {
+  return o.metadata.annotations?.[Annotations.deletionTimestamp];
+}
+
+/** Why a stamped object the Bundle controls is not among the plan's pending deletions: what the operator does instead. */
+function keptBecause(o: LiveObject, plan: BundlePlan): string {
+  const uid = o.metadata.uid;
+  if (plan.claims.some((c) => c.target.uid === uid)) return 'listed in the Bundle again: the operator cancels the countdown';
+  const prune = plan.prune.find((a) => a.target.uid === uid);
+  if (prune?.action === 'invalid' || prune?.action === 'listed-elsewhere') return prune.message;
+  const withheld = plan.withheld.find((w) => w.action.target.uid === uid);
+  if (withheld !== undefined) return `held back: ${withheld.reason}`;
+  if (plan.issues.length > 0) return 'the Bundle spec is invalid: the operator deletes nothing until it is fixed';
+  return 'the operator keeps it';
+}
+
+/**
+ * The objects one live Bundle will delete after a countdown, exactly as its
+ * status.pendingDeletions reports them (the same pendingDeletionsOf over the
+ * same plan), plus the stamped objects it controls that it will not delete,
+ * each with the reason.
+ */
+export function pendingOfPlan(input: PlanInput, plan: BundlePlan): PendingObject[] {
+  const { namespace, name: bundle } = input.bundle;
+  const out: PendingObject[] = pendingDeletionsOf(plan).map((p) => ({ namespace, apiVersion: p.apiVersion, kind: p.kind, name: p.name, bundle, state: 'pending', deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter }));
+  const listed = new Set(out.map((p) => objectKey({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name, namespace } })));
+  for (const o of input.controlled) {
+    const stamp = stampOf(o);
+    if (stamp === undefined || o.metadata.deletionTimestamp !== undefined || listed.has(objectKey(o))) continue;
+    out.push({ namespace, apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle, state: 'pending', deletionTimestamp: stamp, problem: keptBecause(o, plan) });
+  }
+  return out;
+}
+
+/**
+ * A stamped object controlled by a Bundle the operator does not plan for
+ * (one the schema rejects, or one being deleted): kept, and why.
+ */
+export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name: string }, why: string): PendingObject | undefined {
+  const stamp = stampOf(o);
+  if (stamp === undefined) return undefined;
+  return { namespace: bundle.namespace, apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: bundle.name, state: 'pending', deletionTimestamp: stamp, problem: why };
+}
+
+/**
+ * What the operator's sweep does with an object a deleted Bundle released
+ * (the same decideOrphanSweep and pendingDeletionOf): undefined when it is
+ * not a released object. A live Bundle that lists it takes it (claims), so
+ * it is not swept.
+ */
+export function releasedEntry(o: LiveObject, claims: ReadonlyMap<string, readonly BundleClaim[]>, now: number, stampAt: number): PendingObject | undefined {
+  const base = { namespace: o.metadata.namespace ?? '', apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: o.metadata.labels?.[Labels.formerBundle] ?? '', state: 'released' as const };
+  const stamp = stampOf(o) ?? '';
+  const decision = decideOrphanSweep(o.metadata, now, stampAt);
+  if (decision.action === 'skip') return undefined;
+  const claim = claims.get(objectKey(o))?.[0];
+  if (claim !== undefined) return { ...base, deletionTimestamp: stamp, problem: `Bundle ${claim.name} lists it: the operator adopts it` };
+  const pending = pendingDeletionOf(decision);
+  if (pending !== undefined) return { ...base, ...pending };
+  if (decision.action === 'invalid') return { ...base, deletionTimestamp: stamp, problem: `${decision.message}: the operator keeps it` };
+  // No deletionDelay and no stamp: nothing to count down.
+  return { ...base, deletionTimestamp: stamp, problem: `no ${Annotations.deletionDelay}: the operator deletes it at once` };
+}
+
 /** The first listed version of each namespaced, listable group/resource: where released objects can be. */
 function releasableResources(resources: readonly ResourceType[]): ResourceType[] {
   const seen = new Set<string>();
@@ -73,41 +139,50 @@ function releasableResources(resources: readonly ResourceType[]): ResourceType[]
   return out;
 }
 
+/** A live Bundle's pending deletions, decided as its controller decides them. */
+async function pendingOfBundle(cluster: Cluster, raw: KubeObject, namespaceBundles: readonly KubeObject[], crdReadiness: CrdReadinessTable, io: CliIo): Promise<PendingObject[]> {
+  const namespace = raw.metadata.namespace ?? '';
+  const id = { namespace, name: raw.metadata.name };
+  const parsed = BundleSchema.safeParse(raw);
+  if (!parsed.success || parsed.data.metadata.deletionTimestamp !== undefined) {
+    // Not planned by the controller: an invalid Bundle changes nothing; a deleted one releases or deletes its objects (its finalizer).
+    const why = parsed.success ? 'its Bundle is being deleted: the finalizer releases or deletes it' : 'its Bundle is invalid (schema): the operator changes nothing';
+    const types = await resolveKinds(cluster, managedKindsOf(raw));
+    const controlled = await listControlled(cluster, namespace, raw.metadata.uid, types, io);
+    return controlled.flatMap((o) => unplannedEntry(o, id, why) ?? []);
+  }
+  const { sources } = await readPlanSources(cluster, { bundle: parsed.data, controls: true, managedKinds: managedKindsOf(raw), bundles: namespaceBundles, crdReadiness }, io);
+  const input = buildPlanInput(sources);
+  return pendingOfPlan(input, planBundle(input));
+}
+
 export async function listPending(cluster: Cluster, namespace: string | undefined, io: CliIo): Promise<PendingObject[]> {
   const out: PendingObject[] = [];
   io.err(`reading Bundles${namespace ? ` in ${namespace}` : ' in all namespaces'}`);
   const { items: bundles } = await cluster.client.list(BUNDLE_RESOURCE_TYPE, namespace);
-  for (const bundle of bundles) {
-    const pending = (bundle.status as { pendingDeletions?: { apiVersion: string; kind: string; name: string; deletionTimestamp: string; deleteAfter: string }[] } | undefined)?.pendingDeletions ?? [];
-    for (const p of pending) {
-      out.push({ namespace: bundle.metadata.namespace ?? '', apiVersion: p.apiVersion, kind: p.kind, name: p.name, bundle: bundle.metadata.name, state: 'pending', deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter });
-    }
+  const byNamespace = new Map<string, KubeObject[]>();
+  for (const b of bundles) {
+    const ns = b.metadata.namespace ?? '';
+    byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), b]);
   }
+  const crdReadiness = bundles.length > 0 ? await readCrdReadiness(cluster, io) : new Map<string, never>();
+  for (const bundle of bundles) out.push(...(await pendingOfBundle(cluster, bundle, byNamespace.get(bundle.metadata.namespace ?? '') ?? [], crdReadiness, io)));
+
   const resources = releasableResources(cluster.discovery.resources());
   io.err(`scanning ${resources.length} resource types for objects released by deleted Bundles`);
+  const released: LiveObject[] = [];
   for (const rt of resources) {
-    let items: KubeObject[];
     try {
-      ({ items } = await cluster.client.list(rt, namespace, { metadataOnly: true, labelSelector: Labels.formerBundle }));
+      released.push(...((await cluster.client.list(rt, namespace, { metadataOnly: true, labelSelector: Labels.formerBundle })).items as LiveObject[]));
     } catch (err) {
       io.err(`  skipped ${rt.plural}${rt.group ? `.${rt.group}` : ''}: ${errorMessage(err)}`);
-      continue;
     }
-    for (const item of items) {
-      const annotations = item.metadata.annotations ?? {};
-      const stamp = annotations[Annotations.deletionTimestamp];
-      if (stamp === undefined || controllerOf(item) !== undefined) continue;
-      out.push({
-        namespace: item.metadata.namespace ?? '',
-        apiVersion: rt.apiVersion,
-        kind: rt.kind,
-        name: item.metadata.name,
-        bundle: item.metadata.labels?.[Labels.formerBundle] ?? '',
-        state: 'released',
-        deletionTimestamp: stamp,
-        ...expiryOf(annotations),
-      });
-    }
+  }
+  const { now, stampAt } = serverNow(cluster);
+  const claimsByNamespace = new Map([...byNamespace].map(([ns, list]) => [ns, claimsByObject(list)] as const));
+  for (const o of released) {
+    const entry = releasedEntry(o, claimsByNamespace.get(o.metadata.namespace ?? '') ?? new Map(), now, stampAt);
+    if (entry) out.push(entry);
   }
   return out.sort((a, b) => (a.deleteAfter ?? '~').localeCompare(b.deleteAfter ?? '~') || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
 }

@@ -87,6 +87,8 @@ export interface BundleManifest {
 
 export interface FileValidation {
   bundles: BundleManifest[];
+  /** Bundles the schema accepts but the semantic checks do not: the operator still takes hold of what they list (claims), nothing else. */
+  withIssues: BundleManifest[];
   problems: Problem[];
   /** Documents that are not Bundles ("ConfigMap x"), reported but not checked. */
   skipped: string[];
@@ -123,6 +125,7 @@ function describe(value: unknown): string {
 export function validateFile(parsed: ManifestFile, defaultNamespace: string, kinds?: (spec: BundleSpec) => KindTable): FileValidation {
   const problems: Problem[] = parsed.syntaxErrors.map((e) => ({ file: parsed.file, line: e.line, col: e.col, message: `YAML: ${e.message}` }));
   const bundles: BundleManifest[] = [];
+  const withIssues: BundleManifest[] = [];
   const skipped: string[] = [];
   for (const document of parsed.documents) {
     if (!isBundleDocument(document.value)) {
@@ -151,9 +154,9 @@ export function validateFile(parsed: ManifestFile, defaultNamespace: string, kin
       const at = document.positionOf(path);
       problems.push({ file: parsed.file, ...at, bundle: label, message: `${where ? `${where} ` : ''}${issue.resource === undefined ? '' : `(${issue.resource}) `}${issue.message}` });
     }
-    if (issues.length === 0) bundles.push({ document, name: result.data.metadata.name, namespace, spec, raw });
+    (issues.length === 0 ? bundles : withIssues).push({ document, name: result.data.metadata.name, namespace, spec, raw });
   }
-  return { bundles, problems, skipped };
+  return { bundles, withIssues, problems, skipped };
 }
 
 function defaultNamespaceOf(raw: Record<string, unknown>, fallback: string): string {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations, Labels } from '../../src/api/names.js';
-import type { ResourceType } from '../../src/kube/types.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { conditionOf, connect, createNamespace, kubeconfigPath, resourceType, run, uniqueName, waitFor, waitForGone, type RunResult, type TestEnv } from './harness.js';
 import { startOperator, type InProcessOperator } from './operator.js';
 
@@ -77,6 +77,35 @@ async function apply(manifest: Record<string, unknown>): Promise<void> {
   });
 }
 
+/** Applies without waiting for Ready: waits until the operator has observed this generation and reports `condition` True. */
+async function applyExpecting(manifest: Record<string, unknown>, condition: 'Ready' | 'Error'): Promise<void> {
+  const result = await run('kubectl', ['apply', '--server-side', '-f', '-'], { input: JSON.stringify(manifest) });
+  if (result.code !== 0) throw new Error(result.stderr);
+  const name = (manifest.metadata as { name: string }).name;
+  await waitFor(`Bundle ${name} ${condition} and observed`, async () => {
+    const live = await env.client.tryGet(bundles, ns, name);
+    const observed = (live?.status as { observedGeneration?: number } | undefined)?.observedGeneration;
+    return conditionOf(live, condition)?.status === 'True' && observed === live?.metadata.generation;
+  });
+}
+
+interface DiffJson {
+  bundles: { exists: boolean; entries: { action: string; name: string; detail?: string; deleteAfter?: string }[] }[];
+}
+
+async function diffEntries(manifest: Record<string, unknown>): Promise<{ code: number; byName: Record<string, { action: string; detail?: string; deleteAfter?: string }> }> {
+  const result = await cli(['diff', writeManifest(manifest), '-o', 'json']);
+  const entries = (JSON.parse(result.stdout) as DiffJson).bundles[0]?.entries ?? [];
+  return { code: result.code, byName: Object.fromEntries(entries.map((e) => [e.name, e])) };
+}
+
+/** The object is the same one (uid) and nobody is deleting it: no deletionTimestamp, no countdown stamp. */
+async function expectKept(name: string, uid: string | undefined): Promise<KubeObject> {
+  const now = await env.client.get(configMaps, ns, name);
+  expect({ uid: now.metadata.uid, deletionTimestamp: now.metadata.deletionTimestamp, stamp: now.metadata.annotations?.[Annotations.deletionTimestamp] }).toEqual({ uid, deletionTimestamp: undefined, stamp: undefined });
+  return now;
+}
+
 async function stamped(name: string): Promise<string | undefined> {
   return (await env.client.tryGet(configMaps, ns, name))?.metadata.annotations?.[Annotations.deletionTimestamp];
 }
@@ -130,7 +159,7 @@ describe('bundlesmith CLI', () => {
     expect(byName['diff-orphan']?.action).toBe('adopt');
     expect(byName['diff-drop']?.action).toBe('delete');
     expect(byName['diff-soft']?.action).toBe('soft-delete');
-    expect(byName['diff-soft']?.detail).toContain('deletionDelay 1h');
+    expect(byName['diff-soft']?.detail).toMatch(/^countdown starts now, deleted after \S+Z$/);
     // A dry run changes nothing.
     expect((await env.client.get(configMaps, ns, 'diff-edit')).data).toEqual({ v: '1' });
   });
@@ -144,7 +173,81 @@ describe('bundlesmith CLI', () => {
     });
     const result = await cli(['diff', writeManifest(bundleManifest('refused', [{ name: 't', cm: 'taken' }]))]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/refuse\s+ConfigMap\/taken: controlled by ConfigMap someone/);
+    expect(result.stdout).toMatch(/refuse\s+ConfigMap\/taken: ConfigMap \S+ is controlled by ConfigMap someone/);
+  });
+
+  it('diff says hand-over for an object another Bundle dropped, and the operator hands it over (same object)', async () => {
+    await apply(bundleManifest('giver', [{ name: 'a', cm: 'ho-a' }, { name: 'x', cm: 'ho-x', delay: '1h' }]));
+    await apply(bundleManifest('giver', [{ name: 'a', cm: 'ho-a' }]));
+    await waitFor('the stamp on ho-x', () => stamped('ho-x'));
+    const before = await env.client.get(configMaps, ns, 'ho-x');
+
+    const taker = bundleManifest('taker', [{ name: 'b', cm: 'ho-b' }, { name: 'x', cm: 'ho-x', delay: '1h' }]);
+    const diff = await diffEntries(taker);
+    expect(diff.code).toBe(0);
+    expect(diff.byName['ho-x']).toMatchObject({ action: 'hand-over' });
+    expect(diff.byName['ho-x']?.detail).toContain('taken over from Bundle giver, which no longer lists it');
+    expect(diff.byName['ho-x']?.detail).toContain('is cancelled');
+    expect(diff.byName['ho-b']?.action).toBe('create');
+    // The dry run changed nothing.
+    await expect(stamped('ho-x')).resolves.toBeDefined();
+
+    await apply(taker);
+    const after = await expectKept('ho-x', before.metadata.uid);
+    const taking = await env.client.get(bundles, ns, 'taker');
+    expect(after.metadata.ownerReferences?.filter((r) => r.controller === true).map((r) => r.uid)).toEqual([taking.metadata.uid]);
+  });
+
+  it('diff says listed-elsewhere for an object a live Bundle lists, and the operator keeps it (same object)', async () => {
+    await apply(bundleManifest('first', [{ name: 'c', cm: 'le-c' }, { name: 'z', cm: 'le-z' }]));
+    const z = await env.client.get(configMaps, ns, 'le-z');
+    // A newer Bundle lists it too: Conflict while the first still lists it.
+    const second = bundleManifest('second', [{ name: 'd', cm: 'le-d' }, { name: 'z', cm: 'le-z' }]);
+    const refused = await diffEntries(second);
+    expect(refused.code).toBe(1);
+    expect(refused.byName['le-z']?.action).toBe('refuse');
+    await applyExpecting(second, 'Error');
+
+    const dropping = bundleManifest('first', [{ name: 'c', cm: 'le-c' }]);
+    const diff = await diffEntries(dropping);
+    expect(diff.code).toBe(0);
+    expect(diff.byName['le-z']).toMatchObject({ action: 'listed-elsewhere' });
+    expect(diff.byName['le-z']?.detail).toContain('Bundle second lists it');
+
+    await apply(dropping);
+    const secondUid = (await env.client.get(bundles, ns, 'second')).metadata.uid;
+    await waitFor('le-z handed over to Bundle second', async () => (await env.client.get(configMaps, ns, 'le-z')).metadata.ownerReferences?.some((r) => r.controller === true && r.uid === secondUid));
+    await expectKept('le-z', z.metadata.uid);
+  });
+
+  it('an invalid deletionDelay: diff says keep (exit 1), the operator keeps the object, pending says why a stamp without a delay is kept', async () => {
+    await apply(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 'b', cm: 'bd-banana', delay: 'banana' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]));
+    const banana = await env.client.get(configMaps, ns, 'bd-banana');
+    const dropping = bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]);
+    const diff = await diffEntries(dropping);
+    expect(diff.code).toBe(1);
+    expect(diff.byName['bd-banana']).toMatchObject({ action: 'keep' });
+    expect(diff.byName['bd-banana']?.detail).toContain('"banana" is not a Go duration');
+
+    await applyExpecting(dropping, 'Error');
+    await expectKept('bd-banana', banana.metadata.uid);
+
+    // A countdown whose delay was removed by hand: the operator keeps the object, and pending says so (no time).
+    // Still Error: bd-banana's delay stays unreadable.
+    await applyExpecting(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }]), 'Error');
+    await waitFor('the stamp on bd-stamped', () => stamped('bd-stamped'));
+    const stampedObject = await env.client.get(configMaps, ns, 'bd-stamped');
+    await env.client.patch(configMaps, ns, 'bd-stamped', [{ op: 'remove', path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}` }], 'json');
+    await waitFor('the Bundle to report the missing delay', async () => conditionOf(await env.client.get(bundles, ns, 'baddelay'), 'Error')?.message?.includes('bd-stamped is kept'));
+    const pending = await cli(['pending', '-n', ns, '-o', 'json']);
+    expect(pending.code).toBe(0);
+    const items = (JSON.parse(pending.stdout) as { items: { name: string; bundle: string; deleteAfter?: string; problem?: string }[] }).items.filter((i) => i.name.startsWith('bd-'));
+    expect(items.map((i) => [i.name, i.bundle, i.deleteAfter])).toEqual([['bd-stamped', 'baddelay', undefined]]);
+    expect(items[0]?.problem).toContain('is missing');
+    const again = await diffEntries(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }]));
+    expect(again.byName['bd-stamped']?.action).toBe('keep');
+    const kept = await env.client.get(configMaps, ns, 'bd-stamped');
+    expect({ uid: kept.metadata.uid, deletionTimestamp: kept.metadata.deletionTimestamp }).toEqual({ uid: stampedObject.metadata.uid, deletionTimestamp: undefined });
   });
 
   it('lists a pending deletion and cancels it: the object is kept and left alone', async () => {

@@ -1,18 +1,10 @@
-/** The Bundle resource type and event target, shared by the controller and its finalizer. */
+/** The Bundle event target, shared by the controller and its finalizer. */
 import type { Bundle } from '../../api/bundle.js';
-import { API_VERSION, BUNDLE_KIND, BUNDLE_PLURAL, GROUP, VERSION } from '../../api/names.js';
-import type { ResourceType } from '../../kube/types.js';
+import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
 import type { EventTarget } from '../events.js';
 
-export const BUNDLE_RESOURCE_TYPE: ResourceType = {
-  group: GROUP,
-  version: VERSION,
-  apiVersion: API_VERSION,
-  kind: BUNDLE_KIND,
-  plural: BUNDLE_PLURAL,
-  namespaced: true,
-  verbs: ['get', 'list', 'watch', 'update', 'patch'],
-};
+// Kept for the finalizer's import; the constant lives in src/api.
+export { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 
 export function bundleTarget(bundle: Bundle): EventTarget {
   return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.metadata.name, namespace: bundle.metadata.namespace, uid: bundle.metadata.uid };

@@ -14,9 +14,9 @@ import { claimsByObject, listedObjects } from '../../core/bundle/ownership.js';
 import type { PruneAction } from '../../core/bundle/prune.js';
 
 type PruneTarget = PruneAction['target'];
-import { crdReadinessFromAnnotations } from '../../core/bundle/readiness.js';
+import { buildPlanInput, crdReadinessTable } from '../../core/bundle/plan-input.js';
 import { buildBundleStatus, statusEqual, type ActionFailure } from '../../core/bundle/status.js';
-import type { CrdReadiness, KindInfo } from '../../core/bundle/kinds.js';
+import type { KindInfo } from '../../core/bundle/kinds.js';
 import { decideSoftDelete, formatRfc3339 } from '../../core/softdelete/decide.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isInvalid, isNotFound } from '../../kube/errors.js';
@@ -28,7 +28,8 @@ import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.
 import type { EventTarget } from '../events.js';
 import type { ControllerDeps } from '../deps.js';
 import { ObjectCache, type BundleKey } from './object-cache.js';
-import { BUNDLE_RESOURCE_TYPE, bundleTarget } from './bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
 
 
@@ -193,32 +194,32 @@ export class BundleController {
     this.objects.declare(key, bundle.spec.resources.flatMap((r) => (r.spec.object ? [{ apiVersion: r.spec.object.apiVersion, kind: r.spec.object.kind, namespace, name: r.spec.object.metadata.name }] : [])));
     for (const rt of [...types.values(), ...(await this.kindsToWatch(bundle))]) if (rt.namespaced) await this.objects.ensure(rt);
 
-    const live = new Map<string, LiveObject>();
-    for (const r of bundle.spec.resources) {
+    // The objects at the declared coordinates (from the cache) and everything the Bundle controls.
+    const atCoordinates = bundle.spec.resources.flatMap((r): LiveObject[] => {
       const obj = r.spec.object;
       const rt = obj ? types.get(kindKey(obj.apiVersion, obj.kind)) : undefined;
-      if (!obj || !rt || !rt.namespaced) continue;
-      const found = this.objects.get(rt, namespace, obj.metadata.name);
-      if (found) live.set(r.name, found as LiveObject);
-    }
-    const controlled = this.objects.controlledBy(bundle.metadata.uid) as LiveObject[];
+      const found = obj && rt?.namespaced ? this.objects.get(rt, namespace, obj.metadata.name) : undefined;
+      return found ? [found as LiveObject] : [];
+    });
+    const controlledCached = this.objects.controlledBy(bundle.metadata.uid) as LiveObject[];
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';
 
     // 5. Decide. Claims come from every live Bundle of the namespace (the Bundle informer has synced before any worker runs).
-    let plan = planBundle({
-      bundle: { name, namespace, uid: bundle.metadata.uid, ...(bundle.metadata.generation !== undefined ? { generation: bundle.metadata.generation } : {}), ...(typeof bundle.metadata.creationTimestamp === 'string' ? { creationTimestamp: bundle.metadata.creationTimestamp } : {}) },
-      spec: bundle.spec,
+    // buildPlanInput is shared with `bundlesmith diff` and `pending`: the CLI decides on the same input.
+    const input = buildPlanInput({
+      bundle,
       kinds,
-      crdReadiness: this.crdReadiness(),
-      live,
-      controlled,
+      crdReadiness: crdReadinessTable(this.crds.list()),
+      objects: [...atCoordinates, ...controlledCached],
+      bundles: this.bundles.list().filter((b) => b.metadata.namespace === namespace),
       now,
       stampAt,
-      claims: claimsByObject(this.bundles.list().filter((b) => b.metadata.namespace === namespace)),
     });
+    const controlled = input.controlled;
+    let plan = planBundle(input);
 
     // 6. Act: claims first (whatever else the plan says), then applies level by level, then prunes if every apply went through.
     const outcome: PassOutcome = { applyFailures: new Map(), pruneFailures: [], wrote: false };
@@ -397,17 +398,6 @@ export class BundleController {
       if (rt) out.push(rt);
     }
     return out;
-  }
-
-  private crdReadiness(): Map<string, CrdReadiness> {
-    const table = new Map<string, CrdReadiness>();
-    for (const crd of this.crds.list()) {
-      const readiness = crdReadinessFromAnnotations(crd.metadata.annotations);
-      if (!readiness) continue;
-      const spec = crd.spec as { group?: string; names?: { kind?: string }; versions?: { name: string }[] } | undefined;
-      for (const v of spec?.versions ?? []) if (spec?.group && spec.names?.kind) table.set(kindKey(`${spec.group}/${v.name}`, spec.names.kind), readiness);
-    }
-    return table;
   }
 
   /**

@@ -16,7 +16,7 @@ import { markPatch } from '../../core/bundle/prune.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { objectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../runtime/clock.js';
-import { BUNDLE_RESOURCE_TYPE } from '../bundle/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { gvkKey, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';

@@ -6,6 +6,8 @@ export * from './hash.js';
 export * from './kinds.js';
 export * from './objects.js';
 export * from './path.js';
+export * from './pending.js';
+export * from './plan-input.js';
 export * from './plan.js';
 export * from './prune.js';
 export * from './readiness.js';

@@ -3,11 +3,12 @@
  * Pending soft deletions are information: the Bundle stays Ready while
  * objects count down to deletion.
  */
-import type { BundleStatus, Condition, ObjectToDelete, PendingDeletion, ResourceStatus } from '../../api/bundle.js';
+import type { BundleStatus, Condition, ObjectToDelete, ResourceStatus } from '../../api/bundle.js';
 import { BundleConditionTypes, Reasons, ResourceConditionTypes } from '../../api/names.js';
 import { condition, mergeConditions } from './conditions.js';
 import { canonicalJson } from './hash.js';
 import { groupOf, versionOf } from './objects.js';
+import { pendingDeletionsOf } from './pending.js';
 import { withholdPrunes, type BundlePlan, type ResourcePlan } from './plan.js';
 import type { ObjectTarget } from './prune.js';
 import { formatIssue } from './validate.js';
@@ -59,7 +60,7 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
   const deleting = plan.bundle.deletionTimestamp !== undefined;
 
   const conditions = mergeConditions(previous?.conditions, bundleConditions({ problems, ready, total, deleting, states }), nowIso);
-  const pendingDeletions = pendingOf(plan);
+  const pendingDeletions = pendingDeletionsOf(plan);
   return {
     ...(plan.bundle.generation !== undefined ? { observedGeneration: plan.bundle.generation } : {}),
     conditions,
@@ -140,15 +141,4 @@ function objectToDelete(t: ObjectTarget): ObjectToDelete {
 
 function objectsToDeleteOf(plan: BundlePlan): ObjectToDelete[] {
   return [...plan.prune.flatMap((a) => (a.action === 'delete' ? [a.target] : [])), ...plan.withheld.map((w) => w.action.target)].map(objectToDelete);
-}
-
-/** Objects counting down, plus expired ones until their delete has gone through. */
-function pendingOf(plan: BundlePlan): PendingDeletion[] {
-  return plan.prune.flatMap((a) => {
-    if (a.action === 'mark' || a.action === 'wait' || (a.action === 'delete' && a.afterDelay)) {
-      if (a.deletionTimestamp === undefined || a.deleteAfter === undefined) return [];
-      return [{ apiVersion: a.target.apiVersion, kind: a.target.kind, name: a.target.name, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter }];
-    }
-    return [];
-  });
 }

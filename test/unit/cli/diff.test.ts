@@ -1,20 +1,5 @@
-import { changedPaths, classifyApply } from '../../../src/cli/diff.js';
-import { expiryOf, formatDue, formatPendingTable } from '../../../src/cli/pending.js';
-import type { LiveObject } from '../../../src/core/bundle/objects.js';
-
-const BUNDLE_UID = 'bundle-uid';
-
-function live(modify: (o: LiveObject) => void = () => undefined): LiveObject {
-  const o: LiveObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'c-uid', resourceVersion: '5', managedFields: [] }, data: { v: '1' } };
-  modify(o);
-  return o;
-}
-const ownedBy = (uid: string, kind = 'Bundle') => (o: LiveObject) => {
-  o.metadata.ownerReferences = [{ apiVersion: kind === 'Bundle' ? 'smith.atlassian.com/v1' : 'v1', kind, name: 'owner', uid, controller: true }];
-};
-const withData = (v: string) => (o: LiveObject) => {
-  o.data = { v };
-};
+import { changedPaths } from '../../../src/cli/diff.js';
+import { formatDue, formatPendingTable } from '../../../src/cli/pending.js';
 
 describe('changedPaths', () => {
   it.each([
@@ -29,29 +14,8 @@ describe('changedPaths', () => {
   });
 });
 
-describe('classifyApply', () => {
-  it.each([
-    ['create', undefined, live(), BUNDLE_UID, 'create', undefined],
-    ['unchanged', live(ownedBy(BUNDLE_UID)), live(ownedBy(BUNDLE_UID)), BUNDLE_UID, 'unchanged', undefined],
-    ['change', live(ownedBy(BUNDLE_UID)), live((o) => [ownedBy(BUNDLE_UID)(o), withData('2')(o)]), BUNDLE_UID, 'change', 'data.v'],
-    ['adopt', live(), live(ownedBy(BUNDLE_UID)), BUNDLE_UID, 'adopt', 'then changes metadata.ownerReferences'],
-    ['refuse another controller', live(ownedBy('x', 'Deployment')), live(), BUNDLE_UID, 'refuse', 'controlled by Deployment owner'],
-    ['refuse when the Bundle does not exist yet', live(ownedBy('old-bundle')), live(), undefined, 'refuse', 'controlled by Bundle owner'],
-  ])('%s', (_case, liveObject, dryRun, bundleUid, action, detail) => {
-    expect(classifyApply({ live: liveObject, dryRun, bundleUid })).toEqual(detail === undefined ? { action } : { action, detail });
-  });
-});
-
-describe('pending expiry', () => {
+describe('pending table', () => {
   const NOW = Date.UTC(2026, 10, 21, 12);
-  it.each([
-    [{ 'smith.atlassian.com/deletionTimestamp': '2026-11-21T12:00:00Z', 'smith.atlassian.com/deletionDelay': '1h30m' }, { deleteAfter: '2026-11-21T13:30:00.000Z' }],
-    [{ 'smith.atlassian.com/deletionTimestamp': '2026-11-21T12:00:00Z' }, { problem: 'no smith.atlassian.com/deletionDelay: the operator keeps it' }],
-    [{ 'smith.atlassian.com/deletionTimestamp': 'yesterday', 'smith.atlassian.com/deletionDelay': '1h' }, { problem: 'unreadable smith.atlassian.com/deletionTimestamp "yesterday": the operator restarts the countdown' }],
-  ])('%j', (annotations, want) => {
-    expect(expiryOf(annotations)).toEqual(want);
-  });
-
   it.each([
     ['2026-11-21T13:30:00.000Z', 'in 1h30m0s'],
     ['2026-11-21T11:59:57.000Z', 'overdue by 3s'],

@@ -1,0 +1,120 @@
+/**
+ * The reconcile's inputs, from what was read. The controller (from its
+ * caches) and `bundlesmith diff` / `pending` (from the API) read the same
+ * things and hand them here, so the plan they decide on cannot differ:
+ * the live object at each resource's coordinates, what the Bundle controls,
+ * the claims of the namespace's live Bundles, the CRD readiness table.
+ */
+import type { BundleSpec } from '../../api/bundle.js';
+import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
+import { controllerOf, isRecord, kindKey, type LiveObject } from './objects.js';
+import { claimsByObject, type BundleLike } from './ownership.js';
+import type { PlanBundle, PlanInput } from './plan.js';
+import { crdReadinessFromAnnotations } from './readiness.js';
+
+/** The Bundle to plan for, as the API returns it once parsed (or as a manifest would create it). */
+export interface BundleToPlan {
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation?: number | undefined;
+    creationTimestamp?: string | undefined;
+    deletionTimestamp?: string | undefined;
+  };
+  spec: BundleSpec;
+}
+
+export interface PlanSources {
+  bundle: BundleToPlan;
+  /** The spec's kinds that discovery resolved, by kindKey; a kind missing here is not served. */
+  kinds: KindTable;
+  crdReadiness: CrdReadinessTable;
+  /**
+   * Live objects as read: at least the ones at the spec's coordinates and
+   * every one the Bundle controls. Others are ignored; an object read twice
+   * (same apiVersion, kind, namespace, name) counts once, the first read.
+   */
+  objects: readonly LiveObject[];
+  /** The Bundles of the namespace as read; `bundle` stands in for this one's stored version. */
+  bundles: readonly BundleLike[];
+  /** Lower bound of the API server's time (epoch ms). */
+  now: number;
+  /** Upper bound of the API server's time (epoch ms). */
+  stampAt: number;
+}
+
+/** Whether the object's controller ownerReference is the Bundle with this uid: what "the Bundle controls it" means everywhere. */
+export function isControlledBy(o: LiveObject, bundleUid: string): boolean {
+  return controllerOf(o)?.uid === bundleUid;
+}
+
+function coordinates(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {
+  return `${apiVersion}|${kind}|${namespace ?? ''}|${name}`;
+}
+
+export function planBundleOf(bundle: BundleToPlan): PlanBundle {
+  const m = bundle.metadata;
+  return {
+    name: m.name,
+    namespace: m.namespace,
+    uid: m.uid,
+    ...(m.generation !== undefined ? { generation: m.generation } : {}),
+    // Loose metadata from the API: only a string is a timestamp.
+    ...(typeof m.creationTimestamp === 'string' ? { creationTimestamp: m.creationTimestamp } : {}),
+    ...(typeof m.deletionTimestamp === 'string' ? { deletionTimestamp: m.deletionTimestamp } : {}),
+  };
+}
+
+export function buildPlanInput(s: PlanSources): PlanInput {
+  const { bundle } = s;
+  const namespace = bundle.metadata.namespace;
+  const byCoordinates = new Map<string, LiveObject>();
+  for (const o of s.objects) {
+    const key = coordinates(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name);
+    if (!byCoordinates.has(key)) byCoordinates.set(key, o);
+  }
+
+  // The object at each resource's coordinates, for kinds the server serves in the namespace (as the cache is keyed).
+  const live = new Map<string, LiveObject>();
+  for (const r of bundle.spec.resources) {
+    const o = r.spec.object;
+    if (o === undefined || s.kinds.get(kindKey(o.apiVersion, o.kind))?.namespaced !== true) continue;
+    const found = byCoordinates.get(coordinates(o.apiVersion, o.kind, namespace, o.metadata.name));
+    if (found !== undefined) live.set(r.name, found);
+  }
+  // A Bundle owns objects of its own namespace only (the spec cannot name another). An object elsewhere that
+  // names the Bundle as its controller was not made by it: it is not the Bundle's to prune.
+  const controlled = [...byCoordinates.values()].filter((o) => (o.metadata.namespace ?? '') === namespace && isControlledBy(o, bundle.metadata.uid));
+
+  // Claims as they will stand: this Bundle's current spec replaces whatever version of it was read.
+  const others = s.bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);
+  const planned = planBundleOf(bundle);
+  const self: BundleLike = { metadata: planned, spec: bundle.spec };
+
+  return {
+    bundle: planned,
+    spec: bundle.spec,
+    kinds: s.kinds,
+    crdReadiness: s.crdReadiness,
+    live,
+    controlled,
+    now: s.now,
+    stampAt: s.stampAt,
+    claims: claimsByObject([...others, self]),
+  };
+}
+
+/** The readiness table from the cluster's CRDs (their CrReadyWhenField annotations), for every served version. */
+export function crdReadinessTable(crds: readonly { metadata: { annotations?: Readonly<Record<string, string>> | undefined }; spec?: unknown }[]): Map<string, CrdReadiness> {
+  const table = new Map<string, CrdReadiness>();
+  for (const crd of crds) {
+    const readiness = crdReadinessFromAnnotations(crd.metadata.annotations);
+    if (!readiness || !isRecord(crd.spec)) continue;
+    const { group, names, versions } = crd.spec;
+    const kind = isRecord(names) ? names['kind'] : undefined;
+    if (typeof group !== 'string' || group === '' || typeof kind !== 'string' || kind === '' || !Array.isArray(versions)) continue;
+    for (const v of versions) if (isRecord(v) && typeof v['name'] === 'string') table.set(kindKey(`${group}/${v['name']}`, kind), readiness);
+  }
+  return table;
+}
