@@ -287,4 +287,37 @@ describe('the released-object sweep on its own', () => {
       await sweeper.stop();
     }
   });
+  it('never deletes an object that carries the former-bundle label without a deletionDelay (a label alone is no permission)', async () => {
+    const ns = await createNamespace(f.env, 'sdlabel');
+    const sweepClock = new JumpingClock();
+    const discovery = new Discovery(f.env.client);
+    await discovery.refresh();
+    const sweeper = new ReleasedObjectSweeper({
+      client: f.env.client,
+      discovery,
+      clock: sweepClock,
+      serverTime: localClockAsServerTime(sweepClock),
+      logger: silentLogger(),
+      events: apiEventRecorder(f.env.client, sweepClock, silentLogger(), 'sweep-test'),
+      namespace: ns,
+      workers: 1,
+    });
+    const labelled = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a-labelled', namespace: ns, labels: { [Labels.formerBundle]: 'old' } } });
+    await f.env.client.create(f.t.configMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'b-control', namespace: ns, labels: { [Labels.formerBundle]: 'old' }, annotations: { [Annotations.deletionDelay]: '5s', [Annotations.deletionTimestamp]: '2020-01-01T00:00:00.000Z' } },
+    });
+    try {
+      await sweeper.start();
+      await waitFor('the sweeper to be synced', () => sweeper.hasSynced());
+      // One worker, first in first out: once the control is gone, a-labelled was decided on.
+      await waitFor('the expired control to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'b-control')) === undefined);
+      const kept = await f.env.client.get(f.t.configMap, ns, 'a-labelled');
+      expect(kept.metadata.uid).toBe(labelled.metadata.uid);
+      expect(kept.metadata.deletionTimestamp).toBeUndefined();
+    } finally {
+      await sweeper.stop();
+    }
+  });
 });

@@ -246,6 +246,10 @@ export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number, stampAt
   }
   if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'has a controller owner' };
   const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now, stampAt });
+  // The finalizer releases only objects that carry a delay (the others it
+  // deletes itself): a label on an object with neither delay nor stamp was
+  // not written by a release, and is no permission to delete.
+  if (decision.action === 'delete') return { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` };
   // Out of spec the decision is never keep or cancel; the check narrows the type.
   if (decision.action === 'keep' || decision.action === 'cancel') {
     return { action: 'skip', reason: `unexpected soft-delete decision ${decision.action}` };

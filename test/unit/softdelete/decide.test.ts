@@ -241,7 +241,7 @@ describe('orphan sweep', () => {
   it.each<[string, ReleasedObjectMeta, ReturnType<typeof decideOrphanSweep>]>([
     ['not released', { labels: {} }, { action: 'skip', reason: `no ${Labels.formerBundle} label` }],
     ['adopted again', released({ ownerReferences: [{ controller: true }], annotations: annotations(delay('1h')) }), { action: 'skip', reason: 'has a controller owner' }],
-    ['no delay: deleted now', released(), { action: 'delete' }],
+    ['no delay: a label alone is no permission to delete', released(), { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` }],
     [
       'a delay, not stamped',
       released({ annotations: annotations(delay('1h')) }),
