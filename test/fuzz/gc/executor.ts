@@ -38,8 +38,14 @@ export function snapshotKey(kind: string, namespace: string | undefined, name: s
   return `${kind}|${namespace ?? ''}|${name}`;
 }
 
-/** How long a snapshot must stay unchanged to count as quiet. */
-const QUIET_MS = 2_500;
+/**
+ * How long a snapshot must stay unchanged to count as quiet between groups;
+ * the judge's final settle waits longer (FINAL_QUIET_MS). Both collectors
+ * react within milliseconds when running (after a restart, the probe has
+ * already proven that), so these are margins, not measurements.
+ */
+export const QUIET_MS = 1_500;
+export const FINAL_QUIET_MS = 3_000;
 /** Upper bound of one settle; past it the judge compares what is there. */
 const SETTLE_BOUND_MS = 40_000;
 const POLL_MS = 300;
@@ -318,12 +324,12 @@ export class PlanExecutor {
   /**
    * Waits until the collector has nothing left it could finish: (after a
    * restart) it collected a probe, the snapshot stayed unchanged for
-   * QUIET_MS, and no object waits on something only a collector does (an
+   * the quiet period, and no object waits on something only a collector does (an
    * `orphan` finalizer; `foregroundDeletion` with no blocking dependent
    * left; a deletionTimestamp with no finalizer). Bounded: past
    * SETTLE_BOUND_MS the judge compares what is there, with a note.
    */
-  async settle(): Promise<void> {
+  async settle(quietMs = QUIET_MS): Promise<void> {
     const started = Date.now();
     if (this.needsProbe) {
       const cm = this.types.get('ConfigMap');
@@ -341,7 +347,7 @@ export class PlanExecutor {
         quietSince = Date.now();
       }
       const pending = pendingWork(snap);
-      if (pending.length === 0 && Date.now() - quietSince >= QUIET_MS) return;
+      if (pending.length === 0 && Date.now() - quietSince >= quietMs) return;
       if (Date.now() - started > SETTLE_BOUND_MS) {
         this.notes.push(`settle: not quiet after ${SETTLE_BOUND_MS / 1000} s${pending.length > 0 ? ` (still pending: ${pending.slice(0, 5).join('; ')})` : ''}`);
         return;

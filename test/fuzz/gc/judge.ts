@@ -122,9 +122,10 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
 /**
  * The plan's steps that touch the diverging objects, their owners and their
  * dependents, with every kill / start / settle / CRD step kept for timing
- * context; numbered as in the full plan.
+ * context, up to the step after which the last of them diverged; numbered
+ * as in the full plan.
  */
-export function replay(plan: Plan, ids: string[]): string {
+export function replay(plan: Plan, ids: string[], throughStep = plan.steps.length): string {
   const related = new Set(ids);
   for (const s of plan.steps) {
     const touched = stepIds(s);
@@ -134,7 +135,7 @@ export function replay(plan: Plan, ids: string[]): string {
     if (owners.some((owner) => ids.includes(owner))) related.add(subject);
   }
   const lines: string[] = [];
-  plan.steps.forEach((s, i) => {
+  plan.steps.slice(0, throughStep).forEach((s, i) => {
     const touched = stepIds(s);
     if (touched.length === 0 || touched.some((id) => related.has(id))) lines.push(`${String(i + 1).padStart(3)}. ${describeStep(plan, s)}`);
   });

@@ -351,7 +351,7 @@ export function generatePlan(seed: number, options: GenerateOptions = {}): Plan 
     graph(m, rnd.int(3, 4), true, rnd.shuffle(liveObjects(m)).slice(0, 2));
     m.steps.push({ op: 'settle' });
   }
-  const groups = rnd.int(2, 4);
+  const groups = rnd.int(2, 3);
   const downAt = rnd.int(0, groups - 1);
   for (let g = 0; g < groups; g++) {
     if (g === downAt) downGroup(m, true);

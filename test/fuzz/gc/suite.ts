@@ -42,7 +42,7 @@ import { createNamespace, grantControllerManagerGcRole, startBenchCluster, type 
 import { installCrd } from '../../../src/kube/crds.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
-import { PlanExecutor, probeCollector, waitUntil, type CollectorControl, type FuzzCluster } from './executor.js';
+import { FINAL_QUIET_MS, PlanExecutor, probeCollector, waitUntil, type CollectorControl, type FuzzCluster } from './executor.js';
 import { judge, replay } from './judge.js';
 import { TEST_GROUP, generatePlan, summarize, type GenerateOptions } from './plan.js';
 
@@ -196,32 +196,44 @@ export class GcFuzzSuite implements FuzzSuite {
     const started = Date.now();
     const executors = [new PlanExecutor(ours, plan), new PlanExecutor(reference, plan)] as const;
     await Promise.all(executors.map((e) => e.prepare()));
+    const [oursExec, refExec] = executors;
+    const end = (e: PlanExecutor, snapshot = e.lastSnapshot) => ({ snapshot, uids: e.uids, notes: e.notes });
+    // Judged at every settle, not only at the end: a wrongful delete that a
+    // later step would hide (an owner deleted too early whose held
+    // dependents are released afterwards) is caught where it happens.
+    const found = new Map<string, { step: number; line: string; wrongfulDelete: boolean }>();
+    const tolerated = new Set<string>();
+    const record = (step: number, verdict: ReturnType<typeof judge>) => {
+      for (const d of verdict.divergences) if (!found.has(d.id)) found.set(d.id, { step, line: d.line, wrongfulDelete: d.wrongfulDelete });
+      for (const t of verdict.tolerated) tolerated.add(t);
+    };
     for (const [i, step] of plan.steps.entries()) {
       try {
         await Promise.all(executors.map((e) => e.run(step)));
       } catch (err) {
         throw new Error(`step ${i + 1} (${step.op}) of seed ${seed} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
+      if (step.op === 'settle') record(i + 1, judge(plan, end(oursExec), end(refExec)));
     }
-    const [oursExec, refExec] = executors;
-    const [oursSnap, refSnap] = await Promise.all([oursExec.snapshot(), refExec.snapshot()]);
-    const verdict = judge(plan, { snapshot: oursSnap, uids: oursExec.uids, notes: oursExec.notes }, { snapshot: refSnap, uids: refExec.uids, notes: refExec.notes });
+    await Promise.all(executors.map((e) => e.settle(FINAL_QUIET_MS)));
+    record(plan.steps.length, judge(plan, end(oursExec), end(refExec)));
     const seconds = Math.round((Date.now() - started) / 1000);
     const notes = [...oursExec.notes.map((n) => `ours: ${n}`), ...refExec.notes.map((n) => `reference: ${n}`)];
     const summary = [
       summarize(plan),
       `${seconds} s`,
-      ...(verdict.tolerated.length > 0 ? [`tolerated: ${verdict.tolerated.join('; ')}`] : []),
-      ...(notes.length > 0 && verdict.divergences.length === 0 ? [`notes: ${notes.join('; ')}`] : []),
+      ...(tolerated.size > 0 ? [`tolerated: ${[...tolerated].join('; ')}`] : []),
+      ...(notes.length > 0 && found.size === 0 ? [`notes: ${notes.join('; ')}`] : []),
     ].join(', ');
-    if (verdict.divergences.length === 0) return { suite: this.name, seed, divergences: [], summary };
-    const ids = [...new Set(verdict.divergences.map((d) => d.id))];
+    if (found.size === 0) return { suite: this.name, seed, divergences: [], summary };
+    const divergences = [...found.values()].sort((x, y) => Number(y.wrongfulDelete) - Number(x.wrongfulDelete) || x.step - y.step);
+    const lastStep = Math.max(...divergences.map((d) => d.step));
     return {
       suite: this.name,
       seed,
-      divergences: verdict.divergences.map((d) => d.line),
+      divergences: divergences.map((d) => `after step ${d.step}: ${d.line}`),
       summary,
-      replay: [replay(plan, ids), ...notes.map((n) => `note: ${n}`), ours.collector.describe(), reference.collector.describe()].join('\n'),
+      replay: [replay(plan, [...found.keys()], lastStep), ...notes.map((n) => `note: ${n}`), ours.collector.describe(), reference.collector.describe()].join('\n'),
     };
   }
 
