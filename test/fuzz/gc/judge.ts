@@ -125,7 +125,8 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
  * context, up to the step after which the last of them diverged; numbered
  * as in the full plan.
  */
-export function replay(plan: Plan, ids: string[], throughStep = plan.steps.length): string {
+/** The objects, their owners and their dependents, as the plan wrote references. */
+export function relatedIds(plan: Plan, ids: string[]): string[] {
   const related = new Set(ids);
   for (const s of plan.steps) {
     const touched = stepIds(s);
@@ -134,6 +135,16 @@ export function replay(plan: Plan, ids: string[], throughStep = plan.steps.lengt
     if (ids.includes(subject)) for (const owner of owners) related.add(owner);
     if (owners.some((owner) => ids.includes(owner))) related.add(subject);
   }
+  return [...related];
+}
+
+/** Both clusters' views of these objects, one line each (for the replay: the state at the divergence). */
+export function describeStates(plan: Plan, ids: string[], ours: ClusterEnd, reference: ClusterEnd): string[] {
+  return ids.map((id) => `${id}: ours ${renderView(viewOf(plan, id, ours))} | reference ${renderView(viewOf(plan, id, reference))}`);
+}
+
+export function replay(plan: Plan, ids: string[], throughStep = plan.steps.length): string {
+  const related = new Set(relatedIds(plan, ids));
   const lines: string[] = [];
   plan.steps.slice(0, throughStep).forEach((s, i) => {
     const touched = stepIds(s);

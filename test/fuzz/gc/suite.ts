@@ -43,7 +43,7 @@ import { installCrd } from '../../../src/kube/crds.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
 import { FINAL_QUIET_MS, PlanExecutor, probeCollector, waitUntil, type CollectorControl, type FuzzCluster } from './executor.js';
-import { judge, replay } from './judge.js';
+import { describeStates, judge, relatedIds, replay } from './judge.js';
 import { TEST_GROUP, generatePlan, summarize, type GenerateOptions } from './plan.js';
 
 const PROBE_NAMESPACE = 'gcfuzz-probes';
@@ -203,9 +203,14 @@ export class GcFuzzSuite implements FuzzSuite {
     // dependents are released afterwards) is caught where it happens.
     const found = new Map<string, { step: number; line: string; wrongfulDelete: boolean }>();
     const tolerated = new Set<string>();
-    const record = (step: number, verdict: ReturnType<typeof judge>) => {
-      for (const d of verdict.divergences) if (!found.has(d.id)) found.set(d.id, { step, line: d.line, wrongfulDelete: d.wrongfulDelete });
+    const states: string[] = [];
+    const record = (step: number) => {
+      const [o, r] = [end(oursExec), end(refExec)];
+      const verdict = judge(plan, o, r);
+      const fresh = verdict.divergences.filter((d) => !found.has(d.id));
+      for (const d of fresh) found.set(d.id, { step, line: d.line, wrongfulDelete: d.wrongfulDelete });
       for (const t of verdict.tolerated) tolerated.add(t);
+      if (fresh.length > 0) states.push(`state after step ${step}:`, ...describeStates(plan, relatedIds(plan, fresh.map((d) => d.id)), o, r).map((l) => `  ${l}`));
     };
     for (const [i, step] of plan.steps.entries()) {
       try {
@@ -213,10 +218,10 @@ export class GcFuzzSuite implements FuzzSuite {
       } catch (err) {
         throw new Error(`step ${i + 1} (${step.op}) of seed ${seed} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
-      if (step.op === 'settle') record(i + 1, judge(plan, end(oursExec), end(refExec)));
+      if (step.op === 'settle') record(i + 1);
     }
     await Promise.all(executors.map((e) => e.settle(FINAL_QUIET_MS)));
-    record(plan.steps.length, judge(plan, end(oursExec), end(refExec)));
+    record(plan.steps.length);
     const seconds = Math.round((Date.now() - started) / 1000);
     const notes = [...oursExec.notes.map((n) => `ours: ${n}`), ...refExec.notes.map((n) => `reference: ${n}`)];
     const summary = [
@@ -233,7 +238,7 @@ export class GcFuzzSuite implements FuzzSuite {
       seed,
       divergences: divergences.map((d) => `after step ${d.step}: ${d.line}`),
       summary,
-      replay: [replay(plan, [...found.keys()], lastStep), ...notes.map((n) => `note: ${n}`), ours.collector.describe(), reference.collector.describe()].join('\n'),
+      replay: [replay(plan, [...found.keys()], lastStep), ...states, ...notes.map((n) => `note: ${n}`), ours.collector.describe(), reference.collector.describe()].join('\n'),
     };
   }
 
