@@ -134,6 +134,10 @@ interface Model {
   /** Plan references per object (as last written), for edits and recreation. */
   refs: Map<string, PlanRef[]>;
   components: Components;
+  /** Objects on an ownership cycle the plan closed. */
+  cyclic: Set<string>;
+  /** Objects the plan deleted in the foreground. */
+  foreground: Set<string>;
   next: number;
   gadget?: { kind: string; plural: string };
 }
@@ -220,10 +224,43 @@ function graph(m: Model, size: number, allowGadget: boolean, existing: PlanObjec
   if (first && last && first !== last && m.rnd.chance(0.2)) addRef(m, first.id, objectRef(m, last));
 }
 
+/** Whether `of` is among `id`'s owners, transitively. */
+function ownsTransitively(m: Model, of: string, id: string): boolean {
+  const seen = new Set<string>();
+  const stack = [id];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (next === undefined || seen.has(next)) continue;
+    if (next === of) return true;
+    seen.add(next);
+    for (const r of m.refs.get(next) ?? []) if ('obj' in r.owner && !r.wrongUid) stack.push(r.owner.obj);
+  }
+  return false;
+}
+
+const sameComponent = (m: Model, id: string, set: Set<string>) => [...set].some((x) => m.components.find(x) === m.components.find(id));
+
+/**
+ * Cycles and foreground deletions are kept apart: where a foreground
+ * deletion meets a cycle of blocking references, kube-controller-manager's
+ * own outcome depends on the order it processes the cycle's objects in (its
+ * cycle guard unblocks references of whichever it reaches first), so the
+ * reference would not be a reference. A component with a cycle gets no
+ * foreground delete, and no cycle is closed in a component with one.
+ */
 function addRef(m: Model, obj: string, ref: PlanRef): void {
+  const closesCycle = 'obj' in ref.owner && !ref.wrongUid && ownsTransitively(m, obj, ref.owner.obj);
+  if (closesCycle && sameComponent(m, obj, m.foreground)) return;
+  if (closesCycle) m.cyclic.add(obj);
   m.steps.push({ op: 'addRef', obj, ref });
   m.refs.set(obj, oneController([...(m.refs.get(obj) ?? []), ref]));
   link(m, obj, [ref]);
+}
+
+function deleteStep(m: Model, target: string, drawn: Policy): void {
+  const policy = drawn === 'Foreground' && sameComponent(m, target, m.cyclic) ? 'Background' : drawn;
+  if (policy === 'Foreground') m.foreground.add(target);
+  m.steps.push({ op: 'delete', obj: target, policy });
 }
 
 /** One action on `target`; `pool` are the objects an added reference may point to. */
@@ -241,8 +278,7 @@ function action(m: Model, target: string, pool: PlanObject[], down: boolean): vo
   ]);
   switch (kind) {
     case 'delete': {
-      const policy = m.rnd.weighted<Policy>([[1, 'Background'], [1.3, 'Foreground'], [1, 'Orphan']]);
-      m.steps.push({ op: 'delete', obj: target, policy });
+      deleteStep(m, target, m.rnd.weighted<Policy>([[1, 'Background'], [1.3, 'Foreground'], [1, 'Orphan']]));
       m.live.delete(target);
       return;
     }
@@ -323,7 +359,7 @@ function downGroup(m: Model, forceDelete: boolean): void {
     if (live.length === 0) break;
     const target = pickTarget(m, live);
     if (forceDelete && i === 0) {
-      m.steps.push({ op: 'delete', obj: target, policy: m.rnd.weighted<Policy>([[1, 'Background'], [1.5, 'Foreground'], [1.5, 'Orphan']]) });
+      deleteStep(m, target, m.rnd.weighted<Policy>([[1, 'Background'], [1.5, 'Foreground'], [1.5, 'Orphan']]));
       m.live.delete(target);
     } else {
       action(m, target, m.objects, true);
@@ -339,7 +375,7 @@ export interface GenerateOptions {
 
 export function generatePlan(seed: number, options: GenerateOptions = {}): Plan {
   const rnd = new Random(seed);
-  const m: Model = { rnd, seed, objects: [], steps: [], live: new Set(), held: new Set(), refs: new Map(), components: new Components(), next: 1 };
+  const m: Model = { rnd, seed, objects: [], steps: [], live: new Set(), held: new Set(), refs: new Map(), components: new Components(), cyclic: new Set(), foreground: new Set(), next: 1 };
   const withCrd = rnd.chance(options.crdChance ?? 0.08);
   const graphs = rnd.int(2, 3);
   for (let g = 0; g < graphs; g++) graph(m, rnd.int(3, 5), false, []);
