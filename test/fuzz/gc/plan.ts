@@ -206,7 +206,12 @@ function graph(m: Model, size: number, allowGadget: boolean, existing: PlanObjec
   const members: PlanObject[] = [];
   for (let i = 0; i < size; i++) {
     const o = newObject(m, allowGadget);
-    const pool = [...members, ...existing];
+    const all = [...members, ...existing];
+    // A cluster-scoped object naming a namespaced owner is a case of its own
+    // (kube-controller-manager never collects it): drawn, but not so often
+    // that it drowns the others.
+    const clusterOwners = all.filter((x) => !KINDS[x.kind].namespaced);
+    const pool = !KINDS[o.kind].namespaced && clusterOwners.length > 0 && m.rnd.chance(0.7) ? clusterOwners : all;
     const ownerCount = pool.length === 0 ? 0 : m.rnd.weighted([[1, 0], [5, 1], [2, 2]]);
     const owners = m.rnd.shuffle(pool).slice(0, ownerCount);
     let refs = owners.map((owner) => objectRef(m, owner));
