@@ -48,7 +48,7 @@ export const QUIET_MS = 1_500;
 export const FINAL_QUIET_MS = 3_000;
 /** Upper bound of one settle; past it the judge compares what is there. */
 const SETTLE_BOUND_MS = 40_000;
-const POLL_MS = 300;
+const POLL_MS = 250;
 /** An incarnation never created in this cluster (a step failed): references to it are dangling. */
 const NEVER_CREATED_UID = '00000000-0000-4000-8000-00000000dead';
 
@@ -314,10 +314,10 @@ export class PlanExecutor {
   /** Every object of this seed, by kind|namespace|name (metadata only). */
   async snapshot(): Promise<Snapshot> {
     const out: Snapshot = new Map();
-    for (const [kind, rt] of this.types) {
-      const list = await this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true });
-      for (const item of list.items) out.set(snapshotKey(kind, item.metadata.namespace, item.metadata.name), item);
-    }
+    const lists = await Promise.all(
+      [...this.types].map(async ([kind, rt]) => ({ kind, list: await this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true }) })),
+    );
+    for (const { kind, list } of lists) for (const item of list.items) out.set(snapshotKey(kind, item.metadata.namespace, item.metadata.name), item);
     return out;
   }
 
