@@ -7,7 +7,8 @@
  * owners by their plan names) with their blockOwnerDeletion / controller
  * flags. Any difference is a divergence; the worst, a wrongful delete, is
  * an object the reference keeps (present, no deletionTimestamp) that ours
- * deleted or is deleting.
+ * deleted or is deleting, or a foreground owner ours deleted while a
+ * dependent blocking on it still exists in ours.
  *
  * One difference is intended and tolerated: our collector breaks a
  * foreground-deletion cycle after a timeout, while the reference may keep
@@ -107,6 +108,13 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       const live = reference.snapshot.get(snapshotKey(o.kind, o.ns ? namespaceName(plan.seed, o.ns) : undefined, objectName(plan.seed, o)));
       if (live && r.finalizers.includes('foregroundDeletion') && onDeletingCycle(reference.snapshot, live)) {
         tolerated.push(`${what}: ours broke the foreground cycle; the reference still waits: ${rr}`);
+        continue;
+      }
+      // A foreground owner gone from ours while ours still has a dependent blocking on it: deleted too early.
+      const ourUids = new Set(ours.uids.get(o.id) ?? []);
+      const blockers = [...ours.snapshot.entries()].filter(([, d]) => (d.metadata.ownerReferences ?? []).some((ref) => ourUids.has(ref.uid) && ref.blockOwnerDeletion)).map(([key]) => key.replaceAll('|', ' '));
+      if (blockers.length > 0) {
+        divergences.push({ id: o.id, wrongfulDelete: true, line: `WRONGFUL DELETE: ${what}: ours deleted it while its blocking dependents still exist there (${blockers.join(', ')}); the reference still waits for them: ${rr}` });
         continue;
       }
       divergences.push({ id: o.id, wrongfulDelete: false, line: `${what}: ours finished deleting it; the reference still holds it: ${rr}` });
