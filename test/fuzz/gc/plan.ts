@@ -17,7 +17,14 @@
  *   objects, and restarts them: the apiserver alone decides what happens
  *   while they are down, so both clusters hand the same state to their
  *   restarted collector. Every seed has at least one down group with a
- *   delete in it.
+ *   delete in it;
+ * - ownership cycles and foreground deletions never meet in one component
+ *   (see addRef): there, kube-controller-manager's own outcome depends on
+ *   the order it processes the cycle in.
+ * The judge compares the clusters at every settle, not only at the end.
+ *
+ * Extend the generator whenever a wrongful delete is found by other means,
+ * so that a seed would have found it.
  */
 import { Random } from '../random.js';
 

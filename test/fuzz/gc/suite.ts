@@ -214,14 +214,18 @@ export class GcFuzzSuite implements FuzzSuite {
     };
     for (const [i, step] of plan.steps.entries()) {
       try {
-        await Promise.all(executors.map((e) => e.run(step)));
+        // The plan ends with a settle: that one is the judge's, with the longer quiet period.
+        const last = i === plan.steps.length - 1 && step.op === 'settle';
+        await Promise.all(executors.map((e) => (last ? e.settle(FINAL_QUIET_MS) : e.run(step))));
       } catch (err) {
         throw new Error(`step ${i + 1} (${step.op}) of seed ${seed} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
       if (step.op === 'settle') record(i + 1);
     }
-    await Promise.all(executors.map((e) => e.settle(FINAL_QUIET_MS)));
-    record(plan.steps.length);
+    if (plan.steps.at(-1)?.op !== 'settle') {
+      await Promise.all(executors.map((e) => e.settle(FINAL_QUIET_MS)));
+      record(plan.steps.length);
+    }
     const seconds = Math.round((Date.now() - started) / 1000);
     const notes = [...oursExec.notes.map((n) => `ours: ${n}`), ...refExec.notes.map((n) => `reference: ${n}`)];
     const summary = [
