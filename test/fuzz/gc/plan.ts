@@ -20,7 +20,9 @@
  *   delete in it;
  * - ownership cycles and foreground deletions never meet in one component
  *   (see addRef): there, kube-controller-manager's own outcome depends on
- *   the order it processes the cycle in.
+ *   the order it processes the cycle in; nor do foreground deletions and
+ *   non-blocking references of objects that have dependents of their own
+ *   (see racyForeground), for the same reason.
  * The judge compares the clusters at every settle, not only at the end.
  *
  * Extend the generator whenever a wrongful delete is found by other means,
@@ -166,7 +168,9 @@ function newObject(m: Model, allowGadget: boolean): PlanObject {
 }
 
 function objectRef(m: Model, owner: PlanObject): PlanRef {
-  return { owner: { obj: owner.id }, ...flags(m) };
+  const ref: PlanRef = { owner: { obj: owner.id }, ...flags(m) };
+  // Inside a component with a foreground delete, references block (see racyForeground).
+  return sameComponent(m, owner.id, m.foreground) ? { ...ref, blocking: true } : ref;
 }
 
 function flags(m: Model): { blocking?: boolean; controller?: boolean } {
@@ -269,8 +273,29 @@ function addRef(m: Model, obj: string, ref: PlanRef): void {
   link(m, obj, [ref]);
 }
 
+/**
+ * A foreground deletion whose cascade can reach an object that has
+ * dependents of its own through a reference that does not block: whether
+ * that object is deleted in the foreground (its owner still waits) or in the
+ * background (its owner, not held by it, finished first) depends on which
+ * the collector processes first, and so do its dependents' fates. Both are
+ * correct; neither collector can be a reference for the other there. Such a
+ * component gets no foreground delete, and references into a component that
+ * has one always block.
+ */
+function racyForeground(m: Model, target: string): boolean {
+  const root = m.components.find(target);
+  const owners = new Set<string>();
+  for (const refs of m.refs.values()) for (const r of refs) if ('obj' in r.owner && !r.wrongUid) owners.add(r.owner.obj);
+  for (const [id, refs] of m.refs) {
+    if (!m.live.has(id) || m.components.find(id) !== root || !owners.has(id)) continue;
+    if (refs.some((r) => 'obj' in r.owner && !r.wrongUid && r.blocking !== true)) return true;
+  }
+  return false;
+}
+
 function deleteStep(m: Model, target: string, drawn: Policy): void {
-  const policy = drawn === 'Foreground' && sameComponent(m, target, m.cyclic) ? 'Background' : drawn;
+  const policy = drawn === 'Foreground' && (sameComponent(m, target, m.cyclic) || racyForeground(m, target)) ? 'Background' : drawn;
   if (policy === 'Foreground') m.foreground.add(target);
   m.steps.push({ op: 'delete', obj: target, policy });
 }
