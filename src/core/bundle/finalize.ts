@@ -51,8 +51,9 @@ export interface FinalizeInput {
    * (metadata is enough). Background and foreground act on those the Bundle
    * controls; orphan also on those that still carry a reference to it, and
    * on uncontrolled objects at `coordinates` that carry the operator's
-   * dependencyReferences annotation (the garbage collector may have taken
-   * the Bundle's reference out before the finalizer saw them).
+   * dependencyReferences annotation or a countdown stamp (the garbage
+   * collector may have taken the Bundle's reference out before the
+   * finalizer saw them).
    */
   objects: readonly LiveObject[];
   /** objectKey of every object the Bundle's spec lists and its status counts as pending deletion. */
@@ -78,6 +79,7 @@ export type FinalizeStep =
   | { action: 'leave'; target: ObjectTarget; reason: 'terminating' | 'collector-deletes' | 'orphaned' };
 
 export interface FinalizePlan {
+  /** The propagation acted on (see effectivePropagation). */
   propagation: Propagation;
   /** Background: dependents before what they reference. */
   steps: FinalizeStep[];
@@ -86,8 +88,36 @@ export interface FinalizePlan {
 }
 
 export function planFinalize(input: FinalizeInput): FinalizePlan {
-  const steps = stepsFor(input);
-  return { propagation: input.propagation, steps, done: steps.every((s) => s.action === 'leave') };
+  const propagation = effectivePropagation(input);
+  const steps = stepsFor({ ...input, propagation });
+  return { propagation, steps, done: steps.every((s) => s.action === 'leave') };
+}
+
+/**
+ * The garbage collector removes the orphan finalizer once it has taken the
+ * Bundle's reference out of every dependent, possibly before the finalizer's
+ * first pass: the Bundle then looks like a background deletion. The objects
+ * say otherwise: one at the Bundle's coordinates that the operator applied
+ * (applied-hash), that nothing controls, that was not released (no
+ * former-bundle label) and that no other live Bundle lists was orphaned. Then
+ * it is an orphan deletion: nothing is deleted, what the operator wrote goes.
+ * Mistaking a background deletion for an orphan one keeps objects; the
+ * reverse would delete them, so any such trace decides.
+ */
+export function effectivePropagation(input: FinalizeInput): Propagation {
+  if (input.propagation !== 'background') return input.propagation;
+  const orphaned = input.objects.some((o) => {
+    const meta = o.metadata;
+    return (
+      controllerOf(o) === undefined &&
+      meta.deletionTimestamp === undefined &&
+      meta.annotations?.[Annotations.appliedHash] !== undefined &&
+      meta.labels?.[Labels.formerBundle] === undefined &&
+      input.coordinates.has(objectKey(o)) &&
+      listedByOther(o, input.claims, input.bundle.uid) === undefined
+    );
+  });
+  return orphaned ? 'orphan' : 'background';
 }
 
 function stepsFor(input: FinalizeInput): FinalizeStep[] {
@@ -152,14 +182,19 @@ function letGoStep(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: Rea
 /**
  * Orphan candidates: what still names the Bundle, and what the collector
  * orphaned before the finalizer saw it (no controller, the operator's
- * annotation, at one of the Bundle's coordinates). An object another
- * controller holds is never touched.
+ * annotation or countdown stamp, at one of the Bundle's coordinates). An
+ * object another controller holds, or one a Bundle released (former-bundle
+ * label: the sweeper's), is never touched.
  */
 function isOrphanCandidate(o: LiveObject, input: FinalizeInput): boolean {
   const controller = controllerOf(o);
   if (controller !== undefined) return controller.uid === input.bundle.uid;
   if (o.metadata.ownerReferences?.some((r) => r.uid === input.bundle.uid)) return true;
-  return o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined && input.coordinates.has(objectKey(o));
+  if (!input.coordinates.has(objectKey(o))) return false;
+  // Only the operator writes these; a released object (former-bundle label) is the sweeper's, not ours.
+  const annotations = o.metadata.annotations ?? {};
+  const countingDown = annotations[Annotations.deletionTimestamp] !== undefined && o.metadata.labels?.[Labels.formerBundle] === undefined;
+  return annotations[Annotations.dependencyReferences] !== undefined || countingDown;
 }
 
 function orphanStep(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>): FinalizeStep {

@@ -162,6 +162,8 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     ['without the annotation: nothing says what the operator wrote', live(configMap('web'), withOwner(depRef('cfg-uid')), withOwner(userRef)), coordinates, []],
     ['still naming the Bundle without being controlled: cleaned', live(configMap('web'), withOwner(bundleRef(BUNDLE_UID, false)), withOwner(userRef)), new Set(), ['orphan:web']],
     ['only the user\'s references left: done', live(configMap('web'), withOwner(userRef)), coordinates, []],
+    ['counting down, orphaned before the finalizer saw it: the stamp goes', live(configMap('web'), delayed, stamped, withOwner(userRef)), coordinates, ['orphan:web']],
+    ['released by a Bundle (former-bundle label): the sweeper\'s, untouched', live(configMap('web'), delayed, stamped, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b0' })), coordinates, []],
     ['controlled by another Bundle, annotation and all: untouched', live(configMap('web'), withOwner(bundleRef('b2-uid')), dependsOn('cfg-uid')), coordinates, []],
   ])('%s', (_name, o, coords, expected) => {
     const plan = planFinalize(input('orphan', [o], { coordinates: coords }));
@@ -188,6 +190,31 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     const step = planFinalize(input('orphan', [cfg, legacy])).steps.find((s) => s.target.name === 'web');
     expect(step?.action).toBe('orphan');
     if (step?.action === 'orphan') expect(patched(legacy, step.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+});
+
+describe('effectivePropagation: the collector removed the orphan finalizer before the finalizer\'s first pass', () => {
+  const applied = withAnnotation(Annotations.appliedHash, 'sha256:x');
+  const at = (...objs: Obj[]): Set<string> => new Set(objs.map(keyOf));
+  const orphaned = live(configMap('cfg'), applied);
+  const controlled = live(configMap('plain'), controlledByBundle(), applied);
+
+  it.each<[string, Obj[], Set<string>, Map<string, BundleClaim[]> | undefined, Propagation]>([
+    ['an applied object at its coordinates that nothing controls: orphan', [orphaned, controlled], at(orphaned, controlled), undefined, 'orphan'],
+    ['everything still controlled: background', [controlled], at(controlled), undefined, 'background'],
+    ['released (former-bundle label): background', [live(orphaned, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }))], at(orphaned), undefined, 'background'],
+    ['let go to another live Bundle: background', [orphaned], at(orphaned), listedBy(orphaned), 'background'],
+    ['not at its coordinates: background', [orphaned], new Set(), undefined, 'background'],
+    ['never applied by the operator (no applied-hash): background', [live(configMap('cfg'))], at(orphaned), undefined, 'background'],
+  ])('%s', (_name, objects, coordinates, claims, expected) => {
+    const plan = planFinalize(input('background', objects, { coordinates, ...(claims ? { claims } : {}) }));
+    expect(plan.propagation).toBe(expected);
+    // Orphan deletes nothing.
+    if (expected === 'orphan') expect(plan.steps.filter((s) => s.action === 'delete')).toEqual([]);
+  });
+
+  it('foreground and orphan finalizers are taken as they are', () => {
+    expect(planFinalize(input('foreground', [orphaned], { coordinates: at(orphaned) })).propagation).toBe('foreground');
   });
 });
 
