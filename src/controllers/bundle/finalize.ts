@@ -25,7 +25,7 @@ import type { ObjectCache } from './object-cache.js';
 /** After a pass that wrote, decide again this soon (on fresh lists). */
 const RECHECK_MS = 500;
 
-export interface FinalizeInput {
+export interface FinalizerContext {
   bundle: Bundle;
   live: KubeObject;
   client: KubeClient;
@@ -38,7 +38,7 @@ export interface FinalizeInput {
   kindsToWatch: ResourceType[];
 }
 
-export async function finalizeBundle(input: FinalizeInput): Promise<WorkResult> {
+export async function finalizeBundle(input: FinalizerContext): Promise<WorkResult> {
   const { bundle, client } = input;
   const namespace = bundle.metadata.namespace;
   if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return 'forget';
@@ -76,7 +76,7 @@ export async function finalizeBundle(input: FinalizeInput): Promise<WorkResult> 
   return next.kind === 'retry' ? 'requeue' : { requeueAfterMs: next.afterMs };
 }
 
-async function carryOut(step: FinalizeStep, input: FinalizeInput, outcome: FinalizeOutcome): Promise<void> {
+async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: FinalizeOutcome): Promise<void> {
   if (step.action === 'leave') return;
   const t = step.target;
   const rt = await input.discovery.resolve(t.apiVersion, t.kind);
@@ -105,7 +105,7 @@ function coordinatesOf(bundle: Bundle): Set<string> {
   return new Set([...listedObjectKeys(bundle), ...pending]);
 }
 
-async function kindsOfBundle(input: FinalizeInput): Promise<ResourceType[]> {
+async function kindsOfBundle(input: FinalizerContext): Promise<ResourceType[]> {
   const byKey = new Map<string, ResourceType>();
   for (const rt of input.kindsToWatch) if (rt.namespaced) byKey.set(`${rt.apiVersion}/${rt.kind}`, rt);
   for (const r of input.bundle.spec.resources) {
@@ -117,7 +117,7 @@ async function kindsOfBundle(input: FinalizeInput): Promise<ResourceType[]> {
   return [...byKey.values()];
 }
 
-async function removeFinalizer(input: FinalizeInput): Promise<void> {
+async function removeFinalizer(input: FinalizerContext): Promise<void> {
   const { bundle, client } = input;
   const remaining = (bundle.metadata.finalizers ?? []).filter((f) => f !== Finalizers.deleteResources);
   try {
