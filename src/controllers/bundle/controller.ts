@@ -11,13 +11,14 @@ import { condition, mergeConditions } from '../../core/bundle/conditions.js';
 import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
 import { keepListedElsewhere, planBundle, withholdPrunes, type BundlePlan, type ClaimAction, type ResourcePlan } from '../../core/bundle/plan.js';
 import { claimsByObject, listedObjects } from '../../core/bundle/ownership.js';
-import type { PruneAction } from '../../core/bundle/prune.js';
+import { redecideDelete, type PruneAction } from '../../core/bundle/prune.js';
+import { nextPass } from '../../core/bundle/next-pass.js';
 
 type PruneTarget = PruneAction['target'];
 import { buildPlanInput, crdReadinessTable } from '../../core/bundle/plan-input.js';
 import { buildBundleStatus, statusEqual, type ActionFailure } from '../../core/bundle/status.js';
 import type { KindInfo } from '../../core/bundle/kinds.js';
-import { decideSoftDelete, formatRfc3339 } from '../../core/softdelete/decide.js';
+import { formatRfc3339 } from '../../core/softdelete/decide.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isInvalid, isNotFound } from '../../kube/errors.js';
 import { gvkKey, objectKey, type KubeObject, type ResourceType } from '../../kube/types.js';
@@ -251,13 +252,9 @@ export class BundleController {
     await this.reportTransitions(bundle.status, status, target, errorEventReason(plan));
     await this.writeStatus(cached, status, log);
 
-    // 8. When to look again. Watches bring us back after our own writes.
-    if (plan.issues.some((i) => i.retriable)) return 'requeue';
-    if ([...outcome.applyFailures.values()].some((f) => !f.terminal) || outcome.pruneFailures.length > 0) return 'requeue';
-    // An apply that changed nothing on the server sends no watch event; look once more so readiness is read from the result.
-    const soon = outcome.wrote ? WROTE_RECHECK_MS : undefined;
-    const next = Math.min(soon ?? Infinity, plan.requeueAfterMs ?? Infinity);
-    return Number.isFinite(next) ? { requeueAfterMs: next } : 'forget';
+    // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
+    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote }, WROTE_RECHECK_MS);
+    return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
   }
 
   private async reportFailure(key: BundleKey, err: unknown): Promise<void> {
@@ -380,13 +377,10 @@ export class BundleController {
    */
   private async freshDeletableVersion(rt: ResourceType, t: PruneTarget, bundleUid: string): Promise<string | undefined> {
     const fresh = await this.o.client.tryGet(rt, t.namespace, t.name);
-    if (!fresh || fresh.metadata.uid !== t.uid || fresh.metadata.deletionTimestamp) return undefined;
-    const stillOurs = fresh.metadata.ownerReferences?.some((ref) => ref.controller === true && ref.uid === bundleUid) ?? false;
     // The read just made refreshed the server-time estimate: decide on its lower bound.
     const now = this.serverTime.lowerBound();
     if (now === undefined) return undefined;
-    const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now });
-    return stillOurs && (decision.action === 'delete' || decision.action === 'expired') ? fresh.metadata.resourceVersion : undefined;
+    return redecideDelete({ fresh: fresh as LiveObject | undefined, target: t, bundleUid, now });
   }
 
   /** Resource types from status.managedKinds: kinds the Bundle controlled objects of, even if the spec no longer lists them. */

@@ -1,30 +1,19 @@
 /**
- * The Bundle's finalizer (smith.atlassian.com/deleteResources): what happens
- * when a Bundle is deleted.
- *  - Foreground or orphan propagation: the garbage collector owns the
- *    cascade (or the orphaning); we only step aside.
- *  - Otherwise: objects without a deletionDelay are deleted, dependents
- *    first; objects with one are *released* — our controller ownerReference
- *    removed, the former-bundle label set, the countdown stamped — so that a
- *    Bundle deleted by mistake loses nothing that asked for a delay, and
- *    re-applying it adopts them back. Release takes out every
- *    ownerReference the operator wrote (the Bundle's and the dependency
- *    references), so no remaining owner can get the object collected
- *    before its own expiry; the user's references stay.
- *  - An object another live Bundle lists is neither deleted nor counted
- *    down: it is released without a countdown, and that Bundle takes it.
- * The finalizer goes only once a fresh list shows nothing controlled by
- * the Bundle any more.
+ * The Bundle's finalizer (smith.atlassian.com/deleteResources): fetch, let
+ * core/bundle/finalize decide, carry the steps out. What happens to each
+ * object, per propagation (background, foreground, orphan), is decided
+ * there. Every pass reads fresh (the objects of the Bundle's kinds and the
+ * namespace's Bundles), so the finalizer goes only once a pass on fresh lists
+ * finds nothing left to write.
  */
 import type { Bundle } from '../../api/bundle.js';
-import { Annotations, EventReasons, FIELD_MANAGER, Finalizers, Labels } from '../../api/names.js';
-import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from '../../core/bundle/objects.js';
-import { claimsByObject, userReferences } from '../../core/bundle/ownership.js';
-import { markPatch, planPrune } from '../../core/bundle/prune.js';
-import { decideSoftDelete } from '../../core/softdelete/decide.js';
+import { FIELD_MANAGER, Finalizers } from '../../api/names.js';
+import { finalizeNext, planFinalize, propagationOf, type FinalizeOutcome, type FinalizeStep } from '../../core/bundle/finalize.js';
+import { objectKey, type LiveObject } from '../../core/bundle/objects.js';
+import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { Discovery } from '../../kube/discovery.js';
-import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
+import { errorMessage, isConflict, isInvalid, isNotFound } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
@@ -33,7 +22,10 @@ import type { EventRecorder } from '../events.js';
 import { BUNDLE_RESOURCE_TYPE, bundleTarget } from './bundle-resource.js';
 import type { ObjectCache } from './object-cache.js';
 
-export interface FinalizeInput {
+/** After a pass that wrote, decide again this soon (on fresh lists). */
+const RECHECK_MS = 500;
+
+export interface FinalizerContext {
   bundle: Bundle;
   live: KubeObject;
   client: KubeClient;
@@ -46,71 +38,76 @@ export interface FinalizeInput {
   kindsToWatch: ResourceType[];
 }
 
-export async function finalizeBundle(input: FinalizeInput): Promise<WorkResult> {
+export async function finalizeBundle(input: FinalizerContext): Promise<WorkResult> {
   const { bundle, client } = input;
-  const finalizers = bundle.metadata.finalizers ?? [];
-  if (!finalizers.includes(Finalizers.deleteResources)) return 'forget';
-  const target = bundleTarget(bundle);
+  const namespace = bundle.metadata.namespace;
+  if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return 'forget';
 
-  // The garbage collector carries out foreground and orphan deletes.
-  if (finalizers.includes(Finalizers.foregroundDeletion) || finalizers.includes(Finalizers.orphan)) {
+  // 1. Fetch, fresh: the objects of every kind the Bundle may hold, and who else lists them.
+  const types = await kindsOfBundle(input);
+  // The watches only bring us back when those objects change; decisions are made on the lists below.
+  for (const rt of types) await input.objects.ensure(rt);
+  const objects: LiveObject[] = [];
+  for (const rt of types) objects.push(...((await client.list(rt, namespace, { metadataOnly: true })).items as LiveObject[]));
+  const { items: bundlesNow } = await client.list(BUNDLE_RESOURCE_TYPE, namespace);
+  const now = input.serverTime.lowerBound();
+  const stampAt = input.serverTime.upperBound();
+  if (now === undefined || stampAt === undefined) return 'requeue';
+
+  // 2. Decide.
+  const plan = planFinalize({
+    propagation: propagationOf(bundle.metadata.finalizers),
+    bundle: { name: bundle.metadata.name, uid: bundle.metadata.uid },
+    objects,
+    coordinates: coordinatesOf(bundle),
+    claims: claimsByObject(bundlesNow),
+    now,
+    stampAt,
+  });
+  if (plan.done) {
     await removeFinalizer(input);
     return 'forget';
   }
 
-  const types = await kindsOfBundle(input);
-  for (const rt of types) await input.objects.ensure(rt);
-  const controlled = input.objects.controlledBy(bundle.metadata.uid) as LiveObject[];
-  // What other live Bundles list, read fresh: those objects are theirs to take, never deleted here.
-  const { items: bundlesNow } = await client.list(BUNDLE_RESOURCE_TYPE, bundle.metadata.namespace);
-  const claims = claimsByObject(bundlesNow);
-  const now = input.serverTime.lowerBound();
-  const stampAt = input.serverTime.upperBound();
-  if (now === undefined || stampAt === undefined) return 'requeue';
-  // Reuse the prune ordering (dependents first); a deleted Bundle lists nothing.
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.metadata.uid, claims });
-  // Objects applied before dependency references were recorded: a reference to a sibling is the operator's.
-  const siblings = new Set(controlled.flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
-  let failures = 0;
-  for (const action of actions) {
-    const t = action.target;
-    const rt = await input.discovery.resolve(t.apiVersion, t.kind);
-    if (!rt || !t.uid) continue;
-    const obj = controlled.find((o) => o.metadata.uid === t.uid);
-    if (!obj) continue;
-    try {
-      if (action.action === 'listed-elsewhere') {
-        await client.patch(rt, t.namespace, t.name, releasePatch(obj, bundle, siblings, undefined), 'json', { fieldManager: FIELD_MANAGER });
-        await input.events.normal(target, EventReasons.Released, `released ${t.kind} ${t.name} to Bundle ${action.by.name}, which lists it`);
-      } else if (action.action === 'delete' && !action.afterDelay) {
-        await client.delete(rt, t.namespace, t.name, { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background' });
-        await input.events.normal(target, EventReasons.Pruned, `deleted ${t.kind} ${t.name}: its Bundle is being deleted`);
-      } else if (action.action !== 'terminating') {
-        // mark, wait, expired, invalid: the object asked for a delay (or has an unreadable one): release it, never delete it here.
-        await client.patch(rt, t.namespace, t.name, releasePatch(obj, bundle, siblings, { now, stampAt }), 'json', { fieldManager: FIELD_MANAGER });
-        await input.events.normal(target, EventReasons.Released, `released ${t.kind} ${t.name}: it has a deletionDelay and is kept until it expires; re-apply the Bundle to keep it`);
-      }
-    } catch (err) {
-      if (!isNotFound(err)) failures++;
-      input.logger.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'finalizing: action failed');
-    }
-  }
-  if (failures > 0) return 'requeue';
-
-  // Verify on fresh lists, not the cache, before letting the Bundle go: an
-  // object still controlled by it would be collected, delay or not.
-  for (const rt of types) {
-    const { items } = await client.list(rt, bundle.metadata.namespace, { metadataOnly: true });
-    const left = items.filter((o) => o.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === bundle.metadata.uid) && o.metadata.deletionTimestamp === undefined);
-    if (left.length > 0) return { requeueAfterMs: 500 };
-  }
-  await removeFinalizer(input);
-  return 'forget';
+  // 3. Act, one step at a time in the plan's order (background: dependents first).
+  const outcome: FinalizeOutcome = { wrote: 0, changed: 0, failed: 0 };
+  for (const step of plan.steps) await carryOut(step, input, outcome);
+  const next = finalizeNext(outcome, RECHECK_MS);
+  return next.kind === 'retry' ? 'requeue' : { requeueAfterMs: next.afterMs };
 }
 
-async function kindsOfBundle(input: FinalizeInput): Promise<ResourceType[]> {
+async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: FinalizeOutcome): Promise<void> {
+  if (step.action === 'leave') return;
+  const t = step.target;
+  const rt = await input.discovery.resolve(t.apiVersion, t.kind);
+  if (!rt || !t.uid) return;
+  try {
+    if (step.action === 'delete') {
+      const result = await input.client.delete(rt, t.namespace, t.name, { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background' });
+      if (result === 'deleted') await input.events.normal(bundleTarget(input.bundle), step.event.reason, step.event.message);
+    } else {
+      await input.client.patch(rt, t.namespace, t.name, step.patch, 'json', { fieldManager: FIELD_MANAGER });
+      await input.events.normal(bundleTarget(input.bundle), step.event.reason, step.event.message);
+    }
+    outcome.wrote++;
+  } catch (err) {
+    // Changed since it was read (a precondition or a patch test failed) or gone: the next pass decides on what is there.
+    if (isConflict(err) || isInvalid(err) || isNotFound(err)) outcome.changed++;
+    else outcome.failed++;
+    input.logger.warn({ object: `${t.kind}/${t.name}`, step: step.action, err: errorMessage(err) }, 'finalizing: step failed');
+  }
+}
+
+/** The objects the Bundle's spec lists and its status counts as pending deletion, by objectKey. */
+function coordinatesOf(bundle: Bundle): Set<string> {
+  const namespace = bundle.metadata.namespace;
+  const pending = (bundle.status?.pendingDeletions ?? []).map((p) => objectKey({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name, namespace } }));
+  return new Set([...listedObjectKeys(bundle), ...pending]);
+}
+
+async function kindsOfBundle(input: FinalizerContext): Promise<ResourceType[]> {
   const byKey = new Map<string, ResourceType>();
-  for (const rt of input.kindsToWatch) byKey.set(`${rt.apiVersion}/${rt.kind}`, rt);
+  for (const rt of input.kindsToWatch) if (rt.namespaced) byKey.set(`${rt.apiVersion}/${rt.kind}`, rt);
   for (const r of input.bundle.spec.resources) {
     const obj = r.spec.object;
     if (!obj) continue;
@@ -120,30 +117,7 @@ async function kindsOfBundle(input: FinalizeInput): Promise<ResourceType[]> {
   return [...byKey.values()];
 }
 
-/**
- * Takes out every ownerReference the operator wrote (the Bundle's and the
- * recorded dependency references; guarded by a test on the whole list, so a
- * concurrent change fails the patch). With `countdown`, also names the former
- * Bundle and starts the countdown if it has not started; without, the object
- * is simply let go (another Bundle lists it and takes it).
- */
-function releasePatch(obj: LiveObject, bundle: Bundle, siblings: ReadonlySet<string>, countdown: { now: number; stampAt: number } | undefined): JsonPatchOperation[] {
-  const refs = obj.metadata.ownerReferences ?? [];
-  const ops: JsonPatchOperation[] = [
-    { op: 'test', path: '/metadata/ownerReferences', value: refs },
-    { op: 'replace', path: '/metadata/ownerReferences', value: userReferences(obj.metadata, { bundleUid: bundle.metadata.uid, legacySiblingUids: siblings }) },
-  ];
-  if (obj.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
-  if (countdown === undefined) return ops;
-  if (obj.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
-  ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundle.metadata.name });
-  const decision = decideSoftDelete({ inSpec: false, annotations: obj.metadata.annotations, now: countdown.now, stampAt: countdown.stampAt });
-  // The ownerReferences test above already guards the whole patch; the stamp needs no second test.
-  if (decision.action === 'mark') ops.push(...markPatch(obj, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
-  return ops;
-}
-
-async function removeFinalizer(input: FinalizeInput): Promise<void> {
+async function removeFinalizer(input: FinalizerContext): Promise<void> {
   const { bundle, client } = input;
   const remaining = (bundle.metadata.finalizers ?? []).filter((f) => f !== Finalizers.deleteResources);
   try {

@@ -7,7 +7,7 @@
 import { Annotations, EventReasons } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import { buildGraph, deletionOrder } from './graph.js';
-import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { BundleClaim } from './ownership.js';
 
 /** Where an object is, plus the preconditions a delete should carry. */
@@ -156,4 +156,30 @@ function orderForDeletion(objects: readonly LiveObject[]): LiveObject[] {
     const o = byId.get(id);
     return o === undefined ? [] : [o];
   });
+}
+
+export interface RedecideDeleteInput {
+  /** The object as read fresh right before the delete; undefined when it is gone. */
+  fresh: LiveObject | undefined;
+  /** The delete as planned (its uid is the object decided on). */
+  target: ObjectTarget;
+  bundleUid: string;
+  /** Lower bound of the API server's time, refreshed by the read. */
+  now: number;
+}
+
+/**
+ * The prune rules again on a fresh read (before deleting an object whose
+ * countdown expired, as read from the cache, and after a delete refused
+ * for a changed resourceVersion): the resourceVersion to delete at when the
+ * object is still the same one, not being deleted, still controlled by the
+ * Bundle and due for deletion (no countdown to start or wait for);
+ * undefined otherwise, and the next pass decides.
+ */
+export function redecideDelete(input: RedecideDeleteInput): string | undefined {
+  const { fresh } = input;
+  if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
+  if (controllerOf(fresh)?.uid !== input.bundleUid) return undefined;
+  const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: input.now });
+  return decision.action === 'delete' || decision.action === 'expired' ? fresh.metadata.resourceVersion : undefined;
 }

@@ -1,0 +1,280 @@
+/**
+ * What the Bundle's finalizer (smith.atlassian.com/deleteResources) does
+ * with each object when the Bundle is deleted, as data. The controller lists
+ * the objects and the namespace's Bundles fresh, calls planFinalize, carries
+ * the steps out, and lets the Bundle go only in a pass whose plan is `done`
+ * (nothing left to write), so every pass decides on what is there now.
+ *
+ * By propagation:
+ *  - background (the default): objects without a deletionDelay are deleted,
+ *    dependents first; objects with one (or with an unreadable one) are
+ *    released with a countdown: every ownerReference the operator wrote goes,
+ *    the former-bundle label names the Bundle, the countdown starts.
+ *  - foreground: the garbage collector deletes every object the Bundle still
+ *    controls, a deletionDelay included (the user asked for the full
+ *    cascade); the finalizer leaves those to it.
+ *  - orphan: the garbage collector removes the Bundle's reference; the
+ *    finalizer takes out the rest of what the operator wrote (dependency
+ *    references, their bookkeeping annotation, a countdown stamp), so an
+ *    orphaned object carries only its user's references and is never
+ *    collected through a sibling.
+ * Whatever the propagation, an object another live Bundle lists is let go at
+ * once (the operator's references removed, no countdown): that Bundle takes
+ * it, and nothing deletes it.
+ * Pure: no client, no clock.
+ */
+import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
+import { decideSoftDelete } from '../softdelete/decide.js';
+import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { operatorWrittenReferences, userReferences, type BundleClaim } from './ownership.js';
+import { listedByOther, markPatch, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
+
+/** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
+export type Propagation = 'background' | 'foreground' | 'orphan';
+
+/**
+ * From the Bundle's finalizers. The API server never sets both orphan and
+ * foregroundDeletion; were both there, orphan is the reading that deletes
+ * nothing.
+ */
+export function propagationOf(finalizers: readonly string[] | undefined): Propagation {
+  if (finalizers?.includes(Finalizers.orphan)) return 'orphan';
+  if (finalizers?.includes(Finalizers.foregroundDeletion)) return 'foreground';
+  return 'background';
+}
+
+export interface FinalizeInput {
+  propagation: Propagation;
+  bundle: { name: string; uid: string };
+  /**
+   * Every object of the Bundle's kinds in its namespace, read fresh
+   * (metadata is enough). Background and foreground act on those the Bundle
+   * controls; orphan also on those that still carry a reference to it, and
+   * on uncontrolled objects at `coordinates` that carry the operator's
+   * dependencyReferences annotation or a countdown stamp (the garbage
+   * collector may have taken the Bundle's reference out before the
+   * finalizer saw them).
+   */
+  objects: readonly LiveObject[];
+  /** objectKey of every object the Bundle's spec lists and its status counts as pending deletion. */
+  coordinates: ReadonlySet<string>;
+  /** Live Bundles listing each object (by objectKey), read fresh; the Bundle being deleted is not live. */
+  claims: ReadonlyMap<string, readonly BundleClaim[]>;
+  /** Lower bound of the API server's time. */
+  now: number;
+  /** Upper bound of the API server's time: new countdown stamps carry it. */
+  stampAt: number;
+}
+
+export type FinalizeStep =
+  /** Delete with uid and resourceVersion preconditions (background, no deletionDelay). */
+  | { action: 'delete'; target: ObjectTarget; event: PlannedEvent }
+  /** Release with a countdown (background, a deletionDelay): JSON patch guarded by the ownerReferences it read. */
+  | { action: 'release'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
+  /** Another live Bundle lists the object: release without a countdown; that Bundle takes it. */
+  | { action: 'let-go'; target: ObjectTarget; patch: JsonPatchOperation[]; by: BundleClaim; event: PlannedEvent }
+  /** Orphan: take out what the operator wrote, keep the object. */
+  | { action: 'orphan'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
+  /** Nothing to write: being deleted already, left to the garbage collector, or orphaned already. */
+  | { action: 'leave'; target: ObjectTarget; reason: 'terminating' | 'collector-deletes' | 'orphaned' };
+
+export interface FinalizePlan {
+  /** The propagation acted on (see effectivePropagation). */
+  propagation: Propagation;
+  /** Background: dependents before what they reference. */
+  steps: FinalizeStep[];
+  /** Nothing left to write: the finalizer may go. */
+  done: boolean;
+}
+
+export function planFinalize(input: FinalizeInput): FinalizePlan {
+  const propagation = effectivePropagation(input);
+  const steps = stepsFor({ ...input, propagation });
+  return { propagation, steps, done: steps.every((s) => s.action === 'leave') };
+}
+
+/**
+ * The garbage collector removes the orphan finalizer once it has taken the
+ * Bundle's reference out of every dependent, possibly before the finalizer's
+ * first pass: the Bundle then looks like a background deletion. The objects
+ * say otherwise: one at the Bundle's coordinates that the operator applied
+ * (applied-hash), that nothing controls, that was not released (no
+ * former-bundle label) and that no other live Bundle lists was orphaned. Then
+ * it is an orphan deletion: nothing is deleted, what the operator wrote goes.
+ * Mistaking a background deletion for an orphan one keeps objects; the
+ * reverse would delete them, so any such trace decides.
+ */
+export function effectivePropagation(input: FinalizeInput): Propagation {
+  if (input.propagation !== 'background') return input.propagation;
+  const orphaned = input.objects.some((o) => {
+    const meta = o.metadata;
+    return (
+      controllerOf(o) === undefined &&
+      meta.deletionTimestamp === undefined &&
+      meta.annotations?.[Annotations.appliedHash] !== undefined &&
+      meta.labels?.[Labels.formerBundle] === undefined &&
+      input.coordinates.has(objectKey(o)) &&
+      listedByOther(o, input.claims, input.bundle.uid) === undefined
+    );
+  });
+  return orphaned ? 'orphan' : 'background';
+}
+
+function stepsFor(input: FinalizeInput): FinalizeStep[] {
+  const { bundle } = input;
+  const controlled = input.objects.filter((o) => controllerOf(o)?.uid === bundle.uid);
+  switch (input.propagation) {
+    case 'background':
+      return backgroundSteps(controlled, input);
+    case 'foreground': {
+      const siblings = siblingUids(controlled);
+      return controlled.map((o) => letGo(o, input, siblings) ?? { action: 'leave', target: targetOf(o), reason: o.metadata.deletionTimestamp !== undefined ? 'terminating' : 'collector-deletes' });
+    }
+    case 'orphan': {
+      const candidates = input.objects.filter((o) => isOrphanCandidate(o, input));
+      const siblings = siblingUids(candidates);
+      return candidates.map((o) => letGo(o, input, siblings) ?? orphanStep(o, bundle, siblings));
+    }
+  }
+}
+
+/** The prune rules with nothing listed (ordering and soft-delete decisions), then release instead of any delayed delete. */
+function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput): FinalizeStep[] {
+  const { bundle, now, stampAt } = input;
+  const byUid = new Map(controlled.map((o) => [o.metadata.uid, o]));
+  const siblings = siblingUids(controlled);
+  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, claims: input.claims });
+  return actions.flatMap((action): FinalizeStep[] => {
+    const o = byUid.get(action.target.uid);
+    if (o === undefined || action.target.uid === undefined) return [];
+    const what = describeObject(o);
+    switch (action.action) {
+      case 'terminating':
+        return [{ action: 'leave', target: action.target, reason: 'terminating' }];
+      case 'listed-elsewhere':
+        return [letGoStep(o, bundle, siblings, action.by)];
+      case 'delete':
+        if (!action.afterDelay) return [{ action: 'delete', target: action.target, event: { reason: EventReasons.Pruned, message: `deleted ${what}: its Bundle is being deleted` } }];
+        break;
+      default:
+        break;
+    }
+    // mark, wait, expired, invalid: the object asked for a delay (or has an unreadable one): release it, never delete it here.
+    return [{
+      action: 'release',
+      target: action.target,
+      patch: releasePatch(o, bundle, siblings, { now, stampAt }),
+      event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay and is kept until it expires; re-apply the Bundle to keep it` },
+    }];
+  });
+}
+
+function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
+  if (o.metadata.deletionTimestamp !== undefined) return undefined;
+  const by = listedByOther(o, input.claims, input.bundle.uid);
+  return by === undefined ? undefined : letGoStep(o, input.bundle, siblings, by);
+}
+
+function letGoStep(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>, by: BundleClaim): FinalizeStep {
+  return { action: 'let-go', target: targetOf(o), by, patch: releasePatch(o, bundle, siblings, undefined), event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` } };
+}
+
+/**
+ * Orphan candidates: what still names the Bundle, and what the collector
+ * orphaned before the finalizer saw it (no controller, the operator's
+ * annotation or countdown stamp, at one of the Bundle's coordinates). An
+ * object another controller holds, or one a Bundle released (former-bundle
+ * label: the sweeper's), is never touched.
+ */
+function isOrphanCandidate(o: LiveObject, input: FinalizeInput): boolean {
+  const controller = controllerOf(o);
+  if (controller !== undefined) return controller.uid === input.bundle.uid;
+  if (o.metadata.ownerReferences?.some((r) => r.uid === input.bundle.uid)) return true;
+  if (!input.coordinates.has(objectKey(o))) return false;
+  // Only the operator writes these; a released object (former-bundle label) is the sweeper's, not ours.
+  const annotations = o.metadata.annotations ?? {};
+  const countingDown = annotations[Annotations.deletionTimestamp] !== undefined && o.metadata.labels?.[Labels.formerBundle] === undefined;
+  return annotations[Annotations.dependencyReferences] !== undefined || countingDown;
+}
+
+function orphanStep(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>): FinalizeStep {
+  const target = targetOf(o);
+  if (o.metadata.deletionTimestamp !== undefined) return { action: 'leave', target, reason: 'terminating' };
+  const ours = operatorWrittenReferences(o.metadata, { bundleUid: bundle.uid, legacySiblingUids: siblings });
+  const annotations = o.metadata.annotations ?? {};
+  if (ours.length === 0 && annotations[Annotations.dependencyReferences] === undefined && annotations[Annotations.deletionTimestamp] === undefined) return { action: 'leave', target, reason: 'orphaned' };
+  return { action: 'orphan', target, patch: orphanPatch(o, bundle, siblings), event: { reason: EventReasons.Released, message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences` } };
+}
+
+/** Uids of the objects the finalizer acts on: for objects applied before dependency references were recorded, a blocking reference to one of them is the operator's. */
+function siblingUids(objects: readonly LiveObject[]): Set<string> {
+  return new Set(objects.flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
+}
+
+/**
+ * The ownerReferences left to an object the operator gives up, with a test
+ * on the list as read (a concurrent change, such as the collector's, fails
+ * the patch and the next pass decides again), and the bookkeeping
+ * annotation removed.
+ */
+function referencesPatch(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (o.metadata.ownerReferences === undefined) {
+    // Nothing to replace; the resourceVersion guards the rest of the patch.
+    if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
+  } else {
+    ops.push({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
+    ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, { bundleUid: bundle.uid, legacySiblingUids: siblings }) });
+  }
+  if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
+  return ops;
+}
+
+/**
+ * Release: the operator's references go. With `countdown`, the former-bundle
+ * label names the Bundle and the countdown starts unless it has; without, the
+ * object is simply let go (another Bundle lists it and takes it).
+ */
+export function releasePatch(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>, countdown: { now: number; stampAt: number } | undefined): JsonPatchOperation[] {
+  const ops = referencesPatch(o, bundle, siblings);
+  if (countdown === undefined) return ops;
+  if (o.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
+  ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundle.name });
+  const decision = decideSoftDelete({ inSpec: false, annotations: o.metadata.annotations, now: countdown.now, stampAt: countdown.stampAt });
+  // The first test already guards the whole patch; the stamp needs no second one.
+  if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
+  return ops;
+}
+
+/**
+ * Orphan: the operator's references and annotation go, and so does a
+ * countdown stamp: orphaning keeps every object, so one that was counting
+ * down stops (nothing would sweep it: it carries no former-bundle label).
+ */
+function orphanPatch(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>): JsonPatchOperation[] {
+  const ops = referencesPatch(o, bundle, siblings);
+  if (o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
+  return ops;
+}
+
+/** What a finalize pass did, for the next-pass decision. */
+export interface FinalizeOutcome {
+  /** Writes that went through. */
+  wrote: number;
+  /** Writes refused because the object changed since it was read (409, failed test). */
+  changed: number;
+  /** Other failures. */
+  failed: number;
+}
+
+export type FinalizeNext =
+  /** Retry with backoff: something failed. */
+  | { kind: 'retry' }
+  /** Decide again soon, on fresh lists: the finalizer goes only in a pass that finds nothing to write. */
+  | { kind: 'recheck'; afterMs: number };
+
+/** After a finalize pass whose plan was not done. */
+export function finalizeNext(outcome: FinalizeOutcome, recheckMs: number): FinalizeNext {
+  if (outcome.failed > 0) return { kind: 'retry' };
+  return { kind: 'recheck', afterMs: recheckMs };
+}

@@ -1,0 +1,37 @@
+/**
+ * When the Bundle controller looks at a Bundle again after a reconcile pass:
+ * the requeue decision, from the plan and what carrying it out did. Pure.
+ */
+import type { BundlePlan } from './plan.js';
+import type { ActionFailure } from './status.js';
+
+export interface PassResult {
+  plan: Pick<BundlePlan, 'issues' | 'requeueAfterMs'>;
+  applyFailures: ReadonlyMap<string, ActionFailure>;
+  pruneFailures: readonly unknown[];
+  /** The pass wrote to the cluster. */
+  wrote: boolean;
+}
+
+export type NextPass =
+  /** Retry with backoff: something failed that a retry may fix. */
+  | { kind: 'retry' }
+  /** Look again after this long. */
+  | { kind: 'after'; ms: number }
+  /** Nothing to look at until a watch event says something changed. */
+  | { kind: 'idle' };
+
+/**
+ * - a retriable issue (a kind not served yet), an apply failure that is not
+ *   terminal, or a prune failure: retry with backoff;
+ * - otherwise the sooner of `wroteRecheckMs` after a write (an apply that
+ *   changed nothing on the server sends no watch event, and readiness is read
+ *   from the result) and the next soft-delete expiry;
+ * - otherwise idle: watches bring the Bundle back.
+ */
+export function nextPass(result: PassResult, wroteRecheckMs: number): NextPass {
+  if (result.plan.issues.some((i) => i.retriable)) return { kind: 'retry' };
+  if ([...result.applyFailures.values()].some((f) => !f.terminal) || result.pruneFailures.length > 0) return { kind: 'retry' };
+  const next = Math.min(result.wrote ? wroteRecheckMs : Infinity, result.plan.requeueAfterMs ?? Infinity);
+  return Number.isFinite(next) ? { kind: 'after', ms: next } : { kind: 'idle' };
+}

@@ -1,0 +1,143 @@
+/**
+ * Issue 9, the Bundle finalizer under foreground and orphan propagation, as
+ * scenarios run against each collector: ours (bundle-deletion-propagation
+ * .test.ts) and kube-controller-manager's (bundle-deletion-propagation-kcm
+ * .test.ts). "Kept" is the same UID and no deletionTimestamp.
+ */
+import type { OwnerReference } from '../../src/api/bundle.js';
+import { Annotations, Finalizers } from '../../src/api/names.js';
+import type { KubeObject } from '../../src/kube/types.js';
+import { conditionOf, waitFor, type TestEnv } from './harness.js';
+import { applyBundle, BUNDLE_RESOURCE_TYPE, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
+
+export interface PropagationContext {
+  env: TestEnv;
+  ns: string;
+  t: KnownTypes;
+  /** Stops the garbage collector (it acts on nothing until resumed). */
+  pauseCollector(): Promise<void>;
+  /** Starts it again; does nothing when it runs. */
+  resumeCollector(): Promise<void>;
+  /** How long to wait for the collector to act (kube-controller-manager's graph can take a while to build). */
+  collectorTimeoutMs: number;
+}
+
+const stampOf = (o: KubeObject): string | undefined => o.metadata.annotations?.[Annotations.deletionTimestamp];
+
+async function expectKept(c: PropagationContext, name: string, uid: string | undefined): Promise<KubeObject> {
+  const o = await c.env.client.get(c.t.configMap, c.ns, name);
+  expect(o.metadata.uid).toBe(uid);
+  expect(o.metadata.deletionTimestamp).toBeUndefined();
+  return o;
+}
+
+async function deleteBundle(c: PropagationContext, name: string, propagationPolicy: 'Foreground' | 'Orphan'): Promise<void> {
+  const bundle = await getBundle(c.env, c.ns, name);
+  expect(bundle?.metadata.uid).toBeDefined();
+  await c.env.client.delete(BUNDLE_RESOURCE_TYPE, c.ns, name, { uid: bundle?.metadata.uid ?? '', propagationPolicy });
+}
+
+/**
+ * `kubectl delete bundle fg1 --cascade=foreground` while another live Bundle
+ * lists one of its objects and has not taken it (here: it names it at a
+ * version no server serves, so it cannot; the claim still protects the
+ * object). The finalizer lets that object go before it steps aside; the
+ * collector deletes everything else, a deletionDelay included. The collector
+ * is paused until the finalizer is gone, so the order is the test's, not a
+ * race's (see the README on that race).
+ */
+export async function foregroundKeepsWhatAnotherBundleLists(c: PropagationContext): Promise<void> {
+  await applyBundle(c.env, c.ns, 'fg1', [
+    { name: 'base', object: configMap('fg-base') },
+    { name: 'x', references: [{ resource: 'base' }], object: configMap('fg-x') },
+    { name: 'slow', object: configMap('fg-slow', { k: 'v' }, { [Annotations.deletionDelay]: '1h' }) },
+  ]);
+  await waitForReady(c.env, c.ns, 'fg1');
+  const x = await c.env.client.get(c.t.configMap, c.ns, 'fg-x');
+  const fg1 = await getBundle(c.env, c.ns, 'fg1');
+  expect(x.metadata.ownerReferences?.find((r) => r.controller === true)?.uid).toBe(fg1?.metadata.uid);
+
+  await applyBundle(c.env, c.ns, 'fg2', [{ name: 'x', object: { apiVersion: 'v2', kind: 'ConfigMap', metadata: { name: 'fg-x' }, data: { key: 'value' } } }]);
+  await waitForBundle(c.env, c.ns, 'fg2', 'not Ready (its version is not served)', (b) => conditionOf(b, 'Ready')?.status === 'False');
+
+  await c.pauseCollector();
+  try {
+    await finalizerStepsAsideLettingGo(c, x);
+  } finally {
+    await c.resumeCollector();
+  }
+  await waitFor('fg1 to be gone', async () => (await getBundle(c.env, c.ns, 'fg1')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  // Foreground is the full cascade: a deletionDelay does not hold an object back.
+  expect(await c.env.client.tryGet(c.t.configMap, c.ns, 'fg-base')).toBeUndefined();
+  expect(await c.env.client.tryGet(c.t.configMap, c.ns, 'fg-slow')).toBeUndefined();
+  await expectKept(c, 'fg-x', x.metadata.uid);
+
+  // Once fg2 names it at a served version, it takes the same object.
+  await applyBundle(c.env, c.ns, 'fg2', [{ name: 'x', object: configMap('fg-x') }]);
+  const fg2 = await waitForReady(c.env, c.ns, 'fg2');
+  const taken = await expectKept(c, 'fg-x', x.metadata.uid);
+  expect(taken.metadata.ownerReferences?.find((r) => r.controller === true)?.uid).toBe(fg2.metadata.uid);
+}
+
+/** With the collector paused: the finalizer lets fg-x go, then leaves fg1 to the collector. */
+async function finalizerStepsAsideLettingGo(c: PropagationContext, x: KubeObject): Promise<void> {
+  await deleteBundle(c, 'fg1', 'Foreground');
+  const waiting = await waitFor('our finalizer to go while fg1 waits on the collector', async () => {
+    const b = await getBundle(c.env, c.ns, 'fg1');
+    return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
+  });
+  expect(waiting.metadata.finalizers).toEqual([Finalizers.foregroundDeletion]);
+  // Let go before the finalizer went: nothing the operator wrote names fg1 or a sibling any more.
+  const letGo = await expectKept(c, 'fg-x', x.metadata.uid);
+  expect(letGo.metadata.ownerReferences ?? []).toEqual([]);
+  expect(letGo.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
+  expect(stampOf(letGo)).toBeUndefined();
+}
+
+/**
+ * `kubectl delete bundle or1 --cascade=orphan`: every object stays, with only
+ * the references its user wrote (no dependency reference, no bookkeeping
+ * annotation, no countdown), so deleting a former sibling later collects
+ * nothing of it. The collector runs throughout: orphaning by the collector
+ * and the finalizer's clean-up meet on the same objects.
+ */
+export async function orphanLeavesOnlyUserReferences(c: PropagationContext): Promise<void> {
+  const owner = await c.env.client.create(c.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'or-owner', namespace: c.ns } });
+  const userRef: OwnerReference = { apiVersion: 'v1', kind: 'ConfigMap', name: 'or-owner', uid: owner.metadata.uid ?? '' };
+  const cfgFixture = { name: 'cfg', object: configMap('or-cfg') };
+  const webFixture = { name: 'web', references: [{ resource: 'cfg' }], object: { ...configMap('or-web'), metadata: { name: 'or-web', ownerReferences: [userRef] } } };
+  await applyBundle(c.env, c.ns, 'or1', [cfgFixture, webFixture, { name: 'old', object: configMap('or-old', { k: 'v' }, { [Annotations.deletionDelay]: '1h' }) }]);
+  await waitForReady(c.env, c.ns, 'or1');
+  // "old" leaves the spec: its countdown starts (the Bundle still controls it).
+  await applyBundle(c.env, c.ns, 'or1', [cfgFixture, webFixture]);
+  const old = await waitFor('or-old to be counting down', async () => {
+    const o = await c.env.client.get(c.t.configMap, c.ns, 'or-old');
+    return stampOf(o) !== undefined ? o : undefined;
+  });
+  const cfg = await c.env.client.get(c.t.configMap, c.ns, 'or-cfg');
+  const web = await c.env.client.get(c.t.configMap, c.ns, 'or-web');
+  expect(web.metadata.ownerReferences?.map((r) => r.uid)).toEqual(expect.arrayContaining([cfg.metadata.uid, owner.metadata.uid]));
+  expect(web.metadata.annotations?.[Annotations.dependencyReferences]).toBe(cfg.metadata.uid);
+
+  await deleteBundle(c, 'or1', 'Orphan');
+  await waitFor('or1 to be gone', async () => (await getBundle(c.env, c.ns, 'or1')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  const orphanedWeb = await expectKept(c, 'or-web', web.metadata.uid);
+  expect(orphanedWeb.metadata.ownerReferences).toEqual([userRef]);
+  expect(orphanedWeb.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
+  const orphanedCfg = await expectKept(c, 'or-cfg', cfg.metadata.uid);
+  expect(orphanedCfg.metadata.ownerReferences ?? []).toEqual([]);
+  const orphanedOld = await expectKept(c, 'or-old', old.metadata.uid);
+  expect(orphanedOld.metadata.ownerReferences ?? []).toEqual([]);
+  expect(stampOf(orphanedOld)).toBeUndefined();
+
+  // The former sibling goes; the collector has seen it gone once it collects a canary it owned...
+  expect(await c.env.client.delete(c.t.configMap, c.ns, 'or-cfg', { uid: cfg.metadata.uid ?? '', propagationPolicy: 'Background' })).toBe('deleted');
+  await c.env.client.create(c.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'or-canary', namespace: c.ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'or-cfg', uid: cfg.metadata.uid ?? '' }] },
+  });
+  await waitFor('the collector to collect the canary owned by the deleted or-cfg', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'or-canary')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  // ...and keeps the orphaned object, which no longer names it.
+  await expectKept(c, 'or-web', web.metadata.uid);
+}

@@ -1,0 +1,229 @@
+import type { OwnerReference } from '../../../src/api/bundle.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
+import { finalizeNext, planFinalize, propagationOf, type FinalizeInput, type FinalizeStep, type Propagation } from '../../../src/core/bundle/finalize.js';
+import { objectKey, type JsonPatchOperation } from '../../../src/core/bundle/objects.js';
+import type { BundleClaim } from '../../../src/core/bundle/ownership.js';
+import { BUNDLE_UID, NOW, configMap, controlledBy, controlledByBundle, live, terminating, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
+
+const OTHER: BundleClaim = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2025-01-01T00:00:00Z' };
+const delayed = withAnnotation(Annotations.deletionDelay, '1h');
+const stamped = withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00Z');
+const depRef = (uid: string): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: uid, uid, blockOwnerDeletion: true });
+const userRef: OwnerReference = { apiVersion: 'example.com/v1', kind: 'Owner', name: 'mine', uid: 'user-uid' };
+const bundleRef = (uid = BUNDLE_UID, controller = true): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name: 'b', uid, controller, blockOwnerDeletion: true });
+/** A dependency reference to `uid`, recorded in the annotation as the operator writes it. */
+const dependsOn = (uid: string): Mod<Obj> => (o) => {
+  withOwner(depRef(uid))(o);
+  withAnnotation(Annotations.dependencyReferences, uid)(o);
+};
+const keyOf = (o: Obj): string => objectKey(o);
+
+function input(propagation: Propagation, objects: Obj[], extra: Partial<FinalizeInput> = {}): FinalizeInput {
+  return { propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW + 500, ...extra };
+}
+const listedBy = (o: Obj, claim = OTHER): Map<string, BundleClaim[]> => new Map([[keyOf(o), [claim]]]);
+/** Applies a JSON patch's replace/add/remove ops to a copy (tests checked separately). */
+function patched(o: Obj, patch: readonly JsonPatchOperation[]): Obj {
+  const copy = structuredClone(o);
+  for (const op of patch) {
+    const [, , field, rawKey] = op.path.split('/');
+    const key = rawKey?.replaceAll('~1', '/').replaceAll('~0', '~');
+    const meta = copy.metadata as unknown as Record<string, unknown>;
+    if (op.op === 'test' || field === undefined) continue;
+    if (key === undefined) {
+      if (op.op === 'remove') delete meta[field];
+      else meta[field] = structuredClone(op.value);
+      continue;
+    }
+    const map = (meta[field] ?? {}) as Record<string, unknown>;
+    if (op.op === 'remove') delete map[key];
+    else map[key] = op.value;
+    meta[field] = map;
+  }
+  return copy;
+}
+const summary = (steps: FinalizeStep[]): string[] => steps.map((s) => `${s.action}:${s.target.name}${s.action === 'leave' ? `(${s.reason})` : ''}`);
+
+describe('propagationOf', () => {
+  it.each<[string[] | undefined, Propagation]>([
+    [undefined, 'background'],
+    [[Finalizers.deleteResources], 'background'],
+    [[Finalizers.deleteResources, Finalizers.foregroundDeletion], 'foreground'],
+    [[Finalizers.orphan, Finalizers.deleteResources], 'orphan'],
+    [[Finalizers.foregroundDeletion, Finalizers.orphan], 'orphan'],
+  ])('%j -> %s', (finalizers, expected) => {
+    expect(propagationOf(finalizers)).toBe(expected);
+  });
+});
+
+describe('planFinalize: what each object gets, per propagation', () => {
+  const plain = live(configMap('plain'), controlledByBundle());
+  const withDelay = live(configMap('delay'), controlledByBundle(), delayed);
+  const counting = live(configMap('counting'), controlledByBundle(), delayed, stamped);
+  const badDelay = live(configMap('bad'), controlledByBundle(), withAnnotation(Annotations.deletionDelay, 'soon'));
+  const going = live(configMap('going'), controlledByBundle(), terminating());
+  const elsewhere = live(configMap('elsewhere'), controlledByBundle(), delayed, stamped);
+  const notOurs = live(configMap('theirs'), controlledBy('ReplicaSet', 'rs'));
+  const claims = listedBy(elsewhere);
+
+  it.each<[Propagation, string, Obj]>([
+    ['background', 'delete:plain', plain],
+    ['background', 'release:delay', withDelay],
+    ['background', 'release:counting', counting],
+    ['background', 'release:bad', badDelay],
+    ['background', 'leave:going(terminating)', going],
+    ['background', 'let-go:elsewhere', elsewhere],
+    ['foreground', 'leave:plain(collector-deletes)', plain],
+    ['foreground', 'leave:delay(collector-deletes)', withDelay],
+    ['foreground', 'leave:counting(collector-deletes)', counting],
+    ['foreground', 'leave:going(terminating)', going],
+    ['foreground', 'let-go:elsewhere', elsewhere],
+    ['orphan', 'orphan:plain', plain],
+    ['orphan', 'orphan:delay', withDelay],
+    ['orphan', 'leave:going(terminating)', going],
+    ['orphan', 'let-go:elsewhere', elsewhere],
+  ])('%s: %s', (propagation, expected, o) => {
+    const plan = planFinalize(input(propagation, [o, notOurs], { claims }));
+    expect(summary(plan.steps)).toEqual([expected]);
+    expect(plan.done).toBe(expected.startsWith('leave'));
+  });
+
+  it('an object controlled by someone else is never a step, whatever the propagation', () => {
+    for (const p of ['background', 'foreground', 'orphan'] as const) {
+      const plan = planFinalize(input(p, [notOurs, live(configMap('theirs-annotated'), controlledBy('ReplicaSet', 'rs'), dependsOn('x'))], { coordinates: new Set([keyOf(notOurs)]) }));
+      expect(plan.steps).toEqual([]);
+      expect(plan.done).toBe(true);
+    }
+  });
+
+  it('background: dependents are deleted before what they reference', () => {
+    const base = live(configMap('base'), controlledByBundle());
+    const top = live(configMap('top'), controlledByBundle(), dependsOn('base-uid'));
+    expect(summary(planFinalize(input('background', [base, top])).steps)).toEqual(['delete:top', 'delete:base']);
+  });
+
+  it('background: a delete carries the uid and resourceVersion it was decided on', () => {
+    const [step] = planFinalize(input('background', [live(plain, (o) => (o.metadata.resourceVersion = '42'))])).steps;
+    expect(step?.target).toMatchObject({ uid: 'plain-uid', resourceVersion: '42' });
+  });
+});
+
+describe('the patches: what is left on the object', () => {
+  const web = live(configMap('web'), controlledByBundle(), dependsOn('cfg-uid'), withOwner(userRef), delayed);
+
+  it('release with countdown: only the user\'s references, no bookkeeping, the former-bundle label and a stamp at the upper bound', () => {
+    const [step] = planFinalize(input('background', [web])).steps;
+    expect(step?.action).toBe('release');
+    if (step?.action !== 'release') return;
+    expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: web.metadata.ownerReferences });
+    const after = patched(web, step.patch);
+    expect(after.metadata.ownerReferences).toEqual([userRef]);
+    expect(after.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
+    expect(after.metadata.labels?.[Labels.formerBundle]).toBe('b');
+    expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBe('2026-01-01T00:00:00.500Z');
+  });
+
+  it.each<Propagation>(['background', 'foreground', 'orphan'])('%s: let-go to another live Bundle keeps the user\'s references only, starts no countdown', (propagation) => {
+    const [step] = planFinalize(input(propagation, [web], { claims: listedBy(web) })).steps;
+    expect(step?.action).toBe('let-go');
+    if (step?.action !== 'let-go') return;
+    expect(step.by).toEqual(OTHER);
+    const after = patched(web, step.patch);
+    expect(after.metadata.ownerReferences).toEqual([userRef]);
+    expect(after.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
+    expect(after.metadata.labels?.[Labels.formerBundle]).toBeUndefined();
+    expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
+  });
+
+  it('the Bundle being deleted does not count as a claim on its own objects', () => {
+    const self: BundleClaim = { name: 'b', uid: BUNDLE_UID };
+    expect(summary(planFinalize(input('foreground', [web], { claims: listedBy(web, self) })).steps)).toEqual(['leave:web(collector-deletes)']);
+  });
+
+  it('orphan: the user\'s references stay, the dependency references, the annotation and a countdown stamp go', () => {
+    const countingWeb = live(web, stamped);
+    const [step] = planFinalize(input('orphan', [countingWeb])).steps;
+    expect(step?.action).toBe('orphan');
+    if (step?.action !== 'orphan') return;
+    const after = patched(countingWeb, step.patch);
+    expect(after.metadata.ownerReferences).toEqual([userRef]);
+    expect(after.metadata.annotations).toEqual({ [Annotations.deletionDelay]: '1h' });
+  });
+});
+
+describe('orphan: what the collector orphaned before the finalizer saw it', () => {
+  // The collector took the Bundle's reference out; the dependency reference and its record stay.
+  const orphanedByCollector = live(configMap('web'), dependsOn('cfg-uid'), withOwner(userRef));
+  const coordinates = new Set([keyOf(orphanedByCollector)]);
+
+  it.each<[string, Obj, Set<string>, string[]]>([
+    ['at one of the Bundle\'s coordinates, with the operator\'s annotation: cleaned', orphanedByCollector, coordinates, ['orphan:web']],
+    ['not at the Bundle\'s coordinates: not the Bundle\'s to touch', orphanedByCollector, new Set(), []],
+    ['without the annotation: nothing says what the operator wrote', live(configMap('web'), withOwner(depRef('cfg-uid')), withOwner(userRef)), coordinates, []],
+    ['still naming the Bundle without being controlled: cleaned', live(configMap('web'), withOwner(bundleRef(BUNDLE_UID, false)), withOwner(userRef)), new Set(), ['orphan:web']],
+    ['only the user\'s references left: done', live(configMap('web'), withOwner(userRef)), coordinates, []],
+    ['counting down, orphaned before the finalizer saw it: the stamp goes', live(configMap('web'), delayed, stamped, withOwner(userRef)), coordinates, ['orphan:web']],
+    ['released by a Bundle (former-bundle label): the sweeper\'s, untouched', live(configMap('web'), delayed, stamped, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b0' })), coordinates, []],
+    ['controlled by another Bundle, annotation and all: untouched', live(configMap('web'), withOwner(bundleRef('b2-uid')), dependsOn('cfg-uid')), coordinates, []],
+  ])('%s', (_name, o, coords, expected) => {
+    const plan = planFinalize(input('orphan', [o], { coordinates: coords }));
+    expect(summary(plan.steps)).toEqual(expected);
+    expect(plan.done).toBe(expected.length === 0);
+    const step = plan.steps[0];
+    if (step?.action === 'orphan') expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+
+  it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
+    const bare = live(configMap('bare'), withAnnotation(Annotations.dependencyReferences, 'cfg-uid'), (o) => (o.metadata.resourceVersion = '7'));
+    const [step] = planFinalize(input('orphan', [bare], { coordinates: new Set([keyOf(bare)]) })).steps;
+    expect(step?.action).toBe('orphan');
+    if (step?.action !== 'orphan') return;
+    expect(step.patch).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'remove', path: `/metadata/annotations/${Annotations.dependencyReferences.replace('/', '~1')}` },
+    ]);
+  });
+
+  it('objects applied before references were recorded: a blocking reference to a sibling is the operator\'s', () => {
+    const cfg = live(configMap('cfg'), controlledByBundle());
+    const legacy = live(configMap('web'), controlledByBundle(), withOwner(depRef('cfg-uid')), withOwner(userRef));
+    const step = planFinalize(input('orphan', [cfg, legacy])).steps.find((s) => s.target.name === 'web');
+    expect(step?.action).toBe('orphan');
+    if (step?.action === 'orphan') expect(patched(legacy, step.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+});
+
+describe('effectivePropagation: the collector removed the orphan finalizer before the finalizer\'s first pass', () => {
+  const applied = withAnnotation(Annotations.appliedHash, 'sha256:x');
+  const at = (...objs: Obj[]): Set<string> => new Set(objs.map(keyOf));
+  const orphaned = live(configMap('cfg'), applied);
+  const controlled = live(configMap('plain'), controlledByBundle(), applied);
+
+  it.each<[string, Obj[], Set<string>, Map<string, BundleClaim[]> | undefined, Propagation]>([
+    ['an applied object at its coordinates that nothing controls: orphan', [orphaned, controlled], at(orphaned, controlled), undefined, 'orphan'],
+    ['everything still controlled: background', [controlled], at(controlled), undefined, 'background'],
+    ['released (former-bundle label): background', [live(orphaned, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }))], at(orphaned), undefined, 'background'],
+    ['let go to another live Bundle: background', [orphaned], at(orphaned), listedBy(orphaned), 'background'],
+    ['not at its coordinates: background', [orphaned], new Set(), undefined, 'background'],
+    ['never applied by the operator (no applied-hash): background', [live(configMap('cfg'))], at(orphaned), undefined, 'background'],
+  ])('%s', (_name, objects, coordinates, claims, expected) => {
+    const plan = planFinalize(input('background', objects, { coordinates, ...(claims ? { claims } : {}) }));
+    expect(plan.propagation).toBe(expected);
+    // Orphan deletes nothing.
+    if (expected === 'orphan') expect(plan.steps.filter((s) => s.action === 'delete')).toEqual([]);
+  });
+
+  it('foreground and orphan finalizers are taken as they are', () => {
+    expect(planFinalize(input('foreground', [orphaned], { coordinates: at(orphaned) })).propagation).toBe('foreground');
+  });
+});
+
+describe('finalizeNext', () => {
+  it.each<[string, { wrote: number; changed: number; failed: number }, ReturnType<typeof finalizeNext>]>([
+    ['wrote: decide again soon on fresh lists', { wrote: 2, changed: 0, failed: 0 }, { kind: 'recheck', afterMs: 500 }],
+    ['changed under us: decide again soon', { wrote: 0, changed: 1, failed: 0 }, { kind: 'recheck', afterMs: 500 }],
+    ['a failure: retry with backoff', { wrote: 1, changed: 1, failed: 1 }, { kind: 'retry' }],
+  ])('%s', (_name, outcome, expected) => {
+    expect(finalizeNext(outcome, 500)).toEqual(expected);
+  });
+});
