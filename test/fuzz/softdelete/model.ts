@@ -120,6 +120,14 @@ export interface ObjectModel {
    * countdown simply goes on, so a removal before the settle counts from it.
    */
   unseenRelisting?: { start: number };
+  /**
+   * The Bundle that controlled the object stopped listing it while another
+   * listed it: the other takes it over on its next pass, but until a settle
+   * shows that pass ran, the old controller may still be the one in charge.
+   * If the new lister drops it before then, the old controller's countdown
+   * (from its removal) is the one that may run.
+   */
+  unseenHandover?: { from: string; start: number; startAck: number };
 }
 
 export interface Deletion {
@@ -225,11 +233,26 @@ export class SoftDeleteModel {
     }
     for (const object of before) {
       if (b.entries.some((e) => e.object === object)) continue;
+      const claim = b.claimedAt.get(object) ?? Infinity;
       b.claimedAt.delete(object);
       touched.add(object);
-      if (this.listers(object).length > 0) continue; // another live Bundle lists it: handed over
       const o = this.object(object);
-      o.standing = { kind: 'removed', by: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+      const others = this.listers(object);
+      if (others.length > 0) {
+        // Another live Bundle lists it: handed over, once that Bundle's pass runs. Only the oldest claim controlled it.
+        const controlled = others.every((x) => (x.claimedAt.get(object) ?? Infinity) > claim);
+        if (controlled && !o.unseenHandover) o.unseenHandover = { from: name, start: sentAt, startAck: ackedAt };
+        continue;
+      }
+      const handover = o.unseenHandover;
+      const previous = handover ? this.bundles.get(handover.from) : undefined;
+      delete o.unseenHandover;
+      if (handover && previous?.exists && previous.spoil === 'none') {
+        // The hand-over may never have happened: the old controller's countdown, from its own removal, may run.
+        o.standing = { kind: 'removed', by: handover.from, start: Math.min(handover.start, o.unseenRelisting?.start ?? Infinity), startAck: handover.startAck };
+      } else {
+        o.standing = { kind: 'removed', by: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+      }
       delete o.unseenRelisting;
     }
     if (wasSpoiled && spoil === 'none') for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
@@ -292,7 +315,11 @@ export class SoftDeleteModel {
 
   /** A settle showed the operator has seen every live Bundle's current spec: listings in them are no longer unseen. */
   listingsSeen(): void {
-    for (const o of this.objects.values()) if (o.standing.kind === 'listed') delete o.unseenRelisting;
+    for (const o of this.objects.values()) {
+      if (o.standing.kind !== 'listed') continue;
+      delete o.unseenRelisting;
+      delete o.unseenHandover;
+    }
   }
 
   /** The watch saw an incarnation appear. */

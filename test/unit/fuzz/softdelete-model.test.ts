@@ -161,4 +161,24 @@ describe('soft-delete fuzz model', () => {
   it('an object never listed may go at any time (nothing protects it)', () => {
     expect(verdict(fresh(), 'x', 10)).toBe('allowed');
   });
+  it('a hand-over the operator may not have carried out before the new Bundle dropped the object leaves the old controller\'s countdown in force (fuzz seed 45)', () => {
+    const m = fresh();
+    apply(m, 0, 'b2', [cm('x', s(4))]);
+    m.listingsSeen();
+    apply(m, 1000, 'b1', [cm('x', s(1))]);
+    apply(m, 1010, 'b2', []);
+    apply(m, 1080, 'b1', [], 'invalid');
+    // b1 may never have taken it: b2's countdown (from 1010, 1 or 4 s) may run, although b1's spec is invalid.
+    expect(verdict(m, 'x', 1500)).toBe('wrongful');
+    expect(verdict(m, 'x', 2010)).toBe('allowed');
+    // Seen by a settle, the hand-over happened: b1 (invalid) deletes nothing.
+    const seen = fresh();
+    apply(seen, 0, 'b2', [cm('x', s(4))]);
+    seen.listingsSeen();
+    apply(seen, 1000, 'b1', [cm('x', s(1))]);
+    apply(seen, 1010, 'b2', []);
+    seen.listingsSeen();
+    apply(seen, 1080, 'b1', [], 'invalid');
+    expect(verdict(seen, 'x', 9000)).toBe('wrongful');
+  });
 });
