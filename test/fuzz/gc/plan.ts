@@ -237,7 +237,11 @@ function graph(m: Model, size: number, allowGadget: boolean, existing: PlanObjec
   }
   const [first] = members;
   const last = members[members.length - 1];
-  if (first && last && first !== last && m.rnd.chance(0.2)) addRef(m, first.id, objectRef(m, last));
+  // Not onto an object created with no owner that can exist: both collectors
+  // delete it at once, and whether that happens before this reference lands
+  // is a race in each (kube-controller-manager's outcome would be no reference).
+  const realOwner = (id: string) => (m.refs.get(id) ?? []).some((r) => 'obj' in r.owner && !r.wrongUid);
+  if (first && last && first !== last && m.rnd.chance(0.2) && realOwner(first.id)) addRef(m, first.id, objectRef(m, last));
 }
 
 /** Whether `of` is among `id`'s owners, transitively. */
