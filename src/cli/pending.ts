@@ -19,7 +19,7 @@ import { buildPlanInput } from '../core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan.js';
 import { formatGoDuration } from '../core/duration.js';
 import { decideOrphanSweep, parseRfc3339, pendingDeletionOf } from '../core/softdelete/decide.js';
-import { errorMessage, isConflict, isNotFound, isInvalid } from '../kube/errors.js';
+import { errorMessage, isNotFound, isStaleWrite } from '../kube/errors.js';
 import type { KubeObject, ResourceType } from '../kube/types.js';
 import { EXIT_PROBLEMS, formatObjectRef, type ObjectRef } from './args.js';
 import { resolveObjectRef, type Cluster } from './cluster.js';
@@ -207,7 +207,7 @@ async function pendingTarget(cluster: Cluster, ref: ObjectRef, namespace: string
 }
 
 function failed(action: string, target: Target, err: unknown): CliError {
-  if (isConflict(err) || isInvalid(err)) return new CliError(`${action} ${target.ref}: it changed since it was read (${errorMessage(err)}); run the command again`, EXIT_PROBLEMS);
+  if (isStaleWrite(err)) return new CliError(`${action} ${target.ref}: it changed since it was read (${errorMessage(err)}); run the command again`, EXIT_PROBLEMS);
   if (isNotFound(err)) return new CliError(`${action} ${target.ref}: it is gone already`, EXIT_PROBLEMS);
   return new CliError(`${action} ${target.ref}: ${errorMessage(err)}`, EXIT_PROBLEMS);
 }

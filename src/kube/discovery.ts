@@ -12,7 +12,8 @@
  * retries it. Only the roots failing fails a refresh.
  */
 import type { KubeClient } from './client.js';
-import { gvkKey, type ResourceType } from './types.js';
+import { kindKey } from '../core/bundle/objects.js';
+import type { ResourceType } from './types.js';
 
 const AGGREGATED_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
 
@@ -68,11 +69,11 @@ export class Discovery {
 
   /** Resolves apiVersion + kind, refreshing once on a miss. Undefined when the server does not serve it. */
   async resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
-    const hit = this.byGvk.get(gvkKey(apiVersion, kind));
+    const hit = this.byGvk.get(kindKey(apiVersion, kind));
     if (hit) return hit;
     if (Date.now() - this.lastRefresh >= this.minRefreshIntervalMs) {
       await this.refresh();
-      return this.byGvk.get(gvkKey(apiVersion, kind));
+      return this.byGvk.get(kindKey(apiVersion, kind));
     }
     return undefined;
   }
@@ -84,7 +85,7 @@ export class Discovery {
 
   /** Cached lookup only. */
   lookup(apiVersion: string, kind: string): ResourceType | undefined {
-    return this.byGvk.get(gvkKey(apiVersion, kind));
+    return this.byGvk.get(kindKey(apiVersion, kind));
   }
 
   private async load(): Promise<void> {
@@ -123,7 +124,7 @@ export class Discovery {
     // A group version that failed keeps what was known of it.
     for (const rt of this.all) if (failed.has(rt.apiVersion)) found.push(rt);
     const byGvk = new Map<string, ResourceType>();
-    for (const rt of found) if (!byGvk.has(gvkKey(rt.apiVersion, rt.kind))) byGvk.set(gvkKey(rt.apiVersion, rt.kind), rt);
+    for (const rt of found) if (!byGvk.has(kindKey(rt.apiVersion, rt.kind))) byGvk.set(kindKey(rt.apiVersion, rt.kind), rt);
     this.byGvk = byGvk;
     this.all = found;
     this.failed = [...failed].sort();

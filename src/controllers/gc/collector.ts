@@ -13,10 +13,11 @@ import { SupervisedInformer, identityStub } from '../../runtime/informer.js';
 import { decideSyncGate } from '../../core/gc/sync-gate.js';
 import { GcEngine, type GcApi, type GcLog, type GcScopeRestriction } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
+import type { GcMode } from '../../core/gc/scope.js';
 
 export interface GarbageCollectorOptions {
   /** `--gc`: every resource (default), only Bundle-owned chains, or nothing. */
-  mode?: 'cluster' | 'bundles' | 'off';
+  mode?: GcMode;
   /** Attempt-to-delete workers (default 10). */
   workers?: number;
   /** Attempt-to-orphan workers (default: as many as workers). */

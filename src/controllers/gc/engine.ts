@@ -14,7 +14,7 @@
  */
 import { EventReasons, Finalizers } from '../../api/names.js';
 import type { DeleteOptions, EventInput, PatchType } from '../../kube/client.js';
-import { KubeApiError, errorMessage } from '../../kube/errors.js';
+import { KubeApiError, errorMessage, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Clock } from '../../runtime/clock.js';
 import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter } from '../../runtime/ratelimiter.js';
@@ -32,7 +32,7 @@ import {
   type Propagation,
 } from '../../core/gc/decide.js';
 import { Graph, NodeFlags, OwnerRef, RefBits, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
-import { inModeScope } from '../../core/gc/scope.js';
+import { inModeScope, type GcMode } from '../../core/gc/scope.js';
 import { gateAllows, type GcAction, type SyncGate } from '../../core/gc/sync-gate.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 import { OwnerVerifier, type OwnerLookupApi, type ResourceResolver } from './owner-verifier.js';
@@ -55,7 +55,7 @@ export interface GcScopeRestriction {
 }
 
 export interface GcEngineOptions {
-  mode: 'cluster' | 'bundles';
+  mode: Exclude<GcMode, 'off'>;
   clock: Clock;
   /** Foreground cycles: an owner waits this long per dependent (direct and indirect) before its finalizer is removed. */
   cycleTimeoutPerDependentMs?: number;
@@ -87,17 +87,6 @@ interface ItemSnapshot {
   refs: readonly OwnerRef[];
   orphanFinalizer: boolean;
   foregroundFinalizer: boolean;
-}
-
-/**
- * A precondition (DELETE) or JSON-patch `test` that failed: the object
- * changed since the decision. The apiserver answers a failed `test` op with
- * a bare 422 Invalid ("the server rejected our request due to an error in our
- * request"); the collector's patches are otherwise well-formed, so any 422 is
- * taken as stale (at worst one extra re-read before the item is requeued).
- */
-export function isStaleWrite(err: unknown): boolean {
-  return err instanceof KubeApiError && (err.code === 409 || err.code === 422);
 }
 
 function microTime(ms: number): string {
@@ -529,7 +518,7 @@ export class GcEngine {
         this.metrics.orphaned(id.kind);
         return;
       } catch (err) {
-        if (err instanceof KubeApiError && err.code === 404) return;
+        if (isNotFound(err)) return;
         if (!isStaleWrite(err) || attempt >= 2) {
           this.metrics.error(id.kind, 'orphan');
           throw err;

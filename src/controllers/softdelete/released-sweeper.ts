@@ -14,11 +14,11 @@ import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
 import { markPatch } from '../../core/bundle/prune.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
-import { objectKey } from '../../core/bundle/objects.js';
+import { kindKey, objectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
-import { gvkKey, type KubeObject, type ResourceType } from '../../kube/types.js';
+import { errorMessage, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { ControllerDeps } from '../deps.js';
@@ -80,7 +80,7 @@ export class ReleasedObjectSweeper {
       const rt = informer.resource;
       for (const obj of informer.list()) {
         if ((obj.metadata.namespace ?? '') !== namespace) continue;
-        this.queue.add(`${gvkKey(rt.apiVersion, rt.kind)}|${namespace}|${obj.metadata.name}`);
+        this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${namespace}|${obj.metadata.name}`);
       }
     }
   }
@@ -114,7 +114,7 @@ export class ReleasedObjectSweeper {
         labelSelector: Labels.formerBundle,
         ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
       });
-      const enqueue = (obj: { metadata: { namespace?: string; name: string } }) => this.queue.add(`${gvkKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
+      const enqueue = (obj: { metadata: { namespace?: string; name: string } }) => this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
       informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
       this.informers.set(id, informer);
       informer.start();
@@ -181,7 +181,7 @@ export class ReleasedObjectSweeper {
         try {
           await this.o.client.delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
         } catch (err) {
-          if (isConflict(err)) return 'requeue';
+          if (isStaleWrite(err)) return 'requeue';
           if (isNotFound(err)) return 'forget';
           throw err;
         }

@@ -14,7 +14,7 @@ import { decideOwnership, userReferences, type BundleClaim, type Ownership } fro
 import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
-import { formatIssue, validateBundle, type ValidationIssue } from './validate.js';
+import { validateBundle, type ValidationIssue } from './validate.js';
 
 export interface PlanBundle {
   name: string;
@@ -368,9 +368,4 @@ function effectiveReadiness(apply: ApplyStep, live: LiveObject | undefined, crdR
   if (live === undefined) return { state: 'in-progress', message: 'creating' };
   if (apply.needed) return { state: 'in-progress', message: 'applying changes' };
   return readinessOf(live, crdReadiness);
-}
-
-/** One line per validation issue, for events and conditions. */
-export function describeIssues(issues: readonly ValidationIssue[]): string {
-  return issues.map(formatIssue).join('; ');
 }
