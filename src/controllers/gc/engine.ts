@@ -13,40 +13,25 @@
  * a DELETE.
  */
 import { Finalizers } from '../../api/names.js';
-import type { DeleteOptions, EventInput } from '../../kube/client.js';
-import { KubeApiError, errorMessage, isStaleWrite } from '../../kube/errors.js';
-import type { KubeObject, ResourceType } from '../../kube/types.js';
+import { KubeApiError, errorMessage } from '../../kube/errors.js';
+import type { KubeObject } from '../../kube/types.js';
 import type { Clock } from '../../runtime/clock.js';
 import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter } from '../../runtime/ratelimiter.js';
 import { WorkQueue, runWorkers, type WorkResult } from '../../runtime/workqueue.js';
 import { applyEvent, type InvalidNamespaceReport } from '../../core/gc/builder.js';
-import { classifyReferences } from '../../core/gc/classify.js';
-import {
-  decideAttemptToDelete,
-  decideAttemptToOrphan,
-  decideDeletingDependents,
-  deletingDependentsFacts,
-  describeOwnerChain,
-  itemFacts,
-  planAttemptToDelete,
-  type Propagation,
-} from '../../core/gc/decide.js';
+import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, describeOwnerChain, planAttemptToDelete } from '../../core/gc/decide.js';
 import { collectedEvent, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
-import { Graph, NodeFlags, OwnerRef, formatIdentity, identityOf, refBits, type GraphNode, type Identity } from '../../core/gc/graph.js';
-import { removeRefsPatch, unblockRefsPatch } from '../../core/gc/patches.js';
+import { Graph, NodeFlags, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
 import { inModeScope, type GcMode } from '../../core/gc/scope.js';
 import { gateRank, type SyncGate } from '../../core/gc/sync-gate.js';
 import { writeEvent } from '../events.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 import { OwnerVerifier, type ResourceResolver } from './owner-verifier.js';
 import { WorkerGate } from './worker-gate.js';
-import { removeFinalizer, removeOwnerRef, type GcWriteApi } from './writes.js';
+import { releaseDependents, removeFinalizer, type GcApi } from './writes.js';
+import { decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
 
-/** The API verbs the engine uses (KubeClient has them all). */
-export interface GcApi extends GcWriteApi {
-  delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
-  createEvent(input: EventInput): Promise<void>;
-}
+export type { GcApi } from './writes.js';
 
 export type GcLogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type GcLog = (level: GcLogLevel, message: string, fields?: Record<string, unknown>) => void;
@@ -82,15 +67,6 @@ type Change =
   | { kind: 'deleted'; object: KubeObject }
   | { kind: 'virtual-delete'; identity: Identity };
 
-/** A dependent as a decision sees it: from the graph, or from a fresh read after a conflict. */
-interface ItemSnapshot {
-  identity: Identity;
-  resourceVersion: string;
-  refs: readonly OwnerRef[];
-  orphanFinalizer: boolean;
-  foregroundFinalizer: boolean;
-}
-
 export class GcEngine {
   readonly graph = new Graph();
   readonly attemptToDelete: WorkQueue<string>;
@@ -106,6 +82,7 @@ export class GcEngine {
   private running: Promise<unknown> | undefined;
   private readonly pendingEvents = new Set<Promise<void>>();
   private readonly gate: WorkerGate;
+  private readonly attempt: AttemptContext;
   /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
   private gateSeq = 0;
 
@@ -127,6 +104,17 @@ export class GcEngine {
     this.attemptToOrphan = queue('attemptToOrphan');
     this.gate = new WorkerGate((queue, uid) => this[queue].add(uid), (level, message) => this.log(level, message));
     this.verifier = new OwnerVerifier(api, resolver, options.clock, { absentCacheSize: options.absentOwnerCacheSize ?? 2_000, presentTtlMs: options.ownerStateTtlMs ?? 2_000 });
+    this.attempt = {
+      graph: this.graph,
+      api,
+      resolver,
+      verifier: this.verifier,
+      metrics: this.metrics,
+      debug: (message, fields) => this.log('debug', message, fields),
+      graphComplete: () => this.gate.current().phase === 'complete',
+      virtualDelete: (identity) => this.virtualDelete(identity),
+      collected: (identity, propagation, causes) => this.emit(identity, collectedEvent(propagation, describeOwnerChain(this.graph, causes))),
+    };
   }
 
   // ---- the graph writer -------------------------------------------------
@@ -281,107 +269,10 @@ export class GcEngine {
     const node = this.graph.get(uid);
     const plan = planAttemptToDelete(node);
     if (!node || plan.kind === 'skip') return 'forget';
-    if (plan.kind === 'verify-virtual') return this.verifyVirtual(node);
+    if (plan.kind === 'verify-virtual') return verifyVirtual(this.attempt, node);
     if (!this.acts(node)) return 'forget';
     if (plan.kind === 'deleting-dependents') return this.processDeletingDependents(node);
-    const snapshot: ItemSnapshot = {
-      identity: identityOf(node),
-      resourceVersion: node.resourceVersion,
-      refs: node.owners,
-      orphanFinalizer: node.has(NodeFlags.orphanFinalizer),
-      foregroundFinalizer: node.has(NodeFlags.foregroundFinalizer),
-    };
-    return this.decideAndAct(snapshot, false);
-  }
-
-  /** A virtual node: is anything with its identity on the server? If not, tell the writer. */
-  private async verifyVirtual(node: GraphNode): Promise<WorkResult> {
-    const id = identityOf(node);
-    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
-    // Unknown kind: maybe a CRD not discovered yet; retry with backoff, as upstream.
-    if (!rt) return 'requeue';
-    // A namespaced kind guessed without a namespace: only cluster-scoped
-    // dependents name it, and such a reference is never valid. There is no
-    // coordinate to look up, and declaring it absent would record an absence
-    // under namespace '' that says nothing true about the real object (a live
-    // namespaced owner with this UID). Leave the node alone, as upstream; its
-    // dependents are each decided (and forgotten) on their own.
-    if (rt.namespaced && id.namespace === '') return 'forget';
-    let live: KubeObject | undefined;
-    try {
-      live = await this.api.tryGet(rt, rt.namespaced ? id.namespace : undefined, id.name, { metadataOnly: true });
-    } catch (err) {
-      this.metrics.error(id.kind, 'verify-virtual');
-      throw err;
-    }
-    if (!live || live.metadata.uid !== id.uid) {
-      this.virtualDelete(id);
-      return 'forget';
-    }
-    // It exists: wait until an informer reports it (then it is no longer virtual).
-    return 'requeue';
-  }
-
-  private async decideAndAct(item: ItemSnapshot, isRetry: boolean): Promise<WorkResult> {
-    const id = item.identity;
-    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
-    if (!rt) return 'requeue';
-    const node = this.graph.get(id.uid);
-    const states = await this.verifier.ownerStates(this.graph, { namespace: id.namespace }, item.refs);
-    const facts = node ? itemFacts(this.graph, node) : { hasDependents: false, dependentDeletingDependents: false };
-    // On a partial graph, "it has no dependents" is not known: an item
-    // deleted for a waiting owner then goes in the foreground, so that the
-    // owner still waits for whatever the item turns out to own.
-    if (this.gate.current().phase !== 'complete') facts.hasDependents = true;
-    const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
-    this.log('debug', `attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
-    const namespace = rt.namespaced ? id.namespace : undefined;
-    try {
-      switch (decision.kind) {
-        case 'keep':
-        case 'forget':
-          return 'forget';
-        case 'requeue':
-          return 'requeue';
-        case 'remove-refs':
-          await this.api.patch(rt, namespace, id.name, removeRefsPatch(item.refs, new Set(decision.uids)), 'json');
-          return 'forget';
-        case 'delete': {
-          let resourceVersion = item.resourceVersion;
-          const unblock = decision.unblockRefsFirst ? unblockRefsPatch(item.refs) : [];
-          if (unblock.length > 0) {
-            const patched = await this.api.patch(rt, namespace, id.name, unblock, 'json');
-            resourceVersion = patched.metadata.resourceVersion;
-          }
-          const result = await this.api.delete(rt, namespace, id.name, { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation });
-          if (result === 'not-found') {
-            this.virtualDelete(id);
-            return 'forget';
-          }
-          this.metrics.deleted(id.kind, decision.propagation);
-          this.emitCollected(id, decision.propagation, decision.causes);
-          return 'forget';
-        }
-      }
-    } catch (err) {
-      if (!isStaleWrite(err)) {
-        this.metrics.error(id.kind, decision.kind === 'delete' ? 'delete' : 'remove-refs');
-        throw err;
-      }
-      // The object changed since the decision: read it once and decide again.
-      if (isRetry) return 'requeue';
-      const fresh = await this.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
-      if (!fresh || fresh.metadata.uid !== id.uid) {
-        this.virtualDelete(id);
-        return 'forget';
-      }
-      const meta = fresh.metadata;
-      if (meta.deletionTimestamp) return 'forget';
-      const refs = (meta.ownerReferences ?? []).map((r) => new OwnerRef(r.uid, { apiVersion: r.apiVersion, kind: r.kind }, r.name, refBits(r)));
-      if (refs.length === 0) return 'forget';
-      const finalizers = meta.finalizers ?? [];
-      return this.decideAndAct({ identity: id, resourceVersion: meta.resourceVersion, refs, orphanFinalizer: finalizers.includes(Finalizers.orphan), foregroundFinalizer: finalizers.includes(Finalizers.foregroundDeletion) }, true);
-    }
+    return decideAndAct(this.attempt, snapshotOfNode(node), false);
   }
 
   private async processDeletingDependents(owner: GraphNode): Promise<WorkResult> {
@@ -418,38 +309,17 @@ export class GcEngine {
     // The dependents to orphan are the graph's: unlisted ones would keep a reference to an owner that then goes.
     if (!this.gate.allowedNow('orphan-dependents', owner.uid, 'attemptToOrphan')) return 'forget';
     const id = identityOf(owner);
-    let failed = 0;
-    // Bounded fan-out: the transport rate-limits anyway, this bounds memory.
-    for (let i = 0; i < decision.dependents.length; i += 16) {
-      const results = await Promise.allSettled(decision.dependents.slice(i, i + 16).map((dep) => this.orphanDependent(dep, id.uid)));
-      for (const r of results) {
-        if (r.status === 'rejected') {
-          failed++;
-          this.log('warn', `orphaning a dependent of ${formatIdentity(id)} failed: ${errorMessage(r.reason)}`);
-        }
-      }
-    }
-    if (failed > 0) return 'requeue';
+    const dependents = decision.dependents.map((uid) => this.graph.get(uid)).filter((d): d is GraphNode => d !== undefined && !d.virtual);
+    const failures = await releaseDependents(this.api, this.resolver, this.metrics, dependents, id.uid);
+    for (const err of failures) this.log('warn', `orphaning a dependent of ${formatIdentity(id)} failed: ${errorMessage(err)}`);
+    if (failures.length > 0) return 'requeue';
     const rt = await this.resolver.resolve(id.apiVersion, id.kind);
     if (!rt) return 'requeue';
     await removeFinalizer(this.api, this.metrics, rt, id, Finalizers.orphan);
     return 'forget';
   }
 
-  private async orphanDependent(depUid: string, ownerUid: string): Promise<void> {
-    const dep = this.graph.get(depUid);
-    if (!dep || dep.virtual) return;
-    const id = identityOf(dep);
-    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
-    if (!rt) throw new Error(`${id.apiVersion} ${id.kind} is not served`);
-    await removeOwnerRef(this.api, this.metrics, rt, id, dep.owners, ownerUid);
-  }
-
   // ---- events ----------------------------------------------------------------
-
-  private emitCollected(id: Identity, propagation: Propagation, causes: readonly OwnerRef[]): void {
-    this.emit(id, collectedEvent(propagation, describeOwnerChain(this.graph, causes)));
-  }
 
   private reportInvalidNamespace(report: InvalidNamespaceReport): void {
     const node = this.graph.get(report.dependent.uid);

@@ -6,17 +6,20 @@
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { isNotFound, isStaleWrite } from '../../kube/errors.js';
 import { removeFinalizerPatch, removeRefsPatch } from '../../core/gc/patches.js';
-import type { Identity } from '../../core/gc/graph.js';
-import type { PatchType } from '../../kube/client.js';
+import { identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
+import type { DeleteOptions, EventInput, PatchType } from '../../kube/client.js';
 import type { GcMetrics } from './metrics.js';
-import type { OwnerLookupApi } from './owner-verifier.js';
+import type { OwnerLookupApi, ResourceResolver } from './owner-verifier.js';
 
-export interface GcWriteApi extends OwnerLookupApi {
+/** The API verbs the collector uses (KubeClient has them all; the engine's step tests use a fake). */
+export interface GcApi extends OwnerLookupApi {
   patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType): Promise<KubeObject>;
+  delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
+  createEvent(input: EventInput): Promise<void>;
 }
 
 /** Returns false when the object (this UID) or the finalizer was already gone. */
-export async function removeFinalizer(api: GcWriteApi, metrics: GcMetrics, rt: ResourceType, id: Identity, finalizer: string): Promise<boolean> {
+export async function removeFinalizer(api: GcApi, metrics: GcMetrics, rt: ResourceType, id: Identity, finalizer: string): Promise<boolean> {
   const namespace = rt.namespaced ? id.namespace : undefined;
   for (let attempt = 0; ; attempt++) {
     const live = await api.tryGet(rt, namespace, id.name, { metadataOnly: true });
@@ -35,7 +38,7 @@ export async function removeFinalizer(api: GcWriteApi, metrics: GcMetrics, rt: R
 }
 
 /** Removes the reference to `ownerUid` from one dependent (this UID); nothing when it is gone or no longer refers to the owner. */
-export async function removeOwnerRef(api: GcWriteApi, metrics: GcMetrics, rt: ResourceType, id: Identity, refs: readonly { uid: string }[], ownerUid: string): Promise<void> {
+export async function removeOwnerRef(api: GcApi, metrics: GcMetrics, rt: ResourceType, id: Identity, refs: readonly { uid: string }[], ownerUid: string): Promise<void> {
   const namespace = rt.namespaced ? id.namespace : undefined;
   for (let attempt = 0; ; attempt++) {
     if (!refs.some((r) => r.uid === ownerUid)) return;
@@ -54,4 +57,25 @@ export async function removeOwnerRef(api: GcWriteApi, metrics: GcMetrics, rt: Re
       refs = fresh.metadata.ownerReferences ?? [];
     }
   }
+}
+
+/**
+ * Removes the reference to `ownerUid` from each dependent, 16 at a time
+ * (the transport rate-limits anyway; this bounds memory). Returns the
+ * failures: the owner keeps its orphan finalizer until there are none.
+ */
+export async function releaseDependents(api: GcApi, resolver: ResourceResolver, metrics: GcMetrics, dependents: readonly GraphNode[], ownerUid: string): Promise<unknown[]> {
+  const failures: unknown[] = [];
+  for (let i = 0; i < dependents.length; i += 16) {
+    const results = await Promise.allSettled(
+      dependents.slice(i, i + 16).map(async (dep) => {
+        const id = identityOf(dep);
+        const rt = await resolver.resolve(id.apiVersion, id.kind);
+        if (!rt) throw new Error(`${id.apiVersion} ${id.kind} is not served`);
+        await removeOwnerRef(api, metrics, rt, id, dep.owners, ownerUid);
+      }),
+    );
+    for (const r of results) if (r.status === 'rejected') failures.push(r.reason);
+  }
+  return failures;
 }
