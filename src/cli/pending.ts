@@ -12,7 +12,7 @@ import { BundleSchema } from '../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
 import { Annotations, Labels } from '../api/names.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
-import { jsonPointerSegment, objectKey, type LiveObject } from '../core/bundle/objects.js';
+import { controllerOf, jsonPointerSegment, objectKey, type LiveObject } from '../core/bundle/objects.js';
 import { claimsByObject, isBundleReference, userReferences, type BundleClaim } from '../core/bundle/ownership.js';
 import { pendingDeletionsOf } from '../core/bundle/pending.js';
 import { buildPlanInput } from '../core/bundle/plan-input.js';
@@ -230,7 +230,8 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
     { op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` },
   ];
   const refs = metadata.ownerReferences ?? [];
-  const bundleRef = refs.find((r) => r.controller === true && isBundleReference(r));
+  const controller = controllerOf({ metadata });
+  const bundleRef = controller && isBundleReference(controller) ? controller : undefined;
   const formerBundle = metadata.labels?.[Labels.formerBundle];
   // Every reference the operator wrote goes (the Bundle's and the dependency references): a
   // remaining owner that is deleted would get the object collected after all. The user's stay.

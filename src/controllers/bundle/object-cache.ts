@@ -8,7 +8,7 @@
  */
 import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
 import type { KubeClient } from '../../kube/client.js';
-import { kindKey } from '../../core/bundle/objects.js';
+import { controllerOf, kindKey } from '../../core/bundle/objects.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
 
@@ -168,11 +168,11 @@ export class ObjectCache {
 }
 
 function controllerUid(obj: KubeObject): string | undefined {
-  return obj.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
+  return controllerOf(obj)?.uid;
 }
 
 /** The name of the Bundle controlling this object, if a Bundle does. */
 export function bundleController(obj: KubeObject): string | undefined {
-  const ref = obj.metadata.ownerReferences?.find((r) => r.controller === true);
+  const ref = controllerOf(obj);
   return ref && ref.apiVersion === API_VERSION && ref.kind === BUNDLE_KIND ? ref.name : undefined;
 }
