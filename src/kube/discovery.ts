@@ -156,3 +156,18 @@ export class Discovery {
     return out;
   }
 }
+
+/**
+ * One resource type per group/resource: the version the server lists first
+ * (its preferred one). Every version shows the same objects, so one watch or
+ * list per group/resource sees them all. Filters (verbs, scope) apply to the
+ * chosen version, as upstream's collector filters the preferred resources.
+ */
+export function preferredVersions(all: readonly ResourceType[]): ResourceType[] {
+  const chosen = new Map<string, ResourceType>();
+  for (const rt of all) {
+    const key = `${rt.group}/${rt.plural}`;
+    if (!chosen.has(key)) chosen.set(key, rt);
+  }
+  return [...chosen.values()];
+}

@@ -11,7 +11,8 @@
  * right before a delete. Times are the API server's (ServerTime).
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
-import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
+import { decideOrphanSweep, formatRfc3339, sweepable } from '../../core/softdelete/decide.js';
+import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/prune.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { kindKey, objectKey } from '../../core/bundle/objects.js';
@@ -31,10 +32,6 @@ export interface ReleasedSweeperOptions extends ControllerDeps {
 }
 
 /** Resources that can hold released objects: namespaced, and we can watch, patch and delete them. */
-export function sweepable(rt: ResourceType): boolean {
-  const need = ['list', 'watch', 'patch', 'delete'];
-  return rt.namespaced && need.every((v) => rt.verbs.includes(v)) && rt.plural !== 'events' && !rt.plural.includes('/');
-}
 
 export class ReleasedObjectSweeper {
   private readonly queue: WorkQueue<string>;
@@ -104,11 +101,9 @@ export class ReleasedObjectSweeper {
   private async syncInformers(): Promise<void> {
     await this.o.discovery.refresh();
     const started: SupervisedInformer[] = [];
-    for (const rt of this.o.discovery.resources()) {
-      if (!sweepable(rt)) continue;
-      // One watch per group/resource: other versions of it show the same objects.
+    for (const rt of preferredVersions(this.o.discovery.resources()).filter(sweepable)) {
       const id = `${rt.group}/${rt.plural}`;
-      if (this.informers.has(id) || !this.isPreferred(rt)) continue;
+      if (this.informers.has(id)) continue;
       const informer = new SupervisedInformer(this.o.client, rt, {
         metadataOnly: true,
         labelSelector: Labels.formerBundle,
@@ -129,12 +124,6 @@ export class ReleasedObjectSweeper {
     const unsynced = started.filter((i) => !i.hasSynced()).map((i) => `${i.resource.plural}.${i.resource.group || 'core'}: ${i.health().lastError ?? 'not synced'}`);
     if (unsynced.length > 0) this.o.logger.warn({ unsynced }, 'released-object sweep: some resources could not be watched yet; retrying in the background');
     this.initialSyncDone = true;
-  }
-
-  /** Discovery lists every served version; watch the first one listed for each group/resource. */
-  private isPreferred(rt: ResourceType): boolean {
-    const first = this.o.discovery.resources().find((r) => r.group === rt.group && r.plural === rt.plural);
-    return first === rt;
   }
 
   private async sweep(key: string): Promise<WorkResult> {
