@@ -12,6 +12,7 @@
  * retries it. Only the roots failing fails a refresh.
  */
 import type { KubeClient } from './client.js';
+import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
 import { kindKey } from '../core/bundle/objects.js';
 import type { ResourceType } from './types.js';
 
@@ -170,4 +171,35 @@ export function preferredVersions(all: readonly ResourceType[]): ResourceType[] 
     if (!chosen.has(key)) chosen.set(key, rt);
   }
   return [...chosen.values()];
+}
+
+type Resolver = Pick<Discovery, 'resolve'>;
+
+/**
+ * The kinds of a Bundle spec's objects as the server serves them: the kind
+ * table the decisions read and each kind's resource type, both by kindKey.
+ * A kind the server does not serve is absent from both.
+ */
+export async function resolveSpecKinds(discovery: Resolver, objects: readonly { apiVersion: string; kind: string }[]): Promise<{ kinds: KindTable; types: Map<string, ResourceType> }> {
+  const kinds = new Map<string, KindInfo>();
+  const types = new Map<string, ResourceType>();
+  for (const o of objects) {
+    const rt = await discovery.resolve(o.apiVersion, o.kind);
+    if (!rt) continue;
+    kinds.set(kindKey(o.apiVersion, o.kind), { namespaced: rt.namespaced, plural: rt.plural });
+    types.set(kindKey(o.apiVersion, o.kind), rt);
+  }
+  return { kinds, types };
+}
+
+/** Resource types of kindKey strings ("apps/v1/Deployment": status.managedKinds); what the server does not serve is skipped. */
+export async function resolveKindKeys(discovery: Resolver, keys: readonly string[]): Promise<ResourceType[]> {
+  const out: ResourceType[] = [];
+  for (const key of keys) {
+    const slash = key.lastIndexOf('/');
+    if (slash <= 0) continue;
+    const rt = await discovery.resolve(key.slice(0, slash), key.slice(slash + 1));
+    if (rt) out.push(rt);
+  }
+  return out;
 }
