@@ -1,16 +1,18 @@
 /** Builds the garbage collector for --gc=cluster|bundles, with its metrics and logs wired to the operator's. */
-import { GarbageCollector, type GcMetrics } from './controllers/gc/index.js';
+import { GarbageCollector } from './controllers/gc/collector.js';
+import type { GcMetrics } from './controllers/gc/metrics.js';
 import type { KubeClient } from './kube/client.js';
 import type { Logger } from './observability/logger.js';
 import type { OperatorMetrics } from './observability/metrics.js';
 import type { Clock } from './runtime/clock.js';
+import type { GcMode } from './core/gc/scope.js';
 
 export interface GarbageCollectorFactoryOptions {
   client: KubeClient;
   clock: Clock;
   logger: Logger;
   metrics?: OperatorMetrics;
-  mode: 'cluster' | 'bundles';
+  mode: Exclude<GcMode, 'off'>;
   workers: number;
   /** With --namespace, the collector acts only there (its graph still spans what it can see). */
   namespace?: string;

@@ -13,7 +13,6 @@ import { BundleController } from './controllers/bundle/controller.js';
 import { ReleasedObjectSweeper } from './controllers/softdelete/released-sweeper.js';
 import { apiEventRecorder, type EventRecorder } from './controllers/events.js';
 
-export type GcMode = 'cluster' | 'bundles' | 'off';
 
 /** What a garbage collector must offer the operator (src/controllers/gc implements it). */
 export interface GarbageCollectorPart {

@@ -100,3 +100,10 @@ export const EventReasons = {
 
 /** Component name on events the operator writes. */
 export const EVENT_SOURCE = 'bundlesmith';
+
+/**
+ * reportingController on every event the operator writes (Bundle controller,
+ * sweeper and garbage collector alike); events.k8s.io wants a domain-prefixed
+ * path.
+ */
+export const REPORTING_CONTROLLER = `${EVENT_SOURCE}.smith.atlassian.com/${EVENT_SOURCE}`;

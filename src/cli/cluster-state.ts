@@ -6,10 +6,11 @@
  * handed to the same core/bundle buildPlanInput.
  */
 import type { BundleSpec } from '../api/bundle.js';
-import type { KindInfo, CrdReadinessTable } from '../core/bundle/kinds.js';
+import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { kindKey, type LiveObject } from '../core/bundle/objects.js';
 import { crdReadinessTable, isControlledBy, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
 import { CRD_RESOURCE } from '../kube/crds.js';
+import { resolveKindKeys, resolveSpecKinds } from '../kube/discovery.js';
 import { errorMessage } from '../kube/errors.js';
 import type { KubeObject, ResourceType } from '../kube/types.js';
 import { EXIT_PROBLEMS } from './args.js';
@@ -35,15 +36,8 @@ export function serverNow(cluster: Cluster): { now: number; stampAt: number } {
 }
 
 /** Resource types for "apiVersion/Kind" strings (status.managedKinds), skipping what the server does not serve. */
-export async function resolveKinds(cluster: Cluster, keys: readonly string[]): Promise<ResourceType[]> {
-  const out: ResourceType[] = [];
-  for (const key of keys) {
-    const slash = key.lastIndexOf('/');
-    if (slash <= 0) continue;
-    const rt = await cluster.discovery.resolve(key.slice(0, slash), key.slice(slash + 1));
-    if (rt) out.push(rt);
-  }
-  return out;
+export function resolveKinds(cluster: Cluster, keys: readonly string[]): Promise<ResourceType[]> {
+  return resolveKindKeys(cluster.discovery, keys);
 }
 
 /** Every object of these types in the namespace whose controller is the Bundle with this uid. */
@@ -87,16 +81,7 @@ export async function readPlanSources(
   const { bundle } = args;
   const namespace = bundle.metadata.namespace;
   const spec: BundleSpec = bundle.spec;
-  const kinds = new Map<string, KindInfo>();
-  const types = new Map<string, ResourceType>();
-  for (const r of spec.resources) {
-    const o = r.spec.object;
-    if (!o) continue;
-    const rt = await cluster.discovery.resolve(o.apiVersion, o.kind);
-    if (!rt) continue;
-    kinds.set(kindKey(o.apiVersion, o.kind), { namespaced: rt.namespaced, plural: rt.plural });
-    types.set(kindKey(o.apiVersion, o.kind), rt);
-  }
+  const { kinds, types } = await resolveSpecKinds(cluster.discovery, spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : [])));
   const objects: LiveObject[] = [];
   for (const r of spec.resources) {
     const o = r.spec.object;

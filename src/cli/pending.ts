@@ -12,14 +12,15 @@ import { BundleSchema } from '../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
 import { Annotations, Labels } from '../api/names.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
-import { jsonPointerSegment, objectKey, type LiveObject } from '../core/bundle/objects.js';
+import { controllerOf, jsonPointerSegment, objectKey, type LiveObject } from '../core/bundle/objects.js';
 import { claimsByObject, isBundleReference, userReferences, type BundleClaim } from '../core/bundle/ownership.js';
 import { pendingDeletionsOf } from '../core/bundle/pending.js';
 import { buildPlanInput } from '../core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan.js';
 import { formatGoDuration } from '../core/duration.js';
-import { decideOrphanSweep, parseRfc3339, pendingDeletionOf } from '../core/softdelete/decide.js';
-import { errorMessage, isConflict, isNotFound, isInvalid } from '../kube/errors.js';
+import { decideOrphanSweep, parseRfc3339, pendingDeletionOf, sweepable } from '../core/softdelete/decide.js';
+import { preferredVersions } from '../kube/discovery.js';
+import { errorMessage, isNotFound, isStaleWrite } from '../kube/errors.js';
 import type { KubeObject, ResourceType } from '../kube/types.js';
 import { EXIT_PROBLEMS, formatObjectRef, type ObjectRef } from './args.js';
 import { resolveObjectRef, type Cluster } from './cluster.js';
@@ -126,18 +127,6 @@ export function releasedEntry(o: LiveObject, claims: ReadonlyMap<string, readonl
   return { ...base, deletionTimestamp: stamp, problem: `no ${Annotations.deletionDelay}: the operator deletes it at once` };
 }
 
-/** The first listed version of each namespaced, listable group/resource: where released objects can be. */
-function releasableResources(resources: readonly ResourceType[]): ResourceType[] {
-  const seen = new Set<string>();
-  const out: ResourceType[] = [];
-  for (const rt of resources) {
-    const id = `${rt.group}/${rt.plural}`;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    if (rt.namespaced && rt.verbs.includes('list') && rt.plural !== 'events') out.push(rt);
-  }
-  return out;
-}
 
 /** A live Bundle's pending deletions, decided as its controller decides them. */
 async function pendingOfBundle(cluster: Cluster, raw: KubeObject, namespaceBundles: readonly KubeObject[], crdReadiness: CrdReadinessTable, io: CliIo): Promise<PendingObject[]> {
@@ -168,7 +157,8 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
   const crdReadiness = bundles.length > 0 ? await readCrdReadiness(cluster, io) : new Map<string, never>();
   for (const bundle of bundles) out.push(...(await pendingOfBundle(cluster, bundle, byNamespace.get(bundle.metadata.namespace ?? '') ?? [], crdReadiness, io)));
 
-  const resources = releasableResources(cluster.discovery.resources());
+  // Where the sweeper looks for released objects: the same resources.
+  const resources = preferredVersions(cluster.discovery.resources()).filter(sweepable);
   io.err(`scanning ${resources.length} resource types for objects released by deleted Bundles`);
   const released: LiveObject[] = [];
   for (const rt of resources) {
@@ -207,7 +197,7 @@ async function pendingTarget(cluster: Cluster, ref: ObjectRef, namespace: string
 }
 
 function failed(action: string, target: Target, err: unknown): CliError {
-  if (isConflict(err) || isInvalid(err)) return new CliError(`${action} ${target.ref}: it changed since it was read (${errorMessage(err)}); run the command again`, EXIT_PROBLEMS);
+  if (isStaleWrite(err)) return new CliError(`${action} ${target.ref}: it changed since it was read (${errorMessage(err)}); run the command again`, EXIT_PROBLEMS);
   if (isNotFound(err)) return new CliError(`${action} ${target.ref}: it is gone already`, EXIT_PROBLEMS);
   return new CliError(`${action} ${target.ref}: ${errorMessage(err)}`, EXIT_PROBLEMS);
 }
@@ -230,7 +220,8 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
     { op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` },
   ];
   const refs = metadata.ownerReferences ?? [];
-  const bundleRef = refs.find((r) => r.controller === true && isBundleReference(r));
+  const controller = controllerOf({ metadata });
+  const bundleRef = controller && isBundleReference(controller) ? controller : undefined;
   const formerBundle = metadata.labels?.[Labels.formerBundle];
   // Every reference the operator wrote goes (the Bundle's and the dependency references): a
   // remaining owner that is deleted would get the object collected after all. The user's stay.

@@ -1,10 +1,12 @@
 /**
- * Writes events (events.k8s.io/v1). An event that cannot be written is
- * logged and dropped: events are information and must never fail a
- * reconcile.
+ * The one event writer (events.k8s.io/v1), for the Bundle controller, the
+ * released-object sweeper and the garbage collector alike: one reporting
+ * controller name, one time format. An event that cannot be written is
+ * reported to the caller's callback and dropped: events are information and
+ * must never fail a reconcile.
  */
-import { EVENT_SOURCE } from '../api/names.js';
-import type { KubeClient } from '../kube/client.js';
+import { REPORTING_CONTROLLER } from '../api/names.js';
+import type { EventInput, KubeClient } from '../kube/client.js';
 import { errorMessage } from '../kube/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Clock } from '../runtime/clock.js';
@@ -22,28 +24,49 @@ export interface EventRecorder {
   warning(target: EventTarget, reason: string, message: string): Promise<void>;
 }
 
+/** Where events go: KubeClient, or the GC's API (a fake in its step tests). */
+export interface EventSink {
+  createEvent(input: EventInput): Promise<void>;
+}
+
+export interface EventWrite {
+  target: EventTarget;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  action: string;
+  message: string;
+}
+
 /** RFC 3339 with microseconds, as events.k8s.io's MicroTime wants. */
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/** Writes one event; never rejects (a failure goes to onFailure). Cluster-scoped targets' events go to "default". */
+export async function writeEvent(sink: EventSink, clock: Clock, instance: string, e: EventWrite, onFailure: (err: unknown) => void): Promise<void> {
+  const t = e.target;
+  try {
+    await sink.createEvent({
+      regarding: { apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid, ...(t.namespace ? { namespace: t.namespace } : {}) },
+      namespace: t.namespace || 'default',
+      type: e.type,
+      reason: e.reason,
+      message: e.message,
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: instance,
+      action: e.action,
+      eventTime: microTime(clock.now()),
+    });
+  } catch (err) {
+    onFailure(err);
+  }
+}
+
 export function apiEventRecorder(client: KubeClient, clock: Clock, logger: Logger, instance: string): EventRecorder {
-  const write = async (type: 'Normal' | 'Warning', target: EventTarget, reason: string, message: string): Promise<void> => {
-    try {
-      await client.createEvent({
-        regarding: { apiVersion: target.apiVersion, kind: target.kind, name: target.name, uid: target.uid, ...(target.namespace ? { namespace: target.namespace } : {}) },
-        type,
-        reason,
-        message,
-        reportingController: `${EVENT_SOURCE}.smith.atlassian.com/${EVENT_SOURCE}`,
-        reportingInstance: instance,
-        action: reason,
-        eventTime: microTime(clock.now()),
-      });
-    } catch (err) {
-      logger.warn({ err: errorMessage(err), reason, object: `${target.kind}/${target.namespace ?? ''}/${target.name}` }, 'could not write event');
-    }
-  };
+  const write = (type: 'Normal' | 'Warning', target: EventTarget, reason: string, message: string): Promise<void> =>
+    writeEvent(client, clock, instance, { target, type, reason, action: reason, message }, (err) =>
+      logger.warn({ err: errorMessage(err), reason, object: `${target.kind}/${target.namespace ?? ''}/${target.name}` }, 'could not write event'),
+    );
   return {
     normal: (t, r, m) => write('Normal', t, r, m),
     warning: (t, r, m) => write('Warning', t, r, m),

@@ -5,7 +5,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransport, type TransportOptions } from './transport.js';
-import { KubeApiError, isApiStatus } from './errors.js';
+import { KubeApiError, isApiStatus, isNotFound } from './errors.js';
 import type { ServerTime } from '../runtime/clock.js';
 import { isKubeObject, splitApiVersion, type KubeObject, type ResourceType, type WatchEvent } from './types.js';
 
@@ -122,7 +122,7 @@ export class KubeClient {
     try {
       return await this.get(rt, namespace, name, opts);
     } catch (err) {
-      if (err instanceof KubeApiError && err.code === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -238,7 +238,7 @@ export class KubeClient {
       });
       return 'deleted';
     } catch (err) {
-      if (err instanceof KubeApiError && err.code === 404) return 'not-found';
+      if (isNotFound(err)) return 'not-found';
       throw err;
     }
   }

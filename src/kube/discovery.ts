@@ -12,7 +12,9 @@
  * retries it. Only the roots failing fails a refresh.
  */
 import type { KubeClient } from './client.js';
-import { gvkKey, type ResourceType } from './types.js';
+import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
+import { kindKey } from '../core/bundle/objects.js';
+import type { ResourceType } from './types.js';
 
 const AGGREGATED_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
 
@@ -68,11 +70,11 @@ export class Discovery {
 
   /** Resolves apiVersion + kind, refreshing once on a miss. Undefined when the server does not serve it. */
   async resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
-    const hit = this.byGvk.get(gvkKey(apiVersion, kind));
+    const hit = this.byGvk.get(kindKey(apiVersion, kind));
     if (hit) return hit;
     if (Date.now() - this.lastRefresh >= this.minRefreshIntervalMs) {
       await this.refresh();
-      return this.byGvk.get(gvkKey(apiVersion, kind));
+      return this.byGvk.get(kindKey(apiVersion, kind));
     }
     return undefined;
   }
@@ -84,7 +86,7 @@ export class Discovery {
 
   /** Cached lookup only. */
   lookup(apiVersion: string, kind: string): ResourceType | undefined {
-    return this.byGvk.get(gvkKey(apiVersion, kind));
+    return this.byGvk.get(kindKey(apiVersion, kind));
   }
 
   private async load(): Promise<void> {
@@ -123,7 +125,7 @@ export class Discovery {
     // A group version that failed keeps what was known of it.
     for (const rt of this.all) if (failed.has(rt.apiVersion)) found.push(rt);
     const byGvk = new Map<string, ResourceType>();
-    for (const rt of found) if (!byGvk.has(gvkKey(rt.apiVersion, rt.kind))) byGvk.set(gvkKey(rt.apiVersion, rt.kind), rt);
+    for (const rt of found) if (!byGvk.has(kindKey(rt.apiVersion, rt.kind))) byGvk.set(kindKey(rt.apiVersion, rt.kind), rt);
     this.byGvk = byGvk;
     this.all = found;
     this.failed = [...failed].sort();
@@ -154,4 +156,50 @@ export class Discovery {
     }
     return out;
   }
+}
+
+/**
+ * One resource type per group/resource: the version the server lists first
+ * (its preferred one). Every version shows the same objects, so one watch or
+ * list per group/resource sees them all. Filters (verbs, scope) apply to the
+ * chosen version, as upstream's collector filters the preferred resources.
+ */
+export function preferredVersions(all: readonly ResourceType[]): ResourceType[] {
+  const chosen = new Map<string, ResourceType>();
+  for (const rt of all) {
+    const key = `${rt.group}/${rt.plural}`;
+    if (!chosen.has(key)) chosen.set(key, rt);
+  }
+  return [...chosen.values()];
+}
+
+type Resolver = Pick<Discovery, 'resolve'>;
+
+/**
+ * The kinds of a Bundle spec's objects as the server serves them: the kind
+ * table the decisions read and each kind's resource type, both by kindKey.
+ * A kind the server does not serve is absent from both.
+ */
+export async function resolveSpecKinds(discovery: Resolver, objects: readonly { apiVersion: string; kind: string }[]): Promise<{ kinds: KindTable; types: Map<string, ResourceType> }> {
+  const kinds = new Map<string, KindInfo>();
+  const types = new Map<string, ResourceType>();
+  for (const o of objects) {
+    const rt = await discovery.resolve(o.apiVersion, o.kind);
+    if (!rt) continue;
+    kinds.set(kindKey(o.apiVersion, o.kind), { namespaced: rt.namespaced, plural: rt.plural });
+    types.set(kindKey(o.apiVersion, o.kind), rt);
+  }
+  return { kinds, types };
+}
+
+/** Resource types of kindKey strings ("apps/v1/Deployment": status.managedKinds); what the server does not serve is skipped. */
+export async function resolveKindKeys(discovery: Resolver, keys: readonly string[]): Promise<ResourceType[]> {
+  const out: ResourceType[] = [];
+  for (const key of keys) {
+    const slash = key.lastIndexOf('/');
+    if (slash <= 0) continue;
+    const rt = await discovery.resolve(key.slice(0, slash), key.slice(slash + 1));
+    if (rt) out.push(rt);
+  }
+  return out;
 }

@@ -42,6 +42,18 @@ export const isInvalid = (err: unknown): boolean => err instanceof KubeApiError 
 /** A failed UID or resourceVersion precondition on DELETE or a stale update: re-read and decide again. */
 export const isPreconditionFailed = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409 && err.reason === 'Conflict';
 
+/**
+ * A write refused because the object changed since it was read: a failed UID
+ * or resourceVersion precondition (409 Conflict) or a failed JSON-patch `test`
+ * op, which the apiserver answers with a bare 422 Invalid ("the server
+ * rejected our request due to an error in our request"). The operator's
+ * patches are otherwise well-formed, so any 422 on them is taken as stale: at
+ * worst one extra re-read. The answer is always the same: re-read, decide
+ * again. (400 is not stale: it is a malformed request and re-reading will not
+ * fix it.)
+ */
+export const isStaleWrite = (err: unknown): boolean => err instanceof KubeApiError && (err.code === 409 || err.code === 422);
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

@@ -1,7 +1,8 @@
 /** Shapes of API objects as the operator handles them: generic, parsed at the edges. */
 import type { OwnerReference } from '../api/bundle.js';
+import { kindKey } from '../core/bundle/objects.js';
 
-/** The API's owner reference, as the Bundle schema defines it. */
+/** @deprecated use OwnerReference (api/bundle.ts); kept only for test/fuzz until it is renamed there. */
 export type OwnerRef = OwnerReference;
 
 export interface ObjectMeta {
@@ -15,7 +16,7 @@ export interface ObjectMeta {
   deletionGracePeriodSeconds?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  ownerReferences?: OwnerRef[];
+  ownerReferences?: OwnerReference[];
   finalizers?: string[];
 }
 
@@ -46,18 +47,21 @@ export interface WatchEvent {
   object: KubeObject;
 }
 
-export function gvkKey(apiVersion: string, kind: string): string {
-  return `${apiVersion}/${kind}`;
-}
+/** @deprecated the same function as kindKey (core/bundle/objects.ts); kept only for controllers/bundle/controller.ts until it is renamed there. */
+export const gvkKey = kindKey;
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
-export function objectKey(namespace: string | undefined, name: string): string {
+/** "namespace/name", or "name" for a cluster-scoped object: the key of one resource type's cache. */
+export function namespacedName(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
+
+/** @deprecated namespacedName; objectKey (core/bundle/objects.ts) is group/kind/namespace/name. Kept only for controllers/bundle/controller.ts until it is renamed there. */
+export const objectKey = namespacedName;
 
 export function isKubeObject(value: unknown): value is KubeObject {
   if (typeof value !== 'object' || value === null) return false;

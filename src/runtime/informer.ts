@@ -9,8 +9,8 @@
  * keys: no work in handlers.
  */
 import type { KubeClient } from '../kube/client.js';
-import { KubeApiError, errorMessage } from '../kube/errors.js';
-import { objectKey, type KubeObject, type ResourceType } from '../kube/types.js';
+import { errorMessage, isGone } from '../kube/errors.js';
+import { namespacedName, type KubeObject, type ResourceType } from '../kube/types.js';
 
 export interface InformerHandler {
   onAdd?(obj: KubeObject): void;
@@ -108,7 +108,7 @@ export class SupervisedInformer {
   }
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.store.get(objectKey(this.resource.namespaced ? namespace : undefined, name));
+    return this.store.get(namespacedName(this.resource.namespaced ? namespace : undefined, name));
   }
 
   size(): number {
@@ -126,7 +126,7 @@ export class SupervisedInformer {
   }
 
   private key(obj: KubeObject): string {
-    return objectKey(this.resource.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name);
+    return namespacedName(this.resource.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name);
   }
 
   private async run(): Promise<void> {
@@ -144,7 +144,7 @@ export class SupervisedInformer {
         this.lastError = errorMessage(err);
         this.options.onError?.(err, this.resource);
         // 410 Gone: our resourceVersion is too old; relist at once. Anything else: back off.
-        if (!(err instanceof KubeApiError && err.code === 410)) {
+        if (!isGone(err)) {
           const jittered = backoff * (0.5 + Math.random());
           await sleep(jittered, this.abort.signal);
           backoff = Math.min(backoffMax, backoff * 2);

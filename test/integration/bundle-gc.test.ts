@@ -4,7 +4,7 @@
  * kube-controller-manager runs here), then the Bundle goes.
  */
 import { Finalizers } from '../../src/api/names.js';
-import { GarbageCollector } from '../../src/controllers/gc/index.js';
+import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';

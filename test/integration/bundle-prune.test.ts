@@ -4,7 +4,7 @@
  * deleted Bundle takes its objects with it in reverse dependency order.
  */
 import { Finalizers } from '../../src/api/names.js';
-import { conditionOf, run, waitFor } from './harness.js';
+import { conditionOf, expectKept, run, uidOf, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, getBundle, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
 
@@ -35,13 +35,14 @@ describe('pruning', () => {
   it('deletes what left the spec, dependents before what they reference, and says so', async () => {
     await applyBundle(f.env, f.ns, 'shrink', [...chain('sh'), { name: 'stay', object: configMap('sh-stay') }]);
     await waitForReady(f.env, f.ns, 'shrink');
+    const stayUid = await uidOf(f.env, f.t.configMap, f.ns, 'sh-stay');
     const rec = await recordDeletions();
     await applyBundle(f.env, f.ns, 'shrink', [{ name: 'stay', object: configMap('sh-stay') }]);
     await waitFor('the three objects to be deleted', () => (rec.deletions.length >= 3 ? true : undefined));
     rec.stop();
     const order = [...rec.deletions].sort((a, b) => a.rv - b.rv).map((d) => d.name);
     expect(order).toEqual(['sh-top', 'sh-middle', 'sh-base']);
-    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'sh-stay')).toBeDefined();
+    expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'sh-stay'), stayUid);
     await waitForReady(f.env, f.ns, 'shrink');
     expect((await eventsFor(f.env, f.ns, 'shrink')).filter((e) => e.reason === 'Pruned')).toHaveLength(3);
   });
@@ -49,11 +50,12 @@ describe('pruning', () => {
   it('prunes nothing while an apply of the pass fails', async () => {
     await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: configMap('hd-a') }, { name: 'b', object: configMap('hd-b') }]);
     await waitForReady(f.env, f.ns, 'held');
+    const bUid = await uidOf(f.env, f.t.configMap, f.ns, 'hd-b');
     // "a" becomes something the apiserver rejects (a ConfigMap's data values must be strings) while "b" leaves.
     await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hd-a' }, data: { n: 5 } } }]);
     const failing = await waitForBundle(f.env, f.ns, 'held', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(failing, 'Error')?.message).toContain('"a"');
-    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'hd-b')).toBeDefined();
+    expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'hd-b'), bUid);
     const objectsToDelete = (failing.status as { objectsToDelete?: { kind: string; name: string }[] }).objectsToDelete;
     expect(objectsToDelete).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: 'hd-b' })]);
     // Fixed: now it goes.
@@ -96,6 +98,7 @@ describe('deleting a Bundle', () => {
   it('with orphan propagation, leaves the objects to the garbage collector\'s orphaning', async () => {
     await applyBundle(f.env, f.ns, 'orphaning', [{ name: 'a', object: configMap('or-a') }]);
     await waitForReady(f.env, f.ns, 'orphaning');
+    const aUid = await uidOf(f.env, f.t.configMap, f.ns, 'or-a');
     expect((await run('kubectl', ['delete', 'bundle', 'orphaning', '-n', f.ns, '--cascade=orphan', '--wait=false'])).code).toBe(0);
     // Our finalizer goes at once; the orphan finalizer stays for a garbage collector (none runs in this file).
     const terminating = await waitFor('our finalizer to be removed', async () => {
@@ -103,7 +106,7 @@ describe('deleting a Bundle', () => {
       return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
     });
     expect(terminating.metadata.finalizers).toEqual([Finalizers.orphan]);
-    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'or-a')).toBeDefined();
+    expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'or-a'), aUid);
   });
 });
 

@@ -5,7 +5,7 @@
  * referring to itself, is in crd.test.ts; the operator's own checks for
  * Bundles stored under an older CRD are unit-tested.)
  */
-import { conditionOf, waitFor } from './harness.js';
+import { conditionOf, expectKept, uidOf, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { operatorFixture } from './operator.js';
 
@@ -48,10 +48,11 @@ describe('an invalid Bundle writes nothing', () => {
   it('a Bundle that becomes invalid deletes nothing, even what left its spec; fixing it resumes', async () => {
     await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep') }, { name: 'drop', object: configMap('tb-drop') }]);
     await waitForReady(f.env, f.ns, 'turns-bad');
+    const dropUid = await uidOf(f.env, f.t.configMap, f.ns, 'tb-drop');
     // Remove "drop" and break the spec in the same edit: nothing may be deleted.
     await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', references: [{ resource: 'nowhere' }], object: configMap('tb-keep', { changed: 'yes' }) }]);
     await waitForBundle(f.env, f.ns, 'turns-bad', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
-    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'tb-drop')).toBeDefined();
+    expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'tb-drop'), dropUid);
     expect((await f.env.client.get(f.t.configMap, f.ns, 'tb-keep')).data).toEqual({ key: 'value' });
     // Fixed: the prune and the change go through.
     await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep', { changed: 'yes' }) }]);

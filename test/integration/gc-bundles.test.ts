@@ -6,7 +6,8 @@
  * references, and no operator runs: the Bundle is only an owner.
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import type { KubeObject, OwnerRef, ResourceType } from '../../src/kube/types.js';
+import type { OwnerReference } from '../../src/api/bundle.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { BUNDLE_RESOURCE_TYPE, bundleManifest } from './bundles.js';
 import { connect, createNamespace, resourceType, waitFor, waitForGone, type TestEnv } from './harness.js';
 
@@ -31,7 +32,7 @@ afterAll(async () => {
   env?.close();
 });
 
-const ref = (owner: KubeObject, controller = true): OwnerRef => ({ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, blockOwnerDeletion: true, ...(controller ? { controller: true } : {}) });
+const ref = (owner: KubeObject, controller = true): OwnerReference => ({ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, blockOwnerDeletion: true, ...(controller ? { controller: true } : {}) });
 
 async function create(rt: ResourceType, name: string, owner?: KubeObject): Promise<KubeObject> {
   return env.client.create(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace: ns, ...(owner ? { ownerReferences: [ref(owner)] } : {}) } });

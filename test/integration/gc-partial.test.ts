@@ -8,7 +8,8 @@
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import type { KubeObject, OwnerRef, ResourceType } from '../../src/kube/types.js';
+import type { OwnerReference } from '../../src/api/bundle.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { connect, createNamespace, kubeconfigPath, resourceType, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
 
 let env: TestEnv;
@@ -55,9 +56,9 @@ async function bind(name: string, role: string): Promise<void> {
   });
 }
 
-const ref = (owner: KubeObject, blocking = true): OwnerRef => ({ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid, blockOwnerDeletion: blocking });
+const ref = (owner: KubeObject, blocking = true): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid, blockOwnerDeletion: blocking });
 
-async function create(name: string, owners: OwnerRef[] = []): Promise<KubeObject> {
+async function create(name: string, owners: OwnerReference[] = []): Promise<KubeObject> {
   return env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(owners.length > 0 ? { ownerReferences: owners } : {}) } });
 }
 

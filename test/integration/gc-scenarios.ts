@@ -9,7 +9,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { installCrd, CRD_RESOURCE } from '../../src/kube/crds.js';
-import type { KubeObject, OwnerRef, ResourceType } from '../../src/kube/types.js';
+import type { OwnerReference } from '../../src/api/bundle.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { waitFor, waitForGone, type TestEnv } from './harness.js';
 
 export const TEST_GROUP = 'gc.bundlesmith.test';
@@ -61,7 +62,7 @@ export async function installWidgetCrd(env: TestEnv, plural = 'widgets', kind = 
 }
 
 interface ObjectSpec {
-  owners?: OwnerRef[];
+  owners?: OwnerReference[];
   finalizers?: string[];
   namespace?: string;
 }
@@ -83,7 +84,7 @@ async function create(ctx: ScenarioContext, rt: ResourceType, name: string, spec
 const cm = (ctx: ScenarioContext, name: string, spec: ObjectSpec = {}) => create(ctx, ctx.cm, name, spec);
 const widget = (ctx: ScenarioContext, name: string, spec: ObjectSpec = {}) => create(ctx, ctx.widget, name, spec);
 
-function ref(owner: KubeObject, opts: { blocking?: boolean; controller?: boolean } = {}): OwnerRef {
+function ref(owner: KubeObject, opts: { blocking?: boolean; controller?: boolean } = {}): OwnerReference {
   return {
     apiVersion: owner.apiVersion,
     kind: owner.kind,
@@ -94,7 +95,7 @@ function ref(owner: KubeObject, opts: { blocking?: boolean; controller?: boolean
   };
 }
 
-function fakeRef(apiVersion: string, kind: string, name: string): OwnerRef {
+function fakeRef(apiVersion: string, kind: string, name: string): OwnerReference {
   return { apiVersion, kind, name, uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` };
 }
 

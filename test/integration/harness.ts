@@ -4,6 +4,7 @@
  * and the kubectl / helm binaries.
  */
 import { execFile } from 'node:child_process';
+import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
@@ -108,4 +109,19 @@ export async function run(name: 'kubectl' | 'helm', args: string[], opts: { inpu
 export function conditionOf(obj: KubeObject | undefined, type: string): { status: string; reason?: string; message?: string } | undefined {
   const conditions = (obj?.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions;
   return conditions?.find((c) => c.type === type);
+}
+
+/**
+ * "Kept" means the same object, still alive: the UID it had before (not
+ * deleted and re-created) and no deletionTimestamp (not being deleted).
+ * A name that still resolves proves neither.
+ */
+export function expectKept(obj: KubeObject | undefined, uid: string): void {
+  expect(obj?.metadata.uid).toBe(uid);
+  expect(obj?.metadata.deletionTimestamp).toBeUndefined();
+}
+
+/** The UID of an object that must exist now (to check later that it was kept). */
+export async function uidOf(env: { client: KubeClient }, rt: ResourceType, namespace: string | undefined, name: string): Promise<string> {
+  return (await env.client.get(rt, namespace, name)).metadata.uid;
 }

@@ -11,7 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
-import { conditionOf, connect, createNamespace, resourceType, run, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
+import { conditionOf, connect, createNamespace, expectKept, resourceType, run, uidOf, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
 
 const chart = join(repoRoot(), 'charts', 'bundlesmith');
@@ -102,10 +102,11 @@ describe('the chart ServiceAccount, watching one namespace (gc.mode=bundles)', (
   it('soft-deletes an object that leaves the Bundle, then deletes it after its delay', async () => {
     await applyBundle(bundle(watched, 'soft', [{ name: 'keep', object: configMap('soft-keep') }, { name: 'go', object: configMap('soft-go', { [Annotations.deletionDelay]: '2s' }) }]));
     await waitReady(watched, 'soft');
+    const keepUid = await uidOf(env, configMaps, watched, 'soft-keep');
     await applyBundle(bundle(watched, 'soft', [{ name: 'keep', object: configMap('soft-keep') }]));
     await waitFor('the deletionTimestamp stamp', async () => (await env.client.tryGet(configMaps, watched, 'soft-go'))?.metadata.annotations?.[Annotations.deletionTimestamp]);
     await waitForGone(env, configMaps, watched, 'soft-go');
-    expect(await env.client.tryGet(configMaps, watched, 'soft-keep')).toBeDefined();
+    expectKept(await env.client.tryGet(configMaps, watched, 'soft-keep'), keepUid);
   });
 
   it('was never forbidden anything', () => {

@@ -5,7 +5,7 @@
  */
 import { DateTime } from 'luxon';
 import { Annotations } from '../../src/api/names.js';
-import { connect, createNamespace, waitFor, type TestEnv } from './harness.js';
+import { connect, createNamespace, expectKept, uidOf, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, configMap, types, waitForBundle, waitForReady } from './bundles.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
 
@@ -57,9 +57,10 @@ describe('operator restarts', () => {
   it('killed, and the delay runs out while it is down: the restarted operator deletes promptly', async () => {
     start();
     const stampedAt = await markedDeleteAfter('after', 'rs-after', '2s');
+    const uid = await uidOf(env, t.configMap, ns, 'rs-after');
     await proc?.kill();
     await waitFor('the delay to run out while the operator is down', () => (Date.now() > stampedAt + 2500 ? true : undefined), { timeoutMs: 10_000 });
-    expect(await env.client.tryGet(t.configMap, ns, 'rs-after')).toBeDefined();
+    expectKept(await env.client.tryGet(t.configMap, ns, 'rs-after'), uid);
     start();
     await waitFor('the restarted operator to delete the expired object', async () => (await env.client.tryGet(t.configMap, ns, 'rs-after')) === undefined, { timeoutMs: 30_000 });
   });

@@ -8,13 +8,14 @@
  */
 import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
 import type { KubeClient } from '../../kube/client.js';
-import { gvkKey, objectKey, type KubeObject, type ResourceType } from '../../kube/types.js';
+import { controllerOf, kindKey } from '../../core/bundle/objects.js';
+import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
 
 export type BundleKey = string; // "namespace/name"
 
 function coordinates(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {
-  return `${gvkKey(apiVersion, kind)}|${namespace ?? ''}|${name}`;
+  return `${kindKey(apiVersion, kind)}|${namespace ?? ''}|${name}`;
 }
 
 export interface ObjectCacheOptions {
@@ -41,7 +42,7 @@ export class ObjectCache {
 
   /** The informer for a kind, started and synced. */
   async ensure(rt: ResourceType): Promise<SupervisedInformer> {
-    const key = gvkKey(rt.apiVersion, rt.kind);
+    const key = kindKey(rt.apiVersion, rt.kind);
     let informer = this.informers.get(key);
     if (!informer) {
       informer = new SupervisedInformer(this.options.client, rt, {
@@ -81,11 +82,11 @@ export class ObjectCache {
   }
 
   informerFor(apiVersion: string, kind: string): SupervisedInformer | undefined {
-    return this.informers.get(gvkKey(apiVersion, kind));
+    return this.informers.get(kindKey(apiVersion, kind));
   }
 
   get(rt: ResourceType, namespace: string, name: string): KubeObject | undefined {
-    return this.informers.get(gvkKey(rt.apiVersion, rt.kind))?.get(namespace, name);
+    return this.informers.get(kindKey(rt.apiVersion, rt.kind))?.get(namespace, name);
   }
 
   /** Every cached object whose controller ownerReference has this uid. */
@@ -159,7 +160,7 @@ export class ObjectCache {
     const keys = new Set<BundleKey>();
     for (const o of old ? [old, obj] : [obj]) {
       const ref = bundleController(o);
-      if (ref) keys.add(objectKey(o.metadata.namespace, ref));
+      if (ref) keys.add(namespacedName(o.metadata.namespace, ref));
     }
     for (const k of this.declared.get(coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name)) ?? []) keys.add(k);
     for (const k of keys) this.options.onBundleEvent(k);
@@ -167,11 +168,11 @@ export class ObjectCache {
 }
 
 function controllerUid(obj: KubeObject): string | undefined {
-  return obj.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
+  return controllerOf(obj)?.uid;
 }
 
 /** The name of the Bundle controlling this object, if a Bundle does. */
 export function bundleController(obj: KubeObject): string | undefined {
-  const ref = obj.metadata.ownerReferences?.find((r) => r.controller === true);
+  const ref = controllerOf(obj);
   return ref && ref.apiVersion === API_VERSION && ref.kind === BUNDLE_KIND ? ref.name : undefined;
 }

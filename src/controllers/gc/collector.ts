@@ -5,7 +5,7 @@
  * re-discovery every 30 s and whenever a CRD is added, changed or removed.
  */
 import { KubeClient } from '../../kube/client.js';
-import { Discovery } from '../../kube/discovery.js';
+import { Discovery, preferredVersions } from '../../kube/discovery.js';
 import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
@@ -13,10 +13,11 @@ import { SupervisedInformer, identityStub } from '../../runtime/informer.js';
 import { decideSyncGate } from '../../core/gc/sync-gate.js';
 import { GcEngine, type GcApi, type GcLog, type GcScopeRestriction } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
+import type { GcMode } from '../../core/gc/scope.js';
 
 export interface GarbageCollectorOptions {
   /** `--gc`: every resource (default), only Bundle-owned chains, or nothing. */
-  mode?: 'cluster' | 'bundles' | 'off';
+  mode?: GcMode;
   /** Attempt-to-delete workers (default 10). */
   workers?: number;
   /** Attempt-to-orphan workers (default: as many as workers). */
@@ -53,19 +54,13 @@ export interface GarbageCollectorOptions {
 const IGNORED = new Set(['events', 'events.events.k8s.io']);
 
 /**
- * What to watch: one version per group/resource (the first the server
- * lists, its preferred one), supporting list, watch and delete.
+ * What to watch: the preferred version of each group/resource, when it
+ * supports list, watch and delete.
  */
 export function collectableResources(all: readonly ResourceType[]): ResourceType[] {
-  const chosen = new Map<string, ResourceType>();
-  for (const rt of all) {
-    const key = rt.group ? `${rt.plural}.${rt.group}` : rt.plural;
-    if (IGNORED.has(key) || chosen.has(key)) continue;
-    if (rt.plural.includes('/')) continue;
-    if (!['list', 'watch', 'delete'].every((v) => rt.verbs.includes(v))) continue;
-    chosen.set(key, rt);
-  }
-  return [...chosen.values()];
+  return preferredVersions(all).filter(
+    (rt) => !IGNORED.has(rt.group ? `${rt.plural}.${rt.group}` : rt.plural) && !rt.plural.includes('/') && ['list', 'watch', 'delete'].every((v) => rt.verbs.includes(v)),
+  );
 }
 
 function resourceKey(rt: ResourceType): string {

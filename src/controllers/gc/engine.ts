@@ -12,37 +12,26 @@
  * shared lookups). So one DELETE per object, where upstream spends a GET and
  * a DELETE.
  */
-import { EventReasons, Finalizers } from '../../api/names.js';
-import type { DeleteOptions, EventInput, PatchType } from '../../kube/client.js';
+import { Finalizers } from '../../api/names.js';
 import { KubeApiError, errorMessage } from '../../kube/errors.js';
-import type { KubeObject, ResourceType } from '../../kube/types.js';
+import type { KubeObject } from '../../kube/types.js';
 import type { Clock } from '../../runtime/clock.js';
 import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter } from '../../runtime/ratelimiter.js';
 import { WorkQueue, runWorkers, type WorkResult } from '../../runtime/workqueue.js';
 import { applyEvent, type InvalidNamespaceReport } from '../../core/gc/builder.js';
-import { classifyReferences } from '../../core/gc/classify.js';
-import {
-  decideAttemptToDelete,
-  decideAttemptToOrphan,
-  decideDeletingDependents,
-  deletingDependentsFacts,
-  describeOwnerChain,
-  itemFacts,
-  planAttemptToDelete,
-  type Propagation,
-} from '../../core/gc/decide.js';
-import { Graph, NodeFlags, OwnerRef, RefBits, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
-import { inModeScope } from '../../core/gc/scope.js';
-import { gateAllows, type GcAction, type SyncGate } from '../../core/gc/sync-gate.js';
+import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, describeOwnerChain, planAttemptToDelete } from '../../core/gc/decide.js';
+import { collectedEvent, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
+import { Graph, NodeFlags, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
+import { inModeScope, type GcMode } from '../../core/gc/scope.js';
+import { gateRank, type SyncGate } from '../../core/gc/sync-gate.js';
+import { writeEvent } from '../events.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
-import { OwnerVerifier, type OwnerLookupApi, type ResourceResolver } from './owner-verifier.js';
+import { OwnerVerifier, type ResourceResolver } from './owner-verifier.js';
+import { WorkerGate } from './worker-gate.js';
+import { releaseDependents, removeFinalizer, type GcApi } from './writes.js';
+import { decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
 
-/** The API verbs the engine uses (KubeClient has them all). */
-export interface GcApi extends OwnerLookupApi {
-  patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType): Promise<KubeObject>;
-  delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
-  createEvent(input: EventInput): Promise<void>;
-}
+export type { GcApi } from './writes.js';
 
 export type GcLogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type GcLog = (level: GcLogLevel, message: string, fields?: Record<string, unknown>) => void;
@@ -55,7 +44,7 @@ export interface GcScopeRestriction {
 }
 
 export interface GcEngineOptions {
-  mode: 'cluster' | 'bundles';
+  mode: Exclude<GcMode, 'off'>;
   clock: Clock;
   /** Foreground cycles: an owner waits this long per dependent (direct and indirect) before its finalizer is removed. */
   cycleTimeoutPerDependentMs?: number;
@@ -72,37 +61,11 @@ export interface GcEngineOptions {
   maxRetryDelayMs?: number;
 }
 
-export const REPORTING_CONTROLLER = 'bundlesmith/garbage-collector';
-
 type Change =
   | { kind: 'gate'; gate: SyncGate; seq: number }
   | { kind: 'observed'; object: KubeObject }
   | { kind: 'deleted'; object: KubeObject }
   | { kind: 'virtual-delete'; identity: Identity };
-
-/** A dependent as a decision sees it: from the graph, or from a fresh read after a conflict. */
-interface ItemSnapshot {
-  identity: Identity;
-  resourceVersion: string;
-  refs: readonly OwnerRef[];
-  orphanFinalizer: boolean;
-  foregroundFinalizer: boolean;
-}
-
-/**
- * A precondition (DELETE) or JSON-patch `test` that failed: the object
- * changed since the decision. The apiserver answers a failed `test` op with
- * a bare 422 Invalid ("the server rejected our request due to an error in our
- * request"); the collector's patches are otherwise well-formed, so any 422 is
- * taken as stale (at worst one extra re-read before the item is requeued).
- */
-export function isStaleWrite(err: unknown): boolean {
-  return err instanceof KubeApiError && (err.code === 409 || err.code === 422);
-}
-
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 export class GcEngine {
   readonly graph = new Graph();
@@ -118,14 +81,10 @@ export class GcEngine {
   private stopped = false;
   private running: Promise<unknown> | undefined;
   private readonly pendingEvents = new Set<Promise<void>>();
-  /** See core/gc/sync-gate.ts. Open by default: the engine alone (tests) has no informers to wait for. */
-  private gate: SyncGate = { phase: 'complete' };
-  private gateWaiters: (() => void)[] = [];
+  private readonly gate: WorkerGate;
+  private readonly attempt: AttemptContext;
   /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
   private gateSeq = 0;
-  /** Items whose action waits for a complete graph; queued again when it is. */
-  private readonly deferredDelete = new Set<string>();
-  private readonly deferredOrphan = new Set<string>();
 
   constructor(
     private readonly api: GcApi,
@@ -143,7 +102,19 @@ export class GcEngine {
       });
     this.attemptToDelete = queue('attemptToDelete');
     this.attemptToOrphan = queue('attemptToOrphan');
+    this.gate = new WorkerGate((queue, uid) => this[queue].add(uid), (level, message) => this.log(level, message));
     this.verifier = new OwnerVerifier(api, resolver, options.clock, { absentCacheSize: options.absentOwnerCacheSize ?? 2_000, presentTtlMs: options.ownerStateTtlMs ?? 2_000 });
+    this.attempt = {
+      graph: this.graph,
+      api,
+      resolver,
+      verifier: this.verifier,
+      metrics: this.metrics,
+      debug: (message, fields) => this.log('debug', message, fields),
+      graphComplete: () => this.gate.current().phase === 'complete',
+      virtualDelete: (identity) => this.virtualDelete(identity),
+      collected: (identity, propagation, causes) => this.emit(identity, collectedEvent(propagation, describeOwnerChain(this.graph, causes))),
+    };
   }
 
   // ---- the graph writer -------------------------------------------------
@@ -171,48 +142,17 @@ export class GcEngine {
    */
   setSyncGate(gate: SyncGate): void {
     const seq = ++this.gateSeq;
-    if (gateRank(gate) < gateRank(this.gate)) this.applyGate(gate);
+    if (gateRank(gate) < gateRank(this.gate.current())) this.gate.set(gate);
     else this.push({ kind: 'gate', gate, seq });
   }
 
   syncGate(): SyncGate {
-    return this.gate;
-  }
-
-  private applyGate(gate: SyncGate): void {
-    const was = this.gate;
-    this.gate = gate;
-    if (gate.phase !== was.phase) this.log('info', `garbage collector workers: ${describeGate(gate)}`);
-    if (gate.phase !== 'held') {
-      const waiters = this.gateWaiters;
-      this.gateWaiters = [];
-      for (const w of waiters) w();
-    }
-    if (gate.phase === 'complete') {
-      for (const uid of this.deferredDelete) this.attemptToDelete.add(uid);
-      for (const uid of this.deferredOrphan) this.attemptToOrphan.add(uid);
-      this.deferredDelete.clear();
-      this.deferredOrphan.clear();
-    }
-  }
-
-  /** Resolves when workers may take items (at once unless the gate is held, or the engine stopped). */
-  private workersMayRun(): Promise<void> {
-    if (this.gate.phase !== 'held' || this.stopped) return Promise.resolve();
-    return new Promise((resolve) => this.gateWaiters.push(resolve));
-  }
-
-  /** Whether the gate lets this action be taken now; if not, the item is set aside until the graph is complete. */
-  private allowedNow(action: GcAction, uid: string, deferred: Set<string>): boolean {
-    if (gateAllows(this.gate, action)) return true;
-    deferred.add(uid);
-    this.log('debug', `${action} of ${uid} deferred until every resource has been listed`);
-    return false;
+    return this.gate.current();
   }
 
   /** Items set aside until the graph is complete (for tests). */
   deferredItems(): { attemptToDelete: string[]; attemptToOrphan: string[] } {
-    return { attemptToDelete: [...this.deferredDelete].sort(), attemptToOrphan: [...this.deferredOrphan].sort() };
+    return this.gate.deferredItems();
   }
 
   pendingChanges(): number {
@@ -241,7 +181,7 @@ export class GcEngine {
   private apply(change: Change): void {
     if (change.kind === 'gate') {
       // A later call (a stricter gate applied at once, say) wins over this one.
-      if (change.seq === this.gateSeq) this.applyGate(change.gate);
+      if (change.seq === this.gateSeq) this.gate.set(change.gate);
       return;
     }
     const at = this.options.clock.now();
@@ -295,9 +235,7 @@ export class GcEngine {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    const held = this.gateWaiters;
-    this.gateWaiters = [];
-    for (const w of held) w();
+    this.gate.release();
     this.attemptToDelete.shutDown();
     this.attemptToOrphan.shutDown();
     const wake = this.wakeWriter;
@@ -326,112 +264,15 @@ export class GcEngine {
   // ---- attempt to delete ----------------------------------------------------
 
   async processAttemptToDelete(uid: string): Promise<WorkResult> {
-    await this.workersMayRun();
+    await this.gate.workersMayRun();
     if (this.stopped) return 'forget';
     const node = this.graph.get(uid);
     const plan = planAttemptToDelete(node);
     if (!node || plan.kind === 'skip') return 'forget';
-    if (plan.kind === 'verify-virtual') return this.verifyVirtual(node);
+    if (plan.kind === 'verify-virtual') return verifyVirtual(this.attempt, node);
     if (!this.acts(node)) return 'forget';
     if (plan.kind === 'deleting-dependents') return this.processDeletingDependents(node);
-    const snapshot: ItemSnapshot = {
-      identity: identityOf(node),
-      resourceVersion: node.resourceVersion,
-      refs: node.owners,
-      orphanFinalizer: node.has(NodeFlags.orphanFinalizer),
-      foregroundFinalizer: node.has(NodeFlags.foregroundFinalizer),
-    };
-    return this.decideAndAct(snapshot, false);
-  }
-
-  /** A virtual node: is anything with its identity on the server? If not, tell the writer. */
-  private async verifyVirtual(node: GraphNode): Promise<WorkResult> {
-    const id = identityOf(node);
-    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
-    // Unknown kind: maybe a CRD not discovered yet; retry with backoff, as upstream.
-    if (!rt) return 'requeue';
-    // A namespaced kind guessed without a namespace: only cluster-scoped
-    // dependents name it, and such a reference is never valid. There is no
-    // coordinate to look up, and declaring it absent would record an absence
-    // under namespace '' that says nothing true about the real object (a live
-    // namespaced owner with this UID). Leave the node alone, as upstream; its
-    // dependents are each decided (and forgotten) on their own.
-    if (rt.namespaced && id.namespace === '') return 'forget';
-    let live: KubeObject | undefined;
-    try {
-      live = await this.api.tryGet(rt, rt.namespaced ? id.namespace : undefined, id.name, { metadataOnly: true });
-    } catch (err) {
-      this.metrics.error(id.kind, 'verify-virtual');
-      throw err;
-    }
-    if (!live || live.metadata.uid !== id.uid) {
-      this.virtualDelete(id);
-      return 'forget';
-    }
-    // It exists: wait until an informer reports it (then it is no longer virtual).
-    return 'requeue';
-  }
-
-  private async decideAndAct(item: ItemSnapshot, isRetry: boolean): Promise<WorkResult> {
-    const id = item.identity;
-    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
-    if (!rt) return 'requeue';
-    const node = this.graph.get(id.uid);
-    const states = await this.verifier.ownerStates(this.graph, { namespace: id.namespace }, item.refs);
-    const facts = node ? itemFacts(this.graph, node) : { hasDependents: false, dependentDeletingDependents: false };
-    // On a partial graph, "it has no dependents" is not known: an item
-    // deleted for a waiting owner then goes in the foreground, so that the
-    // owner still waits for whatever the item turns out to own.
-    if (this.gate.phase !== 'complete') facts.hasDependents = true;
-    const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
-    this.log('debug', `attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
-    const namespace = rt.namespaced ? id.namespace : undefined;
-    try {
-      switch (decision.kind) {
-        case 'keep':
-        case 'forget':
-          return 'forget';
-        case 'requeue':
-          return 'requeue';
-        case 'remove-refs':
-          await this.api.patch(rt, namespace, id.name, removeRefsPatch(item.refs, new Set(decision.uids)), 'json');
-          return 'forget';
-        case 'delete': {
-          let resourceVersion = item.resourceVersion;
-          const unblock = decision.unblockRefsFirst ? unblockRefsPatch(item.refs) : [];
-          if (unblock.length > 0) {
-            const patched = await this.api.patch(rt, namespace, id.name, unblock, 'json');
-            resourceVersion = patched.metadata.resourceVersion;
-          }
-          const result = await this.api.delete(rt, namespace, id.name, { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation });
-          if (result === 'not-found') {
-            this.virtualDelete(id);
-            return 'forget';
-          }
-          this.metrics.deleted(id.kind, decision.propagation);
-          this.emitCollected(id, decision.propagation, decision.causes);
-          return 'forget';
-        }
-      }
-    } catch (err) {
-      if (!isStaleWrite(err)) {
-        this.metrics.error(id.kind, decision.kind === 'delete' ? 'delete' : 'remove-refs');
-        throw err;
-      }
-      // The object changed since the decision: read it once and decide again.
-      if (isRetry) return 'requeue';
-      const fresh = await this.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
-      if (!fresh || fresh.metadata.uid !== id.uid) {
-        this.virtualDelete(id);
-        return 'forget';
-      }
-      const meta = fresh.metadata;
-      if (meta.deletionTimestamp) return 'forget';
-      const refs = (meta.ownerReferences ?? []).map((r) => new OwnerRef(r.uid, { apiVersion: r.apiVersion, kind: r.kind }, r.name, (r.controller ? RefBits.controller : 0) | (r.blockOwnerDeletion ? RefBits.blockOwnerDeletion : 0)));
-      if (refs.length === 0) return 'forget';
-      const finalizers = meta.finalizers ?? [];
-      return this.decideAndAct({ identity: id, resourceVersion: meta.resourceVersion, refs, orphanFinalizer: finalizers.includes(Finalizers.orphan), foregroundFinalizer: finalizers.includes(Finalizers.foregroundDeletion) }, true);
-    }
+    return decideAndAct(this.attempt, snapshotOfNode(node), false);
   }
 
   private async processDeletingDependents(owner: GraphNode): Promise<WorkResult> {
@@ -442,136 +283,54 @@ export class GcEngine {
       return decision.recheckAfterMs !== undefined ? { requeueAfterMs: decision.recheckAfterMs } : 'forget';
     }
     // "No blocking dependent left" is only true of a graph that has seen every resource.
-    if (!this.allowedNow('finish-foreground', owner.uid, this.deferredDelete)) return 'forget';
+    if (!this.gate.allowedNow('finish-foreground', owner.uid, 'attemptToDelete')) return 'forget';
     const id = identityOf(owner);
     const rt = await this.resolver.resolve(id.apiVersion, id.kind);
     if (!rt) return 'requeue';
-    const removed = await this.removeFinalizer(rt, id, decision.finalizer);
+    const removed = await removeFinalizer(this.api, this.metrics, rt, id, decision.finalizer);
     if (removed && decision.reason === 'cycle-timeout') {
       const blockers = decision.blockers.map((uid) => {
         const n = this.graph.get(uid);
         return n ? `${n.type.kind} ${n.name}` : uid;
       });
-      this.emit(id, 'Warning', EventReasons.ForegroundCycleBroken, 'RemoveFinalizer',
-        `Removed finalizer ${decision.finalizer} after waiting ${Math.round(decision.waitedMs / 1000)} s (timeout ${Math.round(decision.timeoutMs / 1000)} s for ${facts.transitiveDependents} dependents): its remaining blocking dependents (${blockers.join(', ')}) all wait in foreground deletion on a cycle that includes it`);
+      this.emit(id, foregroundCycleBrokenEvent({ ...decision, transitiveDependents: facts.transitiveDependents, blockers }));
     }
     return 'forget';
-  }
-
-  /**
-   * Removes one finalizer with a JSON patch whose `test` op pins the list it
-   * was computed from; re-reads on a failed test. Returns false when the
-   * object or the finalizer was already gone.
-   */
-  private async removeFinalizer(rt: ResourceType, id: Identity, finalizer: string): Promise<boolean> {
-    const namespace = rt.namespaced ? id.namespace : undefined;
-    for (let attempt = 0; ; attempt++) {
-      const live = await this.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
-      if (!live || live.metadata.uid !== id.uid) return false;
-      const finalizers = live.metadata.finalizers ?? [];
-      if (!finalizers.includes(finalizer)) return false;
-      try {
-        await this.api.patch(rt, namespace, id.name, [
-          { op: 'test', path: '/metadata/uid', value: id.uid },
-          { op: 'test', path: '/metadata/finalizers', value: finalizers },
-          { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== finalizer) },
-        ], 'json');
-        return true;
-      } catch (err) {
-        if (isStaleWrite(err) && attempt < 3) continue;
-        this.metrics.error(id.kind, 'remove-finalizer');
-        throw err;
-      }
-    }
   }
 
   // ---- attempt to orphan ---------------------------------------------------
 
   async processAttemptToOrphan(uid: string): Promise<WorkResult> {
-    await this.workersMayRun();
+    await this.gate.workersMayRun();
     if (this.stopped) return 'forget';
     const owner = this.graph.get(uid);
     const decision = decideAttemptToOrphan(owner);
     if (!owner || decision.kind === 'forget' || !this.acts(owner)) return 'forget';
     // The dependents to orphan are the graph's: unlisted ones would keep a reference to an owner that then goes.
-    if (!this.allowedNow('orphan-dependents', owner.uid, this.deferredOrphan)) return 'forget';
+    if (!this.gate.allowedNow('orphan-dependents', owner.uid, 'attemptToOrphan')) return 'forget';
     const id = identityOf(owner);
-    let failed = 0;
-    // Bounded fan-out: the transport rate-limits anyway, this bounds memory.
-    for (let i = 0; i < decision.dependents.length; i += 16) {
-      const results = await Promise.allSettled(decision.dependents.slice(i, i + 16).map((dep) => this.orphanDependent(dep, id.uid)));
-      for (const r of results) {
-        if (r.status === 'rejected') {
-          failed++;
-          this.log('warn', `orphaning a dependent of ${formatIdentity(id)} failed: ${errorMessage(r.reason)}`);
-        }
-      }
-    }
-    if (failed > 0) return 'requeue';
+    const dependents = decision.dependents.map((uid) => this.graph.get(uid)).filter((d): d is GraphNode => d !== undefined && !d.virtual);
+    const failures = await releaseDependents(this.api, this.resolver, this.metrics, dependents, id.uid);
+    for (const err of failures) this.log('warn', `orphaning a dependent of ${formatIdentity(id)} failed: ${errorMessage(err)}`);
+    if (failures.length > 0) return 'requeue';
     const rt = await this.resolver.resolve(id.apiVersion, id.kind);
     if (!rt) return 'requeue';
-    await this.removeFinalizer(rt, id, Finalizers.orphan);
+    await removeFinalizer(this.api, this.metrics, rt, id, Finalizers.orphan);
     return 'forget';
-  }
-
-  private async orphanDependent(depUid: string, ownerUid: string): Promise<void> {
-    const dep = this.graph.get(depUid);
-    if (!dep || dep.virtual) return;
-    const id = identityOf(dep);
-    const rt = await this.resolver.resolve(id.apiVersion, id.kind);
-    if (!rt) throw new Error(`${id.apiVersion} ${id.kind} is not served`);
-    const namespace = rt.namespaced ? id.namespace : undefined;
-    let refs: readonly { uid: string }[] = dep.owners;
-    for (let attempt = 0; ; attempt++) {
-      if (!refs.some((r) => r.uid === ownerUid)) return;
-      try {
-        await this.api.patch(rt, namespace, id.name, removeRefsPatch(refs, new Set([ownerUid])), 'json');
-        this.metrics.orphaned(id.kind);
-        return;
-      } catch (err) {
-        if (err instanceof KubeApiError && err.code === 404) return;
-        if (!isStaleWrite(err) || attempt >= 2) {
-          this.metrics.error(id.kind, 'orphan');
-          throw err;
-        }
-        const fresh = await this.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
-        if (!fresh || fresh.metadata.uid !== id.uid) return;
-        refs = fresh.metadata.ownerReferences ?? [];
-      }
-    }
   }
 
   // ---- events ----------------------------------------------------------------
 
-  private emitCollected(id: Identity, propagation: Propagation, causes: readonly OwnerRef[]): void {
-    const chain = describeOwnerChain(this.graph, causes);
-    this.emit(id, 'Normal', EventReasons.GarbageCollected, 'Delete', `Deleted by the garbage collector (propagation ${propagation}): no owner keeps it. Owner chain: ${chain}`);
-  }
-
   private reportInvalidNamespace(report: InvalidNamespaceReport): void {
     const node = this.graph.get(report.dependent.uid);
     if (node && this.options.restrictTo && !node.has(NodeFlags.tagged)) return;
-    const r = report.ownerRef;
-    const ns = report.dependent.namespace;
-    this.emit(report.dependent, 'Warning', EventReasons.OwnerRefInvalidNamespace, 'VerifyOwnerReference',
-      `ownerRef [${r.apiVersion}/${r.kind}, namespace: ${ns}, name: ${r.name}, uid: ${r.uid}] does not exist in namespace "${ns}"`);
+    this.emit(report.dependent, ownerRefInvalidNamespaceEvent(report));
   }
 
-  private emit(about: Identity, type: 'Normal' | 'Warning', reason: string, action: string, message: string): void {
-    const input: EventInput = {
-      regarding: { apiVersion: about.apiVersion, kind: about.kind, name: about.name, uid: about.uid, ...(about.namespace ? { namespace: about.namespace } : {}) },
-      namespace: about.namespace || 'default',
-      type,
-      reason,
-      message,
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: this.options.reportingInstance ?? 'bundlesmith',
-      action,
-      eventTime: microTime(this.options.clock.now()),
-    };
-    const sent: Promise<void> = this.api.createEvent(input).catch((err: unknown) => {
+  private emit(about: Identity, text: GcEventText): void {
+    const sent = writeEvent(this.api, this.options.clock, this.options.reportingInstance ?? 'bundlesmith', { target: about, ...text }, (err) => {
       this.metrics.error(about.kind, 'event');
-      this.log('warn', `event ${reason} on ${formatIdentity(about)} not recorded: ${errorMessage(err)}`);
+      this.log('warn', `event ${text.reason} on ${formatIdentity(about)} not recorded: ${errorMessage(err)}`);
     });
     this.pendingEvents.add(sent);
     void sent.finally(() => this.pendingEvents.delete(sent));
@@ -581,45 +340,4 @@ export class GcEngine {
   async flushEvents(): Promise<void> {
     await Promise.allSettled([...this.pendingEvents]);
   }
-}
-
-function gateRank(gate: SyncGate): number {
-  return gate.phase === 'held' ? 0 : gate.phase === 'partial' ? 1 : 2;
-}
-
-function describeGate(gate: SyncGate): string {
-  switch (gate.phase) {
-    case 'held':
-      return `held until ${gate.waitingFor.join(', ')} listed`;
-    case 'partial':
-      return `running; foreground and orphan completions wait for ${gate.unsynced.join(', ')} to list`;
-    case 'complete':
-      return 'running on a complete graph';
-  }
-}
-
-/**
- * JSON patch removing the references to `uids`, highest index first so the
- * earlier indices stay valid; each removal is guarded by a `test` of the UID
- * at that index, so a concurrent change of the list fails the patch instead
- * of removing the wrong reference.
- */
-export function removeRefsPatch(refs: readonly { uid: string }[], uids: ReadonlySet<string>): unknown[] {
-  const ops: unknown[] = [];
-  for (let i = refs.length - 1; i >= 0; i--) {
-    const ref = refs[i];
-    if (!ref || !uids.has(ref.uid)) continue;
-    ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'remove', path: `/metadata/ownerReferences/${i}` });
-  }
-  return ops;
-}
-
-/** JSON patch setting blockOwnerDeletion=false on every reference (each guarded by a UID test). */
-export function unblockRefsPatch(refs: readonly OwnerRef[]): unknown[] {
-  const ops: unknown[] = [];
-  refs.forEach((ref, i) => {
-    if (!ref.blockOwnerDeletion) return;
-    ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'add', path: `/metadata/ownerReferences/${i}/blockOwnerDeletion`, value: false });
-  });
-  return ops;
 }

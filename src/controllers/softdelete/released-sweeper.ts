@@ -11,14 +11,15 @@
  * right before a delete. Times are the API server's (ServerTime).
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
-import { decideOrphanSweep, formatRfc3339 } from '../../core/softdelete/decide.js';
+import { decideOrphanSweep, formatRfc3339, sweepable } from '../../core/softdelete/decide.js';
+import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/prune.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
-import { objectKey } from '../../core/bundle/objects.js';
+import { kindKey, objectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
-import { gvkKey, type KubeObject, type ResourceType } from '../../kube/types.js';
+import { errorMessage, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { ControllerDeps } from '../deps.js';
@@ -31,10 +32,6 @@ export interface ReleasedSweeperOptions extends ControllerDeps {
 }
 
 /** Resources that can hold released objects: namespaced, and we can watch, patch and delete them. */
-export function sweepable(rt: ResourceType): boolean {
-  const need = ['list', 'watch', 'patch', 'delete'];
-  return rt.namespaced && need.every((v) => rt.verbs.includes(v)) && rt.plural !== 'events' && !rt.plural.includes('/');
-}
 
 export class ReleasedObjectSweeper {
   private readonly queue: WorkQueue<string>;
@@ -80,7 +77,7 @@ export class ReleasedObjectSweeper {
       const rt = informer.resource;
       for (const obj of informer.list()) {
         if ((obj.metadata.namespace ?? '') !== namespace) continue;
-        this.queue.add(`${gvkKey(rt.apiVersion, rt.kind)}|${namespace}|${obj.metadata.name}`);
+        this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${namespace}|${obj.metadata.name}`);
       }
     }
   }
@@ -104,17 +101,15 @@ export class ReleasedObjectSweeper {
   private async syncInformers(): Promise<void> {
     await this.o.discovery.refresh();
     const started: SupervisedInformer[] = [];
-    for (const rt of this.o.discovery.resources()) {
-      if (!sweepable(rt)) continue;
-      // One watch per group/resource: other versions of it show the same objects.
+    for (const rt of preferredVersions(this.o.discovery.resources()).filter(sweepable)) {
       const id = `${rt.group}/${rt.plural}`;
-      if (this.informers.has(id) || !this.isPreferred(rt)) continue;
+      if (this.informers.has(id)) continue;
       const informer = new SupervisedInformer(this.o.client, rt, {
         metadataOnly: true,
         labelSelector: Labels.formerBundle,
         ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
       });
-      const enqueue = (obj: { metadata: { namespace?: string; name: string } }) => this.queue.add(`${gvkKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
+      const enqueue = (obj: { metadata: { namespace?: string; name: string } }) => this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
       informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
       this.informers.set(id, informer);
       informer.start();
@@ -129,12 +124,6 @@ export class ReleasedObjectSweeper {
     const unsynced = started.filter((i) => !i.hasSynced()).map((i) => `${i.resource.plural}.${i.resource.group || 'core'}: ${i.health().lastError ?? 'not synced'}`);
     if (unsynced.length > 0) this.o.logger.warn({ unsynced }, 'released-object sweep: some resources could not be watched yet; retrying in the background');
     this.initialSyncDone = true;
-  }
-
-  /** Discovery lists every served version; watch the first one listed for each group/resource. */
-  private isPreferred(rt: ResourceType): boolean {
-    const first = this.o.discovery.resources().find((r) => r.group === rt.group && r.plural === rt.plural);
-    return first === rt;
   }
 
   private async sweep(key: string): Promise<WorkResult> {
@@ -181,7 +170,7 @@ export class ReleasedObjectSweeper {
         try {
           await this.o.client.delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
         } catch (err) {
-          if (isConflict(err)) return 'requeue';
+          if (isStaleWrite(err)) return 'requeue';
           if (isNotFound(err)) return 'forget';
           throw err;
         }

@@ -62,7 +62,6 @@ export function planBundleOf(bundle: BundleToPlan): PlanBundle {
     ...(m.generation !== undefined ? { generation: m.generation } : {}),
     // Loose metadata from the API: only a string is a timestamp.
     ...(typeof m.creationTimestamp === 'string' ? { creationTimestamp: m.creationTimestamp } : {}),
-    ...(typeof m.deletionTimestamp === 'string' ? { deletionTimestamp: m.deletionTimestamp } : {}),
   };
 }
 

@@ -14,15 +14,13 @@ import { decideOwnership, userReferences, type BundleClaim, type Ownership } fro
 import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
-import { formatIssue, validateBundle, type ValidationIssue } from './validate.js';
+import { validateBundle, type ValidationIssue } from './validate.js';
 
 export interface PlanBundle {
   name: string;
   namespace: string;
   uid: string;
   generation?: number;
-  /** Set when the Bundle is being deleted. */
-  deletionTimestamp?: string;
   /** When the Bundle was created: the age of its claims (the older claim wins an object two Bundles list). */
   creationTimestamp?: string;
 }
@@ -122,21 +120,18 @@ export function planBundle(input: PlanInput): BundlePlan {
 
   const pruneRules = { now: input.now, selfUid: bundle.uid, ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}), ...(input.claims !== undefined ? { claims: input.claims } : {}) };
 
-  // 1. A Bundle being deleted applies nothing; every controlled object goes through the prune rules.
-  if (bundle.deletionTimestamp !== undefined) {
-    const prune = planPrune({ controlled: input.controlled, inSpec: new Set(), ...pruneRules });
-    return withRequeue({ ...base, issues: [], resources: [], claims: [], prune, withheld: [] }, input.now);
-  }
+  // A Bundle being deleted is never planned: its finalizer (controllers/bundle/finalize.ts) decides, and
+  // the controller, `diff` and `pending` all stop before planBundle for it.
 
-  // 2. Claims: what the Bundle lists and may hold, it takes hold of now, before any gate.
+  // 1. Claims: what the Bundle lists and may hold, it takes hold of now, before any gate.
   const ownership = new Map(spec.resources.map((r) => [r.name, ownershipOf(r, input)] as const));
   const claims = planClaims(spec.resources, ownership, input);
 
-  // 3. An invalid spec changes nothing else in the cluster (cancelling a countdown only keeps an object).
+  // 2. An invalid spec changes nothing else in the cluster (cancelling a countdown only keeps an object).
   const issues = validateBundle(bundle, spec, input.kinds);
   if (issues.length > 0) return { ...base, issues, resources: [], claims, prune: [], withheld: [] };
 
-  // 4. Each resource, dependencies first, so a resource sees its dependencies' decisions.
+  // 3. Each resource, dependencies first, so a resource sees its dependencies' decisions.
   const byName = new Map(spec.resources.map((r) => [r.name, r]));
   const claimed = new Set(claims.map((c) => c.name));
   const decided = new Map<string, ResourcePlan>();
@@ -147,7 +142,7 @@ export function planBundle(input: PlanInput): BundlePlan {
   }
   const resources = order.flatMap((name) => decided.get(name) ?? []);
 
-  // 5. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
+  // 4. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
   const candidates = planPrune({ controlled: input.controlled, inSpec: specKeys(spec, bundle.namespace), ...pruneRules });
   const holdReason = pruneHoldReason(resources);
   const plan: BundlePlan = { ...base, issues, resources, claims, prune: candidates, withheld: [] };
@@ -368,9 +363,4 @@ function effectiveReadiness(apply: ApplyStep, live: LiveObject | undefined, crdR
   if (live === undefined) return { state: 'in-progress', message: 'creating' };
   if (apply.needed) return { state: 'in-progress', message: 'applying changes' };
   return readinessOf(live, crdReadiness);
-}
-
-/** One line per validation issue, for events and conditions. */
-export function describeIssues(issues: readonly ValidationIssue[]): string {
-  return issues.map(formatIssue).join('; ');
 }

@@ -57,9 +57,7 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
   ];
   const total = plan.order.length;
   const ready = [...states.values()].filter((s) => s.state === 'ready').length;
-  const deleting = plan.bundle.deletionTimestamp !== undefined;
-
-  const conditions = mergeConditions(previous?.conditions, bundleConditions({ problems, ready, total, deleting, states }), nowIso);
+  const conditions = mergeConditions(previous?.conditions, bundleConditions({ problems, ready, total, states }), nowIso);
   const pendingDeletions = pendingDeletionsOf(plan);
   return {
     ...(plan.bundle.generation !== undefined ? { observedGeneration: plan.bundle.generation } : {}),
@@ -77,15 +75,15 @@ export function statusEqual(a: BundleStatus | undefined, b: BundleStatus | undef
   return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
 }
 
-function bundleConditions(s: { problems: readonly Problem[]; ready: number; total: number; deleting: boolean; states: ReadonlyMap<string, ResourceState> }): Condition[] {
+function bundleConditions(s: { problems: readonly Problem[]; ready: number; total: number; states: ReadonlyMap<string, ResourceState> }): Condition[] {
   const hasError = s.problems.length > 0;
   // Retrying helps as long as one problem may go away by itself.
   const errorReason = s.problems.every((p) => p.terminal) ? Reasons.TerminalError : Reasons.RetriableError;
-  const allReady = !hasError && !s.deleting && s.ready === s.total;
+  const allReady = !hasError && s.ready === s.total;
   const notReady = [...s.states].filter(([, st]) => st.state !== 'ready').map(([name]) => name);
-  const inProgressMessage = s.deleting ? 'Bundle is being deleted' : `waiting for ${notReady.join(', ')}`;
+  const inProgressMessage = `waiting for ${notReady.join(', ')}`;
   return [
-    condition(BundleConditionTypes.InProgress, !hasError && !allReady, !hasError && !allReady ? (s.deleting ? Reasons.BeingDeleted : Reasons.Working) : undefined, !hasError && !allReady ? inProgressMessage : undefined),
+    condition(BundleConditionTypes.InProgress, !hasError && !allReady, !hasError && !allReady ? Reasons.Working : undefined, !hasError && !allReady ? inProgressMessage : undefined),
     condition(BundleConditionTypes.Ready, allReady, allReady ? Reasons.AllResourcesReady : Reasons.ResourcesNotReady, `${s.ready}/${s.total} resources ready`),
     condition(BundleConditionTypes.Error, hasError, hasError ? errorReason : undefined, hasError ? s.problems.map((p) => p.message).join('; ') : undefined),
   ];
@@ -99,7 +97,8 @@ function resourceState(name: string, plan: BundlePlan, applyFailures: ReadonlyMa
     return { state: 'error', reason: terminal ? Reasons.TerminalError : Reasons.RetriableError, message: own.map((i) => i.message).join('; '), terminal };
   }
   const p: ResourcePlan | undefined = plan.resources.find((r) => r.name === name);
-  if (p === undefined) return { state: 'blocked', reason: Reasons.BeingDeleted, message: 'the Bundle is being deleted' };
+  // Every name in plan.order has a plan once the spec is valid (the invalid case returned above).
+  if (p === undefined) return { state: 'blocked', reason: Reasons.Working, message: 'not planned' };
   const failure = applyFailures.get(name);
   if (failure !== undefined) {
     const terminal = failure.terminal === true;

@@ -16,7 +16,7 @@ import {
   GraphNode,
   NodeFlags,
   OwnerRef,
-  RefBits,
+  refBits,
   identityOf,
   identityKey,
   refMatchesCoordinates,
@@ -25,9 +25,6 @@ import {
 } from './graph.js';
 import type { OwnerReference } from '../../api/bundle.js';
 import { reachesBundle } from './scope.js';
-
-/** An owner reference as the API serves it. */
-export type ApiOwnerReference = OwnerReference;
 
 /** The parts of an object (metadata-only is enough) the graph reads. KubeObject fits. */
 export interface ObservedObject {
@@ -40,7 +37,7 @@ export interface ObservedObject {
     resourceVersion?: string;
     deletionTimestamp?: string;
     finalizers?: readonly string[];
-    ownerReferences?: readonly ApiOwnerReference[];
+    ownerReferences?: readonly OwnerReference[];
   };
 }
 
@@ -90,14 +87,13 @@ function flagsOf(meta: ObservedObject['metadata'], tagged: boolean): number {
 }
 
 /** Compact references; strings are shared with the owner's node when the owner is known. */
-function toRefs(graph: Graph, refs: readonly ApiOwnerReference[] | undefined): readonly OwnerRef[] {
+function toRefs(graph: Graph, refs: readonly OwnerReference[] | undefined): readonly OwnerRef[] {
   if (!refs || refs.length === 0) return EMPTY_REFS;
   return refs.map((r) => {
     const owner = graph.get(r.uid);
     const uid = owner ? owner.uid : r.uid;
     const name = owner && owner.name === r.name ? owner.name : r.name;
-    const bits = (r.controller ? RefBits.controller : 0) | (r.blockOwnerDeletion ? RefBits.blockOwnerDeletion : 0);
-    return new OwnerRef(uid, graph.internType(r.apiVersion, r.kind), name, bits);
+    return new OwnerRef(uid, graph.internType(r.apiVersion, r.kind), name, refBits(r));
   });
 }
 

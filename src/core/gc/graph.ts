@@ -47,6 +47,11 @@ export const RefBits = {
   blockOwnerDeletion: 2,
 } as const;
 
+/** RefBits of an owner reference as the API serves it. */
+export function refBits(r: { controller?: boolean | undefined; blockOwnerDeletion?: boolean | undefined }): number {
+  return (r.controller ? RefBits.controller : 0) | (r.blockOwnerDeletion ? RefBits.blockOwnerDeletion : 0);
+}
+
 /** An owner reference as the graph stores it: the coordinates the dependent wrote, nothing else. */
 export class OwnerRef {
   constructor(

@@ -97,3 +97,20 @@ export function gateAllows(gate: SyncGate, action: GcAction): boolean {
       return true;
   }
 }
+
+/** Orders gates from most closed (held) to most open (complete). */
+export function gateRank(gate: SyncGate): number {
+  return gate.phase === 'held' ? 0 : gate.phase === 'partial' ? 1 : 2;
+}
+
+/** The gate in words, for the log line when it changes. */
+export function describeGate(gate: SyncGate): string {
+  switch (gate.phase) {
+    case 'held':
+      return `held until ${gate.waitingFor.join(', ')} listed`;
+    case 'partial':
+      return `running; foreground and orphan completions wait for ${gate.unsynced.join(', ')} to list`;
+    case 'complete':
+      return 'running on a complete graph';
+  }
+}

@@ -256,3 +256,13 @@ export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number, stampAt
   }
   return decision;
 }
+
+/**
+ * Where released objects are looked for (the sweeper's watches, `bundlesmith
+ * pending`): namespaced resources the operator may list, watch, patch and
+ * delete; not events, not subresources.
+ */
+export function sweepable(rt: { namespaced: boolean; verbs: readonly string[]; plural: string }): boolean {
+  const need = ['list', 'watch', 'patch', 'delete'];
+  return rt.namespaced && need.every((v) => rt.verbs.includes(v)) && rt.plural !== 'events' && !rt.plural.includes('/');
+}

@@ -102,9 +102,6 @@ export function bundle(name: string, ...mods: Mod<TestBundle>[]): TestBundle {
 export const withResource = (...resources: Resource[]): Mod<TestBundle> => (b) => {
   b.spec.resources.push(...resources);
 };
-export const bundleDeleting: Mod<TestBundle> = (b) => {
-  b.meta.deletionTimestamp = '2025-12-31T23:00:00Z';
-};
 
 // ---- kinds ----
 

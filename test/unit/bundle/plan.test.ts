@@ -3,7 +3,6 @@ import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { keepListedElsewhere, planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
 import {
   bundle,
-  bundleDeleting,
   BUNDLE_UID,
   configMap,
   controlledBy,
@@ -264,18 +263,6 @@ describe('planBundle: pruning', () => {
     const held = withholdPrunes(plan, 'apply of keep failed');
     expect(held.prune.map((a) => a.action)).toEqual(['wait']);
     expect(held.withheld).toEqual([{ action: plan.prune[0], reason: 'apply of keep failed' }]);
-  });
-});
-
-describe('planBundle: a Bundle being deleted', () => {
-  it('applies nothing and puts every controlled object through the prune rules, never withheld', () => {
-    const tb = bundle('b', bundleDeleting, withResource(resource('keep', configMap('keep'))));
-    const keep = live(configMap('keep'), controlledByBundle());
-    const delayed = live(configMap('slow'), controlledByBundle(), withAnnotation(Annotations.deletionDelay, '1h'));
-    const plan = planBundle(planInput(tb, { keep }, { controlled: [keep, delayed] }));
-    expect(plan.resources).toEqual([]);
-    expect(plan.prune.map((a) => `${a.target.name}:${a.action}`)).toEqual(['keep:delete', 'slow:mark']);
-    expect(plan.requeueAfterMs).toBe(HOUR);
   });
 });
 

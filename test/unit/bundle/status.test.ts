@@ -5,7 +5,6 @@ import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
 import { buildBundleStatus, statusEqual, type PassResults } from '../../../src/core/bundle/status.js';
 import {
   bundle,
-  bundleDeleting,
   configMap,
   controlledBy,
   controlledByBundle,
@@ -18,6 +17,7 @@ import {
   withData,
   withRef,
   withResource,
+  terminating,
   withUid,
   type Mod,
   type Obj,
@@ -111,11 +111,11 @@ describe('buildBundleStatus', () => {
       '0/1',
     ],
     [
-      'a Bundle being deleted',
-      () => planBundle(planInput(bundle('b', bundleDeleting, withResource(resource('a', configMap('a')))), { a }, { controlled: [a] })),
+      'an object being deleted by the API server: waited for',
+      () => planBundle(planInput(bundle('b', withResource(resource('a', configMap('a')))), { a: live(configMap('a'), controlledByBundle(), terminating('2025-12-31T23:00:00Z')) })),
       {},
-      ['InProgress=True(BeingDeleted)', 'Ready=False(ResourcesNotReady)', 'Error=False'],
-      { a: ['Blocked=True(BeingDeleted)'] },
+      ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False'],
+      { a: ['InProgress=True(BeingDeleted)'] },
       '0/1',
     ],
   ])('%s', (_name, plan, results, bundleConditions, resources, ready) => {

@@ -3,7 +3,8 @@
  * scenario that feeds events to one graph and accumulates the queues the
  * way the controller's writer would (de-duplicated sets of UIDs).
  */
-import { applyEvent, type ApiOwnerReference, type GraphEffects, type ObservedObject } from '../../../src/core/gc/builder.js';
+import type { OwnerReference } from '../../../src/api/bundle.js';
+import { applyEvent, type GraphEffects, type ObservedObject } from '../../../src/core/gc/builder.js';
 import { Graph, type Identity } from '../../../src/core/gc/graph.js';
 
 export type Modifier = (o: ObservedObject) => void;
@@ -44,7 +45,7 @@ export const orphaning: Modifier = (o) => {
 };
 
 /** An owner reference to `owner`; `blocking` sets blockOwnerDeletion. */
-export function ref(owner: ObservedObject, opts: { blocking?: boolean; controller?: boolean; name?: string; kind?: string; apiVersion?: string; uid?: string } = {}): ApiOwnerReference {
+export function ref(owner: ObservedObject, opts: { blocking?: boolean; controller?: boolean; name?: string; kind?: string; apiVersion?: string; uid?: string } = {}): OwnerReference {
   return {
     apiVersion: opts.apiVersion ?? owner.apiVersion,
     kind: opts.kind ?? owner.kind,
@@ -55,7 +56,7 @@ export function ref(owner: ObservedObject, opts: { blocking?: boolean; controlle
   };
 }
 
-export const owners = (...refs: ApiOwnerReference[]): Modifier => (o) => {
+export const owners = (...refs: OwnerReference[]): Modifier => (o) => {
   o.metadata.ownerReferences = refs;
 };
 

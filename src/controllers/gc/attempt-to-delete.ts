@@ -1,0 +1,145 @@
+/**
+ * One attempt-to-delete item that is not an owner in foreground deletion:
+ * fetch the facts (owner states, verified live by UID), decide (core/gc),
+ * act with preconditions. A stale write reads the object once and decides
+ * again on what it reads.
+ */
+import { Finalizers } from '../../api/names.js';
+import { isStaleWrite } from '../../kube/errors.js';
+import type { KubeObject } from '../../kube/types.js';
+import type { WorkResult } from '../../runtime/workqueue.js';
+import { classifyReferences } from '../../core/gc/classify.js';
+import { decideAttemptToDelete, itemFacts, type Propagation } from '../../core/gc/decide.js';
+import { OwnerRef, formatIdentity, identityOf, refBits, NodeFlags, type Graph, type GraphNode, type Identity } from '../../core/gc/graph.js';
+import { removeRefsPatch, unblockRefsPatch } from '../../core/gc/patches.js';
+import type { GcMetrics } from './metrics.js';
+import type { OwnerVerifier, ResourceResolver } from './owner-verifier.js';
+import type { GcApi } from './writes.js';
+
+/** What the engine lends a worker. */
+export interface AttemptContext {
+  graph: Graph;
+  api: GcApi;
+  resolver: ResourceResolver;
+  verifier: OwnerVerifier;
+  metrics: GcMetrics;
+  debug(message: string, fields: Record<string, unknown>): void;
+  /** The graph has listed every resource (the sync gate is complete). */
+  graphComplete(): boolean;
+  /** Nothing with this identity exists (verified live): tell the graph writer. */
+  virtualDelete(identity: Identity): void;
+  collected(identity: Identity, propagation: Propagation, causes: readonly OwnerRef[]): void;
+}
+
+/** A dependent as a decision sees it: from the graph, or from a fresh read after a conflict. */
+export interface ItemSnapshot {
+  identity: Identity;
+  resourceVersion: string;
+  refs: readonly OwnerRef[];
+  orphanFinalizer: boolean;
+  foregroundFinalizer: boolean;
+}
+
+export function snapshotOfNode(node: GraphNode): ItemSnapshot {
+  return {
+    identity: identityOf(node),
+    resourceVersion: node.resourceVersion,
+    refs: node.owners,
+    orphanFinalizer: node.has(NodeFlags.orphanFinalizer),
+    foregroundFinalizer: node.has(NodeFlags.foregroundFinalizer),
+  };
+}
+
+function snapshotOfRead(identity: Identity, meta: KubeObject['metadata']): ItemSnapshot {
+  const refs = (meta.ownerReferences ?? []).map((r) => new OwnerRef(r.uid, { apiVersion: r.apiVersion, kind: r.kind }, r.name, refBits(r)));
+  const finalizers = meta.finalizers ?? [];
+  return { identity, resourceVersion: meta.resourceVersion, refs, orphanFinalizer: finalizers.includes(Finalizers.orphan), foregroundFinalizer: finalizers.includes(Finalizers.foregroundDeletion) };
+}
+
+/** A virtual node: is anything with its identity on the server? If not, tell the writer. */
+export async function verifyVirtual(ctx: AttemptContext, node: GraphNode): Promise<WorkResult> {
+  const id = identityOf(node);
+  const rt = await ctx.resolver.resolve(id.apiVersion, id.kind);
+  // Unknown kind: maybe a CRD not discovered yet; retry with backoff, as upstream.
+  if (!rt) return 'requeue';
+  // A namespaced kind guessed without a namespace: only cluster-scoped
+  // dependents name it, and such a reference is never valid. There is no
+  // coordinate to look up, and declaring it absent would record an absence
+  // under namespace '' that says nothing true about the real object (a live
+  // namespaced owner with this UID). Leave the node alone, as upstream; its
+  // dependents are each decided (and forgotten) on their own.
+  if (rt.namespaced && id.namespace === '') return 'forget';
+  let live: KubeObject | undefined;
+  try {
+    live = await ctx.api.tryGet(rt, rt.namespaced ? id.namespace : undefined, id.name, { metadataOnly: true });
+  } catch (err) {
+    ctx.metrics.error(id.kind, 'verify-virtual');
+    throw err;
+  }
+  if (!live || live.metadata.uid !== id.uid) {
+    ctx.virtualDelete(id);
+    return 'forget';
+  }
+  // It exists: wait until an informer reports it (then it is no longer virtual).
+  return 'requeue';
+}
+
+export async function decideAndAct(ctx: AttemptContext, item: ItemSnapshot, isRetry: boolean): Promise<WorkResult> {
+  const id = item.identity;
+  const rt = await ctx.resolver.resolve(id.apiVersion, id.kind);
+  if (!rt) return 'requeue';
+  const node = ctx.graph.get(id.uid);
+  const states = await ctx.verifier.ownerStates(ctx.graph, { namespace: id.namespace }, item.refs);
+  const facts = node ? itemFacts(ctx.graph, node) : { hasDependents: false, dependentDeletingDependents: false };
+  // On a partial graph, "it has no dependents" is not known: an item
+  // deleted for a waiting owner then goes in the foreground, so that the
+  // owner still waits for whatever the item turns out to own.
+  if (!ctx.graphComplete()) facts.hasDependents = true;
+  const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
+  ctx.debug(`attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
+  const namespace = rt.namespaced ? id.namespace : undefined;
+  try {
+    switch (decision.kind) {
+      case 'keep':
+      case 'forget':
+        return 'forget';
+      case 'requeue':
+        return 'requeue';
+      case 'remove-refs':
+        await ctx.api.patch(rt, namespace, id.name, removeRefsPatch(item.refs, new Set(decision.uids)), 'json');
+        return 'forget';
+      case 'delete': {
+        let resourceVersion = item.resourceVersion;
+        const unblock = decision.unblockRefsFirst ? unblockRefsPatch(item.refs) : [];
+        if (unblock.length > 0) {
+          const patched = await ctx.api.patch(rt, namespace, id.name, unblock, 'json');
+          resourceVersion = patched.metadata.resourceVersion;
+        }
+        const result = await ctx.api.delete(rt, namespace, id.name, { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation });
+        if (result === 'not-found') {
+          ctx.virtualDelete(id);
+          return 'forget';
+        }
+        ctx.metrics.deleted(id.kind, decision.propagation);
+        ctx.collected(id, decision.propagation, decision.causes);
+        return 'forget';
+      }
+    }
+  } catch (err) {
+    if (!isStaleWrite(err)) {
+      ctx.metrics.error(id.kind, decision.kind === 'delete' ? 'delete' : 'remove-refs');
+      throw err;
+    }
+    // The object changed since the decision: read it once and decide again.
+    if (isRetry) return 'requeue';
+    const fresh = await ctx.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
+    if (!fresh || fresh.metadata.uid !== id.uid) {
+      ctx.virtualDelete(id);
+      return 'forget';
+    }
+    if (fresh.metadata.deletionTimestamp) return 'forget';
+    const again = snapshotOfRead(id, fresh.metadata);
+    if (again.refs.length === 0) return 'forget';
+    return decideAndAct(ctx, again, true);
+  }
+}

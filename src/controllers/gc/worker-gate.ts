@@ -1,0 +1,69 @@
+/**
+ * The collector's workers as the sync gate (core/gc/sync-gate.ts) lets them
+ * run: held workers wait here, and an action the gate does not allow yet is
+ * set aside and queued again once the graph is complete.
+ */
+import { gateAllows, describeGate, type GcAction, type SyncGate } from '../../core/gc/sync-gate.js';
+
+export type DeferredQueue = 'attemptToDelete' | 'attemptToOrphan';
+
+export class WorkerGate {
+  /** Open by default: the engine alone (tests) has no informers to wait for. */
+  private gate: SyncGate = { phase: 'complete' };
+  private waiters: (() => void)[] = [];
+  private released = false;
+  private readonly deferred: Record<DeferredQueue, Set<string>> = { attemptToDelete: new Set(), attemptToOrphan: new Set() };
+
+  constructor(
+    /** Queues again, on a complete graph, what was set aside. */
+    private readonly requeue: (queue: DeferredQueue, uid: string) => void,
+    private readonly log: (level: 'debug' | 'info', message: string) => void,
+  ) {}
+
+  current(): SyncGate {
+    return this.gate;
+  }
+
+  set(gate: SyncGate): void {
+    const was = this.gate;
+    this.gate = gate;
+    if (gate.phase !== was.phase) this.log('info', `garbage collector workers: ${describeGate(gate)}`);
+    if (gate.phase !== 'held') this.wakeAll();
+    if (gate.phase === 'complete') {
+      for (const queue of ['attemptToDelete', 'attemptToOrphan'] as const) {
+        for (const uid of this.deferred[queue]) this.requeue(queue, uid);
+        this.deferred[queue].clear();
+      }
+    }
+  }
+
+  /** Resolves when workers may take items (at once unless the gate is held, or the gate was released for a stop). */
+  workersMayRun(): Promise<void> {
+    if (this.gate.phase !== 'held' || this.released) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Whether the gate lets this action be taken now; if not, the item is set aside until the graph is complete. */
+  allowedNow(action: GcAction, uid: string, queue: DeferredQueue): boolean {
+    if (gateAllows(this.gate, action)) return true;
+    this.deferred[queue].add(uid);
+    this.log('debug', `${action} of ${uid} deferred until every resource has been listed`);
+    return false;
+  }
+
+  deferredItems(): { attemptToDelete: string[]; attemptToOrphan: string[] } {
+    return { attemptToDelete: [...this.deferred.attemptToDelete].sort(), attemptToOrphan: [...this.deferred.attemptToOrphan].sort() };
+  }
+
+  /** Stopping: every held worker goes on (and finds the engine stopped). */
+  release(): void {
+    this.released = true;
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+}
