@@ -106,11 +106,11 @@ export async function decideAndAct(ctx: AttemptContext, item: ItemSnapshot, isRe
       case 'requeue':
         return 'requeue';
       case 'remove-refs':
-        await ctx.api.patch(rt, namespace, id.name, removeRefsPatch(item.refs, new Set(decision.uids)), 'json');
+        await ctx.api.patch(rt, namespace, id.name, removeRefsPatch(id.uid, item.refs, new Set(decision.uids)), 'json');
         return 'forget';
       case 'delete': {
         let resourceVersion = item.resourceVersion;
-        const unblock = decision.unblockRefsFirst ? unblockRefsPatch(item.refs) : [];
+        const unblock = decision.unblockRefsFirst ? unblockRefsPatch(id.uid, item.refs) : [];
         if (unblock.length > 0) {
           const patched = await ctx.api.patch(rt, namespace, id.name, unblock, 'json');
           resourceVersion = patched.metadata.resourceVersion;

@@ -43,7 +43,7 @@ export async function removeOwnerRef(api: GcApi, metrics: GcMetrics, rt: Resourc
   for (let attempt = 0; ; attempt++) {
     if (!refs.some((r) => r.uid === ownerUid)) return;
     try {
-      await api.patch(rt, namespace, id.name, removeRefsPatch(refs, new Set([ownerUid])), 'json');
+      await api.patch(rt, namespace, id.name, removeRefsPatch(id.uid, refs, new Set([ownerUid])), 'json');
       metrics.orphaned(id.kind);
       return;
     } catch (err) {

@@ -9,26 +9,32 @@ import type { JsonPatchOperation } from '../bundle/objects.js';
 /**
  * Removes the references to `uids`, highest index first so that the earlier
  * indices stay valid; each removal is guarded by a `test` of the UID at that
- * index.
+ * index, and the whole patch by a `test` of the object's own UID (an object
+ * re-created under the same name is another object: decide again).
  */
-export function removeRefsPatch(refs: readonly { uid: string }[], uids: ReadonlySet<string>): JsonPatchOperation[] {
+export function removeRefsPatch(objectUid: string, refs: readonly { uid: string }[], uids: ReadonlySet<string>): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   for (let i = refs.length - 1; i >= 0; i--) {
     const ref = refs[i];
     if (!ref || !uids.has(ref.uid)) continue;
     ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'remove', path: `/metadata/ownerReferences/${i}` });
   }
-  return ops;
+  return pinnedTo(objectUid, ops);
 }
 
-/** Sets blockOwnerDeletion=false on every reference that blocks (each guarded by a UID test); empty when none blocks. */
-export function unblockRefsPatch(refs: readonly { uid: string; blockOwnerDeletion?: boolean | undefined }[]): JsonPatchOperation[] {
+/** The ops, preceded by a `test` of the object's UID; nothing when there is nothing to do. */
+function pinnedTo(objectUid: string, ops: JsonPatchOperation[]): JsonPatchOperation[] {
+  return ops.length === 0 ? ops : [{ op: 'test', path: '/metadata/uid', value: objectUid }, ...ops];
+}
+
+/** Sets blockOwnerDeletion=false on every reference that blocks (each guarded by a UID test, the patch by the object's UID); empty when none blocks. */
+export function unblockRefsPatch(objectUid: string, refs: readonly { uid: string; blockOwnerDeletion?: boolean | undefined }[]): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   refs.forEach((ref, i) => {
     if (!ref.blockOwnerDeletion) return;
     ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'add', path: `/metadata/ownerReferences/${i}/blockOwnerDeletion`, value: false });
   });
-  return ops;
+  return pinnedTo(objectUid, ops);
 }
 
 /**
