@@ -4,7 +4,6 @@
  * and the kubectl / helm binaries.
  */
 import { execFile } from 'node:child_process';
-import { expect } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
@@ -114,7 +113,8 @@ export function conditionOf(obj: KubeObject | undefined, type: string): { status
 /**
  * "Kept" means the same object, still alive: the UID it had before (not
  * deleted and re-created) and no deletionTimestamp (not being deleted).
- * A name that still resolves proves neither.
+ * A name that still resolves proves neither. (jest's global `expect`: this
+ * module is also loaded outside jest, by the fuzzers.)
  */
 export function expectKept(obj: KubeObject | undefined, uid: string): void {
   expect(obj?.metadata.uid).toBe(uid);

@@ -90,10 +90,15 @@ export function onDeletingCycle(snap: Snapshot, obj: KubeObject): boolean {
   return false;
 }
 
-/** Same finalizers and the same blocking owner references (the only ones a being-deleted object holds anyone back with). */
-function sameBlocking(a: Extract<ObjectView, { present: true }>, b: Extract<ObjectView, { present: true }>): boolean {
-  const blocking = (v: Extract<ObjectView, { present: true }>) => v.owners.filter((x) => x.includes('+block')).join(',');
-  return a.finalizers.join(',') === b.finalizers.join(',') && blocking(a) === blocking(b);
+/**
+ * Same finalizers, and ours holds back at least every owner the reference's
+ * holds back (blocking references are the only ones through which a
+ * being-deleted object keeps anyone waiting).
+ */
+function holdsAtLeast(ours: Extract<ObjectView, { present: true }>, reference: Extract<ObjectView, { present: true }>): boolean {
+  const blocking = (v: Extract<ObjectView, { present: true }>) => v.owners.filter((x) => x.includes('+block'));
+  const ourBlocking = new Set(blocking(ours));
+  return ours.finalizers.join(',') === reference.finalizers.join(',') && blocking(reference).every((x) => ourBlocking.has(x));
 }
 
 export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { divergences: Divergence[]; tolerated: string[] } {
@@ -126,11 +131,12 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       divergences.push({ id: o.id, wrongfulDelete: false, line: `${what}: ours finished deleting it; the reference still holds it: ${rr}` });
       continue;
     }
-    if (a.present && r.present && a.deleting && r.deleting && a.incarnation === r.incarnation && sameBlocking(a, r)) {
-      // Both are deleting the same incarnation, and it holds back the same
-      // owners: its other references change no one's fate. Which of them a
-      // collector removed before the delete depends on whether it looked
-      // while another owner still existed (seed 131), in either collector.
+    if (a.present && r.present && a.deleting && r.deleting && a.incarnation === r.incarnation && holdsAtLeast(a, r)) {
+      // Both are deleting the same incarnation, and ours holds back every
+      // owner the reference's does: its other references change no one's
+      // fate. Which of them a collector removed before the delete depends on
+      // whether it looked while another owner still existed (seeds 131, 190,
+      // 193), in either collector.
       tolerated.push(`${what}: both are deleting it; non-blocking references differ: ours ${ra}; reference ${rr}`);
       continue;
     }
