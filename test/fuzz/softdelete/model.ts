@@ -83,7 +83,7 @@ export interface BundleModel {
 export type Standing =
   | { kind: 'absent' }
   | { kind: 'listed' }
-  | { kind: 'removed'; by: string; start: number; startAck: number }
+  | { kind: 'removed'; by: string; start: number; startAck: number; handoverUnseen?: boolean }
   | { kind: 'released'; from: string; start: number; startAck: number };
 
 interface Window {
@@ -249,7 +249,8 @@ export class SoftDeleteModel {
       delete o.unseenHandover;
       if (handover && previous?.exists && previous.spoil === 'none') {
         // The hand-over may never have happened: the old controller's countdown, from its own removal, may run.
-        o.standing = { kind: 'removed', by: handover.from, start: Math.min(handover.start, o.unseenRelisting?.start ?? Infinity), startAck: handover.startAck };
+        // Or it did, and the new lister's rules hold: no "due by" either way.
+        o.standing = { kind: 'removed', by: handover.from, start: Math.min(handover.start, o.unseenRelisting?.start ?? Infinity), startAck: handover.startAck, handoverUnseen: true };
       } else {
         o.standing = { kind: 'removed', by: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
       }
@@ -373,6 +374,7 @@ export class SoftDeleteModel {
     const delay = maxDelayMs(o.possibleDelays);
     if (delay === Infinity) return Infinity;
     if (s.kind === 'removed') {
+      if (s.handoverUnseen) return Infinity;
       const b = this.bundle(s.by);
       // Nothing is pruned while the Bundle is spoiled or one of its resources conflicts with another Bundle.
       if (b.spoil !== 'none' || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;

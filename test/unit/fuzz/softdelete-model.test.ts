@@ -171,6 +171,8 @@ describe('soft-delete fuzz model', () => {
     // b1 may never have taken it: b2's countdown (from 1010, 1 or 4 s) may run, although b1's spec is invalid.
     expect(verdict(m, 'x', 1500)).toBe('wrongful');
     expect(verdict(m, 'x', 2010)).toBe('allowed');
+    // Or b1 did take it (and, invalid, keeps it): nothing says it must be gone.
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
     // Seen by a settle, the hand-over happened: b1 (invalid) deletes nothing.
     const seen = fresh();
     apply(seen, 0, 'b2', [cm('x', s(4))]);
