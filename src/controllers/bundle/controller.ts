@@ -225,6 +225,20 @@ export class BundleController {
     // 6. Act: claims first (whatever else the plan says), then applies level by level, then prunes if every apply went through.
     const outcome: PassOutcome = { applyFailures: new Map(), pruneFailures: [], wrote: false };
     const target = bundleTarget(bundle);
+    // Every claim and apply names this Bundle's UID as the controller. A
+    // Bundle deleted and re-created under the same name may not have reached
+    // the cache yet: an object written with the gone incarnation's UID would
+    // be collected at once (its owner is absent). So before any such write,
+    // the incarnation is confirmed on a fresh read (no-op passes write
+    // nothing and read nothing).
+    const writesOwner = plan.claims.length > 0 || plan.resources.some((r) => (r.action === 'apply' || r.action === 'adopt') && r.apply.needed);
+    if (writesOwner) {
+      const fresh = await this.o.client.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
+      if (!fresh || fresh.metadata.uid !== bundle.metadata.uid || fresh.metadata.deletionTimestamp !== undefined) {
+        log.debug({ cached: bundle.metadata.uid, live: fresh?.metadata.uid }, 'the cached Bundle is not the live incarnation: nothing written, wait for the cache');
+        return { requeueAfterMs: 200 };
+      }
+    }
     const failedClaims = await this.carryOutClaims(plan.claims, namespace, outcome, target, log);
     if (plan.issues.length === 0) {
       await this.applyResources(plan, types, failedClaims, outcome, target, log);
