@@ -140,7 +140,7 @@ function resourceVerdict(rp: ResourcePlan, dryRun: DryRunResult | undefined): Ve
   }
 }
 
-function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict {
+function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict | undefined {
   const stamp = live?.metadata.annotations?.[Annotations.deletionTimestamp];
   const countdown = stamp !== undefined ? `its deletion (pending since ${stamp}) is cancelled` : 'its release is cancelled';
   switch (c.kind) {
@@ -150,7 +150,17 @@ function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict {
       return { action: 'adopt', detail: `no controller: taken over, ${countdown}` };
     case 'hand-over':
       return { action: 'hand-over', detail: `taken over from Bundle ${c.from?.name ?? '?'}, which no longer lists it${stamp !== undefined ? `; ${countdown}` : ''}` };
+    case 'reference':
+      // The resource stays in Conflict; the claim reference is a note on that verdict (see withClaimReference).
+      return undefined;
   }
+}
+
+/** A Conflict this Bundle loses to another Bundle: its claim is written as a non-controller reference. */
+function withClaimReference(verdict: Verdict, claim: ClaimAction | undefined): Verdict {
+  if (claim?.kind !== 'reference') return verdict;
+  const note = 'claim recorded as a non-controller ownerReference to this Bundle (kept if the controlling Bundle is deleted, then taken over)';
+  return { ...verdict, detail: verdict.detail !== undefined ? `${verdict.detail}; ${note}` : note };
 }
 
 /** A claim and what follows it in the same pass. */
@@ -215,7 +225,7 @@ export function describePlan(input: PlanInput, plan: BundlePlan, dryRuns: Readon
       const after = rp ? resourceVerdict(rp, dryRuns.get(r.name)) : undefined;
       verdict = claimed ? claimedVerdict(claimed, after) : (after ?? { action: 'blocked', detail: 'not planned' });
     }
-    entries.push({ ...base, ...verdict });
+    entries.push({ ...base, ...withClaimReference(verdict, claim) });
   }
   for (const issue of plan.issues.filter((i) => i.resource === undefined)) {
     entries.push({ apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: input.bundle.name, action: 'invalid', detail: formatIssue(issue) });

@@ -5,12 +5,12 @@
  * carries the plan out; nothing here talks to the API server.
  */
 import type { BundleSpec, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
-import { Annotations, EventReasons, Labels, Reasons } from '../../api/names.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, EventReasons, Labels, Reasons } from '../../api/names.js';
 import { bundleOwnerReference, buildDesired, needsApply } from './desired.js';
 import { buildGraph, dependenciesOf, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { decideOwnership, userReferences, type BundleClaim, type Ownership } from './ownership.js';
+import { decideOwnership, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
 import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
@@ -78,12 +78,18 @@ export type ResourceAction = ResourcePlan['action'];
  *    controller reference;
  *  - hand-over: controlled by a Bundle that no longer lists it; we take the
  *    controller reference from it (the other Bundle gets an event too).
+ *  - reference: controlled by another Bundle that still lists it (a Conflict
+ *    this Bundle loses); we record our claim as a non-controller reference to
+ *    this Bundle (blockOwnerDeletion false), so that neither collector
+ *    deletes the object when the controlling Bundle is deleted in the
+ *    foreground (the object still has a live owner), and we take it over
+ *    afterwards.
  * `patch` is a JSON patch guarded by uid and resourceVersion tests: it lands
  * only on the object as read.
  */
 export interface ClaimAction {
   name: string;
-  kind: 'cancel' | 'adopt' | 'hand-over';
+  kind: 'cancel' | 'adopt' | 'hand-over' | 'reference';
   target: ObjectTarget;
   patch: JsonPatchOperation[];
   /** Events on this Bundle once the patch went through. */
@@ -332,9 +338,32 @@ function claimFor(name: string, live: LiveObject, ownership: Ownership, input: P
         from: { name: from.name, uid: from.uid, event: { reason: EventReasons.HandedOver, message: `handed ${what} over to Bundle ${input.bundle.name}, which lists it` } },
       };
     }
+    case 'conflict': {
+      const controller = ownership.controller;
+      if (controller === undefined || !isBundleReference(controller) || controller.uid === input.bundle.uid) return undefined;
+      const refs = live.metadata.ownerReferences ?? [];
+      if (refs.some((r) => r.uid === input.bundle.uid)) return undefined;
+      return { name, kind: 'reference', target, patch: claimReferencePatch(live, input.bundle), events: [] };
+    }
     default:
       return undefined;
   }
+}
+
+/** The non-controller reference by which a Bundle records its claim on an object another Bundle controls. */
+export function claimReference(bundle: PlanBundle): OwnerReference {
+  return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller: false, blockOwnerDeletion: false };
+}
+
+/** Guarded by uid, resourceVersion and the ownerReferences list as read: appends this Bundle's claim reference. */
+function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
+  if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
+  const refs = live.metadata.ownerReferences ?? [];
+  ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs });
+  ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [...refs, claimReference(bundle)] });
+  return ops;
 }
 
 /**
@@ -351,7 +380,8 @@ function claimPatch(live: LiveObject, take: { bundle: PlanBundle; previousBundle
   if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
   if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
   if (take !== undefined) {
-    const kept = userReferences(live.metadata, { bundleUid: take.previousBundleUid });
+    // Our own claim reference (written while we lost a Conflict) goes too: the apiserver folds two references with one uid.
+    const kept = userReferences(live.metadata, { bundleUid: take.previousBundleUid }).filter((r) => r.uid !== take.bundle.uid);
     ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
     if (annotations[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   }

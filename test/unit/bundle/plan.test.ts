@@ -122,7 +122,8 @@ describe('planBundle: resources', () => {
     const claims = new Map([['/ConfigMap/ns1/cm', [{ name: 'b', uid: 'old-uid', creationTimestamp: '2020-01-01T00:00:00Z' }]]]);
     const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle('old-uid')) }, { claims }));
     expect(byName(plan, 'cm')).toMatchObject({ action: 'conflict', message: 'ConfigMap ns1/cm is controlled by Bundle b (uid old-uid)' });
-    expect(plan.claims).toEqual([]);
+    // Only a claim reference to this Bundle (by its uid), never a claim on the other one's controller reference.
+    expect(plan.claims.map((c) => c.kind)).toEqual(['reference']);
   });
 
   it('waits for an object being deleted', () => {
@@ -321,16 +322,52 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     ]);
   });
 
-  it.each<[string, () => Obj, { name: string; uid: string; creationTimestamp?: string }[], string]>([
-    ['an older Bundle also lists a released object', () => released(), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0'],
-    ['an older Bundle also lists an object its Bundle dropped', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0'],
-    ['its controlling Bundle still lists it', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1')), [{ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-03T00:00:00Z' }, self], 'controlled by Bundle b1'],
-  ])('Conflict, and no claim, when %s', (_name, obj, claims, message) => {
+  it.each<[string, () => Obj, { name: string; uid: string; creationTimestamp?: string }[], string, string[]]>([
+    ['an older Bundle also lists a released object', () => released(), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0', []],
+    // Still controlled by a Bundle (until b0 takes it): our claim reference keeps it should that Bundle go in the foreground first.
+    ['an older Bundle also lists an object its Bundle dropped', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0', ['reference']],
+  ])('Conflict, and no taking claim, when %s', (_name, obj, claims, message, claimKinds) => {
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
     const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf(...claims) }));
-    expect(plan.claims).toEqual([]);
+    expect(plan.claims.map((c) => c.kind)).toEqual(claimKinds);
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect((byName(plan, 'app') as { message: string }).message).toContain(message);
+  });
+
+  it('Conflict with a Bundle that still lists it: the claim is recorded as a non-controller reference, guarded', () => {
+    const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
+    const obj = live(configMap('app'), withUid('app-uid'), withResourceVersion('5'), controlledByBundle('b1-uid', 'b1'));
+    const refs = obj.metadata.ownerReferences;
+    const plan = planBundle(planInput(tb, { app: obj }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }));
+    expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
+    expect((byName(plan, 'app') as { message: string }).message).toContain('controlled by Bundle b1');
+    expect(plan.claims.map((c) => [c.name, c.kind, c.events])).toEqual([['app', 'reference', []]]);
+    expect(plan.claims[0]?.patch).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'app-uid' },
+      { op: 'test', path: '/metadata/resourceVersion', value: '5' },
+      { op: 'test', path: '/metadata/ownerReferences', value: refs },
+      { op: 'add', path: '/metadata/ownerReferences', value: [...(refs ?? []), { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false }] },
+    ]);
+  });
+
+  it.each<[string, () => Obj]>([
+    ['the claim reference is already there', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), withOwner({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false }))],
+    ['the controller is not a Bundle', () => live(configMap('app'), controlledBy('ReplicaSet', 'rs'))],
+    ['the object has no controller (an older Bundle lists it)', () => live(configMap('app'))],
+  ])('no claim reference when %s', (_name, obj) => {
+    const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
+    const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }));
+    expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
+    expect(plan.claims).toEqual([]);
+  });
+
+  it('taking over an object replaces our own claim reference with the controller reference (never two references with one uid)', () => {
+    const claimRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false };
+    const obj = live(configMap('app'), withUid('app-uid'), withResourceVersion('5'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef), ...stamped);
+    const plan = planBundle(planInput(gated, { app: obj }, { claims: claimsOf(self) }));
+    expect(plan.claims[0]?.kind).toBe('hand-over');
+    const add = plan.claims[0]?.patch.find((op) => op.op === 'add' && op.path === '/metadata/ownerReferences');
+    expect(add).toEqual({ op: 'add', path: '/metadata/ownerReferences', value: [{ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true }] });
   });
 
   it('an uncontrolled object with no countdown is adopted by the apply, after the gate', () => {

@@ -95,7 +95,7 @@ const table: Row[] = [
   ['listed, orphan', { lists: ['x'], objects: [x()] }, ['adopt'], 'adopt'],
   ['listed, released and counting down', { lists: ['x'], objects: [x(released, delay('1h'), stamp(HOUR / 2))] }, ['claim:adopt', 'apply'], 'adopt'],
   ['listed, orphan, an older Bundle lists it too', { lists: ['x'], objects: [x()], bundles: [otherBundle(['x'])] }, ['conflict'], 'refuse'],
-  ['listed, controlled by another Bundle that lists it', { lists: ['x'], objects: [x(byOtherBundle)], bundles: [otherBundle(['x'], '2026-01-01T00:00:00Z')] }, ['conflict'], 'refuse'],
+  ['listed, controlled by another Bundle that lists it', { lists: ['x'], objects: [x(byOtherBundle)], bundles: [otherBundle(['x'], '2026-01-01T00:00:00Z')] }, ['claim:reference', 'conflict'], 'refuse'],
   ['listed, controlled by another Bundle that no longer lists it', { lists: ['x'], objects: [x(byOtherBundle)], bundles: [otherBundle([])] }, ['claim:hand-over', 'apply'], 'hand-over'],
   ['listed, counting down in another Bundle that dropped it', { lists: ['x'], objects: [x(byOtherBundle, delay('1h'), stamp(HOUR / 2))], bundles: [otherBundle([])] }, ['claim:hand-over', 'apply'], 'hand-over'],
   ['listed, controlled by a Deployment', { lists: ['x'], objects: [x(controlledBy('Deployment', 'web'))] }, ['conflict'], 'refuse'],
