@@ -13,7 +13,7 @@ import { Operator } from '../../src/operator.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
 import { types, type KnownTypes } from './bundles.js';
-import { foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 let state: ControlPlaneState | undefined;
 let env: TestEnv;
@@ -75,4 +75,8 @@ it('orphan: every object stays with only its user\'s references, and kube-contro
 
 it('foreground: an object another live Bundle lists is let go before the finalizer steps aside, and kube-controller-manager keeps it', async () => {
   await foregroundKeepsWhatAnotherBundleLists(context());
+}, 240_000);
+
+it('foreground, kube-controller-manager running throughout: an object a losing Bundle claims (non-controller reference) is kept, then taken by it', async () => {
+  await foregroundKeepsWhatAConflictingBundleClaims(context());
 }, 240_000);

@@ -6,7 +6,7 @@
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { operatorFixture } from './operator.js';
-import { foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 // The operator runs without a collector; the test runs ours beside it, so that it can pause it.
 const f = operatorFixture('bdelprop');
@@ -30,6 +30,10 @@ const context = (): PropagationContext => ({ env: f.env, ns: f.ns, t: f.t, pause
 
 it('foreground: an object another live Bundle lists is let go before the finalizer steps aside, and kept; the rest, delays included, is collected', async () => {
   await foregroundKeepsWhatAnotherBundleLists(context());
+});
+
+it('foreground, collector running throughout: an object a losing Bundle claims (non-controller reference) is kept, then taken by it', async () => {
+  await foregroundKeepsWhatAConflictingBundleClaims(context());
 });
 
 it('orphan: every object stays with only its user\'s references, and survives a former sibling\'s deletion', async () => {

@@ -79,6 +79,35 @@ export async function foregroundKeepsWhatAnotherBundleLists(c: PropagationContex
   expect(taken.metadata.ownerReferences?.find((r) => r.controller === true)?.uid).toBe(fg2.metadata.uid);
 }
 
+/**
+ * The Conflict case of issue 9, with the collector running throughout (no
+ * pause): cf2 lists cf-x, which the older cf1 controls, so cf2 records its
+ * claim as a non-controller reference to itself. `--cascade=foreground` of
+ * cf1: the collector sees a live owner (cf2) and only takes cf1's reference
+ * out; cf2 then takes the same object.
+ */
+export async function foregroundKeepsWhatAConflictingBundleClaims(c: PropagationContext): Promise<void> {
+  await applyBundle(c.env, c.ns, 'cf1', [{ name: 'x', object: configMap('cf-x') }, { name: 'other', object: configMap('cf-other') }]);
+  await waitForReady(c.env, c.ns, 'cf1');
+  const cf1 = await getBundle(c.env, c.ns, 'cf1');
+  await applyBundle(c.env, c.ns, 'cf2', [{ name: 'x', object: configMap('cf-x') }]);
+  const cf2 = await waitForBundle(c.env, c.ns, 'cf2', 'in Conflict', (b) => conditionOf(b, 'Ready')?.status === 'False');
+  const claimed = await waitFor('cf2 to record its claim reference on cf-x', async () => {
+    const o = await c.env.client.get(c.t.configMap, c.ns, 'cf-x');
+    return (o.metadata.ownerReferences ?? []).some((r) => r.uid === cf2.metadata.uid && r.controller !== true) ? o : undefined;
+  });
+  expect(claimed.metadata.ownerReferences?.find((r) => r.controller === true)?.uid).toBe(cf1?.metadata.uid);
+
+  await deleteBundle(c, 'cf1', 'Foreground');
+  await waitFor('cf1 to be gone', async () => (await getBundle(c.env, c.ns, 'cf1')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  expect(await c.env.client.tryGet(c.t.configMap, c.ns, 'cf-other')).toBeUndefined();
+  await expectKept(c, 'cf-x', claimed.metadata.uid);
+
+  await waitForReady(c.env, c.ns, 'cf2');
+  const taken = await expectKept(c, 'cf-x', claimed.metadata.uid);
+  expect(taken.metadata.ownerReferences?.filter((r) => r.uid === cf2.metadata.uid)).toEqual([expect.objectContaining({ controller: true })]);
+}
+
 /** With the collector paused: the finalizer lets fg-x go, then leaves fg1 to the collector. */
 async function finalizerStepsAsideLettingGo(c: PropagationContext, x: KubeObject): Promise<void> {
   await deleteBundle(c, 'fg1', 'Foreground');
