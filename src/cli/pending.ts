@@ -223,9 +223,9 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   const controller = controllerOf({ metadata });
   const bundleRef = controller && isBundleReference(controller) ? controller : undefined;
   const formerBundle = metadata.labels?.[Labels.formerBundle];
-  // Every reference the operator wrote goes (the Bundle's and the dependency references): a
-  // remaining owner that is deleted would get the object collected after all. The user's stay.
-  const kept = userReferences(metadata, { bundleUid: bundleRef?.uid });
+  // Every reference the operator wrote goes (any Bundle's, claims included, and the dependency references):
+  // a remaining owner that is deleted would get the object collected after all. The user's stay.
+  const kept = userReferences(metadata);
   if (kept.length !== refs.length) {
     ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs }, { op: 'replace', path: '/metadata/ownerReferences', value: kept });
   }

@@ -13,7 +13,7 @@ import { Operator } from '../../src/operator.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
 import { types, type KnownTypes } from './bundles.js';
-import { foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { aLosingBundleWithdrawsItsClaim, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 let state: ControlPlaneState | undefined;
 let env: TestEnv;
@@ -68,6 +68,10 @@ const context = (): PropagationContext => {
     collectorTimeoutMs: 90_000,
   };
 };
+
+it('a losing Bundle withdraws its claim when it stops listing the object, and when it is deleted; the winner\'s foreground deletion then collects it', async () => {
+  await aLosingBundleWithdrawsItsClaim(context());
+});
 
 it('orphan: every object stays with only its user\'s references, and kube-controller-manager keeps it when a former sibling is deleted', async () => {
   await orphanLeavesOnlyUserReferences(context());

@@ -6,7 +6,7 @@
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { operatorFixture } from './operator.js';
-import { foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { aLosingBundleWithdrawsItsClaim, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 // The operator runs without a collector; the test runs ours beside it, so that it can pause it.
 const f = operatorFixture('bdelprop');
@@ -34,6 +34,10 @@ it('foreground: an object another live Bundle lists is let go before the finaliz
 
 it('foreground, collector running throughout: an object a losing Bundle claims (non-controller reference) is kept, then taken by it', async () => {
   await foregroundKeepsWhatAConflictingBundleClaims(context());
+});
+
+it('a losing Bundle withdraws its claim when it stops listing the object, and when it is deleted; the winner\'s foreground deletion then collects it', async () => {
+  await aLosingBundleWithdrawsItsClaim(context());
 });
 
 it('orphan: every object stays with only its user\'s references, and survives a former sibling\'s deletion', async () => {

@@ -108,6 +108,40 @@ export async function foregroundKeepsWhatAConflictingBundleClaims(c: Propagation
   expect(taken.metadata.ownerReferences?.filter((r) => r.uid === cf2.metadata.uid)).toEqual([expect.objectContaining({ controller: true })]);
 }
 
+/**
+ * A claim lasts only as long as the losing Bundle lists the object: cw2
+ * loses cw-x to cw1 and records its claim; once cw2 stops listing cw-x the
+ * claim goes; listed again, it comes back; cw2 deleted (background), its
+ * finalizer withdraws it. cw-x stays cw1's throughout (same UID, never
+ * being deleted), and a foreground deletion of cw1 afterwards collects it:
+ * no stale claim holds it back.
+ */
+export async function aLosingBundleWithdrawsItsClaim(c: PropagationContext): Promise<void> {
+  const claimsOn = async (): Promise<OwnerReference[]> => ((await c.env.client.get(c.t.configMap, c.ns, 'cw-x')).metadata.ownerReferences ?? []).filter((r) => r.controller !== true);
+  await applyBundle(c.env, c.ns, 'cw1', [{ name: 'x', object: configMap('cw-x') }]);
+  await waitForReady(c.env, c.ns, 'cw1');
+  const x = await c.env.client.get(c.t.configMap, c.ns, 'cw-x');
+  await applyBundle(c.env, c.ns, 'cw2', [{ name: 'x', object: configMap('cw-x') }, { name: 'y', object: configMap('cw-y') }]);
+  const cw2 = await waitForBundle(c.env, c.ns, 'cw2', 'in Conflict', (b) => conditionOf(b, 'Ready')?.status === 'False');
+  await waitFor('cw2 to record its claim on cw-x', async () => (await claimsOn()).some((r) => r.uid === cw2.metadata.uid));
+
+  await applyBundle(c.env, c.ns, 'cw2', [{ name: 'y', object: configMap('cw-y') }]);
+  await waitFor('cw2 to withdraw its claim', async () => (await claimsOn()).length === 0);
+  await expectKept(c, 'cw-x', x.metadata.uid);
+
+  await applyBundle(c.env, c.ns, 'cw2', [{ name: 'x', object: configMap('cw-x') }, { name: 'y', object: configMap('cw-y') }]);
+  await waitFor('cw2 to claim cw-x again', async () => (await claimsOn()).some((r) => r.uid === cw2.metadata.uid));
+  await c.env.client.delete(BUNDLE_RESOURCE_TYPE, c.ns, 'cw2', { uid: cw2.metadata.uid ?? '' });
+  await waitFor('cw2 to be gone', async () => (await getBundle(c.env, c.ns, 'cw2')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  expect(await claimsOn()).toEqual([]);
+  const kept = await expectKept(c, 'cw-x', x.metadata.uid);
+  expect(kept.metadata.ownerReferences?.find((r) => r.controller === true)?.name).toBe('cw1');
+  expect(await c.env.client.tryGet(c.t.configMap, c.ns, 'cw-y')).toBeUndefined();
+
+  await deleteBundle(c, 'cw1', 'Foreground');
+  await waitFor('cw-x to be collected with cw1', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'cw-x')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+}
+
 /** With the collector paused: the finalizer lets fg-x go, then leaves fg1 to the collector. */
 async function finalizerStepsAsideLettingGo(c: PropagationContext, x: KubeObject): Promise<void> {
   await deleteBundle(c, 'fg1', 'Foreground');

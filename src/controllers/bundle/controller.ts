@@ -195,14 +195,14 @@ export class BundleController {
     this.objects.declare(key, bundle.spec.resources.flatMap((r) => (r.spec.object ? [{ apiVersion: r.spec.object.apiVersion, kind: r.spec.object.kind, namespace, name: r.spec.object.metadata.name }] : [])));
     for (const rt of [...types.values(), ...(await this.kindsToWatch(bundle))]) if (rt.namespaced) await this.objects.ensure(rt);
 
-    // The objects at the declared coordinates (from the cache) and everything the Bundle controls.
+    // The objects at the declared coordinates (from the cache) and everything that references the Bundle.
     const atCoordinates = bundle.spec.resources.flatMap((r): LiveObject[] => {
       const obj = r.spec.object;
       const rt = obj ? types.get(kindKey(obj.apiVersion, obj.kind)) : undefined;
       const found = obj && rt?.namespaced ? this.objects.get(rt, namespace, obj.metadata.name) : undefined;
       return found ? [found as LiveObject] : [];
     });
-    const controlledCached = this.objects.controlledBy(bundle.metadata.uid) as LiveObject[];
+    const referencingCached = this.objects.referencing(bundle.metadata.uid) as LiveObject[];
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
@@ -214,7 +214,7 @@ export class BundleController {
       bundle,
       kinds,
       crdReadiness: crdReadinessTable(this.crds.list()),
-      objects: [...atCoordinates, ...controlledCached],
+      objects: [...atCoordinates, ...referencingCached],
       bundles: this.bundles.list().filter((b) => b.metadata.namespace === namespace),
       now,
       stampAt,
@@ -256,6 +256,7 @@ export class BundleController {
         plan = keepListedElsewhere(plan, claimsByObject(bundlesNow));
         await this.prune(plan, outcome, target, log);
       }
+      await this.withdrawClaims(plan, outcome, log);
     }
 
     // 7. Status, written only when it changed.
@@ -327,6 +328,27 @@ export class BundleController {
         log.warn({ resource: r.name, err: errorMessage(err) }, 'apply failed');
       }
     });
+  }
+
+  /**
+   * Takes this Bundle's claim reference out of objects it no longer lists
+   * (written while it lost a Conflict over them): a stale claim would keep
+   * such an object alive through a cascade meant for it. The patch tests
+   * the reference list as read; a changed object is decided on next pass.
+   */
+  private async withdrawClaims(plan: BundlePlan, outcome: PassOutcome, log: Logger): Promise<void> {
+    for (const w of plan.withdrawals) {
+      const rt = await this.o.discovery.resolve(w.target.apiVersion, w.target.kind);
+      if (!rt) continue;
+      outcome.wrote = true; // either way, look again soon
+      try {
+        await this.o.client.patch(rt, w.target.namespace, w.target.name, w.patch, 'json', { fieldManager: FIELD_MANAGER });
+        log.info({ object: `${w.target.kind}/${w.target.name}` }, 'withdrew the claim on an object no longer listed');
+      } catch (err) {
+        if (isConflict(err) || isInvalid(err) || isNotFound(err)) continue;
+        log.warn({ object: `${w.target.kind}/${w.target.name}`, err: errorMessage(err) }, 'withdrawing a claim failed');
+      }
+    }
   }
 
   private async prune(plan: BundlePlan, outcome: PassOutcome, target: EventTarget, log: Logger): Promise<void> {

@@ -2,13 +2,15 @@
  * Shared informers for the kinds Bundles list, started on demand (one per
  * kind, also for CRDs installed after start), with two indexes that route
  * object events to Bundles:
- *  - by controller: objects whose controller ownerReference is a Bundle;
+ *  - by Bundle reference: objects whose ownerReferences name a Bundle (its
+ *    controller reference, or the claim of a Bundle that lost a Conflict);
  *  - by declared name: the (kind, namespace, name) each Bundle lists, so an
  *    orphan or an object controlled by someone else also wakes its Bundle.
  */
 import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
 import type { KubeClient } from '../../kube/client.js';
 import { controllerOf, kindKey } from '../../core/bundle/objects.js';
+import { isBundleReference } from '../../core/bundle/ownership.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
 
@@ -31,8 +33,8 @@ export interface ObjectCacheOptions {
 
 export class ObjectCache {
   private readonly informers = new Map<string, SupervisedInformer>();
-  /** Controller uid -> object coordinates -> object. */
-  private readonly byController = new Map<string, Map<string, KubeObject>>();
+  /** Uid of a Bundle an object references (controller or claim) -> object coordinates -> object. */
+  private readonly byBundleReference = new Map<string, Map<string, KubeObject>>();
   /** Declared coordinates -> Bundles that list them. */
   private readonly declared = new Map<string, Set<BundleKey>>();
   /** Bundle -> its declared coordinates (to replace them on the next pass). */
@@ -91,7 +93,12 @@ export class ObjectCache {
 
   /** Every cached object whose controller ownerReference has this uid. */
   controlledBy(uid: string): KubeObject[] {
-    return [...(this.byController.get(uid)?.values() ?? [])];
+    return this.referencing(uid).filter((o) => controllerOf(o)?.uid === uid);
+  }
+
+  /** Every cached object with an ownerReference (controller or claim) to the Bundle with this uid. */
+  referencing(uid: string): KubeObject[] {
+    return [...(this.byBundleReference.get(uid)?.values() ?? [])];
   }
 
   /** Replaces what a Bundle declares, so events on those coordinates wake it. */
@@ -133,27 +140,27 @@ export class ObjectCache {
   }
 
   private observe(old: KubeObject | undefined, obj: KubeObject): void {
-    const oldController = old ? controllerUid(old) : undefined;
-    const newController = controllerUid(obj);
     const key = coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
-    if (oldController && oldController !== newController) this.byController.get(oldController)?.delete(key);
-    if (newController) {
-      let map = this.byController.get(newController);
-      if (!map) this.byController.set(newController, (map = new Map<string, KubeObject>()));
+    const now = referencedBundleUids(obj);
+    for (const uid of old ? referencedBundleUids(old) : []) if (!now.has(uid)) this.unindex(uid, key);
+    for (const uid of now) {
+      let map = this.byBundleReference.get(uid);
+      if (!map) this.byBundleReference.set(uid, (map = new Map<string, KubeObject>()));
       map.set(key, obj);
     }
     this.wake(old, obj);
   }
 
   private forgetObject(obj: KubeObject): void {
-    const uid = controllerUid(obj);
     const key = coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
-    if (uid) {
-      const map = this.byController.get(uid);
-      map?.delete(key);
-      if (map?.size === 0) this.byController.delete(uid);
-    }
+    for (const uid of referencedBundleUids(obj)) this.unindex(uid, key);
     this.wake(undefined, obj);
+  }
+
+  private unindex(uid: string, key: string): void {
+    const map = this.byBundleReference.get(uid);
+    map?.delete(key);
+    if (map?.size === 0) this.byBundleReference.delete(uid);
   }
 
   private wake(old: KubeObject | undefined, obj: KubeObject): void {
@@ -167,8 +174,9 @@ export class ObjectCache {
   }
 }
 
-function controllerUid(obj: KubeObject): string | undefined {
-  return controllerOf(obj)?.uid;
+/** Uids of the Bundles the object's ownerReferences name. */
+function referencedBundleUids(obj: KubeObject): Set<string> {
+  return new Set((obj.metadata.ownerReferences ?? []).filter((r) => isBundleReference(r)).map((r) => r.uid));
 }
 
 /** The name of the Bundle controlling this object, if a Bundle does. */

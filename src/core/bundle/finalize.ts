@@ -26,7 +26,7 @@
 import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { operatorWrittenReferences, userReferences, type BundleClaim } from './ownership.js';
+import { operatorWrittenReferences, userReferences, withdrawClaimPatch, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, markPatch, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
@@ -75,6 +75,8 @@ export type FinalizeStep =
   | { action: 'let-go'; target: ObjectTarget; patch: JsonPatchOperation[]; by: BundleClaim; event: PlannedEvent }
   /** Orphan: take out what the operator wrote, keep the object. */
   | { action: 'orphan'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
+  /** An object another Bundle controls and this one claimed (a Conflict it lost): its claim reference goes. */
+  | { action: 'withdraw'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** Nothing to write: being deleted already, left to the garbage collector, or orphaned already. */
   | { action: 'leave'; target: ObjectTarget; reason: 'terminating' | 'collector-deletes' | 'orphaned' };
 
@@ -121,6 +123,11 @@ export function effectivePropagation(input: FinalizeInput): Propagation {
 }
 
 function stepsFor(input: FinalizeInput): FinalizeStep[] {
+  return [...propagationSteps(input), ...withdrawSteps(input)];
+}
+
+/** What happens to the objects the Bundle controls (and, orphaning, to those it left traces on). */
+function propagationSteps(input: FinalizeInput): FinalizeStep[] {
   const { bundle } = input;
   const controlled = input.objects.filter((o) => controllerOf(o)?.uid === bundle.uid);
   switch (input.propagation) {
@@ -133,7 +140,7 @@ function stepsFor(input: FinalizeInput): FinalizeStep[] {
     case 'orphan': {
       const candidates = input.objects.filter((o) => isOrphanCandidate(o, input));
       const siblings = siblingUids(candidates);
-      return candidates.map((o) => letGo(o, input, siblings) ?? orphanStep(o, bundle, siblings));
+      return candidates.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings)));
     }
   }
 }
@@ -152,7 +159,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
       case 'terminating':
         return [{ action: 'leave', target: action.target, reason: 'terminating' }];
       case 'listed-elsewhere':
-        return [letGoStep(o, bundle, siblings, action.by)];
+        return [letGoStep(o, referenceContext(o, input, siblings), action.by)];
       case 'delete':
         if (!action.afterDelay) return [{ action: 'delete', target: action.target, event: { reason: EventReasons.Pruned, message: `deleted ${what}: its Bundle is being deleted` } }];
         break;
@@ -163,7 +170,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     return [{
       action: 'release',
       target: action.target,
-      patch: releasePatch(o, bundle, siblings, { now, stampAt }),
+      patch: releasePatch(o, bundle, referenceContext(o, input, siblings), { now, stampAt }),
       event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay and is kept until it expires; re-apply the Bundle to keep it` },
     }];
   });
@@ -172,11 +179,35 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
 function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
   const by = listedByOther(o, input.claims, input.bundle.uid);
-  return by === undefined ? undefined : letGoStep(o, input.bundle, siblings, by);
+  return by === undefined ? undefined : letGoStep(o, referenceContext(o, input, siblings), by);
 }
 
-function letGoStep(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>, by: BundleClaim): FinalizeStep {
-  return { action: 'let-go', target: targetOf(o), by, patch: releasePatch(o, bundle, siblings, undefined), event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` } };
+function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleClaim): FinalizeStep {
+  return { action: 'let-go', target: targetOf(o), by, patch: referencesPatch(o, refs), event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` } };
+}
+
+/** Which of an object's references the operator wrote, as the finalizer sees it: the claims of live Bundles listing it stay. */
+function referenceContext(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): ReferenceOwnerContext {
+  const claims = input.claims.get(objectKey(o)) ?? [];
+  return { legacySiblingUids: siblings, liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)) };
+}
+
+/**
+ * Claims this Bundle recorded on objects another Bundle controls (it lost a
+ * Conflict over them) are withdrawn: its reference goes, nothing else.
+ * Uncontrolled objects carrying its reference are orphan candidates (orphan)
+ * or are left to the collector with the Bundle (background, foreground: the
+ * Bundle listed them; had it taken them, they would go the same way).
+ */
+function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
+  const steps: FinalizeStep[] = [];
+  for (const o of input.objects) {
+    const controller = controllerOf(o);
+    if (controller === undefined || controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
+    const patch = withdrawClaimPatch(o, input.bundle.uid);
+    if (patch !== undefined) steps.push({ action: 'withdraw', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `withdrew the claim on ${describeObject(o)}, which ${controller.kind} ${controller.name} controls` } });
+  }
+  return steps;
 }
 
 /**
@@ -197,13 +228,13 @@ function isOrphanCandidate(o: LiveObject, input: FinalizeInput): boolean {
   return annotations[Annotations.dependencyReferences] !== undefined || countingDown;
 }
 
-function orphanStep(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>): FinalizeStep {
+function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {
   const target = targetOf(o);
   if (o.metadata.deletionTimestamp !== undefined) return { action: 'leave', target, reason: 'terminating' };
-  const ours = operatorWrittenReferences(o.metadata, { bundleUid: bundle.uid, legacySiblingUids: siblings });
+  const ours = operatorWrittenReferences(o.metadata, refs);
   const annotations = o.metadata.annotations ?? {};
   if (ours.length === 0 && annotations[Annotations.dependencyReferences] === undefined && annotations[Annotations.deletionTimestamp] === undefined) return { action: 'leave', target, reason: 'orphaned' };
-  return { action: 'orphan', target, patch: orphanPatch(o, bundle, siblings), event: { reason: EventReasons.Released, message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences` } };
+  return { action: 'orphan', target, patch: orphanPatch(o, refs), event: { reason: EventReasons.Released, message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences` } };
 }
 
 /** Uids of the objects the finalizer acts on: for objects applied before dependency references were recorded, a blocking reference to one of them is the operator's. */
@@ -217,14 +248,14 @@ function siblingUids(objects: readonly LiveObject[]): Set<string> {
  * the patch and the next pass decides again), and the bookkeeping
  * annotation removed.
  */
-function referencesPatch(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>): JsonPatchOperation[] {
+function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (o.metadata.ownerReferences === undefined) {
     // Nothing to replace; the resourceVersion guards the rest of the patch.
     if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
   } else {
     ops.push({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
-    ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, { bundleUid: bundle.uid, legacySiblingUids: siblings }) });
+    ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, refs) });
   }
   if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   return ops;
@@ -235,9 +266,8 @@ function referencesPatch(o: LiveObject, bundle: FinalizeInput['bundle'], sibling
  * label names the Bundle and the countdown starts unless it has; without, the
  * object is simply let go (another Bundle lists it and takes it).
  */
-export function releasePatch(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>, countdown: { now: number; stampAt: number } | undefined): JsonPatchOperation[] {
-  const ops = referencesPatch(o, bundle, siblings);
-  if (countdown === undefined) return ops;
+export function releasePatch(o: LiveObject, bundle: FinalizeInput['bundle'], refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }): JsonPatchOperation[] {
+  const ops = referencesPatch(o, refs);
   if (o.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
   ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundle.name });
   const decision = decideSoftDelete({ inSpec: false, annotations: o.metadata.annotations, now: countdown.now, stampAt: countdown.stampAt });
@@ -251,8 +281,8 @@ export function releasePatch(o: LiveObject, bundle: FinalizeInput['bundle'], sib
  * countdown stamp: orphaning keeps every object, so one that was counting
  * down stops (nothing would sweep it: it carries no former-bundle label).
  */
-function orphanPatch(o: LiveObject, bundle: FinalizeInput['bundle'], siblings: ReadonlySet<string>): JsonPatchOperation[] {
-  const ops = referencesPatch(o, bundle, siblings);
+function orphanPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
+  const ops = referencesPatch(o, refs);
   if (o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
   return ops;
 }

@@ -15,7 +15,7 @@
  */
 import type { OwnerReference } from '../../api/bundle.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
-import { controllerOf, describeObject, isRecord, objectKey, type LiveObject } from './objects.js';
+import { controllerOf, describeObject, isRecord, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 
 /** A live Bundle that lists an object. */
 export interface BundleClaim {
@@ -114,10 +114,12 @@ export function formatDependencyUids(uids: readonly string[]): string | undefine
 
 export interface ReferenceOwnerContext {
   /**
-   * The Bundle whose references to take out: its reference, controller or
-   * not, is the operator's. Undefined: any Bundle controller reference.
+   * Live Bundles that list the object: their claim references (a Bundle
+   * that loses a Conflict records its claim as a non-controller reference
+   * to itself) stay, so that the object keeps a live owner while the claim
+   * stands. Every other reference to a Bundle is the operator's.
    */
-  bundleUid?: string | undefined;
+  liveClaimUids?: ReadonlySet<string> | undefined;
   /**
    * For objects applied before dependency references were recorded (no
    * dependencyReferences annotation): uids of the Bundle's other objects. A
@@ -128,19 +130,45 @@ export interface ReferenceOwnerContext {
 }
 
 /**
- * The ownerReferences of an object that the operator wrote: the Bundle's
- * reference and every dependency reference recorded in the
+ * The ownerReferences of an object that the operator wrote: every reference
+ * to a Bundle (a controller reference, or a claim; users do not point
+ * objects at Bundles) but the non-controller claims of live Bundles that
+ * list it, and every dependency reference recorded in the
  * dependencyReferences annotation. Everything else is the user's.
+ *
+ * Why every Bundle reference: an object given up keeps only references to
+ * owners that will hold it. A stale claim of a Bundle that no longer lists
+ * the object (or is gone) would let the collector delete it once that
+ * Bundle is gone, the very thing giving it up is meant to prevent.
  */
 export function operatorWrittenReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
   const recorded = meta.annotations?.[Annotations.dependencyReferences] !== undefined;
   const dependencies = recordedDependencyUids(meta.annotations);
   return (meta.ownerReferences ?? []).filter((ref) => {
-    if (isBundleReference(ref)) return ctx.bundleUid === undefined ? ref.controller === true : ref.uid === ctx.bundleUid;
+    if (isBundleReference(ref)) return ref.controller === true || !(ctx.liveClaimUids?.has(ref.uid) ?? false);
     if (ref.controller === true) return false;
     if (recorded) return dependencies.has(ref.uid);
     return ref.blockOwnerDeletion === true && (ctx.legacySiblingUids?.has(ref.uid) ?? false);
   });
+}
+
+/**
+ * Takes a Bundle's non-controller (claim) reference out of an object,
+ * guarded by the reference list as read; undefined when it carries none.
+ */
+export function withdrawClaimPatch(o: LiveObject, bundleUid: string): JsonPatchOperation[] | undefined {
+  const refs = o.metadata.ownerReferences ?? [];
+  const kept = refs.filter((r) => r.uid !== bundleUid || r.controller === true);
+  if (kept.length === refs.length) return undefined;
+  return [
+    { op: 'test', path: '/metadata/ownerReferences', value: refs },
+    { op: 'replace', path: '/metadata/ownerReferences', value: kept },
+  ];
+}
+
+/** Whether the object carries a claim (a non-controller reference) of the Bundle with this uid. */
+export function hasClaimReference(o: LiveObject, bundleUid: string): boolean {
+  return (o.metadata.ownerReferences ?? []).some((r) => r.uid === bundleUid && r.controller !== true);
 }
 
 /** The ownerReferences left once the operator's are taken out (in their original order). */

@@ -8,7 +8,7 @@
 import type { BundleSpec } from '../../api/bundle.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
 import { controllerOf, isRecord, kindKey, type LiveObject } from './objects.js';
-import { claimsByObject, type BundleLike } from './ownership.js';
+import { claimsByObject, hasClaimReference, type BundleLike } from './ownership.js';
 import type { PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
 
@@ -32,7 +32,8 @@ export interface PlanSources {
   crdReadiness: CrdReadinessTable;
   /**
    * Live objects as read: at least the ones at the spec's coordinates and
-   * every one the Bundle controls. Others are ignored; an object read twice
+   * every one that references the Bundle (it controls them, or they carry
+   * its claim). Others are ignored; an object read twice
    * (same apiVersion, kind, namespace, name) counts once, the first read.
    */
   objects: readonly LiveObject[];
@@ -84,7 +85,9 @@ export function buildPlanInput(s: PlanSources): PlanInput {
   }
   // A Bundle owns objects of its own namespace only (the spec cannot name another). An object elsewhere that
   // names the Bundle as its controller was not made by it: it is not the Bundle's to prune.
-  const controlled = [...byCoordinates.values()].filter((o) => (o.metadata.namespace ?? '') === namespace && isControlledBy(o, bundle.metadata.uid));
+  const ownNamespace = [...byCoordinates.values()].filter((o) => (o.metadata.namespace ?? '') === namespace);
+  const controlled = ownNamespace.filter((o) => isControlledBy(o, bundle.metadata.uid));
+  const claimed = ownNamespace.filter((o) => !isControlledBy(o, bundle.metadata.uid) && hasClaimReference(o, bundle.metadata.uid));
 
   // Claims as they will stand: this Bundle's current spec replaces whatever version of it was read.
   const others = s.bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);
@@ -98,6 +101,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     crdReadiness: s.crdReadiness,
     live,
     controlled,
+    claimed,
     now: s.now,
     stampAt: s.stampAt,
     claims: claimsByObject([...others, self]),

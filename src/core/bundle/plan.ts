@@ -10,7 +10,7 @@ import { bundleOwnerReference, buildDesired, needsApply } from './desired.js';
 import { buildGraph, dependenciesOf, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { decideOwnership, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
+import { decideOwnership, isBundleReference, userReferences, withdrawClaimPatch, type BundleClaim, type Ownership } from './ownership.js';
 import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
@@ -43,6 +43,12 @@ export interface PlanInput {
    * this one included or not. Absent: no other Bundle lists anything.
    */
   claims?: ReadonlyMap<string, readonly BundleClaim[]>;
+  /**
+   * Live objects this Bundle does not control that carry its claim (a
+   * non-controller reference to it, written when it lost a Conflict). Those
+   * it no longer lists get the claim withdrawn.
+   */
+  claimed?: readonly LiveObject[];
 }
 
 /** What to send for a resource: the manifest to server-side apply and whether it differs from the live object. */
@@ -110,6 +116,8 @@ export interface BundlePlan {
   resources: ResourcePlan[];
   /** Claims to carry out first, before any apply (and also when the spec is invalid). */
   claims: ClaimAction[];
+  /** Claim references to take out of objects the Bundle no longer lists (a valid spec only). */
+  withdrawals: ClaimWithdrawal[];
   /** Prune actions to carry out, dependents first. */
   prune: PruneAction[];
   /** Prune actions held back this pass, and why. */
@@ -135,7 +143,7 @@ export function planBundle(input: PlanInput): BundlePlan {
 
   // 2. An invalid spec changes nothing else in the cluster (cancelling a countdown only keeps an object).
   const issues = validateBundle(bundle, spec, input.kinds);
-  if (issues.length > 0) return { ...base, issues, resources: [], claims, prune: [], withheld: [] };
+  if (issues.length > 0) return { ...base, issues, resources: [], claims, withdrawals: [], prune: [], withheld: [] };
 
   // 3. Each resource, dependencies first, so a resource sees its dependencies' decisions.
   const byName = new Map(spec.resources.map((r) => [r.name, r]));
@@ -151,7 +159,8 @@ export function planBundle(input: PlanInput): BundlePlan {
   // 4. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
   const candidates = planPrune({ controlled: input.controlled, inSpec: specKeys(spec, bundle.namespace), ...pruneRules });
   const holdReason = pruneHoldReason(resources);
-  const plan: BundlePlan = { ...base, issues, resources, claims, prune: candidates, withheld: [] };
+  const withdrawals = planWithdrawals(input.claimed ?? [], specKeys(spec, bundle.namespace), bundle.uid);
+  const plan: BundlePlan = { ...base, issues, resources, claims, withdrawals, prune: candidates, withheld: [] };
   return withRequeue(holdReason === undefined ? plan : withholdPrunes(plan, holdReason), input.now);
 }
 
@@ -326,14 +335,14 @@ function claimFor(name: string, live: LiveObject, ownership: Ownership, input: P
     case 'adopt':
       // An uncontrolled object without a countdown is adopted by the apply, after the dependency gate.
       if (!stamped && !released) return undefined;
-      return { name, kind: 'adopt', target, patch: claimPatch(live, { bundle: input.bundle, previousBundleUid: undefined }), events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }] };
+      return { name, kind: 'adopt', target, patch: claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }] };
     case 'hand-over': {
       const from = ownership.from;
       return {
         name,
         kind: 'hand-over',
         target,
-        patch: claimPatch(live, { bundle: input.bundle, previousBundleUid: from.uid }),
+        patch: claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }),
         events: [...cancelled, { reason: EventReasons.HandedOver, message: `resource "${name}": took over ${what} from Bundle ${from.name}, which no longer lists it` }],
         from: { name: from.name, uid: from.uid, event: { reason: EventReasons.HandedOver, message: `handed ${what} over to Bundle ${input.bundle.name}, which lists it` } },
       };
@@ -348,6 +357,25 @@ function claimFor(name: string, live: LiveObject, ownership: Ownership, input: P
     default:
       return undefined;
   }
+}
+
+/** A claim reference to take out: the Bundle no longer lists the object. */
+export interface ClaimWithdrawal {
+  target: ObjectTarget;
+  /** Guarded by the reference list as read. */
+  patch: JsonPatchOperation[];
+}
+
+function planWithdrawals(claimed: readonly LiveObject[], inSpec: ReadonlySet<string>, bundleUid: string): ClaimWithdrawal[] {
+  return claimed.flatMap((o) => {
+    const patch = inSpec.has(objectKey(o)) ? undefined : withdrawClaimPatch(o, bundleUid);
+    return patch === undefined ? [] : [{ target: targetOf(o), patch }];
+  });
+}
+
+/** The live Bundles other than this one that list the object. */
+function otherClaimsOn(live: LiveObject, input: PlanInput): BundleClaim[] {
+  return (input.claims?.get(objectKey(live)) ?? []).filter((c) => c.uid !== input.bundle.uid);
 }
 
 /** The non-controller reference by which a Bundle records its claim on an object another Bundle controls. */
@@ -372,7 +400,7 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
  * ownerReferences with ours plus the user's (the previous Bundle's controller
  * reference and its dependency references go; the next apply writes ours).
  */
-function claimPatch(live: LiveObject, take: { bundle: PlanBundle; previousBundleUid: string | undefined } | undefined): JsonPatchOperation[] {
+function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: readonly BundleClaim[] } | undefined): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
   if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
@@ -380,8 +408,9 @@ function claimPatch(live: LiveObject, take: { bundle: PlanBundle; previousBundle
   if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
   if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
   if (take !== undefined) {
-    // Our own claim reference (written while we lost a Conflict) goes too: the apiserver folds two references with one uid.
-    const kept = userReferences(live.metadata, { bundleUid: take.previousBundleUid }).filter((r) => r.uid !== take.bundle.uid);
+    // Every Bundle reference goes (the previous controller's, our own claim: the apiserver folds two references with one
+    // uid), but the claims of the other live Bundles listing the object: they stay in Conflict and keep their claim.
+    const kept = userReferences(live.metadata, { liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)) });
     ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
     if (annotations[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   }

@@ -227,3 +227,34 @@ describe('finalizeNext', () => {
     expect(finalizeNext(outcome, 500)).toEqual(expected);
   });
 });
+
+describe('claims: a Bundle that lost a Conflict recorded a non-controller reference to itself', () => {
+  const claimRef = (uid: string, name: string): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name, uid, controller: false, blockOwnerDeletion: false });
+
+  it.each<Propagation>(['background', 'foreground', 'orphan'])('%s: the claim on an object another Bundle controls is withdrawn, nothing else', (propagation) => {
+    const theirs = live(configMap('theirs'), controlledByBundle('b2-uid', 'b2'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
+    const plan = planFinalize(input(propagation, [theirs], { claims: listedBy(theirs) }));
+    expect(summary(plan.steps)).toEqual(['withdraw:theirs']);
+    expect(plan.done).toBe(false);
+    const [step] = plan.steps;
+    if (step?.action !== 'withdraw') throw new Error('expected a withdraw');
+    expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: theirs.metadata.ownerReferences });
+    expect(patched(theirs, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid', 'user-uid']);
+  });
+
+  it('a released object keeps no Bundle reference that would not hold it (a stale claim of a Bundle that does not list it)', () => {
+    const o = live(configMap('delay'), controlledByBundle(), delayed, withOwner(claimRef('b3-uid', 'b3')), withOwner(userRef));
+    const [step] = planFinalize(input('background', [o])).steps;
+    expect(step?.action).toBe('release');
+    if (step?.action !== 'release') return;
+    expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+
+  it('let go to a live Bundle that lists it: that Bundle\'s claim stays, until it takes the object', () => {
+    const o = live(configMap('elsewhere'), controlledByBundle(), withOwner(claimRef('b2-uid', 'b2')));
+    const [step] = planFinalize(input('background', [o], { claims: listedBy(o) })).steps;
+    expect(step?.action).toBe('let-go');
+    if (step?.action !== 'let-go') return;
+    expect(patched(o, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid']);
+  });
+});

@@ -1,6 +1,6 @@
 import { API_VERSION, Annotations, BUNDLE_KIND } from '../../../src/api/names.js';
 import type { OwnerReference } from '../../../src/api/bundle.js';
-import { claimsByObject, decideOwnership, listedObjectKeys, operatorWrittenReferences, userReferences, type BundleClaim, type BundleLike } from '../../../src/core/bundle/ownership.js';
+import { claimsByObject, decideOwnership, hasClaimReference, listedObjectKeys, operatorWrittenReferences, userReferences, withdrawClaimPatch, type BundleClaim, type BundleLike } from '../../../src/core/bundle/ownership.js';
 import { configMap, controlledBy, controlledByBundle, live, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
 
 const bundleRef = (uid: string, controller = true): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name: `b-${uid}`, uid, controller, blockOwnerDeletion: true });
@@ -9,23 +9,43 @@ const userRef = (uid: string): OwnerReference => ({ apiVersion: 'example.com/v1'
 const recorded = (...uids: string[]): Record<string, string> => ({ [Annotations.dependencyReferences]: uids.join(',') });
 
 describe('operatorWrittenReferences / userReferences', () => {
-  it.each<[string, OwnerReference[], Record<string, string> | undefined, string | undefined, string[]]>([
-    ['the Bundle controller reference and the recorded dependencies', [bundleRef('b1'), depRef('cfg'), userRef('u')], recorded('cfg'), 'b1', ['b1', 'cfg']],
-    ['a dependency not recorded is the user\'s', [bundleRef('b1'), depRef('cfg'), depRef('mine')], recorded('cfg'), 'b1', ['b1', 'cfg']],
-    ['no annotation: only the Bundle reference', [bundleRef('b1'), depRef('cfg')], undefined, 'b1', ['b1']],
-    ['another Bundle\'s reference stays', [bundleRef('b1'), bundleRef('b2', false)], undefined, 'b1', ['b1']],
-    ['no Bundle named: any Bundle controller reference', [bundleRef('b1'), bundleRef('b2', false)], undefined, undefined, ['b1']],
-    ['a recorded uid on a controller reference that is not a Bundle stays', [{ ...depRef('rs'), controller: true }], recorded('rs'), 'b1', []],
-    ['nothing', [], undefined, 'b1', []],
-    ['no annotation (applied before they were recorded): a blocking reference to a sibling', [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')], undefined, 'b1', ['b1', 'sib']],
-    ['with the annotation, siblings do not matter', [bundleRef('b1'), depRef('sib')], recorded('other'), 'b1', ['b1']],
-  ])('%s', (_name, refs, annotations, bundleUid, expected) => {
+  it.each<[string, OwnerReference[], Record<string, string> | undefined, string[], string[]]>([
+    ['the Bundle controller reference and the recorded dependencies', [bundleRef('b1'), depRef('cfg'), userRef('u')], recorded('cfg'), [], ['b1', 'cfg']],
+    ['a dependency not recorded is the user\'s', [bundleRef('b1'), depRef('cfg'), depRef('mine')], recorded('cfg'), [], ['b1', 'cfg']],
+    ['no annotation: only the Bundle reference', [bundleRef('b1'), depRef('cfg')], undefined, [], ['b1']],
+    ['another Bundle\'s claim is the operator\'s too', [bundleRef('b1'), bundleRef('b2', false)], undefined, [], ['b1', 'b2']],
+    ['the claim of a live Bundle listing the object stays', [bundleRef('b1'), bundleRef('b2', false)], undefined, ['b2'], ['b1']],
+    ['a controller reference goes even if that Bundle lists the object', [bundleRef('b1'), bundleRef('b2', false)], undefined, ['b1', 'b2'], ['b1']],
+    ['a recorded uid on a controller reference that is not a Bundle stays', [{ ...depRef('rs'), controller: true }], recorded('rs'), [], []],
+    ['nothing', [], undefined, [], []],
+    ['no annotation (applied before they were recorded): a blocking reference to a sibling', [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')], undefined, [], ['b1', 'sib']],
+    ['with the annotation, siblings do not matter', [bundleRef('b1'), depRef('sib')], recorded('other'), [], ['b1']],
+  ])('%s', (_name, refs, annotations, liveClaims, expected) => {
     const meta = { ownerReferences: refs, ...(annotations ? { annotations } : {}) };
-    const ctx = { bundleUid, legacySiblingUids: new Set(['sib', 'sib2']) };
+    const ctx = { liveClaimUids: new Set(liveClaims), legacySiblingUids: new Set(['sib', 'sib2']) };
     const ours = operatorWrittenReferences(meta, ctx);
     expect(ours.map((r) => r.uid)).toEqual(expected);
     // The two halves partition the list, in order.
     expect(userReferences(meta, ctx).map((r) => r.uid)).toEqual(refs.filter((r) => !expected.includes(r.uid)).map((r) => r.uid));
+  });
+});
+
+describe('withdrawClaimPatch', () => {
+  it('takes out only the claim, guarded by the list as read', () => {
+    const refs = [bundleRef('b1'), bundleRef('b2', false), userRef('u')];
+    const o = live(configMap('cm'), ...refs.map((r) => withOwner(r)));
+    expect(withdrawClaimPatch(o, 'b2')).toEqual([
+      { op: 'test', path: '/metadata/ownerReferences', value: refs },
+      { op: 'replace', path: '/metadata/ownerReferences', value: [refs[0], refs[2]] },
+    ]);
+    expect(hasClaimReference(o, 'b2')).toBe(true);
+  });
+
+  it('never takes a controller reference, and has nothing to do without a claim', () => {
+    const o = live(configMap('cm'), withOwner(bundleRef('b1')));
+    expect(withdrawClaimPatch(o, 'b1')).toBeUndefined();
+    expect(hasClaimReference(o, 'b1')).toBe(false);
+    expect(withdrawClaimPatch(o, 'b9')).toBeUndefined();
   });
 });
 

@@ -370,6 +370,21 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     expect(add).toEqual({ op: 'add', path: '/metadata/ownerReferences', value: [{ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true }] });
   });
 
+  it('a claim on an object the Bundle no longer lists is withdrawn (a valid spec only)', () => {
+    const claimRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false };
+    const gone = live(configMap('gone'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef));
+    const still = live(configMap('app'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef));
+    const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
+    const plan = planBundle(planInput(tb, { app: still }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self), claimed: [gone, still] }));
+    expect(plan.withdrawals.map((w) => w.target.name)).toEqual(['gone']);
+    expect(plan.withdrawals[0]?.patch).toEqual([
+      { op: 'test', path: '/metadata/ownerReferences', value: gone.metadata.ownerReferences },
+      { op: 'replace', path: '/metadata/ownerReferences', value: [gone.metadata.ownerReferences?.[0]] },
+    ]);
+    const invalid = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'), withRef('missing'))));
+    expect(planBundle(planInput(invalid, { app: still }, { claimed: [gone] })).withdrawals).toEqual([]);
+  });
+
   it('an uncontrolled object with no countdown is adopted by the apply, after the gate', () => {
     const plan = planBundle(planInput(gated, { app: live(configMap('app')) }, { claims: claimsOf(self) }));
     expect(plan.claims).toEqual([]);
