@@ -71,6 +71,8 @@ export interface BundleModel {
   entries: Entry[];
   /** When each listed object was claimed by this Bundle (older claims win a conflict). */
   claimedAt: Map<string, number>;
+  /** Objects listed since the last settle: the operator may not have acted on that listing yet. */
+  unseen: Set<string>;
 }
 
 /**
@@ -79,12 +81,21 @@ export interface BundleModel {
  * - `listed`: some live Bundle lists it.
  * - `removed`: no live Bundle lists it; `by` still controls it (countdown from `start`).
  * - `released`: the Bundle that controlled it was deleted (countdown from `start`).
+ * - `collected`: the Bundle that controlled it was deleted in the foreground:
+ *   the collector deletes it from `start`, whatever its delay.
+ * - `orphaned`: the Bundle that controlled it was deleted with orphan
+ *   propagation: kept, whatever its delay.
  */
 export type Standing =
   | { kind: 'absent' }
   | { kind: 'listed' }
   | { kind: 'removed'; by: string; start: number; startAck: number; handoverUnseen?: boolean }
-  | { kind: 'released'; from: string; start: number; startAck: number };
+  | { kind: 'released'; from: string; start: number; startAck: number; relistingUnseen?: boolean }
+  | { kind: 'collected'; from: string; start: number }
+  | { kind: 'orphaned'; from: string };
+
+/** How a Bundle is deleted (kubectl delete --cascade=...). */
+export type Propagation = 'background' | 'foreground' | 'orphan';
 
 interface Window {
   from: number;
@@ -94,6 +105,8 @@ interface Window {
   why: string;
   /** How long after `to` a deletion may still be judged by this window (none before the object was ever listed: nothing could be in flight). */
   graceMs: number;
+  /** Beside the rule in force: a race the operator cannot win, open until the next settle. */
+  race?: boolean;
 }
 
 interface PossibleDelay {
@@ -119,7 +132,7 @@ export interface ObjectModel {
    * level-based: a listing undone before it looked is never seen, and that
    * countdown simply goes on, so a removal before the settle counts from it.
    */
-  unseenRelisting?: { start: number };
+  unseenRelisting?: { start: number; released?: { from: string; startAck: number } };
   /**
    * The Bundle that controlled the object stopped listing it while another
    * listed it: the other takes it over on its next pass, but until a settle
@@ -172,7 +185,7 @@ export class SoftDeleteModel {
 
   constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string) {
     for (const name of bundleNames) {
-      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, entries: [], claimedAt: new Map() });
+      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, entries: [], claimedAt: new Map(), unseen: new Set() });
       this.addObject(gateOf(name), 'Gate');
     }
     for (const name of configMaps) this.addObject(name, 'ConfigMap');
@@ -212,6 +225,7 @@ export class SoftDeleteModel {
     if (!b.exists) {
       b.exists = true;
       b.claimedAt = new Map();
+      b.unseen = new Set();
       b.gateReady = false;
     }
     b.entries = entries.map((e) => ({ ...e }));
@@ -224,10 +238,15 @@ export class SoftDeleteModel {
     for (const e of b.entries) {
       const o = this.object(e.object);
       if (!b.claimedAt.has(e.object)) b.claimedAt.set(e.object, ++this.claimSeq);
+      if (!before.has(e.object)) b.unseen.add(e.object);
       // The operator may apply this manifest (an invalid spec applies nothing, but it may become valid as is).
       if (!o.possibleDelays.some((p) => sameDelay(p.delay, e.delay))) o.possibleDelays.push({ delay: e.delay, addedAt: sentAt });
       if (o.standing.kind !== 'listed') touched.add(e.object);
-      if (o.standing.kind === 'removed' || o.standing.kind === 'released') o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity) };
+      if (o.standing.kind === 'removed' || o.standing.kind === 'released') {
+        // A released object stays the sweeper's until the operator takes it: remember whose countdown that is.
+        const released = o.standing.kind === 'released' ? { from: o.standing.from, startAck: o.standing.startAck } : o.unseenRelisting?.released;
+        o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity), ...(released ? { released } : {}) };
+      }
       o.standing = { kind: 'listed' };
       if (!before.has(e.object)) touched.add(e.object);
     }
@@ -235,6 +254,7 @@ export class SoftDeleteModel {
       if (b.entries.some((e) => e.object === object)) continue;
       const claim = b.claimedAt.get(object) ?? Infinity;
       b.claimedAt.delete(object);
+      b.unseen.delete(object);
       touched.add(object);
       const o = this.object(object);
       const others = this.listers(object);
@@ -251,6 +271,11 @@ export class SoftDeleteModel {
         // The hand-over may never have happened: the old controller's countdown, from its own removal, may run.
         // Or it did, and the new lister's rules hold: no "due by" either way.
         o.standing = { kind: 'removed', by: handover.from, start: Math.min(handover.start, o.unseenRelisting?.start ?? Infinity), startAck: handover.startAck, handoverUnseen: true };
+      } else if (o.unseenRelisting?.released) {
+        // Released, listed again and dropped before the operator looked: it may never have been taken, and
+        // the sweeper's countdown goes on (from the release). Or it was taken: no "due by" either way.
+        const { from, startAck } = o.unseenRelisting.released;
+        o.standing = { kind: 'released', from, start: o.unseenRelisting.start, startAck, relistingUnseen: true };
       } else {
         o.standing = { kind: 'removed', by: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
       }
@@ -261,31 +286,58 @@ export class SoftDeleteModel {
     return [...touched];
   }
 
-  /** A Bundle was deleted (background) and is gone. */
-  deleteBundle(name: string, sentAt: number, ackedAt: number): string[] {
+  /**
+   * A Bundle was deleted and is gone. Background: what it controlled is
+   * released (countdown from the delete; no delay: at once). Foreground: the
+   * collector deletes what it controlled, delays included. Orphan: all of it
+   * is kept. Whatever the propagation, what another live Bundle lists stays
+   * listed; in the foreground, though, while no other lister's pass has run
+   * since it listed the object (no claim written, no hand-over yet), the
+   * collector may get there first: a window allows that deletion until the
+   * next settle.
+   */
+  deleteBundle(name: string, sentAt: number, ackedAt: number, propagation: Propagation = 'background'): string[] {
     const b = this.bundle(name);
     const touched: string[] = [];
     const listed = b.entries.map((e) => e.object);
     b.exists = false;
     b.entries = [];
     b.claimedAt = new Map();
+    b.unseen = new Set();
     b.spoil = 'none';
     b.validSince = -Infinity;
     b.validSinceAck = -Infinity;
     b.gateReady = false;
     for (const o of this.objects.values()) {
-      if (listed.includes(o.name)) {
-        touched.push(o.name);
-        if (this.listers(o.name).length > 0) continue;
-        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
-        delete o.unseenRelisting;
-      } else if (o.standing.kind === 'removed' && o.standing.by === name) {
-        touched.push(o.name);
-        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt) };
+      const removedByIt = o.standing.kind === 'removed' && o.standing.by === name;
+      if (!listed.includes(o.name) && !removedByIt) continue;
+      touched.push(o.name);
+      const others = this.listers(o.name);
+      if (others.length > 0) {
+        if (propagation === 'foreground' && others.every((x) => x.unseen.has(o.name))) this.openRace(o, sentAt, `foreground deletion of ${name} before ${others.map((x) => x.name).join(', ')} took it or claimed it`);
+        continue;
       }
+      const released = o.unseenRelisting?.released;
+      if (propagation === 'foreground') {
+        o.standing = { kind: 'collected', from: name, start: sentAt };
+      } else if (propagation === 'orphan') {
+        // Listed again but maybe never taken (the operator had not looked): then it is still the sweeper's, on
+        // the first release's countdown, which orphaning does not stop. Taken, it is orphaned: kept.
+        o.standing = released && listed.includes(o.name) ? { kind: 'released', from: released.from, start: o.unseenRelisting?.start ?? sentAt, startAck: released.startAck, relistingUnseen: true } : { kind: 'orphaned', from: name };
+      } else if (removedByIt && o.standing.kind === 'removed') {
+        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt) };
+      } else {
+        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+      }
+      delete o.unseenRelisting;
     }
-    this.recompute(sentAt, ackedAt, `Bundle ${name} deleted`);
+    this.recompute(sentAt, ackedAt, `Bundle ${name} deleted (${propagation})`);
     return touched;
+  }
+
+  /** A deletion allowed from `at` until the next settle, beside whatever rule stands (kept as the last window). */
+  private openRace(o: ObjectModel, at: number, why: string): void {
+    o.windows.splice(o.windows.length - 1, 0, { from: at, to: Infinity, notBefore: at, why, graceMs: CLOSE_GRACE_MS, race: true });
   }
 
   setGateReady(bundle: string, ready: boolean): void {
@@ -315,8 +367,10 @@ export class SoftDeleteModel {
   }
 
   /** A settle showed the operator has seen every live Bundle's current spec: listings in them are no longer unseen. */
-  listingsSeen(): void {
+  listingsSeen(at = Infinity): void {
+    for (const b of this.bundles.values()) b.unseen.clear();
     for (const o of this.objects.values()) {
+      for (const w of o.windows) if (w.race && w.to === Infinity) w.to = at;
       if (o.standing.kind !== 'listed') continue;
       delete o.unseenRelisting;
       delete o.unseenHandover;
@@ -359,6 +413,10 @@ export class SoftDeleteModel {
         if (delay === Infinity) return { at: Infinity, why: `removed from ${s.by} with an unreadable delay (kept)` };
         return { at: Math.max(b.validSince, s.start + delay), why: `removed from ${s.by}: ${this.delayWords(o)}` };
       }
+      case 'collected':
+        return { at: s.start, why: `its Bundle ${s.from} was deleted in the foreground (collected, whatever its delay)` };
+      case 'orphaned':
+        return { at: Infinity, why: `its Bundle ${s.from} was deleted with orphan propagation (kept)` };
       case 'released': {
         const delay = minDelayMs(o.possibleDelays);
         if (delay === Infinity) return { at: Infinity, why: `released by deleted ${s.from} with an unreadable delay (kept)` };
@@ -370,7 +428,9 @@ export class SoftDeleteModel {
   /** The latest time the object must be gone by (Infinity: it may stay). */
   dueBy(o: ObjectModel): number {
     const s = o.standing;
-    if (s.kind === 'absent' || s.kind === 'listed') return Infinity;
+    // Collected: the collector's timing is not judged here (the GC fuzzer judges it); orphaned: kept.
+    if (s.kind === 'absent' || s.kind === 'listed' || s.kind === 'collected' || s.kind === 'orphaned') return Infinity;
+    if (s.kind === 'released' && s.relistingUnseen) return Infinity;
     const delay = maxDelayMs(o.possibleDelays);
     if (delay === Infinity) return Infinity;
     if (s.kind === 'removed') {

@@ -5,7 +5,7 @@
  * observations, so a seed always produces the same steps.
  */
 import type { Random } from '../random.js';
-import { delayText, type Delay, type Entry, type SoftDeleteModel, type Spoil } from './model.js';
+import { delayText, type Delay, type Entry, type Propagation, type SoftDeleteModel, type Spoil } from './model.js';
 
 export type Step =
   | { kind: 'add'; bundle: string; object: string; delay: Delay; gated: boolean }
@@ -14,7 +14,7 @@ export type Step =
   | { kind: 'set-delay'; bundle: string; object: string; delay: Delay }
   | { kind: 'set-gated'; bundle: string; object: string; gated: boolean }
   | { kind: 'gate'; bundle: string; open: boolean }
-  | { kind: 'delete-bundle'; bundle: string }
+  | { kind: 'delete-bundle'; bundle: string; propagation: Propagation }
   | { kind: 'reapply'; bundle: string; entries: Entry[]; spoil: Spoil }
   | { kind: 'spoil'; bundle: string; how: Exclude<Spoil, 'none'> }
   | { kind: 'repair'; bundle: string }
@@ -49,7 +49,7 @@ export function describeStep(s: Step): string {
     case 'gate':
       return `${s.open ? 'open' : 'close'} the gate of ${s.bundle} (Ready=${s.open ? 'true' : 'false'})`;
     case 'delete-bundle':
-      return `delete Bundle ${s.bundle} (background) and wait until it is gone`;
+      return `delete Bundle ${s.bundle} (${s.propagation}) and wait until it is gone`;
     case 'reapply':
       return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}`;
     case 'spoil':
@@ -156,7 +156,7 @@ export class StepGenerator {
         if (!b) return undefined;
         return { kind: 'gate', bundle: b.name, open: !b.gateReady };
       }],
-      [2, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name })],
+      [2, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: rnd.weighted<Propagation>([[6, 'background'], [2.5, 'foreground'], [1.5, 'orphan']]) })],
       [6, () => {
         const gone = bundles.filter((b) => !b.exists);
         if (gone.length === 0) return undefined;

@@ -207,8 +207,8 @@ class SeedRun {
         break;
       }
       case 'delete-bundle': {
-        const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle);
-        add(this.model.deleteBundle(step.bundle, sentAt, ackedAt));
+        const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle, step.propagation);
+        add(this.model.deleteBundle(step.bundle, sentAt, ackedAt, step.propagation));
         const deadline = Date.now() + OPERATOR_WAIT_MS;
         while (!(await this.world.bundleGone(step.bundle))) {
           if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${OPERATOR_WAIT_MS / 1000} s after its delete (the finalizer never finished)`);
@@ -260,7 +260,7 @@ class SeedRun {
         await sleep(100);
       }
     }
-    this.model.listingsSeen();
+    this.model.listingsSeen(Date.now());
     for (const o of this.model.objects.values()) {
       if (o.kind !== 'ConfigMap' || o.standing.kind !== 'listed') continue;
       const live = await this.world.getObject('ConfigMap', o.name);

@@ -15,7 +15,9 @@ import { Discovery } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
-import type { Entry, Spoil } from './model.js';
+import type { Entry, Propagation, Spoil } from './model.js';
+
+const POLICY: Record<Propagation, 'Background' | 'Foreground' | 'Orphan'> = { background: 'Background', foreground: 'Foreground', orphan: 'Orphan' };
 
 export const GATE_GROUP = 'fuzz.bundlesmith.dev';
 export const GATE_API_VERSION = `${GATE_GROUP}/v1`;
@@ -227,11 +229,11 @@ export class SeedWorld {
   }
 
   /** Background delete with a UID precondition; resolves once the request is answered. */
-  async deleteBundle(bundle: string): Promise<BundleWrite> {
+  async deleteBundle(bundle: string, propagation: Propagation): Promise<BundleWrite> {
     const uid = this.bundleUids.get(bundle);
     if (!uid) throw new Error(`no uid known for Bundle ${bundle}`);
     const sentAt = Date.now();
-    await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, bundle, { uid, propagationPolicy: 'Background' });
+    await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, bundle, { uid, propagationPolicy: POLICY[propagation] });
     return { sentAt, ackedAt: Date.now() };
   }
 

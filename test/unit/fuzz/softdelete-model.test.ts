@@ -183,4 +183,61 @@ describe('soft-delete fuzz model', () => {
     apply(seen, 1080, 'b1', [], 'invalid');
     expect(verdict(seen, 'x', 9000)).toBe('wrongful');
   });
+
+  describe('Bundle deletion propagation', () => {
+    it('foreground: what the Bundle controlled may go at once, whatever its delay; nothing is due (the collector is judged elsewhere)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(30)), cm('y', { kind: 'invalid', text: 'banana' })]);
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010, 'foreground');
+      expect(verdict(m, 'x', 500)).toBe('wrongful');
+      expect(verdict(m, 'x', 1000)).toBe('allowed');
+      expect(verdict(m, 'y', 1000)).toBe('allowed');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    });
+
+    it('orphan: everything the Bundle controlled is kept, a countdown it had started included', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(2)), cm('y', NONE)]);
+      m.listingsSeen(100);
+      apply(m, 500, 'b1', [cm('y', NONE)]);
+      m.deleteBundle('b1', 1000, 1010, 'orphan');
+      expect(verdict(m, 'x', 1000 + CLOSE_GRACE_MS + 100)).toBe('wrongful');
+      expect(verdict(m, 'x', 60_000)).toBe('wrongful');
+      expect(verdict(m, 'y', 60_000)).toBe('wrongful');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    });
+
+    it('foreground: an object another Bundle lists is kept once that Bundle\'s pass has run; before, the collector may win the race', () => {
+      const racing = fresh();
+      apply(racing, 0, 'b1', [cm('x', NONE)]);
+      racing.listingsSeen(100);
+      apply(racing, 500, 'b2', [cm('x', NONE)]);
+      racing.deleteBundle('b1', 1000, 1010, 'foreground');
+      expect(verdict(racing, 'x', 1200)).toBe('allowed');
+      racing.listingsSeen(3000);
+      expect(verdict(racing, 'x', 3000 + CLOSE_GRACE_MS + 100)).toBe('wrongful');
+
+      const claimed = fresh();
+      apply(claimed, 0, 'b1', [cm('x', NONE)]);
+      apply(claimed, 500, 'b2', [cm('x', NONE)]);
+      claimed.listingsSeen(700);
+      claimed.deleteBundle('b1', 1000, 1010, 'foreground');
+      expect(verdict(claimed, 'x', 1200)).toBe('wrongful');
+    });
+
+    it('a released object listed again and dropped before the operator looked: the release\'s countdown may go on (seed 225)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(3))]);
+      m.confirmDelay('x', '3s');
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010);
+      apply(m, 2000, 'b2', [cm('x', s(3))]);
+      apply(m, 2100, 'b2', []);
+      // Released at 1 s with 3 s: the sweeper may delete it from 4 s, although b2 (created at 2 s) would wait until 5.1 s.
+      expect(verdict(m, 'x', 3999)).toBe('wrongful');
+      expect(verdict(m, 'x', 4000)).toBe('allowed');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    });
+  });
 });
