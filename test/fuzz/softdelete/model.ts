@@ -141,6 +141,13 @@ export interface ObjectModel {
    * (from its removal) is the one that may run.
    */
   unseenHandover?: { from: string; start: number; startAck: number };
+  /**
+   * Orphaned (kept, controlled by nothing) and listed again since: a Bundle
+   * takes such an object only by applying it, which a Bundle that is
+   * invalid, failing or blocked never does. Until a read shows a controller,
+   * removing it or deleting its Bundle may leave it for good: nothing is due.
+   */
+  mayBeUncontrolled?: boolean;
 }
 
 export interface Deletion {
@@ -242,6 +249,7 @@ export class SoftDeleteModel {
       // The operator may apply this manifest (an invalid spec applies nothing, but it may become valid as is).
       if (!o.possibleDelays.some((p) => sameDelay(p.delay, e.delay))) o.possibleDelays.push({ delay: e.delay, addedAt: sentAt });
       if (o.standing.kind !== 'listed') touched.add(e.object);
+      if (o.standing.kind === 'orphaned') o.mayBeUncontrolled = true;
       if (o.standing.kind === 'removed' || o.standing.kind === 'released') {
         // A released object stays the sweeper's until the operator takes it: remember whose countdown that is.
         const released = o.standing.kind === 'released' ? { from: o.standing.from, startAck: o.standing.startAck } : o.unseenRelisting?.released;
@@ -377,6 +385,11 @@ export class SoftDeleteModel {
     }
   }
 
+  /** A read showed a controller on the object: a Bundle took it. */
+  confirmControlled(object: string): void {
+    delete this.object(object).mayBeUncontrolled;
+  }
+
   /** The watch saw an incarnation appear. */
   created(object: string, uid: string): void {
     const o = this.object(object);
@@ -392,6 +405,7 @@ export class SoftDeleteModel {
     const o = this.object(object);
     if (o.uid !== uid) return;
     o.exists = false;
+    delete o.mayBeUncontrolled;
     const current = this.listers(object).flatMap((b) => b.entries.filter((e) => e.object === object).map((e) => e.delay));
     const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((d) => sameDelay(d, p.delay)));
     for (const d of current) if (!kept.some((p) => sameDelay(p.delay, d))) kept.push({ delay: d, addedAt: seenAt });
@@ -430,7 +444,7 @@ export class SoftDeleteModel {
     const s = o.standing;
     // Collected: the collector's timing is not judged here (the GC fuzzer judges it); orphaned: kept.
     if (s.kind === 'absent' || s.kind === 'listed' || s.kind === 'collected' || s.kind === 'orphaned') return Infinity;
-    if (s.kind === 'released' && s.relistingUnseen) return Infinity;
+    if ((s.kind === 'released' && s.relistingUnseen) || o.mayBeUncontrolled) return Infinity;
     const delay = maxDelayMs(o.possibleDelays);
     if (delay === Infinity) return Infinity;
     if (s.kind === 'removed') {

@@ -262,6 +262,11 @@ class SeedRun {
     }
     this.model.listingsSeen(Date.now());
     for (const o of this.model.objects.values()) {
+      if (!o.mayBeUncontrolled || o.standing.kind !== 'listed') continue;
+      const live = await this.world.getObject(o.kind, o.name);
+      if (live?.metadata.ownerReferences?.some((r) => r.controller === true)) this.model.confirmControlled(o.name);
+    }
+    for (const o of this.model.objects.values()) {
       if (o.kind !== 'ConfigMap' || o.standing.kind !== 'listed') continue;
       const live = await this.world.getObject('ConfigMap', o.name);
       if (live && live.metadata.deletionTimestamp === undefined) this.model.confirmDelay(o.name, live.metadata.annotations?.[Annotations.deletionDelay]);

@@ -239,5 +239,22 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'x', 4000)).toBe('allowed');
       expect(m.dueBy(m.object('x'))).toBe(Infinity);
     });
+
+    it('an orphaned object listed again is taken only by an apply: until a read shows a controller, nothing is due (seed 5)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', NONE)]);
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010, 'orphan');
+      apply(m, 2000, 'b1', [cm('x', NONE)], 'invalid');
+      m.deleteBundle('b1', 3000, 3010);
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+      const taken = fresh();
+      apply(taken, 0, 'b1', [cm('x', NONE)]);
+      taken.deleteBundle('b1', 1000, 1010, 'orphan');
+      apply(taken, 2000, 'b1', [cm('x', NONE)]);
+      taken.confirmControlled('x');
+      taken.deleteBundle('b1', 3000, 3010);
+      expect(Number.isFinite(taken.dueBy(taken.object('x')))).toBe(true);
+    });
   });
 });
