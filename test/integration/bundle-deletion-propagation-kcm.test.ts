@@ -4,39 +4,24 @@
  * own where kube-controller-manager's garbage collector runs (ours does not).
  * Scenarios in deletion-propagation.ts.
  */
-import { startControlPlane, startControllerManager, stopControllerManager, stopControlPlane, type ControlPlaneState } from '../../hack/controlplane.js';
-import { applyCrd } from '../../hack/crd-install.js';
-import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import { Discovery } from '../../src/kube/discovery.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Operator } from '../../src/operator.js';
 import { systemClock } from '../../src/runtime/clock.js';
-import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
+import { createNamespace, waitFor, type TestEnv } from './harness.js';
+import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
 import { types, type KnownTypes } from './bundles.js';
 import { aLosingBundleWithdrawsItsClaim, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
-let state: ControlPlaneState | undefined;
+let ref: ReferenceCluster | undefined;
 let env: TestEnv;
 let t: KnownTypes;
 let ns: string;
 let operator: Operator | undefined;
 
 beforeAll(async () => {
-  state = await startControlPlane({ withGarbageCollector: true });
-  await applyCrd(state.kubeconfig);
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig(state.kubeconfig));
-  const discovery = new Discovery(client, 0);
-  await discovery.refresh();
-  env = { client, discovery, kubeconfig: state.kubeconfig, close: () => client.close() };
-  // kube-controller-manager runs under its own identity here: grant it the garbage collector's role.
-  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'ClusterRoleBinding');
-  await client.create(binding, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'bundlesmith-test:kcm-garbage-collector' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
-  });
+  ref = await startReferenceCluster({ bundleCrd: true });
+  env = ref.env;
+  const client = env.client;
   t = await types(env);
   ns = await createNamespace(env, 'bdelkcm');
   // No collector of ours: kube-controller-manager's is the only one.
@@ -47,24 +32,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await operator?.stop();
-  env?.close();
-  if (state) stopControlPlane(state, { keepDir: process.env.BUNDLESMITH_KEEP_CLUSTER === '1' });
+  ref?.stop();
 });
 
 const context = (): PropagationContext => {
-  const cp = state;
-  if (!cp) throw new Error('no control plane');
+  const r = ref;
+  if (!r) throw new Error('no control plane');
   return {
     env,
     ns,
     t,
-    pauseCollector: () => {
-      stopControllerManager(cp);
-      return Promise.resolve();
-    },
-    resumeCollector: async () => {
-      if (cp.pids['kube-controller-manager'] === undefined) await startControllerManager(cp);
-    },
+    pauseCollector: r.collectorDown,
+    resumeCollector: r.collectorUp,
     collectorTimeoutMs: 90_000,
   };
 };

@@ -27,7 +27,8 @@ it('foreground deletion of a Bundle: dependents first, by the garbage collector,
   });
   expect(waiting.metadata.finalizers).toEqual([Finalizers.foregroundDeletion]);
   await waitFor('fg-top to be deleted by the collector', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'fg-top')) === undefined);
-  expect(await getBundle(f.env, f.ns, 'fg')).toBeDefined();
+  // Still the same Bundle, still waiting for its blocking dependent.
+  expect((await getBundle(f.env, f.ns, 'fg'))?.metadata.uid).toBe(waiting.metadata.uid);
   // Release the hold: the last blocking dependent goes, then the Bundle.
   await f.env.client.patch(f.t.configMap, f.ns, 'fg-base', { metadata: { finalizers: null } }, 'merge', { fieldManager: 'someone' });
   await waitFor('the Bundle to be gone', async () => (await getBundle(f.env, f.ns, 'fg')) === undefined);

@@ -5,20 +5,17 @@
  * deletion of the sibling it referenced until its own expiry.
  */
 import { DateTime } from 'luxon';
-import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../../hack/controlplane.js';
-import { applyCrd } from '../../hack/crd-install.js';
 import { Annotations, Labels } from '../../src/api/names.js';
-import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import { Discovery } from '../../src/kube/discovery.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Operator } from '../../src/operator.js';
 import { localClockAsServerTime } from '../../src/runtime/clock.js';
-import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
+import { createNamespace, waitFor, type TestEnv } from './harness.js';
+import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
 import { applyBundle, BUNDLE_RESOURCE_TYPE, configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
 import { JumpingClock } from './clocks.js';
 
-let state: ControlPlaneState | undefined;
+let ref: ReferenceCluster | undefined;
 let env: TestEnv;
 let t: KnownTypes;
 let ns: string;
@@ -26,21 +23,9 @@ let operator: Operator | undefined;
 const clock = new JumpingClock();
 
 beforeAll(async () => {
-  state = await startControlPlane({ withGarbageCollector: true });
-  await applyCrd(state.kubeconfig);
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig(state.kubeconfig));
-  const discovery = new Discovery(client, 0);
-  await discovery.refresh();
-  env = { client, discovery, kubeconfig: state.kubeconfig, close: () => client.close() };
-  // kube-controller-manager runs under its own identity here: grant it the garbage collector's role.
-  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'ClusterRoleBinding');
-  await client.create(binding, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'bundlesmith-test:kcm-garbage-collector' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
-  });
+  ref = await startReferenceCluster({ bundleCrd: true });
+  env = ref.env;
+  const client = env.client;
   t = await types(env);
   ns = await createNamespace(env, 'sdref');
   operator = new Operator({ client, clock, logger: silentLogger(), namespace: ns, workers: 2, serverTime: localClockAsServerTime(clock) });
@@ -50,8 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await operator?.stop();
-  env?.close();
-  if (state) stopControlPlane(state, { keepDir: process.env.BUNDLESMITH_KEEP_CLUSTER === '1' });
+  ref?.stop();
 });
 
 const stampOf = (o: KubeObject | undefined): string | undefined => o?.metadata.annotations?.[Annotations.deletionTimestamp];

@@ -247,13 +247,12 @@ describe('what another live Bundle lists is never deleted by the Bundle that had
 });
 
 describe('the released-object sweep on its own', () => {
-  it('never deletes an expired released object while a live Bundle lists it (no controller claims it here), and deletes it once none does', async () => {
-    // A namespace no Bundle controller watches: only a sweeper of its own runs there.
-    const ns = await createNamespace(f.env, 'sdsweep');
+  /** A sweeper of its own for a namespace no Bundle controller watches; one worker, so objects are decided in order. */
+  async function sweeperFor(ns: string): Promise<ReleasedObjectSweeper> {
     const sweepClock = new JumpingClock();
     const discovery = new Discovery(f.env.client);
     await discovery.refresh();
-    const sweeper = new ReleasedObjectSweeper({
+    return new ReleasedObjectSweeper({
       client: f.env.client,
       discovery,
       clock: sweepClock,
@@ -263,6 +262,12 @@ describe('the released-object sweep on its own', () => {
       namespace: ns,
       workers: 1,
     });
+  }
+
+  it('never deletes an expired released object while a live Bundle lists it (no controller claims it here), and deletes it once none does', async () => {
+    // A namespace no Bundle controller watches: only a sweeper of its own runs there.
+    const ns = await createNamespace(f.env, 'sdsweep');
+    const sweeper = await sweeperFor(ns);
     const released = (name: string): Record<string, unknown> => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -287,21 +292,10 @@ describe('the released-object sweep on its own', () => {
       await sweeper.stop();
     }
   });
+
   it('never deletes an object that carries the former-bundle label without a deletionDelay (a label alone is no permission)', async () => {
     const ns = await createNamespace(f.env, 'sdlabel');
-    const sweepClock = new JumpingClock();
-    const discovery = new Discovery(f.env.client);
-    await discovery.refresh();
-    const sweeper = new ReleasedObjectSweeper({
-      client: f.env.client,
-      discovery,
-      clock: sweepClock,
-      serverTime: localClockAsServerTime(sweepClock),
-      logger: silentLogger(),
-      events: apiEventRecorder(f.env.client, sweepClock, silentLogger(), 'sweep-test'),
-      namespace: ns,
-      workers: 1,
-    });
+    const sweeper = await sweeperFor(ns);
     const labelled = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a-labelled', namespace: ns, labels: { [Labels.formerBundle]: 'old' } } });
     await f.env.client.create(f.t.configMap, {
       apiVersion: 'v1',

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { Annotations } from '../../../src/api/names.js';
 import { Random } from '../random.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
-import { SoftDeleteModel, type Entry, type Spoil } from './model.js';
+import { SoftDeleteModel, type Entry, type Propagation, type Spoil } from './model.js';
 import { describeStep, StepGenerator, type Step } from './steps.js';
 import { FuzzCluster, SeedWorld, sleep, type Observation } from './world.js';
 
@@ -76,6 +76,8 @@ class SeedRun {
   private readonly seen: Observation[] = [];
   private origin = Date.now();
   private kills = 0;
+  /** Bundle deletions by propagation, for the summary line. */
+  private readonly bundleDeletes: Record<Propagation, number> = { background: 0, foreground: 0, orphan: 0 };
   private judged = 0;
 
   constructor(
@@ -124,7 +126,8 @@ class SeedRun {
       throw new Error(`${message}\n${found}steps so far (namespace ${this.world.namespace}):\n${this.replay(undefined)}\noperator logs: ${this.world.operatorLogs().join(' ')}`);
     }
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
-    const summary = `${this.executed.length} steps, ${this.kills} kills, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const d = this.bundleDeletes;
+    const summary = `${this.executed.length} steps, ${this.kills} kills, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -207,6 +210,7 @@ class SeedRun {
         break;
       }
       case 'delete-bundle': {
+        this.bundleDeletes[step.propagation]++;
         const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle, step.propagation);
         add(this.model.deleteBundle(step.bundle, sentAt, ackedAt, step.propagation));
         const deadline = Date.now() + OPERATOR_WAIT_MS;

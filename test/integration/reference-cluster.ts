@@ -1,0 +1,52 @@
+/**
+ * A control plane of a test file's own where kube-controller-manager's
+ * garbage collector runs: the reference our collector and finalizer are
+ * held against. Ours is not started there unless the test starts it.
+ */
+import { startControlPlane, startControllerManager, stopControlPlane, stopControllerManager, type ControlPlaneState } from '../../hack/controlplane.js';
+import { applyCrd } from '../../hack/crd-install.js';
+import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
+import { Discovery } from '../../src/kube/discovery.js';
+import { resourceType, type TestEnv } from './harness.js';
+
+export interface ReferenceCluster {
+  state: ControlPlaneState;
+  env: TestEnv;
+  /** SIGKILLs kube-controller-manager (its collector stops mid-work). */
+  collectorDown: () => Promise<void>;
+  /** Starts it again unless it runs. */
+  collectorUp: () => Promise<void>;
+  stop: () => void;
+}
+
+export async function startReferenceCluster(options: { bundleCrd: boolean }): Promise<ReferenceCluster> {
+  const state = await startControlPlane({ withGarbageCollector: true });
+  if (options.bundleCrd) await applyCrd(state.kubeconfig);
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(state.kubeconfig));
+  const discovery = new Discovery(client, 0);
+  await discovery.refresh();
+  const env: TestEnv = { client, discovery, kubeconfig: state.kubeconfig, close: () => client.close() };
+  // kube-controller-manager runs here under its own identity (no service
+  // account credentials), which RBAC does not let delete or patch arbitrary
+  // objects: grant it the garbage collector's bootstrap role.
+  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'ClusterRoleBinding');
+  await client.create(binding, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'bundlesmith-test:kcm-garbage-collector' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
+  });
+  return {
+    state,
+    env,
+    collectorDown: () => Promise.resolve(stopControllerManager(state)),
+    collectorUp: async () => {
+      if (state.pids['kube-controller-manager'] === undefined) await startControllerManager(state);
+    },
+    stop: () => {
+      env.close();
+      stopControlPlane(state, { keepDir: process.env.BUNDLESMITH_KEEP_CLUSTER === '1' });
+    },
+  };
+}
