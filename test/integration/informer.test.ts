@@ -77,10 +77,10 @@ it('relists after its connection is cut and refused, and sees what changed meanw
     await waitFor('the informer to see "before"', () => seen.includes('before'));
 
     // Cut every connection and refuse new ones for a while; create an object meanwhile.
+    const restartsBefore = informer.health().restarts;
     proxy.refusing = true;
     proxy.cut();
     const during = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'during', namespace: ns } });
-    const restartsBefore = informer.health().restarts;
     await waitFor('the informer to notice the failure', () => errors.length >= 1);
     expect(seen).not.toContain('during');
     proxy.refusing = false;
