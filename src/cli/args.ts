@@ -2,6 +2,7 @@
  * Command-line parsing for the `bundlesmith` CLI: a command, its positional
  * arguments and a few flags. Pure: argv in, a parsed command or usage errors out.
  */
+import { parseGoDuration } from '../core/duration.js';
 
 export const EXIT_OK = 0;
 /** Problems found (invalid manifests, refusals) or an operation that failed. */
@@ -9,13 +10,23 @@ export const EXIT_PROBLEMS = 1;
 /** The command line itself is wrong. */
 export const EXIT_USAGE = 2;
 
-export type Command = 'validate' | 'diff' | 'pending' | 'cancel' | 'delete-now' | 'help';
+export type Command = 'validate' | 'diff' | 'pending' | 'cancel' | 'delete-now' | 'tree' | 'status' | 'help';
 
 export interface CommonFlags {
   kubeconfig?: string;
   namespace?: string;
   /** `-o json`: machine-readable output on stdout. */
   output: 'text' | 'json';
+  /** tree, status: redraw until interrupted. */
+  watch?: boolean;
+  /** status: every namespace's Bundles. */
+  all?: boolean;
+  /** status: wait until Ready (or the timeout). */
+  wait?: boolean;
+  /** status --wait: give up after this many milliseconds (default 5 minutes). */
+  timeoutMs?: number;
+  /** tree: no colour even on a terminal. */
+  noColor?: boolean;
 }
 
 export interface ParsedCommand {
@@ -30,13 +41,21 @@ export const USAGE = `usage:
   bundlesmith pending [-n NS]             objects counting down to deletion and when they go (all namespaces without -n)
   bundlesmith cancel KIND/NAME -n NS      stop a pending deletion and keep the object
   bundlesmith delete-now KIND/NAME -n NS  delete a pending object now
+  bundlesmith tree BUNDLE [-n NS]         the Bundle's resources by references, their state, what they own, pending deletions
+  bundlesmith status [BUNDLE|--all]       one line per Bundle, or one Bundle's conditions in words; exit 1 unless Ready
 flags:
   -n, --namespace NS    namespace (diff: for Bundles without one; default: the kubeconfig context's)
   --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)
   -o, --output FORMAT   text (default) or json
+  -w, --watch           tree, status: redraw every 2 s until interrupted
+  -A, --all             status: Bundles of every namespace
+  --wait                status BUNDLE: wait until it is Ready (exit 1 at the timeout)
+  --timeout DURATION    status --wait: how long (Go duration, default 5m)
+  --no-color            tree: plain text on a terminal too
+also a kubectl plugin: kubectl bundle tree BUNDLE, kubectl bundle status --all
 exit codes: 0 ok, 1 problems found or operation failed, 2 usage error`;
 
-const COMMANDS: readonly Command[] = ['validate', 'diff', 'pending', 'cancel', 'delete-now', 'help'];
+const COMMANDS: readonly Command[] = ['validate', 'diff', 'pending', 'cancel', 'delete-now', 'tree', 'status', 'help'];
 
 /** How many positionals each command takes: [min, max]. */
 const ARITY: Record<Command, [number, number]> = {
@@ -45,6 +64,8 @@ const ARITY: Record<Command, [number, number]> = {
   pending: [0, 0],
   cancel: [1, 1],
   'delete-now': [1, 1],
+  tree: [1, 1],
+  status: [0, 1],
   help: [0, 0],
 };
 
@@ -91,6 +112,28 @@ export function parseCommandLine(argv: readonly string[]): { ok: true; parsed: P
           else if (value !== undefined && value !== '') errors.push(`--output must be text or json, not "${value}"`);
           break;
         }
+        case '-w':
+        case '--watch':
+          flags.watch = true;
+          break;
+        case '-A':
+        case '--all':
+          flags.all = true;
+          break;
+        case '--wait':
+          flags.wait = true;
+          break;
+        case '--no-color':
+          flags.noColor = true;
+          break;
+        case '--timeout': {
+          const value = takeValue();
+          if (value === undefined || value === '') break;
+          const parsed = parseGoDuration(value);
+          if (parsed.ok && parsed.ms > 0) flags.timeoutMs = parsed.ms;
+          else errors.push(`--timeout must be a positive Go duration (e.g. 2m), not "${value}"`);
+          break;
+        }
         default:
           errors.push(`unknown flag ${name}`);
       }
@@ -112,6 +155,9 @@ export function parseCommandLine(argv: readonly string[]): { ok: true; parsed: P
   const [min, max] = ARITY[command];
   if (positionals.length < min) errors.push(`${command} needs ${min === 1 && max === 1 ? 'one argument' : `at least ${min} argument${min === 1 ? '' : 's'}`}`);
   if (positionals.length > max) errors.push(`${command} takes ${max === 0 ? 'no arguments' : `${max} argument${max === 1 ? '' : 's'}`}, got ${positionals.length}`);
+  if (command === 'status' && flags.all === true && positionals.length > 0) errors.push('status takes a Bundle name or --all, not both');
+  if (flags.wait === true && (command !== 'status' || positionals.length === 0)) errors.push('--wait needs status BUNDLE');
+  if (flags.watch === true && flags.wait === true) errors.push('--watch and --wait do not go together');
   if ((command === 'cancel' || command === 'delete-now') && positionals[0] !== undefined && parseObjectRef(positionals[0]) === undefined) {
     errors.push(`"${positionals[0]}" is not KIND/NAME (e.g. ConfigMap/settings or deployment.apps/web)`);
   }

@@ -12,6 +12,9 @@ import { PROBLEM_ACTIONS, diffBundle, discoveryKindTable, formatDiff, type Bundl
 import { CliError, processIo, type CliIo } from './io.js';
 import { parseManifests } from './manifests.js';
 import { cancelPending, deletePendingNow, formatPendingTable, listPending } from './pending.js';
+import { readBundle, readBundles, readLiveObjects, readOwnedObjects } from './inspect.js';
+import { describeStatus, formatSummaryTable, summarize } from './status.js';
+import { buildTree, palette, renderTree } from './tree.js';
 import { formatProblem, validateFile, type FileValidation } from './validate.js';
 
 function readManifestFile(file: string): string {
@@ -97,6 +100,83 @@ async function objectCommand(cmd: ParsedCommand, io: CliIo, action: typeof cance
   });
 }
 
+const WATCH_INTERVAL_MS = 2_000;
+const WAIT_POLL_MS = 1_000;
+const DEFAULT_WAIT_MS = 5 * 60_000;
+
+/** Resolves after `ms`, or at once when the signal aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done);
+  });
+}
+
+/** Draws once, or (--watch) again every 2 s until interrupted, in place on a terminal. */
+async function drawLoop(cmd: ParsedCommand, io: CliIo, draw: () => Promise<number>): Promise<number> {
+  if (!cmd.flags.watch) return await draw();
+  let code = EXIT_OK;
+  while (!io.signal?.aborted) {
+    if (io.isTty) io.out('\x1b[H\x1b[2J');
+    code = await draw();
+    if (!io.isTty) io.out('');
+    await pause(WATCH_INTERVAL_MS, io.signal);
+  }
+  return code;
+}
+
+async function treeCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
+  const name = cmd.positionals[0] ?? '';
+  return await withCluster(cmd, async (cluster) => {
+    const namespace = cmd.flags.namespace ?? cluster.contextNamespace;
+    return await drawLoop(cmd, io, async () => {
+      const bundle = await readBundle(cluster, namespace, name);
+      const tree = buildTree({ bundle, live: await readLiveObjects(cluster, bundle), owners: await readOwnedObjects(cluster, namespace, io), now: io.now?.() ?? serverNow(cluster).now });
+      if (cmd.flags.output === 'json') io.out(JSON.stringify(tree, null, 2));
+      else for (const line of renderTree(tree, palette(io.isTty === true && !cmd.flags.noColor))) io.out(line);
+      return EXIT_OK;
+    });
+  });
+}
+
+async function statusCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
+  const name = cmd.positionals[0];
+  return await withCluster(cmd, async (cluster) => {
+    const namespace = cmd.flags.all ? undefined : (cmd.flags.namespace ?? cluster.contextNamespace);
+    const now = () => io.now?.() ?? serverNow(cluster).now;
+    if (name !== undefined && cmd.flags.wait) {
+      const deadline = Date.now() + (cmd.flags.timeoutMs ?? DEFAULT_WAIT_MS);
+      for (;;) {
+        const bundle = await readBundle(cluster, namespace ?? cluster.contextNamespace, name);
+        if (summarize(bundle, now()).ready || Date.now() >= deadline || io.signal?.aborted) {
+          for (const line of describeStatus(bundle, now())) io.out(line);
+          return summarize(bundle, now()).ready ? EXIT_OK : EXIT_PROBLEMS;
+        }
+        await pause(WAIT_POLL_MS, io.signal);
+      }
+    }
+    return await drawLoop(cmd, io, async () => {
+      if (name !== undefined) {
+        const bundle = await readBundle(cluster, namespace ?? cluster.contextNamespace, name);
+        if (cmd.flags.output === 'json') io.out(JSON.stringify({ summary: summarize(bundle, now()), status: bundle.status ?? {} }, null, 2));
+        else for (const line of describeStatus(bundle, now())) io.out(line);
+        return summarize(bundle, now()).ready ? EXIT_OK : EXIT_PROBLEMS;
+      }
+      const summaries = (await readBundles(cluster, namespace)).map((b) => summarize(b, now()));
+      if (cmd.flags.output === 'json') io.out(JSON.stringify({ items: summaries }, null, 2));
+      else if (summaries.length === 0) io.err(`no Bundles${namespace ? ` in ${namespace}` : ''}`);
+      else for (const line of formatSummaryTable(summaries)) io.out(line);
+      return summaries.every((s) => s.ready) ? EXIT_OK : EXIT_PROBLEMS;
+    });
+  });
+}
+
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandLine(argv);
   if (!parsed.ok) {
@@ -120,6 +200,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await objectCommand(cmd, io, cancelPending);
       case 'delete-now':
         return await objectCommand(cmd, io, deletePendingNow);
+      case 'tree':
+        return await treeCommand(cmd, io);
+      case 'status':
+        return await statusCommand(cmd, io);
     }
   } catch (err) {
     if (err instanceof CliError) {

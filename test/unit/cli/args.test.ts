@@ -8,6 +8,9 @@ describe('parseCommandLine', () => {
     [['cancel', 'deployment.apps/web', '--kubeconfig', '/k'], { command: 'cancel', positionals: ['deployment.apps/web'], flags: { output: 'text', kubeconfig: '/k' } }],
     [['--help'], { command: 'help', positionals: [], flags: { output: 'text' } }],
     [['validate', '--', '-odd-file.yaml'], { command: 'validate', positionals: ['-odd-file.yaml'], flags: { output: 'text' } }],
+    [['tree', 'web', '-n', 'team', '--watch', '--no-color'], { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'team', watch: true, noColor: true } }],
+    [['status', '-A'], { command: 'status', positionals: [], flags: { output: 'text', all: true } }],
+    [['status', 'web', '--wait', '--timeout', '2m'], { command: 'status', positionals: ['web'], flags: { output: 'text', wait: true, timeoutMs: 120_000 } }],
   ])('%j', (argv, want) => {
     expect(parseCommandLine(argv)).toEqual({ ok: true, parsed: want });
   });
@@ -20,7 +23,12 @@ describe('parseCommandLine', () => {
     [['pending', 'x'], 'pending takes no arguments, got 1'],
     [['pending', '-n'], 'flag -n needs a value'],
     [['pending', '-o', 'yaml'], '--output must be text or json, not "yaml"'],
-    [['pending', '--all'], 'unknown flag --all'],
+    [['pending', '--frob'], 'unknown flag --frob'],
+    [['tree'], 'tree needs one argument'],
+    [['status', 'web', '--all'], 'status takes a Bundle name or --all, not both'],
+    [['status', '--wait'], '--wait needs status BUNDLE'],
+    [['status', 'web', '--wait', '--timeout', 'soon'], '--timeout must be a positive Go duration (e.g. 2m), not "soon"'],
+    [['status', 'web', '--wait', '-w'], '--watch and --wait do not go together'],
     [['delete-now', 'web'], '"web" is not KIND/NAME (e.g. ConfigMap/settings or deployment.apps/web)'],
   ])('%j is a usage error', (argv, message) => {
     const result = parseCommandLine(argv);
