@@ -156,6 +156,8 @@ async function run(demo: Demo): Promise<void> {
   await kubectl(['apply', '--server-side', '-f', '-'], walkthroughBundle(['settings', 'cache', 'keepsake']));
   await waitFor('walkthrough to be Ready', async () => conditions(await client.tryGet(BUNDLE_RT, NAMESPACE, 'walkthrough')).some((c) => c.type === 'Ready' && c.status === 'True'));
   say('Bundle walkthrough is Ready with settings, cache and keepsake (cache and keepsake carry deletionDelay: 5s)');
+  const treeBefore = await cli(['tree', 'walkthrough', '-n', NAMESPACE]);
+  say(`bundlesmith tree walkthrough -n ${NAMESPACE}:\n${treeBefore.trimEnd().replace(/^/gm, '        ')}`);
 
   await kubectl(['apply', '--server-side', '-f', '-'], walkthroughBundle(['settings']));
   say('removed cache and keepsake from the Bundle');
@@ -166,6 +168,9 @@ async function run(demo: Demo): Promise<void> {
     return a && b ? ([a, b] as const) : undefined;
   });
   say(`the operator stamped both instead of deleting them: ${Annotations.deletionTimestamp}=${cacheStamp}`);
+  await waitFor('the countdowns in the Bundle status', async () => ((await client.get(BUNDLE_RT, NAMESPACE, 'walkthrough')).status as { pendingDeletions?: unknown[] } | undefined)?.pendingDeletions?.length === 2);
+  const treeAfter = await cli(['tree', 'walkthrough', '-n', NAMESPACE]);
+  say(`bundlesmith tree walkthrough -n ${NAMESPACE} (after the removal):\n${treeAfter.trimEnd().replace(/^/gm, '        ')}`);
   const pending = await cli(['pending', '-n', NAMESPACE]);
   say(`bundlesmith pending -n ${NAMESPACE}:\n${pending.trimEnd().replace(/^/gm, '        ')}`);
 
