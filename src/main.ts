@@ -8,6 +8,7 @@ import { Gauge } from 'prom-client';
 import { parseArgs, type Config } from './config.js';
 import { KubeClient } from './kube/client.js';
 import { createLogger } from './observability/logger.js';
+import { startDebugEndpoint } from './observability/debug.js';
 import { OperatorMetrics } from './observability/metrics.js';
 import { startHttpEndpoints, type Readiness } from './observability/http.js';
 import { systemClock } from './runtime/clock.js';
@@ -107,6 +108,7 @@ async function main(config: Config): Promise<void> {
     return { ready: true, detail: elector ? 'leader: controllers running' : 'controllers running' };
   };
   const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger });
+  const debug = config.debugAddr !== undefined && config.debugAddr !== '0' ? await startDebugEndpoint({ addr: config.debugAddr, graph: () => garbageCollector?.engine.graph, logger }) : undefined;
 
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -122,6 +124,7 @@ async function main(config: Config): Promise<void> {
     (operatorStarted ? operator.stop() : Promise.resolve())
       .then(() => elector?.stop())
       .then(() => http.close())
+      .then(() => debug?.close())
       .then(() => {
         client.close();
         eventClient.close();
@@ -155,7 +158,7 @@ if (!parsed.ok) {
   console.error(
     'usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--gc-workers N] ' +
       '[--leader-elect] [--leader-election-namespace NS] [--leader-election-id NAME] [--lease-duration-seconds N] ' +
-      '[--metrics-addr HOST:PORT] [--health-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER]',
+      '[--metrics-addr HOST:PORT] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER]',
   );
   process.exit(2);
 }

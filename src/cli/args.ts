@@ -10,13 +10,17 @@ export const EXIT_PROBLEMS = 1;
 /** The command line itself is wrong. */
 export const EXIT_USAGE = 2;
 
-export type Command = 'validate' | 'diff' | 'pending' | 'cancel' | 'delete-now' | 'tree' | 'status' | 'help';
+export type Command = 'validate' | 'diff' | 'pending' | 'cancel' | 'delete-now' | 'tree' | 'status' | 'gc-graph' | 'help';
 
 export interface CommonFlags {
   kubeconfig?: string;
   namespace?: string;
-  /** `-o json`: machine-readable output on stdout. */
-  output: 'text' | 'json';
+  /** `-o json`: machine-readable output on stdout; `dot` (gc-graph): Graphviz. */
+  output: 'text' | 'json' | 'dot';
+  /** gc-graph: the owner whose dependents to show. */
+  owner?: ObjectRef;
+  /** gc-graph: the operator's debug endpoint (its --debug-addr, e.g. through kubectl port-forward). */
+  debugUrl?: string;
   /** tree, status: redraw until interrupted. */
   watch?: boolean;
   /** status: every namespace's Bundles. */
@@ -43,19 +47,23 @@ export const USAGE = `usage:
   bundlesmith delete-now KIND/NAME -n NS  delete a pending object now
   bundlesmith tree BUNDLE [-n NS]         the Bundle's resources by references, their state, what they own, pending deletions
   bundlesmith status [BUNDLE|--all]       one line per Bundle, or one Bundle's conditions in words; exit 1 unless Ready
+  bundlesmith gc-graph --owner KIND/NAME [-n NS] [--debug-url URL]
+                                          the dependents the operator's garbage collector holds under an owner
 flags:
   -n, --namespace NS    namespace (diff: for Bundles without one; default: the kubeconfig context's)
   --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)
-  -o, --output FORMAT   text (default) or json
+  -o, --output FORMAT   text (default) or json; gc-graph also dot
   -w, --watch           tree, status: redraw every 2 s until interrupted
   -A, --all             status: Bundles of every namespace
   --wait                status BUNDLE: wait until it is Ready (exit 1 at the timeout)
   --timeout DURATION    status --wait: how long (Go duration, default 5m)
   --no-color            tree: plain text on a terminal too
+  --owner KIND/NAME     gc-graph: the owner
+  --debug-url URL       gc-graph: the operator's --debug-addr (default http://127.0.0.1:8082)
 also a kubectl plugin: kubectl bundle tree BUNDLE, kubectl bundle status --all
 exit codes: 0 ok, 1 problems found or operation failed, 2 usage error`;
 
-const COMMANDS: readonly Command[] = ['validate', 'diff', 'pending', 'cancel', 'delete-now', 'tree', 'status', 'help'];
+const COMMANDS: readonly Command[] = ['validate', 'diff', 'pending', 'cancel', 'delete-now', 'tree', 'status', 'gc-graph', 'help'];
 
 /** How many positionals each command takes: [min, max]. */
 const ARITY: Record<Command, [number, number]> = {
@@ -66,6 +74,7 @@ const ARITY: Record<Command, [number, number]> = {
   'delete-now': [1, 1],
   tree: [1, 1],
   status: [0, 1],
+  'gc-graph': [0, 0],
   help: [0, 0],
 };
 
@@ -108,8 +117,8 @@ export function parseCommandLine(argv: readonly string[]): { ok: true; parsed: P
         case '-o':
         case '--output': {
           const value = takeValue();
-          if (value === 'json' || value === 'text') flags.output = value;
-          else if (value !== undefined && value !== '') errors.push(`--output must be text or json, not "${value}"`);
+          if (value === 'json' || value === 'text' || value === 'dot') flags.output = value;
+          else if (value !== undefined && value !== '') errors.push(`--output must be text, json or dot, not "${value}"`);
           break;
         }
         case '-w':
@@ -126,6 +135,19 @@ export function parseCommandLine(argv: readonly string[]): { ok: true; parsed: P
         case '--no-color':
           flags.noColor = true;
           break;
+        case '--owner': {
+          const value = takeValue();
+          if (value === undefined || value === '') break;
+          const ref = parseObjectRef(value);
+          if (ref) flags.owner = ref;
+          else errors.push(`--owner must be KIND/NAME, not "${value}"`);
+          break;
+        }
+        case '--debug-url': {
+          const value = takeValue();
+          if (value !== undefined && value !== '') flags.debugUrl = value;
+          break;
+        }
         case '--timeout': {
           const value = takeValue();
           if (value === undefined || value === '') break;
@@ -155,6 +177,8 @@ export function parseCommandLine(argv: readonly string[]): { ok: true; parsed: P
   const [min, max] = ARITY[command];
   if (positionals.length < min) errors.push(`${command} needs ${min === 1 && max === 1 ? 'one argument' : `at least ${min} argument${min === 1 ? '' : 's'}`}`);
   if (positionals.length > max) errors.push(`${command} takes ${max === 0 ? 'no arguments' : `${max} argument${max === 1 ? '' : 's'}`}, got ${positionals.length}`);
+  if (command === 'gc-graph' && flags.owner === undefined) errors.push('gc-graph needs --owner KIND/NAME');
+  if (flags.output === 'dot' && command !== 'gc-graph') errors.push('--output dot is for gc-graph only');
   if (command === 'status' && flags.all === true && positionals.length > 0) errors.push('status takes a Bundle name or --all, not both');
   if (flags.wait === true && (command !== 'status' || positionals.length === 0)) errors.push('--wait needs status BUNDLE');
   if (flags.watch === true && flags.wait === true) errors.push('--watch and --wait do not go together');

@@ -12,6 +12,7 @@ import { PROBLEM_ACTIONS, diffBundle, discoveryKindTable, formatDiff, type Bundl
 import { CliError, processIo, type CliIo } from './io.js';
 import { parseManifests } from './manifests.js';
 import { cancelPending, deletePendingNow, formatPendingTable, listPending } from './pending.js';
+import { DEFAULT_DEBUG_URL, fetchGraph, parseGraphView, renderGraph } from './gc-graph.js';
 import { readBundle, readBundles, readLiveObjects, readOwnedObjects } from './inspect.js';
 import { describeStatus, formatSummaryTable, summarize } from './status.js';
 import { buildTree, palette, renderTree } from './tree.js';
@@ -177,6 +178,20 @@ async function statusCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
   });
 }
 
+async function gcGraphCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
+  const owner = cmd.flags.owner;
+  if (!owner) throw new CliError('gc-graph needs --owner KIND/NAME', EXIT_USAGE);
+  const url = cmd.flags.debugUrl ?? DEFAULT_DEBUG_URL;
+  if (cmd.flags.output === 'dot') {
+    io.out((await fetchGraph(url, owner, cmd.flags.namespace, 'dot')).trimEnd());
+    return EXIT_OK;
+  }
+  const body = await fetchGraph(url, owner, cmd.flags.namespace, 'json');
+  if (cmd.flags.output === 'json') io.out(body.trimEnd());
+  else for (const line of renderGraph(parseGraphView(body))) io.out(line);
+  return EXIT_OK;
+}
+
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandLine(argv);
   if (!parsed.ok) {
@@ -204,6 +219,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await treeCommand(cmd, io);
       case 'status':
         return await statusCommand(cmd, io);
+      case 'gc-graph':
+        return await gcGraphCommand(cmd, io);
     }
   } catch (err) {
     if (err instanceof CliError) {

@@ -10,6 +10,7 @@ describe('parseCommandLine', () => {
     [['validate', '--', '-odd-file.yaml'], { command: 'validate', positionals: ['-odd-file.yaml'], flags: { output: 'text' } }],
     [['tree', 'web', '-n', 'team', '--watch', '--no-color'], { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'team', watch: true, noColor: true } }],
     [['status', '-A'], { command: 'status', positionals: [], flags: { output: 'text', all: true } }],
+    [['gc-graph', '--owner', 'deployment.apps/web', '-n', 'team', '-o', 'dot', '--debug-url', 'http://x:1'], { command: 'gc-graph', positionals: [], flags: { output: 'dot', owner: { kind: 'deployment', group: 'apps', name: 'web' }, namespace: 'team', debugUrl: 'http://x:1' } }],
     [['status', 'web', '--wait', '--timeout', '2m'], { command: 'status', positionals: ['web'], flags: { output: 'text', wait: true, timeoutMs: 120_000 } }],
   ])('%j', (argv, want) => {
     expect(parseCommandLine(argv)).toEqual({ ok: true, parsed: want });
@@ -22,7 +23,10 @@ describe('parseCommandLine', () => {
     [['diff', 'a', 'b'], 'diff takes 1 argument, got 2'],
     [['pending', 'x'], 'pending takes no arguments, got 1'],
     [['pending', '-n'], 'flag -n needs a value'],
-    [['pending', '-o', 'yaml'], '--output must be text or json, not "yaml"'],
+    [['pending', '-o', 'yaml'], '--output must be text, json or dot, not "yaml"'],
+    [['pending', '-o', 'dot'], '--output dot is for gc-graph only'],
+    [['gc-graph'], 'gc-graph needs --owner KIND/NAME'],
+    [['gc-graph', '--owner', 'web'], '--owner must be KIND/NAME, not "web"'],
     [['pending', '--frob'], 'unknown flag --frob'],
     [['tree'], 'tree needs one argument'],
     [['status', 'web', '--all'], 'status takes a Bundle name or --all, not both'],
