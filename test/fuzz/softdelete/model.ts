@@ -90,7 +90,7 @@ export type Standing =
   | { kind: 'absent' }
   | { kind: 'listed' }
   | { kind: 'removed'; by: string; start: number; startAck: number; handoverUnseen?: boolean }
-  | { kind: 'released'; from: string; start: number; startAck: number; relistingUnseen?: boolean }
+  | { kind: 'released'; from: string; start: number; startAck: number; relistingUnseen?: boolean; mayBeHeldBy?: string }
   | { kind: 'collected'; from: string; start: number }
   | { kind: 'orphaned'; from: string };
 
@@ -283,7 +283,7 @@ export class SoftDeleteModel {
         // Released, listed again and dropped before the operator looked: it may never have been taken, and
         // the sweeper's countdown goes on (from the release). Or it was taken: no "due by" either way.
         const { from, startAck } = o.unseenRelisting.released;
-        o.standing = { kind: 'released', from, start: o.unseenRelisting.start, startAck, relistingUnseen: true };
+        o.standing = { kind: 'released', from, start: o.unseenRelisting.start, startAck, relistingUnseen: true, mayBeHeldBy: name };
       } else {
         o.standing = { kind: 'removed', by: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
       }
@@ -318,6 +318,14 @@ export class SoftDeleteModel {
     b.gateReady = false;
     for (const o of this.objects.values()) {
       const removedByIt = o.standing.kind === 'removed' && o.standing.by === name;
+      // Released, listed again by this Bundle and dropped before a settle: it may have taken the object (then it
+      // counts down under this Bundle) or not (the release's countdown goes on). Only a foreground cascade changes that.
+      const maybeHeld = o.standing.kind === 'released' && o.standing.mayBeHeldBy === name;
+      if (maybeHeld) {
+        touched.push(o.name);
+        if (propagation === 'foreground') o.standing = { kind: 'collected', from: name, start: sentAt };
+        continue;
+      }
       if (!listed.includes(o.name) && !removedByIt) continue;
       touched.push(o.name);
       const others = this.listers(o.name);

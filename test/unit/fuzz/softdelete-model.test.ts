@@ -256,5 +256,18 @@ describe('soft-delete fuzz model', () => {
       taken.deleteBundle('b1', 3000, 3010);
       expect(Number.isFinite(taken.dueBy(taken.object('x')))).toBe(true);
     });
+
+    it('a released object taken again and dropped before a settle goes with its Bundle\'s foreground cascade (seed 487)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(5))]);
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010);
+      apply(m, 1200, 'b1', [cm('x', s(5), true)]);
+      apply(m, 3000, 'b1', []);
+      // The release's countdown (1 s + 5 s) may go on; the re-created b1 may also hold it, and its cascade takes it.
+      expect(verdict(m, 'x', 3500)).toBe('wrongful');
+      m.deleteBundle('b1', 3600, 3610, 'foreground');
+      expect(verdict(m, 'x', 3650)).toBe('allowed');
+    });
   });
 });
