@@ -138,6 +138,13 @@ it('status --wait returns 0 once the Bundle is Ready; tree and status answer as 
   expect(await runCli(['status', 'tr-ok', '-n', ns, '--wait', '--timeout', '60s', '--kubeconfig', kubeconfigPath()], waited.io)).toBe(0);
   expect(waited.out[0]).toBe(`Bundle ${ns}/tr-ok: Ready, 1/1 resources ready`);
 
+  // --watch redraws until interrupted: two frames, then Ctrl-C (the signal).
+  const stop = new AbortController();
+  const frames: string[] = [];
+  const watchIo: CliIo = { out: (l) => { frames.push(l); if (frames.filter((f) => f.startsWith('Bundle ')).length >= 2) stop.abort(); }, err: () => {}, isTty: false, signal: stop.signal };
+  expect(await runCli(['tree', 'tr-ok', '-n', ns, '--watch', '--kubeconfig', kubeconfigPath()], watchIo)).toBe(0);
+  expect(frames.filter((f) => f === `Bundle ${ns}/tr-ok  Ready  1/1 ready`)).toHaveLength(2);
+
   // npm links the package's bin kubectl-bundle to the CLI: kubectl finds it on PATH.
   const bin = mkdtempSync(join(tmpdir(), 'bundlesmith-plugin-'));
   try {
