@@ -30,19 +30,83 @@ export function buildGraph(nodes: readonly string[], edges: Iterable<readonly [f
  * Every node, dependencies first; among nodes whose dependencies are all
  * placed, the one listed first goes next. A cycle does not stop the order:
  * the first listed node left is placed anyway, so callers that must refuse
- * cycles check `findCycles` first.
+ * cycles check `findCycles` first. O((n + e) log n): a Bundle at its bounds
+ * orders without holding the event loop.
  */
 export function topologicalOrder(graph: DependencyGraph): string[] {
+  const index = new Map(graph.nodes.map((n, i) => [n, i]));
+  const waitingOn = new Map<string, number>();
+  const dependents = new Map<string, string[]>();
+  for (const n of graph.nodes) {
+    const deps = dependenciesOf(graph, n);
+    waitingOn.set(n, deps.length);
+    for (const d of deps) {
+      const list = dependents.get(d);
+      if (list) list.push(n);
+      else dependents.set(d, [n]);
+    }
+  }
+  const ready = new MinHeap();
+  for (const n of graph.nodes) if (waitingOn.get(n) === 0) ready.push(index.get(n) ?? 0);
   const placed = new Set<string>();
   const order: string[] = [];
+  let firstUnplaced = 0;
   while (order.length < graph.nodes.length) {
-    const remaining = graph.nodes.filter((n) => !placed.has(n));
-    const next = remaining.find((n) => dependenciesOf(graph, n).every((d) => placed.has(d))) ?? remaining[0];
-    if (next === undefined) break;
-    placed.add(next);
-    order.push(next);
+    let at = ready.pop();
+    while (at !== undefined && placed.has(graph.nodes[at] ?? '')) at = ready.pop();
+    if (at === undefined) {
+      // Only cycles are left: place the first listed node anyway.
+      while (firstUnplaced < graph.nodes.length && placed.has(graph.nodes[firstUnplaced] ?? '')) firstUnplaced++;
+      at = firstUnplaced;
+    }
+    const node = graph.nodes[at];
+    if (node === undefined) break;
+    placed.add(node);
+    order.push(node);
+    for (const d of dependents.get(node) ?? []) {
+      const left = (waitingOn.get(d) ?? 0) - 1;
+      waitingOn.set(d, left);
+      if (left === 0 && !placed.has(d)) ready.push(index.get(d) ?? 0);
+    }
   }
   return order;
+}
+
+/** A binary min-heap of list positions: the first listed ready node goes next. */
+class MinHeap {
+  private readonly items: number[] = [];
+
+  push(value: number): void {
+    const a = this.items;
+    a.push(value);
+    let i = a.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((a[parent] ?? 0) <= value) break;
+      a[i] = a[parent] ?? 0;
+      i = parent;
+    }
+    a[i] = value;
+  }
+
+  pop(): number | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length === 0 || last === undefined) return top;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= a.length) break;
+      const right = left + 1;
+      const child = right < a.length && (a[right] ?? 0) < (a[left] ?? 0) ? right : left;
+      if ((a[child] ?? 0) >= last) break;
+      a[i] = a[child] ?? 0;
+      i = child;
+    }
+    a[i] = last;
+    return top;
+  }
 }
 
 /**
@@ -86,32 +150,45 @@ export function levels(graph: DependencyGraph): string[][] {
  */
 export function findCycles(graph: DependencyGraph): string[][] {
   const state = new Map<string, 'visiting' | 'done'>();
-  const stack: string[] = [];
   const seen = new Set<string>();
   const cycles: string[][] = [];
   const index = new Map(graph.nodes.map((n, i) => [n, i]));
-
-  const visit = (node: string): void => {
-    state.set(node, 'visiting');
-    stack.push(node);
-    for (const dep of dependenciesOf(graph, node)) {
+  // Iterative: a chain as long as the bounds allow must not exhaust the call stack.
+  const path: string[] = [];
+  const next: number[] = [];
+  for (const root of graph.nodes) {
+    if (state.has(root)) continue;
+    state.set(root, 'visiting');
+    path.push(root);
+    next.push(0);
+    while (path.length > 0) {
+      const top = path.length - 1;
+      const node = path[top] ?? '';
+      const deps = dependenciesOf(graph, node);
+      const i = next[top] ?? 0;
+      if (i >= deps.length) {
+        state.set(node, 'done');
+        path.pop();
+        next.pop();
+        continue;
+      }
+      next[top] = i + 1;
+      const dep = deps[i] ?? '';
       const s = state.get(dep);
       if (s === 'visiting') {
-        const loop = stack.slice(stack.indexOf(dep));
-        const canonical = rotateToFirst(loop, index);
+        const canonical = rotateToFirst(path.slice(path.lastIndexOf(dep)), index);
         const key = canonical.join('\u0000');
         if (!seen.has(key)) {
           seen.add(key);
           cycles.push([...canonical, canonical[0] ?? dep]);
         }
       } else if (s === undefined) {
-        visit(dep);
+        state.set(dep, 'visiting');
+        path.push(dep);
+        next.push(0);
       }
     }
-    stack.pop();
-    state.set(node, 'done');
-  };
-  for (const node of graph.nodes) if (!state.has(node)) visit(node);
+  }
   return cycles;
 }
 

@@ -25,8 +25,30 @@ export interface BundleRef {
   namespace: string;
 }
 
+/**
+ * How deep an object may nest (maps and lists). Kubernetes objects stay far
+ * below; a deeper one is refused before any recursive walk (placeholders,
+ * hashing) can exhaust the stack.
+ */
+export const MAX_OBJECT_DEPTH = 100;
+
 export function validateBundle(bundle: BundleRef, spec: BundleSpec, kinds: KindTable): ValidationIssue[] {
-  return [...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, spec.resources, kinds)), ...cycles(spec.resources)];
+  const names = new Set(spec.resources.map((r) => r.name));
+  return [...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
+}
+
+/** How deep a JSON value nests (a scalar: 0), counted without recursion; stops counting past `limit`. */
+export function nestingDepth(value: unknown, limit = MAX_OBJECT_DEPTH): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() ?? [undefined, 0];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > deepest) deepest = depth + 1;
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 /** True when any issue needs a spec edit to go away. */
@@ -44,7 +66,11 @@ function terminal(resource: string, message: string): ValidationIssue {
 
 function duplicateNames(resources: readonly Resource[]): ValidationIssue[] {
   const positions = new Map<string, number[]>();
-  resources.forEach((r, i) => positions.set(r.name, [...(positions.get(r.name) ?? []), i]));
+  resources.forEach((r, i) => {
+    const at = positions.get(r.name);
+    if (at) at.push(i);
+    else positions.set(r.name, [i]);
+  });
   return [...positions]
     .filter(([, at]) => at.length > 1)
     .map(([name, at]) => terminal(name, `name is used by ${at.length} resources (${at.map((i) => `resources[${i}]`).join(', ')})`));
@@ -56,7 +82,9 @@ function duplicateObjects(resources: readonly Resource[]): ValidationIssue[] {
     const o = r.spec.object;
     if (o === undefined) continue;
     const key = `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`;
-    owners.set(key, [...(owners.get(key) ?? []), r.name]);
+    const names = owners.get(key);
+    if (names) names.push(r.name);
+    else owners.set(key, [r.name]);
   }
   return [...owners.values()]
     .filter((names) => names.length > 1)
@@ -75,10 +103,9 @@ function cycles(resources: readonly Resource[]): ValidationIssue[] {
   return findCycles(graph).map((cycle) => terminal(cycle[0] ?? '', `reference cycle: ${formatCycle(cycle)}`));
 }
 
-function validateResource(bundle: BundleRef, resource: Resource, all: readonly Resource[], kinds: KindTable): ValidationIssue[] {
+function validateResource(bundle: BundleRef, resource: Resource, names: ReadonlySet<string>, kinds: KindTable): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const add = (message: string): void => void issues.push(terminal(resource.name, message));
-  const names = new Set(all.map((r) => r.name));
 
   const refNames = new Map<string, number>();
   (resource.references ?? []).forEach((ref, i) => {
@@ -103,6 +130,10 @@ function validateResource(bundle: BundleRef, resource: Resource, all: readonly R
     return issues;
   }
 
+  if (nestingDepth(object) > MAX_OBJECT_DEPTH) {
+    add(`object nests deeper than ${MAX_OBJECT_DEPTH} levels: refused (no Kubernetes object needs that)`);
+    return issues;
+  }
   for (const [field, value] of [['apiVersion', object.apiVersion], ['kind', object.kind], ['metadata.name', object.metadata.name]] as const) {
     if (placeholderName(value) !== undefined) add(`object ${field} cannot be a reference placeholder ("${value}")`);
   }

@@ -49,3 +49,26 @@ describe('findCycles', () => {
     expect(findCycles(dag(...edges)).map(formatCycle)).toEqual(expected);
   });
 });
+
+describe('bounded work (issue 12): long chains and wide graphs', () => {
+  const chain = (n: number): string[] => Array.from({ length: n }, (_, i) => `n${i}->n${i + 1}`);
+
+  it('orders and searches a 50,000-node chain without recursion', () => {
+    const g = dag(...chain(50_000));
+    const order = topologicalOrder(g);
+    expect(order[0]).toBe('n50000');
+    expect(order[order.length - 1]).toBe('n0');
+    expect(findCycles(g)).toEqual([]);
+  });
+
+  it('finds a cycle through a 50,000-node chain', () => {
+    const g = dag(...chain(50_000), 'n50000->n0');
+    expect(findCycles(g)).toHaveLength(1);
+    expect(topologicalOrder(g)).toHaveLength(50_001);
+  });
+
+  it('keeps listed order among many free nodes', () => {
+    const names = Array.from({ length: 5_000 }, (_, i) => `r${i}`);
+    expect(topologicalOrder(dag(...names, 'r0->r4999'))).toEqual([...names.slice(1), 'r0']);
+  });
+});

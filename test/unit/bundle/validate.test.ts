@@ -1,5 +1,5 @@
 import { Annotations } from '../../../src/api/names.js';
-import { hasTerminalIssue, validateBundle, type ValidationIssue } from '../../../src/core/bundle/validate.js';
+import { hasTerminalIssue, MAX_OBJECT_DEPTH, nestingDepth, validateBundle, type ValidationIssue } from '../../../src/core/bundle/validate.js';
 import {
   bundle,
   configMap,
@@ -115,3 +115,22 @@ describe('validateBundle', () => {
   });
 });
 
+
+describe('nesting bound (issue 12)', () => {
+  const nested = (depth: number): Record<string, unknown> => {
+    let v: Record<string, unknown> = { leaf: '!{x}' };
+    for (let i = 1; i < depth; i++) v = { n: [v] };
+    return v;
+  };
+
+  it('counts depth without recursion, and stops past the limit', () => {
+    expect(nestingDepth('x')).toBe(0);
+    expect(nestingDepth({ a: { b: [1] } })).toBe(3);
+    expect(nestingDepth(nested(100_000))).toBe(MAX_OBJECT_DEPTH + 1);
+  });
+
+  it('refuses an object nested 5,000 levels with a clear issue, before any recursive walk', () => {
+    const issues = validate(withResource(resource('deep', configMap('deep', withField('data', nested(5_000))))));
+    expect(issues).toEqual([terminal('deep', `object nests deeper than ${MAX_OBJECT_DEPTH} levels: refused (no Kubernetes object needs that)`)]);
+  });
+});
