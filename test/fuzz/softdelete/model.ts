@@ -90,7 +90,7 @@ export type Standing =
   | { kind: 'absent' }
   | { kind: 'listed' }
   | { kind: 'removed'; by: string; start: number; startAck: number; handoverUnseen?: boolean }
-  | { kind: 'released'; from: string; start: number; startAck: number; relistingUnseen?: boolean; mayBeHeldBy?: string }
+  | { kind: 'released'; from: string; start: number; startAck: number; relistingUnseen?: boolean; mayBeHeldBy?: string; mayBeKept?: boolean }
   | { kind: 'collected'; from: string; start: number }
   | { kind: 'orphaned'; from: string };
 
@@ -308,6 +308,10 @@ export class SoftDeleteModel {
     const b = this.bundle(name);
     const touched: string[] = [];
     const listed = b.entries.map((e) => e.object);
+    // The finalizer reads a background deletion as an orphan one when an object at the Bundle's coordinates looks
+    // orphaned (applied by the operator, controlled by nothing): a leftover of an earlier orphan deletion that this
+    // incarnation never took does. Then everything is kept (the safe reading); the model cannot tell, so nothing is due.
+    const mayReadAsOrphan = propagation === 'background' && listed.some((x) => this.object(x).mayBeUncontrolled === true);
     b.exists = false;
     b.entries = [];
     b.claimedAt = new Map();
@@ -341,9 +345,9 @@ export class SoftDeleteModel {
         // the first release's countdown, which orphaning does not stop. Taken, it is orphaned: kept.
         o.standing = released && listed.includes(o.name) ? { kind: 'released', from: released.from, start: o.unseenRelisting?.start ?? sentAt, startAck: released.startAck, relistingUnseen: true } : { kind: 'orphaned', from: name };
       } else if (removedByIt && o.standing.kind === 'removed') {
-        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt) };
+        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt), ...(mayReadAsOrphan ? { mayBeKept: true } : {}) };
       } else {
-        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt };
+        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt, ...(mayReadAsOrphan ? { mayBeKept: true } : {}) };
       }
       delete o.unseenRelisting;
     }
@@ -452,7 +456,7 @@ export class SoftDeleteModel {
     const s = o.standing;
     // Collected: the collector's timing is not judged here (the GC fuzzer judges it); orphaned: kept.
     if (s.kind === 'absent' || s.kind === 'listed' || s.kind === 'collected' || s.kind === 'orphaned') return Infinity;
-    if ((s.kind === 'released' && s.relistingUnseen) || o.mayBeUncontrolled) return Infinity;
+    if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled) return Infinity;
     const delay = maxDelayMs(o.possibleDelays);
     if (delay === Infinity) return Infinity;
     if (s.kind === 'removed') {
