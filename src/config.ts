@@ -15,6 +15,8 @@ export const ConfigSchema = z.object({
   leaseDurationSeconds: z.coerce.number().int().min(2).max(600).default(15),
   metricsAddr: hostPort.default(':8080'),
   healthAddr: hostPort.default(':8081'),
+  /** kubernetes: /metrics needs a bearer token that a TokenReview accepts and a SubjectAccessReview allows to get /metrics. */
+  metricsAuth: z.enum(['none', 'kubernetes']).default('none'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   qps: z.coerce.number().min(0).default(0),
   burst: z.coerce.number().int().min(1).default(100),
