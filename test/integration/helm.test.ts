@@ -4,7 +4,7 @@
  * run here, so the Deployment's pods never start; rbac.test.ts runs the
  * operator as the chart's ServiceAccount instead).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -70,18 +70,17 @@ function chartCopy(group: string, edit: (crd: CrdDocument) => void = () => undef
 
 interface SchemaNode {
   properties?: Record<string, SchemaNode>;
-  items?: SchemaNode;
 }
 interface CrdDocument {
   metadata: { name: string; uid?: string };
   spec: { versions: { name: string; schema: { openAPIV3Schema: SchemaNode } }[] };
 }
 
-/** The schema of one item of spec.resources. */
-function resourceItemSchema(crd: CrdDocument): SchemaNode {
-  const item = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.spec?.properties?.resources?.items;
-  if (!item?.properties) throw new Error('the CRD has no spec.resources[] schema');
-  return item;
+/** The names of the fields of a Bundle's status in a CRD's schema. */
+function statusFields(crd: CrdDocument): string[] {
+  const status = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.status?.properties;
+  if (!status) throw new Error('the CRD has no status schema');
+  return Object.keys(status);
 }
 
 let env: TestEnv;
@@ -240,22 +239,22 @@ describe('helm chart', () => {
     const group = `${release}.bundlesmith.test`;
     const crdName = `bundles.${group}`;
     const crds = await crdType();
-    // The old release: the chart as it is, but its CRD lacks spec.resources[].references.
+    // The old release: the chart as it is, but its CRD lacks status.managedKinds.
     const oldChart = chartCopy(group, (crd) => {
-      delete resourceItemSchema(crd).properties?.references;
+      delete crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.status?.properties?.managedKinds;
     });
     const newChart = chartCopy(group);
     try {
       const install = await run('helm', ['install', release, oldChart, '-n', ns]);
       expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: '' });
       const before = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
-      expect(Object.keys(resourceItemSchema(before).properties ?? {})).not.toContain('references');
+      expect(statusFields(before)).not.toContain('managedKinds');
 
       const upgrade = await run('helm', ['upgrade', release, newChart, '-n', ns]);
       expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
       const after = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
       expect(after.metadata.uid).toBe(before.metadata.uid);
-      expect(Object.keys(resourceItemSchema(after).properties ?? {})).toContain('references');
+      expect(statusFields(after)).toContain('managedKinds');
 
       const uninstall = await run('helm', ['uninstall', release, '-n', ns]);
       expect(uninstall.code).toBe(0);
@@ -263,6 +262,46 @@ describe('helm chart', () => {
       expect(kept.metadata.uid).toBe(before.metadata.uid);
       expect(kept.metadata.deletionTimestamp).toBeUndefined();
       // This test's own CRD (no objects of it exist): clean up.
+      await env.client.delete(crds, undefined, crdName, { uid: kept.metadata.uid ?? '' });
+    } finally {
+      rmSync(oldChart, { recursive: true, force: true });
+      rmSync(newChart, { recursive: true, force: true });
+    }
+  });
+
+  it('migrates a release whose CRD came from crds/ (earlier chart versions): refused without --take-ownership, upgraded with it', async () => {
+    const ns = await createNamespace(env, 'helm-crd');
+    const release = uniqueName('crd');
+    const group = `${release}.bundlesmith.test`;
+    const crdName = `bundles.${group}`;
+    const crds = await crdType();
+    // The earlier layout: the CRD (here without status.managedKinds) in crds/, no CRD template.
+    const oldChart = chartCopy(group, (crd) => {
+      delete crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.status?.properties?.managedKinds;
+    });
+    mkdirSync(join(oldChart, 'crds'));
+    renameSync(join(oldChart, 'files', 'bundles.smith.atlassian.com.yaml'), join(oldChart, 'crds', 'bundles.yaml'));
+    rmSync(join(oldChart, 'templates', 'crds.yaml'));
+    const newChart = chartCopy(group);
+    try {
+      const install = await run('helm', ['install', release, oldChart, '-n', ns]);
+      expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: '' });
+      const before = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
+      expect(statusFields(before)).not.toContain('managedKinds');
+
+      const refused = await run('helm', ['upgrade', release, newChart, '-n', ns]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/ownership/);
+      expect(statusFields((await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument)).not.toContain('managedKinds');
+
+      const upgrade = await run('helm', ['upgrade', release, newChart, '-n', ns, '--take-ownership']);
+      expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
+      const after = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
+      expect(after.metadata.uid).toBe(before.metadata.uid);
+      expect(statusFields(after)).toContain('managedKinds');
+      expect(await run('helm', ['uninstall', release, '-n', ns])).toMatchObject({ code: 0 });
+      const kept = await env.client.get(crds, undefined, crdName);
+      expect(kept.metadata.uid).toBe(before.metadata.uid);
       await env.client.delete(crds, undefined, crdName, { uid: kept.metadata.uid ?? '' });
     } finally {
       rmSync(oldChart, { recursive: true, force: true });
