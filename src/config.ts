@@ -17,6 +17,8 @@ export const ConfigSchema = z.object({
   healthAddr: hostPort.default(':8081'),
   /** The read-only debug endpoint (the collector's graph); off unless set. */
   debugAddr: hostPort.optional(),
+  /** kubernetes: /metrics needs a bearer token that a TokenReview accepts and a SubjectAccessReview allows to get /metrics. */
+  metricsAuth: z.enum(['none', 'kubernetes']).default('none'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   qps: z.coerce.number().min(0).default(0),
   burst: z.coerce.number().int().min(1).default(100),

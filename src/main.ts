@@ -11,6 +11,8 @@ import { createLogger } from './observability/logger.js';
 import { startDebugEndpoint } from './observability/debug.js';
 import { OperatorMetrics } from './observability/metrics.js';
 import { startHttpEndpoints, type Readiness } from './observability/http.js';
+import { MetricsAuthorizer } from './observability/metrics-auth.js';
+import { reviewNonResourceAccess, reviewToken } from './kube/reviews.js';
 import { systemClock } from './runtime/clock.js';
 import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
 import { Operator } from './operator.js';
@@ -107,7 +109,21 @@ async function main(config: Config): Promise<void> {
     if (!operatorStarted || !operator.ready()) return { ready: false, detail: 'controllers starting: informers not synced yet' };
     return { ready: true, detail: elector ? 'leader: controllers running' : 'controllers running' };
   };
-  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger });
+  // Reviews get a client of their own: scrapes never spend the controllers' connections or rate limit.
+  const reviewClient =
+    config.metricsAuth === 'kubernetes'
+      ? await KubeClient.fromEnvironment(config.kubeconfig, {
+          maxSockets: 4,
+          ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
+        })
+      : undefined;
+  const metricsAuthorizer = reviewClient
+    ? new MetricsAuthorizer({
+        reviewToken: (token) => reviewToken(reviewClient, token),
+        reviewAccess: (user) => reviewNonResourceAccess(reviewClient, user, 'get', '/metrics'),
+      })
+    : undefined;
+  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger, ...(metricsAuthorizer ? { metricsAuthorizer } : {}) });
   const debug = config.debugAddr !== undefined && config.debugAddr !== '0' ? await startDebugEndpoint({ addr: config.debugAddr, graph: () => garbageCollector?.engine.graph, logger }) : undefined;
 
   const shutdown = (signal: string) => {
@@ -129,6 +145,7 @@ async function main(config: Config): Promise<void> {
         client.close();
         eventClient.close();
         leaseClient?.close();
+        reviewClient?.close();
         logger.info('stopped');
         process.exit(0);
       })
@@ -158,7 +175,7 @@ if (!parsed.ok) {
   console.error(
     'usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--gc-workers N] ' +
       '[--leader-elect] [--leader-election-namespace NS] [--leader-election-id NAME] [--lease-duration-seconds N] ' +
-      '[--metrics-addr HOST:PORT] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER]',
+      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER]',
   );
   process.exit(2);
 }

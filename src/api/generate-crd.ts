@@ -1,4 +1,4 @@
-/** Writes the generated Bundle CRD to crds/ and to the Helm chart's crds/. */
+/** Writes the generated Bundle CRD to crds/ and to the Helm chart's files/ (see CRD_PATHS). */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { renderBundleCrdYaml } from './crd.js';

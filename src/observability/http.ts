@@ -2,14 +2,20 @@
  * /metrics on --metrics-addr; /healthz and /readyz on --health-addr. "0"
  * disables an endpoint.
  *
+ * With a `metricsAuthorizer` (--metrics-auth=kubernetes), /metrics answers
+ * 401 without an accepted bearer token and 403 when its user may not get
+ * /metrics. The health endpoints never ask for credentials: kubelet probes
+ * carry none. Both are plain HTTP.
+ *
  * /healthz answers while the event loop runs (liveness: a wedged process is
  * restarted). /readyz answers 200 only when `readiness()` says so, with the
  * reason in the body either way, so `kubectl get --raw` or a probe's event
  * shows why a replica is not ready.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
+import type { MetricsAuthorizer, MetricsDecision } from './metrics-auth.js';
 
 export interface Readiness {
   ready: boolean;
@@ -23,6 +29,8 @@ export interface HttpEndpointsOptions {
   metrics: OperatorMetrics;
   readiness: () => Readiness;
   logger: Logger;
+  /** When set, every /metrics request is authenticated and authorized. */
+  metricsAuthorizer?: MetricsAuthorizer;
 }
 
 function parseAddr(addr: string): { host: string | undefined; port: number } | undefined {
@@ -43,17 +51,44 @@ async function listen(server: Server, addr: string): Promise<Server | undefined>
 }
 
 export async function startHttpEndpoints(o: HttpEndpointsOptions): Promise<{ close(): Promise<void> }> {
+  const serveMetrics = (res: ServerResponse): void => {
+    o.metrics.registry
+      .metrics()
+      .then((body) => {
+        res.writeHead(200, { 'Content-Type': o.metrics.registry.contentType });
+        res.end(body);
+      })
+      .catch((err: unknown) => {
+        res.writeHead(500);
+        res.end(String(err));
+      });
+  };
+  const refuse = (res: ServerResponse, decision: Exclude<MetricsDecision, { status: 200 }>): void => {
+    const headers: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8' };
+    if (decision.status === 401) headers['WWW-Authenticate'] = 'Bearer';
+    res.writeHead(decision.status, headers);
+    res.end(decision.status === 401 ? `Unauthorized: ${decision.reason}\n` : `Forbidden: user "${decision.user}" may not get /metrics\n`);
+  };
   const metricsServer = createServer((req, res) => {
     if (req.url === '/metrics') {
-      o.metrics.registry
-        .metrics()
-        .then((body) => {
-          res.writeHead(200, { 'Content-Type': o.metrics.registry.contentType });
-          res.end(body);
+      const authorizer = o.metricsAuthorizer;
+      if (!authorizer) {
+        serveMetrics(res);
+        return;
+      }
+      authorizer
+        .decide(req.headers.authorization)
+        .then((decision) => {
+          if (decision.status === 200) serveMetrics(res);
+          else {
+            o.logger.debug({ status: decision.status, reason: decision.reason }, 'refused a /metrics request');
+            refuse(res, decision);
+          }
         })
         .catch((err: unknown) => {
-          res.writeHead(500);
-          res.end(String(err));
+          o.logger.warn({ err: String(err) }, 'cannot review a /metrics request');
+          res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end('cannot review the request\n');
         });
       return;
     }
@@ -81,7 +116,7 @@ export async function startHttpEndpoints(o: HttpEndpointsOptions): Promise<{ clo
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     throw new Error(`cannot listen for HTTP endpoints: ${failure.reason instanceof Error ? failure.reason.message : String(failure.reason)}`);
   }
-  o.logger.info({ metricsAddr: o.metricsAddr, healthAddr: o.healthAddr }, 'HTTP endpoints listening');
+  o.logger.info({ metricsAddr: o.metricsAddr, healthAddr: o.healthAddr, metricsAuth: o.metricsAuthorizer ? 'kubernetes' : 'none' }, 'HTTP endpoints listening');
   return {
     close: async () => {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

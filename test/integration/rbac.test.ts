@@ -29,7 +29,8 @@ afterAll(() => env.close());
 
 /** Installs the chart and returns the operator flags its Deployment would run with (minus the HTTP addresses). */
 async function installChart(release: string, namespace: string, set: string[]): Promise<{ args: string[]; serviceAccount: string }> {
-  const setArgs = set.flatMap((s) => ['--set', s]);
+  // The Bundle CRD is the global setup's; the release may not take it over.
+  const setArgs = ['crds.install=false', ...set].flatMap((s) => ['--set', s]);
   const install = await run('helm', ['install', release, chart, '-n', namespace, ...setArgs]);
   if (install.code !== 0) throw new Error(`helm install failed: ${install.stderr}`);
   const rendered = await run('helm', ['get', 'manifest', release, '-n', namespace]);

@@ -3,7 +3,7 @@ import { parseArgs } from '../../src/config.js';
 describe('operator flags', () => {
   it('has defaults that run a single writer on all namespaces', () => {
     const result = parseArgs([]);
-    expect(result).toMatchObject({ ok: true, config: { leaderElect: false, gc: 'cluster', metricsAddr: ':8080', healthAddr: ':8081', logLevel: 'info', leaseDurationSeconds: 15 } });
+    expect(result).toMatchObject({ ok: true, config: { leaderElect: false, gc: 'cluster', metricsAddr: ':8080', metricsAuth: 'none', healthAddr: ':8081', logLevel: 'info', leaseDurationSeconds: 15 } });
   });
 
   it.each([
@@ -13,6 +13,7 @@ describe('operator flags', () => {
     [['--gc=bundles', '--namespace', 'team-a', '--workers', '8'], { gc: 'bundles', namespace: 'team-a', workers: 8 }],
     [['--metrics-addr', '0', '--health-addr=127.0.0.1:9000', '--log-level', 'debug'], { metricsAddr: '0', healthAddr: '127.0.0.1:9000', logLevel: 'debug' }],
     [['--impersonate', 'system:serviceaccount:ops:bundlesmith'], { impersonate: 'system:serviceaccount:ops:bundlesmith' }],
+    [['--metrics-auth=kubernetes'], { metricsAuth: 'kubernetes' }],
   ])('%j', (argv, want) => {
     expect(parseArgs(argv)).toMatchObject({ ok: true, config: want });
   });
@@ -22,6 +23,7 @@ describe('operator flags', () => {
     [['--lease-duration-seconds', '1'], /^--lease-duration-seconds: /],
     [['--metrics-addr', 'localhost'], /^--metrics-addr: must be host:port/],
     [['--log-level', 'loud'], /^--log-level: /],
+    [['--metrics-auth', 'basic'], /^--metrics-auth: /],
     [['--frobnicate'], /^unknown flag --frobnicate$/],
     [['--namespace'], /^flag --namespace needs a value$/],
     [['stray'], /^unexpected argument "stray"$/],

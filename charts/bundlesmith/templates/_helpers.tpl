@@ -32,8 +32,36 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/* repository@digest when image.digest is set (the tag is then ignored), else repository:tag. */}}
 {{- define "bundlesmith.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+--metrics-addr: every interface when metrics.auth=kubernetes (each request
+is authenticated and authorized), else metrics.bindAddress (loopback by
+default: /metrics unreachable from the network).
+*/}}
+{{- define "bundlesmith.metricsAddr" -}}
+{{- $host := ternary "" .Values.metrics.bindAddress (eq .Values.metrics.auth "kubernetes") -}}
+{{- if contains ":" $host -}}
+{{- printf "[%s]:%d" $host (int .Values.metrics.port) -}}
+{{- else -}}
+{{- printf "%s:%d" $host (int .Values.metrics.port) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when /metrics listens on more than the loopback interface. */}}
+{{- define "bundlesmith.metricsExposed" -}}
+{{- if eq .Values.metrics.auth "kubernetes" -}}
+true
+{{- else -}}
+{{- has .Values.metrics.bindAddress (list "127.0.0.1" "::1" "localhost") | not -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
