@@ -132,7 +132,7 @@ export interface ObjectModel {
    * level-based: a listing undone before it looked is never seen, and that
    * countdown simply goes on, so a removal before the settle counts from it.
    */
-  unseenRelisting?: { start: number; released?: { from: string; startAck: number } };
+  unseenRelisting?: { start: number; released?: { from: string; startAck: number }; removed?: { by: string; startAck: number } };
   /**
    * The Bundle that controlled the object stopped listing it while another
    * listed it: the other takes it over on its next pass, but until a settle
@@ -253,7 +253,9 @@ export class SoftDeleteModel {
       if (o.standing.kind === 'removed' || o.standing.kind === 'released') {
         // A released object stays the sweeper's until the operator takes it: remember whose countdown that is.
         const released = o.standing.kind === 'released' ? { from: o.standing.from, startAck: o.standing.startAck } : o.unseenRelisting?.released;
-        o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity), ...(released ? { released } : {}) };
+        // Counting down under another Bundle: that one stays in charge until this one takes it.
+        const removed = o.standing.kind === 'removed' && o.standing.by !== name ? { by: o.standing.by, startAck: o.standing.startAck } : o.unseenRelisting?.removed;
+        o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity), ...(released ? { released } : {}), ...(removed ? { removed } : {}) };
       }
       o.standing = { kind: 'listed' };
       if (!before.has(e.object)) touched.add(e.object);
@@ -343,7 +345,12 @@ export class SoftDeleteModel {
       } else if (propagation === 'orphan') {
         // Listed again but maybe never taken (the operator had not looked): then it is still the sweeper's, on
         // the first release's countdown, which orphaning does not stop. Taken, it is orphaned: kept.
-        o.standing = released && listed.includes(o.name) ? { kind: 'released', from: released.from, start: o.unseenRelisting?.start ?? sentAt, startAck: released.startAck, relistingUnseen: true } : { kind: 'orphaned', from: name };
+        const removed = o.unseenRelisting?.removed;
+        const holder = removed ? this.bundles.get(removed.by) : undefined;
+        if (released && listed.includes(o.name)) o.standing = { kind: 'released', from: released.from, start: o.unseenRelisting?.start ?? sentAt, startAck: released.startAck, relistingUnseen: true };
+        // Counting down under another live Bundle when this one listed it, never taken: that countdown goes on (seed 714).
+        else if (removed && holder?.exists && listed.includes(o.name)) o.standing = { kind: 'removed', by: removed.by, start: o.unseenRelisting?.start ?? sentAt, startAck: removed.startAck, handoverUnseen: true };
+        else o.standing = { kind: 'orphaned', from: name };
       } else if (removedByIt && o.standing.kind === 'removed') {
         o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt), ...(mayReadAsOrphan ? { mayBeKept: true } : {}) };
       } else {

@@ -283,5 +283,17 @@ describe('soft-delete fuzz model', () => {
       // Deleting is still allowed once its delay has passed (the reading may be background after all).
       expect(verdict(m, 'y', 4000)).toBe('allowed');
     });
+
+    it('an object counting down under another Bundle, listed by one that is orphan-deleted before it took it: the countdown goes on (seed 714)', () => {
+      const m = fresh();
+      apply(m, 0, 'b2', [cm('x', s(1))]);
+      m.confirmDelay('x', '1s');
+      m.listingsSeen(100);
+      apply(m, 1000, 'b2', []);
+      apply(m, 1500, 'b1', [cm('x', s(1))]);
+      m.deleteBundle('b1', 1530, 1540, 'orphan');
+      expect(verdict(m, 'x', 1999)).toBe('wrongful');
+      expect(verdict(m, 'x', 2000)).toBe('allowed');
+    });
   });
 });
