@@ -38,7 +38,7 @@ export interface FinalizerContext {
   watch: (rt: ResourceType) => Promise<unknown>;
   events: EventRecorder;
   serverTime: ServerTime;
-  clock: Clock;
+  clock: Pick<Clock, 'now'>;
   logger: Logger;
 }
 
