@@ -16,7 +16,7 @@ import { keepListedElsewhere, withholdPrunes, type BundlePlan, type ClaimAction,
 import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { kindKey } from '../../core/bundle/objects.js';
-import { errorMessage, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { errorMessage, isConflict, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
@@ -212,7 +212,9 @@ async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTa
   try {
     return await d.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background' });
   } catch (err) {
-    if (isStaleWrite(err)) return 'conflict';
+    // A failed uid or resourceVersion precondition is a 409. A DELETE carries no JSON-patch test, so a 422 here is
+    // the server (or an admission webhook) refusing it: a failure, not a stale read.
+    if (isConflict(err)) return 'conflict';
     throw err;
   }
 }

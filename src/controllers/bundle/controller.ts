@@ -5,11 +5,12 @@
  * on every path. Level-based: the result of a pass is the next requeue, never
  * a stored event.
  */
-import { BundleSchema, formatIssues, type Bundle } from '../../api/bundle.js';
+import { BundleSchema, formatIssues, type Bundle, type KubeObjectManifest } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';
+import type { KindTable } from '../../core/bundle/kinds.js';
 import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
 import { listedObjects } from '../../core/bundle/ownership.js';
 import { managedKinds } from '../../core/bundle/pass-guards.js';
@@ -171,17 +172,8 @@ export class BundleController {
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.
     if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return await this.addFinalizer(bundle, log);
 
-    // 4. Gather: kinds, live objects at the declared coordinates, everything the Bundle references.
-    const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
-    const { kinds, types } = await resolveSpecKinds(this.o.discovery, specObjects);
-    this.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
-    const managed = await resolveKindKeys(this.o.discovery, bundle.status?.managedKinds ?? []);
-    for (const rt of [...types.values(), ...managed]) if (rt.namespaced) await this.objects.ensure(rt);
-    const atCoordinates = specObjects.flatMap((o): LiveObject[] => {
-      const rt = types.get(kindKey(o.apiVersion, o.kind));
-      const found = rt?.namespaced ? this.objects.get(rt, namespace, o.metadata.name) : undefined;
-      return found ? [found] : [];
-    });
+    // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
+    const { specObjects, kinds, types, atCoordinates } = await this.gather(key, bundle);
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
@@ -222,6 +214,27 @@ export class BundleController {
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
     const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote }, WROTE_RECHECK_MS);
     return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
+  }
+
+  /**
+   * Resolves the spec's kinds, declares its coordinates (so events on them
+   * wake this Bundle), makes sure every kind it may hold (spec and
+   * status.managedKinds) is watched and listed, and reads the objects at its
+   * coordinates from the cache.
+   */
+  private async gather(key: BundleKey, bundle: Bundle): Promise<{ specObjects: KubeObjectManifest[]; kinds: KindTable; types: Map<string, ResourceType>; atCoordinates: LiveObject[] }> {
+    const namespace = bundle.metadata.namespace;
+    const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
+    const { kinds, types } = await resolveSpecKinds(this.o.discovery, specObjects);
+    this.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
+    const managed = await resolveKindKeys(this.o.discovery, bundle.status?.managedKinds ?? []);
+    for (const rt of [...types.values(), ...managed]) if (rt.namespaced) await this.objects.ensure(rt);
+    const atCoordinates = specObjects.flatMap((o): LiveObject[] => {
+      const rt = types.get(kindKey(o.apiVersion, o.kind));
+      const found = rt?.namespaced ? this.objects.get(rt, namespace, o.metadata.name) : undefined;
+      return found ? [found] : [];
+    });
+    return { specObjects, kinds, types, atCoordinates };
   }
 
   /** Adds the finalizer, and says in status that the first pass comes next (the update wakes us). */
