@@ -208,8 +208,7 @@ export class BundleController {
     const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
     status.managedKinds = managedKinds(bundle.status?.managedKinds, specObjects, input.controlled, plan);
     this.gauges.record(key, status);
-    await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
-    await writeBundleStatus(this.api, cached, status, log);
+    if (await writeBundleStatus(this.api, cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
     const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote }, WROTE_RECHECK_MS);

@@ -20,16 +20,23 @@ export function statusSubject(live: KubeObject): StatusSubject {
   return { metadata: live.metadata, status: live.status as BundleStatus | undefined };
 }
 
-/** Replaces the status of `live` (at its resourceVersion) when it differs. */
-export async function writeBundleStatus(api: Pick<BundleApi, 'replaceStatus'>, live: KubeObject, status: BundleStatus, log: Logger): Promise<void> {
-  if (statusEqual(statusSubject(live).status, status)) return;
+/**
+ * Replaces the status of `live` (at its resourceVersion) when it differs.
+ * True when it was written: only then did the status change, and only then
+ * do its transitions call for events (a pass on a stale read that loses the
+ * write leaves them to the pass on the newer Bundle).
+ */
+export async function writeBundleStatus(api: Pick<BundleApi, 'replaceStatus'>, live: KubeObject, status: BundleStatus, log: Logger): Promise<boolean> {
+  if (statusEqual(statusSubject(live).status, status)) return false;
   try {
     await api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...live, status });
+    return true;
   } catch (err) {
     // A newer Bundle is on its way to us through the watch; that pass writes the status.
     // (Only a 409 means that here: a 422 on a status update is the server refusing the status itself.)
     if (isConflict(err)) log.debug('status conflict; a newer Bundle will be reconciled');
     else if (!isNotFound(err)) throw err;
+    return false;
   }
 }
 
