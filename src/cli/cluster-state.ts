@@ -7,8 +7,8 @@
  */
 import type { BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
-import { kindKey, type LiveObject } from '../core/bundle/objects.js';
-import { crdReadinessTable, isControlledBy, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
+import { isControlledBy, kindKey, type LiveObject } from '../core/bundle/objects.js';
+import { crdReadinessTable, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
 import { CRD_RESOURCE } from '../kube/crds.js';
 import { resolveKindKeys, resolveSpecKinds } from '../kube/discovery.js';
 import { errorMessage } from '../kube/errors.js';
