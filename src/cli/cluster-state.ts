@@ -7,8 +7,8 @@
  */
 import type { BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
-import { kindKey, type LiveObject } from '../core/bundle/objects.js';
-import { crdReadinessTable, isControlledBy, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
+import { isControlledBy, kindKey, type LiveObject } from '../core/bundle/objects.js';
+import { crdReadinessTable, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
 import { CRD_RESOURCE } from '../kube/crds.js';
 import { resolveKindKeys, resolveSpecKinds } from '../kube/discovery.js';
 import { errorMessage } from '../kube/errors.js';
@@ -50,7 +50,7 @@ export async function listControlled(cluster: Cluster, namespace: string, bundle
     seen.add(id);
     io.err(`listing ${rt.plural}${rt.group ? `.${rt.group}` : ''} in ${namespace}`);
     const { items } = await cluster.client.list(rt, namespace);
-    for (const item of items) if (isControlledBy(item as LiveObject, bundleUid)) out.push(item as LiveObject);
+    for (const item of items) if (isControlledBy(item, bundleUid)) out.push(item);
   }
   return out;
 }
@@ -88,7 +88,7 @@ export async function readPlanSources(
     const rt = o ? types.get(kindKey(o.apiVersion, o.kind)) : undefined;
     if (!o || !rt?.namespaced) continue;
     const found = await cluster.client.tryGet(rt, namespace, o.metadata.name);
-    if (found) objects.push(found as LiveObject);
+    if (found) objects.push(found);
   }
   if (args.controls) objects.push(...(await listControlled(cluster, namespace, bundle.metadata.uid, [...types.values(), ...(await resolveKinds(cluster, args.managedKinds))], io)));
   // Taken after the reads, as the controller takes it after its caches synced.

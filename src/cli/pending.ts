@@ -163,7 +163,7 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
   const released: LiveObject[] = [];
   for (const rt of resources) {
     try {
-      released.push(...((await cluster.client.list(rt, namespace, { metadataOnly: true, labelSelector: Labels.formerBundle })).items as LiveObject[]));
+      released.push(...((await cluster.client.list(rt, namespace, { metadataOnly: true, labelSelector: Labels.formerBundle })).items));
     } catch (err) {
       io.err(`  skipped ${rt.plural}${rt.group ? `.${rt.group}` : ''}: ${errorMessage(err)}`);
     }

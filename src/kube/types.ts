@@ -1,6 +1,5 @@
 /** Shapes of API objects as the operator handles them: generic, parsed at the edges. */
 import type { OwnerReference } from '../api/bundle.js';
-import { kindKey } from '../core/bundle/objects.js';
 
 /** @deprecated use OwnerReference (api/bundle.ts); kept only for test/fuzz until it is renamed there. */
 export type OwnerRef = OwnerReference;
@@ -18,6 +17,8 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
+  /** Fields the operator does not read are carried along; the index signature also makes a KubeObject a LiveObject (core/bundle/objects.ts) without a cast. */
+  [field: string]: unknown;
 }
 
 /** Any object read from the API server (full or metadata-only). */
@@ -47,9 +48,6 @@ export interface WatchEvent {
   object: KubeObject;
 }
 
-/** @deprecated the same function as kindKey (core/bundle/objects.ts); kept only for controllers/bundle/controller.ts until it is renamed there. */
-export const gvkKey = kindKey;
-
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
@@ -59,9 +57,6 @@ export function splitApiVersion(apiVersion: string): { group: string; version: s
 export function namespacedName(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
-
-/** @deprecated namespacedName; objectKey (core/bundle/objects.ts) is group/kind/namespace/name. Kept only for controllers/bundle/controller.ts until it is renamed there. */
-export const objectKey = namespacedName;
 
 export function isKubeObject(value: unknown): value is KubeObject {
   if (typeof value !== 'object' || value === null) return false;

@@ -91,11 +91,6 @@ export class ObjectCache {
     return this.informers.get(kindKey(rt.apiVersion, rt.kind))?.get(namespace, name);
   }
 
-  /** Every cached object whose controller ownerReference has this uid. */
-  controlledBy(uid: string): KubeObject[] {
-    return this.referencing(uid).filter((o) => controllerOf(o)?.uid === uid);
-  }
-
   /** Every cached object with an ownerReference (controller or claim) to the Bundle with this uid. */
   referencing(uid: string): KubeObject[] {
     return [...(this.byBundleReference.get(uid)?.values() ?? [])];

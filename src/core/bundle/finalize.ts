@@ -25,7 +25,7 @@
  */
 import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
-import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { controllerOf, describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { operatorWrittenReferences, userReferences, withdrawClaimPatch, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, markPatch, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
@@ -129,7 +129,7 @@ function stepsFor(input: FinalizeInput): FinalizeStep[] {
 /** What happens to the objects the Bundle controls (and, orphaning, to those it left traces on). */
 function propagationSteps(input: FinalizeInput): FinalizeStep[] {
   const { bundle } = input;
-  const controlled = input.objects.filter((o) => controllerOf(o)?.uid === bundle.uid);
+  const controlled = input.objects.filter((o) => isControlledBy(o, bundle.uid));
   switch (input.propagation) {
     case 'background':
       return backgroundSteps(controlled, input);

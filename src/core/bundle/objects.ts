@@ -67,6 +67,11 @@ export function controllerOf(o: { metadata: { ownerReferences?: readonly OwnerRe
   return o.metadata.ownerReferences?.find((ref) => ref.controller === true);
 }
 
+/** Whether the object's controller ownerReference is the Bundle with this uid: what "the Bundle controls it" means everywhere. */
+export function isControlledBy(o: { metadata: { ownerReferences?: readonly OwnerReference[] | undefined } }, bundleUid: string): boolean {
+  return controllerOf(o)?.uid === bundleUid;
+}
+
 /** A deep copy of a JSON value, so decisions never share (and mutate) the caller's objects. */
 export function cloneJson<T>(value: T): T {
   return structuredClone(value);

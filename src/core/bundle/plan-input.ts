@@ -7,7 +7,7 @@
  */
 import type { BundleSpec } from '../../api/bundle.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
-import { controllerOf, isRecord, kindKey, type LiveObject } from './objects.js';
+import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
 import { claimsByObject, hasClaimReference, type BundleLike } from './ownership.js';
 import type { PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
@@ -43,11 +43,6 @@ export interface PlanSources {
   now: number;
   /** Upper bound of the API server's time (epoch ms). */
   stampAt: number;
-}
-
-/** Whether the object's controller ownerReference is the Bundle with this uid: what "the Bundle controls it" means everywhere. */
-export function isControlledBy(o: LiveObject, bundleUid: string): boolean {
-  return controllerOf(o)?.uid === bundleUid;
 }
 
 function coordinates(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {

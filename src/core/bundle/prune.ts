@@ -7,7 +7,7 @@
 import { Annotations, EventReasons } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import { buildGraph, deletionOrder } from './graph.js';
-import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { BundleClaim } from './ownership.js';
 
 /** Where an object is, plus the preconditions a delete should carry. */
@@ -179,7 +179,7 @@ export interface RedecideDeleteInput {
 export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   const { fresh } = input;
   if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
-  if (controllerOf(fresh)?.uid !== input.bundleUid) return undefined;
+  if (!isControlledBy(fresh, input.bundleUid)) return undefined;
   const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: input.now });
   return decision.action === 'delete' || decision.action === 'expired' ? fresh.metadata.resourceVersion : undefined;
 }

@@ -1,0 +1,244 @@
+/**
+ * The act phase of a Bundle pass: carries a plan out through the BundleApi
+ * port, in this order: confirm the Bundle incarnation on a fresh read (when
+ * the pass writes its UID), claims, applies level by level, then, only if
+ * every apply went through and the Bundle is unchanged on a fresh list,
+ * prunes (deletes with uid and resourceVersion preconditions, countdown
+ * stamps), then claim withdrawals. Decides nothing itself: the plan and the
+ * re-decisions come from core/bundle.
+ */
+import type { Bundle } from '../../api/bundle.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { FIELD_MANAGER } from '../../api/names.js';
+import { claimsByObject } from '../../core/bundle/ownership.js';
+import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
+import { keepListedElsewhere, withholdPrunes, type BundlePlan, type ClaimAction, type ResourcePlan } from '../../core/bundle/plan.js';
+import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
+import type { ActionFailure } from '../../core/bundle/status.js';
+import { kindKey } from '../../core/bundle/objects.js';
+import { errorMessage, isConflict, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { ServerTime } from '../../runtime/clock.js';
+import type { EventRecorder, EventTarget } from '../events.js';
+import type { BundleApi } from './api.js';
+import { bundleTarget } from './bundle-resource.js';
+
+export interface ActDeps {
+  api: BundleApi;
+  events: EventRecorder;
+  /** The read before an expired delete refreshes it; that delete is decided on its lower bound. */
+  serverTime: Pick<ServerTime, 'lowerBound'>;
+  log: Logger;
+  /** Claims and applies in flight at once within one Bundle. */
+  applyConcurrency: number;
+}
+
+/** What a pass did to the cluster, for the status and the requeue decision. */
+export interface PassOutcome {
+  applyFailures: Map<string, ActionFailure>;
+  pruneFailures: { target: ObjectTarget; message: string }[];
+  wrote: boolean;
+}
+
+export type ActResult =
+  /** The plan as finally carried out (prunes withheld or kept for other Bundles) and what happened. */
+  | { kind: 'acted'; plan: BundlePlan; outcome: PassOutcome }
+  /** Nothing written: the cached Bundle is not the live incarnation (`fresh` as read; undefined when gone). */
+  | { kind: 'stale-bundle'; fresh: KubeObject | undefined }
+  /** Claims and applies done, nothing pruned: the Bundle changed since it was read. */
+  | { kind: 'changed-before-prune'; outcome: PassOutcome; fresh: KubeObject | undefined };
+
+export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan, types: ReadonlyMap<string, ResourceType>): Promise<ActResult> {
+  const { namespace, name } = bundle.metadata;
+  const outcome: PassOutcome = { applyFailures: new Map(), pruneFailures: [], wrote: false };
+  let plan = planned;
+  // Every claim and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
+  // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
+  // once (its owner is absent). So before any such write the incarnation is confirmed on a fresh read.
+  if (writesOwnerReference(plan)) {
+    const fresh = await d.api.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
+    if (!isLiveIncarnation(fresh, bundle.metadata.uid)) {
+      d.log.debug({ cached: bundle.metadata.uid, live: fresh?.metadata.uid }, 'the cached Bundle is not the live incarnation: nothing written, wait for the cache');
+      return { kind: 'stale-bundle', fresh };
+    }
+  }
+  const target = bundleTarget(bundle);
+  const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);
+  if (plan.issues.length > 0) return { kind: 'acted', plan, outcome };
+
+  await applyResources(d, plan, types, failedClaims, outcome, target);
+  if (outcome.applyFailures.size > 0) plan = withholdPrunes(plan, `not pruning: ${[...outcome.applyFailures.keys()].join(', ')} could not be applied`);
+  if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark')) {
+    // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
+    // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists.
+    const { items: bundlesNow } = await d.api.list(BUNDLE_RESOURCE_TYPE, namespace);
+    const fresh = bundlesNow.find((b) => b.metadata.name === name);
+    if (!unchangedSinceRead(fresh, bundle.metadata)) {
+      d.log.info('Bundle changed since it was read; deciding again before pruning');
+      return { kind: 'changed-before-prune', outcome, fresh };
+    }
+    plan = keepListedElsewhere(plan, claimsByObject(bundlesNow));
+    await pruneObjects(d, plan, outcome, target);
+  }
+  await withdrawClaims(d, plan, outcome);
+  return { kind: 'acted', plan, outcome };
+}
+
+/**
+ * Claims (cancel, adopt, hand-over, reference) as JSON patches guarded by
+ * uid and resourceVersion. Returns the resources whose claim did not go
+ * through: they are not applied this pass (an apply would fight over the
+ * object).
+ */
+async function carryOutClaims(d: ActDeps, claims: readonly ClaimAction[], namespace: string, outcome: PassOutcome, target: EventTarget): Promise<Set<string>> {
+  const failed = new Set<string>();
+  await forEachBounded(claims, d.applyConcurrency, async (c) => {
+    const rt = await d.api.resolve(c.target.apiVersion, c.target.kind);
+    if (!rt) return;
+    try {
+      await d.api.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER });
+    } catch (err) {
+      failed.add(c.name);
+      // A failed test or a conflict: the object changed since it was read; the next pass decides on what it is now.
+      const changed = isStaleWrite(err) || isNotFound(err);
+      outcome.applyFailures.set(c.name, { message: changed ? `${c.target.kind} ${c.target.name} changed while being claimed; retrying` : errorMessage(err), terminal: false });
+      d.log.warn({ resource: c.name, claim: c.kind, err: errorMessage(err) }, 'claim failed');
+      return;
+    }
+    outcome.wrote = true;
+    for (const e of c.events) await d.events.normal(target, e.reason, e.message);
+    if (c.from) await d.events.normal({ apiVersion: target.apiVersion, kind: target.kind, namespace, name: c.from.name, uid: c.from.uid }, c.from.event.reason, c.from.event.message);
+  });
+  return failed;
+}
+
+async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<string, ResourceType>, failedClaims: ReadonlySet<string>, outcome: PassOutcome, target: EventTarget): Promise<void> {
+  const writes = plan.resources.filter((r): r is Extract<ResourcePlan, { apply: unknown }> => (r.action === 'apply' || r.action === 'adopt') && !failedClaims.has(r.name));
+  await forEachBounded(writes, d.applyConcurrency, async (r) => {
+    const desired = r.apply.desired;
+    const rt = types.get(kindKey(desired.apiVersion, desired.kind));
+    if (!rt) return;
+    try {
+      if (r.apply.needed) {
+        await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true });
+        outcome.wrote = true;
+        d.log.debug({ object: `${desired.kind}/${desired.metadata.name}`, create: r.apply.create }, 'applied');
+      }
+      if (r.action === 'adopt') await d.events.normal(target, r.event.reason, r.event.message);
+    } catch (err) {
+      // The server refused the manifest itself (400, 422): retrying the same spec cannot help.
+      outcome.applyFailures.set(r.name, { message: errorMessage(err), terminal: isInvalid(err) });
+      d.log.warn({ resource: r.name, err: errorMessage(err) }, 'apply failed');
+    }
+  });
+}
+
+/**
+ * Takes this Bundle's claim reference out of objects it no longer lists
+ * (written while it lost a Conflict over them): a stale claim would keep
+ * such an object alive through a cascade meant for it. The patch tests the
+ * reference list as read; a changed object is decided on next pass.
+ */
+async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome): Promise<void> {
+  for (const w of plan.withdrawals) {
+    const rt = await d.api.resolve(w.target.apiVersion, w.target.kind);
+    if (!rt) continue;
+    outcome.wrote = true; // either way, look again soon
+    try {
+      await d.api.patch(rt, w.target.namespace, w.target.name, w.patch, 'json', { fieldManager: FIELD_MANAGER });
+      d.log.info({ object: `${w.target.kind}/${w.target.name}` }, 'withdrew the claim on an object no longer listed');
+    } catch (err) {
+      if (isStaleWrite(err) || isNotFound(err)) continue;
+      d.log.warn({ object: `${w.target.kind}/${w.target.name}`, err: errorMessage(err) }, 'withdrawing a claim failed');
+    }
+  }
+}
+
+/** Dependents first (the plan's order), one at a time, so an object is gone before what it references. */
+async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget): Promise<void> {
+  for (const action of plan.prune) {
+    if (action.action !== 'delete' && action.action !== 'mark') continue;
+    const t = action.target;
+    const rt = await d.api.resolve(t.apiVersion, t.kind);
+    if (!rt || !t.uid) continue;
+    try {
+      if (action.action === 'mark') {
+        outcome.wrote = true; // either way, look again soon
+        try {
+          await d.api.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER });
+        } catch (err) {
+          // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
+          // decides on what the object is now.
+          if (isStaleWrite(err)) continue;
+          throw err;
+        }
+        await d.events.normal(target, action.event.reason, action.event.message);
+        continue;
+      }
+      const result = await deleteDecided(d, rt, t, action.afterDelay, plan.bundle.uid);
+      if (result === 'conflict') {
+        outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
+        continue;
+      }
+      if (result === 'kept') continue;
+      outcome.wrote = true;
+      if (result === 'deleted') await d.events.normal(target, action.event.reason, action.event.message);
+    } catch (err) {
+      outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
+      d.log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
+    }
+  }
+}
+
+/**
+ * One decided delete. An expired countdown was read from the cache: decide
+ * again on a fresh read first. A delete refused because the object changed
+ * (a status write, a new annotation) gets one fresh read, the same rules and
+ * one more try. 'kept': a fresh read said no.
+ */
+async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, bundleUid: string): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
+  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, bundleUid) : t.resourceVersion;
+  if (resourceVersion === undefined) return 'kept';
+  const result = await deleteWithPreconditions(d, rt, t, resourceVersion);
+  if (result !== 'conflict') return result;
+  const fresher = await freshDeletableVersion(d, rt, t, bundleUid);
+  if (fresher === undefined) return 'kept';
+  return await deleteWithPreconditions(d, rt, t, fresher);
+}
+
+async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTarget, resourceVersion: string | undefined): Promise<'deleted' | 'not-found' | 'conflict'> {
+  if (!t.uid) return 'not-found';
+  try {
+    return await d.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background' });
+  } catch (err) {
+    // A failed uid or resourceVersion precondition is a 409. A DELETE carries no JSON-patch test, so a 422 here is
+    // the server (or an admission webhook) refusing it: a failure, not a stale read.
+    if (isConflict(err)) return 'conflict';
+    throw err;
+  }
+}
+
+/**
+ * Reads the object fresh and applies the prune rules again
+ * (core/bundle/prune.ts, redecideDelete): the resourceVersion to delete it
+ * at, or undefined (left to the next pass).
+ */
+async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, bundleUid: string): Promise<string | undefined> {
+  const fresh = await d.api.tryGet(rt, t.namespace, t.name);
+  // The read just made refreshed the server-time estimate: decide on its lower bound.
+  const now = d.serverTime.lowerBound();
+  if (now === undefined) return undefined;
+  return redecideDelete({ fresh, target: t, bundleUid, now });
+}
+
+export async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  });
+  await Promise.all(lanes);
+}

@@ -1,0 +1,34 @@
+/**
+ * The Bundle controller's narrow API port: the verbs its act phase and its
+ * finalizer use, and nothing else (as GcApi is for the collector). The
+ * operator backs it with KubeClient and Discovery (kubeBundleApi); the step
+ * tests with a small in-memory double.
+ */
+import type { ApplyOptions, DeleteOptions, KubeClient, PatchType } from '../../kube/client.js';
+import type { Discovery } from '../../kube/discovery.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
+
+export interface BundleApi {
+  /** The resource type of apiVersion + kind; undefined when the server does not serve it. */
+  resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined>;
+  tryGet(rt: ResourceType, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
+  list(rt: ResourceType, namespace: string | undefined, opts?: { metadataOnly?: boolean }): Promise<{ items: KubeObject[] }>;
+  /** Server-side apply. */
+  apply(rt: ResourceType, manifest: Record<string, unknown>, opts: ApplyOptions): Promise<KubeObject>;
+  patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts?: { fieldManager?: string }): Promise<KubeObject>;
+  /** Always with a uid precondition (DeleteOptions requires it). */
+  delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
+  replaceStatus(rt: ResourceType, obj: KubeObject): Promise<KubeObject>;
+}
+
+export function kubeBundleApi(client: KubeClient, discovery: Pick<Discovery, 'resolve'>): BundleApi {
+  return {
+    resolve: (apiVersion, kind) => discovery.resolve(apiVersion, kind),
+    tryGet: (rt, namespace, name) => client.tryGet(rt, namespace, name),
+    list: (rt, namespace, opts) => client.list(rt, namespace, opts),
+    apply: (rt, manifest, opts) => client.apply(rt, manifest, opts),
+    patch: (rt, namespace, name, patch, type, opts) => client.patch(rt, namespace, name, patch, type, opts),
+    delete: (rt, namespace, name, opts) => client.delete(rt, namespace, name, opts),
+    replaceStatus: (rt, obj) => client.replaceStatus(rt, obj),
+  };
+}

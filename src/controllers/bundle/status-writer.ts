@@ -1,0 +1,90 @@
+/**
+ * Writing a Bundle's status, and the bookkeeping that follows it: the
+ * events its transitions call for (core/bundle/exit-status.ts decides which)
+ * and the gauges summed over every Bundle.
+ */
+import type { BundleStatus } from '../../api/bundle.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { transitionEvents, type StatusSubject } from '../../core/bundle/exit-status.js';
+import { statusEqual } from '../../core/bundle/status.js';
+import { isConflict, isNotFound } from '../../kube/errors.js';
+import type { KubeObject } from '../../kube/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { OperatorMetrics } from '../../observability/metrics.js';
+import type { EventRecorder, EventTarget } from '../events.js';
+import type { BundleApi } from './api.js';
+import type { BundleKey } from './object-cache.js';
+
+/** A stored Bundle as the status decisions read it. Its status is the operator's own, written through the schema's type. */
+export function statusSubject(live: KubeObject): StatusSubject {
+  return { metadata: live.metadata, status: live.status as BundleStatus | undefined };
+}
+
+/**
+ * Replaces the status of `live` (at its resourceVersion) when it differs.
+ * True when it was written: only then did the status change, and only then
+ * do its transitions call for events (a pass on a stale read that loses the
+ * write leaves them to the pass on the newer Bundle).
+ */
+export async function writeBundleStatus(api: Pick<BundleApi, 'replaceStatus'>, live: KubeObject, status: BundleStatus, log: Logger): Promise<boolean> {
+  if (statusEqual(statusSubject(live).status, status)) return false;
+  try {
+    await api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...live, status });
+    return true;
+  } catch (err) {
+    // A newer Bundle is on its way to us through the watch; that pass writes the status.
+    // (Only a 409 means that here: a 422 on a status update is the server refusing the status itself.)
+    if (isConflict(err)) log.debug('status conflict; a newer Bundle will be reconciled');
+    else if (!isNotFound(err)) throw err;
+    return false;
+  }
+}
+
+export async function reportTransitions(events: EventRecorder, target: EventTarget, before: BundleStatus | undefined, after: BundleStatus, errorReason: string): Promise<void> {
+  for (const e of transitionEvents(before, after, errorReason)) {
+    if (e.type === 'Normal') await events.normal(target, e.reason, e.message);
+    else await events.warning(target, e.reason, e.message);
+  }
+}
+
+/** bundlesmith_pending_deletions and bundlesmith_bundles{condition,status}: sums over every Bundle's last status. */
+export class BundleGauges {
+  private readonly pendingByBundle = new Map<BundleKey, number>();
+  private readonly conditionsByBundle = new Map<BundleKey, string[]>();
+
+  constructor(private readonly metrics: OperatorMetrics | undefined) {}
+
+  /** A Bundle's share, from the status its pass wrote. */
+  record(key: BundleKey, status: BundleStatus): void {
+    this.setPendingDeletions(key, status.pendingDeletionCount ?? 0);
+    this.setConditions(key, status);
+  }
+
+  /** A Bundle that is gone counts for nothing. */
+  forget(key: BundleKey): void {
+    this.setPendingDeletions(key, 0);
+    this.setConditions(key, undefined);
+  }
+
+  private setPendingDeletions(key: BundleKey, count: number): void {
+    if (count === 0) this.pendingByBundle.delete(key);
+    else this.pendingByBundle.set(key, count);
+    let total = 0;
+    for (const n of this.pendingByBundle.values()) total += n;
+    this.metrics?.pendingDeletions.set(total);
+  }
+
+  private setConditions(key: BundleKey, status: BundleStatus | undefined): void {
+    if (status?.conditions) this.conditionsByBundle.set(key, status.conditions.map((c) => `${c.type}\u0000${c.status}`));
+    else this.conditionsByBundle.delete(key);
+    const gauge = this.metrics?.bundlesByCondition;
+    if (!gauge) return;
+    const counts = new Map<string, number>();
+    for (const list of this.conditionsByBundle.values()) for (const c of list) counts.set(c, (counts.get(c) ?? 0) + 1);
+    gauge.reset();
+    for (const [c, n] of counts) {
+      const [condition = '', conditionStatus = ''] = c.split('\u0000');
+      gauge.set({ condition, status: conditionStatus }, n);
+    }
+  }
+}

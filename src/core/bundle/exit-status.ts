@@ -1,0 +1,153 @@
+/**
+ * The Bundle's status on the exits of a pass that do not build it from a
+ * full plan (core/bundle/status.ts does that), and the events a status
+ * change calls for. Every exit leaves a true status: a Bundle the schema
+ * rejects, a pass that failed, a pass stopped because what it read was
+ * stale, the finalizer added, a deletion that has not finished. Pure.
+ */
+import type { BundleStatus, Condition } from '../../api/bundle.js';
+import { BundleConditionTypes, EventReasons, Reasons } from '../../api/names.js';
+import { condition, findConditionByType, mergeConditions } from './conditions.js';
+import type { FinalizeStep, Propagation } from './finalize.js';
+import type { BundlePlan } from './plan.js';
+import type { ObjectTarget } from './prune.js';
+
+/** The stored Bundle a status is written on: its generation and the status it has. */
+export interface StatusSubject {
+  metadata: { generation?: number | undefined };
+  status?: BundleStatus | undefined;
+}
+
+/** Error=True with this reason and message, Ready=False; the rest of the status is kept. */
+export function errorStatus(live: StatusSubject, reason: string, message: string, nowIso: string): BundleStatus {
+  const previous = live.status ?? {};
+  return {
+    ...previous,
+    ...(live.metadata.generation !== undefined ? { observedGeneration: live.metadata.generation } : {}),
+    conditions: mergeConditions(previous.conditions, [
+      condition(BundleConditionTypes.InProgress, false),
+      condition(BundleConditionTypes.Ready, false, reason, message),
+      condition(BundleConditionTypes.Error, true, reason, message),
+    ], nowIso),
+  };
+}
+
+/**
+ * A pass that stopped before deciding (the finalizer just added, a stale
+ * read, the server's time not known yet): InProgress=True says why; Ready
+ * and Error stay as the last full pass left them (Ready=False when there was
+ * none), and so does observedGeneration: nothing new was observed.
+ */
+export function interruptedStatus(live: StatusSubject, message: string, nowIso: string): BundleStatus {
+  const previous = live.status ?? {};
+  const ready = findConditionByType(previous.conditions, BundleConditionTypes.Ready) ?? condition(BundleConditionTypes.Ready, false, Reasons.ResourcesNotReady, 'not reconciled yet');
+  const error = findConditionByType(previous.conditions, BundleConditionTypes.Error) ?? condition(BundleConditionTypes.Error, false);
+  return {
+    ...previous,
+    conditions: mergeConditions(previous.conditions, [condition(BundleConditionTypes.InProgress, true, Reasons.Working, message), stripTime(ready), stripTime(error)], nowIso),
+  };
+}
+
+/** What one finalizer pass that could not let the Bundle go did and met. */
+export interface FinalizeReport {
+  propagation: Propagation;
+  /** The plan's steps (those that write, and those left alone). */
+  steps: readonly FinalizeStep[];
+  /** Writes refused because the object changed since it was read, or went. */
+  changed: readonly ObjectTarget[];
+  /** Writes that failed otherwise. */
+  failures: readonly { target: ObjectTarget; action: FinalizeStep['action']; message: string }[];
+}
+
+/**
+ * A Bundle whose deletion has not finished says why: what the finalizer
+ * wrote this pass (and will check on fresh lists before it goes), what
+ * changed under it, what failed (Error=True), what is terminating.
+ */
+export function finalizingStatus(live: StatusSubject, report: FinalizeReport, nowIso: string): BundleStatus {
+  const previous = live.status ?? {};
+  const doing = (['delete', 'release', 'let-go', 'orphan', 'withdraw'] as const).flatMap((action) => {
+    const targets = report.steps.filter((s) => s.action === action).map((s) => s.target);
+    return targets.length === 0 ? [] : [`${STEP_VERBS[action]} ${listTargets(targets)}`];
+  });
+  const terminating = report.steps.filter((s) => s.action === 'leave' && s.reason === 'terminating').map((s) => s.target);
+  const parts = [
+    ...doing,
+    ...(terminating.length > 0 ? [`terminating: ${listTargets(terminating)}`] : []),
+    ...(report.changed.length > 0 ? [`changed since read (deciding again): ${listTargets(report.changed)}`] : []),
+  ];
+  const message = `being deleted (${report.propagation} propagation)${parts.length > 0 ? `: ${parts.join('; ')}` : ''}; the finalizer goes once a pass on fresh lists finds nothing left to write`;
+  const failed = report.failures.map((f) => `${f.action} ${describeTarget(f.target)} failed: ${f.message}`).join('; ');
+  return {
+    ...previous,
+    conditions: mergeConditions(previous.conditions, [
+      condition(BundleConditionTypes.InProgress, true, Reasons.BeingDeleted, message),
+      condition(BundleConditionTypes.Ready, false, Reasons.BeingDeleted, message),
+      failed === '' ? condition(BundleConditionTypes.Error, false) : condition(BundleConditionTypes.Error, true, Reasons.RetriableError, `being deleted: ${failed}`),
+    ], nowIso),
+  };
+}
+
+const STEP_VERBS: Record<Exclude<FinalizeStep['action'], 'leave'>, string> = {
+  delete: 'deleting',
+  release: 'releasing with a countdown',
+  'let-go': 'letting go to the Bundle that lists it',
+  orphan: 'orphaning',
+  withdraw: 'withdrawing the claim on',
+};
+
+/** At most five named, then a count: the message stays readable and changes only when the set does. */
+function listTargets(targets: readonly ObjectTarget[]): string {
+  const named = targets.slice(0, 5).map(describeTarget).join(', ');
+  return targets.length > 5 ? `${named} and ${targets.length - 5} more` : named;
+}
+
+function describeTarget(t: ObjectTarget): string {
+  return `${t.kind} ${t.name}`;
+}
+
+function stripTime(c: Condition): Condition {
+  const { lastTransitionTime: _ignored, ...rest } = c;
+  return rest;
+}
+
+/** The reason of the Warning event for a pass's Error condition: the most specific problem the plan shows. */
+export function errorEventReason(plan: Pick<BundlePlan, 'issues' | 'resources' | 'prune'>): string {
+  if (plan.issues.length > 0) return EventReasons.InvalidSpec;
+  if (plan.resources.some((r) => r.action === 'conflict')) return EventReasons.Conflict;
+  if (plan.prune.some((a) => a.action === 'invalid')) return EventReasons.InvalidDeletionDelay;
+  return EventReasons.ReconcileError;
+}
+
+export interface StatusEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/**
+ * Events for what changed, not for every pass: Ready when it becomes True,
+ * and a Warning (reason by the kind of problem) when the Error condition
+ * appears or its message changes; a Bundle stuck on the same problem does
+ * not repeat it on each retry.
+ */
+export function transitionEvents(before: BundleStatus | undefined, after: BundleStatus, errorReason: string): StatusEvent[] {
+  const out: StatusEvent[] = [];
+  const was = findConditionByType(before?.conditions, BundleConditionTypes.Ready)?.status;
+  const is = findConditionByType(after.conditions, BundleConditionTypes.Ready);
+  if (is?.status === 'True' && was !== 'True') out.push({ type: 'Normal', reason: EventReasons.Ready, message: `all ${after.resourcesReady ?? ''} resources are ready` });
+  const err = findConditionByType(after.conditions, BundleConditionTypes.Error);
+  const errBefore = findConditionByType(before?.conditions, BundleConditionTypes.Error);
+  if (err?.status === 'True' && (errBefore?.status !== 'True' || errBefore.message !== err.message)) out.push({ type: 'Warning', reason: errorReason, message: err.message ?? 'error' });
+  return out;
+}
+
+/**
+ * Why a pass stopped on a stale read, as the Bundle read fresh (`fresh`)
+ * shows it against the one the pass decided on (`read`).
+ */
+export function staleReadMessage(fresh: { metadata: { uid: string; generation?: number | undefined; deletionTimestamp?: string | undefined } }, read: { uid: string; generation?: number | undefined }): string {
+  if (fresh.metadata.uid !== read.uid) return "waiting for the operator's cache to show this Bundle (an earlier Bundle of this name was read); nothing written";
+  if (fresh.metadata.deletionTimestamp !== undefined) return 'being deleted; the finalizer takes over';
+  return `the spec changed since it was read (generation ${read.generation ?? '?'} read, ${fresh.metadata.generation ?? '?'} now); deciding again before pruning`;
+}

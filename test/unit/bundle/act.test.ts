@@ -1,0 +1,223 @@
+/**
+ * Step tests of the Bundle controller's act phase and finalizer over a fake
+ * of their API port (fake-bundle-api.ts): plan with core/bundle, carry out
+ * with actOnPlan / finalizeBundle, then assert the calls made, the objects
+ * left and the outcome. No API server: the port is the boundary.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { BundleSchema, type Bundle } from '../../../src/api/bundle.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, BundleConditionTypes, Finalizers, Reasons } from '../../../src/api/names.js';
+import { actOnPlan, type ActResult } from '../../../src/controllers/bundle/act.js';
+import { finalizeBundle } from '../../../src/controllers/bundle/finalize.js';
+import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
+import { KubeApiError } from '../../../src/kube/errors.js';
+import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { BUNDLE_UID, NAMESPACE, NOW, bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withData, withResource, withResourceVersion, withUid, type Mod, type Obj, type TestBundle } from './builders.js';
+import { CONFIGMAPS, FakeBundleApi, RecordingEvents } from './fake-bundle-api.js';
+
+const HOUR = 3_600_000;
+const TYPES = new Map<string, ResourceType>([['v1/ConfigMap', CONFIGMAPS]]);
+const serverTime = { lowerBound: (): number => NOW, upperBound: (): number => NOW };
+const clock = { now: (): number => NOW };
+
+/** The stored Bundle for a test Bundle, parsed as the controller has it. */
+function storedBundle(b: TestBundle, extra: Partial<Bundle['metadata']> = {}): Bundle {
+  return BundleSchema.parse({
+    apiVersion: API_VERSION,
+    kind: BUNDLE_KIND,
+    metadata: { name: b.meta.name, namespace: NAMESPACE, uid: BUNDLE_UID, generation: b.meta.generation, resourceVersion: '10', finalizers: [Finalizers.deleteResources], ...extra },
+    spec: b.spec,
+  });
+}
+
+interface Setup {
+  api: FakeBundleApi;
+  events: RecordingEvents;
+  bundle: Bundle;
+  plan: BundlePlan;
+}
+
+/** Plans `b` over `cached` (what the cache shows, by resource name, plus controlled objects) and stores `stored` in the fake (what the server has). */
+function setup(b: TestBundle, cached: Record<string, Obj>, controlled: Obj[], stored: Obj[]): Setup {
+  const api = new FakeBundleApi();
+  const stored_ = storedBundle(b);
+  api.put(stored_);
+  for (const o of stored) api.put(o);
+  const input = planInput(b, cached, { controlled, stampAt: NOW });
+  return { api, events: new RecordingEvents(), bundle: stored_, plan: planBundle(input) };
+}
+
+async function act(s: Setup): Promise<ActResult> {
+  return actOnPlan({ api: s.api, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2 }, s.bundle, s.plan, TYPES);
+}
+
+const ours = (o: Obj, ...mods: Mod<Obj>[]): Obj => live(o, controlledByBundle(), ...mods);
+const delayed = withAnnotation(Annotations.deletionDelay, '1h');
+const stampedAt = (ms: number): Mod<Obj> => withAnnotation(Annotations.deletionTimestamp, new Date(ms).toISOString());
+
+describe('act phase: claims before applies', () => {
+  it('a claim that fails its test is not followed by an apply of that resource; the others are applied', async () => {
+    const b = bundle('b', withResource(resource('a', configMap('a', withData({ k: 'v' }))), resource('c', configMap('c', withData({ k: 'v' })))));
+    // The cache shows "a" counting down (so the pass claims it back); the server has it changed since (another resourceVersion).
+    const cachedA = ours(configMap('a'), delayed, stampedAt(NOW - 10_000), withResourceVersion('5'));
+    const s = setup(b, { a: cachedA }, [cachedA], [{ ...cachedA, metadata: { ...cachedA.metadata, resourceVersion: '6' } }]);
+    expect(s.plan.claims.map((c) => [c.name, c.kind])).toEqual([['a', 'cancel']]);
+
+    const result = await act(s);
+
+    expect(s.api.log()).toContain('patch ConfigMap ns1/a');
+    expect(s.api.log()).not.toContain('apply ConfigMap ns1/a');
+    expect(s.api.log()).toContain('apply ConfigMap ns1/c');
+    expect(result.kind).toBe('acted');
+    if (result.kind !== 'acted') return;
+    expect(result.outcome.applyFailures.get('a')).toEqual({ message: 'ConfigMap a changed while being claimed; retrying', terminal: false });
+    // The stamp the claim was to remove is still there: nothing wrote over the changed object.
+    expect(s.api.find('ConfigMap', 'a')?.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
+  });
+
+  it('writes nothing when the fresh Bundle is another incarnation (deleted and created again under the same name)', async () => {
+    const b = bundle('b', withResource(resource('a', configMap('a'))));
+    const s = setup(b, {}, [], []);
+    s.api.put({ ...storedBundle(b), metadata: { ...storedBundle(b).metadata, uid: 'new-incarnation' } });
+
+    const result = await act(s);
+
+    expect(result.kind).toBe('stale-bundle');
+    expect(s.api.log()).toEqual(['get Bundle ns1/b']);
+  });
+});
+
+describe('act phase: prunes', () => {
+  const b = bundle('b', withResource(resource('keep', configMap('keep'))));
+  const keep = ours(configMap('keep'), withResourceVersion('3'));
+
+  it('a failed apply withholds every prune (no delete, no stamp, no Bundle list)', async () => {
+    const gone = ours(configMap('gone'), withResourceVersion('4'));
+    const stamping = ours(configMap('stamping'), delayed, withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, gone, stamping], [keep, gone, stamping]);
+    expect(s.plan.prune.map((a) => a.action)).toEqual(expect.arrayContaining(['delete', 'mark']));
+    s.api.failNext('apply', new KubeApiError(500, 'InternalError', 'etcd unavailable', 'PATCH', 'keep'));
+
+    const result = await act(s);
+
+    expect(s.api.callsOf('delete')).toEqual([]);
+    expect(s.api.log().filter((c) => c.startsWith('patch') || c.startsWith('list'))).toEqual([]);
+    if (result.kind !== 'acted') throw new Error(result.kind);
+    expect(result.plan.prune.filter((a) => a.action === 'delete' || a.action === 'mark')).toEqual([]);
+    expect(result.plan.withheld.map((w) => w.action.target.name).sort()).toEqual(['gone', 'stamping']);
+  });
+
+  it('a delete carries uid and the resourceVersion it was decided on', async () => {
+    const gone = ours(configMap('gone'), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, gone], [keep, gone]);
+
+    await act(s);
+
+    expect(s.api.callsOf('delete')).toEqual([{ verb: 'delete', what: 'ConfigMap ns1/gone', detail: { uid: 'gone-uid', resourceVersion: '4' } }]);
+    expect(s.api.find('ConfigMap', 'gone')).toBeUndefined();
+  });
+
+  it('an expired countdown is read fresh and deleted at the fresh resourceVersion, with its uid', async () => {
+    const expired = ours(configMap('expired'), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, expired], [keep, { ...expired, metadata: { ...expired.metadata, resourceVersion: '9' } }]);
+
+    await act(s);
+
+    expect(s.api.log().filter((c) => c.endsWith('/expired'))).toEqual(['get ConfigMap ns1/expired', 'delete ConfigMap ns1/expired']);
+    expect(s.api.callsOf('delete')[0]?.detail).toEqual({ uid: 'expired-uid', resourceVersion: '9' });
+  });
+
+  it.each<[string, Mod<Obj>]>([
+    ['a new UID (deleted and created again)', withUid('recreated-uid')],
+    ['a new countdown stamp (the delay started again)', stampedAt(NOW - 60_000)],
+  ])('an expired countdown decided on a stale cache is refused when the fresh read shows %s', async (_name, change) => {
+    const expired = ours(configMap('expired'), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, expired], [keep, live(structuredClone(expired), change, withResourceVersion('9'))]);
+
+    const result = await act(s);
+
+    expect(s.api.log()).toContain('get ConfigMap ns1/expired');
+    expect(s.api.callsOf('delete')).toEqual([]);
+    expect(s.api.find('ConfigMap', 'expired')).toBeDefined();
+    if (result.kind !== 'acted') throw new Error(result.kind);
+    expect(result.outcome.pruneFailures).toEqual([]);
+  });
+
+  it('a delete refused for a changed resourceVersion re-reads, and refuses when the object now asks for a delay', async () => {
+    const gone = ours(configMap('gone'), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, gone], [keep, live(structuredClone(gone), delayed, withResourceVersion('5'))]);
+
+    await act(s);
+
+    expect(s.api.log().filter((c) => c.endsWith('/gone'))).toEqual(['delete ConfigMap ns1/gone', 'get ConfigMap ns1/gone']);
+    expect(s.api.find('ConfigMap', 'gone')?.metadata.uid).toBe('gone-uid');
+  });
+
+  it('a delete refused for a changed resourceVersion (a status write) is tried once more at the fresh one, with the same uid', async () => {
+    const gone = ours(configMap('gone'), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, gone], [keep, live(structuredClone(gone), withResourceVersion('5'))]);
+
+    await act(s);
+
+    expect(s.api.callsOf('delete').map((c) => c.detail)).toEqual([{ uid: 'gone-uid', resourceVersion: '4' }, { uid: 'gone-uid', resourceVersion: '5' }]);
+    expect(s.api.find('ConfigMap', 'gone')).toBeUndefined();
+  });
+
+  it('nothing is pruned when the Bundle changed since it was read (a new generation on the fresh list)', async () => {
+    const gone = ours(configMap('gone'), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, gone], [keep, gone]);
+    const changed = s.api.find('Bundle', 'b');
+    if (changed) s.api.put({ ...changed, metadata: { ...changed.metadata, generation: 2 } });
+
+    const result = await act(s);
+
+    expect(result.kind).toBe('changed-before-prune');
+    expect(s.api.callsOf('delete')).toEqual([]);
+  });
+});
+
+describe('finalizer', () => {
+  const b = bundle('b', withResource(resource('a', configMap('a'))));
+  const deleting = (): Bundle => storedBundle(b, { deletionTimestamp: '2026-01-01T00:00:00Z' });
+
+  function finalizer(api: FakeBundleApi, stored: Bundle): Promise<unknown> {
+    return finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events: new RecordingEvents(), serverTime, clock, logger: silentLogger() });
+  }
+  /** The Bundle as the fake has it now (the cache caught up). */
+  const current = (api: FakeBundleApi): Bundle => BundleSchema.parse(api.find('Bundle', 'b'));
+
+  it('goes only after a pass that wrote nothing; the pass that wrote says why the Bundle is still there', async () => {
+    const api = new FakeBundleApi();
+    api.put(deleting());
+    api.put(ours(configMap('a'), withResourceVersion('4')));
+
+    const first = await finalizer(api, deleting());
+
+    expect(first).toEqual({ requeueAfterMs: 500 });
+    expect(api.callsOf('delete')).toEqual([{ verb: 'delete', what: 'ConfigMap ns1/a', detail: { uid: 'a-uid', resourceVersion: '4' } }]);
+    expect(api.find('Bundle', 'b')?.metadata.finalizers).toEqual([Finalizers.deleteResources]);
+    const ready = current(api).status?.conditions?.find((c) => c.type === BundleConditionTypes.Ready);
+    expect(ready).toMatchObject({ status: 'False', reason: Reasons.BeingDeleted, message: expect.stringContaining('deleting ConfigMap a') });
+
+    const second = await finalizer(api, current(api));
+
+    expect(second).toBe('forget');
+    expect(api.find('Bundle', 'b')).toBeUndefined();
+  });
+
+  it('a failed step keeps the finalizer and sets Error with the failure', async () => {
+    const api = new FakeBundleApi();
+    api.put(deleting());
+    api.put(ours(configMap('a'), withResourceVersion('4')));
+    api.failNext('delete', new KubeApiError(403, 'Forbidden', 'configmaps "a" is forbidden', 'DELETE', 'a'));
+
+    const result = await finalizer(api, deleting());
+
+    expect(result).toBe('requeue');
+    expect(api.find('Bundle', 'b')?.metadata.finalizers).toEqual([Finalizers.deleteResources]);
+    const error = current(api).status?.conditions?.find((c) => c.type === BundleConditionTypes.Error);
+    expect(error).toMatchObject({ status: 'True', reason: Reasons.RetriableError, message: 'being deleted: delete ConfigMap a failed: configmaps "a" is forbidden' });
+    expect(api.find('ConfigMap', 'a')?.metadata.uid).toBe('a-uid');
+  });
+});
