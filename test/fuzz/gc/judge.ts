@@ -43,7 +43,10 @@
  *   upstream deletes it whenever it attempts it), and so is an object whose
  *   every owner in the reference is waiting or in this class (it is kept
  *   there only by an owner ours rightly collected). In both, no owner of it
- *   may be in ours, not being deleted. The reverse (ours kept, the
+ *   may be in ours, not being deleted. Likewise an object both keep (it has
+ *   a solid owner) whose only difference is that ours removed its
+ *   non-blocking references to such waiting owners (startUpRefsOnly), as
+ *   upstream does when it attempts it. The reverse (ours kept, the
  *   reference deleted) is not tolerated: ours attempts every such
  *   dependent, so keeping one is a difference of ours.
  */
@@ -169,6 +172,32 @@ function holdsAtLeast(ours: Extract<ObjectView, { present: true }>, reference: E
   return ours.finalizers.join(',') === reference.finalizers.join(',') && [...referenceResolving].every((x) => ourBlocking.has(x));
 }
 
+/**
+ * The start-up class on an object both keep: ours removed its non-blocking
+ * references to owners waiting in foreground deletion, as upstream's
+ * attemptToDeleteItem does to an object with a solid owner, where the
+ * reference has not attempted it. Same incarnation, same finalizers, ours'
+ * references exactly the reference's minus those.
+ */
+function startUpRefsOnly(plan: Plan, ours: ClusterEnd, reference: ClusterEnd, ourLive: KubeObject, refLive: KubeObject): boolean {
+  if (!(reference.foregroundDependentsAtStart ?? new Set<string>()).has(refLive.metadata.uid)) return false;
+  const ourNames = uidNames(plan, ours.uids);
+  const refNames = uidNames(plan, reference.uids);
+  const byUid = new Map([...reference.snapshot.values()].map((o) => [o.metadata.uid, o]));
+  const ourRefs = new Set((ourLive.metadata.ownerReferences ?? []).map((r) => renderRef(ourNames, r)));
+  const refRefs = refLive.metadata.ownerReferences ?? [];
+  const refRendered = new Set(refRefs.map((r) => renderRef(refNames, r)));
+  if ([...ourRefs].some((x) => !refRendered.has(x))) return false;
+  const missing = refRefs.filter((r) => !ourRefs.has(renderRef(refNames, r)));
+  return (
+    missing.length > 0 &&
+    missing.every((r) => {
+      const owner = byUid.get(r.uid);
+      return r.blockOwnerDeletion !== true && owner !== undefined && waitsInForeground(owner);
+    })
+  );
+}
+
 function waitsInForeground(o: KubeObject): boolean {
   return o.metadata.deletionTimestamp !== undefined && (o.metadata.finalizers ?? []).includes('foregroundDeletion');
 }
@@ -271,6 +300,11 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       // whether it looked while another owner still existed (seeds 131, 190,
       // 193), in either collector.
       tolerated.push(`${what}: both are deleting it; references that hold no existing owner differ: ours ${ra}; reference ${rr}`);
+      continue;
+    }
+    const ourLive = liveOf(plan, o.id, ours);
+    if (a.present && r.present && ourLive && refLive && !a.deleting && !r.deleting && a.incarnation === r.incarnation && a.finalizers.join(',') === r.finalizers.join(',') && startUpRefsOnly(plan, ours, reference, ourLive, refLive)) {
+      tolerated.push(`${what}: ours removed its non-blocking references to owners waiting in foreground deletion since before a collector start, the reference has not attempted it: ours ${ra}; reference ${rr}`);
       continue;
     }
     divergences.push({ id: o.id, wrongfulDelete: false, line: `${what}: ours ${ra}; reference ${rr}` });

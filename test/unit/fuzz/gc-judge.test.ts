@@ -114,6 +114,27 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
     expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', false]]);
   });
 
+  it('kept by both (a solid owner): ours removed only its non-blocking reference to the waiting owner: tolerated', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } });
+    const reference = cluster(p, 'ref', { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']);
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated).toHaveLength(1);
+  });
+
+  it('kept by both: a removed reference to a solid owner, a blocking one, or no start record: divergences', () => {
+    const cases: [Record<string, Spec>, Record<string, Spec>, string[]][] = [
+      [{ o4: {}, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: {}, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']],
+      [{ o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: true }, { owner: 'o9' }] } }, ['o7']],
+      [{ o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, []],
+      // Ours has a reference the reference lacks.
+      [{ o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o9' }, { owner: 'o8' }] } }, { o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']],
+    ];
+    for (const [o, r, atStart] of cases) {
+      expect(judge(p, cluster(p, 'ours', o), cluster(p, 'ref', r, atStart)).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', false]]);
+    }
+  });
+
   it('the executor records only non-blocking dependents of waiting owners (blocking ones upstream re-queues itself)', () => {
     const snap = cluster(p, 'x', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o4', block: true }] }, o9: { refs: [{ owner: 'o4' }] } }).snapshot;
     expect(nonBlockingDependentsOfForegroundOwners(snap).sort()).toEqual(['x-o7', 'x-o9']);
