@@ -30,8 +30,10 @@
  *   an owner's dependents when it sees the owner go into foreground
  *   deletion (upstream's processTransitions). One that starts while the
  *   owner already waits sees that at the owner's first add, and queues only
- *   the dependents already in its graph; its shared informers replay the
- *   objects they hold in map order, so which those are is random. Blocking
+ *   the dependents already in its graph, and the order its informers hand
+ *   the objects over is not fixed (a shared informer that has already
+ *   listed replays its store in map order; seed 313 saw both outcomes on
+ *   one plan), so which those are is chance. Blocking
  *   dependents are queued again by processDeletingDependentsItem; the
  *   non-blocking ones are not: upstream deletes such a dependent after a
  *   restart only if it came before its owner. Ours queues them all once its
