@@ -18,7 +18,7 @@ import type { KubeObject } from '../../kube/types.js';
 import type { Clock } from '../../runtime/clock.js';
 import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter } from '../../runtime/ratelimiter.js';
 import { WorkQueue, runWorkers, type WorkResult } from '../../runtime/workqueue.js';
-import { applyEvent, type InvalidNamespaceReport } from '../../core/gc/builder.js';
+import { applyEvent, foregroundWaitsAtStart, type InvalidNamespaceReport } from '../../core/gc/builder.js';
 import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, describeOwnerChain, planAttemptToDelete } from '../../core/gc/decide.js';
 import { collectedEvent, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
 import { Graph, NodeFlags, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
@@ -85,6 +85,8 @@ export class GcEngine {
   private readonly attempt: AttemptContext;
   /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
   private gateSeq = 0;
+  /** Whether the first complete graph has been swept for foreground waits (foregroundWaitsAtStart). */
+  private startSwept = false;
 
   constructor(
     private readonly api: GcApi,
@@ -181,7 +183,13 @@ export class GcEngine {
   private apply(change: Change): void {
     if (change.kind === 'gate') {
       // A later call (a stricter gate applied at once, say) wins over this one.
-      if (change.seq === this.gateSeq) this.gate.set(change.gate);
+      if (change.seq !== this.gateSeq) return;
+      this.gate.set(change.gate);
+      if (change.gate.phase === 'complete' && !this.startSwept) {
+        // Once, at start: later transitions into foreground deletion queue their dependents as they happen.
+        this.startSwept = true;
+        for (const uid of foregroundWaitsAtStart(this.graph)) this.attemptToDelete.add(uid);
+      }
       return;
     }
     const at = this.options.clock.now();

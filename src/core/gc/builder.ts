@@ -192,6 +192,34 @@ function processTransitions(graph: Graph, oldFlags: number, node: GraphNode, at:
   }
 }
 
+/**
+ * Every owner waiting in foreground deletion, and every dependent of one,
+ * for the collector's first complete graph.
+ *
+ * An owner's dependents are queued at its transition into foreground
+ * deletion (processTransitions). A collector that starts while the owner is
+ * already waiting sees that transition at the owner's first add, and queues
+ * only the dependents added to the graph before it: which ones depends on
+ * the order the informers hand the objects over. In upstream's collector
+ * that order is not fixed (a shared informer that has already listed
+ * replays its store to a new handler in map order; fuzz seed 313 saw both
+ * outcomes on one plan), and a non-blocking dependent is deleted only if it
+ * came first, since processDeletingDependentsItem re-queues blocking
+ * dependents alone. Queuing them all once the graph is complete
+ * makes ours give every such dependent the attempt a collector that was
+ * running at the transition would have given it: the same decision
+ * (attempt-to-delete, with owners verified live) in every order.
+ */
+export function foregroundWaitsAtStart(graph: Graph): string[] {
+  const uids = new Set<string>();
+  for (const node of graph.nodes.values()) {
+    if (node.virtual || !node.deletingDependents) continue;
+    uids.add(node.uid);
+    for (const dep of node.dependents()) uids.add(dep.uid);
+  }
+  return [...uids].sort();
+}
+
 interface RefsDiff {
   added: OwnerRef[];
   removed: OwnerRef[];

@@ -100,6 +100,13 @@ export class PlanExecutor {
   private readonly types = new Map<KindName, ResourceType>();
   private needsProbe = false;
   lastSnapshot: Snapshot = new Map();
+  /**
+   * UIDs of objects that, when this cluster's collector (re)started, had a
+   * non-blocking reference to an owner waiting in foreground deletion (the
+   * judge's start-up tolerance: whether kube-controller-manager attempts
+   * them depends on the order its informers hand over their lists).
+   */
+  readonly foregroundDependentsAtStart = new Set<string>();
 
   constructor(
     readonly cluster: FuzzCluster,
@@ -151,6 +158,7 @@ export class PlanExecutor {
         await this.cluster.collector.kill();
         return;
       case 'start':
+        for (const uid of nonBlockingDependentsOfForegroundOwners(await this.snapshot())) this.foregroundDependentsAtStart.add(uid);
         await this.cluster.collector.start();
         this.needsProbe = true;
         return;
@@ -370,5 +378,14 @@ export function pendingWork(snap: Snapshot): string[] {
     else if (finalizers.includes('foregroundDeletion') && !blockingDependents.has(o.metadata.uid)) out.push(`${key} waits in foreground deletion with no blocking dependent`);
     else if (o.metadata.deletionTimestamp && finalizers.length === 0) out.push(`${key} is being deleted`);
   }
+  return out;
+}
+
+/** Objects with a non-blocking reference to an owner (in the snapshot) that waits in foreground deletion. */
+export function nonBlockingDependentsOfForegroundOwners(snap: Snapshot): string[] {
+  const waiting = new Set<string>();
+  for (const o of snap.values()) if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('foregroundDeletion')) waiting.add(o.metadata.uid);
+  const out: string[] = [];
+  for (const o of snap.values()) if ((o.metadata.ownerReferences ?? []).some((r) => waiting.has(r.uid) && r.blockOwnerDeletion !== true)) out.push(o.metadata.uid);
   return out;
 }

@@ -18,6 +18,39 @@
  * deleted there, may be gone in ours. Any other object the reference keeps
  * with a deletionTimestamp (held by a foreign finalizer, or waiting for a
  * held blocking dependent) must be there, being deleted, in ours too.
+ *
+ * Two differences come from kube-controller-manager's own processing order
+ * and are tolerated, narrowly:
+ * - An object both are deleting may differ in references that keep no
+ *   existing owner waiting (holdsAtLeast): which ones a collector removed
+ *   before deleting it depends on whether it looked while another owner
+ *   was still there. Every blocking reference of the reference's that
+ *   resolves to an existing owner must be in ours.
+ * - The start-up class (startUpClass; seeds 213, 313). A collector queues
+ *   an owner's dependents when it sees the owner go into foreground
+ *   deletion (upstream's processTransitions). One that starts while the
+ *   owner already waits sees that at the owner's first add, and queues only
+ *   the dependents already in its graph, and the order its informers hand
+ *   the objects over is not fixed (a shared informer that has already
+ *   listed replays its store in map order; seed 313 saw both outcomes on
+ *   one plan), so which those are is chance. Blocking
+ *   dependents are queued again by processDeletingDependentsItem; the
+ *   non-blocking ones are not: upstream deletes such a dependent after a
+ *   restart only if it came before its owner. Ours queues them all once its
+ *   graph is complete (core/gc/builder.ts, foregroundWaitsAtStart), as
+ *   upstream does when it was running at the transition. So an object ours
+ *   deleted and the reference kept is tolerated when it had a non-blocking
+ *   reference to a waiting owner at a collector start and every owner it
+ *   has in the reference still waits in foreground deletion (none solid:
+ *   upstream deletes it whenever it attempts it), and so is an object whose
+ *   every owner in the reference is waiting or in this class (it is kept
+ *   there only by an owner ours rightly collected). In both, no owner of it
+ *   may be in ours, not being deleted. Likewise an object both keep (it has
+ *   a solid owner) whose only difference is that ours removed its
+ *   non-blocking references to such waiting owners (startUpRefsOnly), as
+ *   upstream does when it attempts it. The reverse (ours kept, the
+ *   reference deleted) is not tolerated: ours attempts every such
+ *   dependent, so keeping one is a difference of ours.
  */
 import type { KubeObject } from '../../../src/kube/types.js';
 import { snapshotKey, type Snapshot } from './executor.js';
@@ -28,6 +61,8 @@ export interface ClusterEnd {
   /** Logical id -> UIDs of its incarnations in that cluster. */
   uids: Map<string, string[]>;
   notes: string[];
+  /** UIDs the executor recorded at collector (re)starts (PlanExecutor.foregroundDependentsAtStart); none when absent. */
+  foregroundDependentsAtStart?: ReadonlySet<string>;
 }
 
 export type ObjectView = { present: false } | { present: true; incarnation: string; deleting: boolean; finalizers: string[]; owners: string[] };
@@ -51,10 +86,19 @@ function uidNames(plan: Plan, uids: Map<string, string[]>): Map<string, string> 
   return names;
 }
 
-export function viewOf(plan: Plan, id: string, end: ClusterEnd): ObjectView {
+function renderRef(names: Map<string, string>, r: NonNullable<KubeObject['metadata']['ownerReferences']>[number]): string {
+  return `${names.get(r.uid) ?? `${r.kind}:${r.name}(unknown UID)`}${r.blockOwnerDeletion === true ? '+block' : r.blockOwnerDeletion === false ? '-block' : ''}${r.controller ? '+controller' : ''}`;
+}
+
+/** The live object of a logical id in one cluster, if any. */
+export function liveOf(plan: Plan, id: string, end: ClusterEnd): KubeObject | undefined {
   const o = plan.objects.find((x) => x.id === id);
-  if (!o) return { present: false };
-  const live = end.snapshot.get(snapshotKey(o.kind, o.ns ? namespaceName(plan.seed, o.ns) : undefined, objectName(plan.seed, o)));
+  if (!o) return undefined;
+  return end.snapshot.get(snapshotKey(o.kind, o.ns ? namespaceName(plan.seed, o.ns) : undefined, objectName(plan.seed, o)));
+}
+
+export function viewOf(plan: Plan, id: string, end: ClusterEnd): ObjectView {
+  const live = liveOf(plan, id, end);
   if (!live) return { present: false };
   const names = uidNames(plan, end.uids);
   const inc = (end.uids.get(id) ?? []).indexOf(live.metadata.uid);
@@ -63,9 +107,7 @@ export function viewOf(plan: Plan, id: string, end: ClusterEnd): ObjectView {
     incarnation: inc < 0 ? '?' : `#${inc + 1}`,
     deleting: live.metadata.deletionTimestamp !== undefined,
     finalizers: [...(live.metadata.finalizers ?? [])].sort(),
-    owners: (live.metadata.ownerReferences ?? [])
-      .map((r) => `${names.get(r.uid) ?? `${r.kind}:${r.name}(unknown UID)`}${r.blockOwnerDeletion === true ? '+block' : r.blockOwnerDeletion === false ? '-block' : ''}${r.controller ? '+controller' : ''}`)
-      .sort(),
+    owners: (live.metadata.ownerReferences ?? []).map((r) => renderRef(names, r)).sort(),
   };
 }
 
@@ -91,19 +133,135 @@ export function onDeletingCycle(snap: Snapshot, obj: KubeObject): boolean {
 }
 
 /**
- * Same finalizers, and ours holds back at least every owner the reference's
- * holds back (blocking references are the only ones through which a
- * being-deleted object keeps anyone waiting).
+ * The blocking references of `live` (rendered as in its view) that name an
+ * object of `snap` its owner can be: the same UID, cluster-scoped or in
+ * `live`'s namespace. The others are dangling by upstream's classification
+ * (isDangling looks the owner up by the reference's coordinates in the
+ * dependent's namespace): an owner that never existed, a wrong UID, an
+ * owner gone, a namespaced owner in another namespace.
  */
-function holdsAtLeast(ours: Extract<ObjectView, { present: true }>, reference: Extract<ObjectView, { present: true }>): boolean {
-  const blocking = (v: Extract<ObjectView, { present: true }>) => v.owners.filter((x) => x.includes('+block'));
-  const ourBlocking = new Set(blocking(ours));
-  return ours.finalizers.join(',') === reference.finalizers.join(',') && blocking(reference).every((x) => ourBlocking.has(x));
+export function resolvingBlockingRefs(plan: Plan, end: ClusterEnd, live: KubeObject): Set<string> {
+  const names = uidNames(plan, end.uids);
+  const byUid = new Map([...end.snapshot.values()].map((o) => [o.metadata.uid, o]));
+  const out = new Set<string>();
+  for (const r of live.metadata.ownerReferences ?? []) {
+    if (r.blockOwnerDeletion !== true) continue;
+    const owner = byUid.get(r.uid);
+    if (owner && (!owner.metadata.namespace || owner.metadata.namespace === live.metadata.namespace)) out.add(renderRef(names, r));
+  }
+  return out;
+}
+
+/**
+ * Same finalizers, and ours has every blocking reference of the reference's
+ * that resolves (resolvingBlockingRefs). Only a blocking reference keeps an
+ * owner waiting on a being-deleted object, and only while the owner's UID
+ * exists: a reference to a UID nothing has (never existed, wrong UID, gone)
+ * holds no one. A namespaced owner named from another namespace is the one
+ * dangling reference that upstream's graph still links by UID
+ * (blockingDependents compares UIDs only; so does ours), so it would hold
+ * that owner in a foreground deletion; it is not required here all the same,
+ * because whether it is still there is decided by timing in
+ * kube-controller-manager too: attemptToDeleteItem removes dangling
+ * references only from an object it classifies while it still has a solid
+ * owner, and deletes it with them otherwise (seed 190: whether the object
+ * was looked at before its other owner, itself collected, went). If such an
+ * owner is ever deleted in the foreground, its own end state is compared
+ * like any other, so an early finish shows there.
+ */
+function holdsAtLeast(ours: Extract<ObjectView, { present: true }>, reference: Extract<ObjectView, { present: true }>, referenceResolving: ReadonlySet<string>): boolean {
+  const ourBlocking = new Set(ours.owners.filter((x) => x.includes('+block')));
+  return ours.finalizers.join(',') === reference.finalizers.join(',') && [...referenceResolving].every((x) => ourBlocking.has(x));
+}
+
+/**
+ * The start-up class on an object both keep: ours removed its non-blocking
+ * references to owners waiting in foreground deletion, as upstream's
+ * attemptToDeleteItem does to an object with a solid owner, where the
+ * reference has not attempted it. Same incarnation, same finalizers, ours'
+ * references exactly the reference's minus those.
+ */
+function startUpRefsOnly(plan: Plan, ours: ClusterEnd, reference: ClusterEnd, ourLive: KubeObject, refLive: KubeObject): boolean {
+  if (!(reference.foregroundDependentsAtStart ?? new Set<string>()).has(refLive.metadata.uid)) return false;
+  const ourNames = uidNames(plan, ours.uids);
+  const refNames = uidNames(plan, reference.uids);
+  const byUid = new Map([...reference.snapshot.values()].map((o) => [o.metadata.uid, o]));
+  const ourRefs = new Set((ourLive.metadata.ownerReferences ?? []).map((r) => renderRef(ourNames, r)));
+  const refRefs = refLive.metadata.ownerReferences ?? [];
+  const refRendered = new Set(refRefs.map((r) => renderRef(refNames, r)));
+  if ([...ourRefs].some((x) => !refRendered.has(x))) return false;
+  const missing = refRefs.filter((r) => !ourRefs.has(renderRef(refNames, r)));
+  return (
+    missing.length > 0 &&
+    missing.every((r) => {
+      const owner = byUid.get(r.uid);
+      return r.blockOwnerDeletion !== true && owner !== undefined && waitsInForeground(owner);
+    })
+  );
+}
+
+function waitsInForeground(o: KubeObject): boolean {
+  return o.metadata.deletionTimestamp !== undefined && (o.metadata.finalizers ?? []).includes('foregroundDeletion');
+}
+
+/**
+ * The start-up class (see the module comment): logical id -> why it is
+ * tolerated. An object qualifies when ours deleted it (absent, or being
+ * deleted) and the reference keeps it (present, not being deleted), and
+ * - start-up: when the collectors (re)started it had a non-blocking
+ *   reference to an owner waiting in foreground deletion, and every owner
+ *   it has in the reference still waits in foreground deletion there (so
+ *   no owner is solid: upstream deletes it whenever it attempts it); or
+ * - follows: every owner it has in the reference either waits there in
+ *   foreground deletion or is itself in this class (present in the
+ *   reference, deleted in ours), at least one of them in this class;
+ * and, both ways, none of those owners is still there, not being deleted,
+ * in ours (where ours would have had a solid owner).
+ */
+export function startUpClass(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): Map<string, string> {
+  const atStart = reference.foregroundDependentsAtStart ?? new Set<string>();
+  const refIdOf = new Map<string, string>();
+  for (const [id, list] of reference.uids) for (const uid of list) refIdOf.set(uid, id);
+  const byUid = new Map([...reference.snapshot.values()].map((o) => [o.metadata.uid, o]));
+  const candidates = new Map<string, KubeObject>();
+  for (const o of plan.objects) {
+    const live = liveOf(plan, o.id, reference);
+    const a = viewOf(plan, o.id, ours);
+    if (!live || live.metadata.deletionTimestamp || (a.present && !a.deleting)) continue;
+    if ((live.metadata.ownerReferences ?? []).length === 0) continue;
+    candidates.set(o.id, live);
+  }
+  const tolerated = new Map<string, string>();
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [id, live] of candidates) {
+      if (tolerated.has(id)) continue;
+      let viaTolerated: string | undefined;
+      let ok = true;
+      for (const r of live.metadata.ownerReferences ?? []) {
+        const owner = byUid.get(r.uid);
+        const ownerId = refIdOf.get(r.uid);
+        const ourOwner = ownerId === undefined ? undefined : viewOf(plan, ownerId, ours);
+        if (!owner || ownerId === undefined || !ourOwner || (ourOwner.present && !ourOwner.deleting)) ok = false;
+        else if (waitsInForeground(owner)) continue;
+        else if (tolerated.has(ownerId)) viaTolerated = ownerId;
+        else ok = false;
+        if (!ok) break;
+      }
+      if (!ok) continue;
+      if (viaTolerated !== undefined) tolerated.set(id, `follows from ${viaTolerated}`);
+      else if (atStart.has(live.metadata.uid)) tolerated.set(id, 'start-up');
+      else continue;
+      changed = true;
+    }
+  }
+  return tolerated;
 }
 
 export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { divergences: Divergence[]; tolerated: string[] } {
   const divergences: Divergence[] = [];
   const tolerated: string[] = [];
+  const startUp = startUpClass(plan, ours, reference);
   for (const o of plan.objects) {
     const a = viewOf(plan, o.id, ours);
     const r = viewOf(plan, o.id, reference);
@@ -112,6 +270,11 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
     if (ra === rr) continue;
     const what = `${o.id} (${describeObject(plan, o.id)})`;
     if (r.present && !r.deleting && (!a.present || a.deleting)) {
+      const why = startUp.get(o.id);
+      if (why !== undefined) {
+        tolerated.push(`${what}: ours collected it, the reference has not attempted it (${why === 'start-up' ? 'a dependent of an owner already waiting in foreground deletion at a collector start' : why}): ours ${ra}; reference ${rr}`);
+        continue;
+      }
       divergences.push({ id: o.id, wrongfulDelete: true, line: `WRONGFUL DELETE: ${what}: ours ${ra}; the reference kept it: ${rr}` });
       continue;
     }
@@ -131,13 +294,19 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       divergences.push({ id: o.id, wrongfulDelete: false, line: `${what}: ours finished deleting it; the reference still holds it: ${rr}` });
       continue;
     }
-    if (a.present && r.present && a.deleting && r.deleting && a.incarnation === r.incarnation && holdsAtLeast(a, r)) {
+    const refLive = liveOf(plan, o.id, reference);
+    if (a.present && r.present && refLive && a.deleting && r.deleting && a.incarnation === r.incarnation && holdsAtLeast(a, r, resolvingBlockingRefs(plan, reference, refLive))) {
       // Both are deleting the same incarnation, and ours holds back every
       // owner the reference's does: its other references change no one's
       // fate. Which of them a collector removed before the delete depends on
       // whether it looked while another owner still existed (seeds 131, 190,
       // 193), in either collector.
-      tolerated.push(`${what}: both are deleting it; non-blocking references differ: ours ${ra}; reference ${rr}`);
+      tolerated.push(`${what}: both are deleting it; references that hold no existing owner differ: ours ${ra}; reference ${rr}`);
+      continue;
+    }
+    const ourLive = liveOf(plan, o.id, ours);
+    if (a.present && r.present && ourLive && refLive && !a.deleting && !r.deleting && a.incarnation === r.incarnation && a.finalizers.join(',') === r.finalizers.join(',') && startUpRefsOnly(plan, ours, reference, ourLive, refLive)) {
+      tolerated.push(`${what}: ours removed its non-blocking references to owners waiting in foreground deletion since before a collector start, the reference has not attempted it: ours ${ra}; reference ${rr}`);
       continue;
     }
     divergences.push({ id: o.id, wrongfulDelete: false, line: `${what}: ours ${ra}; reference ${rr}` });

@@ -429,6 +429,43 @@ describe('GcEngine scenarios', () => {
     expect(c.names()).toEqual([]);
   });
 
+  it('start-up: every dependent of an owner already in foreground deletion is attempted once the graph is complete, in whatever order the lists came', async () => {
+    for (const ownerFirst of [true, false]) {
+      const owner = obj('rbac.authorization.k8s.io/v1 ClusterRole', 'owner', clusterScoped, foreground, finalizers('foregroundDeletion', 'x/hold'));
+      const loose = obj('rbac.authorization.k8s.io/v1 ClusterRole', 'loose', clusterScoped, owners(ref(owner)));
+      const c = new Cluster();
+      c.engine.setSyncGate({ phase: 'held', waitingFor: ['rbac.authorization.k8s.io/v1/clusterroles'] });
+      // Added before its owner, the transition queues it; added after, nothing does.
+      c.create(...(ownerFirst ? [owner, loose] : [loose, owner]));
+      expect(await c.take()).toEqual(ownerFirst ? ['uid-owner'] : ['uid-loose', 'uid-owner']);
+      c.engine.setSyncGate({ phase: 'complete' });
+      c.engine.drainChanges();
+      expect(await c.take()).toEqual(['uid-loose', 'uid-owner']);
+      for (const uid of ['uid-loose', 'uid-owner']) await c.engine.processAttemptToDelete(uid);
+      c.reflect();
+      await c.settle();
+      // The non-blocking dependent goes (its only owner waits on its dependents); the owner stays, held by its other finalizer.
+      expect(c.names()).toEqual(['owner']);
+    }
+  });
+
+  it('start-up sweep happens once: a dependent that names a waiting owner later, while running, is left alone (as upstream)', async () => {
+    const owner = obj('ConfigMap', 'owner', foreground, finalizers('foregroundDeletion', 'x/hold'));
+    const c = new Cluster();
+    c.engine.setSyncGate({ phase: 'held', waitingFor: ['v1/configmaps'] });
+    c.create(owner);
+    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.drainChanges();
+    await c.settle();
+    // A new resource is discovered and listed: the gate closes and opens again.
+    c.engine.setSyncGate({ phase: 'held', waitingFor: ['v1/secrets'] });
+    c.create(obj('Secret', 'late', owners(ref(owner))));
+    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.drainChanges();
+    expect(await c.take()).toEqual([]);
+    expect(c.names()).toEqual(['late', 'owner']);
+  });
+
   it('a partial graph still collects a dependent whose owner is verified absent (live, by UID)', async () => {
     const c = new Cluster();
     c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });

@@ -1,0 +1,179 @@
+/**
+ * The GC fuzzer's judge (test/fuzz/gc/judge.ts) on hand-written end states:
+ * each tolerance, where it applies and where it must not.
+ */
+import type { KubeObject } from '../../../src/kube/types.js';
+import { nonBlockingDependentsOfForegroundOwners, snapshotKey, type Snapshot } from '../../fuzz/gc/executor.js';
+import { judge, type ClusterEnd } from '../../fuzz/gc/judge.js';
+import { KINDS, namespaceName, objectName, type KindName, type Plan, type PlanObject } from '../../fuzz/gc/plan.js';
+
+const SEED = 7;
+const NEVER_UID = '00000000-0000-4000-8000-00000000beef';
+
+interface Spec {
+  /** Owner references: a logical id, or a raw UID (never existed). */
+  refs?: { owner: string; block?: boolean; rawUid?: boolean }[];
+  deleting?: boolean;
+  finalizers?: string[];
+}
+
+function plan(objects: PlanObject[]): Plan {
+  return { seed: SEED, objects, steps: [] };
+}
+
+const cm = (id: string, ns: 'a' | 'b' = 'a'): PlanObject => ({ id, kind: 'ConfigMap', ns, hold: false });
+const role = (id: string): PlanObject => ({ id, kind: 'ClusterRole', hold: false });
+
+/** One cluster's end: `present` maps logical ids to their state (UIDs are `${cluster}-${id}`). */
+function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: string[] = []): ClusterEnd {
+  const uidOf = (id: string) => `${name}-${id}`;
+  const snapshot: Snapshot = new Map();
+  for (const [id, spec] of Object.entries(present)) {
+    const o = p.objects.find((x) => x.id === id);
+    if (!o) throw new Error(id);
+    const namespace = o.ns ? namespaceName(SEED, o.ns) : undefined;
+    const live: KubeObject = {
+      apiVersion: KINDS[o.kind].apiVersion,
+      kind: o.kind,
+      metadata: {
+        name: objectName(SEED, o),
+        ...(namespace ? { namespace } : {}),
+        uid: uidOf(id),
+        resourceVersion: '1',
+        ...(spec.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+        ...(spec.finalizers ? { finalizers: spec.finalizers } : {}),
+        ownerReferences: (spec.refs ?? []).map((r) => {
+          const owner = p.objects.find((x) => x.id === r.owner);
+          const kind: KindName = owner?.kind ?? 'ConfigMap';
+          return { apiVersion: KINDS[kind].apiVersion, kind, name: owner ? objectName(SEED, owner) : r.owner, uid: r.rawUid ? r.owner : uidOf(r.owner), ...(r.block !== undefined ? { blockOwnerDeletion: r.block } : {}) };
+        }),
+      },
+    };
+    snapshot.set(snapshotKey(o.kind, namespace, live.metadata.name), live);
+  }
+  // Every object of the plan was created once in this cluster (absent ones are gone).
+  const uids = new Map(p.objects.map((o) => [o.id, [uidOf(o.id)]]));
+  return { snapshot, uids, notes: [], foregroundDependentsAtStart: new Set(atStart.map(uidOf)) };
+}
+
+const WAITING: Spec = { deleting: true, finalizers: ['foregroundDeletion', 'x/hold'] };
+
+describe('gc judge: the start-up class (a non-blocking dependent of an owner already waiting in foreground deletion at a collector start)', () => {
+  const p = plan([role('o4'), role('o7'), cm('o8'), cm('o9')]);
+
+  it('seed 313 shape: ours collected the dependent, the reference did not attempt it: tolerated, and so is the object it alone kept', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING });
+    const reference = cluster(p, 'ref', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }] } }, ['o7']);
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated).toHaveLength(2);
+    expect(verdict.tolerated[1]).toContain('follows from o7');
+  });
+
+  it('ours deleting it (held by another finalizer) is the same class (seed 213 shape)', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING, o7: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'o4' }] } });
+    const reference = cluster(p, 'ref', { o4: WAITING, o7: { finalizers: ['x/hold'], refs: [{ owner: 'o4' }] } }, ['o7']);
+    expect(judge(p, ours, reference).divergences).toEqual([]);
+  });
+
+  it('not a dependent of a waiting owner at a start: a wrongful delete', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING });
+    const reference = cluster(p, 'ref', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] } });
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', true]]);
+  });
+
+  it('with another owner solid in the reference: a wrongful delete', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING, o9: {} });
+    const reference = cluster(p, 'ref', { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']);
+    expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', true]]);
+  });
+
+  it('with its owner not being deleted in ours: a wrongful delete (whatever the owner itself shows)', () => {
+    const ours = cluster(p, 'ours', { o4: {} });
+    const reference = cluster(p, 'ref', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7']);
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences.find((d) => d.id === 'o7')?.wrongfulDelete).toBe(true);
+  });
+
+  it('an owner gone in the reference is not a waiting one: a wrongful delete', () => {
+    const ours = cluster(p, 'ours', {});
+    const reference = cluster(p, 'ref', { o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7']);
+    expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', true]]);
+  });
+
+  it('what follows must follow only from the class: another solid owner in the reference makes it a wrongful delete', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING, o9: {} });
+    const reference = cluster(p, 'ref', { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }, { owner: 'o9' }] } }, ['o7']);
+    expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o8', true]]);
+  });
+
+  it('the reverse (ours kept it, the reference collected it) is a divergence: ours attempts every such dependent', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7']);
+    const reference = cluster(p, 'ref', { o4: WAITING }, ['o7']);
+    expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', false]]);
+  });
+
+  it('kept by both (a solid owner): ours removed only its non-blocking reference to the waiting owner: tolerated', () => {
+    const ours = cluster(p, 'ours', { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } });
+    const reference = cluster(p, 'ref', { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']);
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated).toHaveLength(1);
+  });
+
+  it('kept by both: a removed reference to a solid owner, a blocking one, or no start record: divergences', () => {
+    const cases: [Record<string, Spec>, Record<string, Spec>, string[]][] = [
+      [{ o4: {}, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: {}, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']],
+      [{ o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: true }, { owner: 'o9' }] } }, ['o7']],
+      [{ o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, []],
+      // Ours has a reference the reference lacks.
+      [{ o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o9' }, { owner: 'o8' }] } }, { o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']],
+    ];
+    for (const [o, r, atStart] of cases) {
+      expect(judge(p, cluster(p, 'ours', o), cluster(p, 'ref', r, atStart)).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', false]]);
+    }
+  });
+
+  it('the executor records only non-blocking dependents of waiting owners (blocking ones upstream re-queues itself)', () => {
+    const snap = cluster(p, 'x', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o4', block: true }] }, o9: { refs: [{ owner: 'o4' }] } }).snapshot;
+    expect(nonBlockingDependentsOfForegroundOwners(snap).sort()).toEqual(['x-o7', 'x-o9']);
+  });
+});
+
+describe('gc judge: objects both are deleting, differing in references', () => {
+  const p = plan([cm('o1', 'b'), cm('o2'), cm('o3'), cm('o5')]);
+  const held = (refs: Spec['refs']): Spec => ({ deleting: true, finalizers: ['x/hold'], refs });
+
+  it('seed 190 shape: ours lacks a blocking reference to a namespaced owner in another namespace: tolerated', () => {
+    const ours = cluster(p, 'ours', { o1: {}, o3: held([{ owner: 'o2' }]) });
+    const reference = cluster(p, 'ref', { o1: {}, o3: held([{ owner: 'o1', block: true }, { owner: 'o2' }]) });
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated).toHaveLength(1);
+  });
+
+  it('ours lacks blocking references to an owner that never existed or is gone: tolerated', () => {
+    const ours = cluster(p, 'ours', { o3: held([]) });
+    const reference = cluster(p, 'ref', { o3: held([{ owner: NEVER_UID, rawUid: true, block: true }, { owner: 'o2', block: true }]) });
+    expect(judge(p, ours, reference).divergences).toEqual([]);
+  });
+
+  it('ours lacks a blocking reference to an existing owner in the same namespace: a divergence', () => {
+    const ours = cluster(p, 'ours', { o5: {}, o3: held([]) });
+    const reference = cluster(p, 'ref', { o5: {}, o3: held([{ owner: 'o5', block: true }]) });
+    expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o3', false]]);
+  });
+
+  it('ours has a blocking reference the reference lacks: tolerated (ours holds back more)', () => {
+    const ours = cluster(p, 'ours', { o5: {}, o3: held([{ owner: 'o5', block: true }]) });
+    const reference = cluster(p, 'ref', { o5: {}, o3: held([]) });
+    expect(judge(p, ours, reference).divergences).toEqual([]);
+  });
+
+  it('different finalizers: a divergence even when only unresolvable references differ', () => {
+    const ours = cluster(p, 'ours', { o1: {}, o3: { deleting: true, finalizers: ['x/other'], refs: [] } });
+    const reference = cluster(p, 'ref', { o1: {}, o3: held([{ owner: 'o1', block: true }]) });
+    expect(judge(p, ours, reference).divergences.map((d) => d.id)).toEqual(['o3']);
+  });
+});
