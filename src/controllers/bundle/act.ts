@@ -11,11 +11,11 @@ import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 import { FIELD_MANAGER } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
-import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
+import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import { keepListedElsewhere, withholdPrunes, type BundlePlan, type ClaimAction, type ResourcePlan } from '../../core/bundle/plan.js';
 import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
-import { kindKey } from '../../core/bundle/objects.js';
+import { isRecord, kindKey } from '../../core/bundle/objects.js';
 import { errorMessage, isConflict, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
@@ -46,6 +46,8 @@ export type ActResult =
   | { kind: 'acted'; plan: BundlePlan; outcome: PassOutcome }
   /** Nothing written: the cached Bundle is not the live incarnation (`fresh` as read; undefined when gone). */
   | { kind: 'stale-bundle'; fresh: KubeObject | undefined }
+  /** Nothing written to objects: recording their kinds in status.managedKinds first did not go through (a newer Bundle). */
+  | { kind: 'kinds-not-recorded' }
   /** Claims and applies done, nothing pruned: the Bundle changed since it was read. */
   | { kind: 'changed-before-prune'; outcome: PassOutcome; fresh: KubeObject | undefined };
 
@@ -62,6 +64,7 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
       d.log.debug({ cached: bundle.metadata.uid, live: fresh?.metadata.uid }, 'the cached Bundle is not the live incarnation: nothing written, wait for the cache');
       return { kind: 'stale-bundle', fresh };
     }
+    if (fresh && !(await recordKindsFirst(d, plan, fresh))) return { kind: 'kinds-not-recorded' };
   }
   const target = bundleTarget(bundle);
   const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);
@@ -83,6 +86,32 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
   }
   await withdrawClaims(d, plan, outcome);
   return { kind: 'acted', plan, outcome };
+}
+
+/**
+ * Write-ahead of status.managedKinds (see unrecordedKinds): the kinds this
+ * pass will make the Bundle own are stored before any object of them is
+ * written, on the fresh Bundle with its resourceVersion. False when that
+ * write lost to a newer Bundle: write nothing this pass.
+ */
+async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<boolean> {
+  const recorded = statusManagedKinds(fresh);
+  const missing = unrecordedKinds(plan, recorded);
+  if (missing.length === 0) return true;
+  const status = isRecord(fresh.status) ? fresh.status : {};
+  try {
+    await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, managedKinds: [...new Set([...recorded, ...missing])].sort() } });
+    d.log.debug({ kinds: missing }, 'recorded new kinds in status.managedKinds before writing objects of them');
+    return true;
+  } catch (err) {
+    if (isConflict(err) || isNotFound(err)) return false;
+    throw err;
+  }
+}
+
+function statusManagedKinds(o: KubeObject): string[] {
+  const kinds = isRecord(o.status) ? o.status['managedKinds'] : undefined;
+  return Array.isArray(kinds) ? kinds.filter((k): k is string => typeof k === 'string') : [];
 }
 
 /**

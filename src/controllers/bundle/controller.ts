@@ -199,6 +199,7 @@ export class BundleController {
     const acted = await actOnPlan({ api: this.api, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
+      if (acted.kind === 'kinds-not-recorded') return 'requeue';
       if (acted.fresh) await writeBundleStatus(this.api, acted.fresh, interruptedStatus(statusSubject(acted.fresh), staleReadMessage(acted.fresh, bundle.metadata), this.nowIso()), log);
       return acted.kind === 'stale-bundle' ? { requeueAfterMs: STALE_BUNDLE_RECHECK_MS } : 'requeue';
     }

@@ -24,6 +24,24 @@ export function writesOwnerReference(plan: Pick<BundlePlan, 'claims' | 'resource
   return plan.claims.length > 0 || plan.resources.some((r) => (r.action === 'apply' || r.action === 'adopt') && r.apply.needed);
 }
 
+/**
+ * The kinds a pass is about to make this Bundle the owner of (claims and
+ * applies that send something) that the stored status.managedKinds does not
+ * record yet, sorted; empty when there are none. The finalizer lists
+ * exactly the kinds of the spec and of status.managedKinds to find what the
+ * Bundle controls: a kind written before it is recorded could leave an
+ * object unseen by the finalizer, then collected with the Bundle, its
+ * deletionDelay ignored (softdelete fuzz seed 728). So these are recorded
+ * first (write-ahead), and only then written.
+ */
+export function unrecordedKinds(plan: Pick<BundlePlan, 'claims' | 'resources'>, recorded: readonly string[] | undefined): string[] {
+  const have = new Set(recorded ?? []);
+  const kinds = new Set<string>();
+  for (const c of plan.claims) kinds.add(kindKey(c.target.apiVersion, c.target.kind));
+  for (const r of plan.resources) if ((r.action === 'apply' || r.action === 'adopt') && r.apply.needed) kinds.add(kindKey(r.apply.desired.apiVersion, r.apply.desired.kind));
+  return [...kinds].filter((k) => !have.has(k)).sort();
+}
+
 /** The fresh read is the incarnation the pass decided on (same UID) and it is not being deleted. */
 export function isLiveIncarnation(fresh: { metadata: BundleReadMeta } | undefined, uid: string): boolean {
   return fresh !== undefined && fresh.metadata.uid === uid && fresh.metadata.deletionTimestamp === undefined;

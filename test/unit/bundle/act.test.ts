@@ -88,6 +88,41 @@ describe('act phase: claims before applies', () => {
   });
 });
 
+describe('act phase: kinds recorded before objects of them are written (softdelete fuzz seed 728)', () => {
+  it('stores the new kind in status.managedKinds first, then claims and applies', async () => {
+    const b = bundle('b', withResource(resource('a', configMap('a'))));
+    const s = setup(b, {}, [], []);
+
+    const result = await act(s);
+
+    expect(result.kind).toBe('acted');
+    expect(s.api.log()).toEqual(['get Bundle ns1/b', 'status Bundle ns1/b', 'apply ConfigMap ns1/a']);
+    expect((s.api.find('Bundle', 'b')?.['status'] as { managedKinds?: string[] } | undefined)?.managedKinds).toEqual(['v1/ConfigMap']);
+  });
+
+  it('writes no object when recording the kind loses to a newer Bundle', async () => {
+    const b = bundle('b', withResource(resource('a', configMap('a'))));
+    const s = setup(b, {}, [], []);
+    s.api.failNext('status', new KubeApiError(409, 'Conflict', 'the object has been modified', 'PUT', 'b'));
+
+    const result = await act(s);
+
+    expect(result.kind).toBe('kinds-not-recorded');
+    expect(s.api.log()).toEqual(['get Bundle ns1/b', 'status Bundle ns1/b']);
+  });
+
+  it('writes no status when every kind is recorded already', async () => {
+    const b = bundle('b', withResource(resource('a', configMap('a'))));
+    const s = setup(b, {}, [], []);
+    const stored = s.api.find('Bundle', 'b');
+    if (stored) s.api.put({ ...stored, status: { managedKinds: ['v1/ConfigMap'] } });
+
+    await act(s);
+
+    expect(s.api.log()).toEqual(['get Bundle ns1/b', 'apply ConfigMap ns1/a']);
+  });
+});
+
 describe('act phase: prunes', () => {
   const b = bundle('b', withResource(resource('keep', configMap('keep'))));
   const keep = ours(configMap('keep'), withResourceVersion('3'));
