@@ -332,7 +332,9 @@ export class SoftDeleteModel {
         if (propagation === 'foreground') o.standing = { kind: 'collected', from: name, start: sentAt };
         continue;
       }
-      if (!listed.includes(o.name) && !removedByIt) continue;
+      // It dropped the object while another Bundle listed it: until that one's pass ran, this one may still control it.
+      const mayStillControl = o.unseenHandover?.from === name;
+      if (!listed.includes(o.name) && !removedByIt && !mayStillControl) continue;
       touched.push(o.name);
       const others = this.listers(o.name);
       if (others.length > 0) {

@@ -295,5 +295,17 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'x', 1999)).toBe('wrongful');
       expect(verdict(m, 'x', 2000)).toBe('allowed');
     });
+
+    it('foreground: a Bundle that dropped an object another lists, before that one took it, may still cascade it until a settle (seed 731)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(3))]);
+      m.listingsSeen(100);
+      apply(m, 1000, 'b2', [cm('x', s(2))]);
+      apply(m, 1010, 'b1', []);
+      m.deleteBundle('b1', 1100, 1110, 'foreground');
+      expect(verdict(m, 'x', 1200)).toBe('allowed');
+      m.listingsSeen(2000);
+      expect(verdict(m, 'x', 2000 + CLOSE_GRACE_MS + 100)).toBe('wrongful');
+    });
   });
 });
