@@ -177,3 +177,27 @@ describe('gc judge: objects both are deleting, differing in references', () => {
     expect(judge(p, ours, reference).divergences.map((d) => d.id)).toEqual(['o3']);
   });
 });
+
+describe('gc judge: a foreground owner ours finished, the reference still waiting', () => {
+  const p = plan([cm('owner', 'a'), cm('across', 'b'), cm('same', 'a')]);
+
+  it('seed 483 shape: the reference waits only for a dependent naming it from another namespace: tolerated', () => {
+    const ours = cluster(p, 'ours', { across: { deleting: true, finalizers: ['x/hold'] } });
+    const reference = cluster(p, 'ref', { owner: WAITING, across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
+    const { divergences, tolerated } = judge(p, ours, reference);
+    expect(divergences.filter((d) => d.id === 'owner')).toEqual([]);
+    expect(tolerated.some((t) => t.includes('dependents naming it from another namespace'))).toBe(true);
+  });
+
+  it('a blocking dependent in its own namespace still makes it a divergence', () => {
+    const ours = cluster(p, 'ours', { same: { deleting: true, finalizers: ['x/hold'] } });
+    const reference = cluster(p, 'ref', { owner: WAITING, same: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
+    expect(judge(p, ours, reference).divergences.map((d) => d.id)).toContain('owner');
+  });
+
+  it('ours still holding a blocking dependent of it is a wrongful delete, whatever the namespaces', () => {
+    const ours = cluster(p, 'ours', { across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
+    const reference = cluster(p, 'ref', { owner: WAITING, across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
+    expect(judge(p, ours, reference).divergences.find((d) => d.id === 'owner')?.wrongfulDelete).toBe(true);
+  });
+});
