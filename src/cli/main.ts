@@ -155,9 +155,10 @@ async function statusCommand(cmd: ParsedCommand, io: CliIo): Promise<number> {
       const deadline = Date.now() + (cmd.flags.timeoutMs ?? DEFAULT_WAIT_MS);
       for (;;) {
         const bundle = await readBundle(cluster, namespace ?? cluster.contextNamespace, name);
-        if (summarize(bundle, now()).ready || Date.now() >= deadline || io.signal?.aborted) {
+        const { ready } = summarize(bundle, now());
+        if (ready || Date.now() >= deadline || io.signal?.aborted) {
           for (const line of describeStatus(bundle, now())) io.out(line);
-          return summarize(bundle, now()).ready ? EXIT_OK : EXIT_PROBLEMS;
+          return ready ? EXIT_OK : EXIT_PROBLEMS;
         }
         await pause(WAIT_POLL_MS, io.signal);
       }

@@ -17,7 +17,7 @@ import { claimsByObject, isBundleReference, userReferences, type BundleClaim } f
 import { pendingDeletionsOf } from '../core/bundle/pending.js';
 import { buildPlanInput } from '../core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan.js';
-import { formatGoDuration } from '../core/duration.js';
+import { formatRemaining } from '../core/duration.js';
 import { decideOrphanSweep, parseRfc3339, pendingDeletionOf, sweepable } from '../core/softdelete/decide.js';
 import { preferredVersions } from '../kube/discovery.js';
 import { errorMessage, isNotFound, isStaleWrite } from '../kube/errors.js';
@@ -50,8 +50,7 @@ export interface PendingObject {
 export function formatDue(deleteAfter: string | undefined, now: number): string {
   const at = deleteAfter === undefined ? undefined : parseRfc3339(deleteAfter);
   if (at === undefined) return '-';
-  const seconds = Math.round((at - now) / 1000) * 1000;
-  return seconds >= 0 ? `in ${formatGoDuration(seconds)}` : `overdue by ${formatGoDuration(-seconds)}`;
+  return formatRemaining(at - now);
 }
 
 export function formatPendingTable(items: readonly PendingObject[], now: number): string[] {

@@ -8,7 +8,7 @@
 import type { Bundle, Condition, PendingDeletion } from '../api/bundle.js';
 import { ResourceConditionTypes } from '../api/names.js';
 import { parseRfc3339 } from '../core/softdelete/decide.js';
-import { formatGoDuration } from '../core/duration.js';
+import { formatRemaining } from '../core/duration.js';
 
 /** What the tree needs of an object: identity and owner references. */
 export interface TreeObject {
@@ -204,8 +204,8 @@ function paint(state: string, p: Palette): string {
 /** "in 3m12s" / "overdue by 4s", whole seconds. */
 export function countdownWords(remainingMs: number | undefined): string {
   if (remainingMs === undefined) return 'at an unreadable time';
-  const seconds = Math.round(remainingMs / 1000) * 1000;
-  return seconds >= 0 ? `deletes in ${formatGoDuration(seconds)}` : `overdue by ${formatGoDuration(-seconds)}`;
+  const words = formatRemaining(remainingMs);
+  return words.startsWith('in ') ? `deletes ${words}` : words;
 }
 
 function nodeLine(n: TreeNode, p: Palette): string {

@@ -257,3 +257,9 @@ export function formatGoDuration(ms: number): string {
   const ns = BigInt(whole) * NANOS_PER_MS + BigInt(Math.round((ms - whole) * 1e6));
   return formatGoDurationNanos(ns);
 }
+
+/** Time left, to the second: "in 3m12s", or "overdue by 4s" once past. */
+export function formatRemaining(remainingMs: number): string {
+  const ms = Math.round(remainingMs / 1000) * 1000;
+  return ms >= 0 ? `in ${formatGoDuration(ms)}` : `overdue by ${formatGoDuration(-ms)}`;
+}

@@ -9,6 +9,7 @@
 import { createServer } from 'node:http';
 import { dependentsView, findOwners, toDot } from '../core/gc/graph-view.js';
 import type { Graph } from '../core/gc/graph.js';
+import { listen } from './http.js';
 import type { Logger } from './logger.js';
 
 export interface DebugEndpointOptions {
@@ -40,14 +41,9 @@ export async function startDebugEndpoint(o: DebugEndpointOptions): Promise<{ clo
     if (url.searchParams.get('format') === 'dot') return reply(200, 'text/vnd.graphviz', `${toDot(view)}\n`);
     return reply(200, 'application/json', `${JSON.stringify(view, null, 2)}\n`);
   });
-  const colon = o.addr.lastIndexOf(':');
-  const host = o.addr.slice(0, colon).replace(/^\[|\]$/g, '') || '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(Number(o.addr.slice(colon + 1)), host, () => resolve());
-  });
+  if (!(await listen(server, o.addr, '127.0.0.1'))) throw new Error(`--debug-addr ${o.addr}: nothing to listen on`);
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  o.logger.info({ addr: `${host}:${port}` }, 'debug endpoint listening (read-only)');
+  o.logger.info({ addr: o.addr, port }, 'debug endpoint listening (read-only)');
   return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

@@ -33,19 +33,20 @@ export interface HttpEndpointsOptions {
   metricsAuthorizer?: MetricsAuthorizer;
 }
 
-function parseAddr(addr: string): { host: string | undefined; port: number } | undefined {
+/** host:port as the flags give it ("0": disabled; ":PORT": every interface, or `defaultHost`). */
+export function parseAddr(addr: string): { host: string | undefined; port: number } | undefined {
   if (addr === '0') return undefined;
   const colon = addr.lastIndexOf(':');
   const host = addr.slice(0, colon).replace(/^\[|\]$/g, '');
   return { host: host === '' ? undefined : host, port: Number(addr.slice(colon + 1)) };
 }
 
-async function listen(server: Server, addr: string): Promise<Server | undefined> {
+export async function listen(server: Server, addr: string, defaultHost?: string): Promise<Server | undefined> {
   const parsed = parseAddr(addr);
   if (!parsed) return undefined;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(parsed.port, parsed.host, () => resolve());
+    server.listen(parsed.port, parsed.host ?? defaultHost, () => resolve());
   });
   return server;
 }

@@ -4,10 +4,7 @@
  * own where kube-controller-manager's garbage collector runs (ours does not).
  * Scenarios in deletion-propagation.ts.
  */
-import { silentLogger } from '../../src/observability/logger.js';
-import { Operator } from '../../src/operator.js';
-import { systemClock } from '../../src/runtime/clock.js';
-import { createNamespace, waitFor, type TestEnv } from './harness.js';
+import { createNamespace, type TestEnv } from './harness.js';
 import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
 import { types, type KnownTypes } from './bundles.js';
 import { aLosingBundleWithdrawsItsClaim, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
@@ -16,23 +13,18 @@ let ref: ReferenceCluster | undefined;
 let env: TestEnv;
 let t: KnownTypes;
 let ns: string;
-let operator: Operator | undefined;
 
 beforeAll(async () => {
   ref = await startReferenceCluster({ bundleCrd: true });
   env = ref.env;
-  const client = env.client;
   t = await types(env);
   ns = await createNamespace(env, 'bdelkcm');
   // No collector of ours: kube-controller-manager's is the only one.
-  operator = new Operator({ client, clock: systemClock, logger: silentLogger(), namespace: ns, workers: 2 });
-  await operator.start();
-  await waitFor('the operator to be ready', () => operator?.ready() === true);
+  await ref.startOperator(ns);
 }, 180_000);
 
 afterAll(async () => {
-  await operator?.stop();
-  ref?.stop();
+  await ref?.stop();
 });
 
 const context = (): PropagationContext => {

@@ -19,7 +19,9 @@ beforeAll(async () => {
   widget = await installWidgetCrd(ref.env);
 }, 120_000);
 
-afterAll(() => ref?.stop());
+afterAll(async () => {
+  await ref?.stop();
+});
 
 describe('garbage collector (reference: kube-controller-manager) on a real apiserver', () => {
   it.each(scenarios.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {

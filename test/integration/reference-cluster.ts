@@ -7,7 +7,10 @@ import { startControlPlane, startControllerManager, stopControlPlane, stopContro
 import { applyCrd } from '../../hack/crd-install.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
-import { resourceType, type TestEnv } from './harness.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { Operator, type OperatorOptions } from '../../src/operator.js';
+import { systemClock } from '../../src/runtime/clock.js';
+import { resourceType, waitFor, type TestEnv } from './harness.js';
 
 export interface ReferenceCluster {
   state: ControlPlaneState;
@@ -16,7 +19,10 @@ export interface ReferenceCluster {
   collectorDown: () => Promise<void>;
   /** Starts it again unless it runs. */
   collectorUp: () => Promise<void>;
-  stop: () => void;
+  /** Our operator, in-process, on one namespace, with no collector of ours (kube-controller-manager's is the only one); ready when this resolves. */
+  startOperator: (namespace: string, options?: Partial<Pick<OperatorOptions, 'clock' | 'serverTime'>>) => Promise<Operator>;
+  /** Stops the operator (if started), the client and the control plane. */
+  stop: () => Promise<void>;
 }
 
 export async function startReferenceCluster(options: { bundleCrd: boolean }): Promise<ReferenceCluster> {
@@ -37,14 +43,23 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
   });
+  let operator: Operator | undefined;
   return {
     state,
     env,
+    startOperator: async (namespace, options = {}) => {
+      const started = new Operator({ client, logger: silentLogger(), namespace, workers: 2, ...options, clock: options.clock ?? systemClock });
+      operator = started;
+      await started.start();
+      await waitFor('the operator to be ready', () => started.ready());
+      return started;
+    },
     collectorDown: () => Promise.resolve(stopControllerManager(state)),
     collectorUp: async () => {
       if (state.pids['kube-controller-manager'] === undefined) await startControllerManager(state);
     },
-    stop: () => {
+    stop: async () => {
+      await operator?.stop();
       env.close();
       stopControlPlane(state, { keepDir: process.env.BUNDLESMITH_KEEP_CLUSTER === '1' });
     },

@@ -7,8 +7,6 @@
 import { DateTime } from 'luxon';
 import { Annotations, Labels } from '../../src/api/names.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { Operator } from '../../src/operator.js';
 import { localClockAsServerTime } from '../../src/runtime/clock.js';
 import { createNamespace, waitFor, type TestEnv } from './harness.js';
 import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
@@ -19,23 +17,18 @@ let ref: ReferenceCluster | undefined;
 let env: TestEnv;
 let t: KnownTypes;
 let ns: string;
-let operator: Operator | undefined;
 const clock = new JumpingClock();
 
 beforeAll(async () => {
   ref = await startReferenceCluster({ bundleCrd: true });
   env = ref.env;
-  const client = env.client;
   t = await types(env);
   ns = await createNamespace(env, 'sdref');
-  operator = new Operator({ client, clock, logger: silentLogger(), namespace: ns, workers: 2, serverTime: localClockAsServerTime(clock) });
-  await operator.start();
-  await waitFor('the operator to be ready', () => operator?.ready() === true);
+  await ref.startOperator(ns, { clock, serverTime: localClockAsServerTime(clock) });
 }, 180_000);
 
 afterAll(async () => {
-  await operator?.stop();
-  ref?.stop();
+  await ref?.stop();
 });
 
 const stampOf = (o: KubeObject | undefined): string | undefined => o?.metadata.annotations?.[Annotations.deletionTimestamp];

@@ -379,7 +379,7 @@ function otherClaimsOn(live: LiveObject, input: PlanInput): BundleClaim[] {
 }
 
 /** The non-controller reference by which a Bundle records its claim on an object another Bundle controls. */
-export function claimReference(bundle: PlanBundle): OwnerReference {
+function claimReference(bundle: PlanBundle): OwnerReference {
   return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller: false, blockOwnerDeletion: false };
 }
 
