@@ -23,6 +23,12 @@ export const ConfigSchema = z.object({
   qps: z.coerce.number().min(0).default(0),
   burst: z.coerce.number().int().min(1).default(100),
   impersonate: z.string().min(1).optional(),
+  /**
+   * Lockdown for multi-tenant clusters: a Bundle without spec.serviceAccountName
+   * acts as this ServiceAccount of its own namespace; the operator then never
+   * writes a Bundle's objects with its own rights.
+   */
+  defaultServiceAccount: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a ServiceAccount name').max(253).optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -49,7 +49,7 @@ async function main(config: Config): Promise<void> {
   const clock = systemClock;
   const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, eventClient, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
   const events = apiEventRecorder(eventClient, clock, logger, instance);
-  const operator = new Operator({ client, clock, logger, metrics, instance, events, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
+  const operator = new Operator({ client, clock, logger, metrics, instance, events, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(config.defaultServiceAccount ? { defaultServiceAccount: config.defaultServiceAccount } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
 
   let stopping = false;
   let operatorStarted = false;
@@ -57,7 +57,7 @@ async function main(config: Config): Promise<void> {
     if (stopping) return;
     operatorStarted = true;
     isLeader.set(1);
-    logger.info({ namespace: config.namespace ?? '(all)', gc: config.gc, workers: config.workers }, 'starting controllers');
+    logger.info({ namespace: config.namespace ?? '(all)', gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
     operator
       .start()
       .then(() => logger.info('controllers started'))
@@ -175,7 +175,7 @@ if (!parsed.ok) {
   console.error(
     'usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--gc-workers N] ' +
       '[--leader-elect] [--leader-election-namespace NS] [--leader-election-id NAME] [--lease-duration-seconds N] ' +
-      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER]',
+      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER] [--default-service-account NAME]',
   );
   process.exit(2);
 }

@@ -119,6 +119,15 @@ export const BundleSpecSchema = z
         // the apiserver's budget at these bounds: the operator checks that.
       })
       .describe(`The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted (after its deletionDelay, if it has one). At most ${MAX_RESOURCES}, names unique.`),
+    serviceAccountName: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)
+      .optional()
+      .describe(
+        "A ServiceAccount in the Bundle's namespace whose rights every request for the Bundle's objects uses (reads, adoption, apply, prune, soft-delete stamps and deletes, release): the operator impersonates it. An extension of Smith's schema. Unset: the operator's --default-service-account if it has one, else the operator's own identity.",
+      ),
   })
   .describe('What the Bundle holds.');
 export type BundleSpec = z.infer<typeof BundleSpecSchema>;

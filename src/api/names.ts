@@ -70,6 +70,8 @@ export const Reasons = {
   DependenciesNotReady: 'DependenciesNotReady',
   BeingDeleted: 'BeingDeleted',
   InvalidDeletionDelay: 'InvalidDeletionDelay',
+  /** The Bundle's identity (its service account) may not do what the resource needs; the message names identity, verb and resource. */
+  Forbidden: 'Forbidden',
   AllResourcesReady: 'AllResourcesReady',
   ResourcesNotReady: 'ResourcesNotReady',
   Ready: 'Ready',

@@ -4,7 +4,7 @@
  * the API server.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeTransport, type TransportOptions } from './transport.js';
+import { KubeTransport, type RequestOptions, type TransportOptions } from './transport.js';
 import { KubeApiError, isApiStatus, isNotFound } from './errors.js';
 import type { ServerTime } from '../runtime/clock.js';
 import { isKubeObject, splitApiVersion, type KubeObject, type ResourceType, type WatchEvent } from './types.js';
@@ -87,8 +87,39 @@ function asObject(value: unknown, context: string): KubeObject {
   return value;
 }
 
+/**
+ * Whom a client acts as when it is not the operator itself: the API server
+ * authorizes (RBAC, escalation checks, admission) every request of such a
+ * client as this user, after checking that the operator may impersonate it.
+ */
+export interface Impersonation {
+  /** e.g. system:serviceaccount:<namespace>:<name> (the server adds a service account's groups itself). */
+  user: string;
+}
+
 export class KubeClient {
-  constructor(readonly transport: KubeTransport) {}
+  private readonly impersonationHeaders: Readonly<Record<string, string>> | undefined;
+
+  constructor(
+    readonly transport: KubeTransport,
+    readonly impersonation?: Impersonation,
+  ) {
+    this.impersonationHeaders = impersonation ? { 'Impersonate-User': impersonation.user } : undefined;
+  }
+
+  /**
+   * A client for the same server that acts as another identity. It shares
+   * this client's connections and rate limit (one budget for the process);
+   * closing it closes nothing.
+   */
+  impersonating(impersonation: Impersonation): KubeClient {
+    return new KubeClient(this.transport, impersonation);
+  }
+
+  /** Every request of this client goes through here, with its identity's headers. */
+  private send(method: string, path: string, opts: RequestOptions = {}): Promise<unknown> {
+    return this.transport.request(method, path, this.impersonationHeaders ? { ...opts, headers: { ...opts.headers, ...this.impersonationHeaders } } : opts);
+  }
 
   static async fromKubeConfig(kubeConfig: KubeConfig, options: TransportOptions = {}): Promise<KubeClient> {
     return new KubeClient(await KubeTransport.create(kubeConfig, options));
@@ -100,6 +131,7 @@ export class KubeClient {
   }
 
   close(): void {
+    if (this.impersonation) return; // the transport is the parent client's
     this.transport.close();
   }
 
@@ -109,11 +141,11 @@ export class KubeClient {
   }
 
   async raw(method: string, path: string, body?: unknown): Promise<unknown> {
-    return this.transport.request(method, path, body === undefined ? {} : { body });
+    return this.send(method, path, body === undefined ? {} : { body });
   }
 
   async get(rt: ResourceType, namespace: string | undefined, name: string, opts: { metadataOnly?: boolean } = {}): Promise<KubeObject> {
-    const body = await this.transport.request('GET', resourcePath(rt, namespace, name), opts.metadataOnly ? { accept: METADATA_ACCEPT } : {});
+    const body = await this.send('GET', resourcePath(rt, namespace, name), opts.metadataOnly ? { accept: METADATA_ACCEPT } : {});
     return withTypeMeta(asObject(body, `get ${rt.plural}/${name}`), rt);
   }
 
@@ -133,7 +165,7 @@ export class KubeClient {
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
-      const body = await this.transport.request('GET', resourcePath(rt, namespace), {
+      const body = await this.send('GET', resourcePath(rt, namespace), {
         query: {
           labelSelector: opts.labelSelector,
           fieldSelector: opts.fieldSelector,
@@ -160,6 +192,7 @@ export class KubeClient {
     await this.transport.stream(
       resourcePath(rt, namespace),
       {
+        ...(this.impersonationHeaders ? { headers: this.impersonationHeaders } : {}),
         query: {
           watch: 1,
           resourceVersion,
@@ -186,14 +219,14 @@ export class KubeClient {
 
   async create(rt: ResourceType, obj: KubeObject | Record<string, unknown>, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
     const namespace = (obj as { metadata?: { namespace?: string } }).metadata?.namespace;
-    const body = await this.transport.request('POST', resourcePath(rt, namespace), { body: obj, query: { dryRun: opts.dryRun ? 'All' : undefined } });
+    const body = await this.send('POST', resourcePath(rt, namespace), { body: obj, query: { dryRun: opts.dryRun ? 'All' : undefined } });
     return withTypeMeta(asObject(body, `create ${rt.plural}`), rt);
   }
 
   /** Server-side apply of a full manifest (creates or updates). */
   async apply(rt: ResourceType, manifest: Record<string, unknown>, opts: ApplyOptions): Promise<KubeObject> {
     const meta = manifest.metadata as { name: string; namespace?: string };
-    const body = await this.transport.request('PATCH', resourcePath(rt, meta.namespace, meta.name), {
+    const body = await this.send('PATCH', resourcePath(rt, meta.namespace, meta.name), {
       body: manifest,
       contentType: 'application/apply-patch+yaml',
       query: { fieldManager: opts.fieldManager, force: opts.force ? true : undefined, dryRun: opts.dryRun ? 'All' : undefined },
@@ -202,7 +235,7 @@ export class KubeClient {
   }
 
   async patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts: { fieldManager?: string; subresource?: string } = {}): Promise<KubeObject> {
-    const body = await this.transport.request('PATCH', resourcePath(rt, namespace, name, opts.subresource), {
+    const body = await this.send('PATCH', resourcePath(rt, namespace, name, opts.subresource), {
       body: patch,
       contentType: PATCH_CONTENT_TYPES[type],
       query: { fieldManager: opts.fieldManager },
@@ -212,7 +245,7 @@ export class KubeClient {
 
   /** PUT of the status subresource (with resourceVersion: optimistic concurrency). */
   async replaceStatus(rt: ResourceType, obj: KubeObject): Promise<KubeObject> {
-    const body = await this.transport.request('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'), { body: obj });
+    const body = await this.send('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'), { body: obj });
     return withTypeMeta(asObject(body, `update status ${rt.plural}/${obj.metadata.name}`), rt);
   }
 
@@ -225,7 +258,7 @@ export class KubeClient {
     const preconditions: Record<string, string> = { uid: opts.uid };
     if (opts.resourceVersion) preconditions.resourceVersion = opts.resourceVersion;
     try {
-      await this.transport.request('DELETE', resourcePath(rt, namespace, name), {
+      await this.send('DELETE', resourcePath(rt, namespace, name), {
         // The answer is not used: metadata only keeps a mass delete cheap to parse.
         accept: METADATA_ACCEPT,
         body: {
@@ -246,7 +279,7 @@ export class KubeClient {
   async createEvent(input: EventInput): Promise<void> {
     const namespace = input.namespace ?? input.regarding.namespace ?? 'default';
     const suffix = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
-    await this.transport.request('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
+    await this.send('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
       body: {
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',

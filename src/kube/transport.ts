@@ -32,6 +32,8 @@ export interface RequestOptions {
   accept?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Extra headers for this request (a client that impersonates another identity sets them on every request). */
+  headers?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 export interface RawResponse {
@@ -125,6 +127,7 @@ export class KubeTransport {
     const headers: http.OutgoingHttpHeaders = { ...(await this.authHeaders()), Accept: opts.accept ?? 'application/json' };
     const groups = this.options.impersonateGroups ?? [];
     if (groups.length > 0) headers['Impersonate-Group'] = [...groups];
+    for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k] = typeof v === 'string' ? v : [...v];
     let payload: Buffer | undefined;
     if (opts.body !== undefined) {
       payload = Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));

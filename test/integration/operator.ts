@@ -33,6 +33,8 @@ export interface InProcessOptions {
   /** Run as this user (Impersonate-User), e.g. a ServiceAccount with limited rights. */
   impersonate?: { user: string; groups?: string[] };
   watchSyncTimeoutMs?: number;
+  /** Lockdown: Bundles without spec.serviceAccountName act as this ServiceAccount of their namespace. */
+  defaultServiceAccount?: string;
 }
 
 /** Starts an operator in this process, watching only `namespace`. BUNDLESMITH_TEST_LOGS=1 shows its logs. */
@@ -49,6 +51,7 @@ export async function startOperator(opts: InProcessOptions): Promise<InProcessOp
     namespace: opts.namespace,
     workers: opts.workers ?? 2,
     ...(opts.watchSyncTimeoutMs ? { watchSyncTimeoutMs: opts.watchSyncTimeoutMs } : {}),
+    ...(opts.defaultServiceAccount ? { defaultServiceAccount: opts.defaultServiceAccount } : {}),
     ...(opts.serverTime ? { serverTime: opts.serverTime } : {}),
     ...(opts.garbageCollector ? { garbageCollector: opts.garbageCollector(client, clock) } : {}),
   });

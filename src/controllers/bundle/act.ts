@@ -9,14 +9,14 @@
  */
 import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { FIELD_MANAGER } from '../../api/names.js';
+import { FIELD_MANAGER, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import { keepListedElsewhere, withholdPrunes, type BundlePlan, type ClaimAction, type ResourcePlan } from '../../core/bundle/plan.js';
 import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
-import { errorMessage, isConflict, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { errorMessage, isConflict, isForbidden, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
@@ -26,6 +26,8 @@ import { bundleTarget } from './bundle-resource.js';
 
 export interface ActDeps {
   api: BundleApi;
+  /** By resource name: objects the Bundle's identity may not read; they are not written, and nothing is pruned. */
+  readFailures?: ReadonlyMap<string, ActionFailure>;
   events: EventRecorder;
   /** The read before an expired delete refreshes it; that delete is decided on its lower bound. */
   serverTime: Pick<ServerTime, 'lowerBound'>;
@@ -37,7 +39,7 @@ export interface ActDeps {
 /** What a pass did to the cluster, for the status and the requeue decision. */
 export interface PassOutcome {
   applyFailures: Map<string, ActionFailure>;
-  pruneFailures: { target: ObjectTarget; message: string }[];
+  pruneFailures: { target: ObjectTarget; message: string; reason?: string }[];
   wrote: boolean;
 }
 
@@ -53,7 +55,7 @@ export type ActResult =
 
 export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan, types: ReadonlyMap<string, ResourceType>): Promise<ActResult> {
   const { namespace, name } = bundle.metadata;
-  const outcome: PassOutcome = { applyFailures: new Map(), pruneFailures: [], wrote: false };
+  const outcome: PassOutcome = { applyFailures: new Map(d.readFailures ?? []), pruneFailures: [], wrote: false };
   let plan = planned;
   // Every claim and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
   // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
@@ -68,6 +70,7 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
   }
   const target = bundleTarget(bundle);
   const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);
+  for (const name of d.readFailures?.keys() ?? []) failedClaims.add(name);
   if (plan.issues.length > 0) return { kind: 'acted', plan, outcome };
 
   await applyResources(d, plan, types, failedClaims, outcome, target);
@@ -131,7 +134,8 @@ async function carryOutClaims(d: ActDeps, claims: readonly ClaimAction[], namesp
       failed.add(c.name);
       // A failed test or a conflict: the object changed since it was read; the next pass decides on what it is now.
       const changed = isStaleWrite(err) || isNotFound(err);
-      outcome.applyFailures.set(c.name, { message: changed ? `${c.target.kind} ${c.target.name} changed while being claimed; retrying` : errorMessage(err), terminal: false });
+      // Adoption is a write: an identity that may not patch the object does not get it.
+      outcome.applyFailures.set(c.name, isForbidden(err) ? forbiddenFailure(err) : { message: changed ? `${c.target.kind} ${c.target.name} changed while being claimed; retrying` : errorMessage(err), terminal: false });
       d.log.warn({ resource: c.name, claim: c.kind, err: errorMessage(err) }, 'claim failed');
       return;
     }
@@ -156,8 +160,9 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
       }
       if (r.action === 'adopt') await d.events.normal(target, r.event.reason, r.event.message);
     } catch (err) {
-      // The server refused the manifest itself (400, 422): retrying the same spec cannot help.
-      outcome.applyFailures.set(r.name, { message: errorMessage(err), terminal: isInvalid(err) });
+      // The server refused the manifest itself (400, 422): retrying the same spec cannot help. A 403 may
+      // change when someone grants the identity more: retried, with backoff.
+      outcome.applyFailures.set(r.name, isForbidden(err) ? forbiddenFailure(err) : { message: errorMessage(err), terminal: isInvalid(err) });
       d.log.warn({ resource: r.name, err: errorMessage(err) }, 'apply failed');
     }
   });
@@ -214,8 +219,13 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
       outcome.wrote = true;
       if (result === 'deleted') await d.events.normal(target, action.event.reason, action.event.message);
     } catch (err) {
-      outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
       d.log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
+      if (isForbidden(err)) {
+        // The identity may not delete here: nothing else of this Bundle is deleted in this pass.
+        outcome.pruneFailures.push({ target: t, message: errorMessage(err), reason: Reasons.Forbidden });
+        return;
+      }
+      outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
     }
   }
 }
@@ -259,6 +269,11 @@ async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarg
   const now = d.serverTime.lowerBound();
   if (now === undefined) return undefined;
   return redecideDelete({ fresh, target: t, bundleUid, now });
+}
+
+/** A 403: the message is the API server's, which names the identity, the verb and the resource. */
+export function forbiddenFailure(err: unknown): ActionFailure {
+  return { message: errorMessage(err), terminal: false, reason: Reasons.Forbidden };
 }
 
 export async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -7,6 +7,7 @@
 import type { ApplyOptions, DeleteOptions, KubeClient, PatchType } from '../../kube/client.js';
 import type { Discovery } from '../../kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 
 export interface BundleApi {
   /** The resource type of apiVersion + kind; undefined when the server does not serve it. */
@@ -21,14 +22,25 @@ export interface BundleApi {
   replaceStatus(rt: ResourceType, obj: KubeObject): Promise<KubeObject>;
 }
 
-export function kubeBundleApi(client: KubeClient, discovery: Pick<Discovery, 'resolve'>): BundleApi {
+/**
+ * The port over the API. `objectsClient` makes the requests for the Bundle's
+ * objects (an impersonating client when the Bundle has an identity of its
+ * own); the Bundle itself (fresh reads, the namespace's Bundle list, status)
+ * is always the operator's, through `client`.
+ */
+export function kubeBundleApi(client: KubeClient, discovery: Pick<Discovery, 'resolve'>, objectsClient: KubeClient = client): BundleApi {
+  const forType = (rt: ResourceType): KubeClient => (isBundleType(rt) ? client : objectsClient);
   return {
     resolve: (apiVersion, kind) => discovery.resolve(apiVersion, kind),
-    tryGet: (rt, namespace, name) => client.tryGet(rt, namespace, name),
-    list: (rt, namespace, opts) => client.list(rt, namespace, opts),
-    apply: (rt, manifest, opts) => client.apply(rt, manifest, opts),
-    patch: (rt, namespace, name, patch, type, opts) => client.patch(rt, namespace, name, patch, type, opts),
-    delete: (rt, namespace, name, opts) => client.delete(rt, namespace, name, opts),
+    tryGet: (rt, namespace, name) => forType(rt).tryGet(rt, namespace, name),
+    list: (rt, namespace, opts) => forType(rt).list(rt, namespace, opts),
+    apply: (rt, manifest, opts) => forType(rt).apply(rt, manifest, opts),
+    patch: (rt, namespace, name, patch, type, opts) => forType(rt).patch(rt, namespace, name, patch, type, opts),
+    delete: (rt, namespace, name, opts) => forType(rt).delete(rt, namespace, name, opts),
     replaceStatus: (rt, obj) => client.replaceStatus(rt, obj),
   };
+}
+
+function isBundleType(rt: ResourceType): boolean {
+  return rt.group === BUNDLE_RESOURCE_TYPE.group && rt.plural === BUNDLE_RESOURCE_TYPE.plural;
 }

@@ -16,18 +16,19 @@ import { listedObjects } from '../../core/bundle/ownership.js';
 import { managedKinds } from '../../core/bundle/pass-guards.js';
 import { buildPlanInput, crdReadinessTable } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
-import { buildBundleStatus } from '../../core/bundle/status.js';
+import { buildBundleStatus, type ActionFailure } from '../../core/bundle/status.js';
+import { bundleIdentity, type BundleIdentity } from '../../core/bundle/identity.js';
 import { formatRfc3339 } from '../../core/softdelete/decide.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { resolveKindKeys, resolveSpecKinds } from '../../kube/discovery.js';
-import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
+import { errorMessage, isConflict, isForbidden, isNotFound } from '../../kube/errors.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { ControllerDeps } from '../deps.js';
-import { actOnPlan } from './act.js';
+import { actOnPlan, forbiddenFailure, forEachBounded } from './act.js';
 import { kubeBundleApi, type BundleApi } from './api.js';
 import { bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
@@ -40,6 +41,8 @@ export interface BundleControllerOptions extends ControllerDeps {
   applyConcurrency?: number;
   /** How long a reconcile waits for a new kind's watch to sync before failing (and retrying). */
   watchSyncTimeoutMs?: number;
+  /** Lockdown: the ServiceAccount (in each Bundle's namespace) a Bundle without spec.serviceAccountName acts as. */
+  defaultServiceAccount?: string;
 }
 
 /** After a pass that wrote, look again this soon (watch events usually come first). */
@@ -56,7 +59,10 @@ export class BundleController {
   private readonly workers: number;
   private readonly applyConcurrency: number;
   private readonly gauges: BundleGauges;
+  /** The operator's own port: Bundles, and the objects of Bundles without an identity. */
   private readonly api: BundleApi;
+  /** One port per impersonated identity (user name), sharing the operator's connections and rate limit. */
+  private readonly identityApis = new Map<string, BundleApi>();
   private readonly serverTime: ServerTime;
 
   constructor(private readonly o: BundleControllerOptions) {
@@ -163,17 +169,20 @@ export class BundleController {
       return 'forget';
     }
     const bundle = parsed.data;
+    // Whose rights the requests for this Bundle's objects use (core/bundle/identity).
+    const identity = bundleIdentity(bundle, this.o.defaultServiceAccount);
+    const api = this.apiFor(identity);
 
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
-      return await finalizeBundle({ bundle, live: cached, api: this.api, watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log });
+      return await finalizeBundle({ bundle, live: cached, api, watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log });
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.
     if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return await this.addFinalizer(bundle, log);
 
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
-    const { specObjects, kinds, types, atCoordinates } = await this.gather(key, bundle);
+    const { specObjects, kinds, types, atCoordinates, readFailures } = await this.gather(key, bundle, identity, api);
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
@@ -188,7 +197,7 @@ export class BundleController {
       bundle,
       kinds,
       crdReadiness: crdReadinessTable(this.crds.list()),
-      objects: [...atCoordinates, ...this.objects.referencing(bundle.metadata.uid)],
+      objects: [...atCoordinates, ...this.controlledElsewhere(bundle, identity, specObjects, types)],
       bundles: this.bundles.list().filter((b) => b.metadata.namespace === namespace),
       now,
       stampAt,
@@ -196,7 +205,7 @@ export class BundleController {
     const planned = planBundle(input);
 
     // 6. Act (act.ts): claims, applies level by level, prunes only after every apply, withdrawals.
-    const acted = await actOnPlan({ api: this.api, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency }, bundle, planned, types);
+    const acted = await actOnPlan({ api, readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
       if (acted.kind === 'kinds-not-recorded') return 'requeue';
@@ -220,21 +229,46 @@ export class BundleController {
    * Resolves the spec's kinds, declares its coordinates (so events on them
    * wake this Bundle), makes sure every kind it may hold (spec and
    * status.managedKinds) is watched and listed, and reads the objects at its
-   * coordinates from the cache.
+   * coordinates: from the cache, or, for a Bundle with an identity of its
+   * own, as that identity (what it may not read, it may not use: a
+   * forbidden read is that resource's failure).
    */
-  private async gather(key: BundleKey, bundle: Bundle): Promise<{ specObjects: KubeObjectManifest[]; kinds: KindTable; types: Map<string, ResourceType>; atCoordinates: LiveObject[] }> {
+  private async gather(key: BundleKey, bundle: Bundle, identity: BundleIdentity, api: BundleApi): Promise<Gathered> {
     const namespace = bundle.metadata.namespace;
     const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
     const { kinds, types } = await resolveSpecKinds(this.o.discovery, specObjects);
     this.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
     const managed = await resolveKindKeys(this.o.discovery, bundle.status?.managedKinds ?? []);
     for (const rt of [...types.values(), ...managed]) if (rt.namespaced) await this.objects.ensure(rt);
+    if (identity.kind === 'service-account') return { specObjects, kinds, types, ...(await readAsIdentity(api, bundle, types, this.applyConcurrency)) };
     const atCoordinates = specObjects.flatMap((o): LiveObject[] => {
       const rt = types.get(kindKey(o.apiVersion, o.kind));
       const found = rt?.namespaced ? this.objects.get(rt, namespace, o.metadata.name) : undefined;
       return found ? [found] : [];
     });
-    return { specObjects, kinds, types, atCoordinates };
+    return { specObjects, kinds, types, atCoordinates, readFailures: new Map() };
+  }
+
+  /**
+   * What the cache says references this Bundle (prune candidates, claims).
+   * For a Bundle with an identity, objects at its own coordinates come only
+   * from the identity's reads, never from the operator's cache.
+   */
+  private controlledElsewhere(bundle: Bundle, identity: BundleIdentity, specObjects: readonly KubeObjectManifest[], types: ReadonlyMap<string, ResourceType>): LiveObject[] {
+    const referencing = this.objects.referencing(bundle.metadata.uid);
+    if (identity.kind === 'operator') return referencing;
+    const declared = new Set(specObjects.flatMap((o) => (types.has(kindKey(o.apiVersion, o.kind)) ? [`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`] : [])));
+    return referencing.filter((o) => !declared.has(`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`) || (o.metadata.namespace ?? '') !== bundle.metadata.namespace);
+  }
+
+  private apiFor(identity: BundleIdentity): BundleApi {
+    if (identity.kind === 'operator') return this.api;
+    let api = this.identityApis.get(identity.user);
+    if (!api) {
+      api = kubeBundleApi(this.o.client, this.o.discovery, this.o.client.impersonating({ user: identity.user }));
+      this.identityApis.set(identity.user, api);
+    }
+    return api;
   }
 
   /** Adds the finalizer, and says in status that the first pass comes next (the update wakes us). */
@@ -267,6 +301,36 @@ export class BundleController {
   private nowIso(): string {
     return formatRfc3339(this.o.clock.now());
   }
+}
+
+interface Gathered {
+  specObjects: KubeObjectManifest[];
+  kinds: KindTable;
+  types: Map<string, ResourceType>;
+  atCoordinates: LiveObject[];
+  /** By resource name: reads the Bundle's identity may not make (those resources are neither applied nor used). */
+  readFailures: Map<string, ActionFailure>;
+}
+
+/** The objects at a Bundle's coordinates, read as its identity; 403s become those resources' failures. */
+async function readAsIdentity(api: BundleApi, bundle: Bundle, types: ReadonlyMap<string, ResourceType>, concurrency: number): Promise<{ atCoordinates: LiveObject[]; readFailures: Map<string, ActionFailure> }> {
+  const atCoordinates: LiveObject[] = [];
+  const readFailures = new Map<string, ActionFailure>();
+  const reads = bundle.spec.resources.flatMap((r) => {
+    const o = r.spec.object;
+    const rt = o ? types.get(kindKey(o.apiVersion, o.kind)) : undefined;
+    return o && rt?.namespaced ? [{ name: r.name, rt, objectName: o.metadata.name }] : [];
+  });
+  await forEachBounded(reads, concurrency, async (r) => {
+    try {
+      const found = await api.tryGet(r.rt, bundle.metadata.namespace, r.objectName);
+      if (found) atCoordinates.push(found);
+    } catch (err) {
+      if (!isForbidden(err)) throw err;
+      readFailures.set(r.name, forbiddenFailure(err));
+    }
+  });
+  return { atCoordinates, readFailures };
 }
 
 function keyOf(obj: KubeObject): BundleKey {

@@ -23,12 +23,16 @@ import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { ControllerDeps } from '../deps.js';
+import type { KubeClient } from '../../kube/client.js';
+import { serviceAccountUser } from '../../core/bundle/identity.js';
 
 export interface ReleasedSweeperOptions extends ControllerDeps {
   workers?: number;
   rediscoverEveryMs?: number;
   /** How long start waits for the watches to sync. */
   syncTimeoutMs?: number;
+  /** Lockdown: stamps and deletes act as this ServiceAccount of the object's namespace, never with the operator's rights. */
+  defaultServiceAccount?: string;
 }
 
 /** Resources that can hold released objects: namespaced, and we can watch, patch and delete them. */
@@ -151,7 +155,7 @@ export class ReleasedObjectSweeper {
       case 'wait':
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       case 'mark': {
-        await this.o.client.patch(rt, namespace, name, markPatch(cached, decision.deletionTimestamp), 'json', { fieldManager: FIELD_MANAGER });
+        await this.writerFor(namespace).patch(rt, namespace, name, markPatch(cached, decision.deletionTimestamp), 'json', { fieldManager: FIELD_MANAGER });
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       }
       case 'delete':
@@ -168,7 +172,7 @@ export class ReleasedObjectSweeper {
         const again = decideOrphanSweep(fresh.metadata, nowFresh, nowFresh);
         if (again.action !== 'expired' && again.action !== 'delete') return 'requeue';
         try {
-          await this.o.client.delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
+          await this.writerFor(namespace).delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
         } catch (err) {
           if (isStaleWrite(err)) return 'requeue';
           if (isNotFound(err)) return 'forget';
@@ -180,5 +184,11 @@ export class ReleasedObjectSweeper {
         return 'forget';
       }
     }
+  }
+
+  /** Who writes to released objects of a namespace: the lockdown identity there, else the operator. */
+  private writerFor(namespace: string): KubeClient {
+    const account = this.o.defaultServiceAccount;
+    return account ? this.o.client.impersonating({ user: serviceAccountUser(namespace, account) }) : this.o.client;
   }
 }

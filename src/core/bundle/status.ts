@@ -17,6 +17,8 @@ export interface ActionFailure {
   message: string;
   /** True when retrying cannot help (e.g. the API server rejected the manifest as invalid). */
   terminal?: boolean;
+  /** A reason more precise than Terminal/RetriableError (Forbidden: the Bundle's identity may not do it). */
+  reason?: string;
 }
 
 /** How the plan's writes went. Anything not listed succeeded (or was not needed). */
@@ -24,19 +26,20 @@ export interface PassResults {
   /** By resource name: the cancel patch or the apply failed. */
   applyFailures?: ReadonlyMap<string, ActionFailure>;
   /** Prune writes (delete, mark) that failed. */
-  pruneFailures?: ReadonlyArray<{ target: ObjectTarget; message: string }>;
+  pruneFailures?: ReadonlyArray<{ target: ObjectTarget; message: string; reason?: string }>;
 }
 
 interface Problem {
   message: string;
   terminal: boolean;
+  reason?: string;
 }
 
 type ResourceState =
   | { state: 'ready' }
   | { state: 'in-progress'; reason: string; message: string }
   | { state: 'blocked'; reason: string; message: string }
-  | { state: 'error'; reason: string; message: string; terminal: boolean };
+  | { state: 'error'; reason: string; message: string; terminal: boolean; precise?: boolean };
 
 export function buildBundleStatus(planIn: BundlePlan, results: PassResults, previous: BundleStatus | undefined, nowIso: string): BundleStatus {
   const applyFailures = results.applyFailures ?? new Map<string, ActionFailure>();
@@ -51,9 +54,9 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
 
   const problems: Problem[] = [
     ...plan.issues.map((i) => ({ message: formatIssue(i), terminal: !i.retriable })),
-    ...[...states].flatMap(([name, s]) => (s.state === 'error' ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal }] : [])),
+    ...[...states].flatMap(([name, s]) => (s.state === 'error' ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal, ...(s.precise ? { reason: s.reason } : {}) }] : [])),
     ...plan.prune.flatMap((a) => (a.action === 'invalid' ? [{ message: a.message, terminal: true }] : [])),
-    ...(results.pruneFailures ?? []).map((f) => ({ message: `${f.target.kind} ${f.target.name}: ${f.message}`, terminal: false })),
+    ...(results.pruneFailures ?? []).map((f) => ({ message: `${f.target.kind} ${f.target.name}: ${f.message}`, terminal: false, ...(f.reason ? { reason: f.reason } : {}) })),
   ];
   const total = plan.order.length;
   const ready = [...states.values()].filter((s) => s.state === 'ready').length;
@@ -78,7 +81,9 @@ export function statusEqual(a: BundleStatus | undefined, b: BundleStatus | undef
 function bundleConditions(s: { problems: readonly Problem[]; ready: number; total: number; states: ReadonlyMap<string, ResourceState> }): Condition[] {
   const hasError = s.problems.length > 0;
   // Retrying helps as long as one problem may go away by itself.
-  const errorReason = s.problems.every((p) => p.terminal) ? Reasons.TerminalError : Reasons.RetriableError;
+  // One precise reason shared by every problem (Forbidden) says more than either.
+  const precise = s.problems[0]?.reason;
+  const errorReason = precise !== undefined && s.problems.every((p) => p.reason === precise) ? precise : s.problems.every((p) => p.terminal) ? Reasons.TerminalError : Reasons.RetriableError;
   const allReady = !hasError && s.ready === s.total;
   const notReady = [...s.states].filter(([, st]) => st.state !== 'ready').map(([name]) => name);
   const inProgressMessage = `waiting for ${notReady.join(', ')}`;
@@ -102,6 +107,7 @@ function resourceState(name: string, plan: BundlePlan, applyFailures: ReadonlyMa
   const failure = applyFailures.get(name);
   if (failure !== undefined) {
     const terminal = failure.terminal === true;
+    if (failure.reason !== undefined) return { state: 'error', reason: failure.reason, message: failure.message, terminal, precise: true };
     return { state: 'error', reason: terminal ? Reasons.TerminalError : Reasons.RetriableError, message: failure.message, terminal };
   }
   switch (p.action) {

@@ -256,3 +256,52 @@ describe('finalizer', () => {
     expect(api.find('ConfigMap', 'a')?.metadata.uid).toBe('a-uid');
   });
 });
+
+describe('act phase: a Bundle identity that is refused (403)', () => {
+  const forbidden = (verb: string, resource: string): KubeApiError => new KubeApiError(403, 'Forbidden', `${resource} is forbidden: User "system:serviceaccount:ns1:author" cannot ${verb} resource "${resource}" in API group "" in the namespace "ns1"`, verb.toUpperCase(), resource);
+
+  it('a forbidden apply is that resource failure with reason Forbidden, not terminal (retried with backoff), and withholds every prune', async () => {
+    const b = bundle('b', withResource(resource('keep', configMap('keep'))));
+    const gone = ours(configMap('gone'), withResourceVersion('4'));
+    const s = setup(b, { keep: live(configMap('keep')) }, [gone], [gone]);
+    s.api.failNext('apply', forbidden('patch', 'configmaps'));
+
+    const result = await act(s);
+
+    if (result.kind !== 'acted') throw new Error(result.kind);
+    expect(result.outcome.applyFailures.get('keep')).toEqual({ message: expect.stringContaining('system:serviceaccount:ns1:author') as unknown as string, terminal: false, reason: Reasons.Forbidden });
+    expect(s.api.callsOf('delete')).toEqual([]);
+  });
+
+  it('a read the identity may not make: that resource is neither claimed nor applied, and nothing is pruned', async () => {
+    const b = bundle('b', withResource(resource('secret', configMap('secret')), resource('other', configMap('other'))));
+    const gone = ours(configMap('gone'), withResourceVersion('4'));
+    const s = setup(b, {}, [gone], [gone]);
+    const readFailures = new Map([['secret', { message: 'configmaps "secret" is forbidden', terminal: false, reason: Reasons.Forbidden }]]);
+
+    const result = await actOnPlan({ api: s.api, readFailures, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2 }, s.bundle, s.plan, TYPES);
+
+    if (result.kind !== 'acted') throw new Error(result.kind);
+    expect(s.api.log()).not.toContain('apply ConfigMap ns1/secret');
+    expect(s.api.log()).toContain('apply ConfigMap ns1/other');
+    expect(s.api.callsOf('delete')).toEqual([]);
+    expect(result.outcome.applyFailures.get('secret')?.reason).toBe(Reasons.Forbidden);
+  });
+
+  it('a forbidden delete stops the pass deletes: nothing else of the Bundle is deleted', async () => {
+    const b = bundle('b', withResource(resource('keep', configMap('keep'))));
+    const keep = ours(configMap('keep'), withResourceVersion('3'));
+    const goneA = ours(configMap('gone-a'), withResourceVersion('4'));
+    const goneB = ours(configMap('gone-b'), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, goneA, goneB], [keep, goneA, goneB]);
+    s.api.failNext('delete', forbidden('delete', 'configmaps'));
+
+    const result = await act(s);
+
+    if (result.kind !== 'acted') throw new Error(result.kind);
+    expect(s.api.callsOf('delete')).toHaveLength(1);
+    expect(s.api.find('ConfigMap', 'gone-a')).toBeDefined();
+    expect(s.api.find('ConfigMap', 'gone-b')).toBeDefined();
+    expect(result.outcome.pruneFailures.map((f) => f.reason)).toEqual([Reasons.Forbidden]);
+  });
+});
