@@ -68,5 +68,9 @@ export function parseArgs(argv: readonly string[]): { ok: true; config: Config }
   if (!parsed.success) {
     return { ok: false, errors: parsed.error.issues.map((i) => `--${String(i.path[0] ?? '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`) };
   }
+  // Impersonation does not nest: an operator that impersonates cannot act as each Bundle's ServiceAccount.
+  if (parsed.data.impersonate !== undefined && parsed.data.defaultServiceAccount !== undefined) {
+    return { ok: false, errors: ['--impersonate and --default-service-account exclude each other: lockdown impersonates each Bundle\'s ServiceAccount, and impersonation does not nest (run the operator with its own credentials)'] };
+  }
   return { ok: true, config: parsed.data };
 }

@@ -113,6 +113,8 @@ export class KubeClient {
    * closing it closes nothing.
    */
   impersonating(impersonation: Impersonation): KubeClient {
+    // Impersonation does not nest: an identity set on the transport (--impersonate) would be silently replaced.
+    if (this.transport.impersonates) throw new Error(`cannot act as ${impersonation.user}: this client already impersonates another user`);
     return new KubeClient(this.transport, impersonation);
   }
 

@@ -86,6 +86,11 @@ export class KubeTransport {
     return transport;
   }
 
+  /** True when every request impersonates a user set at creation (TransportOptions.impersonateUser). */
+  get impersonates(): boolean {
+    return this.options.impersonateUser !== undefined;
+  }
+
   get serverUrl(): string {
     return this.server.toString();
   }

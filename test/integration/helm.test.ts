@@ -121,23 +121,34 @@ describe('helm chart', () => {
   });
 
   it.each([
-    ['cluster', '', { gcRole: true, clusterWildcard: true, namespaceRole: false }],
-    ['bundles', '', { gcRole: false, clusterWildcard: true, namespaceRole: false }],
-    ['off', 'team-a', { gcRole: false, clusterWildcard: false, namespaceRole: true }],
-    ['cluster', 'team-a', { gcRole: true, clusterWildcard: false, namespaceRole: true }],
-  ])('grants cluster-wide GC rights only for gc.mode=cluster (gc.mode=%s, watchNamespace=%j)', async (mode, watchNamespace, want) => {
-    const docs = await template('r2', 'ops', [`gc.mode=${mode}`, `watchNamespace=${watchNamespace}`]);
+    ['cluster', '', '', { gcRole: true, namespaceRole: false }],
+    ['bundles', '', '', { gcRole: false, namespaceRole: false }],
+    ['off', 'team-a', '', { gcRole: false, namespaceRole: true }],
+    ['cluster', 'team-a', '', { gcRole: true, namespaceRole: true }],
+    ['bundles', 'team-a', 'bundles', { gcRole: false, namespaceRole: true }],
+  ])('grants cluster-wide GC rights only for gc.mode=cluster, and no wildcard resources (gc.mode=%s, watchNamespace=%j, tenancy.defaultServiceAccount=%j)', async (mode, watchNamespace, account, want) => {
+    const docs = await template('r2', 'ops', [`gc.mode=${mode}`, `watchNamespace=${watchNamespace}`, `tenancy.defaultServiceAccount=${account}`]);
     expect(find(docs, 'ClusterRole', 'r2-bundlesmith-gc') !== undefined).toBe(want.gcRole);
     expect(find(docs, 'ClusterRoleBinding', 'r2-bundlesmith-gc') !== undefined).toBe(want.gcRole);
-    expect(wildcardRule(find(docs, 'ClusterRole', 'r2-bundlesmith')) !== undefined).toBe(want.clusterWildcard);
     const role = find(docs, 'Role', 'r2-bundlesmith');
     expect(role !== undefined).toBe(want.namespaceRole);
     if (want.namespaceRole) expect(role?.metadata.namespace).toBe('team-a');
-    // The controller never needs update or escalation verbs on arbitrary objects.
     for (const doc of docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role')) {
-      expect(wildcardRule(doc)?.verbs ?? []).not.toEqual(expect.arrayContaining(['*']));
-      expect(wildcardRule(doc)?.verbs ?? []).not.toContain('update');
+      // "*" in apiGroups would reach admission webhooks; "*" in the core group would reach pods/exec and
+      // serviceaccounts/token. Only the collector's per-group rules name resources with "*".
+      expect(wildcardRule(doc)).toBeUndefined();
+      for (const rule of doc.rules ?? []) {
+        expect(rule.verbs ?? []).not.toContain('*');
+        expect(rule.verbs ?? []).not.toContain('escalate');
+        expect(rule.verbs ?? []).not.toContain('bind');
+        if (rule.resources?.includes('*')) expect(rule.apiGroups ?? []).not.toContain('');
+        if (rule.resources?.includes('*') && rule.apiGroups?.includes('admissionregistration.k8s.io')) expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+      }
     }
+    const objectRule = (find(docs, 'Role', 'r2-bundlesmith') ?? find(docs, 'ClusterRole', 'r2-bundlesmith'))?.rules?.find((r) => r.resources?.includes('configmaps'));
+    // Lockdown: the operator reads Bundle objects and the collector (gc.mode=bundles) patches and deletes them;
+    // only the impersonated accounts create them.
+    expect(objectRule?.verbs).toEqual(account ? ['get', 'list', 'watch', 'patch', 'delete'] : ['get', 'list', 'watch', 'create', 'patch', 'delete']);
   });
 
   it('refuses several replicas without leader election', async () => {
@@ -318,7 +329,7 @@ describe('helm chart', () => {
     const serviceAccount = await resourceType(env, 'v1', 'ServiceAccount');
 
     // The Bundle CRD is the global setup's, not this release's: Helm would refuse to take it over.
-    const install = await run('helm', ['install', release, chart, '-n', ns, '--set', 'crds.install=false']);
+    const install = await run('helm', ['install', release, chart, '-n', ns, '--set', 'crds.install=false', '--set', 'gc.mode=cluster']);
     expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: '' });
     expect(await env.client.tryGet(serviceAccount, ns, fullname)).toBeDefined();
     expect(await env.client.tryGet(clusterRole, undefined, `${fullname}-gc`)).toBeDefined();

@@ -5,13 +5,14 @@
  * reconciles, soft-deletes and collects garbage. Nothing it does may be
  * forbidden, and it may not do what the chart does not grant.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
-import { conditionOf, connect, createNamespace, expectKept, resourceType, run, uidOf, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
+import { conditionOf, connect, createNamespace, expectKept, kubeconfigPath, resourceType, run, uidOf, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
 
 const chart = join(repoRoot(), 'charts', 'bundlesmith');
@@ -69,8 +70,39 @@ function forbiddenLines(operator: OperatorProcess): string[] {
     .filter((l) => /forbidden|\b403\b/i.test(l));
 }
 
+/**
+ * A kubeconfig that authenticates as a ServiceAccount with a token from the
+ * TokenRequest API, as the operator's pod would (impersonation cannot nest,
+ * and lockdown impersonates each Bundle's ServiceAccount).
+ */
+async function serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
+  const token = await run('kubectl', ['create', 'token', name, '-n', namespace, '--duration', '2h']);
+  if (token.code !== 0) throw new Error(`kubectl create token failed: ${token.stderr}`);
+  const config = parseDocument(readFileSync(kubeconfigPath(), 'utf8')).toJS() as { users: { name: string; user: Record<string, unknown> }[] };
+  for (const u of config.users) u.user = { token: token.stdout.trim() };
+  const path = join(tmpdir(), `bundlesmith-${namespace}-${name}.kubeconfig`);
+  writeFileSync(path, stringify(config), { mode: 0o600 });
+  return path;
+}
+
+/** What no mode may give the operator: minting tokens, exec into pods, rewriting admission. */
+async function expectNoClusterTakeover(user: string, namespace: string): Promise<void> {
+  expect(await canI(user, 'create', 'serviceaccounts/token', namespace)).toBe(false);
+  expect(await canI(user, 'create', 'pods/exec', namespace)).toBe(false);
+  expect(await canI(user, 'get', 'pods/exec', namespace)).toBe(false);
+  expect(await canI(user, 'get', 'nodes/proxy')).toBe(false);
+  for (const verb of ['create', 'patch', 'update', 'delete']) {
+    expect(await canI(user, verb, 'validatingwebhookconfigurations.admissionregistration.k8s.io')).toBe(false);
+    expect(await canI(user, verb, 'mutatingwebhookconfigurations.admissionregistration.k8s.io')).toBe(false);
+  }
+  expect(await canI(user, 'escalate', 'clusterroles.rbac.authorization.k8s.io')).toBe(false);
+  expect(await canI(user, 'bind', 'clusterroles.rbac.authorization.k8s.io')).toBe(false);
+}
+
+/** `kubectl auth can-i`; a subresource goes in --subresource (kubectl reads "pods/exec" as pods named "exec"). */
 async function canI(user: string, verb: string, resource: string, namespace?: string): Promise<boolean> {
-  const result = await run('kubectl', ['auth', 'can-i', verb, resource, '--as', user, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])]);
+  const [type = resource, subresource] = resource.split('/');
+  const result = await run('kubectl', ['auth', 'can-i', verb, type, ...(subresource ? ['--subresource', subresource] : []), '--as', user, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])]);
   return result.stdout.trim() === 'yes';
 }
 
@@ -122,6 +154,10 @@ describe('the chart ServiceAccount, watching one namespace (gc.mode=bundles)', (
     expect(await canI(user, 'list', 'customresourcedefinitions.apiextensions.k8s.io')).toBe(true);
     expect(await canI(user, 'delete', 'customresourcedefinitions.apiextensions.k8s.io')).toBe(false);
   });
+
+  it('cannot mint tokens, exec into pods or write admission webhooks', async () => {
+    await expectNoClusterTakeover(user, watched);
+  });
 });
 
 describe('the chart ServiceAccount, cluster-wide (gc.mode=cluster)', () => {
@@ -164,7 +200,86 @@ describe('the chart ServiceAccount, cluster-wide (gc.mode=cluster)', () => {
 
   it('has the collector rights cluster-wide and still no update or escalation rights', async () => {
     expect(await canI(user, 'delete', 'configmaps', releaseNs)).toBe(true);
+    expect(await canI(user, 'delete', 'bundles.smith.atlassian.com', releaseNs)).toBe(true);
+    expect(await canI(user, 'list', 'validatingwebhookconfigurations.admissionregistration.k8s.io')).toBe(true);
     expect(await canI(user, 'update', 'configmaps', ns)).toBe(false);
-    expect(await canI(user, 'escalate', 'clusterroles.rbac.authorization.k8s.io')).toBe(false);
+  });
+
+  it('cannot mint tokens, exec into pods or write admission webhooks', async () => {
+    await expectNoClusterTakeover(user, ns);
+  });
+});
+
+describe('the chart in lockdown (tenancy.defaultServiceAccount), gc.mode=bundles', () => {
+  let releaseNs: string;
+  let watched: string;
+  let user: string;
+  let operator: OperatorProcess;
+
+  beforeAll(async () => {
+    releaseNs = await createNamespace(env, 'rbac-ops');
+    watched = await createNamespace(env, 'rbac-tenant');
+    const installed = await installChart(uniqueName('bs'), releaseNs, [`watchNamespace=${watched}`, 'gc.mode=bundles', 'tenancy.defaultServiceAccount=bundles', 'leaderElection.leaseDurationSeconds=4']);
+    user = installed.serviceAccount;
+    // The tenant's account: ConfigMaps in its namespace, nothing else.
+    const as = { fieldManager: 'test-admin' };
+    await env.client.apply(await resourceType(env, 'v1', 'ServiceAccount'), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bundles', namespace: watched } }, as);
+    await env.client.apply(await resourceType(env, 'rbac.authorization.k8s.io/v1', 'Role'), {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'bundles', namespace: watched },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }],
+    }, as);
+    await env.client.apply(await resourceType(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding'), {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'bundles', namespace: watched },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bundles' },
+      subjects: [{ kind: 'ServiceAccount', name: 'bundles', namespace: watched }],
+    }, as);
+    const saName = user.split(':').pop() ?? '';
+    operator = startOperatorProcess(installed.args, {}, await serviceAccountKubeconfig(releaseNs, saName));
+  });
+  afterAll(async () => {
+    expect(await operator.terminate()).toBe(0);
+  });
+
+  it('reconciles a Bundle as the tenant account', async () => {
+    await applyBundle(bundle(watched, 'app', [{ name: 'config', object: configMap('app-config') }]));
+    await waitReady(watched, 'app');
+    const cm = await env.client.get(configMaps, watched, 'app-config');
+    expect(cm.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Bundle', name: 'app', controller: true });
+    // The write was the tenant's: the API server recorded the operator's field manager under that identity only
+    // because the impersonated request went through (the operator itself may not create ConfigMaps here).
+    expect(await canI(user, 'create', 'configmaps', watched)).toBe(false);
+  });
+
+  it('soft-deletes an object that leaves the Bundle, then deletes it after its delay, as the tenant account', async () => {
+    await applyBundle(bundle(watched, 'soft', [{ name: 'keep', object: configMap('soft-keep') }, { name: 'go', object: configMap('soft-go', { [Annotations.deletionDelay]: '2s' }) }]));
+    await waitReady(watched, 'soft');
+    const keepUid = await uidOf(env, configMaps, watched, 'soft-keep');
+    await applyBundle(bundle(watched, 'soft', [{ name: 'keep', object: configMap('soft-keep') }]));
+    await waitFor('the deletionTimestamp stamp', async () => (await env.client.tryGet(configMaps, watched, 'soft-go'))?.metadata.annotations?.[Annotations.deletionTimestamp]);
+    await waitForGone(env, configMaps, watched, 'soft-go');
+    expectKept(await env.client.tryGet(configMaps, watched, 'soft-keep'), keepUid);
+  });
+
+  it('a Secret the tenant account may not write is refused: Forbidden, not written', async () => {
+    await applyBundle(bundle(watched, 'secretive', [{ name: 's', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'not-yours' }, stringData: { k: 'v' } } }]));
+    await waitFor('Forbidden on the Bundle', async () => conditionOf(await env.client.tryGet(bundles, watched, 'secretive'), 'Error')?.reason === 'Forbidden');
+    expect(await env.client.tryGet(await resourceType(env, 'v1', 'Secret'), watched, 'not-yours')).toBeUndefined();
+  });
+
+  it('collects the objects of a deleted Bundle (the collector acts with the operator identity)', async () => {
+    await applyBundle(bundle(watched, 'doomed', [{ name: 'a', object: configMap('doomed-a') }]));
+    await waitReady(watched, 'doomed');
+    const live = await env.client.get(bundles, watched, 'doomed');
+    await env.client.delete(bundles, watched, 'doomed', { uid: live.metadata.uid });
+    await waitForGone(env, configMaps, watched, 'doomed-a');
+  });
+
+  it('has no write rights on Bundle objects but the collector ones, and may impersonate only service accounts', async () => {
+    expect(await canI(user, 'create', 'configmaps', watched)).toBe(false);
+    expect(await canI(user, 'delete', 'configmaps', watched)).toBe(true);
+    expect(await canI(user, 'impersonate', 'serviceaccounts', watched)).toBe(true);
+    expect(await canI(user, 'impersonate', 'users')).toBe(false);
+    expect(await canI(user, 'impersonate', 'groups')).toBe(false);
+    await expectNoClusterTakeover(user, watched);
   });
 });

@@ -14,6 +14,7 @@ describe('operator flags', () => {
     [['--metrics-addr', '0', '--health-addr=127.0.0.1:9000', '--log-level', 'debug'], { metricsAddr: '0', healthAddr: '127.0.0.1:9000', logLevel: 'debug' }],
     [['--impersonate', 'system:serviceaccount:ops:bundlesmith'], { impersonate: 'system:serviceaccount:ops:bundlesmith' }],
     [['--metrics-auth=kubernetes'], { metricsAuth: 'kubernetes' }],
+    [['--default-service-account', 'bundles'], { defaultServiceAccount: 'bundles' }],
   ])('%j', (argv, want) => {
     expect(parseArgs(argv)).toMatchObject({ ok: true, config: want });
   });
@@ -27,6 +28,8 @@ describe('operator flags', () => {
     [['--frobnicate'], /^unknown flag --frobnicate$/],
     [['--namespace'], /^flag --namespace needs a value$/],
     [['stray'], /^unexpected argument "stray"$/],
+    [['--default-service-account', 'Not_A_Name'], /^--default-service-account: must be a ServiceAccount name/],
+    [['--default-service-account', 'bundles', '--impersonate', 'someone'], /exclude each other/],
   ])('rejects %j', (argv, message) => {
     const result = parseArgs(argv);
     expect(result.ok).toBe(false);

@@ -86,8 +86,53 @@ garbage collector in "bundles" mode need exactly these rights as well.
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create"]
-# Bundles may list objects of any kind.
-- apiGroups: ["*"]
-  resources: ["*"]
-  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+{{- $verbs := include "bundlesmith.objectVerbs" . | fromJsonArray }}
+{{- range .Values.rbac.objectResources }}
+- apiGroups: {{ toJson .apiGroups }}
+  resources: {{ toJson .resources }}
+  verbs: {{ toJson $verbs }}
+{{- end }}
+{{- if .Values.tenancy.defaultServiceAccount }}
+# Lockdown: a Bundle's objects are written by its own ServiceAccount, which
+# the operator impersonates (any ServiceAccount of a Bundle's namespace:
+# spec.serviceAccountName may name one).
+- apiGroups: [""]
+  resources: ["serviceaccounts"]
+  verbs: ["impersonate"]
+{{- end }}
+{{- end -}}
+
+{{/*
+The operator's verbs on rbac.objectResources: reads always (caches, the
+finalizer's decisions); writes only when it writes Bundle objects itself
+(no lockdown), or for the collector (gc.mode=bundles: it patches away
+dangling owner references and deletes dependents, as kube-controller-manager
+does, with the operator's identity).
+*/}}
+{{- define "bundlesmith.objectVerbs" -}}
+{{- $verbs := list "get" "list" "watch" -}}
+{{- if not .Values.tenancy.defaultServiceAccount -}}
+{{- $verbs = concat $verbs (list "create" "patch" "delete") -}}
+{{- else if eq .Values.gc.mode "bundles" -}}
+{{- $verbs = concat $verbs (list "patch" "delete") -}}
+{{- end -}}
+{{- toJson $verbs -}}
+{{- end -}}
+
+{{/*
+The API groups the cluster serves (from helm's view of discovery at install
+or upgrade), for gc.mode=cluster: rules name groups, never "*", so that
+admission webhooks stay out of reach; the core group is listed by resource
+so that no subresource (pods/exec, serviceaccounts/token, nodes/proxy) is
+matched.
+*/}}
+{{- define "bundlesmith.apiGroups" -}}
+{{- $groups := dict -}}
+{{- range .Capabilities.APIVersions -}}
+{{- $parts := splitList "/" . -}}
+{{- if and (eq (len $parts) 2) (not (regexMatch "^v[0-9]+((alpha|beta)[0-9]+)?$" (index $parts 0))) -}}
+{{- $_ := set $groups (index $parts 0) true -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (keys $groups | sortAlpha) -}}
 {{- end -}}
