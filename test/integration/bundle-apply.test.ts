@@ -78,6 +78,13 @@ describe('examples reconcile to Ready', () => {
     expect(adopted.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Bundle', name: 'legacy', controller: true });
     await waitFor('an Adopted event', async () => (await eventsFor(f.env, f.ns, 'legacy')).some((e) => e.reason === 'Adopted' && e.note.includes('legacy-settings')));
   });
+
+  it('reconciles the tenancy example as its ServiceAccount', async () => {
+    for (const file of ['account.yaml', 'bundle.yaml']) expect((await run('kubectl', ['apply', '-n', f.ns, '-f', join(repoRoot(), 'examples', 'tenancy', file)])).code).toBe(0);
+    await waitForReady(f.env, f.ns, 'web-settings');
+    const settings = await f.env.client.get(f.t.configMap, f.ns, 'web-settings');
+    expect(settings.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Bundle', name: 'web-settings', controller: true });
+  });
 });
 
 describe('ownership', () => {
