@@ -36,7 +36,17 @@ export const Annotations = {
 export const Labels = {
   /** Name of the Bundle that released this object when it was deleted; kept until the object goes. */
   formerBundle: `${GROUP}/former-bundle`,
+  /**
+   * "true" on every object the operator applies. It scopes the Bundle
+   * controller's caches (a label-selected watch keeps only these in memory,
+   * not every Secret and Pod of the cluster) and decides nothing: ownership
+   * is read from ownerReferences, always.
+   */
+  managed: `${GROUP}/managed`,
 } as const;
+
+/** The label selector of the Bundle controller's object caches. */
+export const MANAGED_SELECTOR = `${GROUP}/managed=true`;
 
 export const Finalizers = {
   /** On Bundles: the operator deletes the Bundle's objects before the Bundle goes. */

@@ -9,7 +9,7 @@
  * deleted. Once with spec.serviceAccountName, once with the operator's
  * lockdown default (--default-service-account).
  */
-import { Reasons } from '../../src/api/names.js';
+import { Labels, Reasons } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { configMap, eventsFor, getBundle, resourceCondition, types, waitForBundle, waitForReady, type KnownTypes, type ResourceFixture } from './bundles.js';
 import { conditionOf, connect, createNamespace, expectKept, resourceType, uidOf, waitFor, waitForGone, type TestEnv } from './harness.js';
@@ -142,10 +142,10 @@ function tenancyCases(label: string, setup: () => { ns: () => string; account: s
       const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'noprune-secret' }, stringData: { k: 'v' } };
       await applyAs(ns(), 'noprune', [{ name: 'cm', object: configMap('noprune-cm') }, { name: 's', object: secret }], account);
       const listed = await waitForBundle(env, ns(), 'noprune', 'the Secret forbidden', (b) => resourceCondition(b, 's', 'Error')?.reason === Reasons.Forbidden);
-      // Someone with more rights hands the Secret to the Bundle (as an earlier, single-tenant operator would have).
+      // Someone with more rights hands the Secret to the Bundle, as a single-tenant operator would have applied it.
       await env.client.apply(t.secret, {
         ...secret,
-        metadata: { name: 'noprune-secret', namespace: ns(), ownerReferences: [{ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'noprune', uid: listed.metadata.uid, controller: true, blockOwnerDeletion: true }] },
+        metadata: { name: 'noprune-secret', namespace: ns(), labels: { [Labels.managed]: 'true' }, ownerReferences: [{ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'noprune', uid: listed.metadata.uid, controller: true, blockOwnerDeletion: true }] },
       }, { fieldManager: 'test-admin' });
       const secretUid = await uidOf(env, t.secret, ns(), 'noprune-secret');
       const cmUid = await uidOf(env, t.configMap, ns(), 'noprune-cm');

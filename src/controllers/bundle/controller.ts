@@ -7,7 +7,7 @@
  */
 import { BundleSchema, formatIssues, type Bundle, type KubeObjectManifest } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { Finalizers, Reasons } from '../../api/names.js';
+import { Finalizers, Labels, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';
 import type { KindTable } from '../../core/bundle/kinds.js';
@@ -17,7 +17,7 @@ import { managedKinds } from '../../core/bundle/pass-guards.js';
 import { buildPlanInput, crdReadinessTable } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
 import { buildBundleStatus, type ActionFailure } from '../../core/bundle/status.js';
-import { bundleIdentity, type BundleIdentity } from '../../core/bundle/identity.js';
+import { actingIdentity, type ActingIdentity } from '../../core/bundle/identity.js';
 import { formatRfc3339 } from '../../core/softdelete/decide.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { resolveKindKeys, resolveSpecKinds } from '../../kube/discovery.js';
@@ -33,6 +33,7 @@ import { kubeBundleApi, type BundleApi } from './api.js';
 import { bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
 import { ObjectCache, type BundleKey } from './object-cache.js';
+import { UnlabelledObjects } from './unlabelled.js';
 import { BundleGauges, reportTransitions, statusSubject, writeBundleStatus } from './status-writer.js';
 
 export interface BundleControllerOptions extends ControllerDeps {
@@ -49,6 +50,8 @@ export interface BundleControllerOptions extends ControllerDeps {
 const WROTE_RECHECK_MS = 300;
 /** The cache shows a gone incarnation of the Bundle: look again this soon (its watch event is on its way). */
 const STALE_BUNDLE_RECHECK_MS = 200;
+/** An object at the Bundle's coordinates that no watch of ours sees (another controller's): read it again this often. */
+const UNWATCHED_POLL_MS = 30_000;
 
 export class BundleController {
   private readonly queue: WorkQueue<string>;
@@ -63,6 +66,7 @@ export class BundleController {
   private readonly api: BundleApi;
   /** One port per impersonated identity (user name), sharing the operator's connections and rate limit. */
   private readonly identityApis = new Map<string, BundleApi>();
+  private readonly unlabelled = new UnlabelledObjects();
   private readonly serverTime: ServerTime;
 
   constructor(private readonly o: BundleControllerOptions) {
@@ -170,7 +174,7 @@ export class BundleController {
     }
     const bundle = parsed.data;
     // Whose rights the requests for this Bundle's objects use (core/bundle/identity).
-    const identity = bundleIdentity(bundle, this.o.defaultServiceAccount);
+    const identity = actingIdentity(bundle, this.o.defaultServiceAccount);
     const api = this.apiFor(identity);
 
     // 2. Being deleted: the finalizer's work.
@@ -182,7 +186,7 @@ export class BundleController {
     if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return await this.addFinalizer(bundle, log);
 
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
-    const { specObjects, kinds, types, atCoordinates, readFailures } = await this.gather(key, bundle, identity, api);
+    const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = await this.gather(key, bundle, identity, api, log);
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
@@ -221,7 +225,7 @@ export class BundleController {
     if (await writeBundleStatus(this.api, cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
-    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote }, WROTE_RECHECK_MS);
+    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, ...(unwatched > 0 ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
     return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
   }
 
@@ -233,20 +237,21 @@ export class BundleController {
    * own, as that identity (what it may not read, it may not use: a
    * forbidden read is that resource's failure).
    */
-  private async gather(key: BundleKey, bundle: Bundle, identity: BundleIdentity, api: BundleApi): Promise<Gathered> {
+  private async gather(key: BundleKey, bundle: Bundle, identity: ActingIdentity, api: BundleApi, log: Logger): Promise<Gathered> {
     const namespace = bundle.metadata.namespace;
     const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
     const { kinds, types } = await resolveSpecKinds(this.o.discovery, specObjects);
     this.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
     const managed = await resolveKindKeys(this.o.discovery, bundle.status?.managedKinds ?? []);
-    for (const rt of [...types.values(), ...managed]) if (rt.namespaced) await this.objects.ensure(rt);
-    if (identity.kind === 'service-account') return { specObjects, kinds, types, ...(await readAsIdentity(api, bundle, types, this.applyConcurrency)) };
-    const atCoordinates = specObjects.flatMap((o): LiveObject[] => {
-      const rt = types.get(kindKey(o.apiVersion, o.kind));
-      const found = rt?.namespaced ? this.objects.get(rt, namespace, o.metadata.name) : undefined;
-      return found ? [found] : [];
-    });
-    return { specObjects, kinds, types, atCoordinates, readFailures: new Map() };
+    for (const rt of [...types.values(), ...managed]) {
+      if (!rt.namespaced) continue;
+      await this.objects.ensure(rt);
+      await this.unlabelled.labelOnce(api, identity.kind === 'operator' ? '' : identity.user, namespace, rt, log);
+    }
+    // The operator's own Bundles read what the cache holds (what bundlesmith applied) and GET the rest; a Bundle
+    // with an identity GETs everything as that identity.
+    const cached = identity.kind === 'operator' ? (rt: ResourceType, objectName: string) => this.objects.get(rt, namespace, objectName) : undefined;
+    return { specObjects, kinds, types, ...(await readAtCoordinates(api, bundle, types, this.applyConcurrency, cached)) };
   }
 
   /**
@@ -254,14 +259,14 @@ export class BundleController {
    * For a Bundle with an identity, objects at its own coordinates come only
    * from the identity's reads, never from the operator's cache.
    */
-  private controlledElsewhere(bundle: Bundle, identity: BundleIdentity, specObjects: readonly KubeObjectManifest[], types: ReadonlyMap<string, ResourceType>): LiveObject[] {
+  private controlledElsewhere(bundle: Bundle, identity: ActingIdentity, specObjects: readonly KubeObjectManifest[], types: ReadonlyMap<string, ResourceType>): LiveObject[] {
     const referencing = this.objects.referencing(bundle.metadata.uid);
     if (identity.kind === 'operator') return referencing;
     const declared = new Set(specObjects.flatMap((o) => (types.has(kindKey(o.apiVersion, o.kind)) ? [`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`] : [])));
     return referencing.filter((o) => !declared.has(`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`) || (o.metadata.namespace ?? '') !== bundle.metadata.namespace);
   }
 
-  private apiFor(identity: BundleIdentity): BundleApi {
+  private apiFor(identity: ActingIdentity): BundleApi {
     if (identity.kind === 'operator') return this.api;
     let api = this.identityApis.get(identity.user);
     if (!api) {
@@ -310,27 +315,47 @@ interface Gathered {
   atCoordinates: LiveObject[];
   /** By resource name: reads the Bundle's identity may not make (those resources are neither applied nor used). */
   readFailures: Map<string, ActionFailure>;
+  /** Objects at the coordinates that no watch of ours sees change (see readAtCoordinates). */
+  unwatched: number;
 }
 
-/** The objects at a Bundle's coordinates, read as its identity; 403s become those resources' failures. */
-async function readAsIdentity(api: BundleApi, bundle: Bundle, types: ReadonlyMap<string, ResourceType>, concurrency: number): Promise<{ atCoordinates: LiveObject[]; readFailures: Map<string, ActionFailure> }> {
+/**
+ * The objects at a Bundle's coordinates: from `cached` when it has them,
+ * else with a GET through the Bundle's port (so as its identity); 403s
+ * become those resources' failures. `unwatched`: objects read that the
+ * caches do not watch (no managed label: an orphan, another controller's).
+ */
+async function readAtCoordinates(
+  api: BundleApi,
+  bundle: Bundle,
+  types: ReadonlyMap<string, ResourceType>,
+  concurrency: number,
+  cached: ((rt: ResourceType, name: string) => LiveObject | undefined) | undefined,
+): Promise<{ atCoordinates: LiveObject[]; readFailures: Map<string, ActionFailure>; unwatched: number }> {
   const atCoordinates: LiveObject[] = [];
   const readFailures = new Map<string, ActionFailure>();
+  let unwatched = 0;
   const reads = bundle.spec.resources.flatMap((r) => {
     const o = r.spec.object;
     const rt = o ? types.get(kindKey(o.apiVersion, o.kind)) : undefined;
     return o && rt?.namespaced ? [{ name: r.name, rt, objectName: o.metadata.name }] : [];
   });
   await forEachBounded(reads, concurrency, async (r) => {
+    const hit = cached?.(r.rt, r.objectName);
+    if (hit) {
+      atCoordinates.push(hit);
+      return;
+    }
     try {
       const found = await api.tryGet(r.rt, bundle.metadata.namespace, r.objectName);
       if (found) atCoordinates.push(found);
+      if (found && found.metadata.labels?.[Labels.managed] !== 'true') unwatched++;
     } catch (err) {
       if (!isForbidden(err)) throw err;
       readFailures.set(r.name, forbiddenFailure(err));
     }
   });
-  return { atCoordinates, readFailures };
+  return { atCoordinates, readFailures, unwatched };
 }
 
 function keyOf(obj: KubeObject): BundleKey {

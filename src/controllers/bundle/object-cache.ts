@@ -1,13 +1,16 @@
 /**
  * Shared informers for the kinds Bundles list, started on demand (one per
- * kind, also for CRDs installed after start), with two indexes that route
- * object events to Bundles:
+ * kind, also for CRDs installed after start). They select on the label the
+ * operator puts on everything it applies (Labels.managed), so memory grows
+ * with what Bundles manage, not with the cluster: objects without it (an
+ * orphan to adopt, an object another controller holds) are read with GETs
+ * by the reconcile. Two indexes route object events to Bundles:
  *  - by Bundle reference: objects whose ownerReferences name a Bundle (its
  *    controller reference, or the claim of a Bundle that lost a Conflict);
  *  - by declared name: the (kind, namespace, name) each Bundle lists, so an
  *    orphan or an object controlled by someone else also wakes its Bundle.
  */
-import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
+import { API_VERSION, BUNDLE_KIND, MANAGED_SELECTOR } from '../../api/names.js';
 import type { KubeClient } from '../../kube/client.js';
 import { controllerOf, kindKey } from '../../core/bundle/objects.js';
 import { isBundleReference } from '../../core/bundle/ownership.js';
@@ -49,6 +52,7 @@ export class ObjectCache {
     if (!informer) {
       informer = new SupervisedInformer(this.options.client, rt, {
         ...(this.options.namespace && rt.namespaced ? { namespace: this.options.namespace } : {}),
+        labelSelector: MANAGED_SELECTOR,
         onError: (err) => this.options.onInformerError?.(err, rt),
       });
       informer.addHandler({
@@ -124,6 +128,13 @@ export class ObjectCache {
 
   health(): InformerHealth[] {
     return [...this.informers.values()].map((i) => i.health());
+  }
+
+  /** How many objects the caches hold (all kinds): what the label selection bounds. */
+  size(): number {
+    let n = 0;
+    for (const informer of this.informers.values()) n += informer.list().length;
+    return n;
   }
 
   allSynced(): boolean {

@@ -4,7 +4,7 @@
  * no write at all).
  */
 import type { KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
-import { API_VERSION, Annotations, BUNDLE_KIND } from '../../api/names.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, Labels } from '../../api/names.js';
 import { contentHash } from './hash.js';
 import { cloneJson, isRecord, type LiveObject } from './objects.js';
 import { formatDependencyUids } from './ownership.js';
@@ -61,6 +61,9 @@ export function buildDesired(input: DesiredInput): DesiredObject {
   const specRefs = metadata.ownerReferences ?? [];
   const userRefs = specRefs.filter((ref) => !ours.some((o) => o.uid === ref.uid));
   metadata.ownerReferences = [...ours, ...userRefs];
+
+  // The caches select on it (see Labels.managed); a manifest cannot opt out.
+  metadata.labels = { ...(metadata.labels ?? {}), [Labels.managed]: 'true' };
 
   const annotations = { ...(metadata.annotations ?? {}) };
   delete annotations[APPLIED_HASH_ANNOTATION];

@@ -7,7 +7,7 @@
  * write with its own rights (single-tenant clusters).
  */
 
-export type BundleIdentity =
+export type ActingIdentity =
   | { kind: 'operator' }
   | {
       kind: 'service-account';
@@ -24,7 +24,7 @@ export interface IdentityInput {
   spec: { serviceAccountName?: string | undefined };
 }
 
-export function bundleIdentity(bundle: IdentityInput, defaultServiceAccount?: string): BundleIdentity {
+export function actingIdentity(bundle: IdentityInput, defaultServiceAccount?: string): ActingIdentity {
   const fromSpec = bundle.spec.serviceAccountName;
   const name = fromSpec ?? defaultServiceAccount;
   if (name === undefined || name === '') return { kind: 'operator' };
@@ -36,6 +36,6 @@ export function serviceAccountUser(namespace: string, name: string): string {
   return `system:serviceaccount:${namespace}:${name}`;
 }
 
-export function describeIdentity(identity: BundleIdentity): string {
+export function describeIdentity(identity: ActingIdentity): string {
   return identity.kind === 'operator' ? "the operator's own identity" : `service account ${identity.namespace}/${identity.name}`;
 }

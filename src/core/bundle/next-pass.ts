@@ -11,6 +11,8 @@ export interface PassResult {
   pruneFailures: readonly unknown[];
   /** The pass wrote to the cluster. */
   wrote: boolean;
+  /** Something the Bundle waits on sends no watch event to the operator (an object it does not label): poll. */
+  pollAfterMs?: number;
 }
 
 export type NextPass =
@@ -27,11 +29,12 @@ export type NextPass =
  * - otherwise the sooner of `wroteRecheckMs` after a write (an apply that
  *   changed nothing on the server sends no watch event, and readiness is read
  *   from the result) and the next soft-delete expiry;
+ * - a poll when the Bundle waits on an object no watch reports;
  * - otherwise idle: watches bring the Bundle back.
  */
 export function nextPass(result: PassResult, wroteRecheckMs: number): NextPass {
   if (result.plan.issues.some((i) => i.retriable)) return { kind: 'retry' };
   if ([...result.applyFailures.values()].some((f) => !f.terminal) || result.pruneFailures.length > 0) return { kind: 'retry' };
-  const next = Math.min(result.wrote ? wroteRecheckMs : Infinity, result.plan.requeueAfterMs ?? Infinity);
+  const next = Math.min(result.wrote ? wroteRecheckMs : Infinity, result.plan.requeueAfterMs ?? Infinity, result.pollAfterMs ?? Infinity);
   return Number.isFinite(next) ? { kind: 'after', ms: next } : { kind: 'idle' };
 }

@@ -1,5 +1,5 @@
 import type { KubeObjectManifest } from '../../../src/api/bundle.js';
-import { Annotations } from '../../../src/api/names.js';
+import { Annotations, Labels } from '../../../src/api/names.js';
 import { APPLIED_HASH_ANNOTATION, buildDesired, isSubset, needsApply, type BundleIdentity } from '../../../src/core/bundle/desired.js';
 import { canonicalJson, contentHash } from '../../../src/core/bundle/hash.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
@@ -9,12 +9,12 @@ const B: BundleIdentity = { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID };
 const bundleRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true };
 
 describe('buildDesired', () => {
-  it('sets namespace, the controller reference and a hash annotation', () => {
+  it('sets namespace, the controller reference, the managed label and a hash annotation', () => {
     const { manifest, hash } = buildDesired({ bundle: B, object: configMap('cm', withData({ a: '1' })), dependencies: [] });
     expect(manifest).toEqual({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], annotations: { [APPLIED_HASH_ANNOTATION]: hash } },
+      metadata: { name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true' }, annotations: { [APPLIED_HASH_ANNOTATION]: hash } },
       data: { a: '1' },
     });
     expect(hash).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -35,9 +35,14 @@ describe('buildDesired', () => {
     });
     const before = structuredClone(input);
     const { manifest, hash } = buildDesired({ bundle: B, object: input, dependencies: [] });
-    expect(manifest.metadata).toEqual({ name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], annotations: { keep: 'me', [APPLIED_HASH_ANNOTATION]: hash } });
+    expect(manifest.metadata).toEqual({ name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true' }, annotations: { keep: 'me', [APPLIED_HASH_ANNOTATION]: hash } });
     expect(manifest['status']).toBeUndefined();
     expect(input).toEqual(before);
+  });
+
+  it('keeps the manifest own labels and always sets the managed label (a manifest cannot opt out of the caches)', () => {
+    const { manifest } = buildDesired({ bundle: B, object: configMap('cm', (o) => (o.metadata.labels = { app: 'web', [Labels.managed]: 'false' })), dependencies: [] });
+    expect(manifest.metadata.labels).toEqual({ app: 'web', [Labels.managed]: 'true' });
   });
 
   it.each<[string, KubeObjectManifest, KubeObjectManifest, boolean]>([

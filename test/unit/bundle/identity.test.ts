@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { bundleIdentity, describeIdentity } from '../../../src/core/bundle/identity.js';
+import { actingIdentity, describeIdentity } from '../../../src/core/bundle/identity.js';
 
 const bundleIn = (namespace: string, serviceAccountName?: string) => ({ metadata: { namespace }, spec: serviceAccountName === undefined ? {} : { serviceAccountName } });
 
-describe('bundleIdentity', () => {
+describe('actingIdentity: whose rights a Bundle uses', () => {
   it.each([
     ['neither: the operator itself (single-tenant)', bundleIn('team-a'), undefined, { kind: 'operator' }],
     ['spec only', bundleIn('team-a', 'deployer'), undefined, { kind: 'service-account', namespace: 'team-a', name: 'deployer', user: 'system:serviceaccount:team-a:deployer', source: 'spec' }],
@@ -11,11 +11,11 @@ describe('bundleIdentity', () => {
     ['spec wins over the default', bundleIn('team-b', 'deployer'), 'bundles', { kind: 'service-account', namespace: 'team-b', name: 'deployer', user: 'system:serviceaccount:team-b:deployer', source: 'spec' }],
     ['an empty default is no default', bundleIn('team-a'), '', { kind: 'operator' }],
   ])('%s', (_name, bundle, defaultAccount, expected) => {
-    expect(bundleIdentity(bundle, defaultAccount)).toEqual(expected);
+    expect(actingIdentity(bundle, defaultAccount)).toEqual(expected);
   });
 
   it('describes itself for status and logs', () => {
     expect(describeIdentity({ kind: 'operator' })).toBe("the operator's own identity");
-    expect(describeIdentity(bundleIdentity(bundleIn('n', 'sa'), undefined))).toBe('service account n/sa');
+    expect(describeIdentity(actingIdentity(bundleIn('n', 'sa'), undefined))).toBe('service account n/sa');
   });
 });
