@@ -23,8 +23,12 @@ import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { ControllerDeps } from '../deps.js';
+import { mayI } from '../../kube/reviews.js';
 import type { KubeClient } from '../../kube/client.js';
 import { serviceAccountUser } from '../../core/bundle/identity.js';
+
+/** How long a resource the operator may not watch is left alone before RBAC is asked again. */
+const NOT_LISTABLE_RECHECK_MS = 5 * 60_000;
 
 export interface ReleasedSweeperOptions extends ControllerDeps {
   workers?: number;
@@ -46,6 +50,8 @@ export class ReleasedObjectSweeper {
   private initialSyncDone = false;
   private readonly bundles: SupervisedInformer;
   private readonly serverTime: ServerTime;
+  /** Resources RBAC does not let the operator watch, and when that was last asked. */
+  private readonly notListable = new Map<string, number>();
 
   constructor(private readonly o: ReleasedSweeperOptions) {
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
@@ -108,6 +114,9 @@ export class ReleasedObjectSweeper {
     for (const rt of preferredVersions(this.o.discovery.resources()).filter(sweepable)) {
       const id = `${rt.group}/${rt.plural}`;
       if (this.informers.has(id)) continue;
+      // A kind the operator may not list holds nothing it applied (its Bundle caches could not have watched it):
+      // skip it rather than retry a forbidden watch forever; asked again after a while (RBAC may grow).
+      if (!(await this.mayWatch(rt, id))) continue;
       const informer = new SupervisedInformer(this.o.client, rt, {
         metadataOnly: true,
         labelSelector: Labels.formerBundle,
@@ -184,6 +193,21 @@ export class ReleasedObjectSweeper {
         return 'forget';
       }
     }
+  }
+
+  /** Whether the operator may list and watch the resource; a refusal is remembered for NOT_LISTABLE_RECHECK_MS. */
+  private async mayWatch(rt: ResourceType, id: string): Promise<boolean> {
+    const refusedAt = this.notListable.get(id);
+    if (refusedAt !== undefined && this.o.clock.now() - refusedAt < NOT_LISTABLE_RECHECK_MS) return false;
+    const namespace = this.o.namespace;
+    const ask = (verb: string) => mayI(this.o.client, { verb, group: rt.group, resource: rt.plural, ...(namespace ? { namespace } : {}) });
+    const allowed = (await ask('list')) && (await ask('watch'));
+    if (allowed) this.notListable.delete(id);
+    else {
+      if (refusedAt === undefined) this.o.logger.debug({ resource: id }, 'released-object sweep: not allowed to watch this resource; skipped');
+      this.notListable.set(id, this.o.clock.now());
+    }
+    return allowed;
   }
 
   /** Who writes to released objects of a namespace: the lockdown identity there, else the operator. */
