@@ -8,6 +8,7 @@ import type { ApplyOptions, DeleteOptions, KubeClient, PatchType } from '../../k
 import type { Discovery } from '../../kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import type { ActingIdentity } from '../../core/bundle/identity.js';
 
 export interface BundleApi {
   /** The resource type of apiVersion + kind; undefined when the server does not serve it. */
@@ -39,6 +40,33 @@ export function kubeBundleApi(client: KubeClient, discovery: Pick<Discovery, 're
     delete: (rt, namespace, name, opts) => forType(rt).delete(rt, namespace, name, opts),
     replaceStatus: (rt, obj) => client.replaceStatus(rt, obj),
   };
+}
+
+/**
+ * The ports of every identity Bundles act as: the operator's own, and one per
+ * impersonated ServiceAccount (built on first use; they share the
+ * operator's connections and rate limit).
+ */
+export class BundleApis {
+  private readonly own: BundleApi;
+  private readonly impersonated = new Map<string, BundleApi>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly discovery: Pick<Discovery, 'resolve'>,
+  ) {
+    this.own = kubeBundleApi(client, discovery);
+  }
+
+  for(identity: ActingIdentity): BundleApi {
+    if (identity.kind === 'operator') return this.own;
+    let api = this.impersonated.get(identity.user);
+    if (!api) {
+      api = kubeBundleApi(this.client, this.discovery, this.client.impersonating({ user: identity.user }));
+      this.impersonated.set(identity.user, api);
+    }
+    return api;
+  }
 }
 
 function isBundleType(rt: ResourceType): boolean {

@@ -5,31 +5,29 @@
  * on every path. Level-based: the result of a pass is the next requeue, never
  * a stored event.
  */
-import { BundleSchema, formatIssues, type Bundle, type KubeObjectManifest } from '../../api/bundle.js';
+import { BundleSchema, formatIssues, type Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { Finalizers, Labels, Reasons } from '../../api/names.js';
+import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';
-import type { KindTable } from '../../core/bundle/kinds.js';
-import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
 import { listedObjects } from '../../core/bundle/ownership.js';
 import { managedKinds } from '../../core/bundle/pass-guards.js';
 import { buildPlanInput, crdReadinessTable } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
-import { buildBundleStatus, type ActionFailure } from '../../core/bundle/status.js';
-import { actingIdentity, type ActingIdentity } from '../../core/bundle/identity.js';
+import { buildBundleStatus } from '../../core/bundle/status.js';
+import { actingIdentity } from '../../core/bundle/identity.js';
 import { formatRfc3339 } from '../../core/softdelete/decide.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
-import { resolveKindKeys, resolveSpecKinds } from '../../kube/discovery.js';
-import { errorMessage, isConflict, isForbidden, isNotFound } from '../../kube/errors.js';
+import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
 import type { ControllerDeps } from '../deps.js';
-import { actOnPlan, forbiddenFailure, forEachBounded } from './act.js';
-import { kubeBundleApi, type BundleApi } from './api.js';
+import { actOnPlan } from './act.js';
+import { BundleApis, type BundleApi } from './api.js';
+import { controlledElsewhere, gatherBundle } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
 import { ObjectCache, type BundleKey } from './object-cache.js';
@@ -64,8 +62,8 @@ export class BundleController {
   private readonly gauges: BundleGauges;
   /** The operator's own port: Bundles, and the objects of Bundles without an identity. */
   private readonly api: BundleApi;
-  /** One port per impersonated identity (user name), sharing the operator's connections and rate limit. */
-  private readonly identityApis = new Map<string, BundleApi>();
+  /** One port per identity (see BundleApis). */
+  private readonly apis: BundleApis;
   private readonly unlabelled = new UnlabelledObjects();
   private readonly serverTime: ServerTime;
 
@@ -73,7 +71,8 @@ export class BundleController {
     this.workers = o.workers ?? 4;
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.applyConcurrency = o.applyConcurrency ?? 4;
-    this.api = kubeBundleApi(o.client, o.discovery);
+    this.apis = new BundleApis(o.client, o.discovery);
+    this.api = this.apis.for({ kind: 'operator' });
     this.gauges = new BundleGauges(o.metrics);
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('bundle') } : {}) });
     const onInformerError = (err: unknown, rt: ResourceType) => {
@@ -175,7 +174,7 @@ export class BundleController {
     const bundle = parsed.data;
     // Whose rights the requests for this Bundle's objects use (core/bundle/identity).
     const identity = actingIdentity(bundle, this.o.defaultServiceAccount);
-    const api = this.apiFor(identity);
+    const api = this.apis.for(identity);
 
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
@@ -186,7 +185,7 @@ export class BundleController {
     if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return await this.addFinalizer(bundle, log);
 
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
-    const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = await this.gather(key, bundle, identity, api, log);
+    const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = await gatherBundle({ discovery: this.o.discovery, objects: this.objects, unlabelled: this.unlabelled, concurrency: this.applyConcurrency, log }, key, bundle, identity, api);
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
@@ -201,7 +200,7 @@ export class BundleController {
       bundle,
       kinds,
       crdReadiness: crdReadinessTable(this.crds.list()),
-      objects: [...atCoordinates, ...this.controlledElsewhere(bundle, identity, specObjects, types)],
+      objects: [...atCoordinates, ...controlledElsewhere(this.objects, bundle, identity, specObjects, types)],
       bundles: this.bundles.list().filter((b) => b.metadata.namespace === namespace),
       now,
       stampAt,
@@ -227,53 +226,6 @@ export class BundleController {
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
     const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, ...(unwatched > 0 ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
     return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
-  }
-
-  /**
-   * Resolves the spec's kinds, declares its coordinates (so events on them
-   * wake this Bundle), makes sure every kind it may hold (spec and
-   * status.managedKinds) is watched and listed, and reads the objects at its
-   * coordinates: from the cache, or, for a Bundle with an identity of its
-   * own, as that identity (what it may not read, it may not use: a
-   * forbidden read is that resource's failure).
-   */
-  private async gather(key: BundleKey, bundle: Bundle, identity: ActingIdentity, api: BundleApi, log: Logger): Promise<Gathered> {
-    const namespace = bundle.metadata.namespace;
-    const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
-    const { kinds, types } = await resolveSpecKinds(this.o.discovery, specObjects);
-    this.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
-    const managed = await resolveKindKeys(this.o.discovery, bundle.status?.managedKinds ?? []);
-    for (const rt of [...types.values(), ...managed]) {
-      if (!rt.namespaced) continue;
-      await this.objects.ensure(rt);
-      await this.unlabelled.labelOnce(api, identity.kind === 'operator' ? '' : identity.user, namespace, rt, log);
-    }
-    // The operator's own Bundles read what the cache holds (what bundlesmith applied) and GET the rest; a Bundle
-    // with an identity GETs everything as that identity.
-    const cached = identity.kind === 'operator' ? (rt: ResourceType, objectName: string) => this.objects.get(rt, namespace, objectName) : undefined;
-    return { specObjects, kinds, types, ...(await readAtCoordinates(api, bundle, types, this.applyConcurrency, cached)) };
-  }
-
-  /**
-   * What the cache says references this Bundle (prune candidates, claims).
-   * For a Bundle with an identity, objects at its own coordinates come only
-   * from the identity's reads, never from the operator's cache.
-   */
-  private controlledElsewhere(bundle: Bundle, identity: ActingIdentity, specObjects: readonly KubeObjectManifest[], types: ReadonlyMap<string, ResourceType>): LiveObject[] {
-    const referencing = this.objects.referencing(bundle.metadata.uid);
-    if (identity.kind === 'operator') return referencing;
-    const declared = new Set(specObjects.flatMap((o) => (types.has(kindKey(o.apiVersion, o.kind)) ? [`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`] : [])));
-    return referencing.filter((o) => !declared.has(`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`) || (o.metadata.namespace ?? '') !== bundle.metadata.namespace);
-  }
-
-  private apiFor(identity: ActingIdentity): BundleApi {
-    if (identity.kind === 'operator') return this.api;
-    let api = this.identityApis.get(identity.user);
-    if (!api) {
-      api = kubeBundleApi(this.o.client, this.o.discovery, this.o.client.impersonating({ user: identity.user }));
-      this.identityApis.set(identity.user, api);
-    }
-    return api;
   }
 
   /** Adds the finalizer, and says in status that the first pass comes next (the update wakes us). */
@@ -306,56 +258,6 @@ export class BundleController {
   private nowIso(): string {
     return formatRfc3339(this.o.clock.now());
   }
-}
-
-interface Gathered {
-  specObjects: KubeObjectManifest[];
-  kinds: KindTable;
-  types: Map<string, ResourceType>;
-  atCoordinates: LiveObject[];
-  /** By resource name: reads the Bundle's identity may not make (those resources are neither applied nor used). */
-  readFailures: Map<string, ActionFailure>;
-  /** Objects at the coordinates that no watch of ours sees change (see readAtCoordinates). */
-  unwatched: number;
-}
-
-/**
- * The objects at a Bundle's coordinates: from `cached` when it has them,
- * else with a GET through the Bundle's port (so as its identity); 403s
- * become those resources' failures. `unwatched`: objects read that the
- * caches do not watch (no managed label: an orphan, another controller's).
- */
-async function readAtCoordinates(
-  api: BundleApi,
-  bundle: Bundle,
-  types: ReadonlyMap<string, ResourceType>,
-  concurrency: number,
-  cached: ((rt: ResourceType, name: string) => LiveObject | undefined) | undefined,
-): Promise<{ atCoordinates: LiveObject[]; readFailures: Map<string, ActionFailure>; unwatched: number }> {
-  const atCoordinates: LiveObject[] = [];
-  const readFailures = new Map<string, ActionFailure>();
-  let unwatched = 0;
-  const reads = bundle.spec.resources.flatMap((r) => {
-    const o = r.spec.object;
-    const rt = o ? types.get(kindKey(o.apiVersion, o.kind)) : undefined;
-    return o && rt?.namespaced ? [{ name: r.name, rt, objectName: o.metadata.name }] : [];
-  });
-  await forEachBounded(reads, concurrency, async (r) => {
-    const hit = cached?.(r.rt, r.objectName);
-    if (hit) {
-      atCoordinates.push(hit);
-      return;
-    }
-    try {
-      const found = await api.tryGet(r.rt, bundle.metadata.namespace, r.objectName);
-      if (found) atCoordinates.push(found);
-      if (found && found.metadata.labels?.[Labels.managed] !== 'true') unwatched++;
-    } catch (err) {
-      if (!isForbidden(err)) throw err;
-      readFailures.set(r.name, forbiddenFailure(err));
-    }
-  });
-  return { atCoordinates, readFailures, unwatched };
 }
 
 function keyOf(obj: KubeObject): BundleKey {

@@ -1,0 +1,110 @@
+/**
+ * The fetch step of a Bundle pass: resolve the spec's kinds, declare its
+ * coordinates (so events on them wake the Bundle), make sure every kind it
+ * may hold (spec and status.managedKinds) is watched, listed and labelled,
+ * and read the objects at its coordinates. The operator's own Bundles read
+ * what the cache holds (what bundlesmith applied) and GET the rest; a Bundle
+ * with an identity GETs everything as that identity (what it may not read,
+ * it may not use: a forbidden read is that resource's failure).
+ */
+import type { Bundle, KubeObjectManifest } from '../../api/bundle.js';
+import { Labels } from '../../api/names.js';
+import type { ActingIdentity } from '../../core/bundle/identity.js';
+import type { KindTable } from '../../core/bundle/kinds.js';
+import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
+import type { ActionFailure } from '../../core/bundle/status.js';
+import { resolveKindKeys, resolveSpecKinds, type Discovery } from '../../kube/discovery.js';
+import { isForbidden } from '../../kube/errors.js';
+import type { ResourceType } from '../../kube/types.js';
+import type { Logger } from '../../observability/logger.js';
+import { forbiddenFailure, forEachBounded } from './act.js';
+import type { BundleApi } from './api.js';
+import type { BundleKey, ObjectCache } from './object-cache.js';
+import type { UnlabelledObjects } from './unlabelled.js';
+
+export interface GatherDeps {
+  discovery: Discovery;
+  objects: ObjectCache;
+  unlabelled: UnlabelledObjects;
+  /** Reads in flight at once. */
+  concurrency: number;
+  log: Logger;
+}
+
+export async function gatherBundle(d: GatherDeps, key: BundleKey, bundle: Bundle, identity: ActingIdentity, api: BundleApi): Promise<Gathered> {
+  const namespace = bundle.metadata.namespace;
+  const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
+  const { kinds, types } = await resolveSpecKinds(d.discovery, specObjects);
+  d.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
+  const managed = await resolveKindKeys(d.discovery, bundle.status?.managedKinds ?? []);
+  for (const rt of [...types.values(), ...managed]) {
+    if (!rt.namespaced) continue;
+    await d.objects.ensure(rt);
+    await d.unlabelled.labelOnce(api, identity.kind === 'operator' ? '' : identity.user, namespace, rt, d.log);
+  }
+  const cached = identity.kind === 'operator' ? (rt: ResourceType, objectName: string) => d.objects.get(rt, namespace, objectName) : undefined;
+  return { specObjects, kinds, types, ...(await readAtCoordinates(api, bundle, types, d.concurrency, cached)) };
+}
+
+/**
+ * What the cache says references this Bundle (prune candidates, claims).
+ * For a Bundle with an identity, objects at its own coordinates come only
+ * from the identity's reads, never from the operator's cache.
+ */
+export function controlledElsewhere(objects: ObjectCache, bundle: Bundle, identity: ActingIdentity, specObjects: readonly KubeObjectManifest[], types: ReadonlyMap<string, ResourceType>): LiveObject[] {
+  const referencing = objects.referencing(bundle.metadata.uid);
+  if (identity.kind === 'operator') return referencing;
+  const declared = new Set(specObjects.flatMap((o) => (types.has(kindKey(o.apiVersion, o.kind)) ? [`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`] : [])));
+  return referencing.filter((o) => !declared.has(`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`) || (o.metadata.namespace ?? '') !== bundle.metadata.namespace);
+}
+
+export interface Gathered {
+  specObjects: KubeObjectManifest[];
+  kinds: KindTable;
+  types: Map<string, ResourceType>;
+  atCoordinates: LiveObject[];
+  /** By resource name: reads the Bundle's identity may not make (those resources are neither applied nor used). */
+  readFailures: Map<string, ActionFailure>;
+  /** Objects at the coordinates that no watch of ours sees change (see readAtCoordinates). */
+  unwatched: number;
+}
+
+/**
+ * The objects at a Bundle's coordinates: from `cached` when it has them,
+ * else with a GET through the Bundle's port (so as its identity); 403s
+ * become those resources' failures. `unwatched`: objects read that the
+ * caches do not watch (no managed label: an orphan, another controller's).
+ */
+async function readAtCoordinates(
+  api: BundleApi,
+  bundle: Bundle,
+  types: ReadonlyMap<string, ResourceType>,
+  concurrency: number,
+  cached: ((rt: ResourceType, name: string) => LiveObject | undefined) | undefined,
+): Promise<{ atCoordinates: LiveObject[]; readFailures: Map<string, ActionFailure>; unwatched: number }> {
+  const atCoordinates: LiveObject[] = [];
+  const readFailures = new Map<string, ActionFailure>();
+  let unwatched = 0;
+  const reads = bundle.spec.resources.flatMap((r) => {
+    const o = r.spec.object;
+    const rt = o ? types.get(kindKey(o.apiVersion, o.kind)) : undefined;
+    return o && rt?.namespaced ? [{ name: r.name, rt, objectName: o.metadata.name }] : [];
+  });
+  await forEachBounded(reads, concurrency, async (r) => {
+    const hit = cached?.(r.rt, r.objectName);
+    if (hit) {
+      atCoordinates.push(hit);
+      return;
+    }
+    try {
+      const found = await api.tryGet(r.rt, bundle.metadata.namespace, r.objectName);
+      if (found) atCoordinates.push(found);
+      if (found && found.metadata.labels?.[Labels.managed] !== 'true') unwatched++;
+    } catch (err) {
+      if (!isForbidden(err)) throw err;
+      readFailures.set(r.name, forbiddenFailure(err));
+    }
+  });
+  return { atCoordinates, readFailures, unwatched };
+}
+
