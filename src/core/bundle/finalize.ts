@@ -26,7 +26,7 @@
 import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import { controllerOf, describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { operatorWrittenReferences, userReferences, withdrawClaimPatch, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
+import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, markPatch, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
@@ -128,8 +128,7 @@ function stepsFor(input: FinalizeInput): FinalizeStep[] {
 
 /** What happens to the objects the Bundle controls (and, orphaning, to those it left traces on). */
 function propagationSteps(input: FinalizeInput): FinalizeStep[] {
-  const { bundle } = input;
-  const controlled = input.objects.filter((o) => isControlledBy(o, bundle.uid));
+  const controlled = input.objects.filter((o) => isHeldBy(o, input.bundle.uid));
   switch (input.propagation) {
     case 'background':
       return backgroundSteps(controlled, input);
@@ -176,6 +175,18 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   });
 }
 
+/**
+ * What the Bundle holds: the objects it controls, and uncontrolled objects
+ * carrying only its claim (a Conflict it lost to a Bundle that has since let
+ * go, before this one took the object). Left alone, the collector would take
+ * the latter with the Bundle, a deletionDelay ignored and another lister's
+ * claim overlooked; they go the way of what the Bundle controls.
+ */
+function isHeldBy(o: LiveObject, bundleUid: string): boolean {
+  if (isControlledBy(o, bundleUid)) return true;
+  return controllerOf(o) === undefined && hasClaimReference(o, bundleUid);
+}
+
 function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
   const by = listedByOther(o, input.claims, input.bundle.uid);
@@ -193,18 +204,17 @@ function referenceContext(o: LiveObject, input: FinalizeInput, siblings: Readonl
 }
 
 /**
- * Claims this Bundle recorded on objects another Bundle controls (it lost a
- * Conflict over them) are withdrawn: its reference goes, nothing else.
- * Uncontrolled objects carrying its reference are orphan candidates (orphan)
- * or are left to the collector with the Bundle (background, foreground: the
- * Bundle listed them; had it taken them, they would go the same way).
+ * Claims this Bundle recorded on objects another controller holds (it lost
+ * a Conflict over them) are withdrawn (see claimWithdrawal). Uncontrolled
+ * objects carrying its claim are held (background, foreground) or orphan
+ * candidates (orphan): propagationSteps decides for them.
  */
 function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
   const steps: FinalizeStep[] = [];
   for (const o of input.objects) {
     const controller = controllerOf(o);
     if (controller === undefined || controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
-    const patch = withdrawClaimPatch(o, input.bundle.uid);
+    const patch = claimWithdrawal(o, input.bundle.uid, input.claims.get(objectKey(o)) ?? []);
     if (patch !== undefined) steps.push({ action: 'withdraw', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `withdrew the claim on ${describeObject(o)}, which ${controller.kind} ${controller.name} controls` } });
   }
   return steps;

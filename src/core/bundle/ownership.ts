@@ -166,6 +166,33 @@ export function withdrawClaimPatch(o: LiveObject, bundleUid: string): JsonPatchO
   ];
 }
 
+/**
+ * How a Bundle gives up its claim on an object it no longer lists (or as it
+ * is deleted), given the live Bundles that list the object:
+ *  - something beyond claims holds the object (a controller that is not a
+ *    Bundle, or a controlling Bundle that still lists it), or nobody else
+ *    lists it: only this Bundle's claim goes;
+ *  - otherwise only claims and stale Bundle references hold it while another
+ *    live Bundle lists it: every reference the operator wrote goes, the
+ *    listers' claims stay. Taking out the claim alone could leave the object
+ *    with a single Bundle reference whose Bundle is about to go, and the
+ *    collector would delete what a live Bundle lists.
+ * Guarded by the reference list as read; undefined when the object carries
+ * no claim of this Bundle.
+ */
+export function claimWithdrawal(o: LiveObject, bundleUid: string, listers: readonly BundleClaim[]): JsonPatchOperation[] | undefined {
+  if (!hasClaimReference(o, bundleUid)) return undefined;
+  const others = new Set(listers.filter((c) => c.uid !== bundleUid).map((c) => c.uid));
+  const controller = controllerOf(o);
+  const heldBeyondClaims = controller !== undefined && (!isBundleReference(controller) || others.has(controller.uid));
+  if (heldBeyondClaims || others.size === 0) return withdrawClaimPatch(o, bundleUid);
+  const refs = o.metadata.ownerReferences ?? [];
+  return [
+    { op: 'test', path: '/metadata/ownerReferences', value: refs },
+    { op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, { liveClaimUids: others }) },
+  ];
+}
+
 /** Whether the object carries a claim (a non-controller reference) of the Bundle with this uid. */
 export function hasClaimReference(o: LiveObject, bundleUid: string): boolean {
   return (o.metadata.ownerReferences ?? []).some((r) => r.uid === bundleUid && r.controller !== true);

@@ -10,7 +10,7 @@ import { bundleOwnerReference, buildDesired, needsApply } from './desired.js';
 import { buildGraph, dependenciesOf, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { decideOwnership, isBundleReference, userReferences, withdrawClaimPatch, type BundleClaim, type Ownership } from './ownership.js';
+import { claimWithdrawal, decideOwnership, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
 import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
@@ -159,7 +159,7 @@ export function planBundle(input: PlanInput): BundlePlan {
   // 4. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
   const candidates = planPrune({ controlled: input.controlled, inSpec: specKeys(spec, bundle.namespace), ...pruneRules });
   const holdReason = pruneHoldReason(resources);
-  const withdrawals = planWithdrawals(input.claimed ?? [], specKeys(spec, bundle.namespace), bundle.uid);
+  const withdrawals = planWithdrawals(input.claimed ?? [], specKeys(spec, bundle.namespace), input);
   const plan: BundlePlan = { ...base, issues, resources, claims, withdrawals, prune: candidates, withheld: [] };
   return withRequeue(holdReason === undefined ? plan : withholdPrunes(plan, holdReason), input.now);
 }
@@ -366,9 +366,10 @@ export interface ClaimWithdrawal {
   patch: JsonPatchOperation[];
 }
 
-function planWithdrawals(claimed: readonly LiveObject[], inSpec: ReadonlySet<string>, bundleUid: string): ClaimWithdrawal[] {
+function planWithdrawals(claimed: readonly LiveObject[], inSpec: ReadonlySet<string>, input: PlanInput): ClaimWithdrawal[] {
   return claimed.flatMap((o) => {
-    const patch = inSpec.has(objectKey(o)) ? undefined : withdrawClaimPatch(o, bundleUid);
+    const key = objectKey(o);
+    const patch = inSpec.has(key) ? undefined : claimWithdrawal(o, input.bundle.uid, input.claims?.get(key) ?? []);
     return patch === undefined ? [] : [{ target: targetOf(o), patch }];
   });
 }

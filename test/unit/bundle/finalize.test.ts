@@ -250,6 +250,38 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
   });
 
+  // Fuzz seed 3041: b2 let the object go to b1 (b1's claim left alone on it), b2 was re-created listing it, and b1 was
+  // deleted before it took the object; the collector then deleted it with b1 although b2 lists it.
+  it.each<Propagation>(['background', 'foreground'])('%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)', (propagation) => {
+    const o = live(configMap('claimed'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
+    const plan = planFinalize(input(propagation, [o], { claims: listedBy(o) }));
+    expect(summary(plan.steps)).toEqual(['let-go:claimed']);
+    const [step] = plan.steps;
+    if (step?.action !== 'let-go') throw new Error('expected a let-go');
+    expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
+    expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+
+  it('background: an uncontrolled object carrying only its claim, listed by nobody else, goes as a controlled one would: released with its deletionDelay', () => {
+    const o = live(configMap('claimed'), delayed, withOwner(claimRef(BUNDLE_UID, 'b')));
+    const [step] = planFinalize(input('background', [o])).steps;
+    expect(step?.action).toBe('release');
+    if (step?.action !== 'release') return;
+    const after = patched(o, step.patch);
+    expect(after.metadata.ownerReferences).toEqual([]);
+    expect(after.metadata.labels?.[Labels.formerBundle]).toBe('b');
+    expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
+  });
+
+  it('a claim on an object a Bundle controls that no longer lists it, with another lister: every operator reference goes, the lister\'s claim stays', () => {
+    const o = live(configMap('stale'), controlledByBundle('b3-uid', 'b3'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(claimRef('b2-uid', 'b2')), withOwner(userRef));
+    const plan = planFinalize(input('background', [o], { claims: listedBy(o) }));
+    expect(summary(plan.steps)).toEqual(['withdraw:stale']);
+    const [step] = plan.steps;
+    if (step?.action !== 'withdraw') throw new Error('expected a withdraw');
+    expect(patched(o, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid', 'user-uid']);
+  });
+
   it('let go to a live Bundle that lists it: that Bundle\'s claim stays, until it takes the object', () => {
     const o = live(configMap('elsewhere'), controlledByBundle(), withOwner(claimRef('b2-uid', 'b2')));
     const [step] = planFinalize(input('background', [o], { claims: listedBy(o) })).steps;

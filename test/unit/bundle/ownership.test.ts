@@ -1,6 +1,6 @@
 import { API_VERSION, Annotations, BUNDLE_KIND } from '../../../src/api/names.js';
 import type { OwnerReference } from '../../../src/api/bundle.js';
-import { claimsByObject, decideOwnership, hasClaimReference, listedObjectKeys, operatorWrittenReferences, userReferences, withdrawClaimPatch, type BundleClaim, type BundleLike } from '../../../src/core/bundle/ownership.js';
+import { claimWithdrawal, claimsByObject, decideOwnership, hasClaimReference, listedObjectKeys, operatorWrittenReferences, userReferences, withdrawClaimPatch, type BundleClaim, type BundleLike } from '../../../src/core/bundle/ownership.js';
 import { configMap, controlledBy, controlledByBundle, live, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
 
 const bundleRef = (uid: string, controller = true): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name: `b-${uid}`, uid, controller, blockOwnerDeletion: true });
@@ -46,6 +46,28 @@ describe('withdrawClaimPatch', () => {
     expect(withdrawClaimPatch(o, 'b1')).toBeUndefined();
     expect(hasClaimReference(o, 'b1')).toBe(false);
     expect(withdrawClaimPatch(o, 'b9')).toBeUndefined();
+  });
+});
+
+describe('claimWithdrawal', () => {
+  const claim = (uid: string): BundleClaim => ({ name: `b-${uid}`, uid });
+  const after = (o: Obj, patch: ReturnType<typeof claimWithdrawal>): string[] | undefined => {
+    const replace = patch?.find((op) => op.op === 'replace');
+    return replace === undefined || replace.op !== 'replace' ? undefined : (replace.value as OwnerReference[]).map((r) => r.uid);
+  };
+  it.each<[string, OwnerReference[], string[], string[] | undefined]>([
+    ['a controlling Bundle that lists it holds it: only the claim goes', [bundleRef('b1'), bundleRef('me', false), bundleRef('b2', false)], ['me', 'b1', 'b2'], ['b1', 'b2']],
+    ['a controller that is not a Bundle holds it: only the claim goes', [{ ...userRef('rs'), controller: true }, bundleRef('me', false)], ['b2'], ['rs']],
+    ['nobody else lists it: only the claim goes', [bundleRef('me', false), bundleRef('gone', false)], ['me'], ['gone']],
+    // Fuzz seed 3041: the claim left alone on an uncontrolled object is its only owner; once this Bundle goes, the collector deletes it.
+    ['no controller and another lister: every operator reference goes, the lister\'s claim stays', [bundleRef('me', false), bundleRef('gone', false), bundleRef('b2', false), userRef('u')], ['b2'], ['b2', 'u']],
+    ['a controlling Bundle that dropped it and another lister: its reference goes too', [bundleRef('b1'), bundleRef('me', false), userRef('u')], ['b2'], ['u']],
+    ['no claim of this Bundle: nothing to do', [bundleRef('b1')], ['b2'], undefined],
+  ])('%s', (_name, refs, listers, expected) => {
+    const o = live(configMap('cm'), ...refs.map((r) => withOwner(r)));
+    const patch = claimWithdrawal(o, 'me', listers.map(claim));
+    expect(after(o, patch)).toEqual(expected);
+    if (patch !== undefined) expect(patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: refs });
   });
 });
 
