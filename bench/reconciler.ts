@@ -6,6 +6,7 @@
  * Bundle re-queued while nothing changes, counting reconciles/s and every
  * request the operator's client sends (a no-op pass must send no writes).
  */
+import { randomBytes } from 'node:crypto';
 import { applyCrd } from '../hack/crd-install.js';
 import { BUNDLE_RESOURCE_TYPE } from '../src/api/bundle-resource.js';
 import type { KubeClient } from '../src/kube/client.js';
@@ -93,7 +94,7 @@ export async function reconcilerBench(config: BenchConfig, log: (line: string) =
     for (let r = 0; r < runs; r++) {
       const namespace = await createNamespace(cluster, `bench-bundles-${r}`);
       const metrics = new OperatorMetrics();
-      operator = new Operator({ client, clock: systemClock, logger: silentLogger(), metrics, namespace, workers });
+      operator = new Operator({ client, clock: systemClock, logger: silentLogger(), metrics, namespace, workers, releaseKey: randomBytes(32) });
       await operator.start();
       while (!operator.ready()) await sleep(20);
 

@@ -28,6 +28,11 @@ export const ConfigSchema = z.object({
    * acts as this ServiceAccount of its own namespace; the operator then never
    * writes a Bundle's objects with its own rights.
    */
+  /**
+   * NAMESPACE/NAME of the Secret holding the key releases are signed with;
+   * default: the leader-election namespace, bundlesmith-release-key.
+   */
+  releaseKeySecret: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'must be NAMESPACE/NAME of a Secret').optional(),
   defaultServiceAccount: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a ServiceAccount name').max(253).optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;

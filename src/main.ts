@@ -18,6 +18,9 @@ import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
 import { Operator } from './operator.js';
 import { createGarbageCollector } from './gc-factory.js';
 import { apiEventRecorder } from './controllers/events.js';
+import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey, parseReleaseKeySecret } from './controllers/softdelete/release-key.js';
+import { errorMessage } from './kube/errors.js';
+import type { Logger } from './observability/logger.js';
 
 /** How long in-flight work may take after SIGTERM before the process exits anyway (the chart's grace period is longer). */
 const SHUTDOWN_BOUND_MS = 20_000;
@@ -27,6 +30,29 @@ const SHUTDOWN_BOUND_MS = 20_000;
  * duration, so it has stopped before any standby can take over.
  */
 const LOST_LEASE_BOUND_MS = 2_000;
+
+/**
+ * The release key, read (or created) before anything runs: without it no
+ * release could be signed or checked. Retried for a minute (the apiserver
+ * may be starting); then the process exits with the reason.
+ */
+async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: Logger): Promise<Uint8Array> {
+  const at = config.releaseKeySecret !== undefined ? parseReleaseKeySecret(config.releaseKeySecret) : { namespace: config.leaderElectionNamespace, name: DEFAULT_RELEASE_KEY_SECRET };
+  if (at === undefined) throw new Error(`--release-key-secret: ${config.releaseKeySecret ?? ''} is not NAMESPACE/NAME`);
+  const deadline = Date.now() + 60_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await loadReleaseKey(client, at);
+    } catch (err) {
+      if (Date.now() > deadline) {
+        logger.fatal({ secret: `${at.namespace}/${at.name}`, err: errorMessage(err) }, 'cannot read or create the release key Secret (the operator needs get and create on it)');
+        process.exit(1);
+      }
+      logger.warn({ secret: `${at.namespace}/${at.name}`, attempt, err: errorMessage(err) }, 'reading the release key failed; retrying');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** attempt)));
+    }
+  }
+}
 
 async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
@@ -49,7 +75,8 @@ async function main(config: Config): Promise<void> {
   const clock = systemClock;
   const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, eventClient, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
   const events = apiEventRecorder(eventClient, clock, logger, instance);
-  const operator = new Operator({ client, clock, logger, metrics, instance, events, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(config.defaultServiceAccount ? { defaultServiceAccount: config.defaultServiceAccount } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
+  const releaseKey = await loadReleaseKeyOrExit(client, config, logger);
+  const operator = new Operator({ client, clock, logger, metrics, instance, events, releaseKey, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(config.defaultServiceAccount ? { defaultServiceAccount: config.defaultServiceAccount } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
 
   let stopping = false;
   let operatorStarted = false;

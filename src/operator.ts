@@ -38,6 +38,8 @@ export interface OperatorOptions {
   watchSyncTimeoutMs?: number;
   /** Lockdown (--default-service-account): see BundleControllerOptions.defaultServiceAccount. */
   defaultServiceAccount?: string;
+  /** The key releases are signed with (controllers/softdelete/release-key.ts loads it). */
+  releaseKey: Uint8Array;
 }
 
 export class Operator {
@@ -49,7 +51,7 @@ export class Operator {
   constructor(private readonly o: OperatorOptions) {
     this.discovery = new Discovery(o.client);
     const events = o.events ?? apiEventRecorder(o.client, o.clock, o.logger, o.instance ?? 'bundlesmith');
-    const common = { client: o.client, discovery: this.discovery, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.serverTime ? { serverTime: o.serverTime } : {}), ...(o.defaultServiceAccount ? { defaultServiceAccount: o.defaultServiceAccount } : {}) };
+    const common = { client: o.client, discovery: this.discovery, releaseKey: o.releaseKey, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.serverTime ? { serverTime: o.serverTime } : {}), ...(o.defaultServiceAccount ? { defaultServiceAccount: o.defaultServiceAccount } : {}) };
     this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}) });
     this.sweeper = new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
   }

@@ -27,6 +27,14 @@ export const Annotations = {
    * reference; every other ownerReference is the user's and stays.
    */
   dependencyReferences: `${GROUP}/dependencyReferences`,
+  /**
+   * On an object a deleted Bundle released with a countdown: an HMAC over
+   * the object's uid and namespace, the former Bundle, the stamp and the
+   * delay, keyed by a Secret in the operator's namespace. The released-object
+   * sweeper deletes only objects whose proof checks; a label or annotation
+   * anyone could write is no permission (core/softdelete/provenance.ts).
+   */
+  releaseProof: `${GROUP}/release-proof`,
   /** On a CRD: JSONPath (dot form) of the field that says a custom resource is ready. */
   crReadyWhenFieldPath: `${GROUP}/CrReadyWhenFieldPath`,
   /** On a CRD: the value that field has when the custom resource is ready. */
@@ -102,6 +110,8 @@ export const EventReasons = {
   DeletedAfterDelay: 'DeletedAfterDelay',
   InvalidDeletionDelay: 'InvalidDeletionDelay',
   Released: 'Released',
+  /** On an object: it carries the former-bundle label but no valid release proof, so the sweeper keeps it. */
+  UnprovenRelease: 'UnprovenRelease',
   /** An object counting down after its Bundle dropped it moved to the Bundle that lists it now (on both Bundles). */
   HandedOver: 'HandedOver',
   /** Garbage collector events, on the object concerned. */

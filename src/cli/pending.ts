@@ -230,6 +230,7 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   }
   if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   if (formerBundle !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  if (metadata.annotations?.[Annotations.releaseProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
   try {
     await cluster.client.patch(target.rt, namespace, target.object.metadata.name, ops, 'json', { fieldManager: 'bundlesmith-cli' });
   } catch (err) {

@@ -17,4 +17,9 @@ export interface ControllerDeps {
   serverTime?: ServerTime;
   /** Only this namespace (undefined: all). */
   namespace?: string;
+  /**
+   * The key releases are signed with and checked against (the Secret that
+   * --release-key-secret names; controllers/softdelete/release-key.ts).
+   */
+  releaseKey: Uint8Array;
 }

@@ -15,6 +15,9 @@ import { Operator, type GarbageCollectorPart } from '../../src/operator.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { connect, createNamespace, kubeconfigPath, waitFor, type TestEnv } from './harness.js';
 import { types, type KnownTypes } from './bundles.js';
+import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../src/controllers/softdelete/release-key.js';
+import { releaseFactsOf, signRelease, type ReleasedMeta } from '../../src/core/softdelete/provenance.js';
+import { Annotations } from '../../src/api/names.js';
 
 export interface InProcessOperator {
   operator: Operator;
@@ -37,8 +40,30 @@ export interface InProcessOptions {
   defaultServiceAccount?: string;
 }
 
+/**
+ * The release key every operator of the test cluster uses: the Secret a
+ * spawned operator reads by default (default/bundlesmith-release-key),
+ * read or created with the test's admin rights.
+ */
+export async function testReleaseKey(): Promise<Uint8Array> {
+  const admin = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()));
+  try {
+    return await loadReleaseKey(admin, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET });
+  } finally {
+    admin.close();
+  }
+}
+
+/** The release-proof annotation the operator would have written had it released an object with this metadata (for tests that fabricate releases). */
+export async function releaseProofFor(meta: ReleasedMeta): Promise<Record<string, string>> {
+  const facts = releaseFactsOf(meta);
+  if (facts === undefined) throw new Error('releaseProofFor: needs uid, the former-bundle label and a deletionDelay');
+  return { [Annotations.releaseProof]: signRelease(await testReleaseKey(), facts) };
+}
+
 /** Starts an operator in this process, watching only `namespace`. BUNDLESMITH_TEST_LOGS=1 shows its logs. */
 export async function startOperator(opts: InProcessOptions): Promise<InProcessOperator> {
+  const releaseKey = await testReleaseKey();
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), opts.impersonate ? { impersonateUser: opts.impersonate.user, impersonateGroups: opts.impersonate.groups ?? [] } : {});
   const clock = opts.clock ?? systemClock;
   const metrics = new OperatorMetrics();
@@ -48,6 +73,7 @@ export async function startOperator(opts: InProcessOptions): Promise<InProcessOp
     clock,
     logger,
     metrics,
+    releaseKey,
     namespace: opts.namespace,
     workers: opts.workers ?? 2,
     ...(opts.watchSyncTimeoutMs ? { watchSyncTimeoutMs: opts.watchSyncTimeoutMs } : {}),

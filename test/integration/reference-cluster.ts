@@ -10,6 +10,7 @@ import { Discovery } from '../../src/kube/discovery.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Operator, type OperatorOptions } from '../../src/operator.js';
 import { systemClock } from '../../src/runtime/clock.js';
+import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../src/controllers/softdelete/release-key.js';
 import { resourceType, waitFor, type TestEnv } from './harness.js';
 
 export interface ReferenceCluster {
@@ -48,7 +49,7 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
     state,
     env,
     startOperator: async (namespace, options = {}) => {
-      const started = new Operator({ client, logger: silentLogger(), namespace, workers: 2, ...options, clock: options.clock ?? systemClock });
+      const started = new Operator({ client, logger: silentLogger(), namespace, workers: 2, releaseKey: await loadReleaseKey(client, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET }), ...options, clock: options.clock ?? systemClock });
       operator = started;
       await started.start();
       await waitFor('the operator to be ready', () => started.ready());

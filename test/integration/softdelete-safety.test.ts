@@ -23,7 +23,7 @@ import { apiEventRecorder } from '../../src/controllers/events.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { conditionOf, createNamespace, run, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, getBundle, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
-import { operatorFixture } from './operator.js';
+import { operatorFixture, releaseProofFor, testReleaseKey } from './operator.js';
 import { JumpingClock } from './clocks.js';
 
 const clock = new JumpingClock();
@@ -261,20 +261,27 @@ describe('the released-object sweep on its own', () => {
       events: apiEventRecorder(f.env.client, sweepClock, silentLogger(), 'sweep-test'),
       namespace: ns,
       workers: 1,
+      releaseKey: await testReleaseKey(),
     });
+  }
+
+  const expiredRelease = (ns: string, name: string): Record<string, unknown> => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: ns, labels: { [Labels.formerBundle]: 'old' }, annotations: { [Annotations.deletionDelay]: '5s', [Annotations.deletionTimestamp]: '2020-01-01T00:00:00.000Z' } },
+  });
+  /** An object as the finalizer would have released it: created, then given the proof over its uid. */
+  async function signedRelease(ns: string, name: string): Promise<KubeObject> {
+    const created = await f.env.client.create(f.t.configMap, expiredRelease(ns, name));
+    return f.env.client.patch(f.t.configMap, ns, name, { metadata: { annotations: await releaseProofFor(created.metadata) } }, 'merge');
   }
 
   it('never deletes an expired released object while a live Bundle lists it (no controller claims it here), and deletes it once none does', async () => {
     // A namespace no Bundle controller watches: only a sweeper of its own runs there.
     const ns = await createNamespace(f.env, 'sdsweep');
     const sweeper = await sweeperFor(ns);
-    const released = (name: string): Record<string, unknown> => ({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name, namespace: ns, labels: { [Labels.formerBundle]: 'old' }, annotations: { [Annotations.deletionDelay]: '5s', [Annotations.deletionTimestamp]: '2020-01-01T00:00:00.000Z' } },
-    });
-    const listed = await f.env.client.create(f.t.configMap, released('a-listed'));
-    await f.env.client.create(f.t.configMap, released('b-control'));
+    const listed = await signedRelease(ns, 'a-listed');
+    await signedRelease(ns, 'b-control');
     await applyBundle(f.env, ns, 'lister', [{ name: 'x', object: configMap('a-listed') }]);
     try {
       await sweeper.start();
@@ -297,11 +304,7 @@ describe('the released-object sweep on its own', () => {
     const ns = await createNamespace(f.env, 'sdlabel');
     const sweeper = await sweeperFor(ns);
     const labelled = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a-labelled', namespace: ns, labels: { [Labels.formerBundle]: 'old' } } });
-    await f.env.client.create(f.t.configMap, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'b-control', namespace: ns, labels: { [Labels.formerBundle]: 'old' }, annotations: { [Annotations.deletionDelay]: '5s', [Annotations.deletionTimestamp]: '2020-01-01T00:00:00.000Z' } },
-    });
+    await signedRelease(ns, 'b-control');
     try {
       await sweeper.start();
       await waitFor('the sweeper to be synced', () => sweeper.hasSynced());
@@ -310,6 +313,33 @@ describe('the released-object sweep on its own', () => {
       const kept = await f.env.client.get(f.t.configMap, ns, 'a-labelled');
       expect(kept.metadata.uid).toBe(labelled.metadata.uid);
       expect(kept.metadata.deletionTimestamp).toBeUndefined();
+    } finally {
+      await sweeper.stop();
+    }
+  });
+
+  it('never deletes a release it cannot prove: labelled by hand, or carrying a proof copied from another object; says so on the object', async () => {
+    const ns = await createNamespace(f.env, 'sdproof');
+    const sweeper = await sweeperFor(ns);
+    // Everything a release writes, by a client that may patch but never got the key.
+    const forged = await f.env.client.create(f.t.configMap, expiredRelease(ns, 'a-forged'));
+    // A genuine proof, copied from another released object onto this one.
+    const donor = await signedRelease(ns, 'donor');
+    const copied = await f.env.client.create(f.t.configMap, expiredRelease(ns, 'b-copied'));
+    await f.env.client.patch(f.t.configMap, ns, 'b-copied', { metadata: { annotations: { [Annotations.releaseProof]: donor.metadata.annotations?.[Annotations.releaseProof] ?? '' } } }, 'merge');
+    await signedRelease(ns, 'c-control');
+    try {
+      await sweeper.start();
+      await waitFor('the sweeper to be synced', () => sweeper.hasSynced());
+      await waitFor('the proven control to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'c-control')) === undefined);
+      await waitFor('the proven donor to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'donor')) === undefined);
+      for (const [name, original] of [['a-forged', forged], ['b-copied', copied]] as const) {
+        const kept = await f.env.client.get(f.t.configMap, ns, name);
+        expect(kept.metadata.uid).toBe(original.metadata.uid);
+        expect(kept.metadata.deletionTimestamp).toBeUndefined();
+        const warning = await waitFor(`an UnprovenRelease event on ${name}`, async () => (await eventsFor(f.env, ns, name)).find((e) => e.reason === 'UnprovenRelease'));
+        expect(warning.type).toBe('Warning');
+      }
     } finally {
       await sweeper.stop();
     }

@@ -32,6 +32,7 @@ import { bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
 import { ObjectCache, type BundleKey } from './object-cache.js';
 import { UnlabelledObjects } from './unlabelled.js';
+import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { BundleGauges, reportTransitions, statusSubject, writeBundleStatus } from './status-writer.js';
 
 export interface BundleControllerOptions extends ControllerDeps {
@@ -65,10 +66,12 @@ export class BundleController {
   /** One port per identity (see BundleApis). */
   private readonly apis: BundleApis;
   private readonly unlabelled = new UnlabelledObjects();
+  private readonly signRelease: ReleaseSigner;
   private readonly serverTime: ServerTime;
 
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
+    this.signRelease = releaseSigner(o.releaseKey);
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.applyConcurrency = o.applyConcurrency ?? 4;
     this.apis = new BundleApis(o.client, o.discovery);
@@ -178,7 +181,7 @@ export class BundleController {
 
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
-      return await finalizeBundle({ bundle, live: cached, api, watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log });
+      return await finalizeBundle({ bundle, live: cached, api, watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease });
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.

@@ -15,6 +15,7 @@ import { finalizeNext, planFinalize, propagationOf, type FinalizeOutcome, type F
 import { kindKey, objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
 import { formatRfc3339 } from '../../core/softdelete/decide.js';
+import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { resolveKindKeys, resolveSpecKinds } from '../../kube/discovery.js';
 import { errorMessage, isConflict, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
@@ -40,6 +41,8 @@ export interface FinalizerContext {
   serverTime: ServerTime;
   clock: Pick<Clock, 'now'>;
   logger: Logger;
+  /** Signs releases (the operator's release key). */
+  signRelease: ReleaseSigner;
 }
 
 export async function finalizeBundle(input: FinalizerContext): Promise<WorkResult> {
@@ -70,6 +73,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
     claims: claimsByObject(bundlesNow),
     now,
     stampAt,
+    signRelease: input.signRelease,
   });
   if (plan.done) {
     await removeFinalizer(input);

@@ -5,6 +5,10 @@
  * left, after any restart, and whatever the garbage collector mode is.
  * One metadata-only, label-selected watch per deletable namespaced resource.
  *
+ * Only releases this operator signed are swept (core/softdelete/provenance.ts):
+ * the label and the countdown annotations can be written by anyone who may
+ * patch an object, so alone they are no permission to delete it.
+ *
  * An object a live Bundle lists is never swept (that Bundle claims it, even
  * while it cannot apply it): the sweep decides only once its Bundle watch has
  * synced, skips every listed object, and lists the namespace's Bundles fresh
@@ -12,6 +16,7 @@
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, formatRfc3339, sweepable } from '../../core/softdelete/decide.js';
+import { checkReleaseProof } from '../../core/softdelete/provenance.js';
 import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/prune.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
@@ -52,6 +57,8 @@ export class ReleasedObjectSweeper {
   private readonly serverTime: ServerTime;
   /** Resources RBAC does not let the operator watch, and when that was last asked. */
   private readonly notListable = new Map<string, number>();
+  /** uid@resourceVersion of the unproven releases reported already. */
+  private readonly reportedUnproven = new Set<string>();
 
   constructor(private readonly o: ReleasedSweeperOptions) {
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
@@ -154,6 +161,8 @@ export class ReleasedObjectSweeper {
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';
     const decision = decideOrphanSweep(cached.metadata, now, stampAt);
+    // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
+    if (decision.action !== 'skip' && !(await this.proven(rt, cached))) return 'forget';
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid };
     switch (decision.action) {
       case 'skip':
@@ -180,6 +189,7 @@ export class ReleasedObjectSweeper {
         if (nowFresh === undefined) return 'requeue';
         const again = decideOrphanSweep(fresh.metadata, nowFresh, nowFresh);
         if (again.action !== 'expired' && again.action !== 'delete') return 'requeue';
+        if (!(await this.proven(rt, fresh))) return 'forget';
         try {
           await this.writerFor(namespace).delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
         } catch (err) {
@@ -193,6 +203,26 @@ export class ReleasedObjectSweeper {
         return 'forget';
       }
     }
+  }
+
+  /**
+   * Whether the object's release proof checks against the operator's key. An
+   * object labelled by hand (or released before releases were signed) is
+   * kept, and reported once per uid and resourceVersion: a Warning event on
+   * the object and a log line.
+   */
+  private async proven(rt: ResourceType, o: KubeObject): Promise<boolean> {
+    const check = checkReleaseProof(this.o.releaseKey, o.metadata);
+    if (check.proven) return true;
+    const seen = `${o.metadata.uid ?? ''}@${o.metadata.resourceVersion ?? ''}`;
+    if (this.reportedUnproven.has(seen)) return false;
+    this.reportedUnproven.add(seen);
+    if (this.reportedUnproven.size > 10_000) this.reportedUnproven.clear();
+    const namespace = o.metadata.namespace ?? '';
+    this.o.logger.warn({ object: `${rt.kind} ${namespace}/${o.metadata.name}`, reason: check.reason }, 'released-object sweep: kept an object whose release is not proven');
+    const target = { apiVersion: rt.apiVersion, kind: rt.kind, name: o.metadata.name, namespace, uid: o.metadata.uid };
+    await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${check.reason}`);
+    return false;
   }
 
   /** Whether the operator may list and watch the resource; a refusal is remembered for NOT_LISTABLE_RECHECK_MS. */

@@ -25,6 +25,7 @@
  */
 import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
+import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { controllerOf, describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, markPatch, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
@@ -64,6 +65,8 @@ export interface FinalizeInput {
   now: number;
   /** Upper bound of the API server's time: new countdown stamps carry it. */
   stampAt: number;
+  /** Signs each release with a countdown, so that the sweeper can tell it from a label anyone could write. */
+  signRelease: ReleaseSigner;
 }
 
 export type FinalizeStep =
@@ -169,7 +172,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     return [{
       action: 'release',
       target: action.target,
-      patch: releasePatch(o, bundle, referenceContext(o, input, siblings), { now, stampAt }),
+      patch: releasePatch(o, bundle, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease),
       event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay and is kept until it expires; re-apply the Bundle to keep it` },
     }];
   });
@@ -272,17 +275,28 @@ function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchO
 }
 
 /**
- * Release: the operator's references go. With `countdown`, the former-bundle
- * label names the Bundle and the countdown starts unless it has; without, the
- * object is simply let go (another Bundle lists it and takes it).
+ * Release: the operator's references go, the former-bundle label names the
+ * Bundle, the countdown starts unless it has, and the release is signed
+ * over the object's uid, namespace, Bundle, stamp and delay (the sweeper
+ * deletes nothing whose proof does not check).
  */
-export function releasePatch(o: LiveObject, bundle: FinalizeInput['bundle'], refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }): JsonPatchOperation[] {
+export function releasePatch(o: LiveObject, bundle: FinalizeInput['bundle'], refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner): JsonPatchOperation[] {
   const ops = referencesPatch(o, refs);
   if (o.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
   ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundle.name });
-  const decision = decideSoftDelete({ inSpec: false, annotations: o.metadata.annotations, now: countdown.now, stampAt: countdown.stampAt });
+  const annotations = o.metadata.annotations ?? {};
+  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+  const decision = decideSoftDelete({ inSpec: false, annotations, now: countdown.now, stampAt: countdown.stampAt });
   // The first test already guards the whole patch; the stamp needs no second one.
   if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
+  const proof = sign({
+    uid: o.metadata.uid ?? '',
+    namespace: o.metadata.namespace ?? '',
+    formerBundle: bundle.name,
+    deletionTimestamp: decision.action === 'mark' ? decision.deletionTimestamp : (annotations[Annotations.deletionTimestamp] ?? ''),
+    deletionDelay: annotations[Annotations.deletionDelay] ?? '',
+  });
+  ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}`, value: proof });
   return ops;
 }
 

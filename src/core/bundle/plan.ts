@@ -408,6 +408,7 @@ function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: r
   const annotations = live.metadata.annotations ?? {};
   if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
   if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  if (annotations[Annotations.releaseProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
   if (take !== undefined) {
     // Every Bundle reference goes (the previous controller's, our own claim: the apiserver folds two references with one
     // uid), but the claims of the other live Bundles listing the object: they stay in Conflict and keep their claim.

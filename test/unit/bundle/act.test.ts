@@ -15,6 +15,7 @@ import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { BUNDLE_UID, NAMESPACE, NOW, bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withData, withResource, withResourceVersion, withUid, type Mod, type Obj, type TestBundle } from './builders.js';
 import { CONFIGMAPS, FakeBundleApi, RecordingEvents } from './fake-bundle-api.js';
+import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
 
 const HOUR = 3_600_000;
 const TYPES = new Map<string, ResourceType>([['v1/ConfigMap', CONFIGMAPS]]);
@@ -217,7 +218,7 @@ describe('finalizer', () => {
   const deleting = (): Bundle => storedBundle(b, { deletionTimestamp: '2026-01-01T00:00:00Z' });
 
   function finalizer(api: FakeBundleApi, stored: Bundle): Promise<unknown> {
-    return finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events: new RecordingEvents(), serverTime, clock, logger: silentLogger() });
+    return finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events: new RecordingEvents(), serverTime, clock, logger: silentLogger(), signRelease: releaseSigner(new Uint8Array(32)) });
   }
   /** The Bundle as the fake has it now (the cache caught up). */
   const current = (api: FakeBundleApi): Bundle => BundleSchema.parse(api.find('Bundle', 'b'));

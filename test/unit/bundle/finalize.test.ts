@@ -3,6 +3,7 @@ import { API_VERSION, Annotations, BUNDLE_KIND, Finalizers, Labels } from '../..
 import { finalizeNext, planFinalize, propagationOf, type FinalizeInput, type FinalizeStep, type Propagation } from '../../../src/core/bundle/finalize.js';
 import { objectKey, type JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import type { BundleClaim } from '../../../src/core/bundle/ownership.js';
+import { checkReleaseProof, releaseSigner } from '../../../src/core/softdelete/provenance.js';
 import { BUNDLE_UID, NOW, configMap, controlledBy, controlledByBundle, live, terminating, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
 
 const OTHER: BundleClaim = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2025-01-01T00:00:00Z' };
@@ -18,8 +19,9 @@ const dependsOn = (uid: string): Mod<Obj> => (o) => {
 };
 const keyOf = (o: Obj): string => objectKey(o);
 
+const KEY = new Uint8Array(32).fill(7);
 function input(propagation: Propagation, objects: Obj[], extra: Partial<FinalizeInput> = {}): FinalizeInput {
-  return { propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW + 500, ...extra };
+  return { propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW + 500, signRelease: releaseSigner(KEY), ...extra };
 }
 const listedBy = (o: Obj, claim = OTHER): Map<string, BundleClaim[]> => new Map([[keyOf(o), [claim]]]);
 /** Applies a JSON patch's replace/add/remove ops to a copy (tests checked separately). */
@@ -121,6 +123,18 @@ describe('the patches: what is left on the object', () => {
     expect(after.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
     expect(after.metadata.labels?.[Labels.formerBundle]).toBe('b');
     expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBe('2026-01-01T00:00:00.500Z');
+    // Signed over what the release leaves on the object: the sweeper's check passes on it, and on nothing else.
+    expect(checkReleaseProof(KEY, after.metadata)).toEqual({ proven: true });
+    expect(checkReleaseProof(new Uint8Array(32).fill(8), after.metadata).proven).toBe(false);
+  });
+
+  it('a release that keeps a running countdown signs the stamp already there', () => {
+    const counting = live(configMap('web'), controlledByBundle(), delayed, stamped);
+    const [step] = planFinalize(input('background', [counting])).steps;
+    if (step?.action !== 'release') throw new Error('expected a release');
+    const after = patched(counting, step.patch);
+    expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBe('2025-12-31T23:30:00Z');
+    expect(checkReleaseProof(KEY, after.metadata)).toEqual({ proven: true });
   });
 
   it.each<Propagation>(['background', 'foreground', 'orphan'])('%s: let-go to another live Bundle keeps the user\'s references only, starts no countdown', (propagation) => {

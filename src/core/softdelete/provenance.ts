@@ -1,0 +1,85 @@
+/**
+ * Proof that the operator released an object, so that only objects it
+ * released are ever swept. The former-bundle label, the countdown
+ * annotations and a field manager's name can be written by anyone who may
+ * patch the object; a delete decided on them alone would turn a patch right
+ * into a delete right. The finalizer therefore signs every release with an
+ * HMAC keyed by a Secret in the operator's own namespace (which Bundle
+ * authors cannot read), bound to the object's uid and namespace, the Bundle
+ * that released it, the countdown stamp and the delay. A proof copied onto
+ * another object, or kept while any of those is edited, no longer checks.
+ *
+ * Pure: the key comes in as bytes.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Annotations, Labels } from '../../api/names.js';
+
+/** The proof format written now; a proof of any other version does not check. */
+export const RELEASE_PROOF_VERSION = 'v1';
+
+/** Bytes a release key must have at least. */
+export const RELEASE_KEY_MIN_BYTES = 32;
+
+/** What a release proof is bound to. */
+export interface ReleaseFacts {
+  uid: string;
+  namespace: string;
+  /** The Bundle that released the object (the former-bundle label). */
+  formerBundle: string;
+  /** The countdown stamp; empty when the release wrote none (an unreadable delay, which keeps the object anyway). */
+  deletionTimestamp: string;
+  /** The deletionDelay annotation as written. */
+  deletionDelay: string;
+}
+
+/** Signs releases: the finalizer is handed one, built on the operator's key. */
+export type ReleaseSigner = (facts: ReleaseFacts) => string;
+
+function mac(key: Uint8Array, facts: ReleaseFacts): Buffer {
+  // A JSON array is an unambiguous encoding: no field can run into the next.
+  const message = JSON.stringify([RELEASE_PROOF_VERSION, facts.uid, facts.namespace, facts.formerBundle, facts.deletionTimestamp, facts.deletionDelay]);
+  return createHmac('sha256', key).update(message).digest();
+}
+
+/** The annotation value proving this release: `v1:` and the HMAC in base64url. */
+export function signRelease(key: Uint8Array, facts: ReleaseFacts): string {
+  return `${RELEASE_PROOF_VERSION}:${mac(key, facts).toString('base64url')}`;
+}
+
+/** The signer for one key. */
+export function releaseSigner(key: Uint8Array): ReleaseSigner {
+  return (facts) => signRelease(key, facts);
+}
+
+export interface ReleasedMeta {
+  uid?: string | undefined;
+  namespace?: string | undefined;
+  labels?: Readonly<Record<string, string>> | undefined;
+  annotations?: Readonly<Record<string, string>> | undefined;
+}
+
+/** The facts a released object states about itself; undefined when it is not a released object at all. */
+export function releaseFactsOf(meta: ReleasedMeta): ReleaseFacts | undefined {
+  const formerBundle = meta.labels?.[Labels.formerBundle];
+  const deletionDelay = meta.annotations?.[Annotations.deletionDelay];
+  if (formerBundle === undefined || deletionDelay === undefined || meta.uid === undefined) return undefined;
+  return { uid: meta.uid, namespace: meta.namespace ?? '', formerBundle, deletionDelay, deletionTimestamp: meta.annotations?.[Annotations.deletionTimestamp] ?? '' };
+}
+
+export type ReleaseProofCheck = { proven: true } | { proven: false; reason: string };
+
+/** Whether the object carries a proof, made with this key, of the release it states. */
+export function checkReleaseProof(key: Uint8Array, meta: ReleasedMeta): ReleaseProofCheck {
+  const facts = releaseFactsOf(meta);
+  if (facts === undefined) return { proven: false, reason: `not a released object (it needs the ${Labels.formerBundle} label and a deletionDelay)` };
+  const proof = meta.annotations?.[Annotations.releaseProof];
+  if (proof === undefined) return { proven: false, reason: `no ${Annotations.releaseProof} annotation: not released by this operator (or released before releases were signed)` };
+  const [version, encoded] = proof.split(':', 2);
+  if (version !== RELEASE_PROOF_VERSION || encoded === undefined) return { proven: false, reason: `${Annotations.releaseProof} is not a ${RELEASE_PROOF_VERSION} proof` };
+  const given = Buffer.from(encoded, 'base64url');
+  const expected = mac(key, facts);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    return { proven: false, reason: `${Annotations.releaseProof} does not match this object's uid, namespace, former Bundle, stamp and delay` };
+  }
+  return { proven: true };
+}
