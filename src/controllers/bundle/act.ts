@@ -16,6 +16,7 @@ import { keepListedElsewhere, withholdPrunes, type BundlePlan, type ClaimAction,
 import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
+import { redact } from '../../core/bundle/redact.js';
 import { errorMessage, isConflict, isForbidden, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
@@ -162,8 +163,10 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
     } catch (err) {
       // The server refused the manifest itself (400, 422): retrying the same spec cannot help. A 403 may
       // change when someone grants the identity more: retried, with backoff.
-      outcome.applyFailures.set(r.name, isForbidden(err) ? forbiddenFailure(err) : { message: errorMessage(err), terminal: isInvalid(err) });
-      d.log.warn({ resource: r.name, err: errorMessage(err) }, 'apply failed');
+      // The server's message may echo a value a reference substituted (a Secret's): never let it out.
+      const message = redact(errorMessage(err), r.apply.redactions);
+      outcome.applyFailures.set(r.name, isForbidden(err) ? { ...forbiddenFailure(err), message } : { message, terminal: isInvalid(err) });
+      d.log.warn({ resource: r.name, err: message }, 'apply failed');
     }
   });
 }

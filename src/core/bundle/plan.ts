@@ -14,6 +14,7 @@ import { claimWithdrawal, decideOwnership, isBundleReference, userReferences, ty
 import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
+import { redactionsFor } from './redact.js';
 import { validateBundle, type ValidationIssue } from './validate.js';
 
 export interface PlanBundle {
@@ -59,6 +60,8 @@ export interface ApplyStep {
   needed: boolean;
   /** True when there is no live object yet. */
   create: boolean;
+  /** What the references substituted: blanked out of every message about this apply (see redact.ts). */
+  redactions: readonly string[];
 }
 
 export type ResourcePlan =
@@ -291,7 +294,7 @@ function planResource(resource: Resource, graph: DependencyGraph, decided: Reado
   const dependencies = deps.flatMap((d) => liveOf(d) ?? []);
   const { manifest, hash } = buildDesired({ bundle: input.bundle, object: resolved.object, dependencies });
   const needed = needsApply(manifest, live);
-  const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined };
+  const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined, redactions: redactionsFor(resolved.substituted) };
   const readiness = effectiveReadiness(apply, live, input.crdReadiness);
 
   // A claimed object was taken (and its events planned) by the claim; the apply only brings it to the spec.

@@ -74,9 +74,10 @@ function resolveOne(ref: Reference, name: string, live: LiveObject | undefined):
  * The resource's object with its references substituted.
  * Errors name each reference that could not be resolved.
  */
-export function resolveObject<T>(object: T, resource: Resource, liveOf: (resourceName: string) => LiveObject | undefined): { ok: true; object: T } | { ok: false; errors: string[] } {
+export function resolveObject<T>(object: T, resource: Resource, liveOf: (resourceName: string) => LiveObject | undefined): { ok: true; object: T; substituted: unknown[] } | { ok: false; errors: string[] } {
   const resolved = resolveReferenceValues(resource, liveOf);
   if (!resolved.ok) return resolved;
+  const used = new Set(findPlaceholders(object).map((p) => p.name));
   // Substitution only swaps leaf strings, so the shape of T survives.
-  return { ok: true, object: substitutePlaceholders(object, resolved.values) as T };
+  return { ok: true, object: substitutePlaceholders(object, resolved.values) as T, substituted: [...resolved.values].filter(([name]) => used.has(name)).map(([, value]) => value) };
 }
