@@ -15,6 +15,7 @@ import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAc
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
 import { redactionsFor } from './redact.js';
+import { readDeletionDelay } from '../softdelete/decide.js';
 import { validateBundle, type ValidationIssue } from './validate.js';
 
 export interface PlanBundle {
@@ -289,6 +290,10 @@ function planResource(resource: Resource, graph: DependencyGraph, decided: Reado
   const liveOf = (n: string): LiveObject | undefined => input.live.get(n);
   const resolved = resolveObject(object, resource, liveOf);
   if (!resolved.ok) return { name, action: 'error', terminal: false, message: resolved.errors.join('; ') };
+  // A deletionDelay that cannot be read would keep the object forever once it leaves the Bundle, with no word
+  // until then: say so now, apply nothing of it, and (like any failing resource) prune nothing until it is fixed.
+  const delay = readDeletionDelay(resolved.object.metadata.annotations ?? {});
+  if (delay?.ok === false) return { name, action: 'error', terminal: true, message: `${delay.message}; the object is not applied, and nothing of this Bundle is pruned until it is fixed` };
 
   // e. The manifest, and whether the live object already has it.
   const dependencies = deps.flatMap((d) => liveOf(d) ?? []);

@@ -157,6 +157,25 @@ describe('planBundle: resources', () => {
   });
 });
 
+describe('planBundle: an unreadable deletionDelay on a listed object is reported when applied', () => {
+  it.each(['banana', '-1s', '1e9h', '9999999h', '1h-30m', ''])('%j: a terminal error on that resource, not applied, prunes withheld', (delay) => {
+    const b = bundle('b', withResource(resource('bad', configMap('bad', withAnnotation(Annotations.deletionDelay, delay))), resource('ok', configMap('ok'))));
+    const gone = live(configMap('gone'), controlledByBundle(), withUid('gone-uid'));
+    const plan = planBundle(planInput(b, {}, { controlled: [gone] }));
+    const bad = byName(plan, 'bad');
+    expect(bad).toMatchObject({ action: 'error', terminal: true });
+    if (bad?.action === 'error') expect(bad.message).toContain(Annotations.deletionDelay);
+    expect(byName(plan, 'ok')).toMatchObject({ action: 'apply' });
+    expect(plan.prune).toEqual([]);
+    expect(plan.withheld.map((w) => w.action.target.name)).toEqual(['gone']);
+  });
+
+  it.each(['0', '0s', '1.5h', '2562047h'])('%j is a valid delay: applied', (delay) => {
+    const b = bundle('b', withResource(resource('cm', configMap('cm', withAnnotation(Annotations.deletionDelay, delay)))));
+    expect(byName(planBundle(planInput(b)), 'cm')).toMatchObject({ action: 'apply' });
+  });
+});
+
 describe('planBundle: pruning', () => {
   const b = bundle('b', withResource(resource('keep', configMap('keep'))));
   const keep = appliedLive(b, 'keep', {}, controlledByBundle());

@@ -76,7 +76,7 @@ describe('resolveObject', () => {
       withRef('sec', { name: 'pw', path: 'data.password' }),
       withRef('cfg'),
     );
-    expect(resolveObject(r.spec.object, r, liveOf)).toEqual({ ok: true, object: configMap('app', withData({ port: 5432, host: 'db.local', pw: 'cGFzcw==' })) });
+    expect(resolveObject(r.spec.object, r, liveOf)).toEqual({ ok: true, object: configMap('app', withData({ port: 5432, host: 'db.local', pw: 'cGFzcw==' })), substituted: [5432, 'db.local', 'cGFzcw=='] });
   });
 
   it.each<[string, Resource, string[]]>([
@@ -101,6 +101,6 @@ describe('resolveObject', () => {
 
   it('a nameless reference only orders: its dependency need not exist', () => {
     const r = resource('app', configMap('app'), withRef('missing'));
-    expect(resolveObject(r.spec.object, r, liveOf)).toEqual({ ok: true, object: configMap('app') });
+    expect(resolveObject(r.spec.object, r, liveOf)).toEqual({ ok: true, object: configMap('app'), substituted: [] });
   });
 });
