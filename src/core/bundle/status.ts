@@ -54,7 +54,8 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
 
   const problems: Problem[] = [
     ...plan.issues.map((i) => ({ message: formatIssue(i), terminal: !i.retriable })),
-    ...[...states].flatMap(([name, s]) => (s.state === 'error' ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal, ...(s.precise ? { reason: s.reason } : {}) }] : [])),
+    // With issues, a resource's error state is its issues, already said above: each problem is said once.
+    ...[...states].flatMap(([name, s]) => (s.state === 'error' && plan.issues.length === 0 ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal, ...(s.precise ? { reason: s.reason } : {}) }] : [])),
     ...plan.prune.flatMap((a) => (a.action === 'invalid' ? [{ message: a.message, terminal: true }] : [])),
     ...(results.pruneFailures ?? []).map((f) => ({ message: `${f.target.kind} ${f.target.name}: ${f.message}`, terminal: false, ...(f.reason ? { reason: f.reason } : {}) })),
   ];

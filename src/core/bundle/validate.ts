@@ -5,7 +5,7 @@
  * which are retriable because the CRD may be installed later.
  */
 import type { BundleSpec, Resource } from '../../api/bundle.js';
-import { Annotations } from '../../api/names.js';
+import { Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
 import { buildGraph, findCycles, formatCycle } from './graph.js';
 import type { KindTable } from './kinds.js';
 import { describeObject, groupOf, kindKey } from './objects.js';
@@ -137,6 +137,12 @@ function validateResource(bundle: BundleRef, resource: Resource, names: Readonly
   for (const [field, value] of [['apiVersion', object.apiVersion], ['kind', object.kind], ['metadata.name', object.metadata.name]] as const) {
     if (placeholderName(value) !== undefined) add(`object ${field} cannot be a reference placeholder ("${value}")`);
   }
+  const name = object.metadata.name;
+  // The apiserver's path-segment rule: such a name cannot be requested at all (".." would name the collection above).
+  if (name === '.' || name === '..' || name.includes('/') || name.includes('%')) add(`object metadata.name ${JSON.stringify(name)} cannot be a Kubernetes object name (not ".", "..", nor containing "/" or "%")`);
+  if (groupOf(object.apiVersion) === GROUP && object.kind === BUNDLE_KIND) add('a Bundle cannot list a Bundle (its objects would be reconciled by the operator twice, under two owners)');
+  for (const at of placeholderKeys(object)) add(`placeholder used as a key at ${at}: placeholders are substituted in values only`);
+  for (const problem of nonStringData(object)) add(problem);
   const namespace = object.metadata.namespace;
   if (namespace !== undefined && namespace !== bundle.namespace) add(`object namespace "${namespace}" differs from the Bundle's namespace "${bundle.namespace}"`);
 
@@ -153,4 +159,45 @@ function validateResource(bundle: BundleRef, resource: Resource, names: Readonly
     if (!refNames.has(use.name)) add(`placeholder "!{${use.name}}" at ${use.at} names no reference of this resource`);
   }
   return issues;
+}
+
+/** Where a key of the object has the placeholder form `!{name}` (iteratively: the depth is bounded but may still be 100). */
+function placeholderKeys(object: unknown): string[] {
+  const out: string[] = [];
+  const stack: [unknown, string][] = [[object, '']];
+  while (stack.length > 0) {
+    const [value, at] = stack.pop() ?? [undefined, ''];
+    if (Array.isArray(value)) value.forEach((item, i) => stack.push([item, `${at}[${i}]`]));
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        const path = at === '' ? key : `${at}.${key}`;
+        if (placeholderName(key) !== undefined) out.push(path);
+        stack.push([item, path]);
+      }
+    }
+  }
+  return out.sort();
+}
+
+/**
+ * ConfigMap data/binaryData and Secret data/stringData hold strings only. The
+ * apiserver refuses a number in most of them, but server-side apply drops one
+ * in a Secret's stringData without a word; say it for all of them.
+ */
+function nonStringData(object: { apiVersion: string; kind: string } & Record<string, unknown>): string[] {
+  if (object.apiVersion !== 'v1') return [];
+  const fields = object.kind === 'ConfigMap' ? ['data', 'binaryData'] : object.kind === 'Secret' ? ['data', 'stringData'] : [];
+  const out: string[] = [];
+  for (const field of fields) {
+    const map = object[field];
+    if (map === undefined) continue;
+    if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+      out.push(`${field} must be a map of strings`);
+      continue;
+    }
+    for (const [key, value] of Object.entries(map)) {
+      if (typeof value !== 'string') out.push(`${field}.${key} is ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}: ${object.kind} ${field} values must be strings (quote it: "${String(JSON.stringify(value)).slice(0, 40)}")`);
+    }
+  }
+  return out;
 }

@@ -12,6 +12,7 @@ import {
 
   planInput,
   resource,
+  service,
   terminating,
   withAnnotation,
   withConditions,
@@ -85,8 +86,9 @@ describe('planBundle: resources', () => {
     const b = bundle(
       'b',
       withResource(
-        resource('app', deployment('app', withSpec({ replicas: '!{count}', template: { metadata: { annotations: { host: '!{host}' } } } })), withRef('db', { name: 'count', path: 'data.count' }), withRef('db', { name: 'host', path: "metadata.annotations['db.io/host']" })),
-        resource('db', configMap('db', withData({ count: 3 }), withAnnotation('db.io/host', 'db.local'))),
+        resource('app', deployment('app', withSpec({ replicas: '!{count}', template: { metadata: { annotations: { host: '!{host}' } } } })), withRef('db', { name: 'count', path: 'spec.count' }), withRef('db', { name: 'host', path: "metadata.annotations['db.io/host']" })),
+        // A number to copy (ConfigMap data holds strings only): a Service's spec stands in.
+        resource('db', service('db', withSpec({ count: 3 }), withAnnotation('db.io/host', 'db.local'))),
       ),
     );
     const db = appliedLive(b, 'db', {}, withUid('db-uid'));
@@ -95,7 +97,7 @@ describe('planBundle: resources', () => {
     expect(app.apply.desired['spec']).toEqual({ replicas: 3, template: { metadata: { annotations: { host: 'db.local' } } } });
     expect(app.apply.desired.metadata.ownerReferences).toEqual([
       { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true },
-      { apiVersion: 'v1', kind: 'ConfigMap', name: 'db', uid: 'db-uid', blockOwnerDeletion: true },
+      { apiVersion: 'v1', kind: 'Service', name: 'db', uid: 'db-uid', blockOwnerDeletion: true },
     ]);
   });
 
