@@ -39,6 +39,14 @@ export const isGone = (err: unknown): boolean => err instanceof KubeApiError && 
 export const isAlreadyExists = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409 && err.reason === 'AlreadyExists';
 export const isForbidden = (err: unknown): boolean => err instanceof KubeApiError && err.code === 403;
 export const isInvalid = (err: unknown): boolean => err instanceof KubeApiError && (err.code === 422 || err.code === 400);
+/**
+ * The server refused a manifest as such, so sending it again cannot help: a
+ * 400 or 422, or server-side apply's 500 for a field the type's schema does
+ * not declare ("failed to create typed patch object ...: field not declared
+ * in schema"), which the apiserver reports as an internal error.
+ */
+export const isManifestRejected = (err: unknown): boolean =>
+  isInvalid(err) || (err instanceof KubeApiError && err.code === 500 && /failed to create typed patch object|field not declared in schema/.test(err.message));
 /** A failed UID or resourceVersion precondition on DELETE or a stale update: re-read and decide again. */
 export const isPreconditionFailed = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409 && err.reason === 'Conflict';
 

@@ -17,7 +17,7 @@ import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
-import { errorMessage, isConflict, isForbidden, isInvalid, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { errorMessage, isConflict, isForbidden, isManifestRejected, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
@@ -161,11 +161,11 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
       }
       if (r.action === 'adopt') await d.events.normal(target, r.event.reason, r.event.message);
     } catch (err) {
-      // The server refused the manifest itself (400, 422): retrying the same spec cannot help. A 403 may
+      // The server refused the manifest itself (400, 422, an undeclared field): retrying the same spec cannot help. A 403 may
       // change when someone grants the identity more: retried, with backoff.
       // The server's message may echo a value a reference substituted (a Secret's): never let it out.
       const message = redact(errorMessage(err), r.apply.redactions);
-      outcome.applyFailures.set(r.name, isForbidden(err) ? { ...forbiddenFailure(err), message } : { message, terminal: isInvalid(err) });
+      outcome.applyFailures.set(r.name, isForbidden(err) ? { ...forbiddenFailure(err), message } : { message, terminal: isManifestRejected(err) });
       d.log.warn({ resource: r.name, err: message }, 'apply failed');
     }
   });

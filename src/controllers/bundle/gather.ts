@@ -11,7 +11,7 @@ import type { Bundle, KubeObjectManifest } from '../../api/bundle.js';
 import { Labels } from '../../api/names.js';
 import type { ActingIdentity } from '../../core/bundle/identity.js';
 import type { KindTable } from '../../core/bundle/kinds.js';
-import { kindKey, type LiveObject } from '../../core/bundle/objects.js';
+import { isRequestableName, kindKey, type LiveObject } from '../../core/bundle/objects.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { resolveKindKeys, resolveSpecKinds, type Discovery } from '../../kube/discovery.js';
 import { isForbidden } from '../../kube/errors.js';
@@ -88,7 +88,8 @@ async function readAtCoordinates(
   const reads = bundle.spec.resources.flatMap((r) => {
     const o = r.spec.object;
     const rt = o ? types.get(kindKey(o.apiVersion, o.kind)) : undefined;
-    return o && rt?.namespaced ? [{ name: r.name, rt, objectName: o.metadata.name }] : [];
+    // A name no request can carry ("..", "a/b") holds nothing: validation refuses the spec, nothing is read.
+    return o && rt?.namespaced && isRequestableName(o.metadata.name) ? [{ name: r.name, rt, objectName: o.metadata.name }] : [];
   });
   await forEachBounded(reads, concurrency, async (r) => {
     const hit = cached?.(r.rt, r.objectName);

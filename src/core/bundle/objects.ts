@@ -95,3 +95,13 @@ export function findCondition(o: JsonRecord, type: string): JsonRecord | undefin
   if (!Array.isArray(conditions)) return undefined;
   return conditions.find((c): c is JsonRecord => isRecord(c) && c['type'] === type);
 }
+
+/**
+ * Whether an object of this name can be requested at all: the apiserver's
+ * path-segment rule refuses "." and ".." (they would name the collection or
+ * its parent) and names holding "/" or "%". Nothing can exist under such a
+ * name; validation refuses it, and nothing reads or writes it.
+ */
+export function isRequestableName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('%');
+}

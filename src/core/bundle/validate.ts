@@ -8,7 +8,7 @@ import type { BundleSpec, Resource } from '../../api/bundle.js';
 import { Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
 import { buildGraph, findCycles, formatCycle } from './graph.js';
 import type { KindTable } from './kinds.js';
-import { describeObject, groupOf, kindKey } from './objects.js';
+import { describeObject, groupOf, isRequestableName, kindKey } from './objects.js';
 import { parsePath } from './path.js';
 import { findPlaceholders, placeholderName } from './references.js';
 
@@ -139,7 +139,7 @@ function validateResource(bundle: BundleRef, resource: Resource, names: Readonly
   }
   const name = object.metadata.name;
   // The apiserver's path-segment rule: such a name cannot be requested at all (".." would name the collection above).
-  if (name === '.' || name === '..' || name.includes('/') || name.includes('%')) add(`object metadata.name ${JSON.stringify(name)} cannot be a Kubernetes object name (not ".", "..", nor containing "/" or "%")`);
+  if (!isRequestableName(name)) add(`object metadata.name ${JSON.stringify(name)} cannot be a Kubernetes object name (not ".", "..", nor containing "/" or "%")`);
   if (groupOf(object.apiVersion) === GROUP && object.kind === BUNDLE_KIND) add('a Bundle cannot list a Bundle (its objects would be reconciled by the operator twice, under two owners)');
   for (const at of placeholderKeys(object)) add(`placeholder used as a key at ${at}: placeholders are substituted in values only`);
   for (const problem of nonStringData(object)) add(problem);
