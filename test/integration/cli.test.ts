@@ -221,8 +221,10 @@ describe('bundlesmith CLI', () => {
   });
 
   it('an invalid deletionDelay: diff says keep (exit 1), the operator keeps the object, pending says why a stamp without a delay is kept', async () => {
-    await apply(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 'b', cm: 'bd-banana', delay: 'banana' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]));
-    const banana = await env.client.get(configMaps, ns, 'bd-banana');
+    // The operator refuses to apply an unreadable delay (a terminal Error on that resource), so the live object gets
+    // one by hand, after its Bundle applied it: the annotation is not the operator's, and it stays.
+    await apply(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 'b', cm: 'bd-banana' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]));
+    const banana = await env.client.patch(configMaps, ns, 'bd-banana', { metadata: { annotations: { [Annotations.deletionDelay]: 'banana' } } }, 'merge');
     const dropping = bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]);
     const diff = await diffEntries(dropping);
     expect(diff.code).toBe(1);
