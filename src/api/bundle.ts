@@ -4,7 +4,7 @@
  * (see crd.ts), and the controller parses every Bundle it reads with them.
  */
 import { z } from 'zod';
-import { API_VERSION, BUNDLE_KIND } from './names.js';
+import { API_VERSION, BUNDLE_KIND, DELETE_WHEN_GATES, DELETION_POLICIES } from './names.js';
 
 /** Marks a schema whose content the apiserver must keep as-is (a full Kubernetes object, free-form values). */
 const preserveUnknown = { 'x-kubernetes-preserve-unknown-fields': true } as const;
@@ -104,6 +104,25 @@ export const ResourceSchema = z
   .describe('One object of the Bundle.');
 export type Resource = z.infer<typeof ResourceSchema>;
 
+export const DeletionDefaultsSchema = z
+  .object({
+    deletionDelay: z
+      .string()
+      .max(64)
+      .optional()
+      .describe('Go duration (e.g. "24h"): the deletionDelay of every object of the Bundle without its own smith.atlassian.com/deletionDelay annotation.'),
+    deletionPolicy: z
+      .enum(DELETION_POLICIES)
+      .optional()
+      .describe('Delete (default), Orphan (released, never deleted) or Approve (deleted only once approved): for every object without its own smith.atlassian.com/deletionPolicy annotation.'),
+    deleteWhen: z
+      .enum(DELETE_WHEN_GATES)
+      .optional()
+      .describe('BundleReady: an object that leaves the Bundle is deleted only once the Bundle is Ready again; for every object without its own smith.atlassian.com/deleteWhen annotation.'),
+  })
+  .describe('How the Bundle\'s objects leave the cluster, unless an object\'s own annotations say otherwise. An extension of Smith\'s schema.');
+export type DeletionDefaults = z.infer<typeof DeletionDefaultsSchema>;
+
 export const BundleSpecSchema = z
   .object({
     resources: z
@@ -128,6 +147,7 @@ export const BundleSpecSchema = z
       .describe(
         "A ServiceAccount in the Bundle's namespace whose rights every request for the Bundle's objects uses (reads, adoption, apply, prune, soft-delete stamps and deletes, release): the operator impersonates it. An extension of Smith's schema. Unset: the operator's --default-service-account if it has one, else the operator's own identity.",
       ),
+    deletionDefaults: DeletionDefaultsSchema.optional(),
   })
   .describe('What the Bundle holds.');
 export type BundleSpec = z.infer<typeof BundleSpecSchema>;
@@ -171,6 +191,10 @@ export const PendingDeletionSchema = z
     name: z.string().describe('Name of the object.'),
     deletionTimestamp: z.string().describe('When the countdown started: the object\'s smith.atlassian.com/deletionTimestamp annotation.'),
     deleteAfter: z.string().describe('deletionTimestamp + deletionDelay: the earliest time the object is deleted.'),
+    waitingFor: z
+      .enum(['Delay', 'Approval', 'BundleReady'])
+      .optional()
+      .describe('What the deletion waits for now: the delay to pass, an approval (deletionPolicy Approve), or the Bundle to be Ready (deleteWhen BundleReady).'),
   })
   .describe('An object that left the spec and waits for its deletionDelay; putting it back cancels the deletion.');
 export type PendingDeletion = z.infer<typeof PendingDeletionSchema>;
@@ -183,6 +207,7 @@ export const BundleStatusSchema = z
     objectsToDelete: z.array(ObjectToDeleteSchema).optional().describe('Objects that left the spec and are still to be deleted.'),
     pendingDeletions: z.array(PendingDeletionSchema).optional().describe('Objects that left the spec and wait for their deletionDelay.'),
     pendingDeletionCount: z.number().int().optional().describe('How many objects wait for their deletionDelay (printer column).'),
+    awaitingApprovalCount: z.number().int().optional().describe('How many objects are due and wait for their deletion to be approved (printer column).'),
     resourcesReady: z.string().optional().describe('Ready resources out of all, as "ready/total" (printer column).'),
     // Kinds, so that a restarted operator watches them, prunes leftovers of
     // kinds that left the spec and finds released objects.

@@ -78,7 +78,8 @@ export function buildBundleCrd(): JsonSchema {
             { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
             { name: 'Reason', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].reason", priority: 1 },
             { name: 'Resources', type: 'string', description: 'Ready resources out of all', jsonPath: '.status.resourcesReady' },
-            { name: 'Pending-Deletions', type: 'integer', description: 'Objects waiting for their deletionDelay to expire', jsonPath: '.status.pendingDeletionCount' },
+            { name: 'Pending-Deletions', type: 'integer', description: 'Objects that left the Bundle and wait for their deletion (a delay, an approval, the Bundle to be Ready)', jsonPath: '.status.pendingDeletionCount' },
+            { name: 'Awaiting-Approval', type: 'integer', description: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', jsonPath: '.status.awaitingApprovalCount' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

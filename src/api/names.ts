@@ -18,6 +18,25 @@ export const Annotations = {
   deletionDelay: `${GROUP}/deletionDelay`,
   /** RFC 3339 time at which the soft-deletion countdown started. Written only by the operator. */
   deletionTimestamp: `${GROUP}/deletionTimestamp`,
+  /**
+   * How an object may leave the cluster once it leaves its Bundle (or its
+   * Bundle is deleted): Delete (the default), Orphan (never deleted by the
+   * operator: released instead) or Approve (deleted only once approved, after
+   * its delay). Overrides spec.deletionDefaults.deletionPolicy.
+   */
+  deletionPolicy: `${GROUP}/deletionPolicy`,
+  /**
+   * RFC 3339 time: approves the deletion of an Approve object. Counts only
+   * when later than the object's deletionTimestamp, so an approval written
+   * before the countdown (or left from an earlier one) never counts.
+   */
+  deletionApproved: `${GROUP}/deletionApproved`,
+  /**
+   * BundleReady: an object that left its Bundle is deleted only once the
+   * Bundle is Ready with the spec that dropped it (and not before its delay).
+   * Overrides spec.deletionDefaults.deleteWhen.
+   */
+  deleteWhen: `${GROUP}/deleteWhen`,
   /** Hash of the manifest bundlesmith last applied; with a field-by-field check it lets a no-op pass send nothing. */
   appliedHash: `${GROUP}/applied-hash`,
   /**
@@ -88,6 +107,8 @@ export const Reasons = {
   DependenciesNotReady: 'DependenciesNotReady',
   BeingDeleted: 'BeingDeleted',
   InvalidDeletionDelay: 'InvalidDeletionDelay',
+  /** The deletionPolicy, deleteWhen or deletionApproved annotation, or spec.deletionDefaults, cannot be read. */
+  InvalidDeletionPolicy: 'InvalidDeletionPolicy',
   /** The Bundle's identity (its service account) may not do what the resource needs; the message names identity, verb and resource. */
   Forbidden: 'Forbidden',
   AllResourcesReady: 'AllResourcesReady',
@@ -109,7 +130,12 @@ export const EventReasons = {
   DeletionCancelled: 'DeletionCancelled',
   DeletedAfterDelay: 'DeletedAfterDelay',
   InvalidDeletionDelay: 'InvalidDeletionDelay',
+  InvalidDeletionPolicy: 'InvalidDeletionPolicy',
   Released: 'Released',
+  /** An object with deletionPolicy Approve is due and waits for its approval. */
+  AwaitingApproval: 'AwaitingApproval',
+  /** An object with deleteWhen BundleReady is due and waits for its Bundle to be Ready. */
+  AwaitingBundleReady: 'AwaitingBundleReady',
   /** On an object: it carries the former-bundle label but no valid release proof, so the sweeper keeps it. */
   UnprovenRelease: 'UnprovenRelease',
   /** An object counting down after its Bundle dropped it moved to the Bundle that lists it now (on both Bundles). */
@@ -129,3 +155,11 @@ export const EVENT_SOURCE = 'bundlesmith';
  * path.
  */
 export const REPORTING_CONTROLLER = `${EVENT_SOURCE}.smith.atlassian.com/${EVENT_SOURCE}`;
+
+/** Values of the deletionPolicy annotation and of spec.deletionDefaults.deletionPolicy. */
+export const DELETION_POLICIES = ['Delete', 'Orphan', 'Approve'] as const;
+export type DeletionPolicy = (typeof DELETION_POLICIES)[number];
+
+/** Values of the deleteWhen annotation and of spec.deletionDefaults.deleteWhen. */
+export const DELETE_WHEN_GATES = ['BundleReady'] as const;
+export type DeleteWhenGate = (typeof DELETE_WHEN_GATES)[number];

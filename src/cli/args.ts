@@ -10,7 +10,7 @@ export const EXIT_PROBLEMS = 1;
 /** The command line itself is wrong. */
 export const EXIT_USAGE = 2;
 
-export type Command = 'validate' | 'diff' | 'pending' | 'cancel' | 'delete-now' | 'tree' | 'status' | 'gc-graph' | 'help';
+export type Command = 'validate' | 'diff' | 'pending' | 'cancel' | 'approve' | 'delete-now' | 'tree' | 'status' | 'gc-graph' | 'help';
 
 export interface CommonFlags {
   kubeconfig?: string;
@@ -44,6 +44,7 @@ export const USAGE = `usage:
   bundlesmith diff FILE [-n NS]           what the operator will do once the Bundle(s) in FILE are applied
   bundlesmith pending [-n NS]             objects counting down to deletion and when they go (all namespaces without -n)
   bundlesmith cancel KIND/NAME -n NS      stop a pending deletion and keep the object
+  bundlesmith approve KIND/NAME -n NS     approve a pending deletion (deletionPolicy Approve)
   bundlesmith delete-now KIND/NAME -n NS  delete a pending object now
   bundlesmith tree BUNDLE [-n NS]         the Bundle's resources by references, their state, what they own, pending deletions
   bundlesmith status [BUNDLE|--all]       one line per Bundle, or one Bundle's conditions in words; exit 1 unless Ready
@@ -63,7 +64,7 @@ flags:
 also a kubectl plugin: kubectl bundle tree BUNDLE, kubectl bundle status --all
 exit codes: 0 ok, 1 problems found or operation failed, 2 usage error`;
 
-const COMMANDS: readonly Command[] = ['validate', 'diff', 'pending', 'cancel', 'delete-now', 'tree', 'status', 'gc-graph', 'help'];
+const COMMANDS: readonly Command[] = ['validate', 'diff', 'pending', 'cancel', 'approve', 'delete-now', 'tree', 'status', 'gc-graph', 'help'];
 
 /** How many positionals each command takes: [min, max]. */
 const ARITY: Record<Command, [number, number]> = {
@@ -71,6 +72,7 @@ const ARITY: Record<Command, [number, number]> = {
   diff: [1, 1],
   pending: [0, 0],
   cancel: [1, 1],
+  approve: [1, 1],
   'delete-now': [1, 1],
   tree: [1, 1],
   status: [0, 1],
@@ -182,7 +184,7 @@ export function parseCommandLine(argv: readonly string[]): { ok: true; parsed: P
   if (command === 'status' && flags.all === true && positionals.length > 0) errors.push('status takes a Bundle name or --all, not both');
   if (flags.wait === true && (command !== 'status' || positionals.length === 0)) errors.push('--wait needs status BUNDLE');
   if (flags.watch === true && flags.wait === true) errors.push('--watch and --wait do not go together');
-  if ((command === 'cancel' || command === 'delete-now') && positionals[0] !== undefined && parseObjectRef(positionals[0]) === undefined) {
+  if ((command === 'cancel' || command === 'approve' || command === 'delete-now') && positionals[0] !== undefined && parseObjectRef(positionals[0]) === undefined) {
     errors.push(`"${positionals[0]}" is not KIND/NAME (e.g. ConfigMap/settings or deployment.apps/web)`);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, parsed: { command, positionals, flags } };

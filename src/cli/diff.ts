@@ -37,6 +37,8 @@ export type DiffAction =
   | 'invalid'
   | 'delete'
   | 'soft-delete'
+  | 'await'
+  | 'release'
   | 'keep'
   | 'listed-elsewhere'
   | 'held'
@@ -186,6 +188,10 @@ function pruneEntry(a: PruneAction): DiffEntry {
       return { ...base, action: 'soft-delete', detail: `countdown starts now, deleted after ${a.deleteAfter}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'wait':
       return { ...base, action: 'soft-delete', detail: `pending since ${a.deletionTimestamp}, deleted after ${a.deleteAfter}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+    case 'await':
+      return { ...base, action: 'await', detail: a.message, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+    case 'release':
+      return { ...base, action: 'release', detail: 'deletionPolicy Orphan: released (the operator lets go of it), never deleted' };
     case 'invalid':
       return { ...base, action: 'keep', detail: a.message };
     case 'terminating':
@@ -196,7 +202,7 @@ function pruneEntry(a: PruneAction): DiffEntry {
 }
 
 function withheldEntry(w: WithheldPrune): DiffEntry {
-  const would = w.action.action === 'delete' ? 'delete' : `start its countdown (deleted after ${w.action.deleteAfter})`;
+  const would = w.action.action === 'delete' ? 'delete' : w.action.action === 'release' ? 'release it (deletionPolicy Orphan)' : `start its countdown (deleted after ${w.action.deleteAfter})`;
   return { ...targetEntry(w.action.target), action: 'held', detail: `would ${would}; ${w.reason}` };
 }
 

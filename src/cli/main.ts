@@ -11,6 +11,7 @@ import { readCrdReadiness, serverNow } from './cluster-state.js';
 import { PROBLEM_ACTIONS, diffBundle, discoveryKindTable, formatDiff, type BundleDiff } from './diff.js';
 import { CliError, processIo, type CliIo } from './io.js';
 import { parseManifests } from './manifests.js';
+import { approveDeletion } from './approve.js';
 import { cancelPending, deletePendingNow, formatPendingTable, listPending } from './pending.js';
 import { DEFAULT_DEBUG_URL, fetchGraph, parseGraphView, renderGraph } from './gc-graph.js';
 import { readBundle, readBundles, readLiveObjects, readOwnedObjects } from './inspect.js';
@@ -214,6 +215,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await pendingCommand(cmd, io);
       case 'cancel':
         return await objectCommand(cmd, io, cancelPending);
+      case 'approve':
+        return await objectCommand(cmd, io, approveDeletion);
       case 'delete-now':
         return await objectCommand(cmd, io, deletePendingNow);
       case 'tree':

@@ -1,5 +1,6 @@
 /**
- * `bundlesmith pending`, `cancel` and `delete-now`: soft-deleted objects.
+ * `bundlesmith pending`, `cancel` and `delete-now`: soft-deleted objects
+ * (`approve` is in approve.ts).
  * Two kinds exist: objects a live Bundle dropped from its spec, and objects a
  * deleted Bundle released (labelled former-bundle, swept by the operator with
  * no Bundle left). Both are decided as the operator decides them: a live
@@ -43,6 +44,8 @@ export interface PendingObject {
   deletionTimestamp: string;
   /** When it will be deleted; undefined when the operator will not delete it (then `problem` says why). */
   deleteAfter?: string;
+  /** What the deletion waits for now (the status's waitingFor); absent once it is due and open. */
+  waitingFor?: 'Delay' | 'Approval' | 'BundleReady';
   problem?: string;
 }
 
@@ -55,8 +58,8 @@ export function formatDue(deleteAfter: string | undefined, now: number): string 
 
 export function formatPendingTable(items: readonly PendingObject[], now: number): string[] {
   const rows = [
-    ['NAMESPACE', 'OBJECT', 'BUNDLE', 'STATE', 'DELETE-AFTER', 'DUE'],
-    ...items.map((p) => [p.namespace, formatObjectRef(p.apiVersion, p.kind, p.name), p.bundle, p.state, p.deleteAfter ?? `- (${p.problem ?? 'unknown'})`, formatDue(p.deleteAfter, now)]),
+    ['NAMESPACE', 'OBJECT', 'BUNDLE', 'STATE', 'WAITING-FOR', 'DELETE-AFTER', 'DUE'],
+    ...items.map((p) => [p.namespace, formatObjectRef(p.apiVersion, p.kind, p.name), p.bundle, p.state, p.waitingFor ?? '-', p.deleteAfter ?? `- (${p.problem ?? 'unknown'})`, formatDue(p.deleteAfter, now)]),
   ];
   const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
   return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join('  '));
@@ -86,7 +89,7 @@ function keptBecause(o: LiveObject, plan: BundlePlan): string {
  */
 export function pendingOfPlan(input: PlanInput, plan: BundlePlan): PendingObject[] {
   const { namespace, name: bundle } = input.bundle;
-  const out: PendingObject[] = pendingDeletionsOf(plan).map((p) => ({ namespace, apiVersion: p.apiVersion, kind: p.kind, name: p.name, bundle, state: 'pending', deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter }));
+  const out: PendingObject[] = pendingDeletionsOf(plan).map((p) => ({ namespace, apiVersion: p.apiVersion, kind: p.kind, name: p.name, bundle, state: 'pending', deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter, ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}) }));
   const listed = new Set(out.map((p) => objectKey({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name, namespace } })));
   for (const o of input.controlled) {
     const stamp = stampOf(o);
@@ -115,6 +118,7 @@ export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name:
 export function releasedEntry(o: LiveObject, claims: ReadonlyMap<string, readonly BundleClaim[]>, now: number, stampAt: number): PendingObject | undefined {
   const base = { namespace: o.metadata.namespace ?? '', apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: o.metadata.labels?.[Labels.formerBundle] ?? '', state: 'released' as const };
   const stamp = stampOf(o) ?? '';
+  if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined) return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
   const decision = decideOrphanSweep(o.metadata, now, stampAt);
   if (decision.action === 'skip') return undefined;
   const claim = claims.get(objectKey(o))?.[0];
@@ -176,13 +180,13 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
   return out.sort((a, b) => (a.deleteAfter ?? '~').localeCompare(b.deleteAfter ?? '~') || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
 }
 
-interface Target {
+export interface Target {
   rt: ResourceType;
   object: KubeObject;
   ref: string;
 }
 
-async function pendingTarget(cluster: Cluster, ref: ObjectRef, namespace: string): Promise<Target> {
+export async function pendingTarget(cluster: Cluster, ref: ObjectRef, namespace: string): Promise<Target> {
   const rt = resolveObjectRef(cluster.discovery.resources(), ref);
   if (!rt) throw new CliError(`the API server serves no kind "${ref.kind}"${ref.group ? ` in group ${ref.group}` : ''}`, EXIT_PROBLEMS);
   if (!rt.namespaced) throw new CliError(`${rt.kind} is cluster-scoped: Bundles own namespaced objects only`, EXIT_PROBLEMS);
@@ -195,7 +199,7 @@ async function pendingTarget(cluster: Cluster, ref: ObjectRef, namespace: string
   return { rt, object, ref: printable };
 }
 
-function failed(action: string, target: Target, err: unknown): CliError {
+export function failed(action: string, target: Target, err: unknown): CliError {
   if (isStaleWrite(err)) return new CliError(`${action} ${target.ref}: it changed since it was read (${errorMessage(err)}); run the command again`, EXIT_PROBLEMS);
   if (isNotFound(err)) return new CliError(`${action} ${target.ref}: it is gone already`, EXIT_PROBLEMS);
   return new CliError(`${action} ${target.ref}: ${errorMessage(err)}`, EXIT_PROBLEMS);
@@ -230,7 +234,9 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   }
   if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   if (formerBundle !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
-  if (metadata.annotations?.[Annotations.releaseProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
+  for (const name of [Annotations.releaseProof, Annotations.deletionApproved]) {
+    if (metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(name)}` });
+  }
   try {
     await cluster.client.patch(target.rt, namespace, target.object.metadata.name, ops, 'json', { fieldManager: 'bundlesmith-cli' });
   } catch (err) {

@@ -17,6 +17,7 @@ export class OperatorMetrics {
   readonly queueRetries: Counter<'queue'>;
   readonly bundlesByCondition: Gauge<'condition' | 'status'>;
   readonly pendingDeletions: Gauge;
+  readonly awaitingApproval: Gauge;
   readonly gcGraphNodes: Gauge;
   readonly gcActions: Counter<'action' | 'kind' | 'result'>;
   readonly gcDiscoveryErrors: Counter;
@@ -33,7 +34,8 @@ export class OperatorMetrics {
     this.queueWorkDuration = new Histogram({ name: 'bundlesmith_workqueue_work_duration_seconds', help: 'Time a worker holds a key', labelNames: ['queue'], registers, buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60] });
     this.queueRetries = new Counter({ name: 'bundlesmith_workqueue_retries_total', help: 'Rate-limited re-adds', labelNames: ['queue'], registers });
     this.bundlesByCondition = new Gauge({ name: 'bundlesmith_bundles', help: 'Bundles by condition type and status', labelNames: ['condition', 'status'], registers });
-    this.pendingDeletions = new Gauge({ name: 'bundlesmith_pending_deletions', help: 'Objects counting down to deletion (deletionDelay)', registers });
+    this.pendingDeletions = new Gauge({ name: 'bundlesmith_pending_deletions', help: 'Objects that left their Bundle and wait for their deletion (delay, approval, Bundle readiness)', registers });
+    this.awaitingApproval = new Gauge({ name: 'bundlesmith_deletions_awaiting_approval', help: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', registers });
     this.gcGraphNodes = new Gauge({ name: 'bundlesmith_gc_graph_nodes', help: 'Objects tracked by the garbage collector graph', registers });
     this.gcActions = new Counter({ name: 'bundlesmith_gc_actions_total', help: 'Garbage collector deletes, orphanings and errors', labelNames: ['action', 'kind', 'result'], registers });
     this.gcDiscoveryErrors = new Counter({ name: 'bundlesmith_gc_discovery_errors_total', help: 'Failed discovery syncs of the garbage collector', registers });

@@ -51,8 +51,8 @@ describe('pruning', () => {
     await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: configMap('hd-a') }, { name: 'b', object: configMap('hd-b') }]);
     await waitForReady(f.env, f.ns, 'held');
     const bUid = await uidOf(f.env, f.t.configMap, f.ns, 'hd-b');
-    // "a" becomes something the apiserver rejects (a ConfigMap's data values must be strings) while "b" leaves.
-    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hd-a' }, data: { n: 5 } } }]);
+    // "a" becomes something the apiserver rejects (a ConfigMap's data keys must be valid config keys) while "b" leaves.
+    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hd-a' }, data: { 'not a key!': '5' } } }]);
     const failing = await waitForBundle(f.env, f.ns, 'held', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(failing, 'Error')?.message).toContain('"a"');
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'hd-b'), bUid);

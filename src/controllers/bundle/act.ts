@@ -76,7 +76,7 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
 
   await applyResources(d, plan, types, failedClaims, outcome, target);
   if (outcome.applyFailures.size > 0) plan = withholdPrunes(plan, `not pruning: ${[...outcome.applyFailures.keys()].join(', ')} could not be applied`);
-  if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark')) {
+  if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark' || a.action === 'release')) {
     // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
     // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists.
     const { items: bundlesNow } = await d.api.list(BUNDLE_RESOURCE_TYPE, namespace);
@@ -89,7 +89,21 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
     await pruneObjects(d, plan, outcome, target);
   }
   await withdrawClaims(d, plan, outcome);
+  await announceWaits(d, plan, bundle, target);
   return { kind: 'acted', plan, outcome };
+}
+
+/**
+ * One event when a due deletion starts waiting for a gate: the status as
+ * last written says what each pending object waited for, so a restart or
+ * a retry does not repeat it.
+ */
+async function announceWaits(d: ActDeps, plan: BundlePlan, bundle: Bundle, target: EventTarget): Promise<void> {
+  const before = new Map((bundle.status?.pendingDeletions ?? []).map((p) => [`${p.apiVersion}|${p.kind}|${p.name}`, p.waitingFor]));
+  for (const a of plan.prune) {
+    if (a.action !== 'await' || before.get(`${a.target.apiVersion}|${a.target.kind}|${a.target.name}`) === a.waitingFor) continue;
+    await d.events.normal(target, a.event.reason, a.event.message);
+  }
 }
 
 /**
@@ -195,12 +209,12 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
 /** Dependents first (the plan's order), one at a time, so an object is gone before what it references. */
 async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget): Promise<void> {
   for (const action of plan.prune) {
-    if (action.action !== 'delete' && action.action !== 'mark') continue;
+    if (action.action !== 'delete' && action.action !== 'mark' && action.action !== 'release') continue;
     const t = action.target;
     const rt = await d.api.resolve(t.apiVersion, t.kind);
     if (!rt || !t.uid) continue;
     try {
-      if (action.action === 'mark') {
+      if (action.action === 'mark' || action.action === 'release') {
         outcome.wrote = true; // either way, look again soon
         try {
           await d.api.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER });
@@ -213,7 +227,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
         await d.events.normal(target, action.event.reason, action.event.message);
         continue;
       }
-      const result = await deleteDecided(d, rt, t, action.afterDelay, plan.bundle.uid);
+      const result = await deleteDecided(d, rt, t, action.afterDelay, plan);
       if (result === 'conflict') {
         outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
         continue;
@@ -239,12 +253,12 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
  * (a status write, a new annotation) gets one fresh read, the same rules and
  * one more try. 'kept': a fresh read said no.
  */
-async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, bundleUid: string): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
-  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, bundleUid) : t.resourceVersion;
+async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
+  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, plan) : t.resourceVersion;
   if (resourceVersion === undefined) return 'kept';
   const result = await deleteWithPreconditions(d, rt, t, resourceVersion);
   if (result !== 'conflict') return result;
-  const fresher = await freshDeletableVersion(d, rt, t, bundleUid);
+  const fresher = await freshDeletableVersion(d, rt, t, plan);
   if (fresher === undefined) return 'kept';
   return await deleteWithPreconditions(d, rt, t, fresher);
 }
@@ -266,12 +280,12 @@ async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTa
  * (core/bundle/prune.ts, redecideDelete): the resourceVersion to delete it
  * at, or undefined (left to the next pass).
  */
-async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, bundleUid: string): Promise<string | undefined> {
+async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, plan: BundlePlan): Promise<string | undefined> {
   const fresh = await d.api.tryGet(rt, t.namespace, t.name);
   // The read just made refreshed the server-time estimate: decide on its lower bound.
   const now = d.serverTime.lowerBound();
   if (now === undefined) return undefined;
-  return redecideDelete({ fresh, target: t, bundleUid, now });
+  return redecideDelete({ fresh, target: t, bundleUid: plan.bundle.uid, now, ...plan.deletionContext });
 }
 
 /** A 403: the message is the API server's, which names the identity, the verb and the resource. */

@@ -67,7 +67,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
   // 2. Decide.
   const plan = planFinalize({
     propagation: propagationOf(bundle.metadata.finalizers),
-    bundle: { name: bundle.metadata.name, uid: bundle.metadata.uid },
+    bundle: { name: bundle.metadata.name, uid: bundle.metadata.uid, defaults: bundle.spec.deletionDefaults },
     objects,
     coordinates: coordinatesOf(bundle),
     claims: claimsByObject(bundlesNow),

@@ -47,31 +47,26 @@ export async function reportTransitions(events: EventRecorder, target: EventTarg
   }
 }
 
-/** bundlesmith_pending_deletions and bundlesmith_bundles{condition,status}: sums over every Bundle's last status. */
+/** bundlesmith_pending_deletions, bundlesmith_deletions_awaiting_approval and bundlesmith_bundles{condition,status}: sums over every Bundle's last status. */
 export class BundleGauges {
   private readonly pendingByBundle = new Map<BundleKey, number>();
+  private readonly awaitingByBundle = new Map<BundleKey, number>();
   private readonly conditionsByBundle = new Map<BundleKey, string[]>();
 
   constructor(private readonly metrics: OperatorMetrics | undefined) {}
 
   /** A Bundle's share, from the status its pass wrote. */
   record(key: BundleKey, status: BundleStatus): void {
-    this.setPendingDeletions(key, status.pendingDeletionCount ?? 0);
+    this.metrics?.pendingDeletions.set(setShare(this.pendingByBundle, key, status.pendingDeletionCount ?? 0));
+    this.metrics?.awaitingApproval.set(setShare(this.awaitingByBundle, key, status.awaitingApprovalCount ?? 0));
     this.setConditions(key, status);
   }
 
   /** A Bundle that is gone counts for nothing. */
   forget(key: BundleKey): void {
-    this.setPendingDeletions(key, 0);
+    this.metrics?.pendingDeletions.set(setShare(this.pendingByBundle, key, 0));
+    this.metrics?.awaitingApproval.set(setShare(this.awaitingByBundle, key, 0));
     this.setConditions(key, undefined);
-  }
-
-  private setPendingDeletions(key: BundleKey, count: number): void {
-    if (count === 0) this.pendingByBundle.delete(key);
-    else this.pendingByBundle.set(key, count);
-    let total = 0;
-    for (const n of this.pendingByBundle.values()) total += n;
-    this.metrics?.pendingDeletions.set(total);
   }
 
   private setConditions(key: BundleKey, status: BundleStatus | undefined): void {
@@ -87,4 +82,13 @@ export class BundleGauges {
       gauge.set({ condition, status: conditionStatus }, n);
     }
   }
+}
+
+/** Sets one Bundle's count and returns the total over all Bundles. */
+function setShare(shares: Map<BundleKey, number>, key: BundleKey, count: number): number {
+  if (count === 0) shares.delete(key);
+  else shares.set(key, count);
+  let total = 0;
+  for (const n of shares.values()) total += n;
+  return total;
 }

@@ -18,7 +18,7 @@ import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, formatRfc3339, sweepable } from '../../core/softdelete/decide.js';
 import { checkReleaseProof } from '../../core/softdelete/provenance.js';
 import { preferredVersions } from '../../kube/discovery.js';
-import { markPatch } from '../../core/bundle/prune.js';
+import { markPatch } from '../../core/bundle/release.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { kindKey, objectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../runtime/clock.js';
@@ -59,6 +59,8 @@ export class ReleasedObjectSweeper {
   private readonly notListable = new Map<string, number>();
   /** uid@resourceVersion of the unproven releases reported already. */
   private readonly reportedUnproven = new Set<string>();
+  /** Released objects whose due deletion waits for an approval, reported once per countdown. */
+  private readonly reportedWaits = new Set<string>();
 
   constructor(private readonly o: ReleasedSweeperOptions) {
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
@@ -172,6 +174,10 @@ export class ReleasedObjectSweeper {
         return 'forget';
       case 'wait':
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
+      case 'await':
+        // An approval is a write to the object: its watch event brings it back here.
+        await this.reportOnce(`${cached.metadata.uid ?? ''}@${decision.deletionTimestamp}`, () => this.o.events.normal(target, EventReasons.AwaitingApproval, `released by deleted Bundle ${cached.metadata.labels?.[Labels.formerBundle] ?? '?'}: ${decision.message}`));
+        return 'forget';
       case 'mark': {
         await this.writerFor(namespace).patch(rt, namespace, name, markPatch(cached, decision.deletionTimestamp), 'json', { fieldManager: FIELD_MANAGER });
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
@@ -223,6 +229,14 @@ export class ReleasedObjectSweeper {
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name: o.metadata.name, namespace, uid: o.metadata.uid };
     await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${check.reason}`);
     return false;
+  }
+
+  /** Runs `report` once per key (bounded memory: the set is cleared past 10,000 keys). */
+  private async reportOnce(key: string, report: () => Promise<void>): Promise<void> {
+    if (this.reportedWaits.has(key)) return;
+    if (this.reportedWaits.size > 10_000) this.reportedWaits.clear();
+    this.reportedWaits.add(key);
+    await report();
   }
 
   /** Whether the operator may list and watch the resource; a refusal is remembered for NOT_LISTABLE_RECHECK_MS. */

@@ -23,12 +23,13 @@
  * it, and nothing deletes it.
  * Pure: no client, no clock.
  */
+import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
-import { decideSoftDelete } from '../softdelete/decide.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { controllerOf, describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
-import { listedByOther, markPatch, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
+import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
+import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
+import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
 export type Propagation = 'background' | 'foreground' | 'orphan';
@@ -46,7 +47,8 @@ export function propagationOf(finalizers: readonly string[] | undefined): Propag
 
 export interface FinalizeInput {
   propagation: Propagation;
-  bundle: { name: string; uid: string };
+  /** The Bundle, with its spec.deletionDefaults (a released object takes what it needs of them along). */
+  bundle: { name: string; uid: string; defaults?: DeletionDefaults | undefined };
   /**
    * Every object of the Bundle's kinds in its namespace, read fresh
    * (metadata is enough). Background and foreground act on those the Bundle
@@ -152,7 +154,9 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   const { bundle, now, stampAt } = input;
   const byUid = new Map(controlled.map((o) => [o.metadata.uid, o]));
   const siblings = siblingUids(controlled);
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, claims: input.claims });
+  // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
+  // (a gated object is released with a countdown like any delayed one).
+  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, bundleReady: true });
   return actions.flatMap((action): FinalizeStep[] => {
     const o = byUid.get(action.target.uid);
     if (o === undefined || action.target.uid === undefined) return [];
@@ -165,15 +169,17 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
       case 'delete':
         if (!action.afterDelay) return [{ action: 'delete', target: action.target, event: { reason: EventReasons.Pruned, message: `deleted ${what}: its Bundle is being deleted` } }];
         break;
+      case 'release':
+        return [{ action: 'release', target: action.target, patch: keptReleasePatch(o, bundle.name, referenceContext(o, input, siblings)), event: { reason: EventReasons.Released, message: `released ${what}: its deletionPolicy is Orphan; kept, never deleted` } }];
       default:
         break;
     }
-    // mark, wait, expired, invalid: the object asked for a delay (or has an unreadable one): release it, never delete it here.
+    // mark, wait, await, expired, invalid: the object asked for a delay or a gate (or has unreadable rules): release it, never delete it here.
     return [{
       action: 'release',
       target: action.target,
       patch: releasePatch(o, bundle, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease),
-      event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay and is kept until it expires; re-apply the Bundle to keep it` },
+      event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it` },
     }];
   });
 }
@@ -253,51 +259,6 @@ function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {
 /** Uids of the objects the finalizer acts on: for objects applied before dependency references were recorded, a blocking reference to one of them is the operator's. */
 function siblingUids(objects: readonly LiveObject[]): Set<string> {
   return new Set(objects.flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
-}
-
-/**
- * The ownerReferences left to an object the operator gives up, with a test
- * on the list as read (a concurrent change, such as the collector's, fails
- * the patch and the next pass decides again), and the bookkeeping
- * annotation removed.
- */
-function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
-  const ops: JsonPatchOperation[] = [];
-  if (o.metadata.ownerReferences === undefined) {
-    // Nothing to replace; the resourceVersion guards the rest of the patch.
-    if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
-  } else {
-    ops.push({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
-    ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, refs) });
-  }
-  if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
-  return ops;
-}
-
-/**
- * Release: the operator's references go, the former-bundle label names the
- * Bundle, the countdown starts unless it has, and the release is signed
- * over the object's uid, namespace, Bundle, stamp and delay (the sweeper
- * deletes nothing whose proof does not check).
- */
-export function releasePatch(o: LiveObject, bundle: FinalizeInput['bundle'], refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner): JsonPatchOperation[] {
-  const ops = referencesPatch(o, refs);
-  if (o.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
-  ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundle.name });
-  const annotations = o.metadata.annotations ?? {};
-  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
-  const decision = decideSoftDelete({ inSpec: false, annotations, now: countdown.now, stampAt: countdown.stampAt });
-  // The first test already guards the whole patch; the stamp needs no second one.
-  if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
-  const proof = sign({
-    uid: o.metadata.uid ?? '',
-    namespace: o.metadata.namespace ?? '',
-    formerBundle: bundle.name,
-    deletionTimestamp: decision.action === 'mark' ? decision.deletionTimestamp : (annotations[Annotations.deletionTimestamp] ?? ''),
-    deletionDelay: annotations[Annotations.deletionDelay] ?? '',
-  });
-  ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}`, value: proof });
-  return ops;
 }
 
 /**

@@ -5,7 +5,9 @@
  * the live object at each resource's coordinates, what the Bundle controls,
  * the claims of the namespace's live Bundles, the CRD readiness table.
  */
-import type { BundleSpec } from '../../api/bundle.js';
+import type { BundleSpec, Condition } from '../../api/bundle.js';
+import { BundleConditionTypes } from '../../api/names.js';
+import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
 import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
 import { claimsByObject, hasClaimReference, type BundleLike } from './ownership.js';
@@ -23,6 +25,20 @@ export interface BundleToPlan {
     deletionTimestamp?: string | undefined;
   };
   spec: BundleSpec;
+  /** As stored: its Ready condition at its observedGeneration opens deleteWhen BundleReady gates. */
+  status?: { observedGeneration?: number | undefined; conditions?: readonly Condition[] | undefined } | undefined;
+}
+
+/**
+ * Whether the Bundle, as last reported, is Ready with the spec it has now:
+ * Ready True at an observedGeneration equal to its generation. A spec that
+ * drops an object bumps the generation, so a Ready from before the change
+ * never counts.
+ */
+export function isReadyWithCurrentSpec(bundle: BundleToPlan): boolean {
+  const generation = bundle.metadata.generation;
+  if (generation === undefined || bundle.status?.observedGeneration !== generation) return false;
+  return findConditionByType(bundle.status.conditions, BundleConditionTypes.Ready)?.status === 'True';
 }
 
 export interface PlanSources {
@@ -100,6 +116,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     now: s.now,
     stampAt: s.stampAt,
     claims: claimsByObject([...others, self]),
+    bundleReady: isReadyWithCurrentSpec(bundle),
   };
 }
 

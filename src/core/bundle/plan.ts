@@ -4,7 +4,7 @@
  * controller gathers the inputs (live objects, kind tables, the time) and
  * carries the plan out; nothing here talks to the API server.
  */
-import type { BundleSpec, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
+import type { BundleSpec, DeletionDefaults, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, EventReasons, Labels, Reasons } from '../../api/names.js';
 import { bundleOwnerReference, buildDesired, needsApply } from './desired.js';
 import { buildGraph, dependenciesOf, levels, topologicalOrder, type DependencyGraph } from './graph.js';
@@ -15,7 +15,7 @@ import { planPrune, targetOf, type ObjectTarget, type PlannedEvent, type PruneAc
 import { readinessOf, type Readiness } from './readiness.js';
 import { resolveObject } from './references.js';
 import { redactionsFor } from './redact.js';
-import { readDeletionDelay } from '../softdelete/decide.js';
+import { readDeletionRules } from '../softdelete/rules.js';
 import { validateBundle, type ValidationIssue } from './validate.js';
 
 export interface PlanBundle {
@@ -51,6 +51,12 @@ export interface PlanInput {
    * it no longer lists get the claim withdrawn.
    */
   claimed?: readonly LiveObject[];
+  /**
+   * Whether the Bundle is Ready with this spec: its Ready condition True at
+   * its current generation, as last written. A deleteWhen BundleReady gate
+   * opens on it; absent, the gate stays shut.
+   */
+  bundleReady?: boolean;
 }
 
 /** What to send for a resource: the manifest to server-side apply and whether it differs from the live object. */
@@ -128,15 +134,25 @@ export interface BundlePlan {
   withheld: WithheldPrune[];
   /** Wait at most this long before reconciling again (the next soft-delete expiry). */
   requeueAfterMs?: number;
+  /** What the deletion rules were read with: a delete decided again on a fresh read (redecideDelete) uses the same. */
+  deletionContext: { defaults?: DeletionDefaults | undefined; bundleReady: boolean };
 }
 
 export function planBundle(input: PlanInput): BundlePlan {
   const { bundle, spec } = input;
   const graph = resourceGraph(spec.resources);
   const order = topologicalOrder(graph);
-  const base = { bundle, order, levels: levels(graph) };
+  const base = { bundle, order, levels: levels(graph), deletionContext: { defaults: spec.deletionDefaults, bundleReady: input.bundleReady === true } };
 
-  const pruneRules = { now: input.now, selfUid: bundle.uid, ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}), ...(input.claims !== undefined ? { claims: input.claims } : {}) };
+  const pruneRules = {
+    now: input.now,
+    selfUid: bundle.uid,
+    bundleName: bundle.name,
+    defaults: spec.deletionDefaults,
+    ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
+    ...(input.claims !== undefined ? { claims: input.claims } : {}),
+    ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
+  };
 
   // A Bundle being deleted is never planned: its finalizer (controllers/bundle/finalize.ts) decides, and
   // the controller, `diff` and `pending` all stop before planBundle for it.
@@ -177,7 +193,7 @@ export function withholdPrunes(plan: BundlePlan, reason: string): BundlePlan {
   const prune: PruneAction[] = [];
   const withheld: WithheldPrune[] = [...plan.withheld];
   for (const action of plan.prune) {
-    if (action.action === 'delete' || action.action === 'mark') withheld.push({ action, reason });
+    if (action.action === 'delete' || action.action === 'mark' || action.action === 'release') withheld.push({ action, reason });
     else prune.push(action);
   }
   return { ...plan, prune, withheld };
@@ -290,10 +306,10 @@ function planResource(resource: Resource, graph: DependencyGraph, decided: Reado
   const liveOf = (n: string): LiveObject | undefined => input.live.get(n);
   const resolved = resolveObject(object, resource, liveOf);
   if (!resolved.ok) return { name, action: 'error', terminal: false, message: resolved.errors.join('; ') };
-  // A deletionDelay that cannot be read would keep the object forever once it leaves the Bundle, with no word
+  // Deletion rules that cannot be read (a delay, policy or gate) would keep the object forever once it leaves the Bundle, with no word
   // until then: say so now, apply nothing of it, and (like any failing resource) prune nothing until it is fixed.
-  const delay = readDeletionDelay(resolved.object.metadata.annotations ?? {});
-  if (delay?.ok === false) return { name, action: 'error', terminal: true, message: `${delay.message}; the object is not applied, and nothing of this Bundle is pruned until it is fixed` };
+  const rules = readDeletionRules(resolved.object.metadata.annotations, input.spec.deletionDefaults);
+  if (!rules.ok) return { name, action: 'error', terminal: true, message: `${rules.message}; the object is not applied, and nothing of this Bundle is pruned until it is fixed` };
 
   // e. The manifest, and whether the live object already has it.
   const dependencies = deps.flatMap((d) => liveOf(d) ?? []);
@@ -332,7 +348,8 @@ function planClaims(resources: readonly Resource[], ownership: ReadonlyMap<strin
 
 function claimFor(name: string, live: LiveObject, ownership: Ownership, input: PlanInput): ClaimAction | undefined {
   const what = describeObject(live);
-  const stamped = live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined;
+  // A stale approval goes with the stamp: it must never count for a later countdown.
+  const stamped = live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined || live.metadata.annotations?.[Annotations.deletionApproved] !== undefined;
   const released = live.metadata.labels?.[Labels.formerBundle] !== undefined;
   const cancelled: PlannedEvent[] = stamped ? [{ reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${what} cancelled, it is in the Bundle again` }] : [];
   const target = targetOf(live);
@@ -417,6 +434,7 @@ function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: r
   if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
   if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
   if (annotations[Annotations.releaseProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
+  if (annotations[Annotations.deletionApproved] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionApproved)}` });
   if (take !== undefined) {
     // Every Bundle reference goes (the previous controller's, our own claim: the apiserver folds two references with one
     // uid), but the claims of the other live Bundles listing the object: they stay in Conflict and keep their claim.

@@ -4,11 +4,13 @@
  * themselves live in core/softdelete; this module applies them to a set of
  * objects and orders the deletes.
  */
-import { Annotations, EventReasons } from '../../api/names.js';
-import { decideSoftDelete } from '../softdelete/decide.js';
+import type { DeletionDefaults } from '../../api/bundle.js';
+import { EventReasons } from '../../api/names.js';
+import { decideSoftDelete, type DeletionGate } from '../softdelete/decide.js';
 import { buildGraph, deletionOrder } from './graph.js';
-import { describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { BundleClaim } from './ownership.js';
+import { keptReleasePatch, markPatch } from './release.js';
 
 /** Where an object is, plus the preconditions a delete should carry. */
 export interface ObjectTarget {
@@ -32,6 +34,10 @@ export type PruneAction =
   | { action: 'mark'; target: ObjectTarget; patch: JsonPatchOperation[]; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; event: PlannedEvent }
   /** Countdown running; nothing to write. */
   | { action: 'wait'; target: ObjectTarget; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
+  /** Due, but a gate is shut (an approval, the Bundle's readiness); nothing to write, the Bundle reports it. */
+  | { action: 'await'; target: ObjectTarget; waitingFor: DeletionGate; deletionTimestamp: string; deleteAfter: string; message: string; event: PlannedEvent }
+  /** deletionPolicy Orphan: JSON-patch the operator's references off; the object is kept for good. */
+  | { action: 'release'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** Unreadable soft-delete annotations: the object is kept and the Bundle reports `message`. */
   | { action: 'invalid'; target: ObjectTarget; message: string; event: PlannedEvent }
   /** Already being deleted by the API server; nothing to do. */
@@ -44,7 +50,7 @@ export type PruneAction =
 
 /** A prune action that would write, held back this pass. */
 export interface WithheldPrune {
-  action: Extract<PruneAction, { action: 'delete' | 'mark' }>;
+  action: Extract<PruneAction, { action: 'delete' | 'mark' | 'release' }>;
   reason: string;
 }
 
@@ -73,6 +79,11 @@ export interface PruneInput {
   selfUid?: string;
   /** Live Bundles listing each object (by objectKey). An object another one lists is never pruned. */
   claims?: ReadonlyMap<string, readonly BundleClaim[]>;
+  /** The pruning Bundle's name (an Orphan object it releases is labelled with it) and spec.deletionDefaults. */
+  bundleName?: string;
+  defaults?: DeletionDefaults | undefined;
+  /** Whether the Bundle is Ready with its current spec: a deleteWhen BundleReady gate opens on it (absent: shut). */
+  bundleReady?: boolean;
 }
 
 /**
@@ -97,8 +108,34 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   if (o.metadata.deletionTimestamp !== undefined) return { action: 'terminating', target };
   const other = listedByOther(o, input.claims, input.selfUid);
   if (other !== undefined) return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
-  const decision = decideSoftDelete({ inSpec: false, annotations: o.metadata.annotations, now, ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}) });
+  const decision = decideSoftDelete({
+    inSpec: false,
+    annotations: o.metadata.annotations,
+    now,
+    defaults: input.defaults,
+    ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
+    ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
+  });
   switch (decision.action) {
+    case 'release': {
+      const siblings = new Set(input.controlled.flatMap((c) => (c.metadata.uid !== undefined ? [c.metadata.uid] : [])));
+      return {
+        action: 'release',
+        target,
+        patch: keptReleasePatch(o, input.bundleName ?? '', { legacySiblingUids: siblings }),
+        event: { reason: EventReasons.Released, message: `released ${what}: no longer in the Bundle, and its deletionPolicy is Orphan: kept, never deleted` },
+      };
+    }
+    case 'await':
+      return {
+        action: 'await',
+        target,
+        waitingFor: decision.waitingFor,
+        deletionTimestamp: decision.deletionTimestamp,
+        deleteAfter: decision.deleteAfter,
+        message: `${what} ${decision.message}`,
+        event: { reason: decision.waitingFor === 'Approval' ? EventReasons.AwaitingApproval : EventReasons.AwaitingBundleReady, message: `${what} ${decision.message}` },
+      };
     case 'delete':
       return { action: 'delete', target, afterDelay: false, event: { reason: EventReasons.Pruned, message: `deleted ${what}: no longer in the Bundle` } };
     case 'expired':
@@ -134,19 +171,6 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   }
 }
 
-/**
- * JSON patch writing the countdown stamp (the object has annotations: it
- * carries deletionDelay, or there would be no countdown). A test on the object's
- * resourceVersion keeps the stamp from landing on an object that changed
- * since it was read (the next pass re-reads and re-decides).
- */
-export function markPatch(o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } }, deletionTimestamp: string): JsonPatchOperation[] {
-  const ops: JsonPatchOperation[] = [];
-  if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
-  ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: deletionTimestamp });
-  return ops;
-}
-
 /** Dependents first: an object's ownerReferences to other candidates are its dependencies. */
 function orderForDeletion(objects: readonly LiveObject[]): LiveObject[] {
   const ids = objects.map((o, i) => o.metadata.uid ?? `#${i}`);
@@ -166,6 +190,9 @@ export interface RedecideDeleteInput {
   bundleUid: string;
   /** Lower bound of the API server's time, refreshed by the read. */
   now: number;
+  /** As for planPrune: the Bundle's defaults and readiness decide again with the rest. */
+  defaults?: DeletionDefaults | undefined;
+  bundleReady?: boolean;
 }
 
 /**
@@ -180,6 +207,6 @@ export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   const { fresh } = input;
   if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
   if (!isControlledBy(fresh, input.bundleUid)) return undefined;
-  const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: input.now });
+  const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
   return decision.action === 'delete' || decision.action === 'expired' ? fresh.metadata.resourceVersion : undefined;
 }

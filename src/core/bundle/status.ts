@@ -70,6 +70,7 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
     objectsToDelete: objectsToDeleteOf(plan),
     pendingDeletions,
     pendingDeletionCount: pendingDeletions.length,
+    awaitingApprovalCount: pendingDeletions.filter((p) => p.waitingFor === 'Approval').length,
     resourcesReady: `${ready}/${total}`,
   };
 }

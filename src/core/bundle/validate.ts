@@ -4,6 +4,7 @@
  * Issues are terminal (the spec must change) except for unknown kinds,
  * which are retriable because the CRD may be installed later.
  */
+import { readDelayText } from '../softdelete/rules.js';
 import type { BundleSpec, Resource } from '../../api/bundle.js';
 import { Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
 import { buildGraph, findCycles, formatCycle } from './graph.js';
@@ -34,7 +35,15 @@ export const MAX_OBJECT_DEPTH = 100;
 
 export function validateBundle(bundle: BundleRef, spec: BundleSpec, kinds: KindTable): ValidationIssue[] {
   const names = new Set(spec.resources.map((r) => r.name));
-  return [...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
+  return [...deletionDefaultsIssues(spec), ...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
+}
+
+/** The defaults' delay must read as a Go duration (policy and gate are enums the schema checks). */
+function deletionDefaultsIssues(spec: BundleSpec): ValidationIssue[] {
+  const text = spec.deletionDefaults?.deletionDelay;
+  if (text === undefined) return [];
+  const delay = readDelayText(text, 'spec.deletionDefaults.deletionDelay');
+  return delay.ok ? [] : [{ message: delay.message, retriable: false }];
 }
 
 /** How deep a JSON value nests (a scalar: 0), counted without recursion; stops counting past `limit`. */

@@ -9,8 +9,12 @@
  * restarts the countdown (which can only delete later, never earlier).
  */
 import { DateTime } from 'luxon';
+import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations, Labels } from '../../api/names.js';
-import { formatGoDuration, parseGoDuration } from '../duration.js';
+import { formatGoDuration } from '../duration.js';
+import { isGated, readDeletionRules } from './rules.js';
+
+export { readDeletionDelay, type DeletionDelayReading } from './rules.js';
 
 export interface SoftDeleteInput {
   /** Whether the Bundle's spec still lists the object. */
@@ -29,7 +33,19 @@ export interface SoftDeleteInput {
    * that is late can only make the countdown longer, never shorter.
    */
   stampAt?: number;
+  /** The Bundle's spec.deletionDefaults; the object's own annotations override each setting. */
+  defaults?: DeletionDefaults | undefined;
+  /**
+   * Whether the Bundle is Ready with the spec that dropped the object (its
+   * Ready condition True for its current generation): a deleteWhen
+   * BundleReady gate opens on it. Absent means not known to be Ready, and
+   * the gate stays shut.
+   */
+  bundleReady?: boolean;
 }
+
+/** What a due deletion waits for besides time. */
+export type DeletionGate = 'Approval' | 'BundleReady';
 
 export type SoftDeleteDecision =
   | { action: 'keep' }
@@ -41,6 +57,10 @@ export type SoftDeleteDecision =
   | { action: 'mark'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
   /** Countdown running: recheck at `deleteAtMs`. */
   | { action: 'wait'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
+  /** deletionPolicy Orphan: never deleted; the operator lets go of it (its references go, the user's stay). */
+  | { action: 'release' }
+  /** Countdown over, but a gate is shut: an approval missing, or the Bundle not Ready. Kept; decided again when either changes. */
+  | { action: 'await'; waitingFor: DeletionGate; deletionTimestamp: string; deleteAfter: string; message: string }
   /** Countdown over: delete now. */
   | { action: 'expired'; deletionTimestamp: string; deleteAfter: string }
   /** The annotations cannot be read; the object is kept. `message` names the bad value. */
@@ -81,24 +101,6 @@ export function formatRfc3339(ms: number): string {
   return text;
 }
 
-export type DeletionDelayReading = { ok: true; ms: number } | { ok: false; message: string };
-
-/**
- * Reads the deletionDelay annotation; undefined when it is absent. Exported so
- * a controller can report a bad delay on an object still in spec, before it
- * matters.
- */
-export function readDeletionDelay(annotations: Readonly<Record<string, string>>): DeletionDelayReading | undefined {
-  const text = annotations[Annotations.deletionDelay];
-  if (text === undefined) return undefined;
-  const name = Annotations.deletionDelay;
-  if (text === '') return { ok: false, message: `annotation ${name} is empty; expected a Go duration such as "24h"` };
-  const parsed = parseGoDuration(text);
-  if (!parsed.ok) return { ok: false, message: `annotation ${name} ${JSON.stringify(text)} is not a Go duration: ${parsed.error}` };
-  if (parsed.ms < 0) return { ok: false, message: `annotation ${name} ${JSON.stringify(text)} is negative` };
-  return { ok: true, ms: parsed.ms };
-}
-
 interface Countdown {
   deletionTimestamp: string;
   deleteAfter: string;
@@ -135,32 +137,42 @@ function unreachableDeletion(stampText: string, delayMs: number): SoftDeleteDeci
 /**
  * Decides what to do about one live object.
  *
- * In spec: `keep`, or `cancel` when a countdown was running (the annotations
- * are not validated: the object stays either way, and the Bundle's apply
- * brings it back to the desired state).
+ * In spec: `keep`, or `cancel` when a countdown or an approval is on it (the
+ * annotations are not validated: the object stays either way, and the
+ * Bundle's apply brings it back to the desired state).
  *
- * Out of spec:
- * - no deletionDelay and no deletionTimestamp -> `delete`;
- * - deletionTimestamp but no deletionDelay (someone removed the delay after
- *   the countdown began) -> `invalid`: the delay the user meant is unknown;
- * - deletionDelay empty, unparsable or negative -> `invalid`, stamped or not;
+ * Out of spec, on the rules of rules.ts (the object's annotations over the
+ * Bundle's defaults):
+ * - rules that cannot be read (a bad delay, policy or gate) -> `invalid`;
+ * - deletionPolicy Orphan -> `release`;
+ * - no delay, no gate and no stamp -> `delete`;
+ * - a stamp but no delay and no gate (someone removed the delay after the
+ *   countdown began) -> `invalid`: the delay the user meant is unknown;
  * - no stamp, or a stamp that is not RFC 3339 -> `mark` with `now`
- *   (restarting the countdown can only delete later);
+ *   (restarting the countdown can only delete later); an object with a gate
+ *   and no delay counts down from zero, so it is stamped first;
  * - stamp + delay still ahead -> `wait` (this also covers stamps in the
  *   future, from clock skew or hand-written: the countdown runs from the stamp);
- * - stamp + delay reached -> `expired`.
+ * - stamp + delay reached: `await` while a gate is shut (deletionPolicy
+ *   Approve without an approval later than the stamp; deleteWhen
+ *   BundleReady while the Bundle is not Ready), else `expired`.
  *
  * A zero delay ("0", "0s") is valid: the first pass still returns `mark`, so
- * the stamp is written and visible, and the next pass returns `expired`.
+ * the stamp is written and visible, and the next pass goes on from there.
  */
 export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
   const annotations = input.annotations ?? {};
   const stampText = annotations[Annotations.deletionTimestamp];
 
-  if (input.inSpec) return stampText === undefined ? { action: 'keep' } : { action: 'cancel' };
+  if (input.inSpec) return stampText === undefined && annotations[Annotations.deletionApproved] === undefined ? { action: 'keep' } : { action: 'cancel' };
 
-  const delay = readDeletionDelay(annotations);
-  if (delay === undefined) {
+  const reading = readDeletionRules(annotations, input.defaults);
+  if (!reading.ok) return { action: 'invalid', message: reading.message };
+  const rules = reading.rules;
+  if (rules.policy === 'Orphan') return { action: 'release' };
+
+  const delayMs = rules.delayMs ?? (isGated(rules) ? 0 : undefined);
+  if (delayMs === undefined) {
     if (stampText === undefined) return { action: 'delete' };
     return {
       action: 'invalid',
@@ -169,35 +181,54 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
         `${Annotations.deletionDelay} is missing; the object is kept (delete it by hand to force deletion)`,
     };
   }
-  if (!delay.ok) return { action: 'invalid', message: delay.message };
 
   const stampMs = stampText === undefined ? undefined : parseRfc3339(stampText);
-  if (stampText === undefined || stampMs === undefined) return markAt(Math.max(input.now, input.stampAt ?? input.now), delay.ms);
+  if (stampText === undefined || stampMs === undefined) return markAt(Math.max(input.now, input.stampAt ?? input.now), delayMs);
 
   // The stamp is reported as written, so status shows the annotation's own value.
-  const countdown = countdownFrom(stampText, stampMs, delay.ms);
-  if (countdown === undefined) return unreachableDeletion(stampText, delay.ms);
-  if (input.now >= countdown.deleteAtMs) {
-    return { action: 'expired', deletionTimestamp: countdown.deletionTimestamp, deleteAfter: countdown.deleteAfter };
+  const countdown = countdownFrom(stampText, stampMs, delayMs);
+  if (countdown === undefined) return unreachableDeletion(stampText, delayMs);
+  if (input.now < countdown.deleteAtMs) return { action: 'wait', ...countdown };
+  const times = { deletionTimestamp: countdown.deletionTimestamp, deleteAfter: countdown.deleteAfter };
+
+  if (rules.policy === 'Approve') {
+    const approvedText = annotations[Annotations.deletionApproved];
+    const approvedMs = approvedText === undefined ? undefined : parseRfc3339(approvedText);
+    if (approvedText !== undefined && approvedMs === undefined) {
+      return { action: 'invalid', message: `annotation ${Annotations.deletionApproved} ${JSON.stringify(approvedText)} is not an RFC 3339 time; the object is kept until it is approved` };
+    }
+    if (approvedMs === undefined || approvedMs <= stampMs) {
+      const stale = approvedText !== undefined ? ` (the approval ${approvedText} predates the countdown and does not count)` : '';
+      return { action: 'await', waitingFor: 'Approval', ...times, message: `due since ${countdown.deleteAfter}, waits for approval${stale}: bundlesmith approve, or annotation ${Annotations.deletionApproved} with a later time` };
+    }
   }
-  return { action: 'wait', ...countdown };
+  if (rules.deleteWhen === 'BundleReady' && input.bundleReady !== true) {
+    return { action: 'await', waitingFor: 'BundleReady', ...times, message: `due since ${countdown.deleteAfter}, waits for its Bundle to be Ready with the spec that dropped it` };
+  }
+  return { action: 'expired', ...times };
 }
 
 /** What a Bundle's status reports about one object whose deletion is counting down. */
 export interface PendingDeletionTimes {
   deletionTimestamp: string;
   deleteAfter: string;
+  /** What the deletion waits for now; absent once it is due and open (the delete is on its way). */
+  waitingFor?: 'Delay' | DeletionGate;
 }
 
 /**
  * The status entry for a decision: present for `mark` and `wait` (the object
- * is still there, counting down) and for `expired` (reported until the delete
- * has gone through). Undefined for every other action.
+ * is still there, counting down), `await` (due, a gate shut) and `expired`
+ * (reported until the delete has gone through). Undefined for every other
+ * action.
  */
 export function pendingDeletionOf(decision: SoftDeleteDecision): PendingDeletionTimes | undefined {
   switch (decision.action) {
     case 'mark':
     case 'wait':
+      return { deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter, waitingFor: 'Delay' };
+    case 'await':
+      return { deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter, waitingFor: decision.waitingFor };
     case 'expired':
       return { deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter };
     default:
@@ -233,7 +264,7 @@ export function isReleasedByBundle(meta: ReleasedObjectMeta): boolean {
   return !(meta.ownerReferences ?? []).some((reference) => reference.controller === true);
 }
 
-export type OrphanSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' }>;
+export type OrphanSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
 
 /**
  * The orphan sweep's decision for one object: `skip` when the object is not
@@ -245,7 +276,9 @@ export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number, stampAt
     return { action: 'skip', reason: `no ${Labels.formerBundle} label` };
   }
   if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'has a controller owner' };
-  const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now, stampAt });
+  // The Bundle is gone: there is no replacement to wait for, so a deleteWhen BundleReady gate is open.
+  const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now, stampAt, bundleReady: true });
+  if (decision.action === 'release') return { action: 'skip', reason: `${Annotations.deletionPolicy} Orphan: kept` };
   // The finalizer releases only objects that carry a delay (the others it
   // deletes itself): a label on an object with neither delay nor stamp was
   // not written by a release, and is no permission to delete.

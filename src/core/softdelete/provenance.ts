@@ -14,8 +14,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Annotations, Labels } from '../../api/names.js';
 
-/** The proof format written now; a proof of any other version does not check. */
-export const RELEASE_PROOF_VERSION = 'v1';
+/**
+ * The proof format written now: v2 binds the deletionPolicy too, so that
+ * taking an Approve policy off a released object does not make it deletable
+ * without an approval. A v1 proof (written before policies) still checks on
+ * an object without a deletionPolicy annotation; any other version does not.
+ */
+export const RELEASE_PROOF_VERSION = 'v2';
 
 /** Bytes a release key must have at least. */
 export const RELEASE_KEY_MIN_BYTES = 32;
@@ -30,14 +35,17 @@ export interface ReleaseFacts {
   deletionTimestamp: string;
   /** The deletionDelay annotation as written. */
   deletionDelay: string;
+  /** The deletionPolicy annotation as written; empty when there is none. */
+  deletionPolicy: string;
 }
 
 /** Signs releases: the finalizer is handed one, built on the operator's key. */
 export type ReleaseSigner = (facts: ReleaseFacts) => string;
 
-function mac(key: Uint8Array, facts: ReleaseFacts): Buffer {
+function mac(key: Uint8Array, facts: ReleaseFacts, version: string = RELEASE_PROOF_VERSION): Buffer {
   // A JSON array is an unambiguous encoding: no field can run into the next.
-  const message = JSON.stringify([RELEASE_PROOF_VERSION, facts.uid, facts.namespace, facts.formerBundle, facts.deletionTimestamp, facts.deletionDelay]);
+  const fields = [version, facts.uid, facts.namespace, facts.formerBundle, facts.deletionTimestamp, facts.deletionDelay];
+  const message = JSON.stringify(version === 'v1' ? fields : [...fields, facts.deletionPolicy]);
   return createHmac('sha256', key).update(message).digest();
 }
 
@@ -63,7 +71,14 @@ export function releaseFactsOf(meta: ReleasedMeta): ReleaseFacts | undefined {
   const formerBundle = meta.labels?.[Labels.formerBundle];
   const deletionDelay = meta.annotations?.[Annotations.deletionDelay];
   if (formerBundle === undefined || deletionDelay === undefined || meta.uid === undefined) return undefined;
-  return { uid: meta.uid, namespace: meta.namespace ?? '', formerBundle, deletionDelay, deletionTimestamp: meta.annotations?.[Annotations.deletionTimestamp] ?? '' };
+  return {
+    uid: meta.uid,
+    namespace: meta.namespace ?? '',
+    formerBundle,
+    deletionDelay,
+    deletionTimestamp: meta.annotations?.[Annotations.deletionTimestamp] ?? '',
+    deletionPolicy: meta.annotations?.[Annotations.deletionPolicy] ?? '',
+  };
 }
 
 export type ReleaseProofCheck = { proven: true } | { proven: false; reason: string };
@@ -75,11 +90,12 @@ export function checkReleaseProof(key: Uint8Array, meta: ReleasedMeta): ReleaseP
   const proof = meta.annotations?.[Annotations.releaseProof];
   if (proof === undefined) return { proven: false, reason: `no ${Annotations.releaseProof} annotation: not released by this operator (or released before releases were signed)` };
   const [version, encoded] = proof.split(':', 2);
-  if (version !== RELEASE_PROOF_VERSION || encoded === undefined) return { proven: false, reason: `${Annotations.releaseProof} is not a ${RELEASE_PROOF_VERSION} proof` };
+  const readable = version === RELEASE_PROOF_VERSION || (version === 'v1' && facts.deletionPolicy === '');
+  if (!readable || version === undefined || encoded === undefined) return { proven: false, reason: `${Annotations.releaseProof} is not a ${RELEASE_PROOF_VERSION} proof` };
   const given = Buffer.from(encoded, 'base64url');
-  const expected = mac(key, facts);
+  const expected = mac(key, facts, version);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    return { proven: false, reason: `${Annotations.releaseProof} does not match this object's uid, namespace, former Bundle, stamp and delay` };
+    return { proven: false, reason: `${Annotations.releaseProof} does not match this object's uid, namespace, former Bundle, stamp, delay and policy` };
   }
   return { proven: true };
 }

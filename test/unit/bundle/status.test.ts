@@ -64,6 +64,7 @@ describe('buildBundleStatus', () => {
       objectsToDelete: [],
       pendingDeletions: [],
       pendingDeletionCount: 0,
+      awaitingApprovalCount: 0,
       resourcesReady: '2/2',
     });
   });
@@ -147,8 +148,8 @@ describe('buildBundleStatus', () => {
         { version: 'v1', kind: 'ConfigMap', name: 'cm-gone' },
       ]);
       expect(status.pendingDeletions).toEqual([
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'counting', deletionTimestamp: '2025-12-31T23:30:00.000Z', deleteAfter: '2026-01-01T00:30:00.000Z' },
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'starting', deletionTimestamp: '2026-01-01T00:00:00.000Z', deleteAfter: '2026-01-01T01:00:00.000Z' },
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'counting', deletionTimestamp: '2025-12-31T23:30:00.000Z', deleteAfter: '2026-01-01T00:30:00.000Z', waitingFor: 'Delay' },
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'starting', deletionTimestamp: '2026-01-01T00:00:00.000Z', deleteAfter: '2026-01-01T01:00:00.000Z', waitingFor: 'Delay' },
       ]);
       expect(status.pendingDeletionCount).toBe(2);
     });

@@ -27,8 +27,8 @@ describe('pending table', () => {
   it('prints an aligned table whose OBJECT column cancel accepts', () => {
     const lines = formatPendingTable([{ namespace: 'team', apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', bundle: 'app', state: 'pending', deletionTimestamp: '2026-11-21T12:00:00Z', deleteAfter: '2026-11-21T13:00:00.000Z' }], NOW);
     expect(lines).toEqual([
-      'NAMESPACE  OBJECT               BUNDLE  STATE    DELETE-AFTER              DUE',
-      'team       Deployment.apps/web  app     pending  2026-11-21T13:00:00.000Z  in 1h0m0s',
+      'NAMESPACE  OBJECT               BUNDLE  STATE    WAITING-FOR  DELETE-AFTER              DUE',
+      'team       Deployment.apps/web  app     pending  -            2026-11-21T13:00:00.000Z  in 1h0m0s',
     ]);
   });
 });

@@ -144,7 +144,7 @@ describe('the CLI says what the operator does (one table, both paths)', () => {
     // bundlesmith pending: exactly the Bundle status's pendingDeletions have a time; other stamped objects are listed as kept, with why.
     const pending = pendingOfPlan(input, plan);
     const status = buildBundleStatus(plan, {}, undefined, formatRfc3339(NOW));
-    expect(pending.filter((p) => p.deleteAfter !== undefined).map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, name: p.name, deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter }))).toEqual(status.pendingDeletions);
+    expect(pending.filter((p) => p.deleteAfter !== undefined).map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, name: p.name, deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter, ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}) }))).toEqual(status.pendingDeletions);
     const liveX = input.controlled.find((o) => o.metadata.name === 'x');
     const countingDown = effects.some((e) => e === 'mark' || e === 'wait' || e === 'delete-after-delay');
     const forX = pending.filter((p) => p.name === 'x');

@@ -210,8 +210,11 @@ describe('pendingDeletionOf / recheckAtOf / deletesNow', () => {
     [{ action: 'cancel' }, undefined, undefined, false],
     [{ action: 'delete' }, undefined, undefined, true],
     [{ action: 'invalid', message: 'x' }, undefined, undefined, false],
-    [{ action: 'mark', ...countdown, deleteAtMs: NOW + HOUR }, countdown, NOW + HOUR, false],
-    [{ action: 'wait', ...countdown, deleteAtMs: NOW + HOUR }, countdown, NOW + HOUR, false],
+    [{ action: 'mark', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, NOW + HOUR, false],
+    [{ action: 'wait', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, NOW + HOUR, false],
+    [{ action: 'await', waitingFor: 'Approval', message: 'm', ...countdown }, { ...countdown, waitingFor: 'Approval' }, undefined, false],
+    [{ action: 'await', waitingFor: 'BundleReady', message: 'm', ...countdown }, { ...countdown, waitingFor: 'BundleReady' }, undefined, false],
+    [{ action: 'release' }, undefined, undefined, false],
     [{ action: 'expired', ...countdown }, countdown, undefined, true],
   ])('%j', (decision, pending, recheckAt, deletes) => {
     expect(pendingDeletionOf(decision)).toEqual(pending);

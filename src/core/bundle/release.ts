@@ -1,0 +1,115 @@
+/**
+ * Letting go of an object, as JSON patches: what the operator wrote on it
+ * goes, the user's stays. Three ways out, by what happens next:
+ *  - referencesPatch: the bare hand-over (another Bundle takes it, or an
+ *    orphan deletion keeps it);
+ *  - keptReleasePatch: deletionPolicy Orphan; kept for good, labelled with
+ *    the Bundle it left so that `bundlesmith pending` can show it;
+ *  - releasePatch: released by a deleted Bundle with a countdown, signed so
+ *    the released-object sweeper can tell it from a label anyone could write.
+ * Pure.
+ */
+import type { DeletionDefaults } from '../../api/bundle.js';
+import { Annotations, Labels } from '../../api/names.js';
+import { decideSoftDelete } from '../softdelete/decide.js';
+import type { ReleaseSigner } from '../softdelete/provenance.js';
+import { isGated, readDeletionRules } from '../softdelete/rules.js';
+import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { userReferences, type ReferenceOwnerContext } from './ownership.js';
+
+const annotationPath = (name: string): string => `/metadata/annotations/${jsonPointerSegment(name)}`;
+
+/**
+ * The ownerReferences left to an object the operator gives up, with a test
+ * on the list as read (a concurrent change, such as the collector's, fails
+ * the patch and the next pass decides again), and the bookkeeping
+ * annotation removed.
+ */
+export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (o.metadata.ownerReferences === undefined) {
+    // Nothing to replace; the resourceVersion guards the rest of the patch.
+    if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
+  } else {
+    ops.push({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
+    ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, refs) });
+  }
+  if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: annotationPath(Annotations.dependencyReferences) });
+  return ops;
+}
+
+function labelFormerBundle(o: LiveObject, bundleName: string): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (o.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
+  ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundleName });
+  return ops;
+}
+
+/**
+ * deletionPolicy Orphan: the operator's references go, and so does any
+ * countdown (stamp, approval, proof: nothing will delete it); the
+ * former-bundle label says where it came from. The sweeper keeps an Orphan
+ * object whatever it carries.
+ */
+export function keptReleasePatch(o: LiveObject, bundleName: string, refs: ReferenceOwnerContext): JsonPatchOperation[] {
+  const ops = referencesPatch(o, refs);
+  const annotations = o.metadata.annotations ?? {};
+  for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved, Annotations.releaseProof]) {
+    if (annotations[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
+  }
+  return [...ops, ...labelFormerBundle(o, bundleName)];
+}
+
+/**
+ * Release with a countdown: the operator's references go, the former-bundle
+ * label names the Bundle, the countdown starts unless it has, and the
+ * release is signed over the object's uid, namespace, Bundle, stamp, delay
+ * and policy (the sweeper deletes nothing whose proof does not check). The
+ * Bundle's defaults go with the Bundle, so a delay or policy the object
+ * takes from them is written onto it; a gate without a delay counts down
+ * from zero.
+ */
+export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner): JsonPatchOperation[] {
+  const ops = [...referencesPatch(o, refs), ...labelFormerBundle(o, bundle.name)];
+  const annotations = { ...(o.metadata.annotations ?? {}) };
+  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+  const reading = readDeletionRules(annotations, bundle.defaults);
+  if (reading.ok) {
+    const { rules } = reading;
+    const delay = rules.delayText ?? (isGated(rules) ? '0s' : undefined);
+    if (annotations[Annotations.deletionDelay] === undefined && delay !== undefined) {
+      annotations[Annotations.deletionDelay] = delay;
+      ops.push({ op: 'add', path: annotationPath(Annotations.deletionDelay), value: delay });
+    }
+    if (rules.policyFromDefaults) {
+      annotations[Annotations.deletionPolicy] = rules.policy;
+      ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: rules.policy });
+    }
+  }
+  const decision = decideSoftDelete({ inSpec: false, annotations, now: countdown.now, stampAt: countdown.stampAt });
+  // The first test already guards the whole patch; the stamp needs no second one.
+  if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
+  const proof = sign({
+    uid: o.metadata.uid ?? '',
+    namespace: o.metadata.namespace ?? '',
+    formerBundle: bundle.name,
+    deletionTimestamp: decision.action === 'mark' ? decision.deletionTimestamp : (annotations[Annotations.deletionTimestamp] ?? ''),
+    deletionDelay: annotations[Annotations.deletionDelay] ?? '',
+    deletionPolicy: annotations[Annotations.deletionPolicy] ?? '',
+  });
+  ops.push({ op: 'add', path: annotationPath(Annotations.releaseProof), value: proof });
+  return ops;
+}
+
+/**
+ * JSON patch writing the countdown stamp (the object has annotations: it
+ * carries deletionDelay, or there would be no countdown). A test on the object's
+ * resourceVersion keeps the stamp from landing on an object that changed
+ * since it was read (the next pass re-reads and re-decides).
+ */
+export function markPatch(o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } }, deletionTimestamp: string): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
+  ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: deletionTimestamp });
+  return ops;
+}
