@@ -199,8 +199,9 @@ function nonStringData(object: { apiVersion: string; kind: string } & Record<str
   const out: string[] = [];
   for (const field of fields) {
     const map = object[field];
-    if (map === undefined) continue;
-    if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+    // null is absent: server-side apply of a Bundle can store an emptied map as null, and the apiserver takes it so.
+    if (map === undefined || map === null) continue;
+    if (typeof map !== 'object' || Array.isArray(map)) {
       out.push(`${field} must be a map of strings`);
       continue;
     }

@@ -56,6 +56,7 @@ describe('validateBundle', () => {
     ['a number in a ConfigMap', [withResource(resource('a', configMap('a', withData({ n: 5 }))))], [terminal('a', 'data.n is number: ConfigMap data values must be strings (quote it: "5")')]],
     ['a number in a Secret\'s stringData', [withResource(resource('s', secret('s', withField('stringData', { port: 5432, ok: 'x' }))))], [terminal('s', 'stringData.port is number: Secret stringData values must be strings (quote it: "5432")')]],
     ['a list as Secret data', [withResource(resource('s', secret('s', withField('data', ['x']))))], [terminal('s', 'data must be a map of strings')]],
+    ['null ConfigMap data is absent (server-side apply stores an emptied map so)', [withResource(resource('a', configMap('a', withField('data', null))))], []],
     [
       'a cycle, named in full',
       [withResource(resource('a', configMap('a'), withRef('b')), resource('b', configMap('b'), withRef('c')), resource('c', configMap('c'), withRef('a')))],
