@@ -45,6 +45,8 @@ export interface PendingNode {
   deleteAfter: string;
   /** Milliseconds until deleteAfter (negative: overdue). */
   remainingMs: number | undefined;
+  /** What the deletion waits for besides time (the status's waitingFor): an approval, or the Bundle to be Ready. */
+  gate?: 'Approval' | 'BundleReady';
 }
 
 export interface BundleTree {
@@ -174,7 +176,8 @@ export function buildTree(input: TreeInput): BundleTree {
     resources: roots,
     pending: (bundle.status?.pendingDeletions ?? []).map((p: PendingDeletion) => {
       const at = parseRfc3339(p.deleteAfter);
-      return { kind: p.kind, name: p.name, deleteAfter: p.deleteAfter, remainingMs: at === undefined ? undefined : at - input.now };
+      const gate = p.waitingFor === 'Approval' || p.waitingFor === 'BundleReady' ? { gate: p.waitingFor } : {};
+      return { kind: p.kind, name: p.name, deleteAfter: p.deleteAfter, remainingMs: at === undefined ? undefined : at - input.now, ...gate };
     }),
   };
 }
@@ -235,7 +238,8 @@ export function renderTree(tree: BundleTree, p: Palette): string[] {
   renderNodes(tree.resources, '', p, out);
   if (tree.pending.length > 0) {
     out.push('pending deletion (put the resource back in the Bundle to keep it):');
-    tree.pending.forEach((d, i) => out.push(`${i === tree.pending.length - 1 ? '└─ ' : '├─ '}${d.kind}/${d.name}  ${p.warn(countdownWords(d.remainingMs))}  ${p.dim(`(after ${d.deleteAfter})`)}`));
+    const waits = { Approval: 'waits for approval (bundlesmith approve)', BundleReady: 'waits for the Bundle to be Ready' } as const;
+    tree.pending.forEach((d, i) => out.push(`${i === tree.pending.length - 1 ? '└─ ' : '├─ '}${d.kind}/${d.name}  ${p.warn(d.gate !== undefined ? waits[d.gate] : countdownWords(d.remainingMs))}  ${p.dim(`(after ${d.deleteAfter})`)}`));
   }
   return out;
 }

@@ -64,6 +64,20 @@ describe('bundlesmith tree', () => {
     ]);
   });
 
+  it('a due deletion held by a gate says what it waits for instead of a countdown', () => {
+    const b = bundle();
+    const status = b.status as { pendingDeletions: { waitingFor?: string; deleteAfter: string }[] };
+    status.pendingDeletions = [
+      { ...(status.pendingDeletions[0] as { deleteAfter: string }), waitingFor: 'Approval' },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'older', deletionTimestamp: '2026-11-23T11:00:00Z', deleteAfter: '2026-11-23T11:00:00Z', waitingFor: 'BundleReady' } as never,
+    ];
+    const lines = renderTree(buildTree({ bundle: b, live, owners, now: NOW }), palette(false));
+    expect(lines.slice(-2)).toEqual([
+      '├─ ConfigMap/old  waits for approval (bundlesmith approve)  (after 2026-11-23T12:03:12Z)',
+      '└─ ConfigMap/older  waits for the Bundle to be Ready  (after 2026-11-23T11:00:00Z)',
+    ]);
+  });
+
   it('colours only when asked', () => {
     const lines = renderTree(buildTree({ bundle: bundle(), live, owners, now: NOW }), palette(true));
     expect(lines[1]).toContain('\x1b[32mReady\x1b[0m');
