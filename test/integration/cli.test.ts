@@ -259,8 +259,8 @@ describe('bundlesmith CLI', () => {
 
     const pending = await cli(['pending', '-n', ns]);
     expect(pending.code).toBe(0);
-    expect(pending.stdout).toMatch(/^NAMESPACE\s+OBJECT\s+BUNDLE\s+STATE\s+DELETE-AFTER\s+DUE$/m);
-    expect(pending.stdout).toMatch(new RegExp(`${ns}\\s+ConfigMap/cancel-b\\s+cancelme\\s+pending\\s+\\S+Z\\s+in (59m|1h0m)`));
+    expect(pending.stdout).toMatch(/^NAMESPACE\s+OBJECT\s+BUNDLE\s+STATE\s+WAITING-FOR\s+DELETE-AFTER\s+DUE$/m);
+    expect(pending.stdout).toMatch(new RegExp(`${ns}\\s+ConfigMap/cancel-b\\s+cancelme\\s+pending\\s+Delay\\s+\\S+Z\\s+in (59m|1h0m)`));
     expect(pending.stderr).toContain('scanning');
 
     const cancelled = await cli(['cancel', 'ConfigMap/cancel-b', '-n', ns]);

@@ -28,7 +28,7 @@ describe('Bundle CRD', () => {
     const spec = crd.spec as { names: { shortNames: string[]; categories: string[] }; versions: { subresources: unknown; additionalPrinterColumns: { name: string }[] }[] };
     expect(spec.names.shortNames).toContain('bdl');
     expect(spec.versions[0]?.subresources).toEqual({ status: {} });
-    expect(spec.versions[0]?.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Resources', 'Pending-Deletions', 'Age']);
+    expect(spec.versions[0]?.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Resources', 'Pending-Deletions', 'Awaiting-Approval', 'Age']);
     const conditions = (crd.status as { conditions: { type: string; status: string }[] }).conditions;
     expect(conditions.find((c) => c.type === 'Established')?.status).toBe('True');
     expect(conditions.find((c) => c.type === 'NonStructuralSchema')).toBeUndefined();

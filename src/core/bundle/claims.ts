@@ -1,0 +1,160 @@
+/**
+ * Claims: how a Bundle takes hold of what it lists before anything else in
+ * a pass (cancel a countdown, adopt, take over from a Bundle that let go,
+ * record a claim it loses), and how it withdraws claims on what it no
+ * longer lists. Part of the plan (plan.ts calls planClaims and
+ * planWithdrawals); pure, every patch guarded by what was read.
+ */
+import type { OwnerReference, Resource } from '../../api/bundle.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, EventReasons, Labels } from '../../api/names.js';
+import { bundleOwnerReference } from './desired.js';
+import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { claimWithdrawal, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
+import type { PlanBundle, PlanInput } from './plan.js';
+import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
+
+/**
+ * Taking hold of a listed object before anything else in the pass, whatever
+ * the dependency gate, the other resources or the spec's validity say:
+ * listing an object again cancels its countdown at once, so that it can
+ * neither be swept nor keep an old stamp.
+ *  - cancel: ours already; the stamp (and a former-bundle label) go;
+ *  - adopt: released or uncontrolled and counting down; we take the
+ *    controller reference;
+ *  - hand-over: controlled by a Bundle that no longer lists it; we take the
+ *    controller reference from it (the other Bundle gets an event too).
+ *  - reference: controlled by another Bundle that still lists it (a Conflict
+ *    this Bundle loses); we record our claim as a non-controller reference to
+ *    this Bundle (blockOwnerDeletion false), so that neither collector
+ *    deletes the object when the controlling Bundle is deleted in the
+ *    foreground (the object still has a live owner), and we take it over
+ *    afterwards.
+ * `patch` is a JSON patch guarded by uid and resourceVersion tests: it lands
+ * only on the object as read.
+ */
+export interface ClaimAction {
+  name: string;
+  kind: 'cancel' | 'adopt' | 'hand-over' | 'reference';
+  target: ObjectTarget;
+  patch: JsonPatchOperation[];
+  /** Events on this Bundle once the patch went through. */
+  events: PlannedEvent[];
+  /** hand-over: the Bundle giving the object up, and the event it gets. */
+  from?: { name: string; uid: string; event: PlannedEvent };
+}
+
+/** One claim per listed live object that needs one (see ClaimAction), in spec order. */
+export function planClaims(resources: readonly Resource[], ownership: ReadonlyMap<string, Ownership>, input: PlanInput): ClaimAction[] {
+  const out: ClaimAction[] = [];
+  const seen = new Set<string>();
+  for (const r of resources) {
+    const live = input.live.get(r.name);
+    const owned = ownership.get(r.name);
+    if (live === undefined || owned === undefined || live.metadata.deletionTimestamp !== undefined || live.metadata.uid === undefined) continue;
+    if (seen.has(live.metadata.uid)) continue;
+    const claim = claimFor(r.name, live, owned, input);
+    if (claim === undefined) continue;
+    seen.add(live.metadata.uid);
+    out.push(claim);
+  }
+  return out;
+}
+
+function claimFor(name: string, live: LiveObject, ownership: Ownership, input: PlanInput): ClaimAction | undefined {
+  const what = describeObject(live);
+  // A stale approval goes with the stamp: it must never count for a later countdown.
+  const stamped = live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined || live.metadata.annotations?.[Annotations.deletionApproved] !== undefined;
+  const released = live.metadata.labels?.[Labels.formerBundle] !== undefined;
+  const cancelled: PlannedEvent[] = stamped ? [{ reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${what} cancelled, it is in the Bundle again` }] : [];
+  const target = targetOf(live);
+  switch (ownership.kind) {
+    case 'own':
+      if (!stamped && !released) return undefined;
+      return { name, kind: 'cancel', target, patch: claimPatch(live, undefined), events: cancelled };
+    case 'adopt':
+      // An uncontrolled object without a countdown is adopted by the apply, after the dependency gate.
+      if (!stamped && !released) return undefined;
+      return { name, kind: 'adopt', target, patch: claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }] };
+    case 'hand-over': {
+      const from = ownership.from;
+      return {
+        name,
+        kind: 'hand-over',
+        target,
+        patch: claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }),
+        events: [...cancelled, { reason: EventReasons.HandedOver, message: `resource "${name}": took over ${what} from Bundle ${from.name}, which no longer lists it` }],
+        from: { name: from.name, uid: from.uid, event: { reason: EventReasons.HandedOver, message: `handed ${what} over to Bundle ${input.bundle.name}, which lists it` } },
+      };
+    }
+    case 'conflict': {
+      const controller = ownership.controller;
+      if (controller === undefined || !isBundleReference(controller) || controller.uid === input.bundle.uid) return undefined;
+      const refs = live.metadata.ownerReferences ?? [];
+      if (refs.some((r) => r.uid === input.bundle.uid)) return undefined;
+      return { name, kind: 'reference', target, patch: claimReferencePatch(live, input.bundle), events: [] };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** A claim reference to take out: the Bundle no longer lists the object. */
+export interface ClaimWithdrawal {
+  target: ObjectTarget;
+  /** Guarded by the reference list as read. */
+  patch: JsonPatchOperation[];
+}
+
+export function planWithdrawals(claimed: readonly LiveObject[], inSpec: ReadonlySet<string>, input: PlanInput): ClaimWithdrawal[] {
+  return claimed.flatMap((o) => {
+    const key = objectKey(o);
+    const patch = inSpec.has(key) ? undefined : claimWithdrawal(o, input.bundle.uid, input.claims?.get(key) ?? []);
+    return patch === undefined ? [] : [{ target: targetOf(o), patch }];
+  });
+}
+
+/** The live Bundles other than this one that list the object. */
+function otherClaimsOn(live: LiveObject, input: PlanInput): BundleClaim[] {
+  return (input.claims?.get(objectKey(live)) ?? []).filter((c) => c.uid !== input.bundle.uid);
+}
+
+/** The non-controller reference by which a Bundle records its claim on an object another Bundle controls. */
+function claimReference(bundle: PlanBundle): OwnerReference {
+  return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller: false, blockOwnerDeletion: false };
+}
+
+/** Guarded by uid, resourceVersion and the ownerReferences list as read: appends this Bundle's claim reference. */
+function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
+  if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
+  const refs = live.metadata.ownerReferences ?? [];
+  ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs });
+  ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [...refs, claimReference(bundle)] });
+  return ops;
+}
+
+/**
+ * Guarded by the object's uid and resourceVersion. Removes the countdown
+ * stamp and the former-bundle label; when taking the object, replaces the
+ * ownerReferences with ours plus the user's (the previous Bundle's controller
+ * reference and its dependency references go; the next apply writes ours).
+ */
+function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: readonly BundleClaim[] } | undefined): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
+  if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
+  const annotations = live.metadata.annotations ?? {};
+  if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
+  if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  if (annotations[Annotations.releaseProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
+  if (annotations[Annotations.deletionApproved] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionApproved)}` });
+  if (take !== undefined) {
+    // Every Bundle reference goes (the previous controller's, our own claim: the apiserver folds two references with one
+    // uid), but the claims of the other live Bundles listing the object: they stay in Conflict and keep their claim.
+    const kept = userReferences(live.metadata, { liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)) });
+    ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
+    if (annotations[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
+  }
+  return ops;
+}
