@@ -7,7 +7,7 @@
 import { createNamespace, type TestEnv } from './harness.js';
 import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
 import { types, type KnownTypes } from './bundles.js';
-import { aLosingBundleWithdrawsItsClaim, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { aLosingBundleWithdrawsItsClaim, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 let ref: ReferenceCluster | undefined;
 let env: TestEnv;
@@ -54,4 +54,8 @@ it('foreground: an object another live Bundle lists is let go before the finaliz
 
 it('foreground, kube-controller-manager running throughout: an object a losing Bundle claims (non-controller reference) is kept, then taken by it', async () => {
   await foregroundKeepsWhatAConflictingBundleClaims(context());
+}, 240_000);
+
+it('foreground: Orphan and Approve objects are released from the cascade before the finalizer steps aside, and the collector keeps them', async () => {
+  await foregroundReleasesKeptPolicies(context());
 }, 240_000);

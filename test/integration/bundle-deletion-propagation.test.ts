@@ -6,7 +6,7 @@
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { operatorFixture } from './operator.js';
-import { aLosingBundleWithdrawsItsClaim, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { aLosingBundleWithdrawsItsClaim, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 // The operator runs without a collector; the test runs ours beside it, so that it can pause it.
 const f = operatorFixture('bdelprop');
@@ -42,4 +42,8 @@ it('a losing Bundle withdraws its claim when it stops listing the object, and wh
 
 it('orphan: every object stays with only its user\'s references, and survives a former sibling\'s deletion', async () => {
   await orphanLeavesOnlyUserReferences(context());
+});
+
+it('foreground: Orphan and Approve objects are released from the cascade before the finalizer steps aside, and the collector keeps them', async () => {
+  await foregroundReleasesKeptPolicies(context());
 });

@@ -143,6 +143,44 @@ export async function aLosingBundleWithdrawsItsClaim(c: PropagationContext): Pro
 }
 
 /** With the collector paused: the finalizer lets fg-x go, then leaves fg1 to the collector. */
+/**
+ * `--cascade=foreground` of a Bundle holding an Orphan object, an Approve
+ * object and a plain one, the collector paused until the finalizer has
+ * stepped aside (the order an admission guard on the collector's deletes
+ * would force): the Orphan object is released for good, the Approve one
+ * with a signed countdown, and the collector, resumed, keeps both (same
+ * uid, no deletionTimestamp) while it takes the plain one.
+ */
+export async function foregroundReleasesKeptPolicies(c: PropagationContext): Promise<void> {
+  await applyBundle(c.env, c.ns, 'fgp', [
+    { name: 'keep', object: configMap('fgp-keep', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+    { name: 'approve', object: configMap('fgp-approve', { k: 'v' }, { [Annotations.deletionPolicy]: 'Approve' }) },
+    { name: 'plain', object: configMap('fgp-plain') },
+  ]);
+  await waitForReady(c.env, c.ns, 'fgp');
+  const keep = await c.env.client.get(c.t.configMap, c.ns, 'fgp-keep');
+  const approve = await c.env.client.get(c.t.configMap, c.ns, 'fgp-approve');
+  await c.pauseCollector();
+  try {
+    await deleteBundle(c, 'fgp', 'Foreground');
+    await waitFor('our finalizer to go while fgp waits on the collector', async () => {
+      const b = await getBundle(c.env, c.ns, 'fgp');
+      return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
+    });
+  } finally {
+    await c.resumeCollector();
+  }
+  await waitFor('fgp to be gone', async () => (await getBundle(c.env, c.ns, 'fgp')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  await waitFor('the plain object to be collected', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'fgp-plain')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  const kept = await expectKept(c, 'fgp-keep', keep.metadata.uid);
+  expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+  expect(stampOf(kept)).toBeUndefined();
+  const released = await expectKept(c, 'fgp-approve', approve.metadata.uid);
+  expect(released.metadata.ownerReferences ?? []).toEqual([]);
+  expect(stampOf(released)).toBeDefined();
+  expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v2:/);
+}
+
 async function finalizerStepsAsideLettingGo(c: PropagationContext, x: KubeObject): Promise<void> {
   await deleteBundle(c, 'fg1', 'Foreground');
   const waiting = await waitFor('our finalizer to go while fg1 waits on the collector', async () => {

@@ -12,7 +12,8 @@
  *    the former-bundle label names the Bundle, the countdown starts.
  *  - foreground: the garbage collector deletes every object the Bundle still
  *    controls, a deletionDelay included (the user asked for the full
- *    cascade); the finalizer leaves those to it.
+ *    cascade); the finalizer leaves those to it, but releases objects whose
+ *    deletionPolicy is Orphan or Approve (see keptFromCascade).
  *  - orphan: the garbage collector removes the Bundle's reference; the
  *    finalizer takes out the rest of what the operator wrote (dependency
  *    references, their bookkeeping annotation, a countdown stamp), so an
@@ -26,6 +27,7 @@
 import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
+import { readDeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
@@ -139,7 +141,7 @@ function propagationSteps(input: FinalizeInput): FinalizeStep[] {
       return backgroundSteps(controlled, input);
     case 'foreground': {
       const siblings = siblingUids(controlled);
-      return controlled.map((o) => letGo(o, input, siblings) ?? { action: 'leave', target: targetOf(o), reason: o.metadata.deletionTimestamp !== undefined ? 'terminating' : 'collector-deletes' });
+      return controlled.map((o) => letGo(o, input, siblings) ?? keptFromCascade(o, input, siblings) ?? { action: 'leave', target: targetOf(o), reason: o.metadata.deletionTimestamp !== undefined ? 'terminating' : 'collector-deletes' });
     }
     case 'orphan': {
       const candidates = input.objects.filter((o) => isOrphanCandidate(o, input));
@@ -200,6 +202,30 @@ function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
   const by = listedByOther(o, input.claims, input.bundle.uid);
   return by === undefined ? undefined : letGoStep(o, referenceContext(o, input, siblings), by);
+}
+
+/**
+ * Foreground is the full cascade, but an object whose deletionPolicy is
+ * Orphan or Approve asked never to be deleted without that: it is released
+ * (Orphan for good, Approve with a signed countdown) as soon as the
+ * finalizer sees the deletion. The collector acts on the same event; only
+ * an admission guard on its deletes (the chart's deletionGuard) makes the
+ * release certain to come first.
+ */
+function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
+  if (o.metadata.deletionTimestamp !== undefined) return undefined;
+  const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
+  if (!reading.ok) return undefined;
+  const what = describeObject(o);
+  const refs = referenceContext(o, input, siblings);
+  if (reading.rules.policy === 'Orphan') {
+    return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
+  }
+  if (reading.rules.policy === 'Approve') {
+    const patch = releasePatch(o, input.bundle, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease);
+    return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved` } };
+  }
+  return undefined;
 }
 
 function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleClaim): FinalizeStep {

@@ -160,3 +160,28 @@ describe('prune and finalize', () => {
     expect(approvalTime(NOW, NOW + HOUR)).toBe(iso(NOW + HOUR));
   });
 });
+
+describe('foreground: Orphan and Approve objects are released from the cascade', () => {
+  const KEY = new Uint8Array(32).fill(3);
+  const obj = (name: string, annotations: Record<string, string> = {}): Obj =>
+    live(configMap(name, controlledByBundle(), withUid(`${name}-uid`), ...Object.entries(annotations).map(([k, v]) => withAnnotation(k, v))));
+  it('the rest is left to the collector', () => {
+    const plan = planFinalize({
+      propagation: 'foreground',
+      bundle: { name: 'b', uid: BUNDLE_UID, defaults: { deletionPolicy: 'Approve' } },
+      objects: [obj('plain', { [A.deletionPolicy]: 'Delete' }), obj('slow', { [A.deletionPolicy]: 'Delete', [A.deletionDelay]: '1h' }), obj('kept', { [A.deletionPolicy]: 'Orphan' }), obj('approve')],
+      coordinates: new Set(),
+      claims: new Map(),
+      now: NOW,
+      stampAt: NOW,
+      signRelease: releaseSigner(KEY),
+    });
+    expect(plan.steps.map((s) => [s.target.name, s.action === 'leave' ? s.reason : s.action])).toEqual([
+      ['plain', 'collector-deletes'],
+      ['slow', 'collector-deletes'],
+      ['kept', 'release'],
+      ['approve', 'release'],
+    ]);
+    expect(plan.done).toBe(false);
+  });
+});
