@@ -3,7 +3,7 @@
  * and output), against the real apiserver with an operator running.
  */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
@@ -120,8 +120,12 @@ describe('bundlesmith CLI', () => {
   });
 
   it('validates the examples offline (exit 0) and pinpoints problems (exit 1)', async () => {
-    const ok = await cli(['validate', join(repoRoot(), 'examples', 'soft-delete.yaml'), join(repoRoot(), 'examples', 'configmap-secret-deployment.yaml')]);
+    const policies = join(repoRoot(), 'examples', 'deletion-policies');
+    const policyFiles = readdirSync(policies).filter((f) => f.endsWith('.yaml')).map((f) => join(policies, f));
+    expect(policyFiles.length).toBeGreaterThanOrEqual(4);
+    const ok = await cli(['validate', join(repoRoot(), 'examples', 'soft-delete.yaml'), join(repoRoot(), 'examples', 'configmap-secret-deployment.yaml'), ...policyFiles]);
     expect(ok).toMatchObject({ code: 0, stdout: '' });
+    expect(ok.stderr).toContain(`${2 + policyFiles.length} Bundles valid, 0 problems`);
     const bad = writeManifest({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'b' }, spec: { resources: [{ name: 'a', references: [{ resource: 'nope' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } } }] } });
     const result = await cli(['validate', bad]);
     expect(result.code).toBe(1);

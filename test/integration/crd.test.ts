@@ -1,7 +1,7 @@
 /** The generated CRD on the real apiserver: accepted, examples valid, malformed Bundles rejected readably. */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { basename, join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
 import { MAX_REFERENCES, MAX_RESOURCES } from '../../src/api/bundle.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { connect, createNamespace, resourceType, run, type TestEnv } from './harness.js';
@@ -47,6 +47,17 @@ describe('Bundle CRD', () => {
       for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) expect(doc.errors).toEqual([]);
       const result = await run('kubectl', ['apply', '--dry-run=server', '-n', ns, '-f', file]);
       expect({ file, code: result.code, stderr: result.stderr }).toEqual({ file, code: 0, stderr: '' });
+    }
+  });
+
+  it('stores the deletion-policy examples as written: annotations and spec.deletionDefaults (server-side dry run)', async () => {
+    const files = exampleFiles(join(repoRoot(), 'examples', 'deletion-policies'));
+    expect(files.map((f) => basename(f)).sort()).toEqual(['approve.yaml', 'bundle-ready.yaml', 'defaults.yaml', 'keep.yaml']);
+    for (const file of files) {
+      const result = await run('kubectl', ['apply', '--dry-run=server', '-n', ns, '-o', 'json', '-f', file]);
+      expect({ file, code: result.code, stderr: result.stderr }).toEqual({ file, code: 0, stderr: '' });
+      const written = parse(readFileSync(file, 'utf8')) as { spec: unknown };
+      expect({ file, spec: (JSON.parse(result.stdout) as { spec: unknown }).spec }).toEqual({ file, spec: written.spec });
     }
   });
 
