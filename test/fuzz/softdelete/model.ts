@@ -11,7 +11,10 @@
  *
  * - `notBefore`: the earliest time a deletion is allowed. Infinity while a
  *   live Bundle lists it, while the Bundle that removed it has an invalid
- *   spec, or when its deletionDelay is unreadable.
+ *   spec, when its deletionDelay is unreadable, or its deletionPolicy is
+ *   Orphan; for Approve, no earlier than an approval written after the
+ *   countdown began; for deleteWhen BundleReady, no earlier than the Bundle
+ *   that dropped it may be Ready (its Gate open, its spec whole).
  * - `dueBy`: the latest time it must be gone; Infinity whenever the rules
  *   allow it to stay (or the model cannot be sure it must go).
  *
@@ -38,6 +41,28 @@ export function delayText(d: Delay): string {
   return d.kind === 'none' ? 'no delay' : d.kind === 'valid' ? `delay ${d.text}` : `invalid delay ${JSON.stringify(d.text)}`;
 }
 
+/**
+ * How an entry's object may leave besides its delay (issue 16): `Delete`
+ * (no annotation, as in Smith), `Orphan` (deletionPolicy Orphan: released,
+ * never deleted), `Approve` (deletionPolicy Approve: deleted only after an
+ * approval later than its stamp) or `BundleReady` (deleteWhen BundleReady:
+ * not before the Bundle that dropped it is Ready again).
+ */
+export type Rule = 'Delete' | 'Orphan' | 'Approve' | 'BundleReady';
+
+export function ruleText(r: Rule | undefined): string {
+  switch (r ?? 'Delete') {
+    case 'Delete':
+      return '';
+    case 'Orphan':
+      return ', policy Orphan';
+    case 'Approve':
+      return ', policy Approve';
+    case 'BundleReady':
+      return ', deleteWhen BundleReady';
+  }
+}
+
 export type ObjectKind = 'ConfigMap' | 'Gate';
 
 export type Spoil = 'none' | 'invalid' | 'failing';
@@ -49,6 +74,8 @@ export interface Entry {
   object: string;
   kind: ObjectKind;
   delay: Delay;
+  /** The deletion policy or gate the object carries; absent is Delete (no annotation). */
+  rule?: Rule;
   /** Ordered behind the Bundle's Gate (blocked while the Gate is not Ready). */
   gated: boolean;
 }
@@ -67,6 +94,13 @@ export interface BundleModel {
   validSince: number;
   validSinceAck: number;
   gateReady: boolean;
+  /**
+   * Since when the Bundle may be Ready (sentAt of the step that made its
+   * spec whole and its Gate open): a deleteWhen BundleReady gate opens no
+   * earlier. Infinity while it cannot be Ready (a closed Gate, a spoiled
+   * spec), as every Bundle lists its Gate.
+   */
+  mayBeReadySince: number;
   /** In spec order; the Gate entry first. */
   entries: Entry[];
   /** When each listed object was claimed by this Bundle (older claims win a conflict). */
@@ -109,9 +143,19 @@ interface Window {
   race?: boolean;
 }
 
+/** One manifest's deletion settings the live object may carry. */
 interface PossibleDelay {
   delay: Delay;
+  rule: Rule;
   addedAt: number;
+}
+
+/** An approval written on the object (smith.atlassian.com/deletionApproved). */
+interface Approval {
+  /** The time the annotation names: it counts only if later than the stamp. */
+  time: number;
+  /** When the write was sent: nothing could act on it before. */
+  sentAt: number;
 }
 
 export interface ObjectModel {
@@ -120,6 +164,8 @@ export interface ObjectModel {
   standing: Standing;
   /** Every deletionDelay the live object may carry (manifests applied since the last confirmation). */
   possibleDelays: PossibleDelay[];
+  /** Approvals written on any incarnation of it; each counts only for a countdown that began before its time. */
+  approvals: Approval[];
   windows: Window[];
   /** Whether the model believes an incarnation exists now (from the watch). */
   exists: boolean;
@@ -167,20 +213,22 @@ export const CLOSE_GRACE_MS = 1000;
  */
 export const DUE_MARGIN_MS = 15_000;
 
-function minDelayMs(delays: readonly PossibleDelay[]): number {
-  let min = Infinity;
-  for (const { delay } of delays) min = Math.min(min, delay.kind === 'none' ? 0 : delay.kind === 'valid' ? delay.ms : Infinity);
-  return delays.length === 0 ? 0 : min;
+function delayMsOf(delay: Delay): number {
+  return delay.kind === 'none' ? 0 : delay.kind === 'valid' ? delay.ms : Infinity;
 }
 
 function maxDelayMs(delays: readonly PossibleDelay[]): number {
   let max = 0;
-  for (const { delay } of delays) max = Math.max(max, delay.kind === 'none' ? 0 : delay.kind === 'valid' ? delay.ms : Infinity);
+  for (const { delay } of delays) max = Math.max(max, delayMsOf(delay));
   return max;
 }
 
 function sameDelay(a: Delay, b: Delay): boolean {
   return a.kind === b.kind && (a.kind === 'none' || a.text === (b as { text: string }).text);
+}
+
+function samePossibility(p: { delay: Delay; rule: Rule }, e: Entry): boolean {
+  return sameDelay(p.delay, e.delay) && p.rule === (e.rule ?? 'Delete');
 }
 
 export class SoftDeleteModel {
@@ -192,14 +240,14 @@ export class SoftDeleteModel {
 
   constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string) {
     for (const name of bundleNames) {
-      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, entries: [], claimedAt: new Map(), unseen: new Set() });
+      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, mayBeReadySince: Infinity, entries: [], claimedAt: new Map(), unseen: new Set() });
       this.addObject(gateOf(name), 'Gate');
     }
     for (const name of configMaps) this.addObject(name, 'ConfigMap');
   }
 
   private addObject(name: string, kind: ObjectKind): void {
-    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }], exists: false, lastCountdownEnd: -Infinity });
+    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], approvals: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }], exists: false, lastCountdownEnd: -Infinity });
   }
 
   bundle(name: string): BundleModel {
@@ -237,6 +285,7 @@ export class SoftDeleteModel {
     }
     b.entries = entries.map((e) => ({ ...e }));
     b.spoil = spoil;
+    this.updateReadiness(b, sentAt);
     if (spoil === 'none' && (wasSpoiled || b.validSince === -Infinity)) {
       b.validSince = sentAt;
       b.validSinceAck = ackedAt;
@@ -247,7 +296,7 @@ export class SoftDeleteModel {
       if (!b.claimedAt.has(e.object)) b.claimedAt.set(e.object, ++this.claimSeq);
       if (!before.has(e.object)) b.unseen.add(e.object);
       // The operator may apply this manifest (an invalid spec applies nothing, but it may become valid as is).
-      if (!o.possibleDelays.some((p) => sameDelay(p.delay, e.delay))) o.possibleDelays.push({ delay: e.delay, addedAt: sentAt });
+      if (!o.possibleDelays.some((p) => samePossibility(p, e))) o.possibleDelays.push({ delay: e.delay, rule: e.rule ?? 'Delete', addedAt: sentAt });
       if (o.standing.kind !== 'listed') touched.add(e.object);
       if (o.standing.kind === 'orphaned') o.mayBeUncontrolled = true;
       if (o.standing.kind === 'removed' || o.standing.kind === 'released') {
@@ -322,6 +371,7 @@ export class SoftDeleteModel {
     b.validSince = -Infinity;
     b.validSinceAck = -Infinity;
     b.gateReady = false;
+    b.mayBeReadySince = Infinity;
     for (const o of this.objects.values()) {
       const removedByIt = o.standing.kind === 'removed' && o.standing.by === name;
       // Released, listed again by this Bundle and dropped before a settle: it may have taken the object (then it
@@ -332,8 +382,9 @@ export class SoftDeleteModel {
         if (propagation === 'foreground') o.standing = { kind: 'collected', from: name, start: sentAt };
         continue;
       }
-      // It dropped the object while another Bundle listed it: until that one's pass ran, this one may still control it.
-      const mayStillControl = o.unseenHandover?.from === name;
+      // It dropped the object while another Bundle listed it, or before another listed it again: until that one's
+      // pass ran, this one may still control it (seed 5123).
+      const mayStillControl = o.unseenHandover?.from === name || (o.standing.kind === 'listed' && o.unseenRelisting?.removed?.by === name);
       if (!listed.includes(o.name) && !removedByIt && !mayStillControl) continue;
       touched.push(o.name);
       const others = this.listers(o.name);
@@ -369,8 +420,28 @@ export class SoftDeleteModel {
     o.windows.splice(o.windows.length - 1, 0, { from: at, to: Infinity, notBefore: at, why, graceMs: CLOSE_GRACE_MS, race: true });
   }
 
-  setGateReady(bundle: string, ready: boolean): void {
-    this.bundle(bundle).gateReady = ready;
+  /** The test opened or closed a Bundle's Gate (sent at `sentAt`, answered at `ackedAt`). */
+  setGateReady(bundle: string, ready: boolean, sentAt: number, ackedAt: number): void {
+    const b = this.bundle(bundle);
+    b.gateReady = ready;
+    this.updateReadiness(b, sentAt);
+    this.recompute(sentAt, ackedAt, `Gate of ${bundle} ${ready ? 'opened' : 'closed'}`);
+  }
+
+  /** Keeps mayBeReadySince in step with the Gate and the spec: the Bundle may be Ready only while both allow it. */
+  private updateReadiness(b: BundleModel, at: number): void {
+    if (!(b.exists && b.spoil === 'none' && b.gateReady)) b.mayBeReadySince = Infinity;
+    else if (b.mayBeReadySince === Infinity) b.mayBeReadySince = at;
+  }
+
+  /**
+   * An approval (smith.atlassian.com/deletionApproved naming `time`) was
+   * written on the live object. It counts only for a countdown stamped
+   * before `time`, and a stamp is never earlier than the countdown's start.
+   */
+  approve(object: string, time: number, sentAt: number, ackedAt: number): void {
+    this.object(object).approvals.push({ time, sentAt });
+    this.recompute(sentAt, ackedAt, `approval of ${object} (${time <= sentAt - 1000 ? 'backdated' : 'now'})`);
   }
 
   operatorStarted(at: number): void {
@@ -383,15 +454,15 @@ export class SoftDeleteModel {
    * can be applied any more (applies follow the spec's order), so the other
    * possibilities go.
    */
-  confirmDelay(object: string, annotation: string | undefined): void {
+  confirmDelay(object: string, annotation: string | undefined, rule: Rule = 'Delete'): void {
     const o = this.object(object);
     const listers = this.listers(object);
     if (listers.length !== 1 || o.standing.kind !== 'listed') return;
     const entry = listers[0]?.entries.find((e) => e.object === object);
     if (!entry) return;
-    const matches = entry.delay.kind === 'none' ? annotation === undefined : annotation === entry.delay.text;
+    const matches = (entry.delay.kind === 'none' ? annotation === undefined : annotation === entry.delay.text) && (entry.rule ?? 'Delete') === rule;
     if (!matches) return;
-    const kept = o.possibleDelays.find((p) => sameDelay(p.delay, entry.delay));
+    const kept = o.possibleDelays.find((p) => samePossibility(p, entry));
     if (kept) o.possibleDelays = [kept];
   }
 
@@ -427,9 +498,9 @@ export class SoftDeleteModel {
     if (o.uid !== uid) return;
     o.exists = false;
     delete o.mayBeUncontrolled;
-    const current = this.listers(object).flatMap((b) => b.entries.filter((e) => e.object === object).map((e) => e.delay));
-    const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((d) => sameDelay(d, p.delay)));
-    for (const d of current) if (!kept.some((p) => sameDelay(p.delay, d))) kept.push({ delay: d, addedAt: seenAt });
+    const current = this.listers(object).flatMap((b) => b.entries.filter((e) => e.object === object));
+    const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((e) => samePossibility(p, e)));
+    for (const e of current) if (!kept.some((p) => samePossibility(p, e))) kept.push({ delay: e.delay, rule: e.rule ?? 'Delete', addedAt: seenAt });
     o.possibleDelays = kept;
   }
 
@@ -444,18 +515,21 @@ export class SoftDeleteModel {
       case 'removed': {
         const b = this.bundle(s.by);
         if (b.spoil !== 'none') return { at: Infinity, why: `removed from ${s.by}, ${SPOIL_WORDS[b.spoil]} (it deletes nothing)` };
-        const delay = minDelayMs(o.possibleDelays);
-        if (delay === Infinity) return { at: Infinity, why: `removed from ${s.by} with an unreadable delay (kept)` };
-        return { at: Math.max(b.validSince, s.start + delay), why: `removed from ${s.by}: ${this.delayWords(o)}` };
+        const end = this.earliestEnd(o, s.start, b);
+        if (end === Infinity) return { at: Infinity, why: `removed from ${s.by}: ${this.delayWords(o)} (kept)` };
+        return { at: Math.max(b.validSince, end), why: `removed from ${s.by}: ${this.delayWords(o)}` };
       }
       case 'collected':
+        // Whatever its delay and policy: the finalizer releases Orphan and Approve objects as soon as it sees the
+        // deletion, but the collector may get there first (the documented foreground window).
         return { at: s.start, why: `its Bundle ${s.from} was deleted in the foreground (collected, whatever its delay)` };
       case 'orphaned':
         return { at: Infinity, why: `its Bundle ${s.from} was deleted with orphan propagation (kept)` };
       case 'released': {
-        const delay = minDelayMs(o.possibleDelays);
-        if (delay === Infinity) return { at: Infinity, why: `released by deleted ${s.from} with an unreadable delay (kept)` };
-        return { at: s.start + delay, why: `released by deleted ${s.from}: ${this.delayWords(o)}` };
+        // The Bundle is gone: the sweeper reads a deleteWhen BundleReady gate as open.
+        const end = this.earliestEnd(o, s.start, undefined);
+        if (end === Infinity) return { at: Infinity, why: `released by deleted ${s.from}: ${this.delayWords(o)} (kept)` };
+        return { at: end, why: `released by deleted ${s.from}: ${this.delayWords(o)}` };
       }
     }
   }
@@ -465,6 +539,10 @@ export class SoftDeleteModel {
     const s = o.standing;
     // Collected: the collector's timing is not judged here (the GC fuzzer judges it); orphaned: kept.
     if (s.kind === 'absent' || s.kind === 'listed' || s.kind === 'collected' || s.kind === 'orphaned') return Infinity;
+    // A policy or gate may keep it for good (Orphan), or until an approval that the model cannot tell counted
+    // (it must be later than a stamp the model does not read) or a readiness it does not observe: only the
+    // "not before" side is judged for those.
+    if (o.possibleDelays.some((p) => p.rule !== 'Delete')) return Infinity;
     if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled) return Infinity;
     const delay = maxDelayMs(o.possibleDelays);
     if (delay === Infinity) return Infinity;
@@ -478,8 +556,30 @@ export class SoftDeleteModel {
     return Math.max(s.startAck + delay, this.lastRestartAt) + DUE_MARGIN_MS;
   }
 
+  /**
+   * The earliest instant any manifest the live object may carry lets a
+   * countdown from `start` end: its delay, then an approval later than
+   * `start` (a stamp is never earlier) for Approve, and the remover's
+   * readiness for deleteWhen BundleReady (`remover` undefined: the Bundle is
+   * gone, the gate open). Orphan and an unreadable delay: never.
+   */
+  private earliestEnd(o: ObjectModel, start: number, remover: BundleModel | undefined): number {
+    const possibilities = o.possibleDelays.length > 0 ? o.possibleDelays : [{ delay: NO_DELAY, rule: 'Delete' as const, addedAt: start }];
+    let earliest = Infinity;
+    for (const p of possibilities) {
+      const delay = delayMsOf(p.delay);
+      if (delay === Infinity || p.rule === 'Orphan') continue;
+      let end = start + delay;
+      if (p.rule === 'Approve') end = Math.max(end, Math.min(Infinity, ...o.approvals.filter((a) => a.time > start).map((a) => a.sentAt)));
+      if (p.rule === 'BundleReady' && remover) end = Math.max(end, remover.mayBeReadySince);
+      earliest = Math.min(earliest, end);
+    }
+    return earliest;
+  }
+
   private delayWords(o: ObjectModel): string {
-    return o.possibleDelays.length === 0 ? 'no delay' : o.possibleDelays.map((p) => delayText(p.delay)).join(' or ');
+    const possible = o.possibleDelays.length === 0 ? 'no delay' : o.possibleDelays.map((p) => `${delayText(p.delay)}${ruleText(p.rule)}`).join(' or ');
+    return o.approvals.length === 0 ? possible : `${possible}; ${o.approvals.length} approval(s) written`;
   }
 
   /** Opens a new window for every object whose notBefore changed. */

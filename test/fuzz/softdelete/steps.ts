@@ -5,13 +5,15 @@
  * observations, so a seed always produces the same steps.
  */
 import type { Random } from '../random.js';
-import { delayText, type Delay, type Entry, type Propagation, type SoftDeleteModel, type Spoil } from './model.js';
+import { delayText, ruleText, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
 
 export type Step =
-  | { kind: 'add'; bundle: string; object: string; delay: Delay; gated: boolean }
+  | { kind: 'add'; bundle: string; object: string; delay: Delay; rule: Rule; gated: boolean }
   | { kind: 'remove'; bundle: string; object: string }
-  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; gated: boolean; addFirst: boolean }
-  | { kind: 'set-delay'; bundle: string; object: string; delay: Delay }
+  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; rule: Rule; gated: boolean; addFirst: boolean }
+  | { kind: 'set-delay'; bundle: string; object: string; delay: Delay; rule: Rule }
+  /** Writes smith.atlassian.com/deletionApproved on the live object: now, or backdated (before any stamp it may carry). */
+  | { kind: 'approve'; object: string; backdated: boolean }
   | { kind: 'set-gated'; bundle: string; object: string; gated: boolean }
   | { kind: 'gate'; bundle: string; open: boolean }
   | { kind: 'delete-bundle'; bundle: string; propagation: Propagation }
@@ -37,13 +39,15 @@ export function describeStep(s: Step): string {
   const gate = (g: boolean) => (g ? ', behind the gate' : '');
   switch (s.kind) {
     case 'add':
-      return `add ${s.object} to ${s.bundle} (${delayText(s.delay)}${gate(s.gated)})`;
+      return `add ${s.object} to ${s.bundle} (${delayText(s.delay)}${ruleText(s.rule)}${gate(s.gated)})`;
     case 'remove':
       return `remove ${s.object} from ${s.bundle}`;
     case 'move':
-      return `move ${s.object} from ${s.from} to ${s.to} (${delayText(s.delay)}${gate(s.gated)}; ${s.addFirst ? 'add to the new Bundle first' : 'remove from the old Bundle first'})`;
+      return `move ${s.object} from ${s.from} to ${s.to} (${delayText(s.delay)}${ruleText(s.rule)}${gate(s.gated)}; ${s.addFirst ? 'add to the new Bundle first' : 'remove from the old Bundle first'})`;
     case 'set-delay':
-      return `set ${s.object} in ${s.bundle} to ${delayText(s.delay)}`;
+      return `set ${s.object} in ${s.bundle} to ${delayText(s.delay)}${ruleText(s.rule)}`;
+    case 'approve':
+      return `approve the deletion of ${s.object} (${s.backdated ? 'backdated a minute' : 'now'})`;
     case 'set-gated':
       return `${s.gated ? 'put' : 'take'} ${s.object} in ${s.bundle} ${s.gated ? 'behind' : 'out from behind'} the gate`;
     case 'gate':
@@ -51,7 +55,7 @@ export function describeStep(s: Step): string {
     case 'delete-bundle':
       return `delete Bundle ${s.bundle} (${s.propagation}) and wait until it is gone`;
     case 'reapply':
-      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}`;
+      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}`;
     case 'spoil':
       return `make ${s.bundle} ${SPOIL_TEXT[s.how]}`;
     case 'repair':
@@ -77,6 +81,11 @@ function randomDelay(rnd: Random): Delay {
   ])();
 }
 
+/** Mostly plain deletes, as in Smith; the policies of issue 16 often enough that most seeds meet each. */
+function randomRule(rnd: Random): Rule {
+  return rnd.weighted<Rule>([[5, 'Delete'], [1.5, 'Orphan'], [2, 'Approve'], [1.5, 'BundleReady']]);
+}
+
 export class StepGenerator {
   /** What each Bundle listed when it was deleted, to re-apply it. */
   private readonly lastSpec = new Map<string, Entry[]>();
@@ -95,7 +104,7 @@ export class StepGenerator {
     const entries: Entry[] = [{ object: this.gateOf(bundle), kind: 'Gate', delay: { kind: 'none' }, gated: false }];
     for (const object of this.configMaps) {
       if (taken.has(object) || !this.rnd.chance(0.5)) continue;
-      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), gated: this.rnd.chance(0.25) });
+      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), rule: randomRule(this.rnd), gated: this.rnd.chance(0.25) });
     }
     return entries;
   }
@@ -117,7 +126,7 @@ export class StepGenerator {
         const unlisted = free.filter((o) => this.model.listers(o).length === 0);
         const pool = unlisted.length > 0 && rnd.chance(0.8) ? unlisted : free;
         if (pool.length === 0) return undefined;
-        return { kind: 'add', bundle: b.name, object: rnd.pick(pool), delay: randomDelay(rnd), gated: rnd.chance(0.3) };
+        return { kind: 'add', bundle: b.name, object: rnd.pick(pool), delay: randomDelay(rnd), rule: randomRule(rnd), gated: rnd.chance(0.3) };
       }],
       [3, () => {
         const b = pickLive();
@@ -134,14 +143,21 @@ export class StepGenerator {
         if (movable.length === 0) return undefined;
         const e = rnd.pick(movable);
         const delay = rnd.chance(0.6) ? e.delay : randomDelay(rnd);
-        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4) };
+        const rule = rnd.chance(0.6) ? (e.rule ?? 'Delete') : randomRule(rnd);
+        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, rule, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4) };
       }],
       [2, () => {
         const b = pickLive();
         if (!b) return undefined;
         const listed = listedIn(b);
         if (listed.length === 0) return undefined;
-        return { kind: 'set-delay', bundle: b.name, object: rnd.pick(listed).object, delay: randomDelay(rnd) };
+        return { kind: 'set-delay', bundle: b.name, object: rnd.pick(listed).object, delay: randomDelay(rnd), rule: randomRule(rnd) };
+      }],
+      [2, () => {
+        // Mostly an object that waits for deletion; sometimes one still listed (an approval before the stamp never counts).
+        const waiting = this.configMaps.filter((o) => ['removed', 'released'].includes(this.model.object(o).standing.kind));
+        const pool = waiting.length > 0 && rnd.chance(0.8) ? waiting : this.configMaps;
+        return { kind: 'approve', object: rnd.pick(pool), backdated: rnd.chance(0.25) };
       }],
       [1.5, () => {
         const b = pickLive();
@@ -190,7 +206,7 @@ export class StepGenerator {
         // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
         if (rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle: step.bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none' });
       }
-      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle';
+      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve';
       return { step, settle: writes && rnd.chance(0.35) };
     }
   }

@@ -1,8 +1,10 @@
 /**
  * Model-based testing of the Bundle controller's deletions (issue 9): random
  * sequences of Bundle edits (add, remove, move between Bundles, change the
- * delay, gate behind a dependency that is not Ready, invalid specs and
- * resources that fail to apply, delete and re-apply Bundles) and SIGKILLs
+ * delay and the deletion policy (Orphan, Approve, deleteWhen BundleReady:
+ * issue 16), approvals written now or backdated, gate behind a dependency
+ * that is not Ready, invalid specs and resources that fail to apply, delete
+ * and re-apply Bundles) and SIGKILLs
  * of a real operator process (run with `--gc=cluster`), judged against model.ts: nothing deleted before the
  * earliest time the rules allow, nothing left after the latest plus a margin.
  *
@@ -14,9 +16,9 @@ import { randomBytes } from 'node:crypto';
 import { Annotations } from '../../../src/api/names.js';
 import { Random } from '../random.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
-import { SoftDeleteModel, type Entry, type Propagation, type Spoil } from './model.js';
+import { SoftDeleteModel, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
 import { describeStep, StepGenerator, type Step } from './steps.js';
-import { FuzzCluster, SeedWorld, sleep, type Observation } from './world.js';
+import { FuzzCluster, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
 export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
@@ -79,6 +81,9 @@ class SeedRun {
   /** Bundle deletions by propagation, for the summary line. */
   private readonly bundleDeletes: Record<Propagation, number> = { background: 0, foreground: 0, orphan: 0 };
   private judged = 0;
+  /** Objects written with each deletion policy or gate (issue 16), and approvals written, for the summary line. */
+  private readonly rulesWritten: Record<Rule, number> = { Delete: 0, Orphan: 0, Approve: 0, BundleReady: 0 };
+  private approvals = 0;
 
   constructor(
     cluster: FuzzCluster,
@@ -127,7 +132,8 @@ class SeedRun {
     }
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
-    const summary = `${this.executed.length} steps, ${this.kills} kills, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const r = this.rulesWritten;
+    const summary = `${this.executed.length} steps, ${this.kills} kills, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -152,6 +158,7 @@ class SeedRun {
 
   /** Applies a Bundle's new spec to the cluster and the model; returns what it touched. */
   private async write(bundle: string, entries: Entry[], spoil: Spoil = this.model.bundle(bundle).spoil): Promise<string[]> {
+    for (const e of entries) if (e.kind === 'ConfigMap') this.rulesWritten[e.rule ?? 'Delete']++;
     const { sentAt, ackedAt } = await this.world.applyBundle(bundle, entries, spoil);
     return this.model.applyBundle(bundle, entries, spoil, sentAt, ackedAt);
   }
@@ -164,7 +171,7 @@ class SeedRun {
     };
     switch (step.kind) {
       case 'add': {
-        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }]));
+        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated }]));
         touched.add(step.object);
         break;
       }
@@ -173,7 +180,7 @@ class SeedRun {
         touched.add(step.object);
         break;
       case 'move': {
-        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, gated: step.gated }]));
+        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated }]));
         const removeFrom = async () => add(await this.write(step.from, this.entriesOf(step.from).filter((e) => e.object !== step.object)));
         if (step.addFirst) {
           await addTo();
@@ -186,7 +193,7 @@ class SeedRun {
         break;
       }
       case 'set-delay':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, delay: step.delay } : e))));
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, delay: step.delay, rule: step.rule } : e))));
         touched.add(step.object);
         break;
       case 'set-gated':
@@ -196,14 +203,15 @@ class SeedRun {
       case 'gate': {
         // The operator creates the Gate; it may not be there yet (or at all, under an invalid spec): wait a little.
         const gate = gateOf(step.bundle);
-        const deadline = Date.now() + 5_000;
+        const sentAt = Date.now();
+        const deadline = sentAt + 5_000;
         let done = await this.world.setGate(gate, step.open);
         while (!done && Date.now() < deadline) {
           await sleep(100);
           done = await this.world.setGate(gate, step.open);
         }
         // The intent goes into the model either way, so the generated steps do not depend on timing.
-        this.model.setGateReady(step.bundle, step.open);
+        this.model.setGateReady(step.bundle, step.open, sentAt, Date.now());
         // Every object of the Bundle: one gated later still depends on the Gate's state.
         add(this.model.bundle(step.bundle).entries.map((e) => e.object));
         touched.add(gate);
@@ -218,6 +226,16 @@ class SeedRun {
           if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${OPERATOR_WAIT_MS / 1000} s after its delete (the finalizer never finished)`);
           await sleep(100);
         }
+        break;
+      }
+      case 'approve': {
+        const sentAt = Date.now();
+        const time = step.backdated ? sentAt - 60_000 : sentAt;
+        if (await this.world.approve(step.object, time)) {
+          this.model.approve(step.object, time, sentAt, Date.now());
+          this.approvals++;
+        }
+        touched.add(step.object);
         break;
       }
       case 'reapply':
@@ -273,7 +291,7 @@ class SeedRun {
     for (const o of this.model.objects.values()) {
       if (o.kind !== 'ConfigMap' || o.standing.kind !== 'listed') continue;
       const live = await this.world.getObject('ConfigMap', o.name);
-      if (live && live.metadata.deletionTimestamp === undefined) this.model.confirmDelay(o.name, live.metadata.annotations?.[Annotations.deletionDelay]);
+      if (live && live.metadata.deletionTimestamp === undefined) this.model.confirmDelay(o.name, live.metadata.annotations?.[Annotations.deletionDelay], ruleOf(live.metadata.annotations));
     }
   }
 

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { startBenchCluster, type BenchCluster } from '../../../bench/cluster.js';
 import { applyCrd } from '../../../hack/crd-install.js';
 import { Annotations } from '../../../src/api/names.js';
+import { formatRfc3339 } from '../../../src/core/softdelete/decide.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../../src/controllers/bundle/bundle-resource.js';
 import { KubeClient, loadKubeConfig } from '../../../src/kube/client.js';
 import { installCrd } from '../../../src/kube/crds.js';
@@ -15,7 +16,24 @@ import { Discovery } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
-import type { Entry, Propagation, Spoil } from './model.js';
+import type { Entry, Propagation, Rule, Spoil } from './model.js';
+
+/** The annotations each rule is written as; Delete is Smith's default, no annotation. */
+const RULE_ANNOTATIONS: Record<Rule, Record<string, string>> = {
+  Delete: {},
+  Orphan: { [Annotations.deletionPolicy]: 'Orphan' },
+  Approve: { [Annotations.deletionPolicy]: 'Approve' },
+  BundleReady: { [Annotations.deleteWhen]: 'BundleReady' },
+};
+
+/** The rule the live object's annotations say, as the model names it. */
+export function ruleOf(annotations: Readonly<Record<string, string>> | undefined): Rule {
+  const a = annotations ?? {};
+  if (a[Annotations.deletionPolicy] === 'Orphan') return 'Orphan';
+  if (a[Annotations.deletionPolicy] === 'Approve') return 'Approve';
+  if (a[Annotations.deleteWhen] === 'BundleReady') return 'BundleReady';
+  return 'Delete';
+}
 
 const POLICY: Record<Propagation, 'Background' | 'Foreground' | 'Orphan'> = { background: 'Background', foreground: 'Foreground', orphan: 'Orphan' };
 
@@ -207,11 +225,11 @@ export class SeedWorld {
   bundleManifest(bundle: string, entries: readonly Entry[], spoil: Spoil): Record<string, unknown> {
     const resources: Record<string, unknown>[] = entries.map((e) => {
       if (e.kind === 'Gate') return { name: 'gate', spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: e.object }, spec: { bundle } } } };
-      const annotations = e.delay.kind === 'none' ? undefined : { [Annotations.deletionDelay]: e.delay.text };
+      const annotations = { ...(e.delay.kind === 'none' ? {} : { [Annotations.deletionDelay]: e.delay.text }), ...RULE_ANNOTATIONS[e.rule ?? 'Delete'] };
       return {
         name: e.object,
         ...(e.gated ? { references: [{ resource: 'gate' }] } : {}),
-        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: e.object, ...(annotations ? { annotations } : {}) }, data: { bundle } } },
+        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: e.object, ...(Object.keys(annotations).length > 0 ? { annotations } : {}) }, data: { bundle } } },
       };
     });
     // A reference to a resource the Bundle does not have: the whole spec is invalid.
@@ -250,6 +268,20 @@ export class SeedWorld {
 
   async getObject(kind: 'ConfigMap' | 'Gate', name: string): Promise<KubeObject | undefined> {
     return await this.cluster.client.tryGet(kind === 'Gate' ? this.cluster.gates : this.cluster.configMaps, this.namespace, name);
+  }
+
+  /**
+   * Writes smith.atlassian.com/deletionApproved naming `time` on the live
+   * ConfigMap, as a user's `kubectl annotate` would; false when it does not exist.
+   */
+  async approve(object: string, time: number): Promise<boolean> {
+    try {
+      await this.cluster.client.patch(this.cluster.configMaps, this.namespace, object, { metadata: { annotations: { [Annotations.deletionApproved]: formatRfc3339(time) } } }, 'merge');
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return false;
+      throw err;
+    }
   }
 
   /** Opens or closes a Gate through its status subresource; false when it does not exist. */

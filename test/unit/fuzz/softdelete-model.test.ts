@@ -2,11 +2,11 @@
  * The soft-delete fuzzer's model (test/fuzz/softdelete/model.ts) on
  * hand-written timelines: what it allows and what it flags.
  */
-import { CLOSE_GRACE_MS, SoftDeleteModel, type Delay, type Entry, type Spoil } from '../../fuzz/softdelete/model.js';
+import { CLOSE_GRACE_MS, SoftDeleteModel, type Delay, type Entry, type Rule, type Spoil } from '../../fuzz/softdelete/model.js';
 
 const gateOf = (b: string) => `gate-${b}`;
 const gate = (b: string): Entry => ({ object: gateOf(b), kind: 'Gate', delay: { kind: 'none' }, gated: false });
-const cm = (object: string, delay: Delay, gated = false): Entry => ({ object, kind: 'ConfigMap', delay, gated });
+const cm = (object: string, delay: Delay, gated = false, rule?: Rule): Entry => ({ object, kind: 'ConfigMap', delay, gated, ...(rule ? { rule } : {}) });
 const s = (seconds: number): Delay => ({ kind: 'valid', text: `${seconds}s`, ms: seconds * 1000 });
 const NONE: Delay = { kind: 'none' };
 
@@ -306,6 +306,107 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'x', 1200)).toBe('allowed');
       m.listingsSeen(2000);
       expect(verdict(m, 'x', 2000 + CLOSE_GRACE_MS + 100)).toBe('wrongful');
+    });
+  });
+  it('foreground: a Bundle that dropped an object just before another listed it may still cascade it until a settle (seed 5123)', () => {
+    const m = fresh();
+    apply(m, 0, 'b2', [cm('x', NONE, false, 'Approve')]);
+    m.listingsSeen(100);
+    apply(m, 3100, 'b2', []);
+    apply(m, 3190, 'b1', [cm('x', NONE, false, 'BundleReady')]);
+    m.deleteBundle('b2', 3200, 3210, 'foreground');
+    expect(verdict(m, 'x', 3270)).toBe('allowed');
+    m.listingsSeen(5000);
+    expect(verdict(m, 'x', 5000 + CLOSE_GRACE_MS + 100)).toBe('wrongful');
+  });
+
+  describe('deletion policies (issue 16)', () => {
+    it('Orphan: never deleted once removed, nor once its Bundle is deleted in the background; nothing is due', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(1), false, 'Orphan'), cm('y', NONE, false, 'Orphan')]);
+      m.listingsSeen(100);
+      apply(m, 1000, 'b1', [cm('y', NONE, false, 'Orphan')]);
+      expect(verdict(m, 'x', 60_000)).toBe('wrongful');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+      m.deleteBundle('b1', 2000, 2010);
+      expect(verdict(m, 'y', 60_000)).toBe('wrongful');
+      expect(m.notBefore(m.object('y')).at).toBe(Infinity);
+    });
+
+    it('Orphan, but an earlier manifest without the policy may still be on the object: its countdown is allowed', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(1))]);
+      apply(m, 50, 'b1', [cm('x', s(1), false, 'Orphan')]);
+      apply(m, 1000, 'b1', []);
+      expect(verdict(m, 'x', 2000)).toBe('allowed');
+      // Once a read shows the live object carries the policy, only it counts.
+      const seen = fresh();
+      apply(seen, 0, 'b1', [cm('x', s(1))]);
+      apply(seen, 50, 'b1', [cm('x', s(1), false, 'Orphan')]);
+      seen.confirmDelay('x', '1s', 'Orphan');
+      apply(seen, 1000, 'b1', []);
+      expect(verdict(seen, 'x', 60_000)).toBe('wrongful');
+    });
+
+    it('Approve: not before an approval later than the removal, and not before the delay', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(1), false, 'Approve')]);
+      m.listingsSeen(100);
+      // An approval written while it is listed never counts for the countdown that starts later.
+      m.approve('x', 500, 500, 510);
+      apply(m, 1000, 'b1', []);
+      expect(verdict(m, 'x', 5000)).toBe('wrongful');
+      // Backdated to before the removal: does not count either.
+      m.approve('x', 900, 6000, 6010);
+      expect(verdict(m, 'x', 6500)).toBe('wrongful');
+      // Written after the removal, before the delay ran out: the delay still holds.
+      m.approve('x', 1500, 1500, 1510);
+      expect(verdict(m, 'x', 1800)).toBe('wrongful');
+      expect(verdict(m, 'x', 2000)).toBe('allowed');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    });
+
+    it('Approve: released by a background deletion, the sweeper waits for an approval too', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', NONE, false, 'Approve')]);
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010);
+      expect(verdict(m, 'x', 9000)).toBe('wrongful');
+      m.approve('x', 10_000, 10_000, 10_010);
+      expect(verdict(m, 'x', 10_001)).toBe('allowed');
+    });
+
+    it('deleteWhen BundleReady: not while the Gate of the Bundle that dropped it is closed; allowed once it opens', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(1), false, 'BundleReady')]);
+      m.listingsSeen(100);
+      apply(m, 1000, 'b1', []);
+      expect(verdict(m, 'x', 5000)).toBe('wrongful');
+      m.setGateReady('b1', true, 6000, 6010);
+      expect(verdict(m, 'x', 5999)).toBe('wrongful');
+      expect(verdict(m, 'x', 6000)).toBe('allowed');
+      // Closed again: a deletion long after the close (past the grace) is wrongful.
+      m.setGateReady('b1', false, 7000, 7010);
+      expect(verdict(m, 'x', 7010 + CLOSE_GRACE_MS + 500)).toBe('wrongful');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    });
+
+    it('deleteWhen BundleReady, released: the Bundle is gone and the gate open, the delay alone holds', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(2), false, 'BundleReady')]);
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010);
+      expect(verdict(m, 'x', 2999)).toBe('wrongful');
+      expect(verdict(m, 'x', 3000)).toBe('allowed');
+    });
+
+    it('foreground: Orphan and Approve objects may be collected (the documented window before the finalizer releases them)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', NONE, false, 'Orphan'), cm('y', NONE, false, 'Approve')]);
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010, 'foreground');
+      expect(verdict(m, 'x', 1100)).toBe('allowed');
+      expect(verdict(m, 'y', 1100)).toBe('allowed');
     });
   });
 });
