@@ -16,6 +16,7 @@ import type { ClaimAction } from '../core/bundle/claims.js';
 import { planBundle, withholdPrunes, type BundlePlan, type PlanInput, type ResourcePlan } from '../core/bundle/plan.js';
 import type { PruneAction, WithheldPrune } from '../core/bundle/prune.js';
 import { formatIssue } from '../core/bundle/validate.js';
+import { deletedAfterWords } from '../core/softdelete/decide.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { errorMessage } from '../kube/errors.js';
 import { formatObjectRef } from './args.js';
@@ -186,9 +187,9 @@ function pruneEntry(a: PruneAction): DiffEntry {
       if (!a.afterDelay) return { ...base, action: 'delete', detail: 'no longer listed and no deletionDelay: deleted now' };
       return { ...base, action: 'delete', detail: `its deletion delay ended at ${a.deleteAfter ?? '?'}: deleted now`, ...(a.deletionTimestamp !== undefined ? { deletionTimestamp: a.deletionTimestamp } : {}), ...(a.deleteAfter !== undefined ? { deleteAfter: a.deleteAfter } : {}) };
     case 'mark':
-      return { ...base, action: 'soft-delete', detail: `countdown starts now, deleted after ${a.deleteAfter}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+      return { ...base, action: 'soft-delete', detail: `countdown starts now, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'wait':
-      return { ...base, action: 'soft-delete', detail: `pending since ${a.deletionTimestamp}, deleted after ${a.deleteAfter}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+      return { ...base, action: 'soft-delete', detail: `pending since ${a.deletionTimestamp}, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'await':
       return { ...base, action: 'await', detail: a.message, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'release':
@@ -203,7 +204,7 @@ function pruneEntry(a: PruneAction): DiffEntry {
 }
 
 function withheldEntry(w: WithheldPrune): DiffEntry {
-  const would = w.action.action === 'delete' ? 'delete' : w.action.action === 'release' ? 'release it (deletionPolicy Orphan)' : `start its countdown (deleted after ${w.action.deleteAfter})`;
+  const would = w.action.action === 'delete' ? 'delete' : w.action.action === 'release' ? 'release it (deletionPolicy Orphan)' : `start its countdown (deleted ${deletedAfterWords(w.action.deleteAfter, w.action.gates)})`;
   return { ...targetEntry(w.action.target), action: 'held', detail: `would ${would}; ${w.reason}` };
 }
 

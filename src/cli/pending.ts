@@ -49,8 +49,10 @@ export interface PendingObject {
   problem?: string;
 }
 
-/** "in 1h29m0s", "overdue by 3s" or "-". */
-export function formatDue(deleteAfter: string | undefined, now: number): string {
+/** "in 1h29m0s", "overdue by 3s", "when approved", "when its Bundle is Ready" or "-". */
+export function formatDue(deleteAfter: string | undefined, now: number, waitingFor?: PendingObject['waitingFor']): string {
+  if (waitingFor === 'Approval') return 'when approved';
+  if (waitingFor === 'BundleReady') return 'when its Bundle is Ready';
   const at = deleteAfter === undefined ? undefined : parseRfc3339(deleteAfter);
   if (at === undefined) return '-';
   return formatRemaining(at - now);
@@ -59,7 +61,7 @@ export function formatDue(deleteAfter: string | undefined, now: number): string 
 export function formatPendingTable(items: readonly PendingObject[], now: number): string[] {
   const rows = [
     ['NAMESPACE', 'OBJECT', 'BUNDLE', 'STATE', 'WAITING-FOR', 'DELETE-AFTER', 'DUE'],
-    ...items.map((p) => [p.namespace, formatObjectRef(p.apiVersion, p.kind, p.name), p.bundle, p.state, p.waitingFor ?? '-', p.deleteAfter ?? `- (${p.problem ?? 'unknown'})`, formatDue(p.deleteAfter, now)]),
+    ...items.map((p) => [p.namespace, formatObjectRef(p.apiVersion, p.kind, p.name), p.bundle, p.state, p.waitingFor ?? '-', p.deleteAfter ?? `- (${p.problem ?? 'unknown'})`, formatDue(p.deleteAfter, now, p.waitingFor)]),
   ];
   const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
   return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join('  '));

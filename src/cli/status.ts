@@ -6,7 +6,7 @@
  */
 import type { Bundle, Condition } from '../api/bundle.js';
 import { parseRfc3339 } from '../core/softdelete/decide.js';
-import { countdownWords, resourceState } from './tree.js';
+import { isHeldByGate, pendingWords, resourceState } from './tree.js';
 
 export interface BundleSummary {
   namespace: string;
@@ -18,8 +18,12 @@ export interface BundleSummary {
   resourcesReady: string;
   errors: number;
   pending: number;
-  /** The soonest pending deletion: "ConfigMap/x", and milliseconds until it is due. */
-  soonest?: { object: string; remainingMs: number | undefined };
+  /**
+   * The soonest pending deletion: "ConfigMap/x", milliseconds until it is
+   * due, and what holds it when a gate does. One that time alone will delete
+   * comes before any held by a gate.
+   */
+  soonest?: { object: string; remainingMs: number | undefined; waitingFor?: string };
 }
 
 function isTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
@@ -34,10 +38,14 @@ export function summarize(bundle: Bundle, now: number): BundleSummary {
   const errors = (status?.resourceStatuses ?? []).filter((r) => resourceState(r.conditions).state === 'Error').length;
   const pending = status?.pendingDeletions ?? [];
   let soonest: BundleSummary['soonest'];
+  // Sort key: held by a gate last, then by time (unreadable last).
+  const rank = (s: { remainingMs: number | undefined; waitingFor?: string }): [number, number] => [isHeldByGate(s.waitingFor) ? 1 : 0, s.remainingMs ?? Infinity];
   for (const p of pending) {
     const at = parseRfc3339(p.deleteAfter);
-    const remainingMs = at === undefined ? undefined : at - now;
-    if (soonest === undefined || (remainingMs !== undefined && (soonest.remainingMs === undefined || remainingMs < soonest.remainingMs))) soonest = { object: `${p.kind}/${p.name}`, remainingMs };
+    const candidate = { object: `${p.kind}/${p.name}`, remainingMs: at === undefined ? undefined : at - now, ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}) };
+    const [held, ms] = rank(candidate);
+    const best = soonest === undefined ? undefined : rank(soonest);
+    if (best === undefined || held < best[0] || (held === best[0] && ms < best[1])) soonest = candidate;
   }
   return {
     namespace: bundle.metadata.namespace,
@@ -54,7 +62,7 @@ export function summarize(bundle: Bundle, now: number): BundleSummary {
 export function formatSummaryTable(summaries: readonly BundleSummary[]): string[] {
   const rows = [
     ['NAMESPACE', 'BUNDLE', 'STATE', 'READY', 'ERRORS', 'PENDING', 'SOONEST'],
-    ...summaries.map((s) => [s.namespace, s.name, s.state, s.resourcesReady, String(s.errors), String(s.pending), s.soonest ? `${s.soonest.object} ${countdownWords(s.soonest.remainingMs)}` : '-']),
+    ...summaries.map((s) => [s.namespace, s.name, s.state, s.resourcesReady, String(s.errors), String(s.pending), s.soonest ? `${s.soonest.object} ${pendingWords(s.soonest.waitingFor, s.soonest.remainingMs)}` : '-']),
   ];
   const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
   return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join('  '));
@@ -81,7 +89,7 @@ export function describeStatus(bundle: Bundle, now: number): string[] {
     out.push('pending deletions (put the resource back in the Bundle to keep it):');
     for (const p of status?.pendingDeletions ?? []) {
       const at = parseRfc3339(p.deleteAfter);
-      out.push(`  ${p.kind}/${p.name} ${countdownWords(at === undefined ? undefined : at - now)} (after ${p.deleteAfter})`);
+      out.push(`  ${p.kind}/${p.name} ${pendingWords(p.waitingFor, at === undefined ? undefined : at - now)} (after ${p.deleteAfter})`);
     }
   }
   return out;

@@ -176,7 +176,7 @@ export function buildTree(input: TreeInput): BundleTree {
     resources: roots,
     pending: (bundle.status?.pendingDeletions ?? []).map((p: PendingDeletion) => {
       const at = parseRfc3339(p.deleteAfter);
-      const gate = p.waitingFor === 'Approval' || p.waitingFor === 'BundleReady' ? { gate: p.waitingFor } : {};
+      const gate = isHeldByGate(p.waitingFor) ? { gate: p.waitingFor } : {};
       return { kind: p.kind, name: p.name, deleteAfter: p.deleteAfter, remainingMs: at === undefined ? undefined : at - input.now, ...gate };
     }),
   };
@@ -211,6 +211,21 @@ export function countdownWords(remainingMs: number | undefined): string {
   return words.startsWith('in ') ? `deletes ${words}` : words;
 }
 
+const GATE_WORDS = { Approval: 'waits for approval (bundlesmith approve)', BundleReady: 'waits for the Bundle to be Ready' } as const;
+
+/** Whether a pending deletion is due and held by a gate (the status's waitingFor): time alone will not delete it. */
+export function isHeldByGate(waitingFor: string | undefined): waitingFor is keyof typeof GATE_WORDS {
+  return waitingFor === 'Approval' || waitingFor === 'BundleReady';
+}
+
+/**
+ * A pending deletion in words, as tree and status say it: what holds it
+ * when a gate does (an approval, the Bundle's readiness), else its countdown.
+ */
+export function pendingWords(waitingFor: string | undefined, remainingMs: number | undefined): string {
+  return isHeldByGate(waitingFor) ? GATE_WORDS[waitingFor] : countdownWords(remainingMs);
+}
+
 function nodeLine(n: TreeNode, p: Palette): string {
   const parts = [`${n.kind}/${n.name}`];
   if (n.state !== undefined) parts.push(paint(n.state, p));
@@ -238,8 +253,7 @@ export function renderTree(tree: BundleTree, p: Palette): string[] {
   renderNodes(tree.resources, '', p, out);
   if (tree.pending.length > 0) {
     out.push('pending deletion (put the resource back in the Bundle to keep it):');
-    const waits = { Approval: 'waits for approval (bundlesmith approve)', BundleReady: 'waits for the Bundle to be Ready' } as const;
-    tree.pending.forEach((d, i) => out.push(`${i === tree.pending.length - 1 ? '└─ ' : '├─ '}${d.kind}/${d.name}  ${p.warn(d.gate !== undefined ? waits[d.gate] : countdownWords(d.remainingMs))}  ${p.dim(`(after ${d.deleteAfter})`)}`));
+    tree.pending.forEach((d, i) => out.push(`${i === tree.pending.length - 1 ? '└─ ' : '├─ '}${d.kind}/${d.name}  ${p.warn(pendingWords(d.gate, d.remainingMs))}  ${p.dim(`(after ${d.deleteAfter})`)}`));
   }
   return out;
 }

@@ -6,7 +6,7 @@
  */
 import type { DeletionDefaults } from '../../api/bundle.js';
 import { EventReasons } from '../../api/names.js';
-import { decideSoftDelete, type DeletionGate } from '../softdelete/decide.js';
+import { decideSoftDelete, deletedAfterWords, type DeletionGate } from '../softdelete/decide.js';
 import { buildGraph, deletionOrder } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { BundleClaim } from './ownership.js';
@@ -31,9 +31,9 @@ export type PruneAction =
   /** Delete now, with uid and resourceVersion as preconditions. `event` once it succeeded. */
   | { action: 'delete'; target: ObjectTarget; afterDelay: boolean; event: PlannedEvent; deletionTimestamp?: string; deleteAfter?: string }
   /** Start the countdown: JSON-patch the deletionTimestamp annotation on. */
-  | { action: 'mark'; target: ObjectTarget; patch: JsonPatchOperation[]; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; event: PlannedEvent }
+  | { action: 'mark'; target: ObjectTarget; patch: JsonPatchOperation[]; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[]; event: PlannedEvent }
   /** Countdown running; nothing to write. */
-  | { action: 'wait'; target: ObjectTarget; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
+  | { action: 'wait'; target: ObjectTarget; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[] }
   /** Due, but a gate is shut (an approval, the Bundle's readiness); nothing to write, the Bundle reports it. */
   | { action: 'await'; target: ObjectTarget; waitingFor: DeletionGate; deletionTimestamp: string; deleteAfter: string; message: string; event: PlannedEvent }
   /** deletionPolicy Orphan: JSON-patch the operator's references off; the object is kept for good. */
@@ -155,10 +155,11 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
         deletionTimestamp: decision.deletionTimestamp,
         deleteAfter: decision.deleteAfter,
         deleteAtMs: decision.deleteAtMs,
-        event: { reason: EventReasons.DeletionScheduled, message: `${what} will be deleted after ${decision.deleteAfter}` },
+        ...(decision.gates ? { gates: decision.gates } : {}),
+        event: { reason: EventReasons.DeletionScheduled, message: `${what} will be deleted ${deletedAfterWords(decision.deleteAfter, decision.gates)}` },
       };
     case 'wait':
-      return { action: 'wait', target, deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter, deleteAtMs: decision.deleteAtMs };
+      return { action: 'wait', target, deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter, deleteAtMs: decision.deleteAtMs, ...(decision.gates ? { gates: decision.gates } : {}) };
     case 'invalid': {
       const message = `${what} is kept: ${decision.message}`;
       return { action: 'invalid', target, message, event: { reason: EventReasons.InvalidDeletionDelay, message } };

@@ -48,14 +48,21 @@ function labelFormerBundle(o: LiveObject, bundleName: string): JsonPatchOperatio
 /**
  * deletionPolicy Orphan: the operator's references go, and so does any
  * countdown (stamp, approval, proof: nothing will delete it); the
- * former-bundle label says where it came from. The sweeper keeps an Orphan
- * object whatever it carries.
+ * former-bundle label says where it came from. The policy is written onto
+ * the object when it came from the Bundle's defaults, so that the object
+ * itself says it is kept: the sweeper and `bundlesmith pending` read only
+ * the object, and the sweeper keeps an Orphan object whatever else it
+ * carries.
  */
 export function keptReleasePatch(o: LiveObject, bundleName: string, refs: ReferenceOwnerContext): JsonPatchOperation[] {
   const ops = referencesPatch(o, refs);
-  const annotations = o.metadata.annotations ?? {};
+  const annotations = o.metadata.annotations;
   for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved, Annotations.releaseProof]) {
-    if (annotations[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
+    if (annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
+  }
+  if (annotations?.[Annotations.deletionPolicy] !== 'Orphan') {
+    if (annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+    ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: 'Orphan' });
   }
   return [...ops, ...labelFormerBundle(o, bundleName)];
 }

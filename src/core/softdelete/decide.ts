@@ -12,7 +12,7 @@ import { DateTime } from 'luxon';
 import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations, Labels } from '../../api/names.js';
 import { formatGoDuration } from '../duration.js';
-import { isGated, readDeletionRules } from './rules.js';
+import { isGated, readDeletionRules, type DeletionRules } from './rules.js';
 
 export { readDeletionDelay, type DeletionDelayReading } from './rules.js';
 
@@ -53,10 +53,13 @@ export type SoftDeleteDecision =
   | { action: 'cancel' }
   /** Not in spec, no deletionDelay annotation: delete now. */
   | { action: 'delete' }
-  /** Start the countdown: write `deletionTimestamp` on the object, recheck at `deleteAtMs`. */
-  | { action: 'mark'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
-  /** Countdown running: recheck at `deleteAtMs`. */
-  | { action: 'wait'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number }
+  /**
+   * Start the countdown: write `deletionTimestamp` on the object, recheck at
+   * `deleteAtMs`. `gates`: what will still hold it once the delay is over.
+   */
+  | { action: 'mark'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[] }
+  /** Countdown running: recheck at `deleteAtMs`; `gates` as for mark. */
+  | { action: 'wait'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[] }
   /** deletionPolicy Orphan: never deleted; the operator lets go of it (its references go, the user's stay). */
   | { action: 'release' }
   /** Countdown over, but a gate is shut: an approval missing, or the Bundle not Ready. Kept; decided again when either changes. */
@@ -118,13 +121,27 @@ function countdownFrom(stampText: string, stampMs: number, delayMs: number): Cou
   return { deletionTimestamp: stampText, deleteAfter: formatRfc3339(deleteAtMs), deleteAtMs };
 }
 
+/** The gates that hold a due deletion until they open, in the order they are checked. */
+function gatesOf(rules: DeletionRules): DeletionGate[] {
+  return [...(rules.policy === 'Approve' ? (['Approval'] as const) : []), ...(rules.deleteWhen === 'BundleReady' ? (['BundleReady'] as const) : [])];
+}
+
+const withGates = (gates: DeletionGate[]): { gates?: DeletionGate[] } => (gates.length > 0 ? { gates } : {});
+
+const GATE_CONDITIONS: Record<DeletionGate, string> = { Approval: 'once approved', BundleReady: 'once its Bundle is Ready' };
+
+/** "after 2026-11-21T12:00:00.000Z", and what else it waits for: "..., once approved". For events, the CLI and messages. */
+export function deletedAfterWords(deleteAfter: string, gates: readonly DeletionGate[] = []): string {
+  return [`after ${deleteAfter}`, ...gates.map((g) => GATE_CONDITIONS[g])].join(', ');
+}
+
 /** Starts (or restarts) the countdown at `now`, rounded up to the stamp's millisecond precision so it never predates `now`. */
-function markAt(now: number, delayMs: number): SoftDeleteDecision {
+function markAt(now: number, delayMs: number, gates: DeletionGate[]): SoftDeleteDecision {
   const stampMs = Math.ceil(now);
   const stampText = formatRfc3339(stampMs);
   const countdown = countdownFrom(stampText, stampMs, delayMs);
   if (countdown === undefined) return unreachableDeletion(stampText, delayMs);
-  return { action: 'mark', ...countdown };
+  return { action: 'mark', ...countdown, ...withGates(gates) };
 }
 
 function unreachableDeletion(stampText: string, delayMs: number): SoftDeleteDecision {
@@ -183,12 +200,12 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
   }
 
   const stampMs = stampText === undefined ? undefined : parseRfc3339(stampText);
-  if (stampText === undefined || stampMs === undefined) return markAt(Math.max(input.now, input.stampAt ?? input.now), delayMs);
+  if (stampText === undefined || stampMs === undefined) return markAt(Math.max(input.now, input.stampAt ?? input.now), delayMs, gatesOf(rules));
 
   // The stamp is reported as written, so status shows the annotation's own value.
   const countdown = countdownFrom(stampText, stampMs, delayMs);
   if (countdown === undefined) return unreachableDeletion(stampText, delayMs);
-  if (input.now < countdown.deleteAtMs) return { action: 'wait', ...countdown };
+  if (input.now < countdown.deleteAtMs) return { action: 'wait', ...countdown, ...withGates(gatesOf(rules)) };
   const times = { deletionTimestamp: countdown.deletionTimestamp, deleteAfter: countdown.deleteAfter };
 
   if (rules.policy === 'Approve') {

@@ -24,6 +24,12 @@ describe('pending table', () => {
     expect(formatDue(deleteAfter, NOW)).toBe(want);
   });
 
+  it('a due deletion held by a gate says what it waits for, not how overdue it is', () => {
+    expect(formatDue('2026-11-21T11:00:00.000Z', NOW, 'Approval')).toBe('when approved');
+    expect(formatDue('2026-11-21T11:00:00.000Z', NOW, 'BundleReady')).toBe('when its Bundle is Ready');
+    expect(formatDue('2026-11-21T13:00:00.000Z', NOW, 'Delay')).toBe('in 1h0m0s');
+  });
+
   it('prints an aligned table whose OBJECT column cancel accepts', () => {
     const lines = formatPendingTable([{ namespace: 'team', apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', bundle: 'app', state: 'pending', deletionTimestamp: '2026-11-21T12:00:00Z', deleteAfter: '2026-11-21T13:00:00.000Z' }], NOW);
     expect(lines).toEqual([

@@ -101,6 +101,21 @@ describe('bundlesmith status', () => {
     ]);
   });
 
+  it('a deletion held by a gate says what it waits for, and one that time alone will delete is the soonest', () => {
+    const b = bundle();
+    b.status = {
+      ...b.status,
+      pendingDeletions: [
+        { apiVersion: 'v1', kind: 'ConfigMap', name: 'held', deletionTimestamp: '2026-11-23T10:00:00Z', deleteAfter: '2026-11-23T11:00:00Z', waitingFor: 'Approval' },
+        { apiVersion: 'v1', kind: 'ConfigMap', name: 'old', deletionTimestamp: '2026-11-23T11:59:00Z', deleteAfter: '2026-11-23T12:03:12Z', waitingFor: 'Delay' },
+      ],
+    };
+    expect(summarize(b, NOW).soonest).toEqual({ object: 'ConfigMap/old', remainingMs: 192_000, waitingFor: 'Delay' });
+    expect(describeStatus(b, NOW).slice(-2)).toEqual(['  ConfigMap/held waits for approval (bundlesmith approve) (after 2026-11-23T11:00:00Z)', '  ConfigMap/old deletes in 3m12s (after 2026-11-23T12:03:12Z)']);
+    b.status = { ...b.status, pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'held', deletionTimestamp: '2026-11-23T10:00:00Z', deleteAfter: '2026-11-23T11:00:00Z', waitingFor: 'BundleReady' }] };
+    expect(formatSummaryTable([summarize(b, NOW)])[1]).toContain('ConfigMap/held waits for the Bundle to be Ready');
+  });
+
   it('Ready only for the generation the status observed', () => {
     const b = bundle();
     b.status = { ...b.status, conditions: ready };

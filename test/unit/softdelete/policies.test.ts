@@ -9,7 +9,7 @@ import { planFinalize, type FinalizeInput } from '../../../src/core/bundle/final
 import type { JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { approvalTime } from '../../../src/cli/approve.js';
-import { decideOrphanSweep, decideSoftDelete, formatRfc3339 } from '../../../src/core/softdelete/decide.js';
+import { decideOrphanSweep, decideSoftDelete, deletedAfterWords, formatRfc3339 } from '../../../src/core/softdelete/decide.js';
 import { checkReleaseProof, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
 import { readDeletionRules } from '../../../src/core/softdelete/rules.js';
 import { BUNDLE_UID, NAMESPACE, configMap, controlledByBundle, live, withAnnotation, withUid, type Obj } from '../bundle/builders.js';
@@ -61,6 +61,21 @@ describe('decideSoftDelete with policies (out of spec)', () => {
   ])('%s', (_name, annotations, defaults, bundleReady, want) => {
     const d = decideSoftDelete({ inSpec: false, annotations, now: NOW, defaults, ...(bundleReady !== undefined ? { bundleReady } : {}) });
     expect(d.action === 'await' ? `await:${d.waitingFor}` : d.action).toBe(want);
+  });
+
+  it('a countdown says what will still hold the object once its delay is over, and the words say it too', () => {
+    const gatesOf = (annotations: Record<string, string>): unknown => {
+      const d = decideSoftDelete({ inSpec: false, annotations, now: NOW });
+      return d.action === 'mark' || d.action === 'wait' ? (d.gates ?? []) : d.action;
+    };
+    expect(gatesOf({ [A.deletionDelay]: '1h' })).toEqual([]);
+    expect(gatesOf({ [A.deletionPolicy]: 'Approve' })).toEqual(['Approval']);
+    expect(gatesOf({ [A.deleteWhen]: 'BundleReady', [A.deletionDelay]: '3h', [A.deletionTimestamp]: STAMP })).toEqual(['BundleReady']);
+    expect(gatesOf({ [A.deletionPolicy]: 'Approve', [A.deleteWhen]: 'BundleReady' })).toEqual(['Approval', 'BundleReady']);
+    expect(deletedAfterWords(STAMP)).toBe(`after ${STAMP}`);
+    expect(deletedAfterWords(STAMP, ['Approval', 'BundleReady'])).toBe(`after ${STAMP}, once approved, once its Bundle is Ready`);
+    const [marked] = planPrune({ controlled: [live(configMap('a', controlledByBundle(), withUid('a-uid'), withAnnotation(A.deletionPolicy, 'Approve')))], inSpec: new Set(), now: NOW, bundleName: 'b' });
+    expect(marked?.action === 'mark' ? marked.event.message : marked?.action).toBe(`ConfigMap ${NAMESPACE}/a will be deleted after ${iso(NOW)}, once approved`);
   });
 
   it('in spec: an approval alone is cancelled too (it must not count for a later countdown)', () => {
@@ -143,6 +158,25 @@ describe('prune and finalize', () => {
     const { [A.deletionPolicy]: _policy, ...rest } = annotations;
     const withoutPolicy = { ...meta, annotations: rest };
     expect(checkReleaseProof(KEY, withoutPolicy).proven).toBe(false);
+  });
+
+  it('Orphan from the defaults is written onto the released object, so the sweeper and pending read it from the object alone', () => {
+    const policyPath = `/metadata/annotations/${A.deletionPolicy.replace('/', '~1')}`;
+    const released = (patch: readonly JsonPatchOperation[], own: Record<string, string>) => ({
+      labels: { [Labels.formerBundle]: 'b' },
+      annotations: { ...own, [A.deletionPolicy]: adds(patch)[policyPath] as string },
+      ownerReferences: [],
+    });
+    for (const own of [{}, { [A.deletionDelay]: '1h' }] as Record<string, string>[]) {
+      const step = finalize([obj('d', own)], { deletionPolicy: 'Orphan' }).steps[0];
+      expect(step?.action).toBe('release');
+      if (step?.action !== 'release') continue;
+      expect(adds(step.patch)[policyPath]).toBe('Orphan');
+      expect(decideOrphanSweep(released(step.patch, own), NOW)).toEqual({ action: 'skip', reason: `${A.deletionPolicy} Orphan: kept` });
+    }
+    const [pruned] = planPrune({ controlled: [obj('p')], inSpec: new Set(), now: NOW, bundleName: 'b', defaults: { deletionPolicy: 'Orphan' } });
+    expect(pruned?.action).toBe('release');
+    if (pruned?.action === 'release') expect(adds(pruned.patch)[policyPath]).toBe('Orphan');
   });
 
   it('a v1 proof (before policies) still checks on an object without a policy, never on one with', () => {
