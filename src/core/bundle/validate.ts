@@ -163,6 +163,9 @@ function validateResource(bundle: BundleRef, resource: Resource, names: Readonly
     if (owner.controller === true) add(`object has an ownerReference with controller: true (${owner.kind} ${owner.name}); the Bundle must be the controller`);
   }
   if (object.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) add(`object carries the ${Annotations.deletionTimestamp} annotation, which only the operator may set`);
+  // An approval applied with the object would outlive its removal from the spec and approve a countdown that had not begun yet.
+  if (object.metadata.annotations?.[Annotations.deletionApproved] !== undefined) add(`object carries the ${Annotations.deletionApproved} annotation, which approves one countdown on the live object (bundlesmith approve) and cannot be part of a Bundle`);
+  if (object.metadata.annotations?.[Annotations.releaseProof] !== undefined) add(`object carries the ${Annotations.releaseProof} annotation, which only the operator may set`);
 
   for (const use of findPlaceholders(object)) {
     if (!refNames.has(use.name)) add(`placeholder "!{${use.name}}" at ${use.at} names no reference of this resource`);

@@ -92,6 +92,16 @@ describe('validateBundle', () => {
       [withResource(resource('a', configMap('a', withAnnotation(Annotations.deletionTimestamp, '2026-01-01T00:00:00Z'))))],
       [terminal('a', `object carries the ${Annotations.deletionTimestamp} annotation, which only the operator may set`)],
     ],
+    [
+      'the deletionApproved annotation (it would approve the next countdown before it began)',
+      [withResource(resource('a', configMap('a', withAnnotation(Annotations.deletionApproved, '2999-01-01T00:00:00Z'))))],
+      [terminal('a', `object carries the ${Annotations.deletionApproved} annotation, which approves one countdown on the live object (bundlesmith approve) and cannot be part of a Bundle`)],
+    ],
+    [
+      'the release-proof annotation',
+      [withResource(resource('a', configMap('a', withAnnotation(Annotations.releaseProof, 'v2:abc'))))],
+      [terminal('a', `object carries the ${Annotations.releaseProof} annotation, which only the operator may set`)],
+    ],
     ['a plugin', [withResource(resource('p', undefined, withPlugin('catalog')))], [terminal('p', 'spec.plugin ("catalog") is not supported; use spec.object')]],
     ['neither object nor plugin', [withResource(resource('e', undefined))], [terminal('e', 'spec has neither object nor plugin')]],
     ['a placeholder naming no reference', [withResource(resource('a', configMap('a', withData({ x: '!{x}' }))))], [terminal('a', 'placeholder "!{x}" at data.x names no reference of this resource')]],
