@@ -106,9 +106,8 @@ export const Reasons = {
   Conflict: 'Conflict',
   DependenciesNotReady: 'DependenciesNotReady',
   BeingDeleted: 'BeingDeleted',
+  /** An object's deletion rules cannot be read: its deletionDelay, deletionPolicy, deleteWhen or deletionApproved, or spec.deletionDefaults. */
   InvalidDeletionDelay: 'InvalidDeletionDelay',
-  /** The deletionPolicy, deleteWhen or deletionApproved annotation, or spec.deletionDefaults, cannot be read. */
-  InvalidDeletionPolicy: 'InvalidDeletionPolicy',
   /** The Bundle's identity (its service account) may not do what the resource needs; the message names identity, verb and resource. */
   Forbidden: 'Forbidden',
   AllResourcesReady: 'AllResourcesReady',
@@ -129,8 +128,8 @@ export const EventReasons = {
   DeletionScheduled: 'DeletionScheduled',
   DeletionCancelled: 'DeletionCancelled',
   DeletedAfterDelay: 'DeletedAfterDelay',
+  /** Unreadable deletion rules (any of them, as the condition reason) keep an object. */
   InvalidDeletionDelay: 'InvalidDeletionDelay',
-  InvalidDeletionPolicy: 'InvalidDeletionPolicy',
   Released: 'Released',
   /** An object with deletionPolicy Approve is due and waits for its approval. */
   AwaitingApproval: 'AwaitingApproval',

@@ -209,7 +209,7 @@ function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string
  * Orphan or Approve asked never to be deleted without that: it is released
  * (Orphan for good, Approve with a signed countdown) as soon as the
  * finalizer sees the deletion. The collector acts on the same event; only
- * an admission guard on its deletes (the chart's deletionGuard) makes the
+ * an admission guard on its deletes makes the
  * release certain to come first.
  */
 function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
