@@ -7,7 +7,7 @@
 import { createNamespace, type TestEnv } from './harness.js';
 import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
 import { types, type KnownTypes } from './bundles.js';
-import { aLosingBundleWithdrawsItsClaim, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { aLosingBundleWithdrawsItsClaim, foregroundGuardKeepsPolicies, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 let ref: ReferenceCluster | undefined;
 let env: TestEnv;
@@ -37,6 +37,8 @@ const context = (): PropagationContext => {
     pauseCollector: r.collectorDown,
     resumeCollector: r.collectorUp,
     collectorTimeoutMs: 90_000,
+    // kube-controller-manager runs as its own user (no service-account credentials).
+    collector: { user: 'system:kube-controller-manager', client: env.client.impersonating({ user: 'system:kube-controller-manager' }) },
   };
 };
 
@@ -58,4 +60,8 @@ it('foreground, kube-controller-manager running throughout: an object a losing B
 
 it('foreground: Orphan and Approve objects are released from the cascade before the finalizer steps aside, and the collector keeps them', async () => {
   await foregroundReleasesKeptPolicies(context());
+}, 240_000);
+
+it('foreground, kube-controller-manager running throughout, the chart\'s deletion guard installed: Orphan and Approve objects are refused to the collector until the finalizer has released them, and kept', async () => {
+  await foregroundGuardKeepsPolicies(context());
 }, 240_000);

@@ -6,7 +6,7 @@
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { operatorFixture } from './operator.js';
-import { aLosingBundleWithdrawsItsClaim, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import { aLosingBundleWithdrawsItsClaim, foregroundGuardKeepsPolicies, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
 // The operator runs without a collector; the test runs ours beside it, so that it can pause it.
 const f = operatorFixture('bdelprop');
@@ -26,7 +26,8 @@ async function stopCollector(): Promise<void> {
 beforeAll(startCollector);
 afterAll(stopCollector);
 
-const context = (): PropagationContext => ({ env: f.env, ns: f.ns, t: f.t, pauseCollector: stopCollector, resumeCollector: startCollector, collectorTimeoutMs: 30_000 });
+// The collector and the operator act as the test's own user.
+const context = (): PropagationContext => ({ env: f.env, ns: f.ns, t: f.t, pauseCollector: stopCollector, resumeCollector: startCollector, collectorTimeoutMs: 30_000, collector: { user: 'admin', client: f.env.client } });
 
 it('foreground: an object another live Bundle lists is let go before the finalizer steps aside, and kept; the rest, delays included, is collected', async () => {
   await foregroundKeepsWhatAnotherBundleLists(context());
@@ -46,4 +47,8 @@ it('orphan: every object stays with only its user\'s references, and survives a 
 
 it('foreground: Orphan and Approve objects are released from the cascade before the finalizer steps aside, and the collector keeps them', async () => {
   await foregroundReleasesKeptPolicies(context());
+});
+
+it('foreground, collector running throughout, the chart\'s deletion guard installed: Orphan and Approve objects are refused to the collector until the finalizer has released them, and kept', async () => {
+  await foregroundGuardKeepsPolicies(context());
 });

@@ -4,10 +4,15 @@
  * .test.ts) and kube-controller-manager's (bundle-deletion-propagation-kcm
  * .test.ts). "Kept" is the same UID and no deletionTimestamp.
  */
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import type { OwnerReference } from '../../src/api/bundle.js';
+import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations, Finalizers } from '../../src/api/names.js';
-import type { KubeObject } from '../../src/kube/types.js';
-import { conditionOf, waitFor, type TestEnv } from './harness.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { KubeApiError } from '../../src/kube/errors.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
+import { conditionOf, run, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, BUNDLE_RESOURCE_TYPE, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
 
 export interface PropagationContext {
@@ -20,6 +25,8 @@ export interface PropagationContext {
   resumeCollector(): Promise<void>;
   /** How long to wait for the collector to act (kube-controller-manager's graph can take a while to build). */
   collectorTimeoutMs: number;
+  /** The user the collector deletes as, and a client that acts as that user (for the chart's deletion guard). */
+  collector: { user: string; client: KubeClient };
 }
 
 const stampOf = (o: KubeObject): string | undefined => o.metadata.annotations?.[Annotations.deletionTimestamp];
@@ -241,4 +248,76 @@ export async function orphanLeavesOnlyUserReferences(c: PropagationContext): Pro
   await waitFor('the collector to collect the canary owned by the deleted or-cfg', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'or-canary')) === undefined, { timeoutMs: c.collectorTimeoutMs });
   // ...and keeps the orphaned object, which no longer names it.
   await expectKept(c, 'or-web', web.metadata.uid);
+}
+
+/**
+ * The chart's deletion guard (templates/deletionguard.yaml), rendered by the
+ * real helm for this namespace and this collector's user, applied; in force
+ * once the collector's dry-run delete of `probe` is refused by it. Returns
+ * what removes it again.
+ */
+async function installDeletionGuard(c: PropagationContext, probe: KubeObject): Promise<() => Promise<void>> {
+  const chart = join(repoRoot(), 'charts', 'bundlesmith');
+  const rendered = await run('helm', ['template', 'guard', chart, '-n', c.ns, '--show-only', 'templates/deletionguard.yaml', '--set', `watchNamespace=${c.ns}`, '--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([c.collector.user])}`]);
+  if (rendered.code !== 0) throw new Error(`helm template failed: ${rendered.stderr}`);
+  const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as KubeObject).filter((d) => d !== null);
+  expect(docs.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  const installed: { rt: ResourceType; name: string; uid: string }[] = [];
+  for (const doc of docs) {
+    const rt = await c.env.discovery.resolve(doc.apiVersion, doc.kind);
+    if (!rt) throw new Error(`the apiserver does not serve ${doc.kind}`);
+    const live = await c.env.client.apply(rt, doc, { fieldManager: 'test-guard', force: true });
+    installed.push({ rt, name: live.metadata.name, uid: live.metadata.uid });
+  }
+  const remove = async () => {
+    for (const i of installed.reverse()) await c.env.client.delete(i.rt, undefined, i.name, { uid: i.uid });
+  };
+  try {
+    await waitFor('the deletion guard to refuse the collector', async () => {
+      try {
+        await c.collector.client.delete(c.t.configMap, c.ns, probe.metadata.name, { uid: probe.metadata.uid, dryRun: true });
+        return false;
+      } catch (err) {
+        return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
+      }
+    });
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return remove;
+}
+
+/**
+ * `--cascade=foreground` of a Bundle holding an Orphan object, an Approve
+ * object and a plain one, the collector running throughout, the chart's
+ * deletion guard installed: the guard refuses the collector's deletes of
+ * the two while the Bundle controls them, the finalizer releases them, and
+ * the collector keeps them (same uid, no deletionTimestamp) and takes the
+ * plain one. No pause: the order comes from the guard, not the test.
+ */
+export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promise<void> {
+  await applyBundle(c.env, c.ns, 'fgg', [
+    { name: 'keep', object: configMap('fgg-keep', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+    { name: 'approve', object: configMap('fgg-approve', { k: 'v' }, { [Annotations.deletionPolicy]: 'Approve' }) },
+    { name: 'plain', object: configMap('fgg-plain') },
+  ]);
+  await waitForReady(c.env, c.ns, 'fgg');
+  const keep = await c.env.client.get(c.t.configMap, c.ns, 'fgg-keep');
+  const approve = await c.env.client.get(c.t.configMap, c.ns, 'fgg-approve');
+  const removeGuard = await installDeletionGuard(c, keep);
+  try {
+    await deleteBundle(c, 'fgg', 'Foreground');
+    await waitFor('fgg to be gone', async () => (await getBundle(c.env, c.ns, 'fgg')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+    await waitFor('the plain object to be collected', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'fgg-plain')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+    const kept = await expectKept(c, 'fgg-keep', keep.metadata.uid);
+    expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+    expect(kept.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
+    const released = await expectKept(c, 'fgg-approve', approve.metadata.uid);
+    expect(released.metadata.ownerReferences ?? []).toEqual([]);
+    expect(stampOf(released)).toBeDefined();
+    expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v2:/);
+  } finally {
+    await removeGuard();
+  }
 }

@@ -136,3 +136,19 @@ matched.
 {{- end -}}
 {{- toJson (keys $groups | sortAlpha) -}}
 {{- end -}}
+
+{{/*
+The users whose deletes the deletion guard judges, as a CEL list: the
+configured collectors (kube-controller-manager's) and, when bundlesmith's
+own collector runs, the operator's ServiceAccount.
+*/}}
+{{- define "bundlesmith.deletionGuardCollectors" -}}
+{{- $users := list -}}
+{{- range .Values.deletionGuard.collectors -}}
+{{- $users = append $users . -}}
+{{- end -}}
+{{- if ne .Values.gc.mode "off" -}}
+{{- $users = append $users (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "bundlesmith.serviceAccountName" .)) -}}
+{{- end -}}
+{{- $users | toJson -}}
+{{- end -}}
