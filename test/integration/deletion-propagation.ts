@@ -13,7 +13,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { KubeApiError } from '../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { conditionOf, run, waitFor, type TestEnv } from './harness.js';
-import { applyBundle, BUNDLE_RESOURCE_TYPE, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
+import { applyBundle, BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
 
 export interface PropagationContext {
   env: TestEnv;
@@ -290,21 +290,28 @@ async function installDeletionGuard(c: PropagationContext, probe: KubeObject): P
 
 /**
  * `--cascade=foreground` of a Bundle holding an Orphan object, an Approve
- * object and a plain one, the collector running throughout, the chart's
- * deletion guard installed: the guard refuses the collector's deletes of
- * the two while the Bundle controls them, the finalizer releases them, and
- * the collector keeps them (same uid, no deletionTimestamp) and takes the
- * plain one. No pause: the order comes from the guard, not the test.
+ * object, one that is Orphan by the Bundle's spec.deletionDefaults and a
+ * plain one, the collector running throughout, the chart's deletion guard
+ * installed: the guard refuses the collector's deletes of the three while
+ * the Bundle controls them, the finalizer releases them, and the collector
+ * keeps them (same uid, no deletionTimestamp) and takes the plain one. No
+ * pause: the order comes from the guard, not the test.
  */
 export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promise<void> {
-  await applyBundle(c.env, c.ns, 'fgg', [
+  const manifest = bundleManifest(c.ns, 'fgg', [
     { name: 'keep', object: configMap('fgg-keep', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
     { name: 'approve', object: configMap('fgg-approve', { k: 'v' }, { [Annotations.deletionPolicy]: 'Approve' }) },
-    { name: 'plain', object: configMap('fgg-plain') },
+    { name: 'by-default', object: configMap('fgg-default', { k: 'v' }) },
+    { name: 'plain', object: configMap('fgg-plain', { k: 'v' }, { [Annotations.deletionPolicy]: 'Delete' }) },
   ]);
+  (manifest.spec as Record<string, unknown>).deletionDefaults = { deletionPolicy: 'Orphan' };
+  await c.env.client.apply(BUNDLE_RESOURCE_TYPE, manifest, { fieldManager: 'test-user', force: true });
   await waitForReady(c.env, c.ns, 'fgg');
   const keep = await c.env.client.get(c.t.configMap, c.ns, 'fgg-keep');
   const approve = await c.env.client.get(c.t.configMap, c.ns, 'fgg-approve');
+  const byDefault = await c.env.client.get(c.t.configMap, c.ns, 'fgg-default');
+  // The policy it takes from the defaults is written onto it, where the guard reads it.
+  expect(byDefault.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
   const removeGuard = await installDeletionGuard(c, keep);
   try {
     await deleteBundle(c, 'fgg', 'Foreground');
@@ -317,6 +324,7 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
     expect(released.metadata.ownerReferences ?? []).toEqual([]);
     expect(stampOf(released)).toBeDefined();
     expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v2:/);
+    expect((await expectKept(c, 'fgg-default', byDefault.metadata.uid)).metadata.ownerReferences ?? []).toEqual([]);
   } finally {
     await removeGuard();
   }

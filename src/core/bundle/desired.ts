@@ -31,6 +31,13 @@ export interface DesiredInput {
   object: KubeObjectManifest;
   /** Live objects of the resources it references, in reference order (duplicates allowed). */
   dependencies: readonly LiveObject[];
+  /**
+   * A deletionPolicy that keeps the object (Orphan, Approve) which it takes
+   * from spec.deletionDefaults: written onto it, so that the object itself
+   * says so. The chart's deletion guard and the released-object sweeper
+   * read nothing but the object.
+   */
+  keepingPolicyFromDefaults?: 'Orphan' | 'Approve' | undefined;
 }
 
 export interface DesiredObject {
@@ -67,6 +74,7 @@ export function buildDesired(input: DesiredInput): DesiredObject {
 
   const annotations = { ...(metadata.annotations ?? {}) };
   delete annotations[APPLIED_HASH_ANNOTATION];
+  if (input.keepingPolicyFromDefaults !== undefined && annotations[Annotations.deletionPolicy] === undefined) annotations[Annotations.deletionPolicy] = input.keepingPolicyFromDefaults;
   // Record which references are the operator's, so that release, cancel and
   // hand-over can take out exactly those (a reference the spec itself names is
   // the user's, even when it also names a dependency).

@@ -284,7 +284,9 @@ function planResource(resource: Resource, graph: DependencyGraph, decided: Reado
 
   // e. The manifest, and whether the live object already has it.
   const dependencies = deps.flatMap((d) => liveOf(d) ?? []);
-  const { manifest, hash } = buildDesired({ bundle: input.bundle, object: resolved.object, dependencies });
+  const { policy, policyFromDefaults } = rules.rules;
+  const keepingPolicyFromDefaults = policyFromDefaults && (policy === 'Orphan' || policy === 'Approve') ? policy : undefined;
+  const { manifest, hash } = buildDesired({ bundle: input.bundle, object: resolved.object, dependencies, keepingPolicyFromDefaults });
   const needed = needsApply(manifest, live);
   const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined, redactions: redactionsFor(resolved.substituted) };
   const readiness = effectiveReadiness(apply, live, input.crdReadiness);

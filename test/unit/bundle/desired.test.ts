@@ -45,6 +45,14 @@ describe('buildDesired', () => {
     expect(manifest.metadata.labels).toEqual({ app: 'web', [Labels.managed]: 'true' });
   });
 
+  it('writes a keeping deletionPolicy taken from the defaults onto the object (the deletion guard reads only the object); its own policy wins', () => {
+    const policyOf = (object: KubeObjectManifest, keepingPolicyFromDefaults?: 'Orphan' | 'Approve') => buildDesired({ bundle: B, object, dependencies: [], keepingPolicyFromDefaults }).manifest.metadata.annotations?.[Annotations.deletionPolicy];
+    expect(policyOf(configMap('cm'), 'Orphan')).toBe('Orphan');
+    expect(policyOf(configMap('cm'), 'Approve')).toBe('Approve');
+    expect(policyOf(configMap('cm'))).toBeUndefined();
+    expect(policyOf(configMap('cm', withAnnotation(Annotations.deletionPolicy, 'Delete')), 'Orphan')).toBe('Delete');
+  });
+
   it.each<[string, KubeObjectManifest, KubeObjectManifest, boolean]>([
     ['key order does not change the hash', configMap('cm', withData({ a: '1', b: '2' })), configMap('cm', withData({ b: '2', a: '1' })), true],
     ['a stale hash annotation does not change the hash', configMap('cm'), configMap('cm', withAnnotation(APPLIED_HASH_ANNOTATION, 'x')), true],
