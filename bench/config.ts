@@ -5,7 +5,7 @@
 
 export interface BenchConfig {
   quick: boolean;
-  /** Scenarios to run (BENCH_ONLY=cascade,unthrottled,memory,reconciler; default all). */
+  /** Scenarios to run (BENCH_ONLY=cascade,unthrottled,memory,reconciler,hostile; default all). */
   only: ReadonlySet<string>;
   /** Garbage-collector workers (the operator's --gc-workers default). */
   gcWorkers: number;
@@ -45,6 +45,22 @@ export interface BenchConfig {
     /** No-op passes over every Bundle (BENCH_NOOP_ROUNDS). */
     noopRounds: number;
   };
+  hostile: {
+    /** ConfigMaps in the wide Bundle (BENCH_HOSTILE_RESOURCES): over the CRD's bound of 256, as an older CRD would store it. */
+    resources: number;
+    /** Length of the reference chain (BENCH_HOSTILE_CHAIN). */
+    chain: number;
+    /** Nesting depth of the deep object (BENCH_HOSTILE_DEPTH). */
+    depth: number;
+    /** Bytes of the long string (BENCH_HOSTILE_STRING_BYTES). */
+    stringBytes: number;
+    /** Passes per hostile Bundle (BENCH_HOSTILE_RUNS): cheap, so more than the other scenarios' runs. */
+    runs: number;
+    /** Unrelated Secrets, and as many unrelated Pods, created beside one Bundle (BENCH_HOSTILE_OBJECTS). */
+    unrelatedPerKind: number;
+    /** Namespaces they are spread over, the Bundle's own among them (BENCH_HOSTILE_NAMESPACES). */
+    namespaces: number;
+  };
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -57,7 +73,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 
 export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): BenchConfig {
   const quick = argv.includes('--quick');
-  const only = new Set((env.BENCH_ONLY ?? 'cascade,unthrottled,memory,reconciler').split(',').map((s) => s.trim()).filter(Boolean));
+  const only = new Set((env.BENCH_ONLY ?? 'cascade,unthrottled,memory,reconciler,hostile').split(',').map((s) => s.trim()).filter(Boolean));
   const runs = positiveInt(env, 'BENCH_RUNS', quick ? 1 : 2);
   return {
     quick,
@@ -84,6 +100,16 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       objectsPerBundle: positiveInt(env, 'BENCH_BUNDLE_OBJECTS', quick ? 5 : 20),
       workers: positiveInt(env, 'BENCH_WORKERS', 4),
       noopRounds: positiveInt(env, 'BENCH_NOOP_ROUNDS', quick ? 3 : 20),
+    },
+    hostile: {
+      // The hostile inputs keep their size under --quick: they are the point, and take well under a second each.
+      resources: positiveInt(env, 'BENCH_HOSTILE_RESOURCES', 15_000),
+      chain: positiveInt(env, 'BENCH_HOSTILE_CHAIN', 12_000),
+      depth: positiveInt(env, 'BENCH_HOSTILE_DEPTH', 2_000),
+      stringBytes: positiveInt(env, 'BENCH_HOSTILE_STRING_BYTES', 1_048_576),
+      runs: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_RUNS', quick ? 3 : 5)),
+      unrelatedPerKind: positiveInt(env, 'BENCH_HOSTILE_OBJECTS', quick ? 2_000 : 10_000),
+      namespaces: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_NAMESPACES', 5)),
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- --quick]`: the garbage collector and reconciler
- * benchmarks. Prints Markdown tables and (full runs only) writes them, with
+ * `npm run bench [-- --quick]`: the garbage collector, reconciler and
+ * hostile-Bundle (issue 12) benchmarks. Prints Markdown tables and (full runs only) writes them, with
  * the machine and versions, to docs/benchmarks.md. Sizes come from BENCH_* env vars (see
  * bench/config.ts). Every control plane is started fresh for its scenario
  * and stopped on every exit path.
@@ -17,6 +17,7 @@ import { benchConfig, type BenchConfig } from './config.js';
 import { CASCADE_HEADER, cascadeRows, equalQpsCascade, ratio, unthrottledCascade, type CascadeResult } from './gc-cascade.js';
 import { realMemory, syntheticMemory, type MemoryRow } from './memory.js';
 import { reconcilerBench, type ReconcilerResult } from './reconciler.js';
+import { HEAP_HEADER, type ScalingRow, heapRows, hostileLoop, LOOP_HEADER, loopRows, unrelatedObjectsHeap, type LoopCase, type LoopResult, type UnrelatedHeapResult } from './hostile.js';
 import { markdownTable, median, met } from './table.js';
 
 /** The memory scenario reads heap sizes after forced GCs: run under --expose-gc (re-executing this script when needed). */
@@ -62,6 +63,8 @@ interface Report {
   memory?: MemoryRow[];
   realMemory?: MemoryRow;
   reconciler?: ReconcilerResult;
+  hostileLoop?: LoopResult;
+  unrelatedHeap?: UnrelatedHeapResult;
   failures: string[];
 }
 
@@ -136,6 +139,7 @@ function render(report: Report, started: Date, elapsedS: number): string {
       ['Bundle resourceVersions unchanged', rc.noop.map((x) => String(x.bundleRvsUnchanged)).join(' / '), String(rc.noop.every((x) => x.bundleRvsUnchanged))],
     ]), '');
   }
+  if (report.hostileLoop || report.unrelatedHeap) out.push(...renderHostile(report));
   out.push('## Notes', '');
   out.push('- Where ours spends its budget: one DELETE per collected object (preconditions instead of a GET), plus one `GarbageCollected` Event per object, created through a client of its own (its own connections and rate limit, as client-go\'s event broadcaster is rate-limited apart from the controllers). kube-controller-manager spends a GET and a DELETE and records no Event for an ordinary collection. The other rows change only where those Events go (through the collector\'s client, or nowhere); they are measured through the same collector code.');
   out.push('- The memory rows for the informer stores and the graph do not add up to the total: the identity stubs share the uid and name strings with the graph nodes. The real-apiserver row counts everything the process kept between the two samples, over fewer objects.');
@@ -146,9 +150,47 @@ function render(report: Report, started: Date, elapsedS: number): string {
     out.push('');
   }
   out.push('## Reproduce', '');
-  out.push('```sh', 'npm run bench             # full run (about 6 minutes on 2 cores)', 'npm run bench -- --quick  # smoke run (about 2 minutes; prints, leaves this file alone)', '```', '');
-  out.push('Sizes: `BENCH_N` (dependents per cascade), `BENCH_UNTHROTTLED_N`, `BENCH_UNTHROTTLED_RUNS`, `BENCH_QPS`, `BENCH_BURST`, `BENCH_RUNS`, `BENCH_RAW_CONCURRENCY`, `BENCH_GC_WORKERS`, `BENCH_GC_WORKERS_HIGH`, `BENCH_EVENTS_APART=0`, `BENCH_MEMORY_OBJECTS`, `BENCH_MEMORY_REAL_OBJECTS`, `BENCH_OBJECTS_PER_OWNER`, `BENCH_BUNDLES`, `BENCH_BUNDLE_OBJECTS`, `BENCH_WORKERS`, `BENCH_NOOP_ROUNDS`; `BENCH_ONLY=cascade,unthrottled,memory,reconciler` picks scenarios.', '');
+  out.push('```sh', 'npm run bench             # full run (about 7 minutes on 2 cores)', 'npm run bench -- --quick  # smoke run (about 3 minutes; prints, leaves this file alone)', '```', '');
+  out.push('Sizes: `BENCH_N` (dependents per cascade), `BENCH_UNTHROTTLED_N`, `BENCH_UNTHROTTLED_RUNS`, `BENCH_QPS`, `BENCH_BURST`, `BENCH_RUNS`, `BENCH_RAW_CONCURRENCY`, `BENCH_GC_WORKERS`, `BENCH_GC_WORKERS_HIGH`, `BENCH_EVENTS_APART=0`, `BENCH_MEMORY_OBJECTS`, `BENCH_MEMORY_REAL_OBJECTS`, `BENCH_OBJECTS_PER_OWNER`, `BENCH_BUNDLES`, `BENCH_BUNDLE_OBJECTS`, `BENCH_WORKERS`, `BENCH_NOOP_ROUNDS`, `BENCH_HOSTILE_RESOURCES`, `BENCH_HOSTILE_CHAIN`, `BENCH_HOSTILE_DEPTH`, `BENCH_HOSTILE_STRING_BYTES`, `BENCH_HOSTILE_RUNS`, `BENCH_HOSTILE_OBJECTS`, `BENCH_HOSTILE_NAMESPACES`; `BENCH_ONLY=cascade,unthrottled,memory,reconciler,hostile` picks scenarios.', '');
   return out.join('\n');
+}
+
+/** Issue 12's figures: the event loop under hostile Bundles, and the Bundle controller's heap beside unrelated objects. */
+function renderHostile(report: Report): string[] {
+  const h = report.config.hostile;
+  const out: string[] = ['## Hostile Bundles (issue 12)', ''];
+  if (report.hostileLoop) {
+    const { cases, scaling } = report.hostileLoop;
+    const longestOf = (path: LoopCase['path']) => Math.max(0, ...cases.filter((c) => c.path === path).flatMap((c) => c.runs.map((r) => r.longest.ms)));
+    const worst = longestOf('controller');
+    const unbounded = cases.filter((c) => c.path === 'unbounded');
+    out.push('### Event loop', '');
+    out.push(`Each Bundle goes through the Bundle controller's own pure steps in this process, no control plane: the watch event's JSON decoded, the Bundle informer's handler (\`listedObjects\`, to wake Bundles listing the same objects), the schema parse (\`BundleSchema\`), and, for a Bundle that parses, \`buildPlanInput\` + \`planBundle\` (validation and ordering inside) and \`buildBundleStatus\`. Each step is a task of its own, as the controller awaits between them (gatherBundle's reads and the apply are I/O and left out), so the longest step is the longest time the event loop is held; \`monitorEventLoopDelay\` (1 ms resolution) sees the same from outside (and also counts time the process waited for a CPU). The Bundles are stored as under an older CRD without bounds: the CRD now refuses more than 256 resources at \`kubectl apply\`. The last two rows hand the over-bound specs to validation, ordering, planning and status directly, as if the operator's own bound were gone (a what-if: the operator never gets there), then build the status a second time over the first, as every later pass does. The 1 MiB string is valid as far as the operator can tell; the apiserver refuses it at apply (ConfigMap data over 1 MiB), which the bad-input integration suite checks. \`claimsByObject\` is not this Bundle's own pass: every pass of another Bundle in the namespace (\`buildPlanInput\`'s claims) and the released-object sweeper's check run it over the namespace's stored Bundles, parsed or not. Outcome: the Error condition the pass writes (shortened), or what it plans. ${cases[0]?.runs.length ?? 0} run(s) each after a warm-up, each from a collected heap (a collection the pass itself triggers counts); the step column names the longest step of the worst run.`, '');
+    out.push(markdownTable(LOOP_HEADER, loopRows(cases)), '');
+    out.push(`Target: no step of the operator holds the event loop 100 ms or more (issue 12 measured 25 s for ${h.resources.toLocaleString('en-US')} ConfigMaps before) - ${met(cases.some((c) => c.path === 'controller') ? worst < 100 : undefined)} (longest: ${worst.toFixed(1)} ms).`);
+    if (unbounded.length > 0) {
+      const worstUnbounded = unbounded.flatMap((c) => c.runs.flatMap((r) => r.steps)).reduce((a, b) => (b.ms > a.ms ? b : a), { name: '-', ms: 0 });
+      out.push(`- Past the bound (what-if): longest step ${worstUnbounded.ms.toFixed(0)} ms (${worstUnbounded.name}).`);
+    }
+    out.push('');
+    if (scaling.rows.length > 0) {
+      const ratio = (r: ScalingRow) => r.fullMs / r.halfMs;
+      const steep = scaling.rows.filter((r) => ratio(r) >= 3).map((r) => `\`${r.name}\``);
+      const atBound = Math.max(...scaling.rows.filter((r) => ratio(r) >= 3).map((r) => r.boundMs));
+      out.push(`How each step grows past the bound: the wide Bundle's steps at the bound (${scaling.bound} ConfigMaps), ${scaling.half.toLocaleString('en-US')} and ${scaling.full.toLocaleString('en-US')} (medians). Near 2x from ${scaling.half.toLocaleString('en-US')} to ${scaling.full.toLocaleString('en-US')} is linear, near 4x quadratic; collections over the larger heap (and a busy machine) push the larger size up too.`, '');
+      out.push(markdownTable(['step', `at ${scaling.bound} (ms)`, `at ${scaling.half.toLocaleString('en-US')} (ms)`, `at ${scaling.full.toLocaleString('en-US')} (ms)`, 'growth when doubled'], scaling.rows.map((r) => [r.name, r.boundMs.toFixed(1), r.halfMs.toFixed(1), r.fullMs.toFixed(1), `${ratio(r).toFixed(1)}x`])), '');
+      out.push(steep.length > 0 ? `Growing faster than linearly: ${steep.join(', ')}; ${atBound.toFixed(1)} ms at most at the bound of ${scaling.bound} resources, so harmless while the bound holds, and the first thing to change if it is ever raised.` : 'Every step grows about linearly.', '');
+    }
+  }
+  if (report.unrelatedHeap) {
+    const r = report.unrelatedHeap;
+    out.push('### Bundle controller heap beside unrelated objects', '');
+    out.push(`The operator in-process (cluster-wide, no \`--namespace\`; no garbage collector; ${report.config.reconciler.workers} workers) on a fresh control plane, with one Bundle listing one Secret and one Pod (no node runs it: the apiserver stores it Pending, and the operator counts a Pod ready once it exists). Then ${r.perKind} unrelated Secrets and ${r.perKind} unrelated Pods (a few hundred bytes of data each; spread over ${r.namespaces} namespaces, the Bundle's own among them; created in ${r.createSeconds.toFixed(0)} s), then an edit of the Bundle's two objects, Ready again at the new generation (so both watches have delivered events newer than every unrelated object). \`heapUsed\` after forced full GCs (the lower of two samples a second apart) before and after. The Bundle controller's caches select on \`smith.atlassian.com/managed=true\`, so the heap must stay flat. The second row starts, on the same cluster, full-object informers for Secrets and Pods without that selector (what the controller kept before issue 12) and measures what they add.`, '');
+    out.push(markdownTable(HEAP_HEADER, heapRows(r)), '');
+    out.push(`"Of which data" is the growth of the spaces that hold JavaScript objects (new, old, large-object); the rest is bytecode and compiled code (code and trusted spaces), which the bench's own loops also add.`, '');
+    out.push(`Target: flat: under 1 MiB of data growth over all ${2 * r.perKind} unrelated objects (one cached Pod is a few KiB), none of them cached, and the Bundle still Ready - ${met(r.dataGrowthBytes < 2 ** 20 && r.cachedObjects === 2 && r.bundleReady)} (${(r.dataGrowthBytes / (2 * r.perKind)).toFixed(1)} data bytes per unrelated object).`, '');
+  }
+  return out;
 }
 
 async function runScenario<T>(report: Report, name: string, run: () => Promise<T>): Promise<T | undefined> {
@@ -183,6 +225,12 @@ async function main(): Promise<number> {
   if (config.only.has('reconciler')) {
     log(`reconciler: ${config.reconciler.bundles} Bundles x ${config.reconciler.objectsPerBundle} ConfigMaps`);
     report.reconciler = await runScenario(report, 'reconciler', () => reconcilerBench(config, log));
+  }
+  if (config.only.has('hostile')) {
+    log('hostile: the event loop under hostile Bundles');
+    report.hostileLoop = await runScenario(report, 'hostile (event loop)', () => hostileLoop(config, log));
+    log(`hostile: the Bundle controller's heap beside ${config.hostile.unrelatedPerKind} unrelated Secrets and ${config.hostile.unrelatedPerKind} Pods`);
+    report.unrelatedHeap = await runScenario(report, 'hostile (heap)', () => unrelatedObjectsHeap(config, log));
   }
   const markdown = render(report, started, (performance.now() - t0) / 1000);
   process.stdout.write(`\n${markdown}\n`);

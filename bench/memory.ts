@@ -36,7 +36,7 @@ function forceGc(): void {
   for (let i = 0; i < 4; i++) gc();
 }
 
-async function settledHeap(): Promise<number> {
+export async function settledHeap(): Promise<number> {
   // Let pending callbacks and timers release what they hold, then collect.
   await sleep(50);
   forceGc();

@@ -70,7 +70,8 @@ function bundleManifest(namespace: string, name: string, objects: number): Recor
   };
 }
 
-function isReady(b: KubeObject): boolean {
+/** Ready=True at the Bundle's current generation. */
+export function isReady(b: KubeObject): boolean {
   const status = b.status as { observedGeneration?: number; conditions?: { type: string; status: string }[] } | undefined;
   return status?.observedGeneration === b.metadata.generation && (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
