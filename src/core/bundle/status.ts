@@ -46,9 +46,13 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
   // Nothing is deleted unless every apply went through; withholding here too keeps status honest if a caller forgot.
   const plan = applyFailures.size > 0 ? withholdPrunes(planIn, `not pruning: ${applyFailures.size} apply(s) failed`) : planIn;
 
-  const states = new Map(plan.order.map((name) => [name, resourceState(name, plan, applyFailures)]));
+  // Indexed once: a lookup per resource keeps the status linear in the Bundle's size.
+  const planned = new Map(plan.resources.map((r) => [r.name, r]));
+  const issuesOf = groupBy(plan.issues, (i) => i.resource);
+  const previousOf = new Map((previous?.resourceStatuses ?? []).map((r) => [r.name, r.conditions]));
+  const states = new Map(plan.order.map((name) => [name, resourceState(name, { planned, issuesOf, anyIssue: plan.issues.length > 0 }, applyFailures)]));
   const resourceStatuses: ResourceStatus[] = plan.order.map((name) => {
-    const before = previous?.resourceStatuses?.find((s) => s.name === name)?.conditions;
+    const before = previousOf.get(name);
     return { name, conditions: mergeConditions(before, resourceConditions(states.get(name) ?? { state: 'ready' }), nowIso) };
   });
 
@@ -96,14 +100,31 @@ function bundleConditions(s: { problems: readonly Problem[]; ready: number; tota
   ];
 }
 
-function resourceState(name: string, plan: BundlePlan, applyFailures: ReadonlyMap<string, ActionFailure>): ResourceState {
-  if (plan.issues.length > 0) {
-    const own = plan.issues.filter((i) => i.resource === name);
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
+
+interface PlanIndex {
+  planned: ReadonlyMap<string, ResourcePlan>;
+  issuesOf: ReadonlyMap<string | undefined, readonly BundlePlan['issues'][number][]>;
+  anyIssue: boolean;
+}
+
+function resourceState(name: string, plan: PlanIndex, applyFailures: ReadonlyMap<string, ActionFailure>): ResourceState {
+  if (plan.anyIssue) {
+    const own = plan.issuesOf.get(name) ?? [];
     if (own.length === 0) return { state: 'blocked', reason: Reasons.InvalidSpec, message: 'the Bundle spec is invalid' };
     const terminal = own.some((i) => !i.retriable);
     return { state: 'error', reason: terminal ? Reasons.TerminalError : Reasons.RetriableError, message: own.map((i) => i.message).join('; '), terminal };
   }
-  const p: ResourcePlan | undefined = plan.resources.find((r) => r.name === name);
+  const p: ResourcePlan | undefined = plan.planned.get(name);
   // Every name in plan.order has a plan once the spec is valid (the invalid case returned above).
   if (p === undefined) return { state: 'blocked', reason: Reasons.Working, message: 'not planned' };
   const failure = applyFailures.get(name);
