@@ -14,7 +14,9 @@
  *   spec, when its deletionDelay is unreadable, or its deletionPolicy is
  *   Orphan; for Approve, no earlier than an approval written after the
  *   countdown began; for deleteWhen BundleReady, no earlier than the Bundle
- *   that dropped it may be Ready (its Gate open, its spec whole).
+ *   that dropped it may be Ready (its Gate open, its spec whole). A setting
+ *   the object does not name comes from the spec.deletionDefaults of a
+ *   Bundle that may decide on it.
  * - `dueBy`: the latest time it must be gone; Infinity whenever the rules
  *   allow it to stay (or the model cannot be sure it must go).
  *
@@ -69,6 +71,29 @@ export type Spoil = 'none' | 'invalid' | 'failing';
 
 const SPOIL_WORDS: Record<Exclude<Spoil, 'none'>, string> = { invalid: 'whose spec is invalid', failing: 'one of whose resources fails to apply' };
 
+/**
+ * A Bundle's spec.deletionDefaults: a delay and a rule for objects whose own
+ * annotations name none. The operator writes a default Orphan or Approve
+ * onto each object it applies; a default delay or deleteWhen it reads from
+ * the Bundle when it decides (and writes onto an object it releases).
+ */
+export interface Defaults {
+  delay?: Delay;
+  rule?: Exclude<Rule, 'Delete'>;
+}
+
+export function defaultsText(d: Defaults): string {
+  const parts = [...(d.delay ? [delayText(d.delay)] : []), ...(d.rule ? [ruleText(d.rule).slice(2)] : [])];
+  return parts.length === 0 ? 'no defaults' : `defaults ${parts.join(', ')}`;
+}
+
+/** What applying `e` under `defaults` writes onto the object: its own delay, and its own rule or a default Orphan / Approve. */
+function writtenBy(e: Entry, defaults: Defaults): { delay: Delay; rule: Rule } {
+  const ownRule = e.rule ?? 'Delete';
+  const rule = ownRule !== 'Delete' ? ownRule : defaults.rule === 'Orphan' || defaults.rule === 'Approve' ? defaults.rule : 'Delete';
+  return { delay: e.delay, rule };
+}
+
 /** One resource of a Bundle's spec, as the model sees it. */
 export interface Entry {
   object: string;
@@ -94,6 +119,8 @@ export interface BundleModel {
   validSince: number;
   validSinceAck: number;
   gateReady: boolean;
+  /** Its spec.deletionDefaults. */
+  defaults: Defaults;
   /**
    * Since when the Bundle may be Ready (sentAt of the step that made its
    * spec whole and its Gate open): a deleteWhen BundleReady gate opens no
@@ -164,6 +191,12 @@ export interface ObjectModel {
   standing: Standing;
   /** Every deletionDelay the live object may carry (manifests applied since the last confirmation). */
   possibleDelays: PossibleDelay[];
+  /**
+   * The deletion defaults of every Bundle that may have controlled it: the
+   * one that decides may be any of them (a Bundle that took it over without
+   * applying it reads its annotations over its own defaults).
+   */
+  possibleDefaults: Defaults[];
   /** Approvals written on any incarnation of it; each counts only for a countdown that began before its time. */
   approvals: Approval[];
   windows: Window[];
@@ -217,7 +250,7 @@ function delayMsOf(delay: Delay): number {
   return delay.kind === 'none' ? 0 : delay.kind === 'valid' ? delay.ms : Infinity;
 }
 
-function maxDelayMs(delays: readonly PossibleDelay[]): number {
+function maxDelayMs(delays: readonly { delay: Delay }[]): number {
   let max = 0;
   for (const { delay } of delays) max = Math.max(max, delayMsOf(delay));
   return max;
@@ -227,8 +260,12 @@ function sameDelay(a: Delay, b: Delay): boolean {
   return a.kind === b.kind && (a.kind === 'none' || a.text === (b as { text: string }).text);
 }
 
-function samePossibility(p: { delay: Delay; rule: Rule }, e: Entry): boolean {
-  return sameDelay(p.delay, e.delay) && p.rule === (e.rule ?? 'Delete');
+function samePossibility(p: { delay: Delay; rule: Rule }, q: { delay: Delay; rule: Rule }): boolean {
+  return sameDelay(p.delay, q.delay) && p.rule === q.rule;
+}
+
+function sameDefaults(a: Defaults, b: Defaults): boolean {
+  return defaultsText(a) === defaultsText(b);
 }
 
 export class SoftDeleteModel {
@@ -240,14 +277,14 @@ export class SoftDeleteModel {
 
   constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string) {
     for (const name of bundleNames) {
-      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, mayBeReadySince: Infinity, entries: [], claimedAt: new Map(), unseen: new Set() });
+      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, defaults: {}, mayBeReadySince: Infinity, entries: [], claimedAt: new Map(), unseen: new Set() });
       this.addObject(gateOf(name), 'Gate');
     }
     for (const name of configMaps) this.addObject(name, 'ConfigMap');
   }
 
   private addObject(name: string, kind: ObjectKind): void {
-    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], approvals: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }], exists: false, lastCountdownEnd: -Infinity });
+    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], possibleDefaults: [], approvals: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }], exists: false, lastCountdownEnd: -Infinity });
   }
 
   bundle(name: string): BundleModel {
@@ -273,8 +310,10 @@ export class SoftDeleteModel {
    * A Bundle's spec was applied (created or edited): `entries` and `spoil`
    * are the new spec. Returns the objects whose standing changed.
    */
-  applyBundle(name: string, entries: Entry[], spoil: Spoil, sentAt: number, ackedAt: number): string[] {
+  applyBundle(name: string, entries: Entry[], spoil: Spoil, sentAt: number, ackedAt: number, defaults?: Defaults): string[] {
     const b = this.bundle(name);
+    if (defaults !== undefined) b.defaults = { ...defaults };
+    else if (!b.exists) b.defaults = {};
     const before = new Set(b.exists ? b.entries.map((e) => e.object) : []);
     const wasSpoiled = b.exists && b.spoil !== 'none';
     if (!b.exists) {
@@ -296,7 +335,9 @@ export class SoftDeleteModel {
       if (!b.claimedAt.has(e.object)) b.claimedAt.set(e.object, ++this.claimSeq);
       if (!before.has(e.object)) b.unseen.add(e.object);
       // The operator may apply this manifest (an invalid spec applies nothing, but it may become valid as is).
-      if (!o.possibleDelays.some((p) => samePossibility(p, e))) o.possibleDelays.push({ delay: e.delay, rule: e.rule ?? 'Delete', addedAt: sentAt });
+      const written = writtenBy(e, b.defaults);
+      if (!o.possibleDelays.some((p) => samePossibility(p, written))) o.possibleDelays.push({ ...written, addedAt: sentAt });
+      if (!o.possibleDefaults.some((d) => sameDefaults(d, b.defaults))) o.possibleDefaults.push({ ...b.defaults });
       if (o.standing.kind !== 'listed') touched.add(e.object);
       if (o.standing.kind === 'orphaned') o.mayBeUncontrolled = true;
       if (o.standing.kind === 'removed' || o.standing.kind === 'released') {
@@ -460,9 +501,9 @@ export class SoftDeleteModel {
     if (listers.length !== 1 || o.standing.kind !== 'listed') return;
     const entry = listers[0]?.entries.find((e) => e.object === object);
     if (!entry) return;
-    const matches = (entry.delay.kind === 'none' ? annotation === undefined : annotation === entry.delay.text) && (entry.rule ?? 'Delete') === rule;
+    const matches = (entry.delay.kind === 'none' ? annotation === undefined : annotation === entry.delay.text) && writtenBy(entry, listers[0]?.defaults ?? {}).rule === rule;
     if (!matches) return;
-    const kept = o.possibleDelays.find((p) => samePossibility(p, entry));
+    const kept = o.possibleDelays.find((p) => samePossibility(p, writtenBy(entry, listers[0]?.defaults ?? {})));
     if (kept) o.possibleDelays = [kept];
   }
 
@@ -498,10 +539,13 @@ export class SoftDeleteModel {
     if (o.uid !== uid) return;
     o.exists = false;
     delete o.mayBeUncontrolled;
-    const current = this.listers(object).flatMap((b) => b.entries.filter((e) => e.object === object));
-    const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((e) => samePossibility(p, e)));
-    for (const e of current) if (!kept.some((p) => samePossibility(p, e))) kept.push({ delay: e.delay, rule: e.rule ?? 'Delete', addedAt: seenAt });
+    const listers = this.listers(object);
+    const current = listers.flatMap((b) => b.entries.filter((e) => e.object === object).map((e) => writtenBy(e, b.defaults)));
+    const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((w) => samePossibility(p, w)));
+    for (const w of current) if (!kept.some((p) => samePossibility(p, w))) kept.push({ ...w, addedAt: seenAt });
     o.possibleDelays = kept;
+    // A new incarnation is applied by a current lister; until then, the Bundles that may hold it stay possible.
+    for (const b of listers) if (!o.possibleDefaults.some((d) => sameDefaults(d, b.defaults))) o.possibleDefaults.push({ ...b.defaults });
   }
 
   /** The earliest time the rules allow the object's deletion, and why. */
@@ -542,9 +586,10 @@ export class SoftDeleteModel {
     // A policy or gate may keep it for good (Orphan), or until an approval that the model cannot tell counted
     // (it must be later than a stamp the model does not read) or a readiness it does not observe: only the
     // "not before" side is judged for those.
-    if (o.possibleDelays.some((p) => p.rule !== 'Delete')) return Infinity;
+    const effective = this.effectiveRules(o);
+    if (effective.some((p) => p.rule !== 'Delete')) return Infinity;
     if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled) return Infinity;
-    const delay = maxDelayMs(o.possibleDelays);
+    const delay = maxDelayMs(effective);
     if (delay === Infinity) return Infinity;
     if (s.kind === 'removed') {
       if (s.handoverUnseen) return Infinity;
@@ -564,9 +609,8 @@ export class SoftDeleteModel {
    * gone, the gate open). Orphan and an unreadable delay: never.
    */
   private earliestEnd(o: ObjectModel, start: number, remover: BundleModel | undefined): number {
-    const possibilities = o.possibleDelays.length > 0 ? o.possibleDelays : [{ delay: NO_DELAY, rule: 'Delete' as const, addedAt: start }];
     let earliest = Infinity;
-    for (const p of possibilities) {
+    for (const p of this.effectiveRules(o)) {
       const delay = delayMsOf(p.delay);
       if (delay === Infinity || p.rule === 'Orphan') continue;
       let end = start + delay;
@@ -577,8 +621,21 @@ export class SoftDeleteModel {
     return earliest;
   }
 
+  /**
+   * The rules the operator may decide on: what each manifest may have
+   * written on the object, over the defaults of each Bundle that may decide
+   * (a setting the object does not name comes from them; an own gate and a
+   * default policy both holding is read as the own one alone, which can only
+   * allow more).
+   */
+  private effectiveRules(o: ObjectModel): { delay: Delay; rule: Rule }[] {
+    const own = o.possibleDelays.length > 0 ? o.possibleDelays : [{ delay: NO_DELAY, rule: 'Delete' as const }];
+    const defaults = o.possibleDefaults.length > 0 ? o.possibleDefaults : [{}];
+    return own.flatMap((p) => defaults.map((d) => ({ delay: p.delay.kind === 'none' ? (d.delay ?? NO_DELAY) : p.delay, rule: p.rule !== 'Delete' ? p.rule : (d.rule ?? 'Delete') })));
+  }
+
   private delayWords(o: ObjectModel): string {
-    const possible = o.possibleDelays.length === 0 ? 'no delay' : o.possibleDelays.map((p) => `${delayText(p.delay)}${ruleText(p.rule)}`).join(' or ');
+    const possible = this.effectiveRules(o).map((p) => `${delayText(p.delay)}${ruleText(p.rule)}`).join(' or ');
     return o.approvals.length === 0 ? possible : `${possible}; ${o.approvals.length} approval(s) written`;
   }
 
@@ -601,7 +658,7 @@ export class SoftDeleteModel {
       const s = o.standing;
       if (Number.isFinite(nb.at) && (s.kind === 'removed' || s.kind === 'released')) {
         const startedBy = s.kind === 'removed' ? Math.max(s.startAck, this.bundle(s.by).validSinceAck) : s.startAck;
-        o.lastCountdownEnd = Math.max(o.lastCountdownEnd, startedBy + maxDelayMs(o.possibleDelays.filter((p) => p.delay.kind !== 'invalid')));
+        o.lastCountdownEnd = Math.max(o.lastCountdownEnd, startedBy + maxDelayMs(this.effectiveRules(o).filter((p) => p.delay.kind !== 'invalid')));
       }
     }
   }

@@ -5,7 +5,7 @@
  * observations, so a seed always produces the same steps.
  */
 import type { Random } from '../random.js';
-import { delayText, ruleText, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
+import { defaultsText, delayText, ruleText, type Defaults, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
 
 export type Step =
   | { kind: 'add'; bundle: string; object: string; delay: Delay; rule: Rule; gated: boolean }
@@ -17,7 +17,9 @@ export type Step =
   | { kind: 'set-gated'; bundle: string; object: string; gated: boolean }
   | { kind: 'gate'; bundle: string; open: boolean }
   | { kind: 'delete-bundle'; bundle: string; propagation: Propagation }
-  | { kind: 'reapply'; bundle: string; entries: Entry[]; spoil: Spoil }
+  | { kind: 'reapply'; bundle: string; entries: Entry[]; spoil: Spoil; defaults: Defaults }
+  /** Changes a live Bundle's spec.deletionDefaults. */
+  | { kind: 'set-defaults'; bundle: string; defaults: Defaults }
   | { kind: 'spoil'; bundle: string; how: Exclude<Spoil, 'none'> }
   | { kind: 'repair'; bundle: string }
   | { kind: 'kill'; afterMs: number; downMs: number }
@@ -55,7 +57,9 @@ export function describeStep(s: Step): string {
     case 'delete-bundle':
       return `delete Bundle ${s.bundle} (${s.propagation}) and wait until it is gone`;
     case 'reapply':
-      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}`;
+      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}, ${defaultsText(s.defaults)}`;
+    case 'set-defaults':
+      return `set the deletion defaults of ${s.bundle}: ${defaultsText(s.defaults)}`;
     case 'spoil':
       return `make ${s.bundle} ${SPOIL_TEXT[s.how]}`;
     case 'repair':
@@ -81,6 +85,14 @@ function randomDelay(rnd: Random): Delay {
   ])();
 }
 
+/** Mostly none (Smith's manifests have none), else a delay, a rule or both. */
+export function randomDefaults(rnd: Random): Defaults {
+  if (!rnd.chance(0.35)) return {};
+  const delay = rnd.chance(0.5) ? randomDelay(rnd) : undefined;
+  const rule = rnd.chance(0.6) ? rnd.pick(['Orphan', 'Approve', 'BundleReady'] as const) : undefined;
+  return { ...(delay && delay.kind === 'valid' ? { delay } : {}), ...(rule ? { rule } : {}) };
+}
+
 /** Mostly plain deletes, as in Smith; the policies of issue 16 often enough that most seeds meet each. */
 function randomRule(rnd: Random): Rule {
   return rnd.weighted<Rule>([[5, 'Delete'], [1.5, 'Orphan'], [2, 'Approve'], [1.5, 'BundleReady']]);
@@ -89,6 +101,8 @@ function randomRule(rnd: Random): Rule {
 export class StepGenerator {
   /** What each Bundle listed when it was deleted, to re-apply it. */
   private readonly lastSpec = new Map<string, Entry[]>();
+  /** Its deletion defaults then. */
+  private readonly lastDefaults = new Map<string, Defaults>();
   /** Steps decided ahead (the second half of a pair), taken before drawing new ones. */
   private readonly queued: Step[] = [];
 
@@ -182,7 +196,8 @@ export class StepGenerator {
         // the new Gate, which is not Ready yet; sometimes a fresh one.
         const entries = last && rnd.chance(0.85) ? last : this.initialSpec(b.name, new Set());
         const spoil = rnd.weighted<Spoil>([[8, 'none'], [1, 'invalid'], [1, 'failing']]);
-        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(e.gated ? 0.3 : 0.6) ? !e.gated : e.gated })), spoil };
+        const defaults = rnd.chance(0.7) ? (this.lastDefaults.get(b.name) ?? {}) : randomDefaults(rnd);
+        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(e.gated ? 0.3 : 0.6) ? !e.gated : e.gated })), spoil, defaults };
       }],
       [0.7, () => {
         const whole = live.filter((b) => b.spoil === 'none');
@@ -191,6 +206,10 @@ export class StepGenerator {
       [2, () => {
         const spoiled = live.filter((b) => b.spoil !== 'none');
         return spoiled.length === 0 ? undefined : { kind: 'repair', bundle: rnd.pick(spoiled).name };
+      }],
+      [1, () => {
+        const b = pickLive();
+        return b ? { kind: 'set-defaults', bundle: b.name, defaults: randomDefaults(rnd) } : undefined;
       }],
       [1.2, () => ({ kind: 'kill', afterMs: rnd.int(0, 400), downMs: rnd.int(0, 2500) })],
       [3.5, () => ({ kind: 'sleep', ms: rnd.int(3, 25) * 100 })],
@@ -204,7 +223,9 @@ export class StepGenerator {
         this.lastSpec.set(step.bundle, last);
         // Often the Bundle comes straight back with what it released now behind its new Gate, which is
         // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
-        if (rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle: step.bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none' });
+        const defaults = this.model.bundle(step.bundle).defaults;
+        this.lastDefaults.set(step.bundle, defaults);
+        if (rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle: step.bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none', defaults });
       }
       const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve';
       return { step, settle: writes && rnd.chance(0.35) };

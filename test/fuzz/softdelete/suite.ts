@@ -2,7 +2,7 @@
  * Model-based testing of the Bundle controller's deletions (issue 9): random
  * sequences of Bundle edits (add, remove, move between Bundles, change the
  * delay and the deletion policy (Orphan, Approve, deleteWhen BundleReady:
- * issue 16), approvals written now or backdated, gate behind a dependency
+ * issue 16), spec.deletionDefaults, approvals written now or backdated, gate behind a dependency
  * that is not Ready, invalid specs and resources that fail to apply, delete
  * and re-apply Bundles) and SIGKILLs
  * of a real operator process (run with `--gc=cluster`), judged against model.ts: nothing deleted before the
@@ -16,8 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { Annotations } from '../../../src/api/names.js';
 import { Random } from '../random.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
-import { SoftDeleteModel, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
-import { describeStep, StepGenerator, type Step } from './steps.js';
+import { SoftDeleteModel, type Defaults, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
+import { describeStep, randomDefaults, StepGenerator, type Step } from './steps.js';
 import { FuzzCluster, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
@@ -84,6 +84,8 @@ class SeedRun {
   /** Objects written with each deletion policy or gate (issue 16), and approvals written, for the summary line. */
   private readonly rulesWritten: Record<Rule, number> = { Delete: 0, Orphan: 0, Approve: 0, BundleReady: 0 };
   private approvals = 0;
+  /** Bundle writes with spec.deletionDefaults. */
+  private defaultsWritten = 0;
 
   constructor(
     cluster: FuzzCluster,
@@ -108,7 +110,7 @@ class SeedRun {
       for (const b of BUNDLES) {
         const entries = this.generator.initialSpec(b, taken);
         for (const e of entries) taken.add(e.object);
-        await this.execute({ kind: 'reapply', bundle: b, entries, spoil: 'none' });
+        await this.execute({ kind: 'reapply', bundle: b, entries, spoil: 'none', defaults: randomDefaults(this.rnd) });
       }
       await this.execute({ kind: 'settle' });
       // Most seeds start with open gates, so gated objects exist (and hold references to their gate).
@@ -133,7 +135,7 @@ class SeedRun {
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
     const r = this.rulesWritten;
-    const summary = `${this.executed.length} steps, ${this.kills} kills, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const summary = `${this.executed.length} steps, ${this.kills} kills, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -157,10 +159,11 @@ class SeedRun {
   }
 
   /** Applies a Bundle's new spec to the cluster and the model; returns what it touched. */
-  private async write(bundle: string, entries: Entry[], spoil: Spoil = this.model.bundle(bundle).spoil): Promise<string[]> {
+  private async write(bundle: string, entries: Entry[], spoil: Spoil = this.model.bundle(bundle).spoil, defaults: Defaults = this.model.bundle(bundle).defaults): Promise<string[]> {
     for (const e of entries) if (e.kind === 'ConfigMap') this.rulesWritten[e.rule ?? 'Delete']++;
-    const { sentAt, ackedAt } = await this.world.applyBundle(bundle, entries, spoil);
-    return this.model.applyBundle(bundle, entries, spoil, sentAt, ackedAt);
+    if (defaults.delay !== undefined || defaults.rule !== undefined) this.defaultsWritten++;
+    const { sentAt, ackedAt } = await this.world.applyBundle(bundle, entries, spoil, defaults);
+    return this.model.applyBundle(bundle, entries, spoil, sentAt, ackedAt, defaults);
   }
 
   private async execute(step: Step): Promise<void> {
@@ -239,7 +242,10 @@ class SeedRun {
         break;
       }
       case 'reapply':
-        add(await this.write(step.bundle, step.entries.map((e) => ({ ...e })), step.spoil));
+        add(await this.write(step.bundle, step.entries.map((e) => ({ ...e })), step.spoil, step.defaults));
+        break;
+      case 'set-defaults':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle), this.model.bundle(step.bundle).spoil, step.defaults));
         break;
       case 'spoil':
         add(await this.write(step.bundle, this.entriesOf(step.bundle), step.how));

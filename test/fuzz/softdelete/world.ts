@@ -16,7 +16,7 @@ import { Discovery } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
-import type { Entry, Propagation, Rule, Spoil } from './model.js';
+import type { Defaults, Entry, Propagation, Rule, Spoil } from './model.js';
 
 /** The annotations each rule is written as; Delete is Smith's default, no annotation. */
 const RULE_ANNOTATIONS: Record<Rule, Record<string, string>> = {
@@ -222,7 +222,7 @@ export class SeedWorld {
     if (!keepLogs) for (const log of this.logs) rmSync(log, { force: true });
   }
 
-  bundleManifest(bundle: string, entries: readonly Entry[], spoil: Spoil): Record<string, unknown> {
+  bundleManifest(bundle: string, entries: readonly Entry[], spoil: Spoil, defaults: Defaults = {}): Record<string, unknown> {
     const resources: Record<string, unknown>[] = entries.map((e) => {
       if (e.kind === 'Gate') return { name: 'gate', spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: e.object }, spec: { bundle } } } };
       const annotations = { ...(e.delay.kind === 'none' ? {} : { [Annotations.deletionDelay]: e.delay.text }), ...RULE_ANNOTATIONS[e.rule ?? 'Delete'] };
@@ -236,12 +236,17 @@ export class SeedWorld {
     if (spoil === 'invalid') resources.push({ name: 'broken', references: [{ resource: 'missing' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `broken-${bundle}` }, data: { bundle } } } });
     // A ConfigMap key the apiserver rejects (422): the apply fails, so the pass prunes nothing.
     if (spoil === 'failing') resources.push({ name: 'poison', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `poison-${bundle}` }, data: { 'not a key!': bundle } } } });
-    return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: bundle, namespace: this.namespace }, spec: { resources } };
+    const deletionDefaults = {
+      ...(defaults.delay?.kind === 'valid' ? { deletionDelay: defaults.delay.text } : {}),
+      ...(defaults.rule === 'Orphan' || defaults.rule === 'Approve' ? { deletionPolicy: defaults.rule } : {}),
+      ...(defaults.rule === 'BundleReady' ? { deleteWhen: 'BundleReady' } : {}),
+    };
+    return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: bundle, namespace: this.namespace }, spec: { resources, ...(Object.keys(deletionDefaults).length > 0 ? { deletionDefaults } : {}) } };
   }
 
-  async applyBundle(bundle: string, entries: readonly Entry[], spoil: Spoil): Promise<BundleWrite> {
+  async applyBundle(bundle: string, entries: readonly Entry[], spoil: Spoil, defaults: Defaults): Promise<BundleWrite> {
     const sentAt = Date.now();
-    const live = await this.cluster.client.apply(BUNDLE_RESOURCE_TYPE, this.bundleManifest(bundle, entries, spoil), { fieldManager: 'fuzz-user', force: true });
+    const live = await this.cluster.client.apply(BUNDLE_RESOURCE_TYPE, this.bundleManifest(bundle, entries, spoil, defaults), { fieldManager: 'fuzz-user', force: true });
     this.bundleUids.set(bundle, live.metadata.uid);
     return { sentAt, ackedAt: Date.now() };
   }

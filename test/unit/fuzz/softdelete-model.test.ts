@@ -400,6 +400,39 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'x', 3000)).toBe('allowed');
     });
 
+    it('spec.deletionDefaults: an object without its own settings takes the Bundle\'s delay and policy', () => {
+      const m = fresh();
+      m.applyBundle('b1', [gate('b1'), cm('x', NONE), cm('y', NONE)], 'none', 0, 10, { delay: s(2), rule: 'Orphan' });
+      m.listingsSeen(100);
+      // Its own manifest without a rule still carries the Orphan default (written onto it), and reads the default delay.
+      m.confirmDelay('x', undefined, 'Orphan');
+      m.applyBundle('b1', [gate('b1'), cm('y', NONE)], 'none', 1000, 1010);
+      expect(verdict(m, 'x', 60_000)).toBe('wrongful');
+      const d = fresh();
+      d.applyBundle('b1', [gate('b1'), cm('x', NONE)], 'none', 0, 10, { delay: s(2) });
+      d.listingsSeen(100);
+      d.applyBundle('b1', [gate('b1')], 'none', 1000, 1010);
+      expect(verdict(d, 'x', 2999)).toBe('wrongful');
+      expect(verdict(d, 'x', 3000)).toBe('allowed');
+      // Its own annotation wins over the default.
+      const own = fresh();
+      own.applyBundle('b1', [gate('b1'), cm('x', s(1), false, 'Approve')], 'none', 0, 10, { delay: s(5), rule: 'Orphan' });
+      own.listingsSeen(100);
+      own.applyBundle('b1', [gate('b1')], 'none', 1000, 1010);
+      own.approve('x', 1500, 1500, 1510);
+      expect(verdict(own, 'x', 2000)).toBe('allowed');
+    });
+
+    it('spec.deletionDefaults changed on a live Bundle: either the old or the new defaults may decide (least strict)', () => {
+      const m = fresh();
+      m.applyBundle('b1', [gate('b1'), cm('x', NONE)], 'none', 0, 10, { rule: 'Orphan' });
+      m.listingsSeen(100);
+      m.applyBundle('b1', [gate('b1'), cm('x', NONE)], 'none', 500, 510, {});
+      m.applyBundle('b1', [gate('b1')], 'none', 1000, 1010);
+      expect(verdict(m, 'x', 1000)).toBe('allowed');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    });
+
     it('foreground: Orphan and Approve objects may be collected (the documented window before the finalizer releases them)', () => {
       const m = fresh();
       apply(m, 0, 'b1', [cm('x', NONE, false, 'Orphan'), cm('y', NONE, false, 'Approve')]);
