@@ -58,6 +58,12 @@ export function formatDue(deleteAfter: string | undefined, now: number, waitingF
   return formatRemaining(at - now);
 }
 
+/** Soonest first; rows without a time (kept) last; then by namespace and name. RFC 3339 UTC times of one format sort as text. */
+export function comparePending(a: PendingObject, b: PendingObject): number {
+  const timeless = (p: PendingObject): number => (p.deleteAfter === undefined ? 1 : 0);
+  return timeless(a) - timeless(b) || (a.deleteAfter ?? '').localeCompare(b.deleteAfter ?? '') || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+}
+
 export function formatPendingTable(items: readonly PendingObject[], now: number): string[] {
   const rows = [
     ['NAMESPACE', 'OBJECT', 'BUNDLE', 'STATE', 'WAITING-FOR', 'DELETE-AFTER', 'DUE'],
@@ -179,7 +185,7 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
     const entry = releasedEntry(o, claimsByNamespace.get(o.metadata.namespace ?? '') ?? new Map(), now, stampAt);
     if (entry) out.push(entry);
   }
-  return out.sort((a, b) => (a.deleteAfter ?? '~').localeCompare(b.deleteAfter ?? '~') || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  return out.sort(comparePending);
 }
 
 export interface Target {

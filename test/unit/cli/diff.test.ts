@@ -1,5 +1,5 @@
 import { changedPaths } from '../../../src/cli/diff.js';
-import { formatDue, formatPendingTable } from '../../../src/cli/pending.js';
+import { comparePending, formatDue, formatPendingTable, type PendingObject } from '../../../src/cli/pending.js';
 
 describe('changedPaths', () => {
   it.each([
@@ -22,6 +22,12 @@ describe('pending table', () => {
     [undefined, '-'],
   ])('due %s', (deleteAfter, want) => {
     expect(formatDue(deleteAfter, NOW)).toBe(want);
+  });
+
+  it('sorts the soonest first and rows without a time (kept) last', () => {
+    const row = (name: string, deleteAfter?: string): PendingObject => ({ namespace: 'ns', apiVersion: 'v1', kind: 'ConfigMap', name, bundle: 'b', state: 'pending', deletionTimestamp: '', ...(deleteAfter ? { deleteAfter } : {}) });
+    const rows = [row('kept'), row('late', '2026-11-21T13:00:00.000Z'), row('early', '2026-11-21T12:00:00.000Z')];
+    expect(rows.sort(comparePending).map((r) => r.name)).toEqual(['early', 'late', 'kept']);
   });
 
   it('a due deletion held by a gate says what it waits for, not how overdue it is', () => {
