@@ -3,6 +3,9 @@
  * entry point; scenarios receive the result and never read env vars.
  */
 
+/** Every scenario, in the order they run; BENCH_ONLY picks a subset. */
+export const BENCH_SCENARIOS = ['cascade', 'unthrottled', 'memory', 'reconciler', 'hostile'] as const;
+
 export interface BenchConfig {
   quick: boolean;
   /** Scenarios to run (BENCH_ONLY=cascade,unthrottled,memory,reconciler,hostile; default all). */
@@ -73,7 +76,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 
 export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): BenchConfig {
   const quick = argv.includes('--quick');
-  const only = new Set((env.BENCH_ONLY ?? 'cascade,unthrottled,memory,reconciler,hostile').split(',').map((s) => s.trim()).filter(Boolean));
+  const only = new Set((env.BENCH_ONLY ?? BENCH_SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
   const runs = positiveInt(env, 'BENCH_RUNS', quick ? 1 : 2);
   return {
     quick,
