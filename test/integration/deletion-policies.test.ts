@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
+import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Labels } from '../../src/api/names.js';
 import { formatRfc3339 } from '../../src/core/softdelete/decide.js';
 import type { KubeObject } from '../../src/kube/types.js';
@@ -166,6 +167,45 @@ describe('deletionPolicy Approve', () => {
 
     expect((await cli(['approve', 'ConfigMap/pa-gone', '-n', f.ns])).code).toBe(0);
     await waitFor('the approved released object to be deleted', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'pa-gone')) === undefined);
+  });
+
+  it('orphan deletion of the Bundle, after a restart: every policy object is kept, its countdown and approval gone', async () => {
+    const keep = { name: 'keep', object: configMap('po-keep', {}, { [Annotations.deletionPolicy]: 'Orphan' }) };
+    const ap = { name: 'ap', object: configMap('po-ap', {}, { [Annotations.deletionPolicy]: 'Approve' }) };
+    const ready = { name: 'ready', object: configMap('po-ready', {}, { [Annotations.deleteWhen]: 'BundleReady', [Annotations.deletionDelay]: '1h' }) };
+    const dflt = { name: 'dflt', object: configMap('po-default') };
+    await applyWithDefaults('orph-pol', [keep, ap, ready, dflt], { deletionPolicy: 'Approve' });
+    await waitForReady(f.env, f.ns, 'orph-pol');
+    const uids = new Map<string, string>();
+    for (const name of ['po-keep', 'po-ap', 'po-ready', 'po-default']) uids.set(name, await uidOf(f.env, f.t.configMap, f.ns, name));
+    // Two leave the spec and count down; one of them is approved too early to count.
+    await applyWithDefaults('orph-pol', [keep, dflt], { deletionPolicy: 'Approve' });
+    await waitForBundle(f.env, f.ns, 'orph-pol', 'two pending', (b) => waitingFor(b, 'po-ap') === 'Approval' && waitingFor(b, 'po-ready') === 'Delay');
+    await f.env.client.patch(f.t.configMap, f.ns, 'po-ap', { metadata: { annotations: { [Annotations.deletionApproved]: '2000-01-01T00:00:00Z' } } }, 'merge', { fieldManager: 'someone' });
+
+    await f.op.stop();
+    f.op = await startOperator({ namespace: f.ns });
+    // A collector finishes the orphan deletion (removes the orphan finalizer), as kube-controller-manager's would.
+    const collector = new GarbageCollector(f.env.client, { mode: 'cluster', namespaces: [f.ns], workers: 2 });
+    await collector.start();
+    try {
+      await deleteBundle('orph-pol', 'orphan');
+    } finally {
+      await collector.stop();
+    }
+    for (const [name, uid] of uids) {
+      const o = await waitFor(`${name} to be let go`, async () => {
+        const live = await f.env.client.tryGet(f.t.configMap, f.ns, name);
+        return live !== undefined && bundleRefs(live).length === 0 && stampOf(live) === undefined ? live : undefined;
+      });
+      expectKept(o, uid);
+      expect(o.metadata.annotations?.[Annotations.deletionApproved]).toBeUndefined();
+    }
+    // Nothing comes for them later: the sweeper has no release to act on.
+    f.op.operator.bundles.enqueue(`${f.ns}/orph-pol`);
+    const pending = await cli(['pending', '-n', f.ns]);
+    expect(pending.stdout).not.toMatch(/po-(ap|ready|default)\s/);
+    for (const [name, uid] of uids) expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, name), uid);
   });
 
   it('moved to another Bundle while waiting: handed over, stamp and approval gone, never deleted', async () => {

@@ -289,12 +289,15 @@ function siblingUids(objects: readonly LiveObject[]): Set<string> {
 
 /**
  * Orphan: the operator's references and annotation go, and so does a
- * countdown stamp: orphaning keeps every object, so one that was counting
- * down stops (nothing would sweep it: it carries no former-bundle label).
+ * countdown (its stamp, and an approval given for it): orphaning keeps every
+ * object, so one that was counting down stops (nothing would sweep it: it
+ * carries no former-bundle label).
  */
 function orphanPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
   const ops = referencesPatch(o, refs);
-  if (o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
+  for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved]) {
+    if (o.metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(name)}` });
+  }
   return ops;
 }
 
