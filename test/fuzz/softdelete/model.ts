@@ -264,6 +264,11 @@ function samePossibility(p: { delay: Delay; rule: Rule }, q: { delay: Delay; rul
   return sameDelay(p.delay, q.delay) && p.rule === q.rule;
 }
 
+/** Whether a Bundle lists an object whose delay cannot be read (the operator refuses to apply it and prunes nothing). */
+function listsUnreadableRules(b: BundleModel): boolean {
+  return b.entries.some((e) => e.delay.kind === 'invalid');
+}
+
 function sameDefaults(a: Defaults, b: Defaults): boolean {
   return defaultsText(a) === defaultsText(b);
 }
@@ -316,6 +321,7 @@ export class SoftDeleteModel {
     else if (!b.exists) b.defaults = {};
     const before = new Set(b.exists ? b.entries.map((e) => e.object) : []);
     const wasSpoiled = b.exists && b.spoil !== 'none';
+    const hadUnreadable = b.exists && listsUnreadableRules(b);
     if (!b.exists) {
       b.exists = true;
       b.claimedAt = new Map();
@@ -324,6 +330,9 @@ export class SoftDeleteModel {
     }
     b.entries = entries.map((e) => ({ ...e }));
     b.spoil = spoil;
+    // A listed object whose delay cannot be read withholds the Bundle's prunes while the operator can reach it (not
+    // while it is blocked): once it is gone or fixed, a due countdown may take until then plus the usual margin.
+    if (hadUnreadable && !listsUnreadableRules(b)) b.validSinceAck = Math.max(b.validSinceAck, ackedAt);
     this.updateReadiness(b, sentAt);
     if (spoil === 'none' && (wasSpoiled || b.validSince === -Infinity)) {
       b.validSince = sentAt;
@@ -594,8 +603,9 @@ export class SoftDeleteModel {
     if (s.kind === 'removed') {
       if (s.handoverUnseen) return Infinity;
       const b = this.bundle(s.by);
-      // Nothing is pruned while the Bundle is spoiled or one of its resources conflicts with another Bundle.
-      if (b.spoil !== 'none' || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
+      // Nothing is pruned while the Bundle is spoiled, one of its resources conflicts with another Bundle, or one
+      // it lists has a delay that cannot be read (refused when it is applied: seed 5339).
+      if (b.spoil !== 'none' || listsUnreadableRules(b) || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
       return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt) + DUE_MARGIN_MS;
     }
     return Math.max(s.startAck + delay, this.lastRestartAt) + DUE_MARGIN_MS;

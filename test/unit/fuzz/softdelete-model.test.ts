@@ -320,6 +320,19 @@ describe('soft-delete fuzz model', () => {
     expect(verdict(m, 'x', 5000 + CLOSE_GRACE_MS + 100)).toBe('wrongful');
   });
 
+  it('a listed object with an unreadable delay withholds the Bundle\'s prunes: nothing is due until it is gone (seed 5339)', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(1)), cm('y', { kind: 'invalid', text: '' })]);
+    m.listingsSeen(100);
+    apply(m, 1000, 'b1', [cm('y', { kind: 'invalid', text: '' })]);
+    // Allowed from its delay on (the operator may not have reached y), but not due while y is listed.
+    expect(verdict(m, 'x', 2000)).toBe('allowed');
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    apply(m, 5000, 'b1', []);
+    expect(m.dueBy(m.object('x'))).toBeGreaterThan(5010 + 1000);
+    expect(Number.isFinite(m.dueBy(m.object('x')))).toBe(true);
+  });
+
   describe('deletion policies (issue 16)', () => {
     it('Orphan: never deleted once removed, nor once its Bundle is deleted in the background; nothing is due', () => {
       const m = fresh();
