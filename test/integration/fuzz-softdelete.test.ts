@@ -1,15 +1,18 @@
 /**
  * A fixed handful of seeds of the soft-delete model-based fuzzer (issue 9)
- * on the integration control plane: random Bundle edits, Bundle deletions,
- * gated resources and SIGKILLs of a real operator process, judged against
+ * on the integration control plane: random Bundle edits, deletion policies
+ * and defaults, approvals, Bundle deletions, gated resources and SIGKILLs of
+ * a real operator process, judged against
  * test/fuzz/softdelete/model.ts. `npm run fuzz -- --suite softdelete` runs
  * as many seeds as wanted; a failing seed here prints its replay.
  */
 import { SoftDeleteFuzzSuite } from '../fuzz/softdelete/suite.js';
 import { kubeconfigPath } from './harness.js';
 
-// On the code this branch started from: seed 1 passes; seed 4 hits a released object collected with its Gate and
-// a re-listed (blocked) released object swept at expiry; seed 5 a prune of an object another Bundle lists.
+// Since the generator draws deletion policies and Bundle defaults (issue 16), these seeds run: 1, objects with
+// Orphan, Approve and BundleReady and an operator SIGKILL; 4, Bundle defaults, an approval and background deletions;
+// 5, defaults with a foreground and a background Bundle deletion. (Before that, 4 and 5 found wrongful deletes of
+// the first version: a released object collected with its Gate, a prune of an object another Bundle lists.)
 const SEEDS = [1, 4, 5];
 const suite = new SoftDeleteFuzzSuite();
 
