@@ -1,5 +1,6 @@
 /** Command-line flags, parsed once with zod; a bad value is a clear error at start. */
 import { z } from 'zod';
+import { parseLabelSelector } from './core/selector.js';
 
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$|^0$/, 'must be host:port (":8080" for all interfaces) or 0 to disable');
 
@@ -33,11 +34,27 @@ export const ConfigSchema = z.object({
    * default: the leader-election namespace, bundlesmith-release-key.
    */
   releaseKeySecret: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'must be NAMESPACE/NAME of a Secret').optional(),
+  /**
+   * Sharding: reconcile only the Bundles whose labels this selector matches
+   * (`shard=a`, `!shard`, `shard in (a,b)`); every Bundle is still read, so
+   * that claims across shards keep what any live Bundle lists.
+   */
+  bundleSelector: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseLabelSelector(text);
+      if (parsed.ok) return parsed.selector;
+      ctx.addIssue({ code: 'custom', message: parsed.error });
+      return z.NEVER;
+    })
+    .optional(),
+  /** Run the released-object sweeper (on by default; with several shards, one runs it). */
+  sweepReleased: z.boolean().default(true),
   defaultServiceAccount: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a ServiceAccount name').max(253).optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
-const BOOLEAN_FLAGS = new Set(['leader-elect']);
+const BOOLEAN_FLAGS = new Set(['leader-elect', 'sweep-released']);
 
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());

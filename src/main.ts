@@ -76,7 +76,21 @@ async function main(config: Config): Promise<void> {
   const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, eventClient, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
   const events = apiEventRecorder(eventClient, clock, logger, instance);
   const releaseKey = await loadReleaseKeyOrExit(client, config, logger);
-  const operator = new Operator({ client, clock, logger, metrics, instance, events, releaseKey, workers: config.workers, ...(config.namespace ? { namespace: config.namespace } : {}), ...(config.defaultServiceAccount ? { defaultServiceAccount: config.defaultServiceAccount } : {}), ...(garbageCollector ? { garbageCollector } : {}) });
+  const operator = new Operator({
+    client,
+    clock,
+    logger,
+    metrics,
+    instance,
+    events,
+    releaseKey,
+    workers: config.workers,
+    sweepReleased: config.sweepReleased,
+    ...(config.bundleSelector ? { bundleSelector: config.bundleSelector } : {}),
+    ...(config.namespace ? { namespace: config.namespace } : {}),
+    ...(config.defaultServiceAccount ? { defaultServiceAccount: config.defaultServiceAccount } : {}),
+    ...(garbageCollector ? { garbageCollector } : {}),
+  });
 
   let stopping = false;
   let operatorStarted = false;
@@ -84,7 +98,7 @@ async function main(config: Config): Promise<void> {
     if (stopping) return;
     operatorStarted = true;
     isLeader.set(1);
-    logger.info({ namespace: config.namespace ?? '(all)', gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
+    logger.info({ namespace: config.namespace ?? '(all)', bundles: config.bundleSelector?.text ?? '(all)', sweepReleased: config.sweepReleased, gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
     operator
       .start()
       .then(() => logger.info('controllers started'))

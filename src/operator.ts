@@ -12,6 +12,7 @@ import type { Clock, ServerTime } from './runtime/clock.js';
 import { BundleController } from './controllers/bundle/controller.js';
 import { ReleasedObjectSweeper } from './controllers/softdelete/released-sweeper.js';
 import { apiEventRecorder, type EventRecorder } from './controllers/events.js';
+import type { LabelSelector } from './core/selector.js';
 
 
 /** What a garbage collector must offer the operator (src/controllers/gc implements it). */
@@ -40,35 +41,40 @@ export interface OperatorOptions {
   defaultServiceAccount?: string;
   /** The key releases are signed with (controllers/softdelete/release-key.ts loads it). */
   releaseKey: Uint8Array;
+  /** Sharding (--bundle-selector): see BundleControllerOptions.bundleSelector. */
+  bundleSelector?: LabelSelector;
+  /** Whether this process runs the released-object sweeper (--sweep-released; default true). */
+  sweepReleased?: boolean;
 }
 
 export class Operator {
   readonly discovery: Discovery;
   readonly bundles: BundleController;
-  readonly sweeper: ReleasedObjectSweeper;
+  /** Undefined when another process sweeps (--sweep-released=false). */
+  readonly sweeper: ReleasedObjectSweeper | undefined;
   private started = false;
 
   constructor(private readonly o: OperatorOptions) {
     this.discovery = new Discovery(o.client);
     const events = o.events ?? apiEventRecorder(o.client, o.clock, o.logger, o.instance ?? 'bundlesmith');
     const common = { client: o.client, discovery: this.discovery, releaseKey: o.releaseKey, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.serverTime ? { serverTime: o.serverTime } : {}), ...(o.defaultServiceAccount ? { defaultServiceAccount: o.defaultServiceAccount } : {}) };
-    this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}) });
-    this.sweeper = new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
+    this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}), ...(o.bundleSelector ? { bundleSelector: o.bundleSelector } : {}) });
+    this.sweeper = o.sweepReleased === false ? undefined : new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
   }
 
   async start(): Promise<void> {
     await this.discovery.refresh();
-    await Promise.all([this.bundles.start(), this.sweeper.start(), this.o.garbageCollector?.start()]);
+    await Promise.all([this.bundles.start(), this.sweeper?.start(), this.o.garbageCollector?.start()]);
     this.started = true;
   }
 
   /** Stop taking work, finish in-flight items, stop watches. */
   async stop(): Promise<void> {
-    await Promise.all([this.bundles.stop(), this.sweeper.stop(), this.o.garbageCollector?.stop()]);
+    await Promise.all([this.bundles.stop(), this.sweeper?.stop(), this.o.garbageCollector?.stop()]);
     this.started = false;
   }
 
   ready(): boolean {
-    return this.started && this.bundles.hasSynced() && this.sweeper.hasSynced() && (this.o.garbageCollector?.hasSynced() ?? true);
+    return this.started && this.bundles.hasSynced() && (this.sweeper?.hasSynced() ?? true) && (this.o.garbageCollector?.hasSynced() ?? true);
   }
 }

@@ -15,6 +15,9 @@ describe('operator flags', () => {
     [['--impersonate', 'system:serviceaccount:ops:bundlesmith'], { impersonate: 'system:serviceaccount:ops:bundlesmith' }],
     [['--metrics-auth=kubernetes'], { metricsAuth: 'kubernetes' }],
     [['--default-service-account', 'bundles'], { defaultServiceAccount: 'bundles' }],
+    [['--bundle-selector', 'shard in (a,b),!canary'], { bundleSelector: { text: 'shard in (a,b),!canary' } }],
+    [['--sweep-released=false'], { sweepReleased: false }],
+    [[], { sweepReleased: true }],
   ])('%j', (argv, want) => {
     expect(parseArgs(argv)).toMatchObject({ ok: true, config: want });
   });
@@ -30,6 +33,7 @@ describe('operator flags', () => {
     [['stray'], /^unexpected argument "stray"$/],
     [['--default-service-account', 'Not_A_Name'], /^--default-service-account: must be a ServiceAccount name/],
     [['--default-service-account', 'bundles', '--impersonate', 'someone'], /exclude each other/],
+    [['--bundle-selector', 'shard in (a'], /^--bundle-selector: unbalanced parentheses/],
   ])('rejects %j', (argv, message) => {
     const result = parseArgs(argv);
     expect(result.ok).toBe(false);

@@ -16,6 +16,7 @@ import { buildPlanInput, crdReadinessTable } from '../../core/bundle/plan-input.
 import { planBundle } from '../../core/bundle/plan.js';
 import { buildBundleStatus } from '../../core/bundle/status.js';
 import { actingIdentity } from '../../core/bundle/identity.js';
+import { matchesSelector, type LabelSelector } from '../../core/selector.js';
 import { formatRfc3339 } from '../../core/softdelete/decide.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
@@ -43,6 +44,13 @@ export interface BundleControllerOptions extends ControllerDeps {
   watchSyncTimeoutMs?: number;
   /** Lockdown: the ServiceAccount (in each Bundle's namespace) a Bundle without spec.serviceAccountName acts as. */
   defaultServiceAccount?: string;
+  /**
+   * Sharding (--bundle-selector): reconcile only the Bundles whose labels
+   * match; another process reconciles the rest. Every Bundle is still
+   * watched: claims come from every live Bundle of the namespace, whichever
+   * shard it belongs to, so no shard deletes what another shard's Bundle lists.
+   */
+  bundleSelector?: LabelSelector;
 }
 
 /** After a pass that wrote, look again this soon (watch events usually come first). */
@@ -162,6 +170,11 @@ export class BundleController {
     const cached = this.bundles.get(namespace, name);
     if (!cached) {
       this.objects.undeclare(key);
+      this.gauges.forget(key);
+      return 'forget';
+    }
+    // Another shard's Bundle (or one relabelled away, handed over as it is: nothing deleted, nothing released).
+    if (this.o.bundleSelector !== undefined && !matchesSelector(this.o.bundleSelector, cached.metadata.labels)) {
       this.gauges.forget(key);
       return 'forget';
     }
