@@ -8,7 +8,7 @@
  */
 import { Annotations } from '../api/names.js';
 import { jsonPointerSegment } from '../core/bundle/objects.js';
-import { formatRfc3339, parseRfc3339 } from '../core/softdelete/decide.js';
+import { formatRfc3339, parseRfc3339 } from '../core/rfc3339.js';
 import { EXIT_PROBLEMS, type ObjectRef } from './args.js';
 import type { Cluster } from './cluster.js';
 import { serverNow } from './cluster-state.js';

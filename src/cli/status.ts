@@ -5,7 +5,7 @@
  * status describes its current generation.
  */
 import type { Bundle, Condition } from '../api/bundle.js';
-import { parseRfc3339 } from '../core/softdelete/decide.js';
+import { parseRfc3339 } from '../core/rfc3339.js';
 import { isHeldByGate, pendingWords, resourceState } from './tree.js';
 
 export interface BundleSummary {

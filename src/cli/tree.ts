@@ -7,7 +7,7 @@
  */
 import type { Bundle, Condition, PendingDeletion } from '../api/bundle.js';
 import { ResourceConditionTypes } from '../api/names.js';
-import { parseRfc3339 } from '../core/softdelete/decide.js';
+import { parseRfc3339 } from '../core/rfc3339.js';
 import { formatRemaining } from '../core/duration.js';
 
 /** What the tree needs of an object: identity and owner references. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Labels } from '../../src/api/names.js';
-import { formatRfc3339 } from '../../src/core/softdelete/decide.js';
+import { formatRfc3339 } from '../../src/core/rfc3339.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { applyBundle, BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, eventsFor, getBundle, markDeploymentAvailable, waitForBundle, waitForReady } from './bundles.js';
 import { conditionOf, expectKept, kubeconfigPath, run, uidOf, waitFor } from './harness.js';

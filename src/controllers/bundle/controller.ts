@@ -17,7 +17,7 @@ import { planBundle } from '../../core/bundle/plan.js';
 import { buildBundleStatus } from '../../core/bundle/status.js';
 import { actingIdentity } from '../../core/bundle/identity.js';
 import { matchesSelector, type LabelSelector } from '../../core/selector.js';
-import { formatRfc3339 } from '../../core/softdelete/decide.js';
+import { formatRfc3339 } from '../../core/rfc3339.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';

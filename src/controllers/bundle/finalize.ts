@@ -14,7 +14,7 @@ import { finalizingStatus, interruptedStatus, type FinalizeReport } from '../../
 import { finalizeNext, planFinalize, propagationOf, type FinalizeOutcome, type FinalizeStep } from '../../core/bundle/finalize.js';
 import { kindKey, objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
-import { formatRfc3339 } from '../../core/softdelete/decide.js';
+import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { resolveKindKeys, resolveSpecKinds } from '../../kube/discovery.js';
 import { errorMessage, isConflict, isNotFound, isStaleWrite } from '../../kube/errors.js';

@@ -15,7 +15,8 @@
  * right before a delete. Times are the API server's (ServerTime).
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
-import { decideOrphanSweep, formatRfc3339, sweepable } from '../../core/softdelete/decide.js';
+import { decideOrphanSweep, sweepable } from '../../core/softdelete/sweep.js';
+import { formatRfc3339 } from '../../core/rfc3339.js';
 import { checkReleaseProof } from '../../core/softdelete/provenance.js';
 import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/release.js';

@@ -8,13 +8,15 @@
  * an unreadable delay keeps the object (and says why), an unreadable stamp
  * restarts the countdown (which can only delete later, never earlier).
  */
-import { DateTime } from 'luxon';
 import type { DeletionDefaults } from '../../api/bundle.js';
-import { Annotations, Labels } from '../../api/names.js';
+import { Annotations } from '../../api/names.js';
 import { formatGoDuration } from '../duration.js';
+import { LATEST_RFC3339_MS, formatRfc3339, parseRfc3339 } from '../rfc3339.js';
 import { isGated, readDeletionRules, type DeletionRules } from './rules.js';
 
 export { readDeletionDelay, type DeletionDelayReading } from './rules.js';
+/** The RFC 3339 helpers live in core/rfc3339.ts; re-exported for the fuzzer and the benchmarks, which import them from here. */
+export { formatRfc3339, parseRfc3339 } from '../rfc3339.js';
 
 export interface SoftDeleteInput {
   /** Whether the Bundle's spec still lists the object. */
@@ -70,39 +72,6 @@ export type SoftDeleteDecision =
   | { action: 'invalid'; message: string };
 
 export type SoftDeleteAction = SoftDeleteDecision['action'];
-
-/**
- * The instants an RFC 3339 timestamp can name (years 0000-9999); others would
- * need an extended year that Kubernetes tooling cannot read.
- */
-const EARLIEST_RFC3339_MS = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
-const LATEST_RFC3339_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
-
-/**
- * RFC 3339 date-time, as Go's time.RFC3339 / RFC3339Nano read it: an explicit
- * offset is required, so the machine's local zone never comes into play.
- */
-const RFC3339_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
-
-/**
- * Reads an RFC 3339 timestamp to epoch milliseconds (sub-millisecond digits
- * are truncated); undefined when it is not one or names no real instant.
- */
-export function parseRfc3339(text: string): number | undefined {
-  if (!RFC3339_PATTERN.test(text)) return undefined;
-  const parsed = DateTime.fromISO(text, { zone: 'utc' });
-  return parsed.isValid ? parsed.toMillis() : undefined;
-}
-
-/**
- * Epoch milliseconds as RFC 3339 UTC with milliseconds, "2026-11-21T12:00:00.000Z".
- * Throws on instants outside years 0000-9999, which callers rule out first.
- */
-export function formatRfc3339(ms: number): string {
-  const text = ms >= EARLIEST_RFC3339_MS && ms <= LATEST_RFC3339_MS ? DateTime.fromMillis(ms, { zone: 'utc' }).toISO() : null;
-  if (text === null) throw new RangeError(`cannot format ${ms} as an RFC 3339 timestamp`);
-  return text;
-}
 
 interface Countdown {
   deletionTimestamp: string;
@@ -261,58 +230,4 @@ export function recheckAtOf(decision: SoftDeleteDecision): number | undefined {
 /** Whether the decision deletes the object now. */
 export function deletesNow(decision: SoftDeleteDecision): boolean {
   return decision.action === 'delete' || decision.action === 'expired';
-}
-
-/** The metadata the orphan sweep reads from a live object. */
-export interface ReleasedObjectMeta {
-  labels?: Readonly<Record<string, string>> | undefined;
-  annotations?: Readonly<Record<string, string>> | undefined;
-  ownerReferences?: ReadonlyArray<{ controller?: boolean | undefined }> | undefined;
-}
-
-/**
- * Whether an object was released by a deleted Bundle and is the orphan
- * sweep's to handle: it carries the former-bundle label and no controller
- * owner. An object adopted since (a controller owner again) belongs to its
- * new owner, whatever its labels say.
- */
-export function isReleasedByBundle(meta: ReleasedObjectMeta): boolean {
-  if (meta.labels?.[Labels.formerBundle] === undefined) return false;
-  return !(meta.ownerReferences ?? []).some((reference) => reference.controller === true);
-}
-
-export type OrphanSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
-
-/**
- * The orphan sweep's decision for one object: `skip` when the object is not
- * a released one, otherwise the soft-delete rules for an object no Bundle
- * lists (`inSpec: false`), so released objects keep their countdown.
- */
-export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number, stampAt: number = now): OrphanSweepDecision {
-  if (meta.labels?.[Labels.formerBundle] === undefined) {
-    return { action: 'skip', reason: `no ${Labels.formerBundle} label` };
-  }
-  if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'has a controller owner' };
-  // The Bundle is gone: there is no replacement to wait for, so a deleteWhen BundleReady gate is open.
-  const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now, stampAt, bundleReady: true });
-  if (decision.action === 'release') return { action: 'skip', reason: `${Annotations.deletionPolicy} Orphan: kept` };
-  // The finalizer releases only objects that carry a delay (the others it
-  // deletes itself): a label on an object with neither delay nor stamp was
-  // not written by a release, and is no permission to delete.
-  if (decision.action === 'delete') return { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` };
-  // Out of spec the decision is never keep or cancel; the check narrows the type.
-  if (decision.action === 'keep' || decision.action === 'cancel') {
-    return { action: 'skip', reason: `unexpected soft-delete decision ${decision.action}` };
-  }
-  return decision;
-}
-
-/**
- * Where released objects are looked for (the sweeper's watches, `bundlesmith
- * pending`): namespaced resources the operator may list, watch, patch and
- * delete; not events, not subresources.
- */
-export function sweepable(rt: { namespaced: boolean; verbs: readonly string[]; plural: string }): boolean {
-  const need = ['list', 'watch', 'patch', 'delete'];
-  return rt.namespaced && need.every((v) => rt.verbs.includes(v)) && rt.plural !== 'events' && !rt.plural.includes('/');
 }

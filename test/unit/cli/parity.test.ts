@@ -16,7 +16,9 @@ import { claimsByObject, type BundleLike } from '../../../src/core/bundle/owners
 import { buildPlanInput, type PlanSources } from '../../../src/core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../../../src/core/bundle/plan.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';
-import { decideOrphanSweep, formatRfc3339, pendingDeletionOf } from '../../../src/core/softdelete/decide.js';
+import { pendingDeletionOf } from '../../../src/core/softdelete/decide.js';
+import { decideOrphanSweep } from '../../../src/core/softdelete/sweep.js';
+import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 import { BUNDLE_UID, KINDS, NAMESPACE, NOW, configMap, controlledBy, controlledByBundle, live, resource, terminating, withAnnotation, withOwner, type Mod, type Obj } from '../bundle/builders.js';
 
 const SELF_CREATED = '2025-06-01T00:00:00Z';

@@ -1,7 +1,7 @@
 /** One version per group/resource, and what each consumer then keeps of it: the GC's watches, the sweeper's (and `bundlesmith pending`'s). */
 import { describe, expect, it } from '@jest/globals';
 import { collectableResources } from '../../../src/controllers/gc/collector.js';
-import { sweepable } from '../../../src/core/softdelete/decide.js';
+import { sweepable } from '../../../src/core/softdelete/sweep.js';
 import { preferredVersions } from '../../../src/kube/discovery.js';
 import type { ResourceType } from '../../../src/kube/types.js';
 

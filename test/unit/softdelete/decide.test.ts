@@ -1,17 +1,7 @@
 import { Annotations, Labels } from '../../../src/api/names.js';
-import {
-  decideOrphanSweep,
-  decideSoftDelete,
-  deletesNow,
-  formatRfc3339,
-  isReleasedByBundle,
-  parseRfc3339,
-  pendingDeletionOf,
-  readDeletionDelay,
-  recheckAtOf,
-  type ReleasedObjectMeta,
-  type SoftDeleteDecision,
-} from '../../../src/core/softdelete/decide.js';
+import { decideSoftDelete, deletesNow, pendingDeletionOf, readDeletionDelay, recheckAtOf, type SoftDeleteDecision } from '../../../src/core/softdelete/decide.js';
+import { decideOrphanSweep, isReleasedByBundle, type ReleasedObjectMeta } from '../../../src/core/softdelete/sweep.js';
+import { formatRfc3339, parseRfc3339 } from '../../../src/core/rfc3339.js';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0); // 2026-11-21T12:00:00.000Z
 const SECOND = 1_000;

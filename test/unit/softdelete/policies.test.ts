@@ -9,7 +9,9 @@ import { planFinalize, type FinalizeInput } from '../../../src/core/bundle/final
 import type { JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { approvalTime } from '../../../src/cli/approve.js';
-import { decideOrphanSweep, decideSoftDelete, deletedAfterWords, formatRfc3339 } from '../../../src/core/softdelete/decide.js';
+import { decideSoftDelete, deletedAfterWords } from '../../../src/core/softdelete/decide.js';
+import { decideOrphanSweep } from '../../../src/core/softdelete/sweep.js';
+import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 import { checkReleaseProof, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
 import { readDeletionRules } from '../../../src/core/softdelete/rules.js';
 import { BUNDLE_UID, NAMESPACE, configMap, controlledByBundle, live, withAnnotation, withUid, type Obj } from '../bundle/builders.js';

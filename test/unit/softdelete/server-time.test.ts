@@ -6,7 +6,8 @@
  * decided early, whatever the local clock's skew.
  */
 import { Annotations } from '../../../src/api/names.js';
-import { decideSoftDelete, parseRfc3339 } from '../../../src/core/softdelete/decide.js';
+import { decideSoftDelete } from '../../../src/core/softdelete/decide.js';
+import { parseRfc3339 } from '../../../src/core/rfc3339.js';
 import { DateHeaderServerTime, parseHttpDate, serverTimeBounds, type ServerDateSample } from '../../../src/runtime/clock.js';
 
 /** A simulated exchange: the server's clock is `skew` ahead of the local monotonic one (ms), and writes Date at `writeAt`. */

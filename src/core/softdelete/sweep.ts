@@ -1,0 +1,63 @@
+/**
+ * The released-object sweep's decisions: which objects a deleted Bundle
+ * released are the sweep's to handle, what to do with each (the soft-delete
+ * rules for an object no Bundle lists), and where they are looked for. Used
+ * by the sweeper (controllers/softdelete/released-sweeper.ts) and by
+ * `bundlesmith pending`. Pure.
+ */
+import { Annotations, Labels } from '../../api/names.js';
+import { decideSoftDelete, type SoftDeleteDecision } from './decide.js';
+
+/** The metadata the orphan sweep reads from a live object. */
+export interface ReleasedObjectMeta {
+  labels?: Readonly<Record<string, string>> | undefined;
+  annotations?: Readonly<Record<string, string>> | undefined;
+  ownerReferences?: ReadonlyArray<{ controller?: boolean | undefined }> | undefined;
+}
+
+/**
+ * Whether an object was released by a deleted Bundle and is the orphan
+ * sweep's to handle: it carries the former-bundle label and no controller
+ * owner. An object adopted since (a controller owner again) belongs to its
+ * new owner, whatever its labels say.
+ */
+export function isReleasedByBundle(meta: ReleasedObjectMeta): boolean {
+  if (meta.labels?.[Labels.formerBundle] === undefined) return false;
+  return !(meta.ownerReferences ?? []).some((reference) => reference.controller === true);
+}
+
+export type OrphanSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
+
+/**
+ * The orphan sweep's decision for one object: `skip` when the object is not
+ * a released one, otherwise the soft-delete rules for an object no Bundle
+ * lists (`inSpec: false`), so released objects keep their countdown.
+ */
+export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number, stampAt: number = now): OrphanSweepDecision {
+  if (meta.labels?.[Labels.formerBundle] === undefined) {
+    return { action: 'skip', reason: `no ${Labels.formerBundle} label` };
+  }
+  if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'has a controller owner' };
+  // The Bundle is gone: there is no replacement to wait for, so a deleteWhen BundleReady gate is open.
+  const decision = decideSoftDelete({ inSpec: false, annotations: meta.annotations, now, stampAt, bundleReady: true });
+  if (decision.action === 'release') return { action: 'skip', reason: `${Annotations.deletionPolicy} Orphan: kept` };
+  // The finalizer releases only objects that carry a delay (the others it
+  // deletes itself): a label on an object with neither delay nor stamp was
+  // not written by a release, and is no permission to delete.
+  if (decision.action === 'delete') return { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` };
+  // Out of spec the decision is never keep or cancel; the check narrows the type.
+  if (decision.action === 'keep' || decision.action === 'cancel') {
+    return { action: 'skip', reason: `unexpected soft-delete decision ${decision.action}` };
+  }
+  return decision;
+}
+
+/**
+ * Where released objects are looked for (the sweeper's watches, `bundlesmith
+ * pending`): namespaced resources the operator may list, watch, patch and
+ * delete; not events, not subresources.
+ */
+export function sweepable(rt: { namespaced: boolean; verbs: readonly string[]; plural: string }): boolean {
+  const need = ['list', 'watch', 'patch', 'delete'];
+  return rt.namespaced && need.every((v) => rt.verbs.includes(v)) && rt.plural !== 'events' && !rt.plural.includes('/');
+}
