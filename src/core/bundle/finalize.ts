@@ -28,10 +28,10 @@ import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules } from '../softdelete/rules.js';
-import { controllerOf, describeObject, isControlledBy, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
-import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
+import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
 export type Propagation = 'background' | 'foreground' | 'orphan';
@@ -285,40 +285,4 @@ function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {
 /** Uids of the objects the finalizer acts on: for objects applied before dependency references were recorded, a blocking reference to one of them is the operator's. */
 function siblingUids(objects: readonly LiveObject[]): Set<string> {
   return new Set(objects.flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
-}
-
-/**
- * Orphan: the operator's references and annotation go, and so does a
- * countdown (its stamp, and an approval given for it): orphaning keeps every
- * object, so one that was counting down stops (nothing would sweep it: it
- * carries no former-bundle label).
- */
-function orphanPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
-  const ops = referencesPatch(o, refs);
-  for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved]) {
-    if (o.metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(name)}` });
-  }
-  return ops;
-}
-
-/** What a finalize pass did, for the next-pass decision. */
-export interface FinalizeOutcome {
-  /** Writes that went through. */
-  wrote: number;
-  /** Writes refused because the object changed since it was read (409, failed test). */
-  changed: number;
-  /** Other failures. */
-  failed: number;
-}
-
-export type FinalizeNext =
-  /** Retry with backoff: something failed. */
-  | { kind: 'retry' }
-  /** Decide again soon, on fresh lists: the finalizer goes only in a pass that finds nothing to write. */
-  | { kind: 'recheck'; afterMs: number };
-
-/** After a finalize pass whose plan was not done. */
-export function finalizeNext(outcome: FinalizeOutcome, recheckMs: number): FinalizeNext {
-  if (outcome.failed > 0) return { kind: 'retry' };
-  return { kind: 'recheck', afterMs: recheckMs };
 }

@@ -1,6 +1,7 @@
 /**
- * When the Bundle controller looks at a Bundle again after a reconcile pass:
- * the requeue decision, from the plan and what carrying it out did. Pure.
+ * When the Bundle controller looks at a Bundle again after a reconcile pass
+ * or a finalize pass: the requeue decision, from the plan and what carrying
+ * it out did. Pure.
  */
 import type { BundlePlan } from './plan.js';
 import type { ActionFailure } from './status.js';
@@ -37,4 +38,26 @@ export function nextPass(result: PassResult, wroteRecheckMs: number): NextPass {
   if ([...result.applyFailures.values()].some((f) => !f.terminal) || result.pruneFailures.length > 0) return { kind: 'retry' };
   const next = Math.min(result.wrote ? wroteRecheckMs : Infinity, result.plan.requeueAfterMs ?? Infinity, result.pollAfterMs ?? Infinity);
   return Number.isFinite(next) ? { kind: 'after', ms: next } : { kind: 'idle' };
+}
+
+/** What a finalize pass did, for the next-pass decision. */
+export interface FinalizeOutcome {
+  /** Writes that went through. */
+  wrote: number;
+  /** Writes refused because the object changed since it was read (409, failed test). */
+  changed: number;
+  /** Other failures. */
+  failed: number;
+}
+
+export type FinalizeNext =
+  /** Retry with backoff: something failed. */
+  | { kind: 'retry' }
+  /** Decide again soon, on fresh lists: the finalizer goes only in a pass that finds nothing to write. */
+  | { kind: 'recheck'; afterMs: number };
+
+/** After a finalize pass whose plan was not done. */
+export function finalizeNext(outcome: FinalizeOutcome, recheckMs: number): FinalizeNext {
+  if (outcome.failed > 0) return { kind: 'retry' };
+  return { kind: 'recheck', afterMs: recheckMs };
 }

@@ -1,8 +1,9 @@
 /**
  * Letting go of an object, as JSON patches: what the operator wrote on it
- * goes, the user's stays. Three ways out, by what happens next:
- *  - referencesPatch: the bare hand-over (another Bundle takes it, or an
- *    orphan deletion keeps it);
+ * goes, the user's stays. Four ways out, by what happens next:
+ *  - referencesPatch: the bare hand-over (another Bundle takes it);
+ *  - orphanPatch: an orphan deletion of its Bundle keeps it, and stops its
+ *    countdown if it had one;
  *  - keptReleasePatch: deletionPolicy Orphan; kept for good, labelled with
  *    the Bundle it left so that `bundlesmith pending` can show it;
  *  - releasePatch: released by a deleted Bundle with a countdown, signed so
@@ -35,6 +36,20 @@ export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): Jso
     ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, refs) });
   }
   if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: annotationPath(Annotations.dependencyReferences) });
+  return ops;
+}
+
+/**
+ * Orphan: the operator's references and annotation go, and so does a
+ * countdown (its stamp, and an approval given for it): orphaning keeps every
+ * object, so one that was counting down stops (nothing would sweep it: it
+ * carries no former-bundle label).
+ */
+export function orphanPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
+  const ops = referencesPatch(o, refs);
+  for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved]) {
+    if (o.metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
+  }
   return ops;
 }
 

@@ -1,6 +1,7 @@
 import type { OwnerReference } from '../../../src/api/bundle.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
-import { finalizeNext, planFinalize, propagationOf, type FinalizeInput, type FinalizeStep, type Propagation } from '../../../src/core/bundle/finalize.js';
+import { planFinalize, propagationOf, type FinalizeInput, type FinalizeStep, type Propagation } from '../../../src/core/bundle/finalize.js';
+import { finalizeNext } from '../../../src/core/bundle/next-pass.js';
 import { objectKey, type JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import type { BundleClaim } from '../../../src/core/bundle/ownership.js';
 import { checkReleaseProof, releaseSigner } from '../../../src/core/softdelete/provenance.js';
