@@ -11,9 +11,9 @@ import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
 import { SupervisedInformer, identityStub } from '../../runtime/informer.js';
 import { decideSyncGate } from '../../core/gc/sync-gate.js';
-import { GcEngine, type GcApi, type GcLog, type GcScopeRestriction } from './engine.js';
+import { GcEngine, type GcApi, type GcLog } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
-import type { GcMode } from '../../core/gc/scope.js';
+import type { GcMode, GcScopeRestriction } from '../../core/gc/scope.js';
 
 export interface GarbageCollectorOptions {
   /** `--gc`: every resource (default), only Bundle-owned chains, or nothing. */

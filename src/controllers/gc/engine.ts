@@ -20,14 +20,15 @@ import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter
 import { WorkQueue, runWorkers, type WorkResult } from '../../runtime/workqueue.js';
 import { applyEvent, foregroundWaitsAtStart, type InvalidNamespaceReport } from '../../core/gc/builder.js';
 import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, describeOwnerChain, planAttemptToDelete } from '../../core/gc/decide.js';
-import { collectedEvent, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
+import { blockerNames, collectedEvent, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
 import { Graph, NodeFlags, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
-import { inModeScope, type GcMode } from '../../core/gc/scope.js';
+import { inModeScope, inRestriction, type GcMode, type GcScopeRestriction } from '../../core/gc/scope.js';
 import { gateRank, type SyncGate } from '../../core/gc/sync-gate.js';
 import { writeEvent } from '../events.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 import { OwnerVerifier, type ResourceResolver } from './owner-verifier.js';
 import { WorkerGate } from './worker-gate.js';
+import { GraphWriter, type GraphChange } from './graph-writer.js';
 import { releaseDependents, removeFinalizer, type GcApi } from './writes.js';
 import { decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
 
@@ -35,13 +36,6 @@ export type { GcApi } from './writes.js';
 
 export type GcLogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type GcLog = (level: GcLogLevel, message: string, fields?: Record<string, unknown>) => void;
-
-export interface GcScopeRestriction {
-  /** Namespaced objects are acted on only in these namespaces. */
-  namespaces: readonly string[];
-  /** Cluster-scoped objects are acted on only when they carry this label (any value); none when unset. */
-  clusterScopedLabel?: string;
-}
 
 export interface GcEngineOptions {
   mode: Exclude<GcMode, 'off'>;
@@ -61,12 +55,6 @@ export interface GcEngineOptions {
   maxRetryDelayMs?: number;
 }
 
-type Change =
-  | { kind: 'gate'; gate: SyncGate; seq: number }
-  | { kind: 'observed'; object: KubeObject }
-  | { kind: 'deleted'; object: KubeObject }
-  | { kind: 'virtual-delete'; identity: Identity };
-
 export class GcEngine {
   readonly graph = new Graph();
   readonly attemptToDelete: WorkQueue<string>;
@@ -76,8 +64,7 @@ export class GcEngine {
   private readonly log: GcLog;
   private readonly cycleTimeoutPerDependentMs: number;
 
-  private changes: Change[] = [];
-  private wakeWriter: (() => void) | undefined;
+  private readonly writer: GraphWriter;
   private stopped = false;
   private running: Promise<unknown> | undefined;
   private readonly pendingEvents = new Set<Promise<void>>();
@@ -96,6 +83,11 @@ export class GcEngine {
     this.metrics = options.metrics ?? noopGcMetrics;
     this.log = options.log ?? (() => {});
     this.cycleTimeoutPerDependentMs = options.cycleTimeoutPerDependentMs ?? 30_000;
+    this.writer = new GraphWriter({
+      apply: (change) => this.apply(change),
+      depth: (n) => this.metrics.queueDepth('graphChanges', n),
+      applied: () => this.metrics.graphSize(this.graph.size),
+    });
     const queue = (name: 'attemptToDelete' | 'attemptToOrphan') =>
       new WorkQueue<string>({
         clock: options.clock,
@@ -123,17 +115,17 @@ export class GcEngine {
 
   /** Informer side: an add or update. Only queues the change (no work in handlers). */
   observed(object: KubeObject): void {
-    this.push({ kind: 'observed', object });
+    this.writer.push({ kind: 'observed', object });
   }
 
   /** Informer side: a delete. */
   deleted(object: KubeObject): void {
-    this.push({ kind: 'deleted', object });
+    this.writer.push({ kind: 'deleted', object });
   }
 
   /** Worker side: nothing with this identity exists (verified live). */
   virtualDelete(identity: Identity): void {
-    this.push({ kind: 'virtual-delete', identity });
+    this.writer.push({ kind: 'virtual-delete', identity });
   }
 
   /**
@@ -145,7 +137,7 @@ export class GcEngine {
   setSyncGate(gate: SyncGate): void {
     const seq = ++this.gateSeq;
     if (gateRank(gate) < gateRank(this.gate.current())) this.gate.set(gate);
-    else this.push({ kind: 'gate', gate, seq });
+    else this.writer.push({ kind: 'gate', gate, seq });
   }
 
   syncGate(): SyncGate {
@@ -158,29 +150,16 @@ export class GcEngine {
   }
 
   pendingChanges(): number {
-    return this.changes.length;
+    return this.writer.pending();
   }
 
-  private push(change: Change): void {
-    if (this.stopped) return;
-    this.changes.push(change);
-    this.metrics.queueDepth('graphChanges', this.changes.length);
-    const wake = this.wakeWriter;
-    this.wakeWriter = undefined;
-    wake?.();
-  }
-
-  /** The writer's step: applies every pending change, in order. The only code that mutates the graph. */
+  /** The writer's step: applies every pending change, in order. */
   drainChanges(): number {
-    const batch = this.changes;
-    this.changes = [];
-    for (const change of batch) this.apply(change);
-    this.metrics.queueDepth('graphChanges', this.changes.length);
-    this.metrics.graphSize(this.graph.size);
-    return batch.length;
+    return this.writer.drain();
   }
 
-  private apply(change: Change): void {
+  /** What one change does: the only code that mutates the graph. */
+  private apply(change: GraphChange): void {
     if (change.kind === 'gate') {
       // A later call (a stricter gate applied at once, say) wins over this one.
       if (change.seq !== this.gateSeq) return;
@@ -211,20 +190,6 @@ export class GcEngine {
     for (const report of fx.invalidNamespaceRefs) this.reportInvalidNamespace(report);
   }
 
-  private async runWriter(): Promise<void> {
-    while (!this.stopped) {
-      if (this.changes.length === 0) {
-        await new Promise<void>((resolve) => {
-          this.wakeWriter = resolve;
-        });
-        continue;
-      }
-      this.drainChanges();
-      // Let informers and workers run between batches.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-  }
-
   // ---- lifecycle -----------------------------------------------------------
 
   /** Starts the writer and the workers (stop() ends them). */
@@ -235,7 +200,7 @@ export class GcEngine {
       this.log('warn', `${queue} ${key} failed: ${errorMessage(err)}${where}`);
     };
     this.running = Promise.all([
-      this.runWriter(),
+      this.writer.run(),
       runWorkers(this.attemptToDelete, workers, (uid) => this.processAttemptToDelete(uid), onError('attempt-to-delete')),
       runWorkers(this.attemptToOrphan, orphanWorkers, (uid) => this.processAttemptToOrphan(uid), onError('attempt-to-orphan')),
     ]);
@@ -243,12 +208,10 @@ export class GcEngine {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.writer.stop();
     this.gate.release();
     this.attemptToDelete.shutDown();
     this.attemptToOrphan.shutDown();
-    const wake = this.wakeWriter;
-    this.wakeWriter = undefined;
-    wake?.();
     await this.running;
     await Promise.allSettled([...this.pendingEvents]);
   }
@@ -256,11 +219,7 @@ export class GcEngine {
   // ---- scope ---------------------------------------------------------------
 
   private tagged(obj: KubeObject): boolean {
-    const r = this.options.restrictTo;
-    if (!r) return false;
-    const ns = obj.metadata.namespace;
-    if (ns) return r.namespaces.includes(ns);
-    return r.clusterScopedLabel !== undefined && obj.metadata.labels?.[r.clusterScopedLabel] !== undefined;
+    return this.options.restrictTo !== undefined && inRestriction(this.options.restrictTo, obj);
   }
 
   /** Whether the collector may change this object (mode, and the test restriction). */
@@ -297,11 +256,7 @@ export class GcEngine {
     if (!rt) return 'requeue';
     const removed = await removeFinalizer(this.api, this.metrics, rt, id, decision.finalizer);
     if (removed && decision.reason === 'cycle-timeout') {
-      const blockers = decision.blockers.map((uid) => {
-        const n = this.graph.get(uid);
-        return n ? `${n.type.kind} ${n.name}` : uid;
-      });
-      this.emit(id, foregroundCycleBrokenEvent({ ...decision, transitiveDependents: facts.transitiveDependents, blockers }));
+      this.emit(id, foregroundCycleBrokenEvent({ ...decision, transitiveDependents: facts.transitiveDependents, blockers: blockerNames(this.graph, decision.blockers) }));
     }
     return 'forget';
   }

@@ -5,6 +5,7 @@
 import { EventReasons } from '../../api/names.js';
 import type { InvalidNamespaceReport } from './builder.js';
 import type { Propagation } from './decide.js';
+import type { Graph } from './graph.js';
 
 export interface GcEventText {
   type: 'Normal' | 'Warning';
@@ -30,6 +31,14 @@ export interface CycleBrokenFacts {
   transitiveDependents: number;
   /** "Kind name" of each remaining blocking dependent (or its UID when the graph no longer has it). */
   blockers: readonly string[];
+}
+
+/** The blockers as CycleBrokenFacts names them: "Kind name", or the UID of one the graph no longer has. */
+export function blockerNames(graph: Graph, uids: readonly string[]): string[] {
+  return uids.map((uid) => {
+    const n = graph.get(uid);
+    return n ? `${n.type.kind} ${n.name}` : uid;
+  });
 }
 
 /** The collector removed foregroundDeletion from an owner whose blocking dependents wait on a cycle through it. */

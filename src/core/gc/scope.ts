@@ -50,3 +50,18 @@ export function inModeScope(mode: GcMode, graph: Graph, node: GraphNode): boolea
       return false;
   }
 }
+
+/** Acting only on part of the cluster (tests on a shared apiserver); the graph still sees everything. */
+export interface GcScopeRestriction {
+  /** Namespaced objects are acted on only in these namespaces. */
+  namespaces: readonly string[];
+  /** Cluster-scoped objects are acted on only when they carry this label (any value); none when unset. */
+  clusterScopedLabel?: string;
+}
+
+/** Whether the restriction lets the collector act on this object (its node is tagged). */
+export function inRestriction(r: GcScopeRestriction, obj: { metadata: { namespace?: string | undefined; labels?: Readonly<Record<string, string>> | undefined } }): boolean {
+  const ns = obj.metadata.namespace;
+  if (ns) return r.namespaces.includes(ns);
+  return r.clusterScopedLabel !== undefined && obj.metadata.labels?.[r.clusterScopedLabel] !== undefined;
+}
