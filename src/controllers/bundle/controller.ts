@@ -24,7 +24,8 @@ import { namespacedName, type KubeObject, type ResourceType } from '../../kube/t
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
-import { runWorkers, WorkQueue, type WorkResult } from '../../runtime/workqueue.js';
+import { WorkQueue } from '../../runtime/workqueue.js';
+import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ControllerDeps } from '../deps.js';
 import { actOnPlan } from './act.js';
 import { BundleApis, type BundleApi } from './api.js';

@@ -22,7 +22,7 @@ import { errorMessage, isConflict, isNotFound, isStaleWrite } from '../../kube/e
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, ServerTime } from '../../runtime/clock.js';
-import type { WorkResult } from '../../runtime/workqueue.js';
+import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { BundleApi } from './api.js';
 import { bundleTarget } from './bundle-resource.js';

@@ -7,7 +7,7 @@
 import { Finalizers } from '../../api/names.js';
 import { isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/types.js';
-import type { WorkResult } from '../../runtime/workqueue.js';
+import type { WorkResult } from '../../runtime/workers.js';
 import { classifyReferences } from '../../core/gc/classify.js';
 import { decideAttemptToDelete, itemFacts, type Propagation } from '../../core/gc/decide.js';
 import { OwnerRef, formatIdentity, identityOf, refBits, NodeFlags, type Graph, type GraphNode, type Identity } from '../../core/gc/graph.js';

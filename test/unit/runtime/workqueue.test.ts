@@ -1,6 +1,7 @@
 import { FakeClock } from '../../../src/runtime/clock.js';
 import { ExponentialBackoffRateLimiter } from '../../../src/runtime/ratelimiter.js';
-import { runWorkers, WorkQueue, type WorkQueueMetrics, type WorkResult } from '../../../src/runtime/workqueue.js';
+import { WorkQueue, type WorkQueueMetrics } from '../../../src/runtime/workqueue.js';
+import { runWorkers, type WorkResult } from '../../../src/runtime/workers.js';
 
 /** Lets already-resolved promises run their continuations. */
 async function flush(): Promise<void> {
