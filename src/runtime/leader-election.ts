@@ -14,7 +14,8 @@
  *   once instead of after a lease duration.
  */
 import { KubeApiError, errorMessage } from '../kube/errors.js';
-import { resourcePath, type KubeClient } from '../kube/client.js';
+import type { KubeClient } from '../kube/client.js';
+import { resourcePath } from '../kube/requests.js';
 import type { ResourceType } from '../kube/types.js';
 import type { RuntimeLogger } from './log.js';
 import type { Cancel, Clock } from './clock.js';
