@@ -1,9 +1,6 @@
 /** Shapes of API objects as the operator handles them: generic, parsed at the edges. */
 import type { OwnerReference } from '../api/bundle.js';
 
-/** @deprecated use OwnerReference (api/bundle.ts); kept only for test/fuzz until it is renamed there. */
-export type OwnerRef = OwnerReference;
-
 export interface ObjectMeta {
   name: string;
   namespace?: string;

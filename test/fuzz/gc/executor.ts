@@ -10,7 +10,8 @@ import type { KubeClient } from '../../../src/kube/client.js';
 import type { Discovery } from '../../../src/kube/discovery.js';
 import { installCrd } from '../../../src/kube/crds.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
-import type { KubeObject, OwnerRef, ResourceType } from '../../../src/kube/types.js';
+import type { OwnerReference } from '../../../src/api/bundle.js';
+import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { HOLD_FINALIZER, KINDS, SEED_LABEL, TEST_GROUP, namespaceName, objectName, type KindName, type Plan, type PlanObject, type PlanRef, type Step } from './plan.js';
 
 /** Kills and starts one cluster's collector (ours: the operator process; the reference: kube-controller-manager). */
@@ -84,7 +85,7 @@ export async function waitUntil<T>(what: string, timeoutMs: number, probe: () =>
  */
 export async function probeCollector(cluster: FuzzCluster, rt: ResourceType, timeoutMs = 90_000): Promise<void> {
   const name = `probe-${randomBytes(4).toString('hex')}`;
-  const owner: OwnerRef = rt.namespaced
+  const owner: OwnerReference = rt.namespaced
     ? { apiVersion: 'v1', kind: 'ConfigMap', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` }
     : { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` };
   const namespace = rt.namespaced ? cluster.probeNamespace : undefined;
@@ -197,7 +198,7 @@ export class PlanExecutor {
     return this.uids.get(id)?.at(-1) ?? NEVER_CREATED_UID;
   }
 
-  ownerRef(r: PlanRef): OwnerRef {
+  ownerRef(r: PlanRef): OwnerReference {
     const flags = { ...(r.blocking !== undefined ? { blockOwnerDeletion: r.blocking } : {}), ...(r.controller ? { controller: true } : {}) };
     if ('fake' in r.owner) return { ...r.owner.fake, ...flags };
     const owner = this.object(r.owner.obj);
@@ -268,7 +269,7 @@ export class PlanExecutor {
     this.notes.push(`edit ${o.id}: conflicts on every attempt`);
   }
 
-  private async editRefs(id: string, edit: (refs: OwnerRef[]) => OwnerRef[]): Promise<void> {
+  private async editRefs(id: string, edit: (refs: OwnerReference[]) => OwnerReference[]): Promise<void> {
     await this.patchMeta(this.object(id), (live) => {
       const before = live.metadata.ownerReferences ?? [];
       const after = edit(before);
