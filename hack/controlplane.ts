@@ -6,10 +6,10 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { freePort } from './ports.js';
 import { ensureTools, type Tools } from './tools.js';
 
 export interface ControlPlaneState {
@@ -33,19 +33,6 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Extra kube-controller-manager flags (benchmarks: `--kube-api-qps`, `--kube-api-burst`). */
   controllerManagerArgs?: string[];
-}
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function openssl(args: string[], cwd: string): void {

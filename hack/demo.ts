@@ -6,8 +6,8 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 import { repoRoot } from '../src/api/crd-paths.js';
 import { Annotations } from '../src/api/names.js';
 import { KubeClient, loadKubeConfig } from '../src/kube/client.js';
@@ -26,17 +26,6 @@ function say(message: string): void {
 
 function step(title: string): void {
   console.log(`\n== ${title}`);
-}
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {

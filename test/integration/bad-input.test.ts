@@ -11,7 +11,7 @@
  * The operator runs as a real process, so its whole log can be searched.
  */
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../../hack/ports.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
 import type { KubeObject } from '../../src/kube/types.js';
@@ -123,16 +123,6 @@ let t: KnownTypes;
 let operator: OperatorProcess | undefined;
 let logFile = '';
 let metricsPort = 0;
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function manifest(name: string, resources: RawResource[], spec: Record<string, unknown> = {}): Record<string, unknown> {
   return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace: ns }, spec: { ...spec, resources } };

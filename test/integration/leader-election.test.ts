@@ -3,7 +3,7 @@
  * takeover after a crash, release on SIGTERM, and a leader that loses its
  * Lease stops and exits non-zero.
  */
-import { createServer } from 'node:net';
+import { freePort } from '../../hack/ports.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { conditionOf, connect, createNamespace, resourceType, run, uniqueName, waitFor, type TestEnv } from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
@@ -22,16 +22,6 @@ beforeAll(async () => {
   bundles = await resourceType(env, 'smith.atlassian.com/v1', 'Bundle');
 });
 afterAll(() => env.close());
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 interface Replica {
   process: OperatorProcess;

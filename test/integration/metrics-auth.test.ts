@@ -8,9 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { parseAllDocuments } from 'yaml';
 import { join } from 'node:path';
+import { freePort } from '../../hack/ports.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { connect, createNamespace, resourceType, run, uniqueName, waitFor, type TestEnv } from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
@@ -18,18 +18,6 @@ import { startOperatorProcess, type OperatorProcess } from './operator.js';
 const chart = join(repoRoot(), 'charts', 'bundlesmith');
 
 let env: TestEnv;
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function get(port: number, path: string, authorization?: string): Promise<{ status: number; body: string; wwwAuthenticate?: string }> {
   return await new Promise((resolve, reject) => {

@@ -40,8 +40,8 @@
  * action on objects a running collector is still working on (every group
  * ends with both clusters quiet).
  */
-import { createServer } from 'node:net';
 import { request } from 'node:http';
+import { freePort } from '../../../hack/ports.js';
 import { startControllerManager, stopControllerManager } from '../../../hack/controlplane.js';
 import { applyCrd } from '../../../hack/crd-install.js';
 import { createNamespace, grantControllerManagerGcRole, startBenchCluster, type BenchCluster } from '../../../bench/cluster.js';
@@ -66,18 +66,6 @@ function fixedCrd(plural: string, kind: string, scope: 'Namespaced' | 'Cluster')
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function healthy(port: number): Promise<true | undefined> {
