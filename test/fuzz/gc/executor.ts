@@ -55,14 +55,15 @@ const NEVER_CREATED_UID = '00000000-0000-4000-8000-00000000dead';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export function gadgetCrd(kind: string, plural: string): Record<string, unknown> {
+/** A schemaless CRD in the fuzzer's group: the fixed Widget and Realm kinds, and the gadget kinds plans create and delete. */
+export function fuzzCrd(kind: string, plural: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced'): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: `${plural}.${TEST_GROUP}` },
     spec: {
       group: TEST_GROUP,
-      scope: 'Namespaced',
+      scope,
       names: { plural, singular: plural.replace(/s$/, ''), kind, listKind: `${kind}List` },
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
@@ -302,7 +303,7 @@ export class PlanExecutor {
   private async installGadget(): Promise<void> {
     const gadget = this.plan.gadget;
     if (!gadget) throw new Error('installCrd in a plan without a gadget kind');
-    await installCrd(this.cluster.client, gadgetCrd(gadget.kind, gadget.plural));
+    await installCrd(this.cluster.client, fuzzCrd(gadget.kind, gadget.plural));
     const rt = await waitUntil(`${gadget.kind} to be served`, 30_000, async () => {
       this.cluster.discovery.invalidate();
       return await this.cluster.discovery.resolve(`${TEST_GROUP}/v1`, gadget.kind);

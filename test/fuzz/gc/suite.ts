@@ -48,25 +48,11 @@ import { createNamespace, grantControllerManagerGcRole, startBenchCluster, type 
 import { installCrd } from '../../../src/kube/crds.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
-import { FINAL_QUIET_MS, PlanExecutor, probeCollector, waitUntil, type CollectorControl, type FuzzCluster } from './executor.js';
+import { FINAL_QUIET_MS, PlanExecutor, fuzzCrd, probeCollector, waitUntil, type CollectorControl, type FuzzCluster } from './executor.js';
 import { describeStates, judge, relatedIds, replay } from './judge.js';
 import { TEST_GROUP, generatePlan, summarize, type GenerateOptions } from './plan.js';
 
 const PROBE_NAMESPACE = 'gcfuzz-probes';
-
-function fixedCrd(plural: string, kind: string, scope: 'Namespaced' | 'Cluster'): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${TEST_GROUP}` },
-    spec: {
-      group: TEST_GROUP,
-      scope,
-      names: { plural, singular: plural.replace(/s$/, ''), kind, listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-    },
-  };
-}
 
 function healthy(port: number): Promise<true | undefined> {
   return new Promise((resolve) => {
@@ -159,8 +145,8 @@ export class GcFuzzSuite implements FuzzSuite {
     for (const c of this.clusters) {
       // The operator needs the Bundle CRD to start; the reference gets it too, so both serve the same kinds.
       await applyCrd(c.state.kubeconfig);
-      await installCrd(c.admin, fixedCrd('widgets', 'Widget', 'Namespaced'));
-      await installCrd(c.admin, fixedCrd('realms', 'Realm', 'Cluster'));
+      await installCrd(c.admin, fuzzCrd('Widget', 'widgets'));
+      await installCrd(c.admin, fuzzCrd('Realm', 'realms', 'Cluster'));
       await createNamespace(c, PROBE_NAMESPACE);
       c.discovery.invalidate();
     }
