@@ -13,7 +13,7 @@ import type { BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable, KindInfo, KindTable } from '../core/bundle/kinds.js';
 import { isRecord, kindKey } from '../core/bundle/objects.js';
 import { buildPlanInput, type BundleToPlan } from '../core/bundle/plan-input.js';
-import { planBundle, withholdPrunes } from '../core/bundle/plan.js';
+import { planBundle, withholdAfterFailedApplies } from '../core/bundle/plan.js';
 import { errorMessage } from '../kube/errors.js';
 import { formatObjectRef } from './args.js';
 import type { Cluster } from './cluster.js';
@@ -109,8 +109,7 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
     }
   }
   // As in the controller: nothing is pruned unless every apply goes through.
-  const rejected = [...dryRuns].filter(([, r]) => !r.ok).map(([n]) => n);
-  if (rejected.length > 0) plan = withholdPrunes(plan, `not pruning: ${rejected.join(', ')} could not be applied`);
+  plan = withholdAfterFailedApplies(plan, [...dryRuns].filter(([, r]) => !r.ok).map(([n]) => n));
   return { namespace, name, exists: liveBundle !== undefined, entries: describePlan(input, plan, dryRuns) };
 }
 

@@ -13,7 +13,7 @@ import { FIELD_MANAGER, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
-import { keepListedElsewhere, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import { keepListedElsewhere, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
 import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
@@ -76,7 +76,7 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
   if (plan.issues.length > 0) return { kind: 'acted', plan, outcome };
 
   await applyResources(d, plan, types, failedClaims, outcome, target);
-  if (outcome.applyFailures.size > 0) plan = withholdPrunes(plan, `not pruning: ${[...outcome.applyFailures.keys()].join(', ')} could not be applied`);
+  plan = withholdAfterFailedApplies(plan, [...outcome.applyFailures.keys()]);
   if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark' || a.action === 'release')) {
     // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
     // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists.

@@ -153,9 +153,10 @@ export function planBundle(input: PlanInput): BundlePlan {
 }
 
 /**
- * Moves every writing prune action (delete, mark) to `withheld`. The
- * controller also calls this when an apply of the pass failed, before it
- * prunes: nothing is deleted unless every apply went through.
+ * Moves every writing prune action (delete, mark, release) to `withheld`.
+ * Also applied when an apply of the pass failed, before anything is pruned
+ * (withholdAfterFailedApplies): nothing is deleted unless every apply went
+ * through.
  */
 export function withholdPrunes(plan: BundlePlan, reason: string): BundlePlan {
   const prune: PruneAction[] = [];
@@ -165,6 +166,14 @@ export function withholdPrunes(plan: BundlePlan, reason: string): BundlePlan {
     else prune.push(action);
   }
   return { ...plan, prune, withheld };
+}
+
+/**
+ * withholdPrunes for a pass in which these resources could not be applied
+ * (the controller's applies, `diff`'s dry runs): the one wording of why.
+ */
+export function withholdAfterFailedApplies(plan: BundlePlan, failed: readonly string[]): BundlePlan {
+  return failed.length === 0 ? plan : withholdPrunes(plan, `not pruning: ${failed.join(', ')} could not be applied`);
 }
 
 /**

@@ -9,7 +9,7 @@ import { condition, mergeConditions } from './conditions.js';
 import { canonicalJson } from './hash.js';
 import { groupOf, versionOf } from './objects.js';
 import { pendingDeletionsOf } from './pending.js';
-import { withholdPrunes, type BundlePlan, type ResourcePlan } from './plan.js';
+import { withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from './plan.js';
 import type { ObjectTarget } from './prune.js';
 import { formatIssue } from './validate.js';
 
@@ -44,7 +44,7 @@ type ResourceState =
 export function buildBundleStatus(planIn: BundlePlan, results: PassResults, previous: BundleStatus | undefined, nowIso: string): BundleStatus {
   const applyFailures = results.applyFailures ?? new Map<string, ActionFailure>();
   // Nothing is deleted unless every apply went through; withholding here too keeps status honest if a caller forgot.
-  const plan = applyFailures.size > 0 ? withholdPrunes(planIn, `not pruning: ${applyFailures.size} apply(s) failed`) : planIn;
+  const plan = withholdAfterFailedApplies(planIn, [...applyFailures.keys()]);
 
   // Indexed once: a lookup per resource keeps the status linear in the Bundle's size.
   const planned = new Map(plan.resources.map((r) => [r.name, r]));

@@ -1,6 +1,6 @@
 import { Annotations, EventReasons, Labels, Reasons } from '../../../src/api/names.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
-import { keepListedElsewhere, planBundle, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
+import { keepListedElsewhere, planBundle, withholdAfterFailedApplies, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
 import {
   bundle,
   BUNDLE_UID,
@@ -285,6 +285,12 @@ describe('planBundle: pruning', () => {
     const held = withholdPrunes(plan, 'apply of keep failed');
     expect(held.prune.map((a) => a.action)).toEqual(['wait']);
     expect(held.withheld).toEqual([{ action: plan.prune[0], reason: 'apply of keep failed' }]);
+  });
+
+  it('withholdAfterFailedApplies: one wording for the controller, diff and status; nothing failed, nothing held', () => {
+    const plan = planBundle(planInput(b, { keep }, { controlled: [gone('old')] }));
+    expect(withholdAfterFailedApplies(plan, [])).toBe(plan);
+    expect(withholdAfterFailedApplies(plan, ['keep', 'app']).withheld).toEqual([{ action: plan.prune[0], reason: 'not pruning: keep, app could not be applied' }]);
   });
 });
 
