@@ -8,6 +8,7 @@ import { Annotations } from '../api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
 import type { ClaimAction } from '../core/bundle/claims.js';
 import { objectKey, type LiveObject } from '../core/bundle/objects.js';
+import { listedObjectKeys } from '../core/bundle/ownership.js';
 import type { BundlePlan, PlanInput, ResourcePlan } from '../core/bundle/plan.js';
 import type { PruneAction, WithheldPrune } from '../core/bundle/prune.js';
 import { formatIssue } from '../core/bundle/validate.js';
@@ -186,7 +187,7 @@ export function describePlan(input: PlanInput, plan: BundlePlan, dryRuns: Readon
   entries.push(...plan.prune.map(pruneEntry), ...plan.withheld.map(withheldEntry));
   if (invalidSpec) {
     // planBundle prunes nothing for an invalid spec: say so for each object that left it.
-    const listed = new Set(input.spec.resources.flatMap((r) => (r.spec.object ? [objectKey({ ...r.spec.object, metadata: { name: r.spec.object.metadata.name, namespace: input.bundle.namespace } })] : [])));
+    const listed = new Set(listedObjectKeys({ metadata: input.bundle, spec: input.spec }));
     for (const o of input.controlled) {
       if (listed.has(objectKey(o))) continue;
       entries.push({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, action: 'keep', detail: 'not deleted while the Bundle spec is invalid' });

@@ -9,7 +9,7 @@ import type { Reasons } from '../../api/names.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
-import { decideOwnership, type BundleClaim, type Ownership } from './ownership.js';
+import { decideOwnership, listedObjectKeys, type BundleClaim, type Ownership } from './ownership.js';
 import { planClaims, planWithdrawals, type ClaimAction, type ClaimWithdrawal } from './claims.js';
 import { planResource } from './plan-resource.js';
 import { planPrune, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
@@ -145,9 +145,10 @@ export function planBundle(input: PlanInput): BundlePlan {
   const resources = order.flatMap((name) => decided.get(name) ?? []);
 
   // 4. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
-  const candidates = planPrune({ controlled: input.controlled, inSpec: specKeys(spec, bundle.namespace), ...pruneRules });
+  const inSpec = new Set(listedObjectKeys({ metadata: bundle, spec }));
+  const candidates = planPrune({ controlled: input.controlled, inSpec, ...pruneRules });
   const holdReason = pruneHoldReason(resources);
-  const withdrawals = planWithdrawals(input.claimed ?? [], specKeys(spec, bundle.namespace), input);
+  const withdrawals = planWithdrawals(input.claimed ?? [], inSpec, input);
   const plan: BundlePlan = { ...base, issues, resources, claims, withdrawals, prune: candidates, withheld: [] };
   return withRequeue(holdReason === undefined ? plan : withholdPrunes(plan, holdReason), input.now);
 }
@@ -203,11 +204,6 @@ function pruneHoldReason(resources: readonly ResourcePlan[]): string | undefined
   const failing = resources.filter((r) => r.action === 'error' || r.action === 'conflict' || (r.action === 'blocked' && r.blockedByError) || ('readiness' in r && r.readiness.state === 'error'));
   if (failing.length === 0) return undefined;
   return `not pruning while resources are failing: ${failing.map((r) => r.name).join(', ')}`;
-}
-
-/** objectKey of every object the spec lists, as it is applied: in the Bundle's namespace. */
-function specKeys(spec: BundleSpec, namespace: string): Set<string> {
-  return new Set(spec.resources.flatMap((r) => (r.spec.object === undefined ? [] : [objectKey({ ...r.spec.object, metadata: { name: r.spec.object.metadata.name, namespace } })])));
 }
 
 function resourceGraph(resources: readonly Resource[]): DependencyGraph {
