@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { buildBundleCrd } from '../../src/api/crd.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
+import type { KubeObject } from '../../src/kube/types.js';
 import { connect, createNamespace, resourceType, run, uniqueName, waitFor, type TestEnv } from './harness.js';
 
 const chart = join(repoRoot(), 'charts', 'bundlesmith');
@@ -81,6 +82,50 @@ function statusFields(crd: CrdDocument): string[] {
   const status = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.status?.properties;
   if (!status) throw new Error('the CRD has no status schema');
   return Object.keys(status);
+}
+
+/**
+ * A release of an old chart, whose CRD (served under a group of its own)
+ * lacks status.managedKinds, is installed, then upgraded by `upgrade`: the
+ * CRD keeps its uid and gains the field, and helm uninstall keeps it.
+ * `oldLayout` rearranges the old chart's files first. Returns the CRD as
+ * uninstall left it; it is deleted (no objects of it exist).
+ */
+async function upgradeOldCrd(c: {
+  oldLayout?: (oldChart: string) => void;
+  upgrade: (release: string, newChart: string, ns: string, crdName: string) => Promise<void>;
+}): Promise<KubeObject> {
+  const ns = await createNamespace(env, 'helm-crd');
+  const release = uniqueName('crd');
+  const group = `${release}.bundlesmith.test`;
+  const crdName = `bundles.${group}`;
+  const crds = await crdType();
+  const oldChart = chartCopy(group, (crd) => {
+    delete crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.status?.properties?.managedKinds;
+  });
+  c.oldLayout?.(oldChart);
+  const newChart = chartCopy(group);
+  try {
+    const install = await run('helm', ['install', release, oldChart, '-n', ns]);
+    expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: '' });
+    const before = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
+    expect(statusFields(before)).not.toContain('managedKinds');
+
+    await c.upgrade(release, newChart, ns, crdName);
+    const after = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
+    expect(after.metadata.uid).toBe(before.metadata.uid);
+    expect(statusFields(after)).toContain('managedKinds');
+
+    const uninstall = await run('helm', ['uninstall', release, '-n', ns]);
+    expect(uninstall.code).toBe(0);
+    const kept = await env.client.get(crds, undefined, crdName);
+    expect(kept.metadata.uid).toBe(before.metadata.uid);
+    await env.client.delete(crds, undefined, crdName, { uid: kept.metadata.uid ?? '' });
+    return kept;
+  } finally {
+    rmSync(oldChart, { recursive: true, force: true });
+    rmSync(newChart, { recursive: true, force: true });
+  }
 }
 
 let env: TestEnv;
@@ -245,79 +290,33 @@ describe('helm chart', () => {
   });
 
   it('upgrades the CRD on helm upgrade: a field the old CRD lacked is served afterwards, and uninstall keeps the CRD', async () => {
-    const ns = await createNamespace(env, 'helm-crd');
-    const release = uniqueName('crd');
-    const group = `${release}.bundlesmith.test`;
-    const crdName = `bundles.${group}`;
-    const crds = await crdType();
-    // The old release: the chart as it is, but its CRD lacks status.managedKinds.
-    const oldChart = chartCopy(group, (crd) => {
-      delete crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.status?.properties?.managedKinds;
+    const kept = await upgradeOldCrd({
+      upgrade: async (release, newChart, ns) => {
+        const upgrade = await run('helm', ['upgrade', release, newChart, '-n', ns]);
+        expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
+      },
     });
-    const newChart = chartCopy(group);
-    try {
-      const install = await run('helm', ['install', release, oldChart, '-n', ns]);
-      expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: '' });
-      const before = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
-      expect(statusFields(before)).not.toContain('managedKinds');
-
-      const upgrade = await run('helm', ['upgrade', release, newChart, '-n', ns]);
-      expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
-      const after = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
-      expect(after.metadata.uid).toBe(before.metadata.uid);
-      expect(statusFields(after)).toContain('managedKinds');
-
-      const uninstall = await run('helm', ['uninstall', release, '-n', ns]);
-      expect(uninstall.code).toBe(0);
-      const kept = await env.client.get(crds, undefined, crdName);
-      expect(kept.metadata.uid).toBe(before.metadata.uid);
-      expect(kept.metadata.deletionTimestamp).toBeUndefined();
-      // This test's own CRD (no objects of it exist): clean up.
-      await env.client.delete(crds, undefined, crdName, { uid: kept.metadata.uid ?? '' });
-    } finally {
-      rmSync(oldChart, { recursive: true, force: true });
-      rmSync(newChart, { recursive: true, force: true });
-    }
+    expect(kept.metadata.deletionTimestamp).toBeUndefined();
   });
 
   it('migrates a release whose CRD came from crds/ (earlier chart versions): refused without --take-ownership, upgraded with it', async () => {
-    const ns = await createNamespace(env, 'helm-crd');
-    const release = uniqueName('crd');
-    const group = `${release}.bundlesmith.test`;
-    const crdName = `bundles.${group}`;
-    const crds = await crdType();
-    // The earlier layout: the CRD (here without status.managedKinds) in crds/, no CRD template.
-    const oldChart = chartCopy(group, (crd) => {
-      delete crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.status?.properties?.managedKinds;
+    await upgradeOldCrd({
+      // The earlier layout: the CRD in crds/, no CRD template.
+      oldLayout: (oldChart) => {
+        mkdirSync(join(oldChart, 'crds'));
+        renameSync(join(oldChart, 'files', 'bundles.smith.atlassian.com.yaml'), join(oldChart, 'crds', 'bundles.yaml'));
+        rmSync(join(oldChart, 'templates', 'crds.yaml'));
+      },
+      upgrade: async (release, newChart, ns, crdName) => {
+        const refused = await run('helm', ['upgrade', release, newChart, '-n', ns]);
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toMatch(/ownership/);
+        expect(statusFields((await env.client.get(await crdType(), undefined, crdName)) as unknown as CrdDocument)).not.toContain('managedKinds');
+
+        const upgrade = await run('helm', ['upgrade', release, newChart, '-n', ns, '--take-ownership']);
+        expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
+      },
     });
-    mkdirSync(join(oldChart, 'crds'));
-    renameSync(join(oldChart, 'files', 'bundles.smith.atlassian.com.yaml'), join(oldChart, 'crds', 'bundles.yaml'));
-    rmSync(join(oldChart, 'templates', 'crds.yaml'));
-    const newChart = chartCopy(group);
-    try {
-      const install = await run('helm', ['install', release, oldChart, '-n', ns]);
-      expect({ code: install.code, stderr: install.stderr }).toEqual({ code: 0, stderr: '' });
-      const before = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
-      expect(statusFields(before)).not.toContain('managedKinds');
-
-      const refused = await run('helm', ['upgrade', release, newChart, '-n', ns]);
-      expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toMatch(/ownership/);
-      expect(statusFields((await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument)).not.toContain('managedKinds');
-
-      const upgrade = await run('helm', ['upgrade', release, newChart, '-n', ns, '--take-ownership']);
-      expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
-      const after = (await env.client.get(crds, undefined, crdName)) as unknown as CrdDocument;
-      expect(after.metadata.uid).toBe(before.metadata.uid);
-      expect(statusFields(after)).toContain('managedKinds');
-      expect(await run('helm', ['uninstall', release, '-n', ns])).toMatchObject({ code: 0 });
-      const kept = await env.client.get(crds, undefined, crdName);
-      expect(kept.metadata.uid).toBe(before.metadata.uid);
-      await env.client.delete(crds, undefined, crdName, { uid: kept.metadata.uid ?? '' });
-    } finally {
-      rmSync(oldChart, { recursive: true, force: true });
-      rmSync(newChart, { recursive: true, force: true });
-    }
   });
 
   it('installs, upgrades and uninstalls against the API server', async () => {
