@@ -88,7 +88,6 @@ export const BundleConditionTypes = {
   Ready: 'Ready',
   Error: 'Error',
 } as const;
-export type BundleConditionType = (typeof BundleConditionTypes)[keyof typeof BundleConditionTypes];
 
 export const ResourceConditionTypes = {
   Blocked: 'Blocked',
@@ -96,7 +95,6 @@ export const ResourceConditionTypes = {
   Ready: 'Ready',
   Error: 'Error',
 } as const;
-export type ResourceConditionType = (typeof ResourceConditionTypes)[keyof typeof ResourceConditionTypes];
 
 /** Condition reasons. */
 export const Reasons = {

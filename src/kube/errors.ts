@@ -47,8 +47,6 @@ export const isInvalid = (err: unknown): boolean => err instanceof KubeApiError 
  */
 export const isManifestRejected = (err: unknown): boolean =>
   isInvalid(err) || (err instanceof KubeApiError && err.code === 500 && /failed to create typed patch object|field not declared in schema/.test(err.message));
-/** A failed UID or resourceVersion precondition on DELETE or a stale update: re-read and decide again. */
-export const isPreconditionFailed = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409 && err.reason === 'Conflict';
 
 /**
  * A write refused because the object changed since it was read: a failed UID

@@ -36,11 +36,6 @@ export interface RequestOptions {
   headers?: Readonly<Record<string, string | readonly string[]>>;
 }
 
-export interface RawResponse {
-  status: number;
-  body: unknown;
-}
-
 /** Refresh credentials (bound service-account tokens rotate) this often. */
 const AUTH_REFRESH_MS = 60_000;
 

@@ -16,6 +16,7 @@
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
 import { decideOrphanSweep, sweepable } from '../../core/softdelete/sweep.js';
+import { deletesNow } from '../../core/softdelete/decide.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import { checkReleaseProof } from '../../core/softdelete/provenance.js';
 import { preferredVersions } from '../../kube/discovery.js';
@@ -196,7 +197,7 @@ export class ReleasedObjectSweeper {
         const nowFresh = this.serverTime.lowerBound();
         if (nowFresh === undefined) return 'requeue';
         const again = decideOrphanSweep(fresh.metadata, nowFresh, nowFresh);
-        if (again.action !== 'expired' && again.action !== 'delete') return 'requeue';
+        if (again.action === 'skip' || !deletesNow(again)) return 'requeue';
         if (!(await this.proven(rt, fresh))) return 'forget';
         try {
           await this.writerFor(namespace).delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });

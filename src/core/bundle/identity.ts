@@ -35,7 +35,3 @@ export function actingIdentity(bundle: IdentityInput, defaultServiceAccount?: st
 export function serviceAccountUser(namespace: string, name: string): string {
   return `system:serviceaccount:${namespace}:${name}`;
 }
-
-export function describeIdentity(identity: ActingIdentity): string {
-  return identity.kind === 'operator' ? "the operator's own identity" : `service account ${identity.namespace}/${identity.name}`;
-}

@@ -80,8 +80,6 @@ export type ResourcePlan =
   | { name: string; action: 'wait-deleting'; message: string }
   | { name: string; action: 'error'; terminal: boolean; message: string };
 
-export type ResourceAction = ResourcePlan['action'];
-
 export interface BundlePlan {
   bundle: PlanBundle;
   /** Validation issues; when there are any, nothing is applied or pruned. */

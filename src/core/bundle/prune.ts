@@ -6,7 +6,7 @@
  */
 import type { DeletionDefaults } from '../../api/bundle.js';
 import { EventReasons } from '../../api/names.js';
-import { decideSoftDelete, deletedAfterWords, type DeletionGate } from '../softdelete/decide.js';
+import { decideSoftDelete, deletedAfterWords, deletesNow, type DeletionGate } from '../softdelete/decide.js';
 import { buildGraph, deletionOrder } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { BundleClaim } from './ownership.js';
@@ -209,5 +209,5 @@ export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
   if (!isControlledBy(fresh, input.bundleUid)) return undefined;
   const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
-  return decision.action === 'delete' || decision.action === 'expired' ? fresh.metadata.resourceVersion : undefined;
+  return deletesNow(decision) ? fresh.metadata.resourceVersion : undefined;
 }

@@ -60,11 +60,6 @@ export function nestingDepth(value: unknown, limit = MAX_OBJECT_DEPTH): number {
   return deepest;
 }
 
-/** True when any issue needs a spec edit to go away. */
-export function hasTerminalIssue(issues: readonly ValidationIssue[]): boolean {
-  return issues.some((i) => !i.retriable);
-}
-
 export function formatIssue(issue: ValidationIssue): string {
   return issue.resource === undefined ? issue.message : `resource "${issue.resource}": ${issue.message}`;
 }

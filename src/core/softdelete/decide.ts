@@ -14,7 +14,6 @@ import { formatGoDuration } from '../duration.js';
 import { LATEST_RFC3339_MS, formatRfc3339, parseRfc3339 } from '../rfc3339.js';
 import { isGated, readDeletionRules, type DeletionRules } from './rules.js';
 
-export { readDeletionDelay, type DeletionDelayReading } from './rules.js';
 /** The RFC 3339 helpers live in core/rfc3339.ts; re-exported for the fuzzer and the benchmarks, which import them from here. */
 export { formatRfc3339, parseRfc3339 } from '../rfc3339.js';
 
@@ -70,8 +69,6 @@ export type SoftDeleteDecision =
   | { action: 'expired'; deletionTimestamp: string; deleteAfter: string }
   /** The annotations cannot be read; the object is kept. `message` names the bad value. */
   | { action: 'invalid'; message: string };
-
-export type SoftDeleteAction = SoftDeleteDecision['action'];
 
 interface Countdown {
   deletionTimestamp: string;
@@ -220,11 +217,6 @@ export function pendingDeletionOf(decision: SoftDeleteDecision): PendingDeletion
     default:
       return undefined;
   }
-}
-
-/** When the controller should look at the object again for this decision, in epoch ms; undefined: no recheck needed. */
-export function recheckAtOf(decision: SoftDeleteDecision): number | undefined {
-  return decision.action === 'mark' || decision.action === 'wait' ? decision.deleteAtMs : undefined;
 }
 
 /** Whether the decision deletes the object now. */

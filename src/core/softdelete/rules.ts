@@ -37,16 +37,6 @@ export function readDelayText(text: string, source: string): DeletionDelayReadin
   return { ok: true, ms: parsed.ms };
 }
 
-/**
- * Reads the deletionDelay annotation; undefined when it is absent. Exported so
- * a controller can report a bad delay on an object still in spec, before it
- * matters.
- */
-export function readDeletionDelay(annotations: Readonly<Record<string, string>>): DeletionDelayReading | undefined {
-  const text = annotations[Annotations.deletionDelay];
-  return text === undefined ? undefined : readDelayText(text, `annotation ${Annotations.deletionDelay}`);
-}
-
 function isOneOf<T extends string>(values: readonly T[], text: string): text is T {
   return (values as readonly string[]).includes(text);
 }

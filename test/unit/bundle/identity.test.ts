@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { actingIdentity, describeIdentity } from '../../../src/core/bundle/identity.js';
+import { actingIdentity } from '../../../src/core/bundle/identity.js';
 
 const bundleIn = (namespace: string, serviceAccountName?: string) => ({ metadata: { namespace }, spec: serviceAccountName === undefined ? {} : { serviceAccountName } });
 
@@ -12,10 +12,5 @@ describe('actingIdentity: whose rights a Bundle uses', () => {
     ['an empty default is no default', bundleIn('team-a'), '', { kind: 'operator' }],
   ])('%s', (_name, bundle, defaultAccount, expected) => {
     expect(actingIdentity(bundle, defaultAccount)).toEqual(expected);
-  });
-
-  it('describes itself for status and logs', () => {
-    expect(describeIdentity({ kind: 'operator' })).toBe("the operator's own identity");
-    expect(describeIdentity(actingIdentity(bundleIn('n', 'sa'), undefined))).toBe('service account n/sa');
   });
 });

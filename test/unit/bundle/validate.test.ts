@@ -1,5 +1,5 @@
 import { Annotations } from '../../../src/api/names.js';
-import { hasTerminalIssue, MAX_OBJECT_DEPTH, nestingDepth, validateBundle, type ValidationIssue } from '../../../src/core/bundle/validate.js';
+import { MAX_OBJECT_DEPTH, nestingDepth, validateBundle, type ValidationIssue } from '../../../src/core/bundle/validate.js';
 import {
   bundle,
   configMap,
@@ -127,14 +127,6 @@ describe('validateBundle', () => {
       'object namespace "x" differs from the Bundle\'s namespace "ns1"',
       'placeholder "!{y}" at data.y names no reference of this resource',
     ]);
-  });
-
-  it.each<[string, ValidationIssue[], boolean]>([
-    ['none', [], false],
-    ['only retriable', [{ message: 'm', retriable: true }], false],
-    ['one terminal', [{ message: 'm', retriable: true }, { message: 'n', retriable: false }], true],
-  ])('hasTerminalIssue: %s', (_name, issues, expected) => {
-    expect(hasTerminalIssue(issues)).toBe(expected);
   });
 });
 

@@ -1,5 +1,5 @@
 import { Annotations, Labels } from '../../../src/api/names.js';
-import { decideSoftDelete, deletesNow, pendingDeletionOf, readDeletionDelay, recheckAtOf, type SoftDeleteDecision } from '../../../src/core/softdelete/decide.js';
+import { decideSoftDelete, deletesNow, pendingDeletionOf, type SoftDeleteDecision } from '../../../src/core/softdelete/decide.js';
 import { decideOrphanSweep, isReleasedByBundle, type ReleasedObjectMeta } from '../../../src/core/softdelete/sweep.js';
 import { formatRfc3339, parseRfc3339 } from '../../../src/core/rfc3339.js';
 
@@ -183,32 +183,21 @@ describe('decideSoftDelete', () => {
   });
 });
 
-describe('readDeletionDelay', () => {
-  it.each<[Record<string, string>, ReturnType<typeof readDeletionDelay>]>([
-    [annotations(), undefined],
-    [annotations(delay('24h')), { ok: true, ms: 24 * HOUR }],
-    [annotations(delay('0')), { ok: true, ms: 0 }],
-  ])('reads %j', (objectAnnotations, want) => {
-    expect(readDeletionDelay(objectAnnotations)).toEqual(want);
-  });
-});
-
-describe('pendingDeletionOf / recheckAtOf / deletesNow', () => {
+describe('pendingDeletionOf / deletesNow', () => {
   const countdown = { deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR) };
-  it.each<[SoftDeleteDecision, ReturnType<typeof pendingDeletionOf>, number | undefined, boolean]>([
-    [{ action: 'keep' }, undefined, undefined, false],
-    [{ action: 'cancel' }, undefined, undefined, false],
-    [{ action: 'delete' }, undefined, undefined, true],
-    [{ action: 'invalid', message: 'x' }, undefined, undefined, false],
-    [{ action: 'mark', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, NOW + HOUR, false],
-    [{ action: 'wait', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, NOW + HOUR, false],
-    [{ action: 'await', waitingFor: 'Approval', message: 'm', ...countdown }, { ...countdown, waitingFor: 'Approval' }, undefined, false],
-    [{ action: 'await', waitingFor: 'BundleReady', message: 'm', ...countdown }, { ...countdown, waitingFor: 'BundleReady' }, undefined, false],
-    [{ action: 'release' }, undefined, undefined, false],
-    [{ action: 'expired', ...countdown }, countdown, undefined, true],
-  ])('%j', (decision, pending, recheckAt, deletes) => {
+  it.each<[SoftDeleteDecision, ReturnType<typeof pendingDeletionOf>, boolean]>([
+    [{ action: 'keep' }, undefined, false],
+    [{ action: 'cancel' }, undefined, false],
+    [{ action: 'delete' }, undefined, true],
+    [{ action: 'invalid', message: 'x' }, undefined, false],
+    [{ action: 'mark', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, false],
+    [{ action: 'wait', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, false],
+    [{ action: 'await', waitingFor: 'Approval', message: 'm', ...countdown }, { ...countdown, waitingFor: 'Approval' }, false],
+    [{ action: 'await', waitingFor: 'BundleReady', message: 'm', ...countdown }, { ...countdown, waitingFor: 'BundleReady' }, false],
+    [{ action: 'release' }, undefined, false],
+    [{ action: 'expired', ...countdown }, countdown, true],
+  ])('%j', (decision, pending, deletes) => {
     expect(pendingDeletionOf(decision)).toEqual(pending);
-    expect(recheckAtOf(decision)).toBe(recheckAt);
     expect(deletesNow(decision)).toBe(deletes);
   });
 });
