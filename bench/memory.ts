@@ -120,7 +120,8 @@ const unusedApi: GcApi = {
   tryGet: () => Promise.reject(new Error('not used: the memory benchmark never runs workers')),
   patch: () => Promise.reject(new Error('not used')),
   delete: () => Promise.reject(new Error('not used')),
-  createEvent: () => Promise.resolve(),
+  createEvent: () => Promise.resolve('unused'),
+  updateEventSeries: () => Promise.resolve(),
 };
 
 const staticResolver: ResourceResolver = {

@@ -26,7 +26,8 @@ export interface EventRecorder {
 
 /** Where events go: KubeClient, or the GC's API (a fake in its step tests). */
 export interface EventSink {
-  createEvent(input: EventInput): Promise<void>;
+  /** Resolves with the new Event's name, where the sink knows it. */
+  createEvent(input: EventInput): Promise<string | void>;
 }
 
 export interface EventWrite {
@@ -42,21 +43,26 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-/** Writes one event; never rejects (a failure goes to onFailure). Cluster-scoped targets' events go to "default". */
-export async function writeEvent(sink: EventSink, clock: Clock, instance: string, e: EventWrite, onFailure: (err: unknown) => void): Promise<void> {
+/** The Event for `e`, as every writer of the operator says it. Cluster-scoped targets' events go to "default". */
+export function eventInput(clock: Clock, instance: string, e: EventWrite): EventInput {
   const t = e.target;
+  return {
+    regarding: { apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid, ...(t.namespace ? { namespace: t.namespace } : {}) },
+    namespace: t.namespace || 'default',
+    type: e.type,
+    reason: e.reason,
+    message: e.message,
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: instance,
+    action: e.action,
+    eventTime: microTime(clock.now()),
+  };
+}
+
+/** Writes one event; never rejects (a failure goes to onFailure). */
+export async function writeEvent(sink: EventSink, clock: Clock, instance: string, e: EventWrite, onFailure: (err: unknown) => void): Promise<void> {
   try {
-    await sink.createEvent({
-      regarding: { apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid, ...(t.namespace ? { namespace: t.namespace } : {}) },
-      namespace: t.namespace || 'default',
-      type: e.type,
-      reason: e.reason,
-      message: e.message,
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: instance,
-      action: e.action,
-      eventTime: microTime(clock.now()),
-    });
+    await sink.createEvent(eventInput(clock, instance, e));
   } catch (err) {
     onFailure(err);
   }

@@ -214,14 +214,16 @@ export class KubeClient {
     }
   }
 
-  async createEvent(input: EventInput): Promise<void> {
+  /** Creates an events.k8s.io/v1 Event; resolves with its name (for a series update). */
+  async createEvent(input: EventInput): Promise<string> {
     const namespace = input.namespace ?? input.regarding.namespace ?? 'default';
     const suffix = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+    const name = `${input.regarding.name}.${suffix}`.slice(0, 253);
     await this.send('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
       body: {
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',
-        metadata: { name: `${input.regarding.name}.${suffix}`.slice(0, 253), namespace },
+        metadata: { name, namespace },
         eventTime: input.eventTime,
         reportingController: input.reportingController,
         reportingInstance: input.reportingInstance,
@@ -231,6 +233,15 @@ export class KubeClient {
         type: input.type,
         regarding: input.regarding,
       },
+    });
+    return name;
+  }
+
+  /** The next count of an Event's series (events.k8s.io/v1: count at least 2), with a new note. */
+  async updateEventSeries(namespace: string, name: string, series: { count: number; lastObservedTime: string }, note: string): Promise<void> {
+    await this.send('PATCH', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`, {
+      contentType: 'application/merge-patch+json',
+      body: { series, note: note.slice(0, 1024) },
     });
   }
 }

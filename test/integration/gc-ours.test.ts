@@ -16,6 +16,7 @@ let widget: ResourceType;
 const namespaces = new Map<string, [string, string]>();
 /** Namespaces of the ours-only start-up test. */
 const START_UP = 'start-up sweep';
+const SERIES = 'cascade event series';
 
 beforeAll(async () => {
   env = await connect();
@@ -23,6 +24,7 @@ beforeAll(async () => {
   widget = await installWidgetCrd(env);
   for (const s of scenarios) namespaces.set(s.name, [await createNamespace(env, 'gc'), await createNamespace(env, 'gc2')]);
   namespaces.set(START_UP, [await createNamespace(env, 'gc'), await createNamespace(env, 'gc2')]);
+  namespaces.set(SERIES, [await createNamespace(env, 'gc-series'), await createNamespace(env, 'gc-series2')]);
   gc = newCollector();
   await gc.start();
   await gc.waitForSync();
@@ -119,12 +121,29 @@ describe('garbage collector (ours) on a real apiserver', () => {
     await waitForGone(env, cm, ns, owner.metadata.name, { timeoutMs: 45_000, intervalMs: 200 });
   });
 
-  it('leaves a GarbageCollected event naming the owner chain', async () => {
+  it('leaves one GarbageCollected event per cascade, on the owner, naming what it deleted and the owner chain', async () => {
     const scenario = scenarios.find((s) => s.name === 'a dependent created with a non-existent owner is collected');
     const [ns] = namespaces.get(scenario!.name)!;
     const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as { items?: { reason?: string; note?: string; regarding?: { name?: string } }[] };
-    const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected' && e.regarding?.name === 'orphan-at-birth');
-    expect(collected).toHaveLength(1);
+    const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected');
+    expect(collected.map((e) => e.regarding?.name)).toEqual(['never-existed']);
+    expect(collected[0]?.note).toContain('Deleted 1 dependent (ConfigMap: 1)');
+    expect(collected[0]?.note).toContain('e.g. ConfigMap/orphan-at-birth');
     expect(collected[0]?.note).toContain('Owner chain: ConfigMap never-existed (gone)');
+  });
+
+  it('a cascade of many dependents writes one Event, updated as a series, not one per object', async () => {
+    const [ns] = namespaces.get(SERIES)!;
+    const owner = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'many-owner', namespace: ns } });
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'many-owner', uid: owner.metadata.uid };
+    for (let i = 0; i < 40; i++) await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `many-${i}`, namespace: ns, ownerReferences: [ref] } });
+    await env.client.delete(cm, ns, 'many-owner', { uid: owner.metadata.uid });
+    await waitFor('the 40 dependents to be collected', async () => (await env.client.list(cm, ns)).items.filter((o) => o.metadata.name.startsWith('many-') && o.metadata.deletionTimestamp === undefined).length === 0, { timeoutMs: 45_000 });
+    const said = await waitFor('the cascade event to say 40', async () => {
+      const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as { items?: { reason?: string; note?: string; regarding?: { name?: string }; series?: { count?: number } }[] };
+      const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected');
+      return collected.length === 1 && collected[0]?.note?.includes('Deleted 40 dependents (ConfigMap: 40)') ? collected : undefined;
+    }, { timeoutMs: 30_000 });
+    expect(said[0]?.regarding?.name).toBe('many-owner');
   });
 });

@@ -100,7 +100,7 @@ export class GarbageCollector {
     // rate-limited apart from the controllers' clients, too).
     const events = options.eventClient;
     const api: GcApi = events
-      ? { tryGet: (...a) => client.tryGet(...a), patch: (...a) => client.patch(...a), delete: (...a) => client.delete(...a), createEvent: (input) => events.createEvent(input) }
+      ? { tryGet: (...a) => client.tryGet(...a), patch: (...a) => client.patch(...a), delete: (...a) => client.delete(...a), createEvent: (input) => events.createEvent(input), updateEventSeries: (...a) => events.updateEventSeries(...a) }
       : client;
     this.engine = new GcEngine(api, this.discovery, {
       mode: options.mode === 'bundles' ? 'bundles' : 'cluster',

@@ -20,8 +20,9 @@ import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import { applyEvent, foregroundWaitsAtStart, type InvalidNamespaceReport } from '../../core/gc/builder.js';
-import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, describeOwnerChain, planAttemptToDelete } from '../../core/gc/decide.js';
-import { blockerNames, collectedEvent, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
+import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, planAttemptToDelete } from '../../core/gc/decide.js';
+import { blockerNames, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
+import { CascadeReporter } from './cascade-reporter.js';
 import { Graph, NodeFlags, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
 import { inModeScope, inRestriction, type GcMode, type GcScopeRestriction } from '../../core/gc/scope.js';
 import { gateRank, type SyncGate } from '../../core/gc/sync-gate.js';
@@ -54,6 +55,8 @@ export interface GcEngineOptions {
   reportingInstance?: string;
   /** Longest per-item retry backoff. */
   maxRetryDelayMs?: number;
+  /** How often a running cascade's GarbageCollected Event is brought up to date (default 2 s). */
+  cascadeEventIntervalMs?: number;
 }
 
 export class GcEngine {
@@ -69,6 +72,7 @@ export class GcEngine {
   private stopped = false;
   private running: Promise<unknown> | undefined;
   private readonly pendingEvents = new Set<Promise<void>>();
+  private readonly cascades: CascadeReporter;
   private readonly gate: WorkerGate;
   private readonly attempt: AttemptContext;
   /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
@@ -99,6 +103,7 @@ export class GcEngine {
     this.attemptToOrphan = queue('attemptToOrphan');
     this.gate = new WorkerGate((queue, uid) => this[queue].add(uid), (level, message) => this.log(level, message));
     this.verifier = new OwnerVerifier(api, resolver, options.clock, { absentCacheSize: options.absentOwnerCacheSize ?? 2_000, presentTtlMs: options.ownerStateTtlMs ?? 2_000 });
+    this.cascades = new CascadeReporter(api, this.graph, options.clock, options.reportingInstance ?? 'bundlesmith', this.metrics, this.log, options.cascadeEventIntervalMs ?? 2_000);
     this.attempt = {
       graph: this.graph,
       api,
@@ -108,7 +113,7 @@ export class GcEngine {
       debug: (message, fields) => this.log('debug', message, fields),
       graphComplete: () => this.gate.current().phase === 'complete',
       virtualDelete: (identity) => this.virtualDelete(identity),
-      collected: (identity, propagation, causes) => this.emit(identity, collectedEvent(propagation, describeOwnerChain(this.graph, causes))),
+      collected: (identity, propagation, causes) => this.cascades.collected(identity, propagation, causes),
     };
   }
 
@@ -214,6 +219,7 @@ export class GcEngine {
     this.attemptToDelete.shutDown();
     this.attemptToOrphan.shutDown();
     await this.running;
+    await this.cascades.stop();
     await Promise.allSettled([...this.pendingEvents]);
   }
 
@@ -300,8 +306,9 @@ export class GcEngine {
     void sent.finally(() => this.pendingEvents.delete(sent));
   }
 
-  /** Events still being sent (tests wait for them). */
+  /** Events still being sent, and cascades not yet said (tests wait for them). */
   async flushEvents(): Promise<void> {
+    await this.cascades.flush();
     await Promise.allSettled([...this.pendingEvents]);
   }
 }

@@ -15,7 +15,10 @@ import type { OwnerLookupApi, ResourceResolver } from './owner-verifier.js';
 export interface GcApi extends OwnerLookupApi {
   patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType): Promise<KubeObject>;
   delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
-  createEvent(input: EventInput): Promise<void>;
+  /** Resolves with the new Event's name. */
+  createEvent(input: EventInput): Promise<string>;
+  /** The next count of an Event's series, with a new note. */
+  updateEventSeries(namespace: string, name: string, series: { count: number; lastObservedTime: string }, note: string): Promise<void>;
 }
 
 /** Returns false when the object (this UID) or the finalizer was already gone. */

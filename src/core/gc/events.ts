@@ -1,10 +1,10 @@
 /**
  * What the collector says in its events: one place for the reasons, actions
- * and texts, so that the engine only decides when to say them.
+ * and texts, so that the engine only decides when to say them (the
+ * GarbageCollected summary of a cascade is cascade-events.ts's).
  */
 import { EventReasons } from '../../api/names.js';
 import type { InvalidNamespaceReport } from './builder.js';
-import type { Propagation } from './decide.js';
 import type { Graph } from './graph.js';
 
 export interface GcEventText {
@@ -12,16 +12,6 @@ export interface GcEventText {
   reason: string;
   action: string;
   message: string;
-}
-
-/** The collector deleted an object; `ownerChain` is describeOwnerChain's text. */
-export function collectedEvent(propagation: Propagation, ownerChain: string): GcEventText {
-  return {
-    type: 'Normal',
-    reason: EventReasons.GarbageCollected,
-    action: 'Delete',
-    message: `Deleted by the garbage collector (propagation ${propagation}): no owner keeps it. Owner chain: ${ownerChain}`,
-  };
 }
 
 export interface CycleBrokenFacts {

@@ -4,7 +4,7 @@
  * events are fed to the graph writer, one queue item is processed at a
  * time, and the graph, the queues, the API calls and the events are checked.
  */
-import { FakeClock } from '../../../src/runtime/clock.js';
+import { FakeClock } from '../fake-clock.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 import type { WorkQueue } from '../../../src/runtime/workqueue.js';
@@ -96,12 +96,19 @@ describe('GcEngine scenarios', () => {
 
     expect(c.api.log().filter((l) => !l.startsWith('event'))).toEqual(['delete ConfigMap ns/a Background', 'delete ConfigMap ns/b Background', 'delete ConfigMap ns/c Background']);
     await c.engine.flushEvents();
-    expect(c.api.events.map((e) => [e.reason, e.regarding.name, e.namespace])).toEqual([
-      ['GarbageCollected', 'a', 'ns'],
-      ['GarbageCollected', 'b', 'ns'],
-      ['GarbageCollected', 'c', 'ns'],
-    ]);
+    // One Event for the cascade, on its owner (issue 13.2): not one per object.
+    expect(c.api.events.map((e) => [e.reason, e.regarding.name, e.namespace])).toEqual([['GarbageCollected', 'owner', 'ns']]);
+    expect(c.api.events[0]?.message).toContain('Deleted 3 dependents (ConfigMap: 3)');
+    expect(c.api.events[0]?.message).toContain('e.g. ConfigMap/a, ConfigMap/b, ConfigMap/c');
     expect(c.api.events[0]?.message).toContain('Owner chain: ConfigMap owner (gone)');
+
+    // A later collection in the same cascade updates that Event as a series.
+    c.create(obj('ConfigMap', 'd', owners(ref(owner))));
+    await c.settle();
+    await c.engine.flushEvents();
+    expect(c.api.events).toHaveLength(1);
+    expect(c.api.seriesUpdates.map((u) => [u.name, u.count])).toEqual([['event-1', 4]]);
+    expect(c.api.seriesUpdates[0]?.note).toContain('Deleted 4 dependents (ConfigMap: 4)');
   });
 
   it('a dependent created with an owner that never existed: the virtual owner is verified, then the dependent collected', async () => {
@@ -280,9 +287,9 @@ describe('GcEngine scenarios', () => {
     await c.settle();
     expect(c.names()).toEqual(['parent']);
     await c.engine.flushEvents();
-    expect(c.api.events.map((e) => [e.type, e.reason, e.regarding.name])).toEqual([
-      ['Warning', 'OwnerRefInvalidNamespace', 'child'],
-      ['Normal', 'GarbageCollected', 'child'],
+    expect(c.api.events.map((e) => [e.type, e.reason, e.regarding.name, e.regarding.namespace])).toEqual([
+      ['Warning', 'OwnerRefInvalidNamespace', 'child', 'ns'],
+      ['Normal', 'GarbageCollected', 'parent', 'ns'],
     ]);
   });
 

@@ -1,13 +1,9 @@
 /** The collector's event texts, in one place. */
 import { describe, expect, it } from '@jest/globals';
-import { collectedEvent, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent } from '../../../src/core/gc/events.js';
+import { foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent } from '../../../src/core/gc/events.js';
 
 describe('gc events', () => {
   it.each([
-    ['collected', collectedEvent('Foreground', 'ConfigMap owner (gone)'), {
-      type: 'Normal', reason: 'GarbageCollected', action: 'Delete',
-      message: 'Deleted by the garbage collector (propagation Foreground): no owner keeps it. Owner chain: ConfigMap owner (gone)',
-    }],
     ['foreground cycle broken', foregroundCycleBrokenEvent({ finalizer: 'foregroundDeletion', waitedMs: 61_400, timeoutMs: 60_000, transitiveDependents: 2, blockers: ['ConfigMap a', 'uid-b'] }), {
       type: 'Warning', reason: 'ForegroundCycleBroken', action: 'RemoveFinalizer',
       message: 'Removed finalizer foregroundDeletion after waiting 61 s (timeout 60 s for 2 dependents): its remaining blocking dependents (ConfigMap a, uid-b) all wait in foreground deletion on a cycle that includes it',

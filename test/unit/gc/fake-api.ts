@@ -27,7 +27,7 @@ export const RESOURCES: ResourceType[] = [
 ];
 
 export interface Call {
-  verb: 'get' | 'patch' | 'delete' | 'event';
+  verb: 'get' | 'patch' | 'delete' | 'event' | 'event-series';
   what: string;
   detail?: unknown;
 }
@@ -127,10 +127,19 @@ export class FakeApi implements GcApi, ResourceResolver {
     return 'deleted';
   }
 
-  async createEvent(input: EventInput): Promise<void> {
+  async createEvent(input: EventInput): Promise<string> {
     await Promise.resolve();
     this.calls.push({ verb: 'event', what: `${input.reason} ${input.regarding.kind} ${input.regarding.name}` });
     this.events.push(input);
+    return `event-${this.events.length}`;
+  }
+
+  /** A series update: the event's note becomes the new one, its count is recorded. */
+  readonly seriesUpdates: { name: string; count: number; note: string }[] = [];
+  async updateEventSeries(_namespace: string, name: string, series: { count: number }, note: string): Promise<void> {
+    await Promise.resolve();
+    this.calls.push({ verb: 'event-series', what: `${name} ${series.count}` });
+    this.seriesUpdates.push({ name, count: series.count, note });
   }
 }
 
