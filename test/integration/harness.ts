@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
+import type { Clock, ServerTime } from '../../src/runtime/clock.js';
 
 export function kubeconfigPath(): string {
   const path = process.env.BUNDLESMITH_TEST_KUBECONFIG;
@@ -124,4 +125,13 @@ export function expectKept(obj: KubeObject | undefined, uid: string): void {
 /** The UID of an object that must exist now (to check later that it was kept). */
 export async function uidOf(env: { client: KubeClient }, rt: ResourceType, namespace: string | undefined, name: string): Promise<string> {
   return (await env.client.get(rt, namespace, name)).metadata.uid;
+}
+
+/**
+ * Trusts a local clock as the server's (both bounds are its `now()`), for
+ * tests that cross long delays with an injected clock; the operator itself
+ * always reads the server's Date headers.
+ */
+export function localClockAsServerTime(clock: Clock): ServerTime {
+  return { lowerBound: () => clock.now(), upperBound: () => clock.now() };
 }

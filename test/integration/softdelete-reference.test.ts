@@ -7,8 +7,7 @@
 import { DateTime } from 'luxon';
 import { Annotations, Labels } from '../../src/api/names.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { localClockAsServerTime } from '../../src/runtime/clock.js';
-import { createNamespace, waitFor, type TestEnv } from './harness.js';
+import { createNamespace, localClockAsServerTime, waitFor, type TestEnv } from './harness.js';
 import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
 import { applyBundle, BUNDLE_RESOURCE_TYPE, configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
 import { JumpingClock } from './clocks.js';

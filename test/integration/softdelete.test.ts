@@ -6,11 +6,10 @@
 import { DateTime } from 'luxon';
 import { Annotations, Labels } from '../../src/api/names.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { conditionOf, expectKept, run, uidOf, waitFor } from './harness.js';
+import { conditionOf, expectKept, localClockAsServerTime, run, uidOf, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, getBundle, waitForBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { JumpingClock } from './clocks.js';
-import { localClockAsServerTime } from '../../src/runtime/clock.js';
 
 const clock = new JumpingClock();
 // These tests cross long delays by jumping the clock: the operator takes it for the server's too.

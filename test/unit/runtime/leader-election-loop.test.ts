@@ -3,7 +3,7 @@
  * store (resourceVersion conflicts like the API server's), time moves with a
  * FakeClock, and faults are injected per verb.
  */
-import { FakeClock } from '../../../src/runtime/clock.js';
+import { FakeClock } from '../fake-clock.js';
 import { LeaderElector, type LeaseStore, type StoredLease } from '../../../src/runtime/leader-election.js';
 import type { LeaseSpec } from '../../../src/runtime/leader-election-decision.js';
 import { KubeApiError } from '../../../src/kube/errors.js';

@@ -1,4 +1,4 @@
-import { FakeClock } from '../../../src/runtime/clock.js';
+import { FakeClock } from '../fake-clock.js';
 import { ExponentialBackoffRateLimiter } from '../../../src/runtime/ratelimiter.js';
 import { WorkQueue, type WorkQueueMetrics } from '../../../src/runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../../src/runtime/workers.js';
