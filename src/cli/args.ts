@@ -3,6 +3,7 @@
  * arguments and a few flags. Pure: argv in, a parsed command or usage errors out.
  */
 import { parseGoDuration } from '../core/duration.js';
+import { groupOf } from '../core/bundle/objects.js';
 
 export const EXIT_OK = 0;
 /** Problems found (invalid manifests, refusals) or an operation that failed. */
@@ -208,7 +209,6 @@ export function parseObjectRef(text: string): ObjectRef | undefined {
 
 /** How output names an object so that the name can be passed back to cancel / delete-now. */
 export function formatObjectRef(apiVersion: string, kind: string, name: string): string {
-  const slash = apiVersion.lastIndexOf('/');
-  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  const group = groupOf(apiVersion);
   return group === '' ? `${kind}/${name}` : `${kind}.${group}/${name}`;
 }

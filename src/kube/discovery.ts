@@ -13,7 +13,7 @@
  */
 import type { KubeClient } from './client.js';
 import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
-import { kindKey } from '../core/bundle/objects.js';
+import { groupOf, kindKey, parseKindKey, versionOf } from '../core/bundle/objects.js';
 import type { ResourceType } from './types.js';
 
 const AGGREGATED_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
@@ -146,9 +146,8 @@ export class Discovery {
         failed.add(gv);
         continue;
       }
-      const slash = gv.indexOf('/');
-      const group = slash < 0 ? '' : gv.slice(0, slash);
-      const version = slash < 0 ? gv : gv.slice(slash + 1);
+      const group = groupOf(gv);
+      const version = versionOf(gv);
       for (const r of list.resources ?? []) {
         if (r.name.includes('/')) continue; // subresources
         out.push({ group, version, apiVersion: gv, kind: r.kind, plural: r.name, namespaced: r.namespaced, verbs: r.verbs ?? [] });
@@ -196,9 +195,9 @@ export async function resolveSpecKinds(discovery: Resolver, objects: readonly { 
 export async function resolveKindKeys(discovery: Resolver, keys: readonly string[]): Promise<ResourceType[]> {
   const out: ResourceType[] = [];
   for (const key of keys) {
-    const slash = key.lastIndexOf('/');
-    if (slash <= 0) continue;
-    const rt = await discovery.resolve(key.slice(0, slash), key.slice(slash + 1));
+    const kind = parseKindKey(key);
+    if (kind === undefined) continue;
+    const rt = await discovery.resolve(kind.apiVersion, kind.kind);
     if (rt) out.push(rt);
   }
   return out;

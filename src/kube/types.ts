@@ -45,11 +45,6 @@ export interface WatchEvent {
   object: KubeObject;
 }
 
-export function splitApiVersion(apiVersion: string): { group: string; version: string } {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
-}
-
 /** "namespace/name", or "name" for a cluster-scoped object: the key of one resource type's cache. */
 export function namespacedName(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;

@@ -22,7 +22,7 @@ import { checkReleaseProof } from '../../core/softdelete/provenance.js';
 import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/release.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
-import { kindKey, objectKey } from '../../core/bundle/objects.js';
+import { kindKey, objectKey, parseKindKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 import { errorMessage, isNotFound, isStaleWrite } from '../../kube/errors.js';
@@ -153,8 +153,8 @@ export class ReleasedObjectSweeper {
 
   private async sweep(key: string): Promise<WorkResult> {
     const [gvk = '', namespace = '', name = ''] = key.split('|');
-    const slash = gvk.lastIndexOf('/');
-    const rt = this.o.discovery.lookup(gvk.slice(0, slash), gvk.slice(slash + 1));
+    const kind = parseKindKey(gvk);
+    const rt = kind && this.o.discovery.lookup(kind.apiVersion, kind.kind);
     if (!rt) return 'forget';
     const cached = this.informers.get(`${rt.group}/${rt.plural}`)?.get(namespace, name);
     if (!cached) return 'forget';

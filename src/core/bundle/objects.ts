@@ -49,6 +49,12 @@ export function kindKey(apiVersion: string, kind: string): string {
   return `${apiVersion}/${kind}`;
 }
 
+/** A kindKey read back; undefined when it is not one. */
+export function parseKindKey(key: string): { apiVersion: string; kind: string } | undefined {
+  const slash = key.lastIndexOf('/');
+  return slash <= 0 ? undefined : { apiVersion: key.slice(0, slash), kind: key.slice(slash + 1) };
+}
+
 /**
  * Identity of an object across API versions: group, kind, namespace, name.
  * The version is left out because one object is served at several versions.
