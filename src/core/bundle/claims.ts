@@ -5,8 +5,8 @@
  * longer lists. Part of the plan (plan.ts calls planClaims and
  * planWithdrawals); pure, every patch guarded by what was read.
  */
-import type { OwnerReference, Resource } from '../../api/bundle.js';
-import { API_VERSION, Annotations, BUNDLE_KIND, EventReasons, Labels } from '../../api/names.js';
+import type { Resource } from '../../api/bundle.js';
+import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
@@ -118,11 +118,6 @@ function otherClaimsOn(live: LiveObject, input: PlanInput): BundleClaim[] {
   return (input.claims?.get(objectKey(live)) ?? []).filter((c) => c.uid !== input.bundle.uid);
 }
 
-/** The non-controller reference by which a Bundle records its claim on an object another Bundle controls. */
-function claimReference(bundle: PlanBundle): OwnerReference {
-  return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller: false, blockOwnerDeletion: false };
-}
-
 /** Guarded by uid, resourceVersion and the ownerReferences list as read: appends this Bundle's claim reference. */
 function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
@@ -130,7 +125,7 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
   if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
   const refs = live.metadata.ownerReferences ?? [];
   ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs });
-  ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [...refs, claimReference(bundle)] });
+  ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [...refs, bundleOwnerReference(bundle, 'claim')] });
   return ops;
 }
 

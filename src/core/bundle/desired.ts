@@ -46,8 +46,14 @@ export interface DesiredObject {
   hash: string;
 }
 
-export function bundleOwnerReference(bundle: BundleIdentity): OwnerReference {
-  return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller: true, blockOwnerDeletion: true };
+/**
+ * The one builder of a reference to a Bundle: as its controller (what it
+ * applies or takes), or as a claim (non-controller, not blocking: a Conflict
+ * it lost to another Bundle, see claims.ts).
+ */
+export function bundleOwnerReference(bundle: Pick<BundleIdentity, 'name' | 'uid'>, role: 'controller' | 'claim' = 'controller'): OwnerReference {
+  const controller = role === 'controller';
+  return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller, blockOwnerDeletion: controller };
 }
 
 export function buildDesired(input: DesiredInput): DesiredObject {
