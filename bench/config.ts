@@ -4,7 +4,7 @@
  */
 
 /** Every scenario, in the order they run; BENCH_ONLY picks a subset. */
-export const BENCH_SCENARIOS = ['cascade', 'unthrottled', 'memory', 'reconciler', 'hostile'] as const;
+export const BENCH_SCENARIOS = ['cascade', 'unthrottled', 'memory', 'reconciler', 'hostile', 'expiry'] as const;
 
 export interface BenchConfig {
   quick: boolean;
@@ -47,6 +47,12 @@ export interface BenchConfig {
     workers: number;
     /** No-op passes over every Bundle (BENCH_NOOP_ROUNDS). */
     noopRounds: number;
+  };
+  expiry: {
+    /** ConfigMaps whose countdowns start together (BENCH_EXPIRY_OBJECTS). */
+    objects: number;
+    /** Their deletionDelay in seconds (BENCH_EXPIRY_DELAY_SECONDS): long enough for every stamp to be written first. */
+    delaySeconds: number;
   };
   hostile: {
     /** ConfigMaps in the wide Bundle (BENCH_HOSTILE_RESOURCES): over the CRD's bound of 256, as an older CRD would store it. */
@@ -103,6 +109,10 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       objectsPerBundle: positiveInt(env, 'BENCH_BUNDLE_OBJECTS', quick ? 5 : 20),
       workers: positiveInt(env, 'BENCH_WORKERS', 4),
       noopRounds: positiveInt(env, 'BENCH_NOOP_ROUNDS', quick ? 3 : 20),
+    },
+    expiry: {
+      objects: positiveInt(env, 'BENCH_EXPIRY_OBJECTS', quick ? 100 : 1000),
+      delaySeconds: Math.max(1, positiveInt(env, 'BENCH_EXPIRY_DELAY_SECONDS', quick ? 5 : 15)),
     },
     hostile: {
       // The hostile inputs keep their size under --quick: they are the point, and take well under a second each.

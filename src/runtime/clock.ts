@@ -96,33 +96,58 @@ export function serverTimeBounds(sample: ServerDateSample, monotonicNow: number)
   };
 }
 
-/** Samples kept: the tightest bounds among recent answers, no older ones (the server's clock may be corrected). */
+/** The most recent answers kept. */
 const SERVER_DATE_SAMPLES = 16;
+/**
+ * How long the answers that give the tightest bounds are kept besides the
+ * recent ones. A burst of answers all falls within one second of the
+ * server's clock and bounds it only to that second; the answers around a
+ * second's turn bound it to their round trip. Kept a minute, no longer:
+ * the server's clock may be corrected.
+ */
+const BEST_SAMPLE_TTL_MS = 60_000;
 
 /**
  * ServerTime from the `Date` headers of the server's answers. Elapsed time is
  * measured on a monotonic source (performance.now() by default), never on
  * the wall clock, so a local clock step moves nothing. The bounds are the
- * tightest the recent samples give: the greatest lower bound and the least
- * upper bound.
+ * tightest the kept samples give: the greatest lower bound and the least
+ * upper bound. Every sample proves its own bounds, so any set of them is
+ * sound; the set is the recent answers and, for a minute, the answer with
+ * the greatest lower bound and the one with the least upper bound.
  */
 export class DateHeaderServerTime implements ServerTime {
   private readonly samples: ServerDateSample[] = [];
+  private bestLower: ServerDateSample | undefined;
+  private bestUpper: ServerDateSample | undefined;
 
   constructor(readonly monotonicNow: () => number = () => performance.now()) {}
 
   observe(sample: ServerDateSample): void {
     this.samples.push(sample);
     if (this.samples.length > SERVER_DATE_SAMPLES) this.samples.shift();
+    // Which sample bounds tighter does not change as time goes on (both run on the same monotonic time): the
+    // lower bound is dateMs - receivedAt ahead of it, the upper one dateMs + 1000 - sentAt.
+    const fresh = (s: ServerDateSample | undefined): s is ServerDateSample => s !== undefined && sample.receivedAt - s.receivedAt < BEST_SAMPLE_TTL_MS;
+    if (!fresh(this.bestLower) || sample.dateMs - sample.receivedAt >= this.bestLower.dateMs - this.bestLower.receivedAt) this.bestLower = sample;
+    if (!fresh(this.bestUpper) || sample.dateMs - sample.sentAt <= this.bestUpper.dateMs - this.bestUpper.sentAt) this.bestUpper = sample;
+  }
+
+  private kept(): ServerDateSample[] {
+    const now = this.monotonicNow();
+    const best = [this.bestLower, this.bestUpper].filter((s): s is ServerDateSample => s !== undefined && now - s.receivedAt < BEST_SAMPLE_TTL_MS);
+    return [...this.samples, ...best];
   }
 
   lowerBound(): number | undefined {
     const now = this.monotonicNow();
-    return this.samples.length === 0 ? undefined : Math.max(...this.samples.map((s) => serverTimeBounds(s, now).lower));
+    const kept = this.kept();
+    return kept.length === 0 ? undefined : Math.max(...kept.map((s) => serverTimeBounds(s, now).lower));
   }
 
   upperBound(): number | undefined {
     const now = this.monotonicNow();
-    return this.samples.length === 0 ? undefined : Math.min(...this.samples.map((s) => serverTimeBounds(s, now).upper));
+    const kept = this.kept();
+    return kept.length === 0 ? undefined : Math.min(...kept.map((s) => serverTimeBounds(s, now).upper));
   }
 }

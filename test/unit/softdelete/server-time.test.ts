@@ -79,6 +79,34 @@ describe('DateHeaderServerTime', () => {
   });
 });
 
+describe('DateHeaderServerTime: a burst of answers', () => {
+  it('keeps the answers around a second\'s turn, so the bounds close in to a round trip though later answers fill one second', () => {
+    let mono = 0;
+    const skew = T0 + 400;
+    const st = new DateHeaderServerTime(() => mono);
+    // Answers every 10 ms with 4 ms round trips, for 3 s: the second turns at mono 600, 1600, 2600.
+    for (let sent = 0; sent < 3000; sent += 10) st.observe(exchange(skew, sent, sent + 2, sent + 4));
+    mono = 2650;
+    // The 16 most recent answers all carry the same Date (T0 + 3000, mono 2600..2990 would; here up to 2990).
+    const server = mono + skew;
+    const lower = st.lowerBound() as number;
+    const upper = st.upperBound() as number;
+    expect(lower).toBeLessThanOrEqual(server);
+    expect(upper).toBeGreaterThanOrEqual(server);
+    expect(upper - lower).toBeLessThan(20);
+  });
+
+  it('forgets the best answers after a minute (the server\'s clock may have been corrected); recent ones still bound it', () => {
+    let mono = 0;
+    const st = new DateHeaderServerTime(() => mono);
+    for (let sent = 0; sent < 2000; sent += 10) st.observe(exchange(T0, sent, sent + 2, sent + 4));
+    mono = 70_000;
+    st.observe(exchange(T0, 69_990, 69_995, 70_000));
+    const width = (st.upperBound() as number) - (st.lowerBound() as number);
+    expect(width).toBeGreaterThan(500);
+  });
+});
+
 describe('stamp on the upper bound, expiry on the lower bound', () => {
   const delay = 25_000;
   // The server reads T0 + mono; the local wall clock plays no part (it may be skewed any way).
