@@ -109,6 +109,8 @@ export class PlanExecutor {
    * them depends on the order its informers hand over their lists).
    */
   readonly foregroundDependentsAtStart = new Set<string>();
+  /** UIDs of the owners waiting in foreground deletion at a collector (re)start. */
+  readonly foregroundOwnersAtStart = new Set<string>();
 
   constructor(
     readonly cluster: FuzzCluster,
@@ -160,7 +162,11 @@ export class PlanExecutor {
         await this.cluster.collector.kill();
         return;
       case 'start':
-        for (const uid of nonBlockingDependentsOfForegroundOwners(await this.snapshot())) this.foregroundDependentsAtStart.add(uid);
+        {
+          const snap = await this.snapshot();
+          for (const uid of nonBlockingDependentsOfForegroundOwners(snap)) this.foregroundDependentsAtStart.add(uid);
+          for (const uid of foregroundOwners(snap)) this.foregroundOwnersAtStart.add(uid);
+        }
         await this.cluster.collector.start();
         this.needsProbe = true;
         return;
@@ -384,9 +390,15 @@ export function pendingWork(snap: Snapshot): string[] {
 }
 
 /** Objects with a non-blocking reference to an owner (in the snapshot) that waits in foreground deletion. */
-export function nonBlockingDependentsOfForegroundOwners(snap: Snapshot): string[] {
+/** UIDs of the objects waiting in foreground deletion. */
+export function foregroundOwners(snap: Snapshot): Set<string> {
   const waiting = new Set<string>();
   for (const o of snap.values()) if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('foregroundDeletion')) waiting.add(o.metadata.uid);
+  return waiting;
+}
+
+export function nonBlockingDependentsOfForegroundOwners(snap: Snapshot): string[] {
+  const waiting = foregroundOwners(snap);
   const out: string[] = [];
   for (const o of snap.values()) if ((o.metadata.ownerReferences ?? []).some((r) => waiting.has(r.uid) && r.blockOwnerDeletion !== true)) out.push(o.metadata.uid);
   return out;

@@ -48,7 +48,8 @@
  *   may be in ours, not being deleted. Likewise an object both keep (it has
  *   a solid owner) whose only difference is that ours removed its
  *   non-blocking references to such waiting owners (startUpRefsOnly), as
- *   upstream does when it attempts it. The reverse (ours kept, the
+ *   upstream does when it attempts it (also when the reference has finished
+ *   that owner's wait since, another finalizer keeping it: seed 6000). The reverse (ours kept, the
  *   reference deleted) is not tolerated: ours attempts every such
  *   dependent, so keeping one is a difference of ours.
  */
@@ -63,6 +64,8 @@ export interface ClusterEnd {
   notes: string[];
   /** UIDs the executor recorded at collector (re)starts (PlanExecutor.foregroundDependentsAtStart); none when absent. */
   foregroundDependentsAtStart?: ReadonlySet<string>;
+  /** UIDs of the owners waiting in foreground deletion at those starts (PlanExecutor.foregroundOwnersAtStart). */
+  foregroundOwnersAtStart?: ReadonlySet<string>;
 }
 
 export type ObjectView = { present: false } | { present: true; incarnation: string; deleting: boolean; finalizers: string[]; owners: string[] };
@@ -176,7 +179,8 @@ function holdsAtLeast(ours: Extract<ObjectView, { present: true }>, reference: E
 
 /**
  * The start-up class on an object both keep: ours removed its non-blocking
- * references to owners waiting in foreground deletion, as upstream's
+ * references to owners waiting in foreground deletion (or that waited at a
+ * collector start and are still being deleted), as upstream's
  * attemptToDeleteItem does to an object with a solid owner, where the
  * reference has not attempted it. Same incarnation, same finalizers, ours'
  * references exactly the reference's minus those.
@@ -195,9 +199,20 @@ function startUpRefsOnly(plan: Plan, ours: ClusterEnd, reference: ClusterEnd, ou
     missing.length > 0 &&
     missing.every((r) => {
       const owner = byUid.get(r.uid);
-      return r.blockOwnerDeletion !== true && owner !== undefined && waitsInForeground(owner);
+      return r.blockOwnerDeletion !== true && owner !== undefined && (waitsInForeground(owner) || waitedAtStart(reference, owner));
     })
   );
+}
+
+/**
+ * An owner still being deleted that waited in foreground deletion at a
+ * collector start, and whose wait the reference has since finished (no
+ * blocking dependent; another finalizer keeps it): seed 6000. Upstream
+ * removes a non-blocking reference to it only while it waits, so whether
+ * the reference did depends on whether it attempted the dependent first.
+ */
+function waitedAtStart(reference: ClusterEnd, owner: KubeObject): boolean {
+  return owner.metadata.deletionTimestamp !== undefined && (reference.foregroundOwnersAtStart ?? new Set<string>()).has(owner.metadata.uid);
 }
 
 function waitsInForeground(o: KubeObject): boolean {

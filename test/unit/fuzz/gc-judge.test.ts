@@ -25,7 +25,7 @@ const cm = (id: string, ns: 'a' | 'b' = 'a'): PlanObject => ({ id, kind: 'Config
 const role = (id: string): PlanObject => ({ id, kind: 'ClusterRole', hold: false });
 
 /** One cluster's end: `present` maps logical ids to their state (UIDs are `${cluster}-${id}`). */
-function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: string[] = []): ClusterEnd {
+function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: string[] = [], ownersAtStart: string[] = []): ClusterEnd {
   const uidOf = (id: string) => `${name}-${id}`;
   const snapshot: Snapshot = new Map();
   for (const [id, spec] of Object.entries(present)) {
@@ -53,7 +53,7 @@ function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: 
   }
   // Every object of the plan was created once in this cluster (absent ones are gone).
   const uids = new Map(p.objects.map((o) => [o.id, [uidOf(o.id)]]));
-  return { snapshot, uids, notes: [], foregroundDependentsAtStart: new Set(atStart.map(uidOf)) };
+  return { snapshot, uids, notes: [], foregroundDependentsAtStart: new Set(atStart.map(uidOf)), foregroundOwnersAtStart: new Set(ownersAtStart.map(uidOf)) };
 }
 
 const WAITING: Spec = { deleting: true, finalizers: ['foregroundDeletion', 'x/hold'] };
@@ -120,6 +120,16 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
     const verdict = judge(p, ours, reference);
     expect(verdict.divergences).toEqual([]);
     expect(verdict.tolerated).toHaveLength(1);
+  });
+
+  it('seed 6000 shape: kept by both; the owner waited at the start and the reference has finished its wait since (another finalizer keeps it): tolerated', () => {
+    const finished: Spec = { deleting: true, finalizers: ['x/hold'] };
+    const ours = cluster(p, 'ours', { o4: finished, o9: {}, o7: { refs: [{ owner: 'o9' }] } });
+    const reference = cluster(p, 'ref', { o4: finished, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7'], ['o4']);
+    expect(judge(p, ours, reference).divergences).toEqual([]);
+    // Not recorded as waiting at a start: a divergence.
+    const unrecorded = cluster(p, 'ref', { o4: finished, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']);
+    expect(judge(p, ours, unrecorded).divergences.map((d) => d.id)).toEqual(['o7']);
   });
 
   it('kept by both: a removed reference to a solid owner, a blocking one, or no start record: divergences', () => {
