@@ -43,7 +43,10 @@ export const ObjectMetaSchema = z
     name: z.string().min(1).describe('Name of the object.'),
     namespace: z.string().optional().describe('Must be empty or the Bundle\'s own namespace: a Bundle writes only there.'),
     labels: z.record(z.string(), z.string()).optional().describe('Labels of the object.'),
-    annotations: z.record(z.string(), z.string()).optional().describe('Annotations of the object; smith.atlassian.com/deletionDelay (a Go duration) opts it into soft deletion.'),
+    annotations: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Annotations of the object. How it may leave the cluster once it leaves the Bundle: smith.atlassian.com/deletionDelay (a Go duration: a cancellable countdown), smith.atlassian.com/deletionPolicy (Delete, Orphan: kept, Approve: deleted once approved) and smith.atlassian.com/deleteWhen (BundleReady); each overrides spec.deletionDefaults.'),
     ownerReferences: z.array(OwnerReferenceSchema).optional().describe('Owners the user declares (non-controller); kept when the operator releases the object.'),
   })
   .loose()
@@ -137,7 +140,7 @@ export const BundleSpecSchema = z
         // resources x references x resources string comparisons, far over
         // the apiserver's budget at these bounds: the operator checks that.
       })
-      .describe(`The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted (after its deletionDelay, if it has one). At most ${MAX_RESOURCES}, names unique.`),
+      .describe(`The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted as its deletion rules say (after its deletionDelay, once approved, or never for deletionPolicy Orphan). At most ${MAX_RESOURCES}, names unique.`),
     serviceAccountName: z
       .string()
       .min(1)

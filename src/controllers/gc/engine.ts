@@ -21,12 +21,11 @@ import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import { applyEvent, foregroundWaitsAtStart, type InvalidNamespaceReport } from '../../core/gc/builder.js';
 import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, planAttemptToDelete } from '../../core/gc/decide.js';
-import { blockerNames, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent, type GcEventText } from '../../core/gc/events.js';
-import { CascadeReporter } from './cascade-reporter.js';
+import { blockerNames, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent } from '../../core/gc/events.js';
+import { GcEvents } from './gc-events.js';
 import { Graph, NodeFlags, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
 import { inModeScope, inRestriction, type GcMode, type GcScopeRestriction } from '../../core/gc/scope.js';
 import { gateRank, type SyncGate } from '../../core/gc/sync-gate.js';
-import { writeEvent } from '../events.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 import { OwnerVerifier, type ResourceResolver } from './owner-verifier.js';
 import { WorkerGate } from './worker-gate.js';
@@ -71,8 +70,7 @@ export class GcEngine {
   private readonly writer: GraphWriter;
   private stopped = false;
   private running: Promise<unknown> | undefined;
-  private readonly pendingEvents = new Set<Promise<void>>();
-  private readonly cascades: CascadeReporter;
+  private readonly events: GcEvents;
   private readonly gate: WorkerGate;
   private readonly attempt: AttemptContext;
   /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
@@ -103,7 +101,7 @@ export class GcEngine {
     this.attemptToOrphan = queue('attemptToOrphan');
     this.gate = new WorkerGate((queue, uid) => this[queue].add(uid), (level, message) => this.log(level, message));
     this.verifier = new OwnerVerifier(api, resolver, options.clock, { absentCacheSize: options.absentOwnerCacheSize ?? 2_000, presentTtlMs: options.ownerStateTtlMs ?? 2_000 });
-    this.cascades = new CascadeReporter(api, this.graph, options.clock, options.reportingInstance ?? 'bundlesmith', this.metrics, this.log, options.cascadeEventIntervalMs ?? 2_000);
+    this.events = new GcEvents(api, this.graph, options.clock, options.reportingInstance ?? 'bundlesmith', this.metrics, this.log, options.cascadeEventIntervalMs ?? 2_000);
     this.attempt = {
       graph: this.graph,
       api,
@@ -113,7 +111,7 @@ export class GcEngine {
       debug: (message, fields) => this.log('debug', message, fields),
       graphComplete: () => this.gate.current().phase === 'complete',
       virtualDelete: (identity) => this.virtualDelete(identity),
-      collected: (identity, propagation, causes) => this.cascades.collected(identity, propagation, causes),
+      collected: (identity, propagation, causes) => this.events.collected(identity, propagation, causes),
     };
   }
 
@@ -219,8 +217,7 @@ export class GcEngine {
     this.attemptToDelete.shutDown();
     this.attemptToOrphan.shutDown();
     await this.running;
-    await this.cascades.stop();
-    await Promise.allSettled([...this.pendingEvents]);
+    await this.events.stop();
   }
 
   // ---- scope ---------------------------------------------------------------
@@ -263,7 +260,7 @@ export class GcEngine {
     if (!rt) return 'requeue';
     const removed = await removeFinalizer(this.api, this.metrics, rt, id, decision.finalizer);
     if (removed && decision.reason === 'cycle-timeout') {
-      this.emit(id, foregroundCycleBrokenEvent({ ...decision, transitiveDependents: facts.transitiveDependents, blockers: blockerNames(this.graph, decision.blockers) }));
+      this.events.emit(id, foregroundCycleBrokenEvent({ ...decision, transitiveDependents: facts.transitiveDependents, blockers: blockerNames(this.graph, decision.blockers) }));
     }
     return 'forget';
   }
@@ -294,21 +291,11 @@ export class GcEngine {
   private reportInvalidNamespace(report: InvalidNamespaceReport): void {
     const node = this.graph.get(report.dependent.uid);
     if (node && this.options.restrictTo && !node.has(NodeFlags.tagged)) return;
-    this.emit(report.dependent, ownerRefInvalidNamespaceEvent(report));
-  }
-
-  private emit(about: Identity, text: GcEventText): void {
-    const sent = writeEvent(this.api, this.options.clock, this.options.reportingInstance ?? 'bundlesmith', { target: about, ...text }, (err) => {
-      this.metrics.error(about.kind, 'event');
-      this.log('warn', `event ${text.reason} on ${formatIdentity(about)} not recorded: ${errorMessage(err)}`);
-    });
-    this.pendingEvents.add(sent);
-    void sent.finally(() => this.pendingEvents.delete(sent));
+    this.events.emit(report.dependent, ownerRefInvalidNamespaceEvent(report));
   }
 
   /** Events still being sent, and cascades not yet said (tests wait for them). */
   async flushEvents(): Promise<void> {
-    await this.cascades.flush();
-    await Promise.allSettled([...this.pendingEvents]);
+    await this.events.flush();
   }
 }

@@ -14,8 +14,6 @@ import { formatGoDuration } from '../duration.js';
 import { LATEST_RFC3339_MS, formatRfc3339, parseRfc3339 } from '../rfc3339.js';
 import { isGated, readDeletionRules, type DeletionRules } from './rules.js';
 
-/** The RFC 3339 helpers live in core/rfc3339.ts; re-exported for the fuzzer and the benchmarks, which import them from here. */
-export { formatRfc3339, parseRfc3339 } from '../rfc3339.js';
 
 export interface SoftDeleteInput {
   /** Whether the Bundle's spec still lists the object. */

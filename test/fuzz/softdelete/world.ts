@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { startBenchCluster, type BenchCluster } from '../../../bench/cluster.js';
 import { applyCrd } from '../../../hack/crd-install.js';
 import { Annotations } from '../../../src/api/names.js';
-import { formatRfc3339 } from '../../../src/core/softdelete/decide.js';
+import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../../src/controllers/bundle/bundle-resource.js';
 import { KubeClient, loadKubeConfig } from '../../../src/kube/client.js';
 import { installCrd } from '../../../src/kube/crds.js';

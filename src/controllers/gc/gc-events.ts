@@ -1,10 +1,13 @@
 /**
- * The collector's record of what it deleted (issue 13.2): every object in
- * the structured log and the deletes-by-kind metric, and one GarbageCollected
- * Event per owner cascade (core/gc/cascade-events.ts), created on the owner
- * and updated as a series while the cascade runs, at most once per
- * `flushMs`. An Event per object would double the API server's work in a
- * large cascade; kube-controller-manager writes none.
+ * What the collector says (its Events, and its log of what it deleted).
+ * Collections (issue 13.2): every object in the structured log and the
+ * deletes-by-kind metric, and one GarbageCollected Event per owner cascade
+ * (core/gc/cascade-events.ts), created on the owner and updated as a series
+ * while the cascade runs, at most once per `flushMs`: an Event per object
+ * would double the API server's work in a large cascade (kube-controller-
+ * manager writes none). Other events (a broken cycle, a reference to
+ * another namespace) are written one by one. None of it ever fails the
+ * collector's work.
  */
 import { CascadeEvents, type CascadeEventWrite, type CascadeOwner } from '../../core/gc/cascade-events.js';
 import type { Propagation } from '../../core/gc/decide.js';
@@ -12,7 +15,8 @@ import { describeOwnerChain } from '../../core/gc/decide.js';
 import { formatIdentity, type Graph, type Identity, type OwnerRef } from '../../core/gc/graph.js';
 import { errorMessage } from '../../kube/errors.js';
 import type { Clock } from '../../runtime/clock.js';
-import { eventInput, microTime } from '../events.js';
+import type { GcEventText } from '../../core/gc/events.js';
+import { eventInput, microTime, writeEvent } from '../events.js';
 import type { GcLog } from './engine.js';
 import type { GcMetrics } from './metrics.js';
 import type { GcApi } from './writes.js';
@@ -20,10 +24,11 @@ import type { GcApi } from './writes.js';
 /** A cascade quiet this long is done: a later collection under the same owner starts a new Event. */
 const CASCADE_IDLE_MS = 60_000;
 
-export class CascadeReporter {
+export class GcEvents {
   private readonly cascades = new CascadeEvents(CASCADE_IDLE_MS);
   private timer: ReturnType<typeof setTimeout> | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private readonly sending = new Set<Promise<void>>();
 
   constructor(
     private readonly api: GcApi,
@@ -48,10 +53,21 @@ export class CascadeReporter {
     }, this.flushMs);
   }
 
-  /** Writes what is due now (tests and stop call it; the timer does otherwise). Never rejects. */
-  flush(): Promise<void> {
+  /** One Event about `about`, written in the background. */
+  emit(about: Identity, text: GcEventText): void {
+    const sent = writeEvent(this.api, this.clock, this.instance, { target: about, ...text }, (err) => {
+      this.metrics.error(about.kind, 'event');
+      this.log('warn', `event ${text.reason} on ${formatIdentity(about)} not recorded: ${errorMessage(err)}`);
+    });
+    this.sending.add(sent);
+    void sent.finally(() => this.sending.delete(sent));
+  }
+
+  /** Writes what is due now, and waits for every Event in flight (tests and stop call it; the timer does otherwise). Never rejects. */
+  async flush(): Promise<void> {
     this.flushing = this.flushing.then(() => this.writeDue());
-    return this.flushing;
+    await this.flushing;
+    await Promise.allSettled([...this.sending]);
   }
 
   async stop(): Promise<void> {
