@@ -32,11 +32,12 @@ async function buildControlPlane(): Promise<string> {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': 'exit' may come before stdout is drained, and then the directory line is missing.
+    child.on('close', (code) => {
       const lines = out.trim().split('\n');
       const dir = lines[lines.length - 1];
       if (code === 0 && dir && existsSync(join(dir, 'kube-apiserver'))) resolve(dir);
-      else reject(new Error(`building the control plane failed (exit ${code}); see the messages above. Is Go installed and the Go module proxy reachable?`));
+      else reject(new Error(`building the control plane failed (exit ${code}, last line ${JSON.stringify(dir ?? '')}); see the messages above. Is Go installed and the Go module proxy reachable?`));
     });
   });
 }
