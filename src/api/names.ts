@@ -54,6 +54,15 @@ export const Annotations = {
    * anyone could write is no permission (core/softdelete/provenance.ts).
    */
   releaseProof: `${GROUP}/release-proof`,
+  /**
+   * On a workload's pod template: Smith's SHA-256 over the ConfigMap and
+   * Secret data its containers read (env and envFrom), so that a change to
+   * them rolls the Pods. Written by the operator; "disabled" in the manifest
+   * turns it off for that template.
+   */
+  envRefHash: `${GROUP}/envRefHash`,
+  /** On a workload: "volumes" also hashes the ConfigMaps and Secrets it mounts (beyond Smith). */
+  rollOnChange: `${GROUP}/rollOnChange`,
   /** On a CRD: JSONPath (dot form) of the field that says a custom resource is ready. */
   crReadyWhenFieldPath: `${GROUP}/CrReadyWhenFieldPath`,
   /** On a CRD: the value that field has when the custom resource is ready. */
@@ -103,6 +112,8 @@ export const Reasons = {
   InvalidSpec: 'InvalidSpec',
   Conflict: 'Conflict',
   DependenciesNotReady: 'DependenciesNotReady',
+  /** A workload reads a ConfigMap or Secret (not optional) that does not exist: it waits for it. */
+  EnvSourceNotFound: 'EnvSourceNotFound',
   BeingDeleted: 'BeingDeleted',
   /** An object's deletion rules cannot be read: its deletionDelay, deletionPolicy, deleteWhen or deletionApproved, or spec.deletionDefaults. */
   InvalidDeletionDelay: 'InvalidDeletionDelay',

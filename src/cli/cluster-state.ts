@@ -5,6 +5,8 @@
  * server's time), read from the API instead of the controller's caches, and
  * handed to the same core/bundle buildPlanInput.
  */
+import { envSourcesOf } from '../core/bundle/workload-env-hash.js';
+import { readEnvSources, type SourceKind } from '../kube/env-sources.js';
 import type { BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { isControlledBy, kindKey, type LiveObject } from '../core/bundle/objects.js';
@@ -90,8 +92,12 @@ export async function readPlanSources(
     const found = await cluster.client.tryGet(rt, namespace, o.metadata.name);
     if (found) objects.push(found);
   }
+  // The ConfigMaps and Secrets the workloads read, for their envRefHash, as the controller reads them.
+  const specObjects = spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
+  const atOwn = (kind: SourceKind, name: string) => objects.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === name);
+  const envSources = await readEnvSources(cluster.client, namespace, envSourcesOf(specObjects), atOwn, 8);
   if (args.controls) objects.push(...(await listControlled(cluster, namespace, bundle.metadata.uid, [...types.values(), ...(await resolveKinds(cluster, args.managedKinds))], io)));
   // Taken after the reads, as the controller takes it after its caches synced.
   const { now, stampAt } = serverNow(cluster);
-  return { sources: { bundle, kinds, crdReadiness: args.crdReadiness, objects, bundles: args.bundles, now, stampAt }, types };
+  return { sources: { bundle, kinds, crdReadiness: args.crdReadiness, objects, bundles: args.bundles, now, stampAt, envSources }, types };
 }

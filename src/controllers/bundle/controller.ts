@@ -33,6 +33,9 @@ import { controlledElsewhere, gatherBundle } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
 import { ObjectCache, type BundleKey } from './object-cache.js';
+import { EnvSourceWatch } from './env-sources.js';
+import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
+import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
 import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { BundleGauges, reportTransitions, statusSubject, writeBundleStatus } from './status-writer.js';
@@ -77,6 +80,8 @@ export class BundleController {
   private readonly unlabelled = new UnlabelledObjects();
   private readonly signRelease: ReleaseSigner;
   private readonly serverTime: ServerTime;
+  /** The ConfigMaps and Secrets the Bundles' workloads read (envRefHash), watched by metadata. */
+  private readonly envSources: EnvSourceWatch;
 
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
@@ -93,6 +98,7 @@ export class BundleController {
     };
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}), onError: onInformerError });
     this.crds = new SupervisedInformer(o.client, CRD_RESOURCE, { onError: onInformerError });
+    this.envSources = new EnvSourceWatch({ client: o.client, ...(o.namespace ? { namespace: o.namespace } : {}), onBundleEvent: (key) => this.queue.add(key), onInformerError });
     this.objects = new ObjectCache({ client: o.client, ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.watchSyncTimeoutMs ? { syncTimeoutMs: o.watchSyncTimeoutMs } : {}), onBundleEvent: (key) => this.queue.add(key), onInformerError });
   }
 
@@ -129,7 +135,7 @@ export class BundleController {
   async stop(): Promise<void> {
     this.queue.shutDown();
     await this.workersDone;
-    await Promise.all([this.bundles.stop(), this.crds.stop(), this.objects.stop()]);
+    await Promise.all([this.bundles.stop(), this.crds.stop(), this.objects.stop(), this.envSources.stop()]);
   }
 
   hasSynced(): boolean {
@@ -171,12 +177,14 @@ export class BundleController {
     const cached = this.bundles.get(namespace, name);
     if (!cached) {
       this.objects.undeclare(key);
+      this.envSources.undeclare(key);
       this.gauges.forget(key);
       return 'forget';
     }
     // Another shard's Bundle (or one relabelled away, handed over as it is: nothing deleted, nothing released).
     if (this.o.bundleSelector !== undefined && !matchesSelector(this.o.bundleSelector, cached.metadata.labels)) {
       this.gauges.forget(key);
+      this.envSources.undeclare(key);
       return 'forget';
     }
     const log = this.o.logger.child({ bundle: key });
@@ -195,6 +203,7 @@ export class BundleController {
 
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
+      this.envSources.undeclare(key);
       return await finalizeBundle({ bundle, live: cached, api, watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease });
     }
 
@@ -203,6 +212,15 @@ export class BundleController {
 
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
     const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = await gatherBundle({ discovery: this.o.discovery, objects: this.objects, unlabelled: this.unlabelled, concurrency: this.applyConcurrency, log }, key, bundle, identity, api);
+    // What the workloads' envRefHash reads: declared first, so a change from here on wakes this Bundle again.
+    const envRefs = envSourcesOf(specObjects);
+    this.envSources.declare(key, namespace, envRefs);
+    const atOwnCoordinates = (kind: SourceKind, sourceName: string) => atCoordinates.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === sourceName);
+    const known = identity.kind === 'operator' ? (kind: SourceKind, sourceName: string) => atOwnCoordinates(kind, sourceName) ?? this.objects.get(SOURCE_RESOURCES[kind], namespace, sourceName) : atOwnCoordinates;
+    const envSources = await readEnvSources(api, namespace, envRefs, known, this.applyConcurrency);
+    // Until the sources' watch lists (or where RBAC forbids it), a change is found by looking again.
+    const envUnwatched = envRefs.some((r) => !this.envSources.watching(r.kind));
+
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
@@ -221,6 +239,7 @@ export class BundleController {
       bundles: this.bundles.list().filter((b) => b.metadata.namespace === namespace),
       now,
       stampAt,
+      envSources,
     });
     const planned = planBundle(input);
 
@@ -241,7 +260,7 @@ export class BundleController {
     if (await writeBundleStatus(this.api, cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
-    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, ...(unwatched > 0 ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
+    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
     return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
   }
 

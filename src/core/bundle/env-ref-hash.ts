@@ -27,8 +27,10 @@ export type SourceLookup = (kind: 'ConfigMap' | 'Secret', name: string) => Sourc
 export interface EnvSourceRef {
   kind: 'ConfigMap' | 'Secret';
   name: string;
-  /** The one key a keyRef reads; undefined: every key (envFrom). */
+  /** The one key a keyRef reads; undefined: every key (envFrom), or `keys`. */
   key?: string;
+  /** The keys a volume's `items` project (rollOnChange: volumes); undefined: every key. */
+  keys?: readonly string[];
   optional: boolean;
 }
 
@@ -64,15 +66,52 @@ function containerRefs(containers: unknown): EnvSourceRef[] {
   return out;
 }
 
-/** Every ConfigMap and Secret a pod spec's containers, then init containers, read through the environment, in Smith's order. */
-export function envSourceRefs(podSpec: unknown): EnvSourceRef[] {
-  if (!isRecord(podSpec)) return [];
-  return [...containerRefs(podSpec['containers']), ...containerRefs(podSpec['initContainers'])];
+/** One volume source (a configMap or secret volume, or a projected source): its name field differs by kind. */
+function volumeSourceRef(kind: 'ConfigMap' | 'Secret', value: unknown, nameField: 'name' | 'secretName'): EnvSourceRef | undefined {
+  if (!isRecord(value) || typeof value[nameField] !== 'string') return undefined;
+  const items = Array.isArray(value['items']) ? value['items'].flatMap((i) => (isRecord(i) && typeof i['key'] === 'string' ? [i['key']] : [])) : undefined;
+  return { kind, name: value[nameField], ...(items !== undefined && items.length > 0 ? { keys: items } : {}), optional: value['optional'] === true };
 }
 
-function hashSource(h: Hash, data: SourceData, key: string | undefined): boolean {
-  const keys = key === undefined ? [...data.keys()] : data.has(key) ? [key] : [];
-  if (key !== undefined && keys.length === 0) return false;
+/**
+ * ConfigMaps and Secrets mounted as volumes, directly or projected, in
+ * volume order. Beyond Smith (which hashes the environment only), behind
+ * `rollOnChange: volumes`: a mounted file is updated in place by the kubelet,
+ * so a program that reads it once would otherwise never see the change.
+ */
+function volumeRefs(volumes: unknown): EnvSourceRef[] {
+  const out: EnvSourceRef[] = [];
+  for (const v of Array.isArray(volumes) ? volumes : []) {
+    if (!isRecord(v)) continue;
+    const direct = volumeSourceRef('ConfigMap', v['configMap'], 'name') ?? volumeSourceRef('Secret', v['secret'], 'secretName');
+    if (direct) out.push(direct);
+    const projected = isRecord(v['projected']) && Array.isArray(v['projected']['sources']) ? v['projected']['sources'] : [];
+    for (const p of projected) {
+      if (!isRecord(p)) continue;
+      const ref = volumeSourceRef('ConfigMap', p['configMap'], 'name') ?? volumeSourceRef('Secret', p['secret'], 'name');
+      if (ref) out.push(ref);
+    }
+  }
+  return out;
+}
+
+export interface SourceOptions {
+  /** Also the ConfigMaps and Secrets mounted as volumes (after the environment's, so Smith's value stands without them). */
+  volumes?: boolean;
+}
+
+/** Every ConfigMap and Secret a pod spec's containers, then init containers, read through the environment, in Smith's order; then, on request, its volumes'. */
+export function envSourceRefs(podSpec: unknown, options: SourceOptions = {}): EnvSourceRef[] {
+  if (!isRecord(podSpec)) return [];
+  const env = [...containerRefs(podSpec['containers']), ...containerRefs(podSpec['initContainers'])];
+  return options.volumes === true ? [...env, ...volumeRefs(podSpec['volumes'])] : env;
+}
+
+/** Hashes the keys a reference reads; false when a key it names is missing. */
+function hashSource(h: Hash, data: SourceData, ref: EnvSourceRef): boolean {
+  const named = ref.key !== undefined ? [ref.key] : ref.keys;
+  const keys = named === undefined ? [...data.keys()] : named.filter((k) => data.has(k));
+  if (named !== undefined && keys.length < new Set(named).size) return false;
   // Go's sort.Strings orders by bytes; for these keys (a restricted ASCII set) that is code-unit order.
   keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   for (const k of keys) {
@@ -84,8 +123,8 @@ function hashSource(h: Hash, data: SourceData, key: string | undefined): boolean
   return true;
 }
 
-export function envRefHash(podSpec: unknown, lookup: SourceLookup): EnvRefHash {
-  const sources = envSourceRefs(podSpec);
+export function envRefHash(podSpec: unknown, lookup: SourceLookup, options: SourceOptions = {}): EnvRefHash {
+  const sources = envSourceRefs(podSpec, options);
   const h = createHash('sha256');
   for (const ref of sources) {
     const data = lookup(ref.kind, ref.name);
@@ -93,7 +132,10 @@ export function envRefHash(podSpec: unknown, lookup: SourceLookup): EnvRefHash {
       if (ref.optional) continue;
       return { ok: false, message: `${ref.kind} "${ref.name}" not found`, sources };
     }
-    if (!hashSource(h, data, ref.key) && !ref.optional) return { ok: false, message: `key "${ref.key ?? ''}" not found in ${ref.kind} "${ref.name}"`, sources };
+    if (!hashSource(h, data, ref) && !ref.optional) {
+      const missing = (ref.key !== undefined ? [ref.key] : (ref.keys ?? [])).filter((k) => !data.has(k));
+      return { ok: false, message: `${missing.length === 1 ? 'key' : 'keys'} ${missing.map((k) => `"${k}"`).join(', ')} not found in ${ref.kind} "${ref.name}"`, sources };
+    }
   }
   return { ok: true, hash: h.digest('hex'), sources };
 }

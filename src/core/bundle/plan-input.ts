@@ -11,7 +11,7 @@ import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
 import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
 import { claimsByObject, hasClaimReference, type BundleLike } from './ownership.js';
-import type { PlanBundle, PlanInput } from './plan.js';
+import type { EnvSourceRead, PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
 
 /** The Bundle to plan for, as the API returns it once parsed (or as a manifest would create it). */
@@ -59,6 +59,8 @@ export interface PlanSources {
   now: number;
   /** Upper bound of the API server's time (epoch ms). */
   stampAt: number;
+  /** What was read of the ConfigMaps and Secrets the workloads read (see PlanInput.envSources). */
+  envSources?: ReadonlyMap<string, EnvSourceRead>;
 }
 
 function coordinates(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {
@@ -117,6 +119,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     stampAt: s.stampAt,
     claims: claimsByObject([...others, self]),
     bundleReady: isReadyWithCurrentSpec(bundle),
+    ...(s.envSources !== undefined ? { envSources: s.envSources } : {}),
   };
 }
 

@@ -5,7 +5,7 @@
  * deleted, blocked by its dependencies, or applied (adopted when nothing
  * controls it) with its references resolved. Pure.
  */
-import type { Resource } from '../../api/bundle.js';
+import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
 import { EventReasons, Reasons } from '../../api/names.js';
 import { readDeletionRules } from '../softdelete/rules.js';
 import { buildDesired, needsApply } from './desired.js';
@@ -17,6 +17,7 @@ import type { ApplyStep, PlanInput, ResourcePlan } from './plan.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { redactionsFor } from './redact.js';
 import { resolveObject } from './references.js';
+import { decideEnvRefHash, workloadSourceRefs } from './workload-env-hash.js';
 
 /** Whether a decided resource failed (so what depends on it is blocked by an error, not by progress). */
 function isFailing(plan: ResourcePlan): boolean {
@@ -89,11 +90,15 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   const rules = readDeletionRules(resolved.object.metadata.annotations, input.spec.deletionDefaults);
   if (!rules.ok) return { name, action: 'error', terminal: true, message: `${rules.message}; the object is not applied, and nothing of this Bundle is pruned until it is fixed` };
 
-  // e. The manifest, and whether the live object already has it.
+  // e. A workload's pod template carries the hash of the ConfigMaps and Secrets it reads (Smith's envRefHash).
+  const env = withEnvRefHash(name, resolved.object, live, decided, input);
+  if (!env.ok) return env.plan;
+
+  // f. The manifest, and whether the live object already has it.
   const dependencies = deps.flatMap((d) => liveOf(d) ?? []);
   const { policy, policyFromDefaults } = rules.rules;
   const keepingPolicyFromDefaults = policyFromDefaults && (policy === 'Orphan' || policy === 'Approve') ? policy : undefined;
-  const { manifest, hash } = buildDesired({ bundle: input.bundle, object: resolved.object, dependencies, keepingPolicyFromDefaults });
+  const { manifest, hash } = buildDesired({ bundle: input.bundle, object: env.object, dependencies, keepingPolicyFromDefaults });
   const needed = needsApply(manifest, live);
   const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined, redactions: redactionsFor(resolved.substituted) };
   const readiness = effectiveReadiness(apply, live, input.crdReadiness);
@@ -101,6 +106,65 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   // A claimed object was taken (and its events planned) by the claim; the apply only brings it to the spec.
   if (live !== undefined && ownership.kind === 'adopt' && !claimed) return { name, action: 'adopt', apply, readiness, event: { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${describeObject(live)}` } };
   return { name, action: 'apply', apply, readiness };
+}
+
+/** The Bundle's own ConfigMaps and Secrets by `${kind}/${name}` -> resource name, once per spec. */
+const sourceResourcesBySpec = new WeakMap<PlanInput['spec'], Map<string, string>>();
+
+function sourceResources(spec: PlanInput['spec']): Map<string, string> {
+  let byRef = sourceResourcesBySpec.get(spec);
+  if (byRef === undefined) {
+    byRef = new Map();
+    for (const r of spec.resources) {
+      const o = r.spec.object;
+      if (o?.apiVersion === 'v1' && (o.kind === 'ConfigMap' || o.kind === 'Secret')) byRef.set(`${o.kind}/${o.metadata.name}`, r.name);
+    }
+    sourceResourcesBySpec.set(spec, byRef);
+  }
+  return byRef;
+}
+
+/**
+ * The workload with its envRefHash (workload-env-hash.ts), or why it waits.
+ * A ConfigMap or Secret of this Bundle whose apply is still to come holds
+ * the workload back for a pass: the hash is then taken over the data the
+ * Pods will read, and one change rolls them once.
+ */
+function withEnvRefHash(name: string, object: KubeObjectManifest, live: LiveObject | undefined, decided: ReadonlyMap<string, ResourcePlan>, input: PlanInput): { ok: true; object: KubeObjectManifest } | { ok: false; plan: ResourcePlan } {
+  const refs = workloadSourceRefs(object);
+  if (refs.length === 0) return { ok: true, object };
+  const own = sourceResources(input.spec);
+  const pending = new Set<string>();
+  let blockedByError = false;
+  for (const ref of refs) {
+    const resourceName = own.get(`${ref.kind}/${ref.name}`);
+    const plan = resourceName === undefined || resourceName === name ? undefined : decided.get(resourceName);
+    if (plan === undefined || resourceName === undefined) continue;
+    if ((plan.action === 'apply' || plan.action === 'adopt') && !plan.apply.needed) continue;
+    pending.add(resourceName);
+    blockedByError ||= isFailing(plan);
+  }
+  if (pending.size > 0) {
+    const waitingFor = [...pending];
+    const message = `waiting for ${waitingFor.map((d) => `"${d}" (${describeWait(decided.get(d)) === 'ready' ? 'applying' : describeWait(decided.get(d))})`).join(', ')}: the pod template's envRefHash reads it`;
+    return { ok: false, plan: { name, action: 'blocked', reason: Reasons.DependenciesNotReady, message, waitingFor, blockedByError } };
+  }
+  for (const ref of refs) {
+    const read = input.envSources?.get(`${ref.kind}/${ref.name}`);
+    if (read !== undefined && read !== null && 'unreadable' in read) return { ok: false, plan: { name, action: 'error', terminal: false, message: `cannot read ${ref.kind} "${ref.name}" for the pod template's envRefHash: ${read.unreadable}` } };
+  }
+  const decision = decideEnvRefHash(object, live, (kind, sourceName) => {
+    const read = input.envSources?.get(`${kind}/${sourceName}`);
+    return read === undefined || read === null || 'unreadable' in read ? undefined : read;
+  });
+  switch (decision.kind) {
+    case 'unchanged':
+      return { ok: true, object };
+    case 'stamped':
+      return { ok: true, object: decision.object };
+    case 'missing':
+      return { ok: false, plan: { name, action: 'blocked', reason: Reasons.EnvSourceNotFound, message: `waiting for ${decision.message}: the pod template reads it (not optional)`, waitingFor: [], blockedByError: false } };
+  }
 }
 
 /** Until an apply that changes something has been observed, the live object's readiness says nothing about the new spec. */

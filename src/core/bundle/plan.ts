@@ -7,6 +7,7 @@
 import type { BundleSpec, DeletionDefaults, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
 import type { Reasons } from '../../api/names.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
+import type { SourceData } from './env-ref-hash.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
 import { decideOwnership, listedObjectKeys, type BundleClaim, type Ownership } from './ownership.js';
@@ -55,7 +56,16 @@ export interface PlanInput {
    * opens on it; absent, the gate stays shut.
    */
   bundleReady?: boolean;
+  /**
+   * What was read of each ConfigMap and Secret the Bundle's workloads read
+   * (workload-env-hash.ts), by `${kind}/${name}` in the Bundle's namespace:
+   * its data, null when it does not exist, or why it could not be read.
+   * Absent entries count as not existing.
+   */
+  envSources?: ReadonlyMap<string, EnvSourceRead>;
 }
+
+export type EnvSourceRead = SourceData | null | { unreadable: string };
 
 /** What to send for a resource: the manifest to server-side apply and whether it differs from the live object. */
 export interface ApplyStep {
@@ -73,7 +83,8 @@ export type ResourcePlan =
   | { name: string; action: 'apply'; apply: ApplyStep; readiness: Readiness }
   /** The live object has no controller: the apply takes ownership. */
   | { name: string; action: 'adopt'; apply: ApplyStep; readiness: Readiness; event: PlannedEvent }
-  | { name: string; action: 'blocked'; reason: typeof Reasons.DependenciesNotReady; message: string; waitingFor: string[]; blockedByError: boolean }
+  /** Waiting for dependencies, or (EnvSourceNotFound) for a ConfigMap or Secret its pod template reads. */
+  | { name: string; action: 'blocked'; reason: typeof Reasons.DependenciesNotReady | typeof Reasons.EnvSourceNotFound; message: string; waitingFor: string[]; blockedByError: boolean }
   /** Controlled by something else: left untouched. */
   | { name: string; action: 'conflict'; message: string; controller?: OwnerReference; event: PlannedEvent }
   /** The live object is being deleted by the API server; apply again once it is gone. */
