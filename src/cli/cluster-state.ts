@@ -10,7 +10,7 @@ import { readEnvSources, type SourceKind } from '../kube/env-sources.js';
 import type { BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { isControlledBy, kindKey, type LiveObject } from '../core/bundle/objects.js';
-import { crdReadinessTable, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
+import { crdReadinessTable, liveByResource, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
 import { CRD_RESOURCE } from '../kube/crds.js';
 import { resolveKindKeys, resolveSpecKinds } from '../kube/discovery.js';
 import { errorMessage } from '../kube/errors.js';
@@ -93,9 +93,8 @@ export async function readPlanSources(
     if (found) objects.push(found);
   }
   // The ConfigMaps and Secrets the workloads read, for their envRefHash, as the controller reads them.
-  const specObjects = spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
   const atOwn = (kind: SourceKind, name: string) => objects.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === name);
-  const envSources = await readEnvSources(cluster.client, namespace, envSourcesOf(specObjects), atOwn, 8);
+  const envSources = await readEnvSources(cluster.client, namespace, envSourcesOf(spec.resources, liveByResource(bundle, kinds, objects)), atOwn, 8);
   if (args.controls) objects.push(...(await listControlled(cluster, namespace, bundle.metadata.uid, [...types.values(), ...(await resolveKinds(cluster, args.managedKinds))], io)));
   // Taken after the reads, as the controller takes it after its caches synced.
   const { now, stampAt } = serverNow(cluster);

@@ -8,10 +8,13 @@
  * until it exists; the Bundle's own ConfigMap is applied before the
  * workload hashes it; rollOnChange: volumes.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations, Reasons } from '../../src/api/names.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { applyBundle, configMap, resourceCondition, waitForBundle } from './bundles.js';
-import { waitFor } from './harness.js';
+import { run, waitFor } from './harness.js';
 import { operatorFixture } from './operator.js';
 
 const f = operatorFixture('envhash');
@@ -122,4 +125,15 @@ it('rollOnChange: volumes: a mounted ConfigMap changes the hash only with the an
   await f.env.client.patch(f.t.configMap, f.ns, 'files', { data: { 'app.conf': 'v2' } }, 'merge');
   await waitFor('opted rehashed', async () => ((await templateHash('opted')) !== opted ? true : undefined));
   expect(await templateHash('plain')).toBe(plain);
+});
+
+it('the example: the Deployment reads its ConfigMap by a reference ("!{config-name}"); editing greeting in the Bundle rolls it once', async () => {
+  const path = join(repoRoot(), 'examples', 'configmap-secret-deployment.yaml');
+  expect((await run('kubectl', ['apply', '-n', f.ns, '-f', path])).code).toBe(0);
+  const first = await waitFor('web hashed', () => templateHash('web'));
+  const firstGeneration = await generation('web');
+  const edited = readFileSync(path, 'utf8').replace('greeting: hello', 'greeting: bonjour');
+  expect((await run('kubectl', ['apply', '-n', f.ns, '-f', '-'], { input: edited })).code).toBe(0);
+  await waitFor('web rehashed', async () => ((await templateHash('web')) !== first ? true : undefined));
+  expect(await generation('web')).toBe((firstGeneration ?? 0) + 1);
 });

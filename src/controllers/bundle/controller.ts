@@ -12,7 +12,7 @@ import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } fr
 import { nextPass } from '../../core/bundle/next-pass.js';
 import { listedObjects } from '../../core/bundle/ownership.js';
 import { managedKinds } from '../../core/bundle/pass-guards.js';
-import { buildPlanInput, crdReadinessTable } from '../../core/bundle/plan-input.js';
+import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
 import { buildBundleStatus } from '../../core/bundle/status.js';
 import { actingIdentity } from '../../core/bundle/identity.js';
@@ -213,7 +213,7 @@ export class BundleController {
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
     const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = await gatherBundle({ discovery: this.o.discovery, objects: this.objects, unlabelled: this.unlabelled, concurrency: this.applyConcurrency, log }, key, bundle, identity, api);
     // What the workloads' envRefHash reads: declared first, so a change from here on wakes this Bundle again.
-    const envRefs = envSourcesOf(specObjects);
+    const envRefs = envSourcesOf(bundle.spec.resources, liveByResource(bundle, kinds, atCoordinates));
     this.envSources.declare(key, namespace, envRefs);
     const atOwnCoordinates = (kind: SourceKind, sourceName: string) => atCoordinates.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === sourceName);
     const known = identity.kind === 'operator' ? (kind: SourceKind, sourceName: string) => atOwnCoordinates(kind, sourceName) ?? this.objects.get(SOURCE_RESOURCES[kind], namespace, sourceName) : atOwnCoordinates;

@@ -79,23 +79,33 @@ export function planBundleOf(bundle: BundleToPlan): PlanBundle {
   };
 }
 
-export function buildPlanInput(s: PlanSources): PlanInput {
-  const { bundle } = s;
-  const namespace = bundle.metadata.namespace;
+function byCoordinatesOf(objects: readonly LiveObject[]): Map<string, LiveObject> {
   const byCoordinates = new Map<string, LiveObject>();
-  for (const o of s.objects) {
+  for (const o of objects) {
     const key = coordinates(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name);
     if (!byCoordinates.has(key)) byCoordinates.set(key, o);
   }
+  return byCoordinates;
+}
 
-  // The object at each resource's coordinates, for kinds the server serves in the namespace (as the cache is keyed).
+/** The object at each resource's coordinates, by resource name, for kinds the server serves in the namespace (as the cache is keyed). */
+export function liveByResource(bundle: Pick<BundleToPlan, 'metadata' | 'spec'>, kinds: KindTable, objects: readonly LiveObject[] | Map<string, LiveObject>): Map<string, LiveObject> {
+  const byCoordinates = objects instanceof Map ? objects : byCoordinatesOf(objects);
   const live = new Map<string, LiveObject>();
   for (const r of bundle.spec.resources) {
     const o = r.spec.object;
-    if (o === undefined || s.kinds.get(kindKey(o.apiVersion, o.kind))?.namespaced !== true) continue;
-    const found = byCoordinates.get(coordinates(o.apiVersion, o.kind, namespace, o.metadata.name));
+    if (o === undefined || kinds.get(kindKey(o.apiVersion, o.kind))?.namespaced !== true) continue;
+    const found = byCoordinates.get(coordinates(o.apiVersion, o.kind, bundle.metadata.namespace, o.metadata.name));
     if (found !== undefined) live.set(r.name, found);
   }
+  return live;
+}
+
+export function buildPlanInput(s: PlanSources): PlanInput {
+  const { bundle } = s;
+  const namespace = bundle.metadata.namespace;
+  const byCoordinates = byCoordinatesOf(s.objects);
+  const live = liveByResource(bundle, s.kinds, byCoordinates);
   // A Bundle owns objects of its own namespace only (the spec cannot name another). An object elsewhere that
   // names the Bundle as its controller was not made by it: it is not the Bundle's to prune.
   const ownNamespace = [...byCoordinates.values()].filter((o) => (o.metadata.namespace ?? '') === namespace);

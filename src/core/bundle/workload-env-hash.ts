@@ -5,13 +5,17 @@
  * a ConfigMap or Secret it reads. Pure: the data of the ConfigMaps and
  * Secrets comes in through a lookup.
  */
-import type { KubeObjectManifest } from '../../api/bundle.js';
+import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
 import { Annotations } from '../../api/names.js';
 import { ENV_REF_HASH_DISABLED, envRefHash, envSourceRefs, type EnvSourceRef, type SourceLookup, type SourceOptions } from './env-ref-hash.js';
 import { cloneJson, groupOf, isRecord, type JsonRecord, type LiveObject } from './objects.js';
+import { resolveObject } from './references.js';
 
 /** The value of Annotations.rollOnChange that adds mounted ConfigMaps and Secrets to the hash. */
 export const ROLL_ON_CHANGE_VOLUMES = 'volumes';
+
+/** A name an object can have (a DNS subdomain), so a request can carry it. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /**
  * The path to the pod template of the workload kinds that have one. A Job's
@@ -93,22 +97,29 @@ export function decideEnvRefHash(object: KubeObjectManifest, live: LiveObject | 
   }
   const hashed = envRefHash(template['spec'], lookup, sourceOptions(object));
   if (!hashed.ok) return { kind: 'missing', message: hashed.message };
-  // A template that reads nothing gets no annotation: nothing can roll it, and Smith writes the empty hash only on Deployments it touched anyway.
+  // A template that reads nothing gets no annotation, where Smith writes the hash of nothing on every Deployment: the value Smith
+  // wrote stays on a workload moved from it (server-side apply leaves another manager's field), and no other workload rolls on upgrade.
   if (hashed.sources.length === 0) return { kind: 'unchanged' };
   return { kind: 'stamped', object: withTemplateAnnotation(object, path, hashed.hash) };
 }
 
-/** A name a request can carry and an object can have (an unresolved `!{…}` reference cannot). */
-const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
-/** The distinct ConfigMaps and Secrets the spec's workloads read, as `${kind}/${name}` keys of PlanInput.envSources. */
-export function envSourcesOf(specObjects: readonly KubeObjectManifest[]): { kind: EnvSourceRef['kind']; name: string }[] {
+/**
+ * The distinct ConfigMaps and Secrets the Bundle's workloads read, to be
+ * read before the plan (PlanInput.envSources). Names given by a reference
+ * ("!{config-name}") are resolved against the live objects of the
+ * references, as the plan resolves them; a workload whose references do not
+ * resolve yet waits for them anyway, and its sources are read on a later pass.
+ */
+export function envSourcesOf(resources: readonly Resource[], live: ReadonlyMap<string, LiveObject>): { kind: EnvSourceRef['kind']; name: string }[] {
   const seen = new Map<string, { kind: EnvSourceRef['kind']; name: string }>();
-  for (const o of specObjects) {
-    for (const ref of workloadSourceRefs(o)) {
+  for (const r of resources) {
+    const object = r.spec.object;
+    if (object === undefined || templatePath(object.apiVersion, object.kind) === undefined) continue;
+    const resolved = (r.references ?? []).length > 0 ? resolveObject(object, r, (name) => live.get(name)) : { ok: true as const, object };
+    if (!resolved.ok) continue;
+    for (const ref of workloadSourceRefs(resolved.object)) {
       if (OBJECT_NAME.test(ref.name) && ref.name.length <= 253) seen.set(`${ref.kind}/${ref.name}`, { kind: ref.kind, name: ref.name });
     }
   }
   return [...seen.values()];
 }
-

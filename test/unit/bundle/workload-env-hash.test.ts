@@ -9,7 +9,7 @@ import { configMapData, secretData, type SourceData } from '../../../src/core/bu
 import type { EnvSourceRead, ResourcePlan } from '../../../src/core/bundle/plan.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { decideEnvRefHash, envSourcesOf, workloadSourceRefs } from '../../../src/core/bundle/workload-env-hash.js';
-import { bundle, configMap, controlledByBundle, deployment, live, object, planInput, resource, withAnnotation, withData, withResource, withSpec, type Obj } from './builders.js';
+import { bundle, configMap, controlledByBundle, deployment, live, object, planInput, resource, withAnnotation, withData, withRef, withResource, withSpec, type Obj } from './builders.js';
 
 const SMITH_INITIAL = '97b5461821487e047e760880764dd9b31a5b7f39e8961b98b809c6d3f5b3cf3a';
 const SMITH_CM_CHANGED = '5fb60505d125dd42160a9ef237873345020a90e8d607861ced50a641c3a800a9';
@@ -105,10 +105,13 @@ describe('decideEnvRefHash: rollOnChange: volumes', () => {
 });
 
 describe('envSourcesOf', () => {
-  it('lists each source once, skipping names no object can have (an unresolved reference)', () => {
-    const a = deployment('a', withSpec({ template: { spec: podSpec() } }));
-    const b = deployment('b', withSpec({ template: { spec: { containers: [{ name: 'c', envFrom: [{ configMapRef: { name: 'map1' } }, { configMapRef: { name: '!{ref}' } }] }] } } }));
-    expect(envSourcesOf([a, b, configMap('map1')])).toEqual([{ kind: 'ConfigMap', name: 'map1' }, { kind: 'Secret', name: 'secret1' }]);
+  it('lists each source once, with names given by references resolved against the live objects', () => {
+    const a = resource('a', deployment('a', withSpec({ template: { spec: podSpec() } })));
+    const viaRef = deployment('b', withSpec({ template: { spec: { containers: [{ name: 'c', envFrom: [{ configMapRef: { name: 'map1' } }, { configMapRef: { name: '!{cm-name}' } }] }] } } }));
+    const b = resource('b', viaRef, withRef('config', { name: 'cm-name', path: 'metadata.name' }));
+    const config = resource('config', configMap('settings'));
+    expect(envSourcesOf([a, b, config], new Map())).toEqual([{ kind: 'ConfigMap', name: 'map1' }, { kind: 'Secret', name: 'secret1' }]);
+    expect(envSourcesOf([a, b, config], new Map([['config', live(configMap('settings'))]]))).toEqual([{ kind: 'ConfigMap', name: 'map1' }, { kind: 'Secret', name: 'secret1' }, { kind: 'ConfigMap', name: 'settings' }]);
   });
 });
 
