@@ -1,7 +1,7 @@
 /**
  * A Bundle can do only what its own identity may do. The author's
- * ServiceAccount may write ConfigMaps (and RoleBindings) in its namespace,
- * nothing else. Through the Bundle it tries what the operator's own rights
+ * ServiceAccount may write ConfigMaps, Deployments (and RoleBindings) in its
+ * namespace, nothing else. Through the Bundle it tries what the operator's own rights
  * would allow: adopting an orphan Secret and copying its password into a
  * ConfigMap, and binding itself to cluster-admin. The API server, judging
  * the impersonated account, refuses both; the Bundle says Forbidden (naming
@@ -34,7 +34,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-/** A namespace with the author's ServiceAccount (ConfigMaps and RoleBindings only) and an orphan Secret. */
+/** A namespace with the author's ServiceAccount (ConfigMaps, Deployments and RoleBindings only) and an orphan Secret. */
 async function tenantNamespace(prefix: string): Promise<string> {
   const ns = await createNamespace(env, prefix);
   const as = { fieldManager: 'test-admin' };
@@ -44,6 +44,7 @@ async function tenantNamespace(prefix: string): Promise<string> {
     rules: [
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
       { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+      { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
     ],
   }, as);
   await env.client.apply(rbac.roleBinding, {
@@ -114,6 +115,16 @@ function tenancyCases(label: string, setup: () => { ns: () => string; account: s
       expect(events.filter((e) => e.type === 'Warning').length).toBeGreaterThanOrEqual(1);
       expect(JSON.stringify(bundle.status)).not.toContain(PASSWORD);
       expect(JSON.stringify(bundle.status)).not.toContain(Buffer.from(PASSWORD).toString('base64'));
+    });
+
+    test('a workload whose envRefHash would read a Secret the identity may not read: that workload\'s error, nothing hashed or written', async () => {
+      const { ns, account } = setup();
+      const reader = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'hash-reader' }, spec: { selector: { matchLabels: { app: 'r' } }, template: { metadata: { labels: { app: 'r' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', envFrom: [{ secretRef: { name: 'db-creds' } }] }] } } } };
+      await applyAs(ns(), 'hash-secret', [{ name: 'app', object: reader }], account);
+      const bundle = await waitForBundle(env, ns(), 'hash-secret', 'the read refused', (b) => resourceCondition(b, 'app', 'Error')?.status === 'True');
+      expect(resourceCondition(bundle, 'app', 'Error')?.message).toMatch(/cannot read Secret "db-creds" for the pod template's envRefHash: .*forbidden/);
+      expect(resourceCondition(bundle, 'app', 'Error')?.message).toContain(`system:serviceaccount:${ns()}:${AUTHOR}`);
+      expect(await env.client.tryGet(t.deployment, ns(), 'hash-reader')).toBeUndefined();
     });
 
     test('a RoleBinding to a ClusterRole the identity does not hold is refused by the API server: Forbidden', async () => {
