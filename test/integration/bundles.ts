@@ -72,7 +72,7 @@ export async function eventsFor(env: TestEnv, namespace: string, name: string): 
     .map((e) => ({ reason: typeof e.reason === 'string' ? e.reason : '', note: typeof e.note === 'string' ? e.note : '', type: typeof e.type === 'string' ? e.type : '' }));
 }
 
-/** Marks a Deployment available through the status subresource (no workload controllers run here). */
+/** Marks a Deployment available through the status subresource (no workload controllers run on the shared control plane; workloads.ts starts one where they do). */
 export async function markDeploymentAvailable(env: TestEnv, namespace: string, name: string): Promise<void> {
   const rt = await resourceType(env, 'apps/v1', 'Deployment');
   const live = await env.client.get(rt, namespace, name);

@@ -28,6 +28,8 @@ export interface InProcessOperator {
 
 export interface InProcessOptions {
   namespace: string;
+  /** Another control plane's (a test file's own, e.g. workloads.ts); default: the run's shared one. */
+  kubeconfig?: string;
   clock?: Clock;
   /** The API server's clock as the operator sees it; default: from the Date headers of its answers. */
   serverTime?: ServerTime;
@@ -45,8 +47,8 @@ export interface InProcessOptions {
  * spawned operator reads by default (default/bundlesmith-release-key),
  * read or created with the test's admin rights.
  */
-export async function testReleaseKey(): Promise<Uint8Array> {
-  const admin = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()));
+export async function testReleaseKey(kubeconfig: string = kubeconfigPath()): Promise<Uint8Array> {
+  const admin = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig));
   try {
     return await loadReleaseKey(admin, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET });
   } finally {
@@ -63,8 +65,9 @@ export async function releaseProofFor(meta: ReleasedMeta): Promise<Record<string
 
 /** Starts an operator in this process, watching only `namespace`. BUNDLESMITH_TEST_LOGS=1 shows its logs. */
 export async function startOperator(opts: InProcessOptions): Promise<InProcessOperator> {
-  const releaseKey = await testReleaseKey();
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), opts.impersonate ? { impersonateUser: opts.impersonate.user, impersonateGroups: opts.impersonate.groups ?? [] } : {});
+  const kubeconfig = opts.kubeconfig ?? kubeconfigPath();
+  const releaseKey = await testReleaseKey(kubeconfig);
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), opts.impersonate ? { impersonateUser: opts.impersonate.user, impersonateGroups: opts.impersonate.groups ?? [] } : {});
   const clock = opts.clock ?? systemClock;
   const metrics = new OperatorMetrics();
   const logger = process.env.BUNDLESMITH_TEST_LOGS === '1' ? createLogger('debug') : silentLogger();
