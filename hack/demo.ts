@@ -58,6 +58,7 @@ interface Demo {
 
 const BUNDLE_RT: ResourceType = { group: 'smith.atlassian.com', version: 'v1', apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', plural: 'bundles', namespaced: true, verbs: [] };
 const CONFIGMAP_RT: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, verbs: [] };
+const DEPLOYMENT_RT: ResourceType = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true, verbs: [] };
 
 function conditions(bundle: KubeObject | undefined): { type: string; status: string; reason?: string; message?: string }[] {
   return (bundle?.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? [];
@@ -156,9 +157,14 @@ async function run(demo: Demo): Promise<void> {
   await waitFor('Bundle web to be Ready', webReady());
   say('Bundle web is Ready: its Deployment has every replica updated and available (pods bound to simulated nodes by kube-scheduler, reported Running by kwok; no container runs)');
   say(`kubectl get deployments,replicasets,pods -n ${NAMESPACE} -o wide:\n${(await kubectl(['get', 'deployments,replicasets,pods', '-n', NAMESPACE, '-o', 'wide'])).trimEnd().replace(/^/gm, '        ')}`);
-  const patched = JSON.parse(await kubectl(['patch', 'bundle', 'web', '-n', NAMESPACE, '--type=json', '-o', 'json', '-p', JSON.stringify([{ op: 'add', path: '/spec/resources/2/spec/object/spec/template/metadata/annotations', value: { 'demo.bundlesmith.dev/revision': '2' } }])])) as KubeObject;
-  say('changed the pod template in the Bundle (an annotation): a rollout');
-  await waitFor('Bundle web to be Ready with the new template', webReady(patched.metadata.generation));
+  const hashOf = async () => ((await client.get(DEPLOYMENT_RT, NAMESPACE, 'web')).spec as { template?: { metadata?: { annotations?: Record<string, string> } } }).template?.metadata?.annotations?.[Annotations.envRefHash];
+  const hashBefore = await hashOf();
+  say(`its pod template carries smith.atlassian.com/envRefHash=${hashBefore?.slice(0, 16) ?? '?'}…: Smith's hash of web-config and web-credentials, which its container reads`);
+  const patched = JSON.parse(await kubectl(['patch', 'bundle', 'web', '-n', NAMESPACE, '--type=json', '-o', 'json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/resources/0/spec/object/data/greeting', value: 'bonjour' }])])) as KubeObject;
+  say('changed greeting in the Bundle\'s ConfigMap, nothing in the Deployment: the ConfigMap is applied, then the Deployment with a new hash, so it rolls out');
+  await waitFor('Bundle web to be Ready with the new ConfigMap', webReady(patched.metadata.generation));
+  await waitFor('the new envRefHash', async () => ((await hashOf()) !== hashBefore ? true : undefined));
+  say(`envRefHash is now ${(await hashOf())?.slice(0, 16) ?? '?'}…`);
   say('Bundle web is Ready again, once the new ReplicaSet was available and the old one scaled to 0:');
   say(`kubectl get replicasets,pods -n ${NAMESPACE}:\n${(await kubectl(['get', 'replicasets,pods', '-l', 'app=web', '-n', NAMESPACE])).trimEnd().replace(/^/gm, '        ')}`);
 

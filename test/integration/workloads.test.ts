@@ -4,8 +4,10 @@
  * run, a Bundle's Deployment gets a ReplicaSet and pods that become Running
  * and Ready, the Bundle becomes Ready by the operator's readiness rule for
  * Deployments (nothing here writes a status by hand), and a change of the
- * pod template rolls the Deployment out to a new ReplicaSet.
+ * pod template rolls the Deployment out to a new ReplicaSet, and so does a
+ * change to a ConfigMap or Secret it reads (envRefHash).
  */
+import { Annotations } from '../../src/api/names.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { bundleManifest, BUNDLE_RESOURCE_TYPE, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { conditionOf, resourceType } from './harness.js';
@@ -92,4 +94,36 @@ it('a Deployment whose pods cannot be scheduled keeps the Bundle not Ready, sayi
   await waitForReady(f.env, f.ns, 'unplaced');
   const rollout = await waitForRollout(f.env, f.ns, 'wl-unplaced');
   expect(rollout.pods).toHaveLength(1);
+});
+
+it('envRefHash end to end: a change to a ConfigMap outside the Bundle, then to a Secret, each rolls the Deployment that reads them out to a new ReplicaSet (the old scaled to 0); a Deployment that reads neither does not roll', async () => {
+  const t = f.t;
+  await f.env.client.create(t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'wl-settings', namespace: f.ns }, data: { mode: 'a' } });
+  await f.env.client.create(t.secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wl-token', namespace: f.ns }, stringData: { token: 'one' } });
+  const reading = deployment('wl-reader', 2);
+  const template = (reading.spec as { template: { spec: { containers: Record<string, unknown>[] } } }).template;
+  template.spec.containers[0] = { ...template.spec.containers[0], envFrom: [{ configMapRef: { name: 'wl-settings' } }, { secretRef: { name: 'wl-token' } }] };
+  await applyBundle('config', [{ name: 'reader', object: reading }, { name: 'other', object: deployment('wl-other', 1) }]);
+  await waitForReady(f.env, f.ns, 'config');
+  const first = await waitForRollout(f.env, f.ns, 'wl-reader');
+  const other = await waitForRollout(f.env, f.ns, 'wl-other');
+  const hashOf = (r: { replicaSet: KubeObject }) => (r.replicaSet.spec as { template?: { metadata?: { annotations?: Record<string, string> } } }).template?.metadata?.annotations?.[Annotations.envRefHash];
+  expect(hashOf(first)).toMatch(/^[0-9a-f]{64}$/);
+
+  await f.env.client.patch(t.configMap, f.ns, 'wl-settings', { data: { mode: 'b' } }, 'merge');
+  const second = await waitForRollout(f.env, f.ns, 'wl-reader', (r) => r.replicaSet.metadata.uid !== first.replicaSet.metadata.uid);
+  expect(hashOf(second)).not.toBe(hashOf(first));
+  expect(second.oldReplicaSets.map((rs) => rs.metadata.uid)).toEqual([first.replicaSet.metadata.uid]);
+  expect(second.oldReplicaSets[0]?.spec).toMatchObject({ replicas: 0 });
+  expect(second.pods).toHaveLength(2);
+
+  await f.env.client.patch(t.secret, f.ns, 'wl-token', { stringData: { token: 'two' } }, 'merge');
+  const third = await waitForRollout(f.env, f.ns, 'wl-reader', (r) => r.replicaSet.metadata.uid !== second.replicaSet.metadata.uid && r.replicaSet.metadata.uid !== first.replicaSet.metadata.uid);
+  expect(new Set([hashOf(first), hashOf(second), hashOf(third)]).size).toBe(3);
+  await waitForBundle(f.env, f.ns, 'config', 'Ready after the rollouts', (b) => conditionOf(b, 'Ready')?.status === 'True');
+
+  // The Deployment that reads neither kept its one ReplicaSet.
+  const otherNow = await waitForRollout(f.env, f.ns, 'wl-other');
+  expect(otherNow.replicaSet.metadata.uid).toBe(other.replicaSet.metadata.uid);
+  expect(otherNow.oldReplicaSets).toEqual([]);
 });
