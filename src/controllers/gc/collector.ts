@@ -46,7 +46,7 @@ export interface GarbageCollectorOptions {
   reportingInstance?: string;
   /** Shared discovery (default: the collector makes its own). */
   discovery?: Discovery;
-  /** A client of its own for events (default: the collector's client). */
+  /** A client of its own for events, on its own connections (default: the collector's client). */
   eventClient?: KubeClient;
 }
 
@@ -95,9 +95,10 @@ export class GarbageCollector {
     const restrictTo: GcScopeRestriction | undefined = options.namespaces
       ? { namespaces: options.namespaces, ...(options.clusterScopedLabel !== undefined ? { clusterScopedLabel: options.clusterScopedLabel } : {}) }
       : undefined;
-    // Events go through their own client when given one, so that they do not
-    // spend the collector's request budget (client-go's event broadcaster is
-    // rate-limited apart from the controllers' clients, too).
+    // Events go through their own client when given one: their own
+    // connections, so a slow event write never holds a socket a delete
+    // waits for. The operator's clients share one request budget
+    // (process-clients.ts), so events are counted in --qps all the same.
     const events = options.eventClient;
     const api: GcApi = events
       ? { tryGet: (...a) => client.tryGet(...a), patch: (...a) => client.patch(...a), delete: (...a) => client.delete(...a), createEvent: (input) => events.createEvent(input), updateEventSeries: (...a) => events.updateEventSeries(...a) }
