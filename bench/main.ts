@@ -235,7 +235,7 @@ async function main(): Promise<number> {
   const report: Report = { config, failures: [] };
   if (config.only.has('memory')) {
     log(`memory: ${config.memory.syntheticObjects} synthetic objects`);
-    report.memory = await runScenario(report, 'memory (synthetic)', () => syntheticMemory(config.memory.syntheticObjects, config.memory.objectsPerOwner, log));
+    report.memory = await runScenario(report, 'memory (synthetic)', () => syntheticMemory({ sizes: [10_000, config.memory.syntheticObjects, config.memory.largeObjects], objectsPerOwner: config.memory.objectsPerOwner }, log));
     if (config.memory.realObjects > 0) {
       log(`memory: ${config.memory.realObjects} real objects`);
       report.realMemory = await runScenario(report, 'memory (real apiserver)', () => realMemory(config.memory.realObjects, config.memory.objectsPerOwner, log));
