@@ -15,13 +15,17 @@
  * configured size (100k) and a large one (1M).
  *
  * Real: the whole GarbageCollector on a real apiserver, before and after
- * `realObjects` ConfigMaps are created (again one owner per ten); on the
+ * `realObjects` ConfigMaps are created (again one owner per ten, by a
+ * process of their own: create-objects.ts); on the
  * same control plane kube-controller-manager runs with only its garbage
  * collector, and its resident-set growth over the same objects is the
  * reference (a Go process cannot be asked for a collected heap; its RSS
  * and ours are both given).
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { GarbageCollector } from '../src/controllers/gc/collector.js';
 import { GcEngine, type GcApi } from '../src/controllers/gc/engine.js';
 import type { ResourceResolver } from '../src/controllers/gc/owner-verifier.js';
@@ -30,7 +34,7 @@ import type { KubeTransport } from '../src/kube/transport.js';
 import type { KubeObject, ResourceType, WatchEvent } from '../src/kube/types.js';
 import { systemClock } from '../src/runtime/clock.js';
 import { SupervisedInformer } from '../src/runtime/informer.js';
-import { createNamespace, forEachConcurrently, grantControllerManagerGcRole, sleep, startBenchCluster } from './cluster.js';
+import { createNamespace, grantControllerManagerGcRole, sleep, startBenchCluster } from './cluster.js';
 
 const POD: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, verbs: ['list', 'watch', 'delete'] };
 const REPLICA_SET: ResourceType = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'ReplicaSet', plural: 'replicasets', namespaced: true, verbs: ['list', 'watch', 'delete'] };
@@ -287,6 +291,15 @@ export async function syntheticMemory(options: SyntheticMemoryOptions, log: (lin
   return out;
 }
 
+/** Runs a program to its end (stderr passed through); rejects unless it exits 0. */
+function runToCompletion(program: string, args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${args[0] ?? program} exited with ${code}`))));
+  });
+}
+
 /** Resident set of a process, in bytes (Linux /proc). */
 function residentBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -328,24 +341,8 @@ export async function realMemory(count: number, objectsPerOwner: number, log: (l
     const before = await settledHeap();
     const rssBefore = await lowestResident(process.pid);
     const kcmBefore = await lowestResident(kcmPid);
-    const owners = Math.ceil(count / objectsPerOwner);
-    const ownerRefs: { name: string; uid: string }[] = [];
-    await forEachConcurrently(owners, 32, async (i) => {
-      const owner = await cluster.admin.create(cluster.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `owner-${i}`, namespace }, data: { role: 'owner' } });
-      ownerRefs[i] = { name: owner.metadata.name, uid: owner.metadata.uid };
-    });
-    const dependents = count - owners;
-    await forEachConcurrently(dependents, 32, async (i) => {
-      const owner = ownerRefs[i % owners];
-      if (!owner) return;
-      await cluster.admin.create(cluster.configMaps, {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `dep-${i}`, namespace, labels: { app: `service-${i % owners}` }, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true }] },
-        data: { index: String(i) },
-      });
-    });
-    ownerRefs.length = 0;
+    // Created from a process of its own: this one's resident set holds the collector, not the creating.
+    await runToCompletion(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'create-objects.js'), cluster.state.kubeconfig, namespace, String(count), String(objectsPerOwner)]);
     const deadline = Date.now() + 120_000;
     while (gc.graphSize() < nodesBefore + count) {
       if (Date.now() > deadline) throw new Error(`the collector's graph reached ${gc.graphSize() - nodesBefore} of ${count} new objects`);
