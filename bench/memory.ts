@@ -34,7 +34,7 @@ import type { KubeTransport } from '../src/kube/transport.js';
 import type { KubeObject, ResourceType, WatchEvent } from '../src/kube/types.js';
 import { systemClock } from '../src/runtime/clock.js';
 import { SupervisedInformer } from '../src/runtime/informer.js';
-import { createNamespace, grantControllerManagerGcRole, sleep, startBenchCluster } from './cluster.js';
+import { controllerManagerLog, createNamespace, grantControllerManagerGcRole, sleep, startBenchCluster, type BenchCluster } from './cluster.js';
 
 const POD: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, verbs: ['list', 'watch', 'delete'] };
 const REPLICA_SET: ResourceType = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'ReplicaSet', plural: 'replicasets', namespaced: true, verbs: ['list', 'watch', 'delete'] };
@@ -291,6 +291,19 @@ export async function syntheticMemory(options: SyntheticMemoryOptions, log: (lin
   return out;
 }
 
+/** Waits for kube-controller-manager's "All resource monitors have synced" (its graph has listed everything), then a little more for its memory to settle. */
+async function controllerManagerSynced(cluster: BenchCluster, log: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  while (!/resource monitors have synced/i.test(controllerManagerLog(cluster))) {
+    if (Date.now() > deadline) {
+      log('  kube-controller-manager did not log its collector synced within 180 s; sampling anyway');
+      break;
+    }
+    await sleep(500);
+  }
+  await sleep(3_000);
+}
+
 /** Runs a program to its end (stderr passed through); rejects unless it exits 0. */
 function runToCompletion(program: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -335,8 +348,8 @@ export async function realMemory(count: number, objectsPerOwner: number, log: (l
     const namespace = await createNamespace(cluster, 'bench-memory');
     await gc.start();
     await gc.waitForSync();
-    // kube-controller-manager's informers failed on RBAC before the grant, back off and relist: give them time.
-    await sleep(20_000);
+    // kube-controller-manager's informers failed on RBAC before the grant, back off and relist: wait until its collector says it synced.
+    await controllerManagerSynced(cluster, log);
     const nodesBefore = gc.graphSize();
     const before = await settledHeap();
     const rssBefore = await lowestResident(process.pid);
