@@ -33,6 +33,13 @@ export interface InformerOptions {
   resyncListMs?: number;
   onError?: (err: unknown, resource: ResourceType) => void;
   /**
+   * What the store keeps of each object (handlers still get the whole
+   * object as received): a consumer that needs only identities keeps a
+   * small stub here. `get`/`list` and the `old`/deleted objects handed to
+   * handlers are then stubs.
+   */
+  storeAs?: (obj: KubeObject) => KubeObject;
+  /**
    * A consumer that keeps its own index of the objects (the garbage
    * collector's graph): the informer then keeps no store at all, hands every
    * listed or watched object to `index`, and after each list says which UIDs
@@ -41,6 +48,12 @@ export interface InformerOptions {
    * not available then.
    */
   index?: InformerIndex;
+}
+
+/** A store stub with only the identity: kind, name, namespace, uid, resourceVersion. */
+export function identityStub(obj: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion } = obj.metadata;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: namespace === undefined ? { name, uid, resourceVersion } : { name, namespace, uid, resourceVersion } };
 }
 
 /** What a storeless informer hands its consumer. */
@@ -218,7 +231,7 @@ export class SupervisedInformer {
 
   private upsert(key: string, obj: KubeObject): void {
     const old = this.store.get(key);
-    this.store.set(key, obj);
+    this.store.set(key, this.options.storeAs ? this.options.storeAs(obj) : obj);
     if (!old) for (const h of this.handlers) h.onAdd?.(obj);
     else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) for (const h of this.handlers) h.onUpdate?.(old, obj);
   }
