@@ -32,8 +32,10 @@ export interface BenchConfig {
     eventsApartVariant: boolean;
   };
   memory: {
-    /** Synthetic objects fed to the graph (BENCH_MEMORY_OBJECTS). */
+    /** Synthetic objects fed to the graph (BENCH_MEMORY_OBJECTS); a 10k row is measured besides. */
     syntheticObjects: number;
+    /** The large synthetic row (BENCH_MEMORY_LARGE_OBJECTS, 0 to skip; skipped under --quick). */
+    largeObjects: number;
     /** Objects created on a real apiserver for the same measurement (BENCH_MEMORY_REAL_OBJECTS, 0 to skip). */
     realObjects: number;
     /** Objects per owner (one owner per this many objects). */
@@ -101,6 +103,7 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
     },
     memory: {
       syntheticObjects: positiveInt(env, 'BENCH_MEMORY_OBJECTS', quick ? 10_000 : 100_000),
+      largeObjects: positiveInt(env, 'BENCH_MEMORY_LARGE_OBJECTS', quick ? 0 : 1_000_000),
       realObjects: positiveInt(env, 'BENCH_MEMORY_REAL_OBJECTS', quick ? 1_000 : 10_000),
       objectsPerOwner: positiveInt(env, 'BENCH_OBJECTS_PER_OWNER', 10),
     },

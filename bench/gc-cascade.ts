@@ -16,6 +16,8 @@
  */
 import { GarbageCollector } from '../src/controllers/gc/collector.js';
 import { KubeClient, type EventInput } from '../src/kube/client.js';
+import { systemClock } from '../src/runtime/clock.js';
+import { RequestBudget } from '../src/runtime/ratelimiter.js';
 import {
   DeletionWatch,
   createNamespace,
@@ -146,10 +148,11 @@ class EventRoutingClient extends KubeClient {
 }
 
 async function startOurCollector(cluster: BenchCluster, workers: number, limit: { qps: number; burst: number } | undefined, events: EventRouting = 'same-client'): Promise<RunningCollector> {
-  // As the operator builds its clients (main.ts): 64 request sockets (watches have their own pool),
-  // --qps/--burst when set, and Events on a client of their own with the same limit.
-  const main = await cluster.client({ maxSockets: 64, ...(limit ? { qps: limit.qps, burst: limit.burst } : {}) });
-  const eventsClient = events === 'own-client' ? await cluster.client({ maxSockets: 8, ...(limit ? { qps: limit.qps, burst: limit.burst } : {}) }) : undefined;
+  // As the operator builds its clients (process-clients.ts): 64 request sockets (watches have their own pool),
+  // Events on a client of their own, and --qps/--burst one budget for both (the whole process).
+  const budget = limit ? new RequestBudget(systemClock, limit) : undefined;
+  const main = await cluster.client({ maxSockets: 64, ...(budget ? { limiter: budget } : {}) });
+  const eventsClient = events === 'own-client' ? await cluster.client({ maxSockets: 8, ...(budget ? { limiter: budget } : {}) }) : undefined;
   const client = events === 'same-client' ? main : new EventRoutingClient(main, eventsClient);
   // As the operator runs it (--gc=cluster), with its worker count.
   const gc = new GarbageCollector(client, { mode: 'cluster', workers });
@@ -177,7 +180,7 @@ export async function equalQpsCascade(config: BenchConfig, log: (line: string) =
   const results: CascadeResult[] = [];
 
   const variants = [
-    { eventsApart: true, result: { label: `bundlesmith as shipped (qps ${qps}, burst ${burst}, ${config.gcWorkers} workers; Events on a client of their own, same limit)`, runs: [] } as CascadeResult },
+    { eventsApart: true, result: { label: `bundlesmith as shipped (qps ${qps}, burst ${burst}, ${config.gcWorkers} workers; Events on a client of their own, one budget for the process)`, runs: [] } as CascadeResult },
     ...(config.cascade.eventsApartVariant ? [{ eventsApart: false, result: { label: `bundlesmith, Events through the collector's own client (the wiring before c0dcd27)`, runs: [] } as CascadeResult }] : []),
   ];
   log(`cascade at ${qps} qps: our collector (fresh control plane)`);

@@ -16,7 +16,7 @@ export interface GarbageCollectorFactoryOptions {
   workers: number;
   /** With --namespace, the collector acts only there (its graph still spans what it can see). */
   namespace?: string;
-  /** Events through their own client (own connections and rate limit). */
+  /** Events through their own client (own connections; the operator's clients share one request budget). */
   eventClient?: KubeClient;
 }
 

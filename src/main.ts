@@ -6,7 +6,8 @@
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
 import { parseArgs, type Config } from './config.js';
-import { KubeClient } from './kube/client.js';
+import type { KubeClient } from './kube/client.js';
+import { createProcessClients } from './process-clients.js';
 import { createLogger } from './observability/logger.js';
 import { startDebugEndpoint } from './observability/debug.js';
 import { OperatorMetrics } from './observability/metrics.js';
@@ -57,19 +58,9 @@ async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: 
 async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const instance = `${hostname()}-${process.pid}`;
-  const client = await KubeClient.fromEnvironment(config.kubeconfig, {
-    // Watches have their own uncapped pool in the transport; this bounds requests only.
-    maxSockets: 64,
-    ...(config.qps > 0 ? { qps: config.qps, burst: config.burst } : {}),
-    ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
-  });
-  // Events are information: they get a client of their own (own connections
-  // and rate limit), so they never spend the controllers' request budget.
-  const eventClient = await KubeClient.fromEnvironment(config.kubeconfig, {
-    maxSockets: 8,
-    ...(config.qps > 0 ? { qps: config.qps, burst: config.burst } : {}),
-    ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
-  });
+  // One request budget (--qps/--burst) for every client of the process.
+  const clients = await createProcessClients(config);
+  const { client, eventClient, leaseClient, reviewClient } = clients;
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const isLeader = new Gauge({ name: 'bundlesmith_leader', help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)', registers: [metrics.registry] });
   const clock = systemClock;
@@ -108,16 +99,6 @@ async function main(config: Config): Promise<void> {
       });
   };
 
-  // The Lease gets its own connection, rate limit and timeout: renewals must
-  // never queue behind the controllers' watches and lists (a busy start of
-  // the garbage collector would otherwise cost the leadership).
-  const leaseClient = config.leaderElect
-    ? await KubeClient.fromEnvironment(config.kubeconfig, {
-        maxSockets: 2,
-        requestTimeoutMs: Math.max(1_000, Math.floor((config.leaseDurationSeconds * 1000) / 5)),
-        ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
-      })
-    : undefined;
   const elector = leaseClient
     ? new LeaderElector({
         store: kubeLeaseStore(leaseClient, config.leaderElectionNamespace, config.leaderElectionId),
@@ -150,14 +131,6 @@ async function main(config: Config): Promise<void> {
     if (!operatorStarted || !operator.ready()) return { ready: false, detail: 'controllers starting: informers not synced yet' };
     return { ready: true, detail: elector ? 'leader: controllers running' : 'controllers running' };
   };
-  // Reviews get a client of their own: scrapes never spend the controllers' connections or rate limit.
-  const reviewClient =
-    config.metricsAuth === 'kubernetes'
-      ? await KubeClient.fromEnvironment(config.kubeconfig, {
-          maxSockets: 4,
-          ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
-        })
-      : undefined;
   const metricsAuthorizer = reviewClient
     ? new MetricsAuthorizer({
         reviewToken: (token) => reviewToken(reviewClient, token),
@@ -183,10 +156,7 @@ async function main(config: Config): Promise<void> {
       .then(() => http.close())
       .then(() => debug?.close())
       .then(() => {
-        client.close();
-        eventClient.close();
-        leaseClient?.close();
-        reviewClient?.close();
+        for (const c of clients.all()) c.close();
         logger.info('stopped');
         process.exit(0);
       })

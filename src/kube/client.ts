@@ -100,6 +100,19 @@ export class KubeClient {
   /** Lists all pages of a collection (all namespaces when namespace is undefined). */
   async list(rt: ResourceType, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult> {
     const items: KubeObject[] = [];
+    const resourceVersion = await this.listPages(rt, namespace, opts, (page) => {
+      for (const item of page) items.push(item);
+    });
+    return { items, resourceVersion };
+  }
+
+  /**
+   * Lists a collection a page at a time (one consistent snapshot: the pages
+   * after the first continue it), handing each page to `onPage` before the
+   * next is fetched, so a caller that indexes them holds one page at a time.
+   * Resolves with the list's resourceVersion.
+   */
+  async listPages(rt: ResourceType, namespace: string | undefined, opts: ListOptions, onPage: (items: KubeObject[]) => void): Promise<string> {
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
@@ -114,11 +127,13 @@ export class KubeClient {
         accept: opts.metadataOnly ? METADATA_LIST_ACCEPT : 'application/json',
       });
       const list = body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
+      const items: KubeObject[] = [];
       for (const item of list.items ?? []) if (isKubeObject(item)) items.push(withTypeMeta(item, rt));
+      onPage(items);
       resourceVersion = list.metadata?.resourceVersion ?? resourceVersion;
       continueToken = list.metadata?.continue || undefined;
     } while (continueToken);
-    return { items, resourceVersion };
+    return resourceVersion;
   }
 
   /**

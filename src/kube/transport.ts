@@ -10,7 +10,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError } from './errors.js';
-import { DateHeaderServerTime, parseHttpDate } from '../runtime/clock.js';
+import { DateHeaderServerTime, parseHttpDate, systemClock } from '../runtime/clock.js';
+import { RequestBudget, type RequestLimiter, type RequestPriority } from '../runtime/ratelimiter.js';
 
 export interface TransportOptions {
   /** Connections kept per host; parallel requests beyond it wait for a free socket. */
@@ -20,7 +21,15 @@ export interface TransportOptions {
   /** Impersonate this user (Impersonate-User header), e.g. a ServiceAccount in tests. */
   impersonateUser?: string;
   impersonateGroups?: readonly string[];
-  /** Client-side rate limit in requests per second (0 = none). */
+  /**
+   * The process's request budget, shared with its other transports (the
+   * operator makes one from --qps/--burst for all its clients). Takes
+   * precedence over qps/burst.
+   */
+  limiter?: RequestLimiter;
+  /** This transport's place in the budget's queue (default normal; the Lease and reviews go first). */
+  priority?: RequestPriority;
+  /** A budget of this transport's own, in requests per second (0 = none), when no shared limiter is given. */
   qps?: number;
   burst?: number;
 }
@@ -46,7 +55,9 @@ export class KubeTransport {
   private readonly isHttps: boolean;
   private headers: Record<string, string> = {};
   private headersAt = -Infinity;
-  private readonly limiter: TokenBucket | undefined;
+  private readonly limiter: RequestLimiter | undefined;
+  private readonly priority: RequestPriority;
+  private sent = 0;
   /** The server's clock, estimated from the `Date` header of every answer. */
   readonly serverTime = new DateHeaderServerTime();
 
@@ -65,7 +76,8 @@ export class KubeTransport {
     // uncapped pool, so a hundred of them (one per resource for the garbage
     // collector) can never starve the request pool above.
     this.watchAgent = this.isHttps ? new https.Agent({ ...tls, keepAlive: false }) : new http.Agent({ keepAlive: false });
-    this.limiter = options.qps && options.qps > 0 ? new TokenBucket(options.qps, options.burst ?? Math.max(1, Math.ceil(options.qps * 1.5))) : undefined;
+    this.limiter = options.limiter ?? (options.qps && options.qps > 0 ? new RequestBudget(systemClock, { qps: options.qps, burst: options.burst ?? Math.max(1, Math.ceil(options.qps * 1.5)) }) : undefined);
+    this.priority = options.priority ?? 'normal';
   }
 
   static async create(kubeConfig: KubeConfig, options: TransportOptions = {}): Promise<KubeTransport> {
@@ -84,6 +96,16 @@ export class KubeTransport {
   /** True when every request impersonates a user set at creation (TransportOptions.impersonateUser). */
   get impersonates(): boolean {
     return this.options.impersonateUser !== undefined;
+  }
+
+  /** The budget this transport's requests draw from (undefined: unlimited). */
+  get requestLimiter(): RequestLimiter | undefined {
+    return this.limiter;
+  }
+
+  /** Requests sent so far, watches not counted (they take no token). */
+  get requestsSent(): number {
+    return this.sent;
   }
 
   get serverUrl(): string {
@@ -123,7 +145,10 @@ export class KubeTransport {
 
   private async open(method: string, path: string, opts: RequestOptions, agent: http.Agent = this.agent): Promise<{ res: http.IncomingMessage; req: http.ClientRequest }> {
     // Watches are long-lived streams, not request load: client-go does not rate-limit them either.
-    if (this.limiter && agent === this.agent) await this.limiter.take();
+    if (agent === this.agent) {
+      if (this.limiter) await this.limiter.take(this.priority);
+      this.sent++;
+    }
     const headers: http.OutgoingHttpHeaders = { ...(await this.authHeaders()), Accept: opts.accept ?? 'application/json' };
     const groups = this.options.impersonateGroups ?? [];
     if (groups.length > 0) headers['Impersonate-Group'] = [...groups];
@@ -206,37 +231,5 @@ export class KubeTransport {
       throw err;
     }
     if (buffered.trim().length > 0) onValue(JSON.parse(buffered));
-  }
-}
-
-/** Client-side rate limit (like client-go's QPS/burst): requests wait for a token. */
-class TokenBucket {
-  private tokens: number;
-  private last = Date.now();
-  private chain: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly qps: number,
-    private readonly burst: number,
-  ) {
-    this.tokens = burst;
-  }
-
-  take(): Promise<void> {
-    // Serialise waiters so tokens are handed out in arrival order.
-    const next = this.chain.then(async () => {
-      const now = Date.now();
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
-      this.last = now;
-      if (this.tokens < 1) {
-        const waitMs = ((1 - this.tokens) / this.qps) * 1000;
-        await new Promise((r) => setTimeout(r, waitMs));
-        this.tokens = 1;
-        this.last = Date.now();
-      }
-      this.tokens -= 1;
-    });
-    this.chain = next;
-    return next;
   }
 }

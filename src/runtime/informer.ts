@@ -6,7 +6,8 @@
  * relists, and a watchdog restarts a watch that has been silent for too long
  * (the server closes watches after timeoutSeconds, so silence beyond that
  * means a stalled connection). Handlers get objects, and must only enqueue
- * keys: no work in handlers.
+ * keys: no work in handlers. A consumer with an index of its own (the
+ * garbage collector's graph) runs it without a store (InformerOptions.index).
  */
 import type { KubeClient } from '../kube/client.js';
 import { errorMessage, isGone } from '../kube/errors.js';
@@ -33,18 +34,40 @@ export interface InformerOptions {
   onError?: (err: unknown, resource: ResourceType) => void;
   /**
    * What the store keeps of each object (handlers still get the whole
-   * object as received). A consumer that builds its own index, like the
-   * garbage collector's graph, keeps a small stub here so memory does not
-   * hold every object twice. `get`/`list` and the `old`/deleted objects
-   * handed to handlers are then stubs.
+   * object as received): a consumer that needs only identities keeps a
+   * small stub here. `get`/`list` and the `old`/deleted objects handed to
+   * handlers are then stubs.
    */
   storeAs?: (obj: KubeObject) => KubeObject;
+  /**
+   * A consumer that keeps its own index of the objects (the garbage
+   * collector's graph): the informer then keeps no store at all, hands every
+   * listed or watched object to `index`, and after each list says which UIDs
+   * it held, so the consumer diffs its index against the list (deletions
+   * missed while the watch was down included). Handlers, get and list are
+   * not available then.
+   */
+  index?: InformerIndex;
 }
 
 /** A store stub with only the identity: kind, name, namespace, uid, resourceVersion. */
 export function identityStub(obj: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion } = obj.metadata;
   return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: namespace === undefined ? { name, uid, resourceVersion } : { name, namespace, uid, resourceVersion } };
+}
+
+/** What a storeless informer hands its consumer. */
+export interface InformerIndex {
+  /** Listed, added or modified (a relist repeats unchanged objects: compare resourceVersions). */
+  observed(obj: KubeObject): void;
+  /** Deleted: the object as the DELETED event carries it. */
+  deleted(obj: KubeObject): void;
+  /**
+   * A list is complete and every object in it was handed to `observed`:
+   * `uids` is all of them. Whatever else the index holds from this informer
+   * no longer exists.
+   */
+  listed(uids: ReadonlySet<string>): void;
 }
 
 export interface InformerHealth {
@@ -74,6 +97,7 @@ export class SupervisedInformer {
   ) {}
 
   addHandler(handler: InformerHandler): void {
+    if (this.options.index) throw new Error(`the informer of ${this.resource.plural} keeps no store: its consumer is its index`);
     this.handlers.push(handler);
     // A late handler sees what is already known, as if it had been there.
     for (const obj of this.store.values()) handler.onAdd?.(obj);
@@ -153,8 +177,39 @@ export class SupervisedInformer {
     }
   }
 
-  /** Lists everything and reconciles the store with it, emitting the differences. */
+  /** Lists everything and reconciles the store (or the consumer's index) with it, emitting the differences. */
   private async relist(): Promise<string> {
+    const resourceVersion = this.options.index ? await this.relistInto(this.options.index) : await this.relistIntoStore();
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters) w();
+      this.syncWaiters = [];
+    }
+    return resourceVersion;
+  }
+
+  /** Storeless: every page straight to the index (no page kept), then the UIDs the list held. */
+  private async relistInto(index: InformerIndex): Promise<string> {
+    const uids = new Set<string>();
+    const resourceVersion = await this.client.listPages(
+      this.resource,
+      this.options.namespace,
+      {
+        metadataOnly: this.options.metadataOnly ?? false,
+        ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
+      },
+      (items) => {
+        for (const obj of items) {
+          uids.add(obj.metadata.uid);
+          index.observed(obj);
+        }
+      },
+    );
+    index.listed(uids);
+    return resourceVersion;
+  }
+
+  private async relistIntoStore(): Promise<string> {
     const { items, resourceVersion } = await this.client.list(this.resource, this.options.namespace, {
       metadataOnly: this.options.metadataOnly ?? false,
       ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
@@ -170,11 +225,6 @@ export class SupervisedInformer {
         this.store.delete(key);
         for (const h of this.handlers) h.onDelete?.(old);
       }
-    }
-    if (!this.synced) {
-      this.synced = true;
-      for (const w of this.syncWaiters) w();
-      this.syncWaiters = [];
     }
     return resourceVersion;
   }
@@ -210,6 +260,12 @@ export class SupervisedInformer {
           const next = event.object.metadata.resourceVersion;
           if (next) rv = next;
           if (event.type === 'BOOKMARK') return;
+          const index = this.options.index;
+          if (index) {
+            if (event.type === 'DELETED') index.deleted(event.object);
+            else index.observed(event.object);
+            return;
+          }
           const key = this.key(event.object);
           if (event.type === 'DELETED') {
             const old = this.store.get(key) ?? event.object;

@@ -9,7 +9,7 @@ import { Discovery, preferredVersions } from '../../kube/discovery.js';
 import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
-import { SupervisedInformer, identityStub } from '../../runtime/informer.js';
+import { SupervisedInformer } from '../../runtime/informer.js';
 import { decideSyncGate } from '../../core/gc/sync-gate.js';
 import { GcEngine, type GcApi, type GcLog } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
@@ -46,7 +46,7 @@ export interface GarbageCollectorOptions {
   reportingInstance?: string;
   /** Shared discovery (default: the collector makes its own). */
   discovery?: Discovery;
-  /** A client of its own for events (default: the collector's client). */
+  /** A client of its own for events, on its own connections (default: the collector's client). */
   eventClient?: KubeClient;
 }
 
@@ -74,6 +74,8 @@ export class GarbageCollector {
   private readonly metrics: GcMetrics;
   private readonly log: GcLog;
   private readonly informers = new Map<string, SupervisedInformer>();
+  /** A graph source number per group/resource (kept across versions and restarts, so a relist finds what its predecessor observed). */
+  private readonly sources = new Map<string, number>();
   /** When each informer was started: the sync gate's bound runs from there. */
   private readonly informerStartedAt = new Map<string, number>();
   private cancelGateRecheck: Cancel | undefined;
@@ -95,9 +97,10 @@ export class GarbageCollector {
     const restrictTo: GcScopeRestriction | undefined = options.namespaces
       ? { namespaces: options.namespaces, ...(options.clusterScopedLabel !== undefined ? { clusterScopedLabel: options.clusterScopedLabel } : {}) }
       : undefined;
-    // Events go through their own client when given one, so that they do not
-    // spend the collector's request budget (client-go's event broadcaster is
-    // rate-limited apart from the controllers' clients, too).
+    // Events go through their own client when given one: their own
+    // connections, so a slow event write never holds a socket a delete
+    // waits for. The operator's clients share one request budget
+    // (process-clients.ts), so events are counted in --qps all the same.
     const events = options.eventClient;
     const api: GcApi = events
       ? { tryGet: (...a) => client.tryGet(...a), patch: (...a) => client.patch(...a), delete: (...a) => client.delete(...a), createEvent: (input) => events.createEvent(input), updateEventSeries: (...a) => events.updateEventSeries(...a) }
@@ -252,26 +255,31 @@ export class GarbageCollector {
   }
 
   private startInformer(rt: ResourceType): SupervisedInformer {
+    const isCrd = rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions';
+    const sourceKey = `${rt.group}/${rt.plural}`;
+    let source = this.sources.get(sourceKey);
+    if (source === undefined) {
+      source = this.sources.size + 1;
+      this.sources.set(sourceKey, source);
+    }
+    const observedSource = source;
+    // The graph is the only index: the informer keeps no store, and each
+    // list is diffed against the nodes this source observed (objects
+    // deleted while its watch was down leave the graph then).
     const informer = new SupervisedInformer(this.client, rt, {
       metadataOnly: true,
-      // The graph is the index; the informer keeps only what relists need.
-      storeAs: identityStub,
+      index: {
+        observed: (obj: KubeObject) => {
+          this.engine.observed(obj, observedSource);
+          if (isCrd) this.resyncSoon();
+        },
+        deleted: (obj: KubeObject) => {
+          this.engine.deleted(obj);
+          if (isCrd) this.resyncSoon();
+        },
+        listed: (uids) => this.engine.listed(observedSource, uids),
+      },
       onError: (err) => this.log('debug', `watch of ${rt.plural}.${rt.group} failed: ${errorMessage(err)}`),
-    });
-    const isCrd = rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions';
-    informer.addHandler({
-      onAdd: (obj: KubeObject) => {
-        this.engine.observed(obj);
-        if (isCrd) this.resyncSoon();
-      },
-      onUpdate: (_old: KubeObject, obj: KubeObject) => {
-        this.engine.observed(obj);
-        if (isCrd) this.resyncSoon();
-      },
-      onDelete: (obj: KubeObject) => {
-        this.engine.deleted(obj);
-        if (isCrd) this.resyncSoon();
-      },
     });
     informer.start();
     return informer;

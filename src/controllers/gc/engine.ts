@@ -117,9 +117,18 @@ export class GcEngine {
 
   // ---- the graph writer -------------------------------------------------
 
-  /** Informer side: an add or update. Only queues the change (no work in handlers). */
-  observed(object: KubeObject): void {
-    this.writer.push({ kind: 'observed', object });
+  /**
+   * Informer side: an add or update, or an object listed. Only queues the
+   * change (no work in handlers). `source` names the informer (a small
+   * positive number; 0: none), for `listed`.
+   */
+  observed(object: KubeObject, source = 0): void {
+    this.writer.push({ kind: 'observed', object, source });
+  }
+
+  /** Informer side: `source`'s list is complete and held `uids`; the graph drops what else that source observed. */
+  listed(source: number, uids: ReadonlySet<string>): void {
+    this.writer.push({ kind: 'listed', source, uids });
   }
 
   /** Informer side: a delete. */
@@ -181,7 +190,9 @@ export class GcEngine {
         ? applyEvent(this.graph, { type: 'virtual-delete', identity: change.identity, at })
         : change.kind === 'deleted'
           ? applyEvent(this.graph, { type: 'deleted', object: change.object, at })
-          : applyEvent(this.graph, { type: 'observed', object: change.object, tagged: this.tagged(change.object), at });
+          : change.kind === 'listed'
+            ? applyEvent(this.graph, { type: 'listed', source: change.source, uids: change.uids, at })
+            : applyEvent(this.graph, { type: 'observed', object: change.object, tagged: this.tagged(change.object), source: change.source, at });
     for (const uid of fx.touched) this.verifier.invalidate(uid);
     for (const id of fx.absentOwners) {
       // Never an absence under namespace '' for a kind known to be namespaced: it would stand for every namespace.

@@ -11,7 +11,8 @@ import type { KubeObject } from '../../kube/types.js';
 
 export type GraphChange =
   | { kind: 'gate'; gate: SyncGate; seq: number }
-  | { kind: 'observed'; object: KubeObject }
+  | { kind: 'observed'; object: KubeObject; source: number }
+  | { kind: 'listed'; source: number; uids: ReadonlySet<string> }
   | { kind: 'deleted'; object: KubeObject }
   | { kind: 'virtual-delete'; identity: Identity };
 

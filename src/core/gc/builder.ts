@@ -13,8 +13,8 @@
 import { Finalizers } from '../../api/names.js';
 import {
   Graph,
-  GraphNode,
   NodeFlags,
+  type GraphNode,
   OwnerRef,
   refBits,
   identityOf,
@@ -42,8 +42,18 @@ export interface ObservedObject {
 }
 
 export type GraphEvent =
-  /** An add or update seen by an informer. `tagged` sets NodeFlags.tagged; `at` is the writer's clock. */
-  | { type: 'observed'; object: ObservedObject; tagged?: boolean; at: number }
+  /**
+   * An add or update seen by an informer (or listed by it). `tagged` sets
+   * NodeFlags.tagged; `source` names the informer (a small positive number,
+   * see 'listed'); `at` is the writer's clock.
+   */
+  | { type: 'observed'; object: ObservedObject; tagged?: boolean; source?: number; at: number }
+  /**
+   * An informer's list is complete: `uids` is every object in it (each was
+   * applied as 'observed' before this). The observed nodes of this source
+   * that it did not list were deleted while the informer was not watching.
+   */
+  | { type: 'listed'; source: number; uids: ReadonlySet<string>; at: number }
   /** A delete seen by an informer. */
   | { type: 'deleted'; object: ObservedObject; at: number }
   /** A worker verified that nothing with this identity exists on the server. */
@@ -108,7 +118,10 @@ export function applyEvent(graph: Graph, event: GraphEvent): GraphEffects {
   const fx = emptyEffects();
   switch (event.type) {
     case 'observed':
-      applyObserved(graph, event.object, event.tagged ?? false, event.at, fx);
+      applyObserved(graph, event.object, event.tagged ?? false, event.source ?? 0, event.at, fx);
+      break;
+    case 'listed':
+      applyListed(graph, event.source, event.uids, fx);
       break;
     case 'deleted': {
       const node = graph.get(event.object.metadata.uid);
@@ -122,13 +135,28 @@ export function applyEvent(graph: Graph, event: GraphEvent): GraphEffects {
   return fx;
 }
 
-function applyObserved(graph: Graph, obj: ObservedObject, tagged: boolean, at: number, fx: GraphEffects): void {
+/**
+ * Nodes this source observed that its list did not hold: deleted while the
+ * informer was not watching (its watch failed, or it relisted after 410).
+ * Removed as a delete event would remove them, from what the graph knows.
+ */
+function applyListed(graph: Graph, source: number, uids: ReadonlySet<string>, fx: GraphEffects): void {
+  if (source <= 0) return;
+  const gone: GraphNode[] = [];
+  for (const node of graph.nodes.values()) if (node.observed && node.source === source && !uids.has(node.uid)) gone.push(node);
+  for (const node of gone) if (graph.get(node.uid) === node) removeNode(graph, node, identityOf(node), fx);
+}
+
+function applyObserved(graph: Graph, obj: ObservedObject, tagged: boolean, source: number, at: number, fx: GraphEffects): void {
   const meta = obj.metadata;
+  let node = graph.get(meta.uid);
+  // A relist repeats every object: one whose resourceVersion this source already applied changed nothing (the server's
+  // resourceVersion changes with every write; only events naming their source are compared).
+  if (source > 0 && node && node.observed && node.source === source && meta.resourceVersion && node.hasResourceVersion(meta.resourceVersion)) return;
   const observedId = identityFromObject(graph, obj);
   const type = graph.internType(obj.apiVersion, obj.kind);
   const flags = flagsOf(meta, tagged);
   fx.touched.push(meta.uid);
-  let node = graph.get(meta.uid);
 
   if (node && node.virtual) {
     // First sight of an owner that dependents referenced. If they guessed
@@ -140,30 +168,33 @@ function applyObserved(graph: Graph, obj: ObservedObject, tagged: boolean, at: n
         if (observedId.namespace !== '' && dep.namespace !== observedId.namespace) reportInvalidNamespace(dep, observedId.uid, fx);
         fx.attemptToDelete.add(dep.uid);
       }
-      node.type = type;
-      node.name = meta.name;
-      node.namespace = observedId.namespace;
+      graph.setIdentity(node, type, meta.name, observedId.namespace);
     }
   }
 
   if (!node) {
     const refs = toRefs(graph, meta.ownerReferences);
-    node = new GraphNode(meta.uid, type, meta.name, observedId.namespace, meta.resourceVersion ?? '', flags, refs);
-    graph.nodes.set(node.uid, node);
+    node = graph.newNode(meta.uid, type, meta.name, observedId.namespace, meta.resourceVersion ?? '', flags);
+    if (source > 0) node.source = source;
+    graph.setOwners(node, refs);
     addDependentToOwners(graph, node, refs, fx);
+    // Owners first seen just now (virtual) are in the graph only since addDependentToOwners.
+    if (refs.length === 1) graph.setOwners(node, refs);
     processTransitions(graph, 0, node, at, fx);
     return;
   }
+  if (source > 0) node.source = source;
 
   // An observed object may be served under another version of its group.
-  if (node.type !== type) node.type = type;
+  if (node.type !== type) graph.setIdentity(node, type, node.name, node.namespace);
 
   const newRefs = toRefs(graph, meta.ownerReferences);
   const diff = referencesDiff(node.owners, newRefs);
   if (diff.added.length > 0 || diff.removed.length > 0 || diff.changed.length > 0) {
     addUnblockedOwnersToDeleteQueue(graph, diff, fx);
-    node.owners = newRefs;
+    graph.setOwners(node, newRefs);
     addDependentToOwners(graph, node, diff.added, fx);
+    if (newRefs.length === 1 && diff.added.length > 0) graph.setOwners(node, newRefs);
     removeDependentFromOwners(graph, node, diff.removed);
     // A reference that now names other coordinates may no longer be valid.
     if (diff.changed.some(([o, n]) => o.name !== n.name || o.type !== n.type)) fx.attemptToDelete.add(node.uid);
@@ -259,8 +290,7 @@ function addDependentToOwners(graph: Graph, node: GraphNode, refs: readonly Owne
     if (!owner) {
       // Not seen yet: a virtual node, verified by an attempt-to-delete. Its
       // namespace is a guess (the dependent's), as upstream.
-      owner = new GraphNode(ref.uid, ref.type, ref.name, node.namespace, '', 0, EMPTY_REFS);
-      graph.nodes.set(owner.uid, owner);
+      owner = graph.newNode(ref.uid, ref.type, ref.name, node.namespace, '', 0);
       owner.addDependent(node);
       fx.attemptToDelete.add(owner.uid);
       continue;
@@ -289,7 +319,7 @@ function removeDependentFromOwners(graph: Graph, node: GraphNode, refs: readonly
 }
 
 function removeNode(graph: Graph, node: GraphNode, deletedIdentity: Identity, fx: GraphEffects): void {
-  graph.nodes.delete(node.uid);
+  graph.removeNode(node);
   graph.deletingDependentsSince.delete(node.uid);
   removeDependentFromOwners(graph, node, node.owners);
   fx.touched.push(node.uid);
@@ -320,9 +350,7 @@ function applyVirtualDelete(graph: Graph, deleted: Identity, fx: GraphEffects): 
       if (sameIdentity(identityOf(node), deleted)) {
         const alternate = alternateOwnerIdentity(nonmatching, deleted);
         if (alternate) {
-          node.type = graph.internType(alternate.apiVersion, alternate.kind);
-          node.name = alternate.name;
-          node.namespace = graph.internNamespace(alternate.namespace);
+          graph.setIdentity(node, graph.internType(alternate.apiVersion, alternate.kind), alternate.name, graph.internNamespace(alternate.namespace));
           fx.attemptToDeleteRateLimited.add(node.uid);
         }
       }

@@ -3,11 +3,15 @@
  * node's owner references and the set of its dependents. Virtual nodes stand
  * for owners referenced by some dependent but not (yet) observed.
  *
- * Memory matters here (the target is ~300 bytes per tracked object at 100k
- * objects), so nodes keep no object bodies: apiVersion/kind pairs and
- * namespaces are interned, owner references share the owner's UID and name
- * strings when the owner is known, node state is a bit set, and the
- * dependents of a leaf (most objects) cost nothing.
+ * Memory matters here (the target is <= 300 bytes per tracked object, flat
+ * from 10k to 1M objects, and the graph is the collector's only index: its
+ * informers keep no store), so nodes keep no object bodies: apiVersion/kind
+ * and namespace pairs are interned (one field per node), a single owner
+ * reference that names an owner node exactly is that node (no object of its
+ * own), other references share the owner's UID and name strings when the
+ * owner is known, node state, reference bits and the observing informer are
+ * one small integer, the dependents of a leaf (most objects) cost nothing
+ * and a few dependents are a plain array.
  *
  * The graph is mutated by exactly one writer (see builder.ts); everything
  * else only reads it.
@@ -70,41 +74,100 @@ export class OwnerRef {
   }
 }
 
+/** An interned pair of ObjectType and namespace: few distinct values, one copy each, one field per node. */
+export interface NodeScope {
+  readonly type: ObjectType;
+  /** '' for cluster-scoped objects (and for virtual owners referenced from cluster-scoped dependents). */
+  readonly namespace: string;
+}
+
+/** GraphNode's packed state: NodeFlags in the low bits, then the bits of an owner reference kept as a node, then the source. */
+const FLAG_MASK = 0x7f;
+const REF_BITS_SHIFT = 7;
+const REF_BITS_MASK = 0x3 << REF_BITS_SHIFT;
+const SOURCE_SHIFT = 9;
+/** Sources fit in the rest of a small integer (V8 keeps it unboxed). */
+export const MAX_SOURCE = (1 << 21) - 1;
+
+/** Dependents kept in a plain array up to this many (a Set costs several times more per entry); a Set beyond. */
+const DEPENDENTS_ARRAY_MAX = 16;
+
 export class GraphNode {
-  /** Dependents: none (undefined), one (the node itself, no Set allocated), or a Set. */
-  private deps: GraphNode | Set<GraphNode> | undefined = undefined;
-  /** One reference (the common case) is stored without an array around it. */
-  private ownerRefs: OwnerRef | readonly OwnerRef[];
+  /** Dependents: none, one (the node itself), a few (an exact-size array, replaced on change), or a Set. */
+  private deps: GraphNode | GraphNode[] | Set<GraphNode> | undefined = undefined;
+  /**
+   * Owner references: none (NO_REFS), one that names exactly an owner node
+   * in the graph (that node itself: its uid, type and name are the
+   * reference's; the reference's bits are in `state`), one OwnerRef, or an
+   * array. The Graph keeps the node form true: it turns such references
+   * into OwnerRefs before the owner's identity changes or it leaves the graph.
+   */
+  private refs: GraphNode | OwnerRef | readonly OwnerRef[] = NO_REFS;
   /** A canonical decimal resourceVersion (etcd's) is kept as a number: no string per node. */
   private rv: string | number;
+  private state: number;
+  private nodeScope: NodeScope;
+  private nodeName: string;
 
+  /** Nodes are made by Graph.newNode (which interns the scope). */
   constructor(
     readonly uid: string,
-    public type: ObjectType,
-    public name: string,
-    /** '' for cluster-scoped objects (and for virtual owners referenced from cluster-scoped dependents). */
-    public namespace: string,
+    scope: NodeScope,
+    name: string,
     /** resourceVersion of the last observed state ('' for virtual nodes). */
     resourceVersion: string,
-    public flags: number,
-    owners: readonly OwnerRef[],
+    flags: number,
   ) {
-    this.ownerRefs = compactRefs(owners);
+    this.nodeScope = scope;
+    this.nodeName = name;
     this.rv = compactResourceVersion(resourceVersion);
+    this.state = flags & FLAG_MASK;
+  }
+
+  get type(): ObjectType {
+    return this.nodeScope.type;
+  }
+
+  get namespace(): string {
+    return this.nodeScope.namespace;
+  }
+
+  get name(): string {
+    return this.nodeName;
+  }
+
+  get scope(): NodeScope {
+    return this.nodeScope;
+  }
+
+  /** NodeFlags bits. */
+  get flags(): number {
+    return this.state & FLAG_MASK;
+  }
+
+  set flags(flags: number) {
+    this.state = (this.state & ~FLAG_MASK) | (flags & FLAG_MASK);
+  }
+
+  /** Which informer observed it last (0: none given). Relists remove the nodes of their source they did not list. */
+  get source(): number {
+    return this.state >>> SOURCE_SHIFT;
+  }
+
+  set source(source: number) {
+    if (!(source >= 0 && source <= MAX_SOURCE)) throw new RangeError(`graph source ${source} out of range`);
+    this.state = (this.state & (FLAG_MASK | REF_BITS_MASK)) | (source << SOURCE_SHIFT);
   }
 
   get owners(): readonly OwnerRef[] {
-    const refs = this.ownerRefs;
+    const refs = this.refs;
+    if (refs instanceof GraphNode) return [this.refToNode(refs)];
     return refs instanceof OwnerRef ? [refs] : refs;
   }
 
-  set owners(refs: readonly OwnerRef[]) {
-    this.ownerRefs = compactRefs(refs);
-  }
-
   get ownerCount(): number {
-    const refs = this.ownerRefs;
-    return refs instanceof OwnerRef ? 1 : refs.length;
+    const refs = this.refs;
+    return refs instanceof GraphNode || refs instanceof OwnerRef ? 1 : refs.length;
   }
 
   get resourceVersion(): string {
@@ -115,8 +178,13 @@ export class GraphNode {
     this.rv = compactResourceVersion(value);
   }
 
+  /** Whether the last observed resourceVersion is this one (no string made). */
+  hasResourceVersion(value: string): boolean {
+    return this.rv === compactResourceVersion(value);
+  }
+
   has(flag: number): boolean {
-    return (this.flags & flag) !== 0;
+    return (this.state & flag & FLAG_MASK) !== 0;
   }
 
   get observed(): boolean {
@@ -135,30 +203,69 @@ export class GraphNode {
     return this.has(NodeFlags.deletingDependents);
   }
 
+  /** Graph only: see Graph.setOwners. */
+  storeOwners(refs: readonly OwnerRef[], single: GraphNode | undefined): void {
+    if (single !== undefined && refs.length === 1 && refs[0]) {
+      this.refs = single;
+      this.state = (this.state & ~REF_BITS_MASK) | (refs[0].bits << REF_BITS_SHIFT);
+      return;
+    }
+    this.state &= ~REF_BITS_MASK;
+    this.refs = refs.length === 0 ? NO_REFS : refs.length === 1 && refs[0] ? refs[0] : refs;
+  }
+
+  /** Graph only: the owner `node` is about to change identity or leave the graph; a reference kept as that node becomes an OwnerRef. */
+  detachFrom(node: GraphNode): void {
+    if (this.refs !== node) return;
+    this.refs = this.refToNode(node);
+    this.state &= ~REF_BITS_MASK;
+  }
+
+  /** Graph only: the node's identity (see Graph.setIdentity). */
+  storeIdentity(scope: NodeScope, name: string): void {
+    this.nodeScope = scope;
+    this.nodeName = name;
+  }
+
+  private refToNode(owner: GraphNode): OwnerRef {
+    return new OwnerRef(owner.uid, owner.type, owner.name, (this.state & REF_BITS_MASK) >>> REF_BITS_SHIFT);
+  }
+
   addDependent(dep: GraphNode): void {
-    if (this.deps === undefined) this.deps = dep;
-    else if (this.deps instanceof Set) this.deps.add(dep);
-    else if (this.deps !== dep) this.deps = new Set([this.deps, dep]);
+    const deps = this.deps;
+    if (deps === undefined) this.deps = dep;
+    else if (deps instanceof GraphNode) {
+      if (deps !== dep) this.deps = [deps, dep];
+    } else if (deps instanceof Set) deps.add(dep);
+    else if (!deps.includes(dep)) this.deps = deps.length < DEPENDENTS_ARRAY_MAX ? [...deps, dep] : new Set([...deps, dep]);
   }
 
   removeDependent(dep: GraphNode): void {
-    if (this.deps === dep) this.deps = undefined;
-    else if (this.deps instanceof Set) {
-      this.deps.delete(dep);
-      if (this.deps.size === 1) this.deps = this.deps.values().next().value;
-      else if (this.deps.size === 0) this.deps = undefined;
+    const deps = this.deps;
+    if (deps === undefined) return;
+    if (deps instanceof GraphNode) {
+      if (deps === dep) this.deps = undefined;
+    } else if (deps instanceof Set) {
+      deps.delete(dep);
+      if (deps.size <= DEPENDENTS_ARRAY_MAX / 2) this.deps = compactDependents([...deps]);
+    } else if (deps.includes(dep)) {
+      this.deps = compactDependents(deps.filter((d) => d !== dep));
     }
   }
 
   dependentCount(): number {
-    if (this.deps === undefined) return 0;
-    return this.deps instanceof Set ? this.deps.size : 1;
+    const deps = this.deps;
+    if (deps === undefined) return 0;
+    if (deps instanceof GraphNode) return 1;
+    return deps instanceof Set ? deps.size : deps.length;
   }
 
   /** A snapshot: safe to hold across awaits while the writer keeps changing the graph. */
   dependents(): GraphNode[] {
-    if (this.deps === undefined) return [];
-    return this.deps instanceof Set ? [...this.deps] : [this.deps];
+    const deps = this.deps;
+    if (deps === undefined) return [];
+    if (deps instanceof GraphNode) return [deps];
+    return [...deps];
   }
 
   /** Owner references to the given UID (usually one). */
@@ -169,9 +276,9 @@ export class GraphNode {
 
 const NO_REFS: readonly OwnerRef[] = Object.freeze([]);
 
-function compactRefs(refs: readonly OwnerRef[]): OwnerRef | readonly OwnerRef[] {
-  if (refs.length === 0) return NO_REFS;
-  return refs.length === 1 && refs[0] ? refs[0] : refs;
+function compactDependents(deps: GraphNode[]): GraphNode | GraphNode[] | undefined {
+  if (deps.length === 0) return undefined;
+  return deps.length === 1 ? deps[0] : deps;
 }
 
 function compactResourceVersion(rv: string): string | number {
@@ -210,9 +317,11 @@ export function refMatchesCoordinates(ref: OwnerRef, id: Identity): boolean {
 }
 
 export class Graph {
+  /** Read it freely; change it only through newNode/removeNode (the builder does). */
   readonly nodes = new Map<string, GraphNode>();
   private readonly types = new Map<string, ObjectType>();
   private readonly strings = new Map<string, string>();
+  private readonly scopes = new Map<ObjectType, Map<string, NodeScope>>();
   /**
    * When the writer first saw each node waiting for its dependents (a clock
    * reading supplied with the event): the foreground cycle breaker measures
@@ -237,6 +346,58 @@ export class Graph {
       this.types.set(key, t);
     }
     return t;
+  }
+
+  /** The interned scope of a type and namespace. */
+  scopeOf(type: ObjectType, namespace: string): NodeScope {
+    let byNamespace = this.scopes.get(type);
+    if (!byNamespace) {
+      byNamespace = new Map();
+      this.scopes.set(type, byNamespace);
+    }
+    let scope = byNamespace.get(namespace);
+    if (!scope) {
+      scope = Object.freeze({ type, namespace: this.internNamespace(namespace) });
+      byNamespace.set(namespace, scope);
+    }
+    return scope;
+  }
+
+  /** Adds a node (its owner references are set with setOwners, once the owners it names are in the graph). */
+  newNode(uid: string, type: ObjectType, name: string, namespace: string, resourceVersion: string, flags: number): GraphNode {
+    const node = new GraphNode(uid, this.scopeOf(type, namespace), name, resourceVersion, flags);
+    this.nodes.set(uid, node);
+    return node;
+  }
+
+  /**
+   * Sets a node's owner references. A single reference that names exactly
+   * an owner node in the graph (uid, apiVersion, kind, name) is kept as that
+   * node (most objects have one owner, and most owners many dependents).
+   */
+  setOwners(node: GraphNode, refs: readonly OwnerRef[]): void {
+    const only = refs.length === 1 ? refs[0] : undefined;
+    const owner = only ? this.nodes.get(only.uid) : undefined;
+    node.storeOwners(refs, owner && only && refMatchesCoordinates(only, identityOf(owner)) ? owner : undefined);
+  }
+
+  /** Changes a node's identity (a virtual node observed, or guessed again; an object served under another version). */
+  setIdentity(node: GraphNode, type: ObjectType, name: string, namespace: string): void {
+    if (node.type === type && node.name === name && node.namespace === namespace) return;
+    // References kept as this node named its old identity: they keep naming it.
+    for (const dep of node.dependents()) dep.detachFrom(node);
+    node.storeIdentity(this.scopeOf(type, namespace), name);
+  }
+
+  /** Takes a node out of the graph; references kept as it (its dependents') and by it become OwnerRefs. */
+  removeNode(node: GraphNode): void {
+    if (this.nodes.get(node.uid) === node) this.nodes.delete(node.uid);
+    for (const dep of node.dependents()) dep.detachFrom(node);
+    const own = node.owners;
+    if (own.length === 1 && own[0]) {
+      const owner = this.nodes.get(own[0].uid);
+      if (owner) node.detachFrom(owner);
+    }
   }
 
   /** Namespaces: few distinct values, one copy each. */

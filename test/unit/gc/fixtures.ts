@@ -88,6 +88,17 @@ export class Scenario {
     return this;
   }
 
+  /** Observed through an informer: `source` numbers it, as the collector does (see the 'listed' event). */
+  observeFrom(source: number, ...objects: ObservedObject[]): this {
+    for (const o of objects) this.take(applyEvent(this.graph, { type: 'observed', object: o, source, at: this.now }));
+    return this;
+  }
+
+  /** The informer `source` finished a list that held exactly these objects. */
+  listed(source: number, ...objects: ObservedObject[]): this {
+    return this.take(applyEvent(this.graph, { type: 'listed', source, uids: new Set(objects.map((o) => o.metadata.uid)), at: this.now }));
+  }
+
   deleted(o: ObservedObject): this {
     return this.take(applyEvent(this.graph, { type: 'deleted', object: o, at: this.now }));
   }

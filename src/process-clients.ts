@@ -1,0 +1,59 @@
+/**
+ * The operator's API clients, one per purpose (each with its own connection
+ * pool), all drawing from one request budget: `--qps`/`--burst` bound what
+ * the whole process sends, events, the Lease and the metrics endpoint's
+ * reviews included. Wiring only (main.ts; the budget test builds the same).
+ */
+import type { Config } from './config.js';
+import { KubeClient } from './kube/client.js';
+import { systemClock, type Clock } from './runtime/clock.js';
+import { RequestBudget } from './runtime/ratelimiter.js';
+
+export type ProcessClientConfig = Pick<Config, 'kubeconfig' | 'qps' | 'burst' | 'impersonate' | 'leaderElect' | 'leaseDurationSeconds' | 'metricsAuth'>;
+
+export interface ProcessClients {
+  /** The shared budget; undefined when --qps is 0 (no client-side limit). */
+  budget: RequestBudget | undefined;
+  /** Controllers, the collector's reads and deletes, informers' lists. */
+  client: KubeClient;
+  /** Events, on connections of their own (a slow event write never holds a delete's socket). */
+  eventClient: KubeClient;
+  /** The Lease (with --leader-elect): its own connections and a timeout within the renew deadline; first in the budget's queue. */
+  leaseClient: KubeClient | undefined;
+  /** TokenReviews and SubjectAccessReviews for /metrics (with --metrics-auth=kubernetes); first in the budget's queue. */
+  reviewClient: KubeClient | undefined;
+  /** Every client above (for closing, and for tests counting requests). */
+  all(): KubeClient[];
+}
+
+export async function createProcessClients(config: ProcessClientConfig, clock: Clock = systemClock): Promise<ProcessClients> {
+  const budget = config.qps > 0 ? new RequestBudget(clock, { qps: config.qps, burst: config.burst }) : undefined;
+  const shared = {
+    ...(budget ? { limiter: budget } : {}),
+    ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
+  };
+  // Watches have their own uncapped pool in the transport; maxSockets bounds requests only.
+  const client = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, maxSockets: 64 });
+  const eventClient = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, maxSockets: 8 });
+  // Renewals must never queue behind the controllers' requests: a socket
+  // pool of their own, a timeout well inside the lease, and the head of the
+  // budget's queue (they still count: the flags bound the whole process).
+  const leaseClient = config.leaderElect
+    ? await KubeClient.fromEnvironment(config.kubeconfig, {
+        ...shared,
+        priority: 'high',
+        maxSockets: 2,
+        requestTimeoutMs: Math.max(1_000, Math.floor((config.leaseDurationSeconds * 1000) / 5)),
+      })
+    : undefined;
+  // A scrape must not wait behind a cascade either (Prometheus gives up after its scrape timeout).
+  const reviewClient = config.metricsAuth === 'kubernetes' ? await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, priority: 'high', maxSockets: 4 }) : undefined;
+  return {
+    budget,
+    client,
+    eventClient,
+    leaseClient,
+    reviewClient,
+    all: () => [client, eventClient, ...(leaseClient ? [leaseClient] : []), ...(reviewClient ? [reviewClient] : [])],
+  };
+}
