@@ -4,6 +4,7 @@
  * the processes they started, and a few helpers to fill them with objects
  * and watch them go.
  */
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,11 +15,23 @@ import type { TransportOptions } from '../src/kube/transport.js';
 import type { KubeObject, ResourceType } from '../src/kube/types.js';
 
 const running = new Set<ControlPlaneState>();
+/** Processes a scenario started besides a control plane (operator processes): killed with the control planes. */
+const children = new Set<ChildProcess>();
+
+/** Registers a child process so that every exit path stops it (it unregisters itself when it exits). */
+export function trackChild(child: ChildProcess): void {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+}
 /** Directories of control planes still starting: a signal then finds their processes in state.json. */
 const starting = new Set<string>();
 
 /** Stops every control plane still running or starting (idempotent; safe in exit handlers, it is synchronous). */
 export function stopAllControlPlanes(): void {
+  for (const child of children) {
+    children.delete(child);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
   for (const state of running) {
     running.delete(state);
     stopControlPlane(state);
