@@ -26,8 +26,24 @@ export function trackChild(child: ChildProcess): void {
 /** Directories of control planes still starting: a signal then finds their processes in state.json. */
 const starting = new Set<string>();
 
+/**
+ * --quick shares control planes: one per set of start options (plain, or
+ * with kube-controller-manager at given flags), kept across scenarios, so a
+ * smoke run starts three instead of ten. A scenario's stop() then leaves it
+ * running; stopAllControlPlanes() still stops it. Scenarios use namespaces
+ * and labels of their own, so they do not meet; their figures are not
+ * results anyway (a shared control plane carries the earlier scenarios' objects).
+ */
+let sharing = false;
+const shared = new Map<string, Promise<BenchCluster>>();
+
+export function shareControlPlanes(on: boolean): void {
+  sharing = on;
+}
+
 /** Stops every control plane still running or starting (idempotent; safe in exit handlers, it is synchronous). */
 export function stopAllControlPlanes(): void {
+  shared.clear();
   for (const child of children) {
     children.delete(child);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -55,6 +71,20 @@ export interface BenchCluster {
 }
 
 export async function startBenchCluster(options: StartOptions = {}): Promise<BenchCluster> {
+  if (!sharing) return startOwnCluster(options);
+  const key = JSON.stringify(options);
+  let cluster = shared.get(key);
+  if (!cluster) {
+    cluster = startOwnCluster(options);
+    shared.set(key, cluster);
+    // A start that failed is not kept: the next scenario tries again.
+    cluster.catch(() => shared.delete(key));
+  }
+  const running = await cluster;
+  return { ...running, stop: () => undefined };
+}
+
+async function startOwnCluster(options: StartOptions): Promise<BenchCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'bundlesmith-cp-'));
   starting.add(dir);
   let state: ControlPlaneState;
@@ -94,10 +124,13 @@ export async function startBenchCluster(options: StartOptions = {}): Promise<Ben
 export async function grantControllerManagerGcRole(cluster: BenchCluster): Promise<void> {
   const binding = await cluster.discovery.resolve('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding');
   if (!binding) throw new Error('the apiserver does not serve ClusterRoleBindings');
+  const name = 'bundlesmith-bench:kcm-garbage-collector';
+  // A shared control plane (--quick) has it already.
+  if (await cluster.admin.tryGet(binding, undefined, name)) return;
   await cluster.admin.create(binding, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
-    metadata: { name: 'bundlesmith-bench:kcm-garbage-collector' },
+    metadata: { name },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
   });

@@ -138,8 +138,8 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       runs: Math.max(1, positiveInt(env, 'BENCH_SHARDING_RUNS', quick ? 1 : 2)),
     },
     memory: {
-      syntheticObjects: positiveInt(env, 'BENCH_MEMORY_OBJECTS', quick ? 10_000 : 100_000),
-      realObjects: positiveInt(env, 'BENCH_MEMORY_REAL_OBJECTS', quick ? 1_000 : 10_000),
+      syntheticObjects: positiveInt(env, 'BENCH_MEMORY_OBJECTS', quick ? 2_000 : 100_000),
+      realObjects: positiveInt(env, 'BENCH_MEMORY_REAL_OBJECTS', quick ? 200 : 10_000),
       objectsPerOwner: positiveInt(env, 'BENCH_OBJECTS_PER_OWNER', 10),
     },
     reconciler: {
@@ -158,8 +158,8 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       chain: positiveInt(env, 'BENCH_HOSTILE_CHAIN', 12_000),
       depth: positiveInt(env, 'BENCH_HOSTILE_DEPTH', 2_000),
       stringBytes: positiveInt(env, 'BENCH_HOSTILE_STRING_BYTES', 1_048_576),
-      runs: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_RUNS', quick ? 3 : 5)),
-      unrelatedPerKind: positiveInt(env, 'BENCH_HOSTILE_OBJECTS', quick ? 2_000 : 10_000),
+      runs: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_RUNS', quick ? 1 : 5)),
+      unrelatedPerKind: positiveInt(env, 'BENCH_HOSTILE_OBJECTS', quick ? 200 : 10_000),
       namespaces: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_NAMESPACES', 5)),
     },
   };

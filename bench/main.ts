@@ -16,7 +16,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../src/api/crd-paths.js';
-import { stopAllControlPlanes } from './cluster.js';
+import { shareControlPlanes, stopAllControlPlanes } from './cluster.js';
 import { BENCH_SCENARIOS, benchConfig, type BenchConfig } from './config.js';
 import { CASCADE_HEADER, cascadeRows, equalQpsCascade, ratio, representative, requestsPerObject, unthrottledCascade, type CascadeResult } from './gc-cascade.js';
 import { policyCascades, type PolicyResult } from './gc-policies.js';
@@ -154,7 +154,7 @@ function render(report: Report, started: Date, elapsedS: number): string {
   out.push(`- Machine: ${machine()}; nothing else is meant to run during a bench, but nothing stops it: a noisy neighbour shows as spread between runs.`);
   out.push(`- Versions: Node ${v.node}, kube-apiserver / kube-controller-manager ${v.kubernetes}, etcd ${v.etcd}, bundlesmith commit ${v.commit}.`);
   out.push(`- Every measurement ran at least ${config.cascade.runs} time(s); tables list every run and report the median (with two runs, the better one).`);
-  out.push('- Control planes are real (etcd + kube-apiserver on loopback, etcd without fsync); each scenario gets a fresh one.', '');
+  out.push(`- Control planes are real (etcd + kube-apiserver on loopback, etcd without fsync); ${config.quick ? 'this smoke run shares one per kind (with or without kube-controller-manager at given flags) between the scenarios' : 'each scenario gets a fresh one'}.`, '');
 
   if (report.equalQps) {
     const { n, qps, burst } = config.cascade;
@@ -298,16 +298,19 @@ function collectFigures(report: Report): Figure[] {
 }
 
 async function runScenario<T>(report: Report, name: string, run: () => Promise<T>): Promise<T | undefined> {
+  let failed = false;
   try {
     return await run();
   } catch (err) {
+    failed = true;
     const message = err instanceof Error ? err.message : String(err);
     log(`${name} failed: ${message}`);
     report.failures.push(`${name}: ${message.split('\n')[0] ?? ''}`);
     return undefined;
   } finally {
-    // A failed scenario may leave its control plane behind: never carry it into the next one.
-    stopAllControlPlanes();
+    // A failed scenario may leave its control plane behind: never carry it into the next one. --quick shares
+    // control planes between scenarios (bench/cluster.ts) and keeps them until a failure or the end.
+    if (failed || !report.config.quick) stopAllControlPlanes();
   }
 }
 
@@ -316,6 +319,7 @@ async function main(): Promise<number> {
   const started = new Date();
   const t0 = performance.now();
   const report: Report = { config, failures: [] };
+  shareControlPlanes(config.quick);
   if (config.only.has('memory')) {
     log(`memory: ${config.memory.syntheticObjects} synthetic objects`);
     report.memory = await runScenario(report, 'memory (synthetic)', () => syntheticMemory(config.memory.syntheticObjects, config.memory.objectsPerOwner, log));
