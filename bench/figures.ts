@@ -1,7 +1,8 @@
 /**
  * Each scenario's headline figures in results.json's row shape (name, value,
  * unit, reference, ratio, target, met). One function per scenario result;
- * a scenario that returns figures of its own needs none here. The ids are
+ * a scenario whose result carries `figures: Figure[]` (built with figure()
+ * from bench/results.ts) supplies all its rows and needs none here. The ids are
  * stable across sizes, so the smoke test and tooling can key on them.
  */
 import type { BenchConfig } from './config.js';

@@ -54,6 +54,9 @@ function versions(): BenchResults['versions'] {
   let commit = '?';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    // Tracked files changed since that commit (the bench's own outputs aside): the figures are not that commit's.
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/benchmarks.md', ':!bench/results.json', ':!README.md'], { cwd: root, encoding: 'utf8' }).trim();
+    if (changed !== '') commit += ' with uncommitted changes';
   } catch {
     /* not a git checkout */
   }
@@ -282,18 +285,25 @@ function renderHostile(report: Report): string[] {
   return out;
 }
 
+/** A scenario result that carries its own rows (`figures: Figure[]`) supplies all of them; otherwise bench/figures.ts derives them. */
+function ownFigures(result: unknown): Figure[] | undefined {
+  if (typeof result !== 'object' || result === null || !('figures' in result)) return undefined;
+  return Array.isArray(result.figures) ? (result.figures as Figure[]) : undefined;
+}
+
 /** Every scenario's headline figures, in the order the tables show them. */
 function collectFigures(report: Report): Figure[] {
   const { config } = report;
+  const rows = <T>(result: T | undefined, derive: (r: T) => Figure[]): Figure[] => (result === undefined ? [] : (ownFigures(result) ?? derive(result)));
   return [
-    ...(report.equalQps ? cascadeFigures(report.equalQps, config) : []),
-    ...(report.policies ? policyFigures(report.policies, config) : []),
-    ...(report.unthrottled ? unthrottledFigures(report.unthrottled, config) : []),
+    ...rows(report.equalQps, (r) => cascadeFigures(r, config)),
+    ...rows(report.policies, (r) => policyFigures(r, config)),
+    ...rows(report.unthrottled, (r) => unthrottledFigures(r, config)),
     ...memoryFigures(report.memory, report.realMemory),
-    ...(report.reconciler ? reconcilerFigures(report.reconciler) : []),
-    ...(report.sharding ? shardingFigures(report.sharding) : []),
+    ...rows(report.reconciler, reconcilerFigures),
+    ...rows(report.sharding, shardingFigures),
     ...hostileFigures(report.hostileLoop, report.unrelatedHeap),
-    ...(report.expiry ? expiryFigures(report.expiry) : []),
+    ...rows(report.expiry, expiryFigures),
   ];
 }
 
