@@ -50,7 +50,7 @@ export interface BenchConfig {
     objectsPerBundle: number;
     /** --workers of each operator process (BENCH_SHARDING_WORKERS; the operator's default). */
     workers: number;
-    /** Runs per layout (BENCH_SHARDING_RUNS). */
+    /** Runs per layout (BENCH_SHARDING_RUNS): one by default, as 1000 x 20 takes about three minutes a layout on 2 busy cores. */
     runs: number;
   };
   memory: {
@@ -135,7 +135,7 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       bundles: positiveInt(env, 'BENCH_SHARDING_BUNDLES', quick ? 10 : 1000),
       objectsPerBundle: positiveInt(env, 'BENCH_SHARDING_OBJECTS', quick ? 3 : 20),
       workers: Math.max(1, positiveInt(env, 'BENCH_SHARDING_WORKERS', 4)),
-      runs: Math.max(1, positiveInt(env, 'BENCH_SHARDING_RUNS', quick ? 1 : 2)),
+      runs: Math.max(1, positiveInt(env, 'BENCH_SHARDING_RUNS', 1)),
     },
     memory: {
       syntheticObjects: positiveInt(env, 'BENCH_MEMORY_OBJECTS', quick ? 2_000 : 100_000),

@@ -8,9 +8,9 @@
  * ready (/readyz) before the clock starts. One shard: one process, no
  * selector. Two shards: the Bundles labelled alternately s0 / s1 and two
  * processes with `--bundle-selector bundlesmith.dev/shard=s0` and `=s1`, the
- * second without the sweeper (docs/operations.md, Sharding). Every layout
- * gets a namespace of its own on one control plane; the layouts alternate
- * run by run, so neither always meets the fuller etcd.
+ * second without the sweeper (docs/operations.md, Sharding). Every run of
+ * a layout gets a fresh control plane (20,000 objects left in etcd would
+ * slow the next layout down), and the layouts alternate run by run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
@@ -162,24 +162,27 @@ export async function shardingBench(config: BenchConfig, log: (line: string) => 
   const { bundles, objectsPerBundle, workers, runs } = config.sharding;
   const layouts: ShardingLayout[] = [1, 2].map((shards) => ({ shards, readySeconds: [], appliedSeconds: [] }));
   const logDir = mkdtempSync(join(tmpdir(), 'bundlesmith-bench-shards-'));
-  const cluster = await startBenchCluster();
   let failed = true;
   try {
-    await applyCrd(cluster.state.kubeconfig);
-    // The key every shard signs releases with: created once here, so two processes starting together never race to create it.
-    await loadReleaseKey(cluster.admin, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET });
     for (let r = 0; r < runs; r++) {
       const order = r % 2 === 0 ? layouts : [...layouts].reverse();
       for (const layout of order) {
-        const t = await timeLayout(cluster, config, layout.shards, r, logDir);
-        layout.readySeconds.push(t.readySeconds);
-        layout.appliedSeconds.push(t.appliedSeconds);
-        log(`  ${layout.shards} shard(s) run ${r + 1}: ${bundles} Bundles x ${objectsPerBundle} ConfigMaps Ready in ${t.readySeconds.toFixed(2)} s (applied in ${t.appliedSeconds.toFixed(2)} s)`);
+        const cluster = await startBenchCluster();
+        try {
+          await applyCrd(cluster.state.kubeconfig);
+          // The key every shard signs releases with: created here, so two processes starting together never race to create it.
+          await loadReleaseKey(cluster.admin, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET });
+          const t = await timeLayout(cluster, config, layout.shards, r, logDir);
+          layout.readySeconds.push(t.readySeconds);
+          layout.appliedSeconds.push(t.appliedSeconds);
+          log(`  ${layout.shards} shard(s) run ${r + 1}: ${bundles} Bundles x ${objectsPerBundle} ConfigMaps Ready in ${t.readySeconds.toFixed(2)} s (applied in ${t.appliedSeconds.toFixed(2)} s)`);
+        } finally {
+          cluster.stop();
+        }
       }
     }
     failed = false;
   } finally {
-    cluster.stop();
     // The operators' logs matter only when something failed.
     if (failed) log(`  sharding: operator logs kept in ${logDir}`);
     else rmSync(logDir, { recursive: true, force: true });
