@@ -387,8 +387,14 @@ async function main(): Promise<number> {
     writeFileSync(join(root, 'docs', 'benchmarks.md'), markdown);
     const resultsPath = join(root, 'bench', 'results.json');
     writeFileSync(resultsPath, json);
-    regenerateReadme(resultsPath, join(root, 'README.md'));
-    log('wrote docs/benchmarks.md and bench/results.json, and the README summary table from them');
+    log('wrote docs/benchmarks.md and bench/results.json');
+    try {
+      regenerateReadme(resultsPath, join(root, 'README.md'));
+      log('rewrote the README summary table from bench/results.json');
+    } catch (err) {
+      log(`the README summary was not rewritten (${err instanceof Error ? err.message : String(err)}); fix it and run npm run bench:readme`);
+      return 1;
+    }
   } else if (!config.quick) {
     log('BENCH_ONLY ran some scenarios only: docs/benchmarks.md, bench/results.json and the README are left as they are');
   }
