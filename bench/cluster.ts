@@ -4,6 +4,7 @@
  * the processes they started, and a few helpers to fill them with objects
  * and watch them go.
  */
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,11 +15,50 @@ import type { TransportOptions } from '../src/kube/transport.js';
 import type { KubeObject, ResourceType } from '../src/kube/types.js';
 
 const running = new Set<ControlPlaneState>();
+/** Processes a scenario started besides a control plane (operator processes): killed with the control planes. */
+const children = new Set<ChildProcess>();
+
+/** Registers a child process so that every exit path stops it (it unregisters itself when it exits). */
+export function trackChild(child: ChildProcess): void {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+}
 /** Directories of control planes still starting: a signal then finds their processes in state.json. */
 const starting = new Set<string>();
 
+/**
+ * --quick shares control planes: one per set of start options (plain, or
+ * with kube-controller-manager at given flags), kept across scenarios, so a
+ * smoke run starts three instead of ten. A scenario's stop() then leaves it
+ * running; stopAllControlPlanes() still stops it. Scenarios use namespaces
+ * and labels of their own, so they do not meet; their figures are not
+ * results anyway (a shared control plane carries the earlier scenarios' objects).
+ */
+let sharing = false;
+const shared = new Map<string, Promise<BenchCluster>>();
+
+export function shareControlPlanes(on: boolean): void {
+  sharing = on;
+}
+
 /** Stops every control plane still running or starting (idempotent; safe in exit handlers, it is synchronous). */
 export function stopAllControlPlanes(): void {
+  shared.clear();
+  for (const child of children) {
+    children.delete(child);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  // stopControlPlane waits (up to 10 s) for each one's processes in turn: signal them all first, so that
+  // several control planes (--quick keeps three) shut down together rather than one after the other.
+  for (const state of running) {
+    for (const pid of Object.values(state.pids)) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(state.dir)) process.kill(pid, 'SIGTERM');
+      } catch {
+        /* gone already, or not ours */
+      }
+    }
+  }
   for (const state of running) {
     running.delete(state);
     stopControlPlane(state);
@@ -42,6 +82,20 @@ export interface BenchCluster {
 }
 
 export async function startBenchCluster(options: StartOptions = {}): Promise<BenchCluster> {
+  if (!sharing) return startOwnCluster(options);
+  const key = JSON.stringify(options);
+  let cluster = shared.get(key);
+  if (!cluster) {
+    cluster = startOwnCluster(options);
+    shared.set(key, cluster);
+    // A start that failed is not kept: the next scenario tries again.
+    cluster.catch(() => shared.delete(key));
+  }
+  const running = await cluster;
+  return { ...running, stop: () => undefined };
+}
+
+async function startOwnCluster(options: StartOptions): Promise<BenchCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'bundlesmith-cp-'));
   starting.add(dir);
   let state: ControlPlaneState;
@@ -81,10 +135,13 @@ export async function startBenchCluster(options: StartOptions = {}): Promise<Ben
 export async function grantControllerManagerGcRole(cluster: BenchCluster): Promise<void> {
   const binding = await cluster.discovery.resolve('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding');
   if (!binding) throw new Error('the apiserver does not serve ClusterRoleBindings');
+  const name = 'bundlesmith-bench:kcm-garbage-collector';
+  // A shared control plane (--quick) has it already.
+  if (await cluster.admin.tryGet(binding, undefined, name)) return;
   await cluster.admin.create(binding, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
-    metadata: { name: 'bundlesmith-bench:kcm-garbage-collector' },
+    metadata: { name },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
   });

@@ -4,12 +4,18 @@
  */
 
 /** Every scenario, in the order they run; BENCH_ONLY picks a subset. */
-export const BENCH_SCENARIOS = ['cascade', 'unthrottled', 'memory', 'reconciler', 'hostile', 'expiry'] as const;
+export const BENCH_SCENARIOS = ['cascade', 'policies', 'unthrottled', 'memory', 'reconciler', 'sharding', 'hostile', 'expiry'] as const;
 
 export interface BenchConfig {
   quick: boolean;
-  /** Scenarios to run (BENCH_ONLY=cascade,unthrottled,memory,reconciler,hostile; default all). */
+  /** Scenarios to run (BENCH_ONLY=cascade,policies,...: see BENCH_SCENARIOS; default all). */
   only: ReadonlySet<string>;
+  /**
+   * Where to write benchmarks.md and results.json instead of the committed
+   * files (BENCH_OUT_DIR or `--out DIR`): any run, quick or partial, writes
+   * both there, and the README is left alone. The smoke test uses it.
+   */
+  outDir: string | undefined;
   /** Garbage-collector workers (the operator's --gc-workers default). */
   gcWorkers: number;
   /** A second, higher worker count for the unthrottled comparison. */
@@ -30,6 +36,22 @@ export interface BenchConfig {
     rawConcurrency: number;
     /** Also time our collector with its Events on a client of their own (BENCH_EVENTS_APART=0 to skip). */
     eventsApartVariant: boolean;
+  };
+  policies: {
+    /** Foreground: the owner's dependents (BENCH_FOREGROUND_WIDTH), each with this many of its own (BENCH_FOREGROUND_LEAVES). */
+    width: number;
+    leaves: number;
+    /** Orphan: the owner's dependents (BENCH_ORPHAN_N). */
+    orphanN: number;
+  };
+  sharding: {
+    /** Bundles (BENCH_SHARDING_BUNDLES) of this many ConfigMaps each (BENCH_SHARDING_OBJECTS). */
+    bundles: number;
+    objectsPerBundle: number;
+    /** --workers of each operator process (BENCH_SHARDING_WORKERS; the operator's default). */
+    workers: number;
+    /** Runs per layout (BENCH_SHARDING_RUNS): one by default, as 1000 x 20 takes about three minutes a layout on 2 busy cores. */
+    runs: number;
   };
   memory: {
     /** Synthetic objects fed to the graph (BENCH_MEMORY_OBJECTS); a 10k row is measured besides. */
@@ -86,9 +108,14 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
   const quick = argv.includes('--quick');
   const only = new Set((env.BENCH_ONLY ?? BENCH_SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
   const runs = positiveInt(env, 'BENCH_RUNS', quick ? 1 : 2);
+  const outFlag = argv.findIndex((a) => a === '--out' || a.startsWith('--out='));
+  const outArg = outFlag < 0 ? undefined : argv[outFlag]?.startsWith('--out=') ? argv[outFlag]?.slice('--out='.length) : argv[outFlag + 1];
+  const outDir = outArg || env.BENCH_OUT_DIR || undefined;
+  for (const name of only) if (!(BENCH_SCENARIOS as readonly string[]).includes(name)) throw new Error(`BENCH_ONLY: unknown scenario ${JSON.stringify(name)} (known: ${BENCH_SCENARIOS.join(', ')})`);
   return {
     quick,
     only,
+    outDir,
     gcWorkers: positiveInt(env, 'BENCH_GC_WORKERS', 16),
     gcWorkersHigh: positiveInt(env, 'BENCH_GC_WORKERS_HIGH', 64),
     cascade: {
@@ -101,10 +128,21 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       rawConcurrency: positiveInt(env, 'BENCH_RAW_CONCURRENCY', 64),
       eventsApartVariant: env.BENCH_EVENTS_APART !== '0',
     },
+    policies: {
+      width: positiveInt(env, 'BENCH_FOREGROUND_WIDTH', quick ? 5 : 50),
+      leaves: positiveInt(env, 'BENCH_FOREGROUND_LEAVES', quick ? 4 : 20),
+      orphanN: positiveInt(env, 'BENCH_ORPHAN_N', quick ? 50 : 2000),
+    },
+    sharding: {
+      bundles: positiveInt(env, 'BENCH_SHARDING_BUNDLES', quick ? 10 : 1000),
+      objectsPerBundle: positiveInt(env, 'BENCH_SHARDING_OBJECTS', quick ? 3 : 20),
+      workers: Math.max(1, positiveInt(env, 'BENCH_SHARDING_WORKERS', 4)),
+      runs: Math.max(1, positiveInt(env, 'BENCH_SHARDING_RUNS', 1)),
+    },
     memory: {
-      syntheticObjects: positiveInt(env, 'BENCH_MEMORY_OBJECTS', quick ? 10_000 : 100_000),
+      syntheticObjects: positiveInt(env, 'BENCH_MEMORY_OBJECTS', quick ? 2_000 : 100_000),
       largeObjects: positiveInt(env, 'BENCH_MEMORY_LARGE_OBJECTS', quick ? 0 : 1_000_000),
-      realObjects: positiveInt(env, 'BENCH_MEMORY_REAL_OBJECTS', quick ? 1_000 : 10_000),
+      realObjects: positiveInt(env, 'BENCH_MEMORY_REAL_OBJECTS', quick ? 200 : 10_000),
       objectsPerOwner: positiveInt(env, 'BENCH_OBJECTS_PER_OWNER', 10),
     },
     reconciler: {
@@ -123,8 +161,8 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       chain: positiveInt(env, 'BENCH_HOSTILE_CHAIN', 12_000),
       depth: positiveInt(env, 'BENCH_HOSTILE_DEPTH', 2_000),
       stringBytes: positiveInt(env, 'BENCH_HOSTILE_STRING_BYTES', 1_048_576),
-      runs: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_RUNS', quick ? 3 : 5)),
-      unrelatedPerKind: positiveInt(env, 'BENCH_HOSTILE_OBJECTS', quick ? 2_000 : 10_000),
+      runs: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_RUNS', quick ? 1 : 5)),
+      unrelatedPerKind: positiveInt(env, 'BENCH_HOSTILE_OBJECTS', quick ? 200 : 10_000),
       namespaces: Math.max(1, positiveInt(env, 'BENCH_HOSTILE_NAMESPACES', 5)),
     },
   };

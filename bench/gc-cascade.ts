@@ -41,10 +41,12 @@ export interface CascadeRun {
 export interface CascadeResult {
   label: string;
   runs: CascadeRun[];
+  /** A stable name for results.json (bench/figures.ts), where a row has one. */
+  id?: string;
 }
 
 /** apiserver_request_total summed by "VERB resource" (all codes). */
-async function requestCounters(cluster: BenchCluster): Promise<Map<string, number>> {
+export async function requestCounters(cluster: BenchCluster): Promise<Map<string, number>> {
   const text = await cluster.admin.raw('GET', '/metrics');
   const counts = new Map<string, number>();
   if (typeof text !== 'string') return counts;
@@ -61,7 +63,7 @@ async function requestCounters(cluster: BenchCluster): Promise<Map<string, numbe
   return counts;
 }
 
-function counterDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+export function counterDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
   const delta: Record<string, number> = {};
   for (const [key, value] of after) {
     const d = value - (before.get(key) ?? 0);
@@ -101,7 +103,7 @@ async function cascade(cluster: BenchCluster, namespace: string, label: string, 
 
 /** A small cascade first: proves the collector runs and watches ConfigMaps before anything is timed. */
 let warmUps = 0;
-async function warmUp(cluster: BenchCluster, namespace: string, timeoutMs: number): Promise<void> {
+export async function warmUp(cluster: BenchCluster, namespace: string, timeoutMs: number): Promise<void> {
   const label = `warmup-${warmUps++}`;
   const { owner } = await createOwnerWithDependents(cluster, namespace, label, 5, label);
   const watch = await DeletionWatch.start(cluster, namespace, label, 5);
@@ -110,7 +112,7 @@ async function warmUp(cluster: BenchCluster, namespace: string, timeoutMs: numbe
 }
 
 /** Waits until our collector's graph holds every object of a set (it has seen all the dependents). */
-async function graphHas(gc: GarbageCollector, cluster: BenchCluster, namespace: string, label: string, timeoutMs: number): Promise<void> {
+export async function graphHas(gc: GarbageCollector, cluster: BenchCluster, namespace: string, label: string, timeoutMs: number): Promise<void> {
   const { items } = await cluster.admin.list(cluster.configMaps, namespace, { labelSelector: `bench.bundlesmith.dev/set=${label}`, metadataOnly: true });
   const deadline = Date.now() + timeoutMs;
   while (!items.every((o) => gc.engine.graph.get(o.metadata.uid)?.observed)) {
@@ -119,7 +121,7 @@ async function graphHas(gc: GarbageCollector, cluster: BenchCluster, namespace: 
   }
 }
 
-interface RunningCollector {
+export interface RunningCollector {
   gc: GarbageCollector;
   client: KubeClient;
   stop(): Promise<void>;
@@ -131,7 +133,7 @@ interface RunningCollector {
  * only), or nowhere (what an apiserver pays for them). The operator ships
  * with `same-client`.
  */
-type EventRouting = 'same-client' | 'own-client' | 'drop';
+export type EventRouting = 'same-client' | 'own-client' | 'drop';
 
 class EventRoutingClient extends KubeClient {
   constructor(main: KubeClient, private readonly events: KubeClient | undefined) {
@@ -147,7 +149,7 @@ class EventRoutingClient extends KubeClient {
   }
 }
 
-async function startOurCollector(cluster: BenchCluster, workers: number, limit: { qps: number; burst: number } | undefined, events: EventRouting = 'same-client'): Promise<RunningCollector> {
+export async function startOurCollector(cluster: BenchCluster, workers: number, limit: { qps: number; burst: number } | undefined, events: EventRouting = 'same-client'): Promise<RunningCollector> {
   // As the operator builds its clients (process-clients.ts): 64 request sockets (watches have their own pool),
   // Events on a client of their own, and --qps/--burst one budget for both (the whole process).
   const budget = limit ? new RequestBudget(systemClock, limit) : undefined;
@@ -170,7 +172,7 @@ async function startOurCollector(cluster: BenchCluster, workers: number, limit: 
 }
 
 /** Time for a token bucket of this size to fill up again (so every run starts with a full burst, for both collectors). */
-function refillMs(qps: number, burst: number): number {
+export function refillMs(qps: number, burst: number): number {
   return Math.ceil((burst / qps) * 1000) + 500;
 }
 
@@ -180,8 +182,8 @@ export async function equalQpsCascade(config: BenchConfig, log: (line: string) =
   const results: CascadeResult[] = [];
 
   const variants = [
-    { eventsApart: true, result: { label: `bundlesmith as shipped (qps ${qps}, burst ${burst}, ${config.gcWorkers} workers; Events on a client of their own, one budget for the process)`, runs: [] } as CascadeResult },
-    ...(config.cascade.eventsApartVariant ? [{ eventsApart: false, result: { label: `bundlesmith, Events through the collector's own client (the wiring before c0dcd27)`, runs: [] } as CascadeResult }] : []),
+    { eventsApart: true, result: { id: 'ours', label: `bundlesmith as shipped (qps ${qps}, burst ${burst}, ${config.gcWorkers} workers; Events on a client of their own, one budget for the process)`, runs: [] } as CascadeResult },
+    ...(config.cascade.eventsApartVariant ? [{ eventsApart: false, result: { id: 'ours-events-shared', label: `bundlesmith, Events through the collector's own client (the wiring before c0dcd27)`, runs: [] } as CascadeResult }] : []),
   ];
   log(`cascade at ${qps} qps: our collector (fresh control plane)`);
   {
@@ -217,12 +219,12 @@ export async function equalQpsCascade(config: BenchConfig, log: (line: string) =
   // at --kube-api-qps=Q it may send 2Q requests/s. So it runs twice: with the
   // same flag value as ours, and with half of it (the same request budget).
   const kcmSettings = [
-    { flagQps: qps, label: `kube-controller-manager (--kube-api-qps=${qps}: its GC client gets ${2 * qps} qps)` },
-    { flagQps: qps / 2, label: `kube-controller-manager (--kube-api-qps=${qps / 2}: its GC client gets ${qps} qps, the same budget)` },
+    { id: 'kcm-same-flag', flagQps: qps, label: `kube-controller-manager (--kube-api-qps=${qps}: its GC client gets ${2 * qps} qps)` },
+    { id: 'kcm-same-budget', flagQps: qps / 2, label: `kube-controller-manager (--kube-api-qps=${qps / 2}: its GC client gets ${qps} qps, the same budget)` },
   ];
   for (const setting of kcmSettings) {
     log(`cascade: ${setting.label} (fresh control plane)`);
-    const kcm: CascadeResult = { label: `${setting.label}, burst ${burst}`, runs: [] };
+    const kcm: CascadeResult = { id: setting.id, label: `${setting.label}, burst ${burst}`, runs: [] };
     const cluster = await startBenchCluster({ withGarbageCollector: true, controllerManagerArgs: [`--kube-api-qps=${setting.flagQps}`, `--kube-api-burst=${burst}`] });
     try {
       await grantControllerManagerGcRole(cluster);
@@ -249,12 +251,12 @@ export async function equalQpsCascade(config: BenchConfig, log: (line: string) =
 export async function unthrottledCascade(config: BenchConfig, log: (line: string) => void): Promise<CascadeResult[]> {
   const { unthrottledN: n, unthrottledRuns: runs, rawConcurrency } = config.cascade;
   const timeoutMs = 180_000;
-  const raw: CascadeResult = { label: `raw parallel DELETE (${rawConcurrency} in flight, uid preconditions)`, runs: [] };
+  const raw: CascadeResult = { id: 'raw', label: `raw parallel DELETE (${rawConcurrency} in flight, uid preconditions)`, runs: [] };
   const variants = [
     ...[...new Set([config.gcWorkers, config.gcWorkersHigh])].map((workers) => ({ workers, events: 'on' as const })),
     ...(config.cascade.eventsApartVariant ? [...new Set([config.gcWorkers, config.gcWorkersHigh])].map((workers) => ({ workers, events: 'off' as const })) : []),
   ];
-  const ours = variants.map((v): CascadeResult => ({ label: v.events === 'on' ? `bundlesmith, no client limit (${v.workers} workers)` : `bundlesmith, no Event per deletion (what if; ${v.workers} workers)`, runs: [] }));
+  const ours = variants.map((v): CascadeResult => ({ id: `ours-${v.workers === config.gcWorkers ? 'default' : 'high'}-workers${v.events === 'on' ? '' : '-no-events'}`, label: v.events === 'on' ? `bundlesmith, no client limit (${v.workers} workers)` : `bundlesmith, no Event per deletion (what if; ${v.workers} workers)`, runs: [] }));
 
   log('unthrottled: raw DELETE rate and our collector (one fresh control plane, one at a time)');
   const cluster = await startBenchCluster();
@@ -302,7 +304,7 @@ export async function unthrottledCascade(config: BenchConfig, log: (line: string
   return [raw, ...ours];
 }
 
-function requestsPerObject(run: CascadeRun, n: number): string {
+export function requestsPerObject(run: CascadeRun, n: number): string {
   const parts = Object.entries(run.requests)
     .filter(([key]) => !key.startsWith('WATCH') && !key.startsWith('LIST') && !key.endsWith(' ') && (key.endsWith(' configmaps') || key.endsWith(' events')))
     .map(([key, count]) => `${key} ${(count / n).toFixed(2)}`);

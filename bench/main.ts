@@ -1,20 +1,28 @@
 /**
- * `npm run bench [-- --quick]`: the garbage collector, reconciler and
- * hostile-Bundle (issue 12) benchmarks. Prints Markdown tables and (full runs only) writes them, with
- * the machine and versions, to docs/benchmarks.md. Sizes come from BENCH_* env vars (see
- * bench/config.ts). Every control plane is started fresh for its scenario
- * and stopped on every exit path.
+ * `npm run bench [-- --quick] [-- --out DIR]`: the garbage collector,
+ * reconciler, sharding and hostile-Bundle (issue 12) benchmarks. Prints
+ * Markdown tables; a full run of every scenario writes them, with the
+ * machine and versions, to docs/benchmarks.md, every headline figure to
+ * bench/results.json, and the README's summary table from that JSON. With
+ * --out (or BENCH_OUT_DIR), any run writes benchmarks.md and results.json
+ * there instead and leaves the committed files alone. Sizes come from
+ * BENCH_* env vars (see bench/config.ts). Every control plane is started
+ * fresh for its scenario and stopped on every exit path.
  */
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../src/api/crd-paths.js';
-import { stopAllControlPlanes } from './cluster.js';
+import { shareControlPlanes, stopAllControlPlanes } from './cluster.js';
 import { BENCH_SCENARIOS, benchConfig, type BenchConfig } from './config.js';
-import { CASCADE_HEADER, cascadeRows, equalQpsCascade, ratio, unthrottledCascade, type CascadeResult } from './gc-cascade.js';
+import { CASCADE_HEADER, cascadeRows, equalQpsCascade, ratio, representative, requestsPerObject, unthrottledCascade, type CascadeResult } from './gc-cascade.js';
+import { policyCascades, type PolicyResult } from './gc-policies.js';
+import { cascadeFigures, expiryFigures, hostileFigures, memoryFigures, policyFigures, reconcilerFigures, shardingFigures, unthrottledFigures } from './figures.js';
+import { regenerateReadme, serializeResults, type BenchResults, type Figure } from './results.js';
+import { shardingBench, type ShardingResult } from './sharding.js';
 import { realMemory, syntheticMemory, type MemoryRow } from './memory.js';
 import { reconcilerBench, type ReconcilerResult } from './reconciler.js';
 import { expiryBench, percentile, type ExpiryResult } from './expiry.js';
@@ -34,7 +42,7 @@ function log(line: string): void {
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 }
 
-function versions(): Record<string, string> {
+function versions(): BenchResults['versions'] {
   const root = repoRoot();
   const read = (path: string) => {
     try {
@@ -46,21 +54,30 @@ function versions(): Record<string, string> {
   let commit = '?';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    // Tracked files changed since that commit (the bench's own outputs aside): the figures are not that commit's.
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/benchmarks.md', ':!bench/results.json', ':!README.md'], { cwd: root, encoding: 'utf8' }).trim();
+    if (changed !== '') commit += ' with uncommitted changes';
   } catch {
     /* not a git checkout */
   }
   return { node: process.version, kubernetes: read('hack/k8s/K8S_VERSION'), etcd: read('hack/k8s/ETCD_VERSION'), commit };
 }
 
+function machineFacts(): BenchResults['machine'] {
+  return { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown CPU', memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10 };
+}
+
 function machine(): string {
-  const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  return `${cpus().length} CPUs (${cpu}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory`;
+  const m = machineFacts();
+  return `${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB.toFixed(1)} GiB memory`;
 }
 
 interface Report {
   config: BenchConfig;
   equalQps?: CascadeResult[];
+  policies?: PolicyResult[];
   unthrottled?: CascadeResult[];
+  sharding?: ShardingResult;
   memory?: MemoryRow[];
   realMemory?: MemoryRow;
   reconciler?: ReconcilerResult;
@@ -68,6 +85,50 @@ interface Report {
   unrelatedHeap?: UnrelatedHeapResult;
   expiry?: ExpiryResult;
   failures: string[];
+}
+
+/** Issue 13.6: foreground and orphan cascades, ours against kube-controller-manager at the same budget. */
+function renderPolicies(results: PolicyResult[], config: BenchConfig): string[] {
+  const { qps, burst } = config.cascade;
+  const rows = results.flatMap((r) =>
+    [r.ours, r.kcm].map((c) => {
+      const rep = representative(c);
+      return [`${r.shape}: ${r.description}`, c.label, String(r.dependents), c.runs.map((x) => x.seconds.toFixed(2)).join(' / '), rep ? rep.seconds.toFixed(2) : '-', rep ? rep.deletesPerSecond.toFixed(0) : '-', rep ? requestsPerObject(rep, r.dependents) : '-'];
+    }),
+  );
+  const out = [
+    `## Foreground and orphan cascades at an equal request budget (${qps} requests/s, burst ${burst})`,
+    '',
+    `Foreground: an owner ConfigMap with ${config.policies.width} dependent ConfigMaps, each the owner of ${config.policies.leaves} more (every reference with blockOwnerDeletion), the owner deleted with propagationPolicy=Foreground; done when the owner's DELETED event arrives (its finalizer waits for every blocking dependent, the middle level for its own). Orphan: an owner with ${config.policies.orphanN} dependents deleted with propagationPolicy=Orphan; done when the owner's DELETED event arrives, every dependent then checked to be still there without the reference. Ours runs as shipped at --qps ${qps}; kube-controller-manager at --kube-api-qps=${qps / 2}, which it doubles for its collector's client (the same ${qps} requests/s). Each on a control plane of its own; requests per object are the apiserver's counters (all verbs) over the run, minus the bench's own, per dependent.`,
+    '',
+    markdownTable(['cascade', 'collector', 'dependents', 'runs (s)', 'reported (s)', 'objects/s', 'requests per object (apiserver counters)'], rows),
+    '',
+  ];
+  for (const r of results) {
+    const ours = representative(r.ours);
+    const kcm = representative(r.kcm);
+    if (ours && kcm) out.push(`- ${r.shape}: ours ${ours.seconds.toFixed(2)} s, kube-controller-manager ${kcm.seconds.toFixed(2)} s: ${(kcm.seconds / ours.seconds).toFixed(2)}x as fast (issue 13 sets no target for these).`);
+  }
+  out.push('');
+  return out;
+}
+
+/** Issue 13.7: the same Bundles over one operator process and over two shards. */
+function renderSharding(s: ShardingResult): string[] {
+  const objects = s.bundles * s.objectsPerBundle;
+  const one = s.layouts.find((l) => l.shards === 1);
+  const rows = s.layouts.map((l) => {
+    const m = median(l.readySeconds);
+    return [l.shards === 1 ? 'one shard (no selector)' : `${l.shards} shards (--bundle-selector bundlesmith.dev/shard=sN)`, l.readySeconds.map((x) => x.toFixed(2)).join(' / '), m.toFixed(2), (objects / m).toFixed(0), l.appliedSeconds.map((x) => x.toFixed(2)).join(' / '), l.shards !== 1 && one ? `${(m / median(one.readySeconds)).toFixed(2)}x` : '-'];
+  });
+  return [
+    '## Sharding: one operator process against two',
+    '',
+    `${s.bundles} Bundles of ${s.objectsPerBundle} ConfigMaps each, applied 16 at a time by the bench, timed from the first apply to every Bundle Ready=True at its generation (a watch on an unthrottled client). Each shard is the operator as shipped, a process of its own (\`node dist/src/main.js --namespace NS --gc=off --workers ${s.workers}\`, no client limit), started and ready before the clock; two shards split the Bundles by label (s0 / s1, alternately), the second without the sweeper. Each run of a layout on a fresh control plane, the layouts alternating run by run. All processes (apiserver, etcd, the shards, the bench) share the machine's cores.`,
+    '',
+    markdownTable(['layout', 'runs (s)', 'reported (s)', 'objects Ready/s', 'applies sent (s)', 'time against one shard'], rows),
+    '',
+  ];
 }
 
 /** Issue 13.5: lateness of countdowns that all end at once, from the DELETED events. */
@@ -95,8 +156,8 @@ function render(report: Report, started: Date, elapsedS: number): string {
   out.push(`Generated by \`npm run bench${config.quick ? ' -- --quick' : ''}\` on ${started.toISOString().slice(0, 10)} (took ${Math.round(elapsedS)} s).`, '');
   out.push(`- Machine: ${machine()}; nothing else is meant to run during a bench, but nothing stops it: a noisy neighbour shows as spread between runs.`);
   out.push(`- Versions: Node ${v.node}, kube-apiserver / kube-controller-manager ${v.kubernetes}, etcd ${v.etcd}, bundlesmith commit ${v.commit}.`);
-  out.push(`- Every measurement ran at least ${config.cascade.runs} time(s); tables list every run and report the median (with two runs, the better one).`);
-  out.push('- Control planes are real (etcd + kube-apiserver on loopback, etcd without fsync); each scenario gets a fresh one.', '');
+  out.push(`- Every measurement ran at least ${config.cascade.runs} time(s)${report.sharding && config.sharding.runs < config.cascade.runs ? ` (the sharding layouts ${config.sharding.runs})` : ''}; tables list every run and report the median (with two runs, the better one).`);
+  out.push(`- Control planes are real (etcd + kube-apiserver on loopback, etcd without fsync); ${config.quick ? 'this smoke run shares one per kind (with or without kube-controller-manager at given flags) between the scenarios' : 'each scenario gets a fresh one'}.`, '');
 
   if (report.equalQps) {
     const { n, qps, burst } = config.cascade;
@@ -122,6 +183,7 @@ function render(report: Report, started: Date, elapsedS: number): string {
     }
     out.push('');
   }
+  if (report.policies) out.push(...renderPolicies(report.policies, config));
   if (report.unthrottled) {
     const n = config.cascade.unthrottledN;
     const raw = report.unthrottled[0];
@@ -160,6 +222,7 @@ function render(report: Report, started: Date, elapsedS: number): string {
       ['Bundle resourceVersions unchanged', rc.noop.map((x) => String(x.bundleRvsUnchanged)).join(' / '), String(rc.noop.every((x) => x.bundleRvsUnchanged))],
     ]), '');
   }
+  if (report.sharding) out.push(...renderSharding(report.sharding));
   if (report.hostileLoop || report.unrelatedHeap) out.push(...renderHostile(report));
   if (report.expiry) out.push(...renderExpiry(report.expiry));
   out.push('## Notes', '');
@@ -172,8 +235,16 @@ function render(report: Report, started: Date, elapsedS: number): string {
     out.push('');
   }
   out.push('## Reproduce', '');
-  out.push('```sh', 'npm run bench             # full run (about 7 minutes on 2 cores)', 'npm run bench -- --quick  # smoke run (about 3 minutes; prints, leaves this file alone)', '```', '');
-  out.push('Sizes: `BENCH_N` (dependents per cascade), `BENCH_UNTHROTTLED_N`, `BENCH_UNTHROTTLED_RUNS`, `BENCH_QPS`, `BENCH_BURST`, `BENCH_RUNS`, `BENCH_RAW_CONCURRENCY`, `BENCH_GC_WORKERS`, `BENCH_GC_WORKERS_HIGH`, `BENCH_EVENTS_APART=0`, `BENCH_MEMORY_OBJECTS`, `BENCH_MEMORY_LARGE_OBJECTS`, `BENCH_MEMORY_REAL_OBJECTS`, `BENCH_OBJECTS_PER_OWNER`, `BENCH_BUNDLES`, `BENCH_BUNDLE_OBJECTS`, `BENCH_WORKERS`, `BENCH_NOOP_ROUNDS`, `BENCH_HOSTILE_RESOURCES`, `BENCH_HOSTILE_CHAIN`, `BENCH_HOSTILE_DEPTH`, `BENCH_HOSTILE_STRING_BYTES`, `BENCH_HOSTILE_RUNS`, `BENCH_HOSTILE_OBJECTS`, `BENCH_HOSTILE_NAMESPACES`; `BENCH_ONLY=cascade,unthrottled,memory,reconciler,hostile` picks scenarios (and, for a full run, leaves this file alone unless it names them all).', '');
+  out.push(
+    '```sh',
+    'npm run bench                         # full run: this file, bench/results.json and the README summary table',
+    'npm run bench -- --quick              # smoke run (tiny sizes; prints, writes nothing; the test suite runs it with --out)',
+    'npm run bench -- --quick --out DIR    # any run: DIR/benchmarks.md and DIR/results.json, committed files left alone',
+    'npm run bench:readme                  # the README summary table again from bench/results.json',
+    '```',
+    '',
+  );
+  out.push(`Sizes: \`BENCH_N\` (dependents per cascade), \`BENCH_UNTHROTTLED_N\`, \`BENCH_UNTHROTTLED_RUNS\`, \`BENCH_QPS\`, \`BENCH_BURST\`, \`BENCH_RUNS\`, \`BENCH_RAW_CONCURRENCY\`, \`BENCH_GC_WORKERS\`, \`BENCH_GC_WORKERS_HIGH\`, \`BENCH_EVENTS_APART=0\`, \`BENCH_FOREGROUND_WIDTH\`, \`BENCH_FOREGROUND_LEAVES\`, \`BENCH_ORPHAN_N\`, \`BENCH_MEMORY_OBJECTS\`, \`BENCH_MEMORY_LARGE_OBJECTS\`, \`BENCH_MEMORY_REAL_OBJECTS\`, \`BENCH_OBJECTS_PER_OWNER\`, \`BENCH_BUNDLES\`, \`BENCH_BUNDLE_OBJECTS\`, \`BENCH_WORKERS\`, \`BENCH_NOOP_ROUNDS\`, \`BENCH_SHARDING_BUNDLES\`, \`BENCH_SHARDING_OBJECTS\`, \`BENCH_SHARDING_WORKERS\`, \`BENCH_SHARDING_RUNS\`, \`BENCH_EXPIRY_OBJECTS\`, \`BENCH_EXPIRY_DELAY_SECONDS\`, \`BENCH_HOSTILE_RESOURCES\`, \`BENCH_HOSTILE_CHAIN\`, \`BENCH_HOSTILE_DEPTH\`, \`BENCH_HOSTILE_STRING_BYTES\`, \`BENCH_HOSTILE_RUNS\`, \`BENCH_HOSTILE_OBJECTS\`, \`BENCH_HOSTILE_NAMESPACES\`; \`BENCH_ONLY=${BENCH_SCENARIOS.join(',')}\` picks scenarios (and leaves this file, results.json and the README alone unless it names them all).`, '');
   return out.join('\n');
 }
 
@@ -215,17 +286,42 @@ function renderHostile(report: Report): string[] {
   return out;
 }
 
+/** A scenario result that carries its own rows (`figures: Figure[]`) supplies all of them; otherwise bench/figures.ts derives them. */
+function ownFigures(result: unknown): Figure[] | undefined {
+  if (typeof result !== 'object' || result === null || !('figures' in result)) return undefined;
+  return Array.isArray(result.figures) ? (result.figures as Figure[]) : undefined;
+}
+
+/** Every scenario's headline figures, in the order the tables show them. */
+function collectFigures(report: Report): Figure[] {
+  const { config } = report;
+  const rows = <T>(result: T | undefined, derive: (r: T) => Figure[]): Figure[] => (result === undefined ? [] : (ownFigures(result) ?? derive(result)));
+  return [
+    ...rows(report.equalQps, (r) => cascadeFigures(r, config)),
+    ...rows(report.policies, (r) => policyFigures(r, config)),
+    ...rows(report.unthrottled, (r) => unthrottledFigures(r, config)),
+    ...memoryFigures(report.memory, report.realMemory),
+    ...rows(report.reconciler, reconcilerFigures),
+    ...rows(report.sharding, shardingFigures),
+    ...hostileFigures(report.hostileLoop, report.unrelatedHeap),
+    ...rows(report.expiry, expiryFigures),
+  ];
+}
+
 async function runScenario<T>(report: Report, name: string, run: () => Promise<T>): Promise<T | undefined> {
+  let failed = false;
   try {
     return await run();
   } catch (err) {
+    failed = true;
     const message = err instanceof Error ? err.message : String(err);
     log(`${name} failed: ${message}`);
     report.failures.push(`${name}: ${message.split('\n')[0] ?? ''}`);
     return undefined;
   } finally {
-    // A failed scenario may leave its control plane behind: never carry it into the next one.
-    stopAllControlPlanes();
+    // A failed scenario may leave its control plane behind: never carry it into the next one. --quick shares
+    // control planes between scenarios (bench/cluster.ts) and keeps them until a failure or the end.
+    if (failed || !report.config.quick) stopAllControlPlanes();
   }
 }
 
@@ -234,6 +330,7 @@ async function main(): Promise<number> {
   const started = new Date();
   const t0 = performance.now();
   const report: Report = { config, failures: [] };
+  shareControlPlanes(config.quick);
   if (config.only.has('memory')) {
     log(`memory: ${config.memory.syntheticObjects} synthetic objects`);
     report.memory = await runScenario(report, 'memory (synthetic)', () => syntheticMemory({ sizes: [10_000, config.memory.syntheticObjects, config.memory.largeObjects], objectsPerOwner: config.memory.objectsPerOwner }, log));
@@ -243,10 +340,15 @@ async function main(): Promise<number> {
     }
   }
   if (config.only.has('cascade')) report.equalQps = await runScenario(report, 'cascade at equal QPS', () => equalQpsCascade(config, log));
+  if (config.only.has('policies')) report.policies = await runScenario(report, 'foreground and orphan cascades', () => policyCascades(config, log));
   if (config.only.has('unthrottled')) report.unthrottled = await runScenario(report, 'unthrottled cascade', () => unthrottledCascade(config, log));
   if (config.only.has('reconciler')) {
     log(`reconciler: ${config.reconciler.bundles} Bundles x ${config.reconciler.objectsPerBundle} ConfigMaps`);
     report.reconciler = await runScenario(report, 'reconciler', () => reconcilerBench(config, log));
+  }
+  if (config.only.has('sharding')) {
+    log(`sharding: ${config.sharding.bundles} Bundles x ${config.sharding.objectsPerBundle} ConfigMaps over one and two operator processes`);
+    report.sharding = await runScenario(report, 'sharding', () => shardingBench(config, log));
   }
   if (config.only.has('hostile')) {
     log('hostile: the event loop under hostile Bundles');
@@ -258,17 +360,44 @@ async function main(): Promise<number> {
     log(`expiry: ${config.expiry.objects} countdowns of ${config.expiry.delaySeconds} s ending at once`);
     report.expiry = await runScenario(report, 'expiry', () => expiryBench(config, log));
   }
-  const markdown = render(report, started, (performance.now() - t0) / 1000);
+  const tookSeconds = (performance.now() - t0) / 1000;
+  const markdown = render(report, started, tookSeconds);
   process.stdout.write(`\n${markdown}\n`);
+  const results: BenchResults = {
+    generatedAt: started.toISOString(),
+    tookSeconds: Math.round(tookSeconds),
+    quick: config.quick,
+    machine: machineFacts(),
+    versions: versions(),
+    config: { ...config, only: [...config.only] },
+    figures: collectFigures(report),
+    failures: report.failures,
+    note: null,
+  };
+  const json = serializeResults(results);
   // A smoke run's numbers are not results, and a BENCH_ONLY run would drop the other sections: only a full run of
-  // every scenario replaces the committed file.
+  // every scenario replaces the committed files. --out sends any run's files elsewhere.
   const complete = BENCH_SCENARIOS.every((s) => config.only.has(s));
-  if (!config.quick && complete) {
-    const path = join(repoRoot(), 'docs', 'benchmarks.md');
-    writeFileSync(path, markdown);
-    log(`wrote ${path}`);
+  if (config.outDir) {
+    mkdirSync(config.outDir, { recursive: true });
+    writeFileSync(join(config.outDir, 'benchmarks.md'), markdown);
+    writeFileSync(join(config.outDir, 'results.json'), json);
+    log(`wrote benchmarks.md and results.json in ${config.outDir}`);
+  } else if (!config.quick && complete) {
+    const root = repoRoot();
+    writeFileSync(join(root, 'docs', 'benchmarks.md'), markdown);
+    const resultsPath = join(root, 'bench', 'results.json');
+    writeFileSync(resultsPath, json);
+    log('wrote docs/benchmarks.md and bench/results.json');
+    try {
+      regenerateReadme(resultsPath, join(root, 'README.md'));
+      log('rewrote the README summary table from bench/results.json');
+    } catch (err) {
+      log(`the README summary was not rewritten (${err instanceof Error ? err.message : String(err)}); fix it and run npm run bench:readme`);
+      return 1;
+    }
   } else if (!config.quick) {
-    log('BENCH_ONLY ran some scenarios only: docs/benchmarks.md is left as it is');
+    log('BENCH_ONLY ran some scenarios only: docs/benchmarks.md, bench/results.json and the README are left as they are');
   }
   return report.failures.length > 0 ? 1 : 0;
 }
