@@ -4,7 +4,8 @@
  * the pass writes its UID), claims, applies level by level, then, only if
  * every apply went through and the Bundle is unchanged on a fresh list,
  * prunes (deletes with uid and resourceVersion preconditions, countdown
- * stamps), then claim withdrawals. Decides nothing itself: the plan and the
+ * stamps; dependents first, wave by wave, each wave concurrently), then
+ * claim withdrawals. Decides nothing itself: the plan and the
  * re-decisions come from core/bundle.
  */
 import type { Bundle } from '../../api/bundle.js';
@@ -14,7 +15,8 @@ import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
 import { keepListedElsewhere, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
-import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
+import { isWritingPrune, pruneWaves, redecideDelete, type ObjectTarget, type WritingPruneAction } from '../../core/bundle/prune.js';
+import { prunePassEvents, type PrunedObject } from '../../core/bundle/prune-events.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
@@ -36,7 +38,18 @@ export interface ActDeps {
   log: Logger;
   /** Claims and applies in flight at once within one Bundle. */
   applyConcurrency: number;
+  /** Prune actions (deletes, stamps, releases) of one wave in flight at once within one Bundle; PRUNE_CONCURRENCY by default. */
+  pruneConcurrency?: number;
+  /** Counts every delete by kind and reason (the per-object trail beside the log). */
+  metrics?: { deleted(kind: string, reason: string): void };
 }
+
+/**
+ * Prune actions of one wave in flight at once, by default. Each is a fresh
+ * read and a delete (or one patch); a Bundle holds at most 256 objects, so
+ * a pass's due objects go in a few round trips rather than one per object.
+ */
+export const PRUNE_CONCURRENCY = 32;
 
 /** What a pass did to the cluster, for the status and the requeue decision. */
 export interface PassOutcome {
@@ -77,7 +90,7 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
 
   await applyResources(d, plan, types, failedClaims, outcome, target);
   plan = withholdAfterFailedApplies(plan, [...outcome.applyFailures.keys()]);
-  if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark' || a.action === 'release')) {
+  if (plan.prune.some(isWritingPrune)) {
     // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
     // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists.
     const { items: bundlesNow } = await d.api.list(BUNDLE_RESOURCE_TYPE, namespace);
@@ -207,13 +220,26 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
   }
 }
 
-/** Dependents first (the plan's order), one at a time, so an object is gone before what it references. */
+/**
+ * Dependents first: the plan's waves (core/bundle/prune.ts, pruneWaves) one
+ * after another, the actions of a wave up to `pruneConcurrency` at once, so
+ * every object is gone (or being deleted) before the next wave starts on
+ * what it references. Each delete keeps its own preconditions and fresh
+ * read (deleteDecided). The first action of each wave goes alone: a 403 on
+ * it stops the pass's prunes before any other starts; after any 403 no
+ * further action starts (those already in flight finish). The Events are
+ * written once the waves are done (core/bundle/prune-events.ts: one per
+ * object in a small pass, a summary per reason in a large one); every
+ * object goes to the log and the deletes metric as it happens.
+ */
 async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget): Promise<void> {
-  for (const action of plan.prune) {
-    if (action.action !== 'delete' && action.action !== 'mark' && action.action !== 'release') continue;
+  const done: PrunedObject[] = [];
+  let forbidden = false;
+  const carryOut = async (action: WritingPruneAction): Promise<void> => {
+    if (forbidden) return;
     const t = action.target;
     const rt = await d.api.resolve(t.apiVersion, t.kind);
-    if (!rt || !t.uid) continue;
+    if (!rt || !t.uid) return;
     try {
       if (action.action === 'mark' || action.action === 'release') {
         outcome.wrote = true; // either way, look again soon
@@ -222,30 +248,42 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
         } catch (err) {
           // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
           // decides on what the object is now.
-          if (isStaleWrite(err)) continue;
+          if (isStaleWrite(err)) return;
           throw err;
         }
-        await d.events.normal(target, action.event.reason, action.event.message);
-        continue;
+        const alone = action.action === 'release' || (action.gates?.length ?? 0) > 0;
+        done.push({ kind: t.kind, name: t.name, event: action.event, ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}), ...(alone ? { alone } : {}) });
+        return;
       }
       const result = await deleteDecided(d, rt, t, action.afterDelay, plan);
       if (result === 'conflict') {
         outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
-        continue;
+        return;
       }
-      if (result === 'kept') continue;
+      if (result === 'kept') return;
       outcome.wrote = true;
-      if (result === 'deleted') await d.events.normal(target, action.event.reason, action.event.message);
+      if (result !== 'deleted') return;
+      d.log.info({ object: `${t.kind}/${t.name}`, uid: t.uid, reason: action.event.reason }, action.afterDelay ? 'deleted after its deletion delay' : 'pruned');
+      d.metrics?.deleted(t.kind, action.event.reason);
+      done.push({ kind: t.kind, name: t.name, event: action.event });
     } catch (err) {
       d.log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
       if (isForbidden(err)) {
-        // The identity may not delete here: nothing else of this Bundle is deleted in this pass.
+        // The identity may not delete here: nothing else of this Bundle is started in this pass.
+        forbidden = true;
         outcome.pruneFailures.push({ target: t, message: errorMessage(err), reason: Reasons.Forbidden });
         return;
       }
       outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
     }
+  };
+  for (const wave of pruneWaves(plan.prune)) {
+    if (forbidden) break;
+    const [first, ...rest] = wave;
+    if (first !== undefined) await carryOut(first);
+    await forEachBounded(rest, d.pruneConcurrency ?? PRUNE_CONCURRENCY, carryOut);
   }
+  for (const e of prunePassEvents(done)) await d.events.normal(target, e.reason, e.message);
 }
 
 /**

@@ -206,6 +206,7 @@ export class BundleController {
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
+    const plannedAt = this.o.clock.now();
     if (now === undefined || stampAt === undefined) {
       await writeBundleStatus(this.api, cached, interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()), log);
       return 'requeue';
@@ -225,7 +226,7 @@ export class BundleController {
     const planned = planBundle(input);
 
     // 6. Act (act.ts): claims, applies level by level, prunes only after every apply, withdrawals.
-    const acted = await actOnPlan({ api, readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency }, bundle, planned, types);
+    const acted = await actOnPlan({ api, readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
       if (acted.kind === 'kinds-not-recorded') return 'requeue';
@@ -241,7 +242,7 @@ export class BundleController {
     if (await writeBundleStatus(this.api, cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
-    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, ...(unwatched > 0 ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
+    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, sincePlannedMs: this.o.clock.now() - plannedAt, ...(unwatched > 0 ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
     return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
   }
 

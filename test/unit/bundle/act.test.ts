@@ -13,7 +13,7 @@ import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { BUNDLE_UID, NAMESPACE, NOW, bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withData, withResource, withResourceVersion, withUid, type Mod, type Obj, type TestBundle } from './builders.js';
+import { BUNDLE_UID, NAMESPACE, NOW, bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withData, withResource, withOwner, withResourceVersion, withUid, type Mod, type Obj, type TestBundle } from './builders.js';
 import { CONFIGMAPS, FakeBundleApi, RecordingEvents } from './fake-bundle-api.js';
 import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
 
@@ -142,6 +142,28 @@ describe('act phase: prunes', () => {
     if (result.kind !== 'acted') throw new Error(result.kind);
     expect(result.plan.prune.filter((a) => a.action === 'delete' || a.action === 'mark')).toEqual([]);
     expect(result.plan.withheld.map((w) => w.action.target.name).sort()).toEqual(['gone', 'stamping']);
+  });
+
+  it('due objects at two levels: every dependent is deleted (fresh read, uid, resourceVersion) before any object it references, and one summary Event says them all', async () => {
+    const owners = Array.from({ length: 3 }, (_, i) => ours(configMap(`owner-${i}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4')));
+    const dependents = owners.flatMap((o, i) =>
+      [0, 1].map((j) => ours(configMap(`dep-${i}-${j}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'), withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid ?? '' }))),
+    );
+    const s = setup(b, { keep }, [keep, ...owners, ...dependents], [keep, ...owners, ...dependents]);
+
+    await actOnPlan({ api: s.api, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2, pruneConcurrency: 4 }, s.bundle, s.plan, TYPES);
+
+    const deletes = s.api.callsOf('delete').map((c) => c.what.replace('ConfigMap ns1/', ''));
+    expect(deletes).toHaveLength(9);
+    const lastDependent = Math.max(...dependents.map((d) => deletes.indexOf(d.metadata.name)));
+    const firstOwner = Math.min(...owners.map((o) => deletes.indexOf(o.metadata.name)));
+    expect(lastDependent).toBeLessThan(firstOwner);
+    // Each delete is decided again on its own fresh read first, with its uid.
+    expect(s.api.callsOf('get').filter((c) => c.what !== 'Bundle ns1/b')).toHaveLength(9);
+    for (const c of s.api.callsOf('delete')) expect(c.detail).toMatchObject({ uid: `${c.what.replace('ConfigMap ns1/', '')}-uid` });
+    expect(s.events.events.filter((e) => e.reason === 'DeletedAfterDelay')).toEqual([
+      { type: 'Normal', target: 'b', reason: 'DeletedAfterDelay', message: expect.stringMatching(/^deleted 9 objects whose deletion delay ended \(ConfigMap: 9\): e\.g\. /) as unknown as string },
+    ]);
   });
 
   it('a delete carries uid and the resourceVersion it was decided on', async () => {
