@@ -14,7 +14,8 @@ import { FIELD_MANAGER, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
-import { keepListedElsewhere, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import { keepListedElsewhere, withAppliedReadiness, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
 import { isWritingPrune, pruneWaves, redecideDelete, type ObjectTarget, type WritingPruneAction } from '../../core/bundle/prune.js';
 import { prunePassEvents, type PrunedObject } from '../../core/bundle/prune-events.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
@@ -40,9 +41,23 @@ export interface ActDeps {
   applyConcurrency: number;
   /** Prune actions (deletes, stamps, releases) of one wave in flight at once within one Bundle; PRUNE_CONCURRENCY by default. */
   pruneConcurrency?: number;
+  /**
+   * The CRDs' readiness rules: given, the readiness of what the pass applied
+   * is read from the apply's answer (withAppliedReadiness), so the pass that
+   * applied an object can report it Ready.
+   */
+  crdReadiness?: CrdReadinessTable;
   /** Counts every delete by kind and reason (the per-object trail beside the log). */
   metrics?: { deleted(kind: string, reason: string): void };
 }
+
+/**
+ * Reads, claims and applies in flight at once within one Bundle, by default
+ * (the controller's applyConcurrency). A Bundle's objects at one level are
+ * independent: four at a time made a Bundle of 200 ConfigMaps wait about 50
+ * round trips for its reads and as many for its applies.
+ */
+export const APPLY_CONCURRENCY = 32;
 
 /**
  * Prune actions of one wave in flight at once, by default. Each is a fresh
@@ -54,6 +69,8 @@ export const PRUNE_CONCURRENCY = 32;
 /** What a pass did to the cluster, for the status and the requeue decision. */
 export interface PassOutcome {
   applyFailures: Map<string, ActionFailure>;
+  /** By resource name: the object as the API server answered this pass's apply. */
+  applied: Map<string, KubeObject>;
   pruneFailures: { target: ObjectTarget; message: string; reason?: string }[];
   wrote: boolean;
 }
@@ -70,7 +87,7 @@ export type ActResult =
 
 export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan, types: ReadonlyMap<string, ResourceType>): Promise<ActResult> {
   const { namespace, name } = bundle.metadata;
-  const outcome: PassOutcome = { applyFailures: new Map(d.readFailures ?? []), pruneFailures: [], wrote: false };
+  const outcome: PassOutcome = { applyFailures: new Map(d.readFailures ?? []), applied: new Map(), pruneFailures: [], wrote: false };
   let plan = planned;
   // Every claim and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
   // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
@@ -90,6 +107,7 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
 
   await applyResources(d, plan, types, failedClaims, outcome, target);
   plan = withholdAfterFailedApplies(plan, [...outcome.applyFailures.keys()]);
+  if (d.crdReadiness) plan = withAppliedReadiness(plan, outcome.applied, d.crdReadiness);
   if (plan.prune.some(isWritingPrune)) {
     // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
     // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists.
@@ -183,7 +201,7 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
     if (!rt) return;
     try {
       if (r.apply.needed) {
-        await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true });
+        outcome.applied.set(r.name, await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true }));
         outcome.wrote = true;
         d.log.debug({ object: `${desired.kind}/${desired.metadata.name}`, create: r.apply.create }, 'applied');
       }
