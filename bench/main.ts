@@ -80,9 +80,11 @@ function renderExpiry(e: ExpiryResult): string[] {
     `${e.objects} ConfigMaps with \`deletionDelay: ${e.delaySeconds}s\`, dropped from their Bundles (250 per Bundle) by one edit each, sent together; the operator in this process, no collector. Each deletion is timed by the DELETED event of a watch on an unthrottled client and compared with the object's own deadline (its stamp + delay). Target: p99 at most 500 ms late for 1000 at once, none early.`,
     '',
     markdownTable(
-      ['objects', 'stamps written (s after the edits)', 'p50 late (ms)', 'p99 late (ms)', 'max late (ms)', 'early', 'target'],
-      [[String(e.objects), e.stampSeconds.toFixed(2), ms(percentile(e.latenessMs, 50)), ms(p99), ms(e.latenessMs[e.latenessMs.length - 1] ?? NaN), String(e.early), met(e.early === 0 && p99 <= 500)]],
+      ['objects', 'stamps written (s after the edits)', 'min late (ms)', 'p50 late (ms)', 'p99 late (ms)', 'max late (ms)', 'early', 'reference: the same deletes by the bench (s)', 'target'],
+      [[String(e.objects), e.stampSeconds.toFixed(2), ms(e.latenessMs[0] ?? NaN), ms(percentile(e.latenessMs, 50)), ms(p99), ms(e.latenessMs[e.latenessMs.length - 1] ?? NaN), String(e.early), e.rawSeconds !== undefined ? e.rawSeconds.toFixed(2) : '-', met(e.early === 0 && p99 <= 500)]],
     ),
+    '',
+    `The reference column: ${e.objects} ConfigMaps, each read fresh and deleted with uid and resourceVersion preconditions by the bench itself, ${e.rawInFlight} in flight (the operator's 4 workers x 32 prunes at once): the API server's own time for the requests the due deletes need, the floor under the max lateness.`,
     '',
   ];
 }
