@@ -97,9 +97,15 @@ function delta(before: Map<string, number>, after: Map<string, number>, less: Re
   return out;
 }
 
+/** Reviews are POSTs that store nothing: the API server answers a question (may I?) and forgets it. */
+const QUESTIONS = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
+
 function writesIn(counts: RequestCounts): number {
   let n = 0;
-  for (const [key, count] of Object.entries(counts)) if (WRITE_VERBS.has(key.slice(0, key.indexOf(' ')))) n += count;
+  for (const [key, count] of Object.entries(counts)) {
+    const [verb = '', resource = ''] = key.split(' ');
+    if (WRITE_VERBS.has(verb) && !QUESTIONS.has(resource.split('/')[0] ?? '')) n += count;
+  }
   return n;
 }
 

@@ -10,7 +10,7 @@
  */
 import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { FIELD_MANAGER, Reasons } from '../../api/names.js';
+import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
@@ -253,6 +253,8 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
 async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget): Promise<void> {
   const done: PrunedObject[] = [];
   let forbidden = false;
+  /** The wave's fresh reads made by one LIST per kind (listFreshReads). */
+  let fresh: FreshReads = new Map();
   const carryOut = async (action: WritingPruneAction): Promise<void> => {
     if (forbidden) return;
     const t = action.target;
@@ -273,7 +275,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
         done.push({ kind: t.kind, name: t.name, event: action.event, ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}), ...(alone ? { alone } : {}) });
         return;
       }
-      const result = await deleteDecided(d, rt, t, action.afterDelay, plan);
+      const result = await deleteDecided(d, rt, t, action.afterDelay, plan, fresh);
       if (result === 'conflict') {
         outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
         return;
@@ -299,6 +301,8 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
     if (forbidden) break;
     const [first, ...rest] = wave;
     if (first !== undefined) await carryOut(first);
+    if (forbidden) break;
+    fresh = await listFreshReads(d, rest);
     await forEachBounded(rest, d.pruneConcurrency ?? PRUNE_CONCURRENCY, carryOut);
   }
   for (const e of prunePassEvents(done)) await d.events.normal(target, e.reason, e.message);
@@ -310,8 +314,8 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
  * (a status write, a new annotation) gets one fresh read, the same rules and
  * one more try. 'kept': a fresh read said no.
  */
-async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
-  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, plan) : t.resourceVersion;
+async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
+  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, plan, listed.get(freshReadKey(t))) : t.resourceVersion;
   if (resourceVersion === undefined) return 'kept';
   const result = await deleteWithPreconditions(d, rt, t, resourceVersion);
   if (result !== 'conflict') return result;
@@ -332,13 +336,65 @@ async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTa
   }
 }
 
+/** Fresh reads of a wave's expired countdowns, by freshReadKey. */
+type FreshReads = ReadonlyMap<string, KubeObject>;
+
+function freshReadKey(t: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): string {
+  return `${t.apiVersion}|${t.kind}|${t.namespace ?? ''}|${t.name}`;
+}
+
 /**
- * Reads the object fresh and applies the prune rules again
+ * A wave's expired countdowns of one kind and namespace, at least this
+ * many: one fresh LIST reads them all instead of a GET each.
+ */
+export const LIST_FRESH_READS_FROM = 8;
+
+/**
+ * The fresh read before an expired countdown's delete, made for many at
+ * once: one LIST (metadata only, the managed label the cache selects on) per
+ * kind and namespace holding at least LIST_FRESH_READS_FROM of them. A list
+ * without a resourceVersion is read from the server's storage, as a GET is;
+ * each object is then decided again on what it shows, and deleted with its
+ * uid and the resourceVersion listed, so a change since the list is a 409 and
+ * another fresh read (deleteDecided). An object the list misses (its label
+ * taken off), or a list that fails, is read with a GET of its own.
+ */
+async function listFreshReads(d: ActDeps, wave: readonly WritingPruneAction[]): Promise<FreshReads> {
+  const groups = new Map<string, ObjectTarget[]>();
+  for (const a of wave) {
+    if (a.action !== 'delete' || !a.afterDelay) continue;
+    const key = `${a.target.apiVersion}|${a.target.kind}|${a.target.namespace ?? ''}`;
+    const group = groups.get(key);
+    if (group) group.push(a.target);
+    else groups.set(key, [a.target]);
+  }
+  const reads = new Map<string, KubeObject>();
+  for (const targets of groups.values()) {
+    const first = targets[0];
+    if (first === undefined || targets.length < LIST_FRESH_READS_FROM) continue;
+    const rt = await d.api.resolve(first.apiVersion, first.kind);
+    if (!rt) continue;
+    const wanted = new Set(targets.map((t) => t.name));
+    let items: KubeObject[];
+    try {
+      ({ items } = await d.api.list(rt, first.namespace, { metadataOnly: true, labelSelector: `${Labels.managed}=true` }));
+    } catch (err) {
+      // An identity that may delete but not list, or a failed list: each object gets its own GET instead.
+      d.log.debug({ kind: first.kind, err: errorMessage(err) }, 'could not list for fresh reads; reading one by one');
+      continue;
+    }
+    for (const o of items) if (wanted.has(o.metadata.name)) reads.set(freshReadKey({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace, name: o.metadata.name }), o);
+  }
+  return reads;
+}
+
+/**
+ * Reads the object fresh (or takes the wave's listed read of it) and applies the prune rules again
  * (core/bundle/prune.ts, redecideDelete): the resourceVersion to delete it
  * at, or undefined (left to the next pass).
  */
-async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, plan: BundlePlan): Promise<string | undefined> {
-  const fresh = await d.api.tryGet(rt, t.namespace, t.name);
+async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, plan: BundlePlan, listed?: KubeObject): Promise<string | undefined> {
+  const fresh = listed ?? (await d.api.tryGet(rt, t.namespace, t.name));
   // The read just made refreshed the server-time estimate: decide on its lower bound.
   const now = d.serverTime.lowerBound();
   if (now === undefined) return undefined;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { BundleSchema, type Bundle } from '../../../src/api/bundle.js';
-import { API_VERSION, Annotations, BUNDLE_KIND, BundleConditionTypes, Finalizers, Reasons } from '../../../src/api/names.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, BundleConditionTypes, Finalizers, Labels, Reasons } from '../../../src/api/names.js';
 import { actOnPlan, type ActResult } from '../../../src/controllers/bundle/act.js';
 import { finalizeBundle } from '../../../src/controllers/bundle/finalize.js';
 import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
@@ -164,6 +164,32 @@ describe('act phase: prunes', () => {
     expect(s.events.events.filter((e) => e.reason === 'DeletedAfterDelay')).toEqual([
       { type: 'Normal', target: 'b', reason: 'DeletedAfterDelay', message: expect.stringMatching(/^deleted 9 objects whose deletion delay ended \(ConfigMap: 9\): e\.g\. /) as unknown as string },
     ]);
+  });
+
+  it('many expired countdowns of one kind: one fresh LIST reads them (metadata, managed label), each is decided again on it and deleted at the listed resourceVersion; a change the list shows keeps that one; one the list misses gets its own GET', async () => {
+    const labelled: Mod<Obj> = (o) => {
+      o.metadata.labels = { ...o.metadata.labels, [Labels.managed]: 'true' };
+    };
+    const expired = Array.from({ length: 12 }, (_, i) => ours(configMap(`exp-${String(i).padStart(2, '0')}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'), labelled));
+    // On the server: exp-03 was stamped again since the cache saw it (a new countdown), exp-07 lost its label, and every object has a newer resourceVersion.
+    const stored = expired.map((o) => {
+      const copy = structuredClone(o);
+      copy.metadata.resourceVersion = '9';
+      if (o.metadata.name === 'exp-03') copy.metadata.annotations = { ...copy.metadata.annotations, [Annotations.deletionTimestamp]: new Date(NOW).toISOString() };
+      if (o.metadata.name === 'exp-07') copy.metadata.labels = {};
+      return copy;
+    });
+    const s = setup(b, { keep }, [keep, ...expired], [keep, ...stored]);
+
+    await act(s);
+
+    expect(s.api.callsOf('list').filter((c) => c.what === 'ConfigMap ns1/*')).toEqual([{ verb: 'list', what: 'ConfigMap ns1/*', detail: { labelSelector: `${Labels.managed}=true` } }]);
+    // The wave's first delete goes alone on its own GET; exp-07, missing from the list, gets one too.
+    expect(s.api.callsOf('get').filter((c) => c.what.startsWith('ConfigMap')).map((c) => c.what)).toEqual(['ConfigMap ns1/exp-00', 'ConfigMap ns1/exp-07']);
+    const deleted = s.api.callsOf('delete');
+    expect(deleted.map((c) => c.what).sort()).toEqual(expired.map((o) => `ConfigMap ns1/${o.metadata.name}`).filter((w) => !w.endsWith('exp-03')).sort());
+    for (const c of deleted) expect(c.detail).toEqual({ uid: `${c.what.replace('ConfigMap ns1/', '')}-uid`, resourceVersion: '9' });
+    expect(s.api.find('ConfigMap', 'exp-03')).toBeDefined();
   });
 
   it('a delete carries uid and the resourceVersion it was decided on', async () => {
