@@ -300,6 +300,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
   for (const wave of pruneWaves(plan.prune)) {
     if (forbidden) break;
     const [first, ...rest] = wave;
+    fresh = new Map();
     if (first !== undefined) await carryOut(first);
     if (forbidden) break;
     fresh = await listFreshReads(d, rest);

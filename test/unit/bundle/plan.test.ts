@@ -1,7 +1,7 @@
 import { Annotations, EventReasons, Labels, Reasons } from '../../../src/api/names.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { pruneWaves } from '../../../src/core/bundle/prune.js';
-import { keepListedElsewhere, planBundle, withholdAfterFailedApplies, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
+import { keepListedElsewhere, planBundle, withAppliedReadiness, withholdAfterFailedApplies, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
 import {
   bundle,
   BUNDLE_UID,
@@ -22,6 +22,7 @@ import {
   withRef,
   withResource,
   withResourceVersion,
+  withGeneration,
   withSpec,
   withStatus,
   withUid,
@@ -483,5 +484,30 @@ describe('planBundle: what another live Bundle lists is never pruned (issue 9)',
     expect(kept.prune.map((a) => `${a.target.name}:${a.action}`)).toEqual(['moved:listed-elsewhere', 'gone:delete']);
     // Its own claim is not someone else's.
     expect(keepListedElsewhere(plan, new Map([['/ConfigMap/ns1/moved', [{ name: 'b', uid: BUNDLE_UID }]]])).prune.map((a) => a.action)).toEqual(['delete', 'delete']);
+  });
+});
+
+describe('withAppliedReadiness: readiness from the apply\'s answer', () => {
+  const b = bundle('b', withResource(resource('c', configMap('c', withData({ k: 'v' }))), resource('d', deployment('d', withSpec({ replicas: 1 })))));
+  const plan = planBundle(planInput(b, {}));
+  const state = (p: BundlePlan, name: string) => {
+    const r = byName(p, name);
+    return r && 'readiness' in r ? r.readiness.state : r?.action;
+  };
+
+  it('a created ConfigMap is ready as the server answered it; a Deployment the server has not rolled out yet stays in progress', () => {
+    expect([state(plan, 'c'), state(plan, 'd')]).toEqual(['in-progress', 'in-progress']);
+    const answered = new Map([
+      ['c', live(configMap('c', withData({ k: 'v' })))],
+      ['d', live(deployment('d', withSpec({ replicas: 1 })), withGeneration(1), withStatus({ observedGeneration: 0 }))],
+    ]);
+    const after = withAppliedReadiness(plan, answered, new Map());
+    expect([state(after, 'c'), state(after, 'd')]).toEqual(['ready', 'in-progress']);
+  });
+
+  it('a resource whose apply did not go through keeps its planned readiness', () => {
+    const after = withAppliedReadiness(plan, new Map([['c', live(configMap('c'))]]), new Map());
+    expect([state(after, 'c'), state(after, 'd')]).toEqual(['ready', 'in-progress']);
+    expect(withAppliedReadiness(plan, new Map(), new Map())).toBe(plan);
   });
 });
