@@ -301,9 +301,14 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
     if (forbidden) break;
     const [first, ...rest] = wave;
     fresh = new Map();
+    // The rest's fresh reads are listed while the first action goes alone: a read, and each delete still carries the
+    // uid and resourceVersion it lists.
+    // Never rejects (it would be unhandled while the first action runs): a failure means a GET for each.
+    const listing = listFreshReads(d, rest).catch((): FreshReads => new Map());
     if (first !== undefined) await carryOut(first);
+    const listed = await listing;
     if (forbidden) break;
-    fresh = await listFreshReads(d, rest);
+    fresh = listed;
     await forEachBounded(rest, d.pruneConcurrency ?? PRUNE_CONCURRENCY, carryOut);
   }
   for (const e of prunePassEvents(done)) await d.events.normal(target, e.reason, e.message);
