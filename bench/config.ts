@@ -64,7 +64,9 @@ export interface BenchConfig {
     objectsPerOwner: number;
   };
   reconciler: {
-    /** Bundles (BENCH_BUNDLES) of this many ConfigMaps each (BENCH_BUNDLE_OBJECTS). */
+    /** ConfigMaps in the one Bundle timed against raw parallel apply and kubectl (BENCH_SINGLE_BUNDLE_OBJECTS, 0 to skip). */
+    singleObjects: number;
+    /** Bundles (BENCH_BUNDLES, 0 to skip) of this many ConfigMaps each (BENCH_BUNDLE_OBJECTS). */
     bundles: number;
     objectsPerBundle: number;
     /** Operator reconcile workers (the operator's --workers default). */
@@ -146,10 +148,11 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
       objectsPerOwner: positiveInt(env, 'BENCH_OBJECTS_PER_OWNER', 10),
     },
     reconciler: {
-      bundles: positiveInt(env, 'BENCH_BUNDLES', quick ? 5 : 50),
+      singleObjects: positiveInt(env, 'BENCH_SINGLE_BUNDLE_OBJECTS', quick ? 50 : 200),
+      bundles: positiveInt(env, 'BENCH_BUNDLES', quick ? 10 : 1000),
       objectsPerBundle: positiveInt(env, 'BENCH_BUNDLE_OBJECTS', quick ? 5 : 20),
       workers: positiveInt(env, 'BENCH_WORKERS', 4),
-      noopRounds: positiveInt(env, 'BENCH_NOOP_ROUNDS', quick ? 3 : 20),
+      noopRounds: Math.max(1, positiveInt(env, 'BENCH_NOOP_ROUNDS', quick ? 1 : 3)),
     },
     expiry: {
       objects: positiveInt(env, 'BENCH_EXPIRY_OBJECTS', quick ? 100 : 1000),

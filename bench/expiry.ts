@@ -16,7 +16,7 @@ import type { KubeClient } from '../src/kube/client.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { systemClock } from '../src/runtime/clock.js';
 import { Operator } from '../src/operator.js';
-import { createNamespace, sleep, startBenchCluster } from './cluster.js';
+import { createNamespace, forEachConcurrently, sleep, startBenchCluster } from './cluster.js';
 import type { BenchConfig } from './config.js';
 import { isReady } from './reconciler.js';
 
@@ -28,7 +28,18 @@ export interface ExpiryResult {
   early: number;
   /** From the edit that dropped them to the last stamp written. */
   stampSeconds: number;
+  /**
+   * The reference: as many ConfigMaps deleted by the bench itself, read
+   * fresh by one LIST and each deleted with its uid and resourceVersion
+   * (what the operator sends for a wave of expired countdowns),
+   * `rawInFlight` at once: the API server's own time for the work, seconds.
+   */
+  rawSeconds?: number;
+  rawInFlight: number;
 }
+
+/** The raw reference's requests in flight: the operator's 4 workers x 32 prunes at once. */
+const RAW_IN_FLIGHT = 128;
 
 const LABEL = 'bench.bundlesmith.dev/set';
 
@@ -104,14 +115,35 @@ export async function expiryBench(config: BenchConfig, log: (line: string) => vo
     await Promise.all(Array.from({ length: bundles }, (_, b) => cluster.admin.apply(BUNDLE_RESOURCE_TYPE, manifest(namespace, b, 0, 0, delay), { fieldManager: 'bench', force: true })));
     const limit = Date.now() + delaySeconds * 1000 + 120_000;
     while (lateness.length < objects) {
-      if (Date.now() > limit) throw new Error(`only ${lateness.length} of ${objects} countdowns ended within ${delaySeconds + 120} s`);
+      if (Date.now() > limit) {
+        const left = (await cluster.admin.list(cluster.configMaps, namespace, { labelSelector: `${LABEL}=expiry` })).items;
+        const stamped = left.filter((o) => o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined).length;
+        throw new Error(`only ${lateness.length} of ${objects} countdowns ended within ${delaySeconds + 120} s (${left.length} left, ${stamped} of them stamped; the watch saw ${deadline.size} stamps)`);
+      }
       await sleep(100);
     }
     abort.abort();
     await watching;
     lateness.sort((a, b) => a - b);
-    const result = { objects, delaySeconds, latenessMs: lateness, early, stampSeconds: (lastStampAt - dropped) / 1000 };
-    log(`  stamps written in ${result.stampSeconds.toFixed(2)} s; lateness p50 ${percentile(lateness, 50)} ms, p99 ${percentile(lateness, 99)} ms, max ${lateness[lateness.length - 1] ?? NaN} ms, ${early} early`);
+    const result: ExpiryResult = { objects, delaySeconds, latenessMs: lateness, early, stampSeconds: (lastStampAt - dropped) / 1000, rawInFlight: RAW_IN_FLIGHT };
+    log(`  stamps written in ${result.stampSeconds.toFixed(2)} s; lateness min ${lateness[0] ?? NaN} ms, p50 ${percentile(lateness, 50)} ms, p99 ${percentile(lateness, 99)} ms, max ${lateness[lateness.length - 1] ?? NaN} ms, ${early} early`);
+
+    // The reference: the same number of ConfigMaps, each read fresh and deleted with preconditions by the bench.
+    await operator.stop();
+    operator = undefined;
+    const rawNs = await createNamespace(cluster, 'bench-expiry-raw');
+    const names = Array.from({ length: objects }, (_, i) => `raw-${i}`);
+    await forEachConcurrently(objects, 32, async (i) => {
+      await cluster.admin.create(cluster.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: names[i], namespace: rawNs }, data: { i: String(i) } });
+    });
+    const rawStarted = performance.now();
+    const fresh = new Map((await cluster.admin.list(cluster.configMaps, rawNs, { metadataOnly: true })).items.map((o) => [o.metadata.name, o]));
+    await forEachConcurrently(objects, RAW_IN_FLIGHT, async (i) => {
+      const read = fresh.get(names[i] ?? '');
+      await cluster.admin.delete(cluster.configMaps, rawNs, names[i] ?? '', { uid: read?.metadata.uid ?? '', ...(read?.metadata.resourceVersion ? { resourceVersion: read.metadata.resourceVersion } : {}) });
+    });
+    result.rawSeconds = (performance.now() - rawStarted) / 1000;
+    log(`  reference: one fresh LIST, then ${objects} DELETEs with uid and resourceVersion preconditions, ${RAW_IN_FLIGHT} in flight, by the bench: ${result.rawSeconds.toFixed(2)} s`);
     return result;
   } finally {
     abort.abort();

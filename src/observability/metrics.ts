@@ -20,6 +20,7 @@ export class OperatorMetrics {
   readonly awaitingApproval: Gauge;
   readonly gcGraphNodes: Gauge;
   readonly gcActions: Counter<'action' | 'kind' | 'result'>;
+  readonly bundleDeletesTotal: Counter<'kind' | 'reason'>;
   readonly gcDiscoveryErrors: Counter;
   readonly informerRestarts: Counter<'resource'>;
 
@@ -38,8 +39,14 @@ export class OperatorMetrics {
     this.awaitingApproval = new Gauge({ name: 'bundlesmith_deletions_awaiting_approval', help: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', registers });
     this.gcGraphNodes = new Gauge({ name: 'bundlesmith_gc_graph_nodes', help: 'Objects tracked by the garbage collector graph', registers });
     this.gcActions = new Counter({ name: 'bundlesmith_gc_actions_total', help: 'Garbage collector deletes, orphanings and errors', labelNames: ['action', 'kind', 'result'], registers });
+    this.bundleDeletesTotal = new Counter({ name: 'bundlesmith_bundle_deletes_total', help: 'Objects the Bundle controller deleted from a Bundle pass, by kind and event reason (Pruned, DeletedAfterDelay)', labelNames: ['kind', 'reason'], registers });
     this.gcDiscoveryErrors = new Counter({ name: 'bundlesmith_gc_discovery_errors_total', help: 'Failed discovery syncs of the garbage collector', registers });
     this.informerRestarts = new Counter({ name: 'bundlesmith_informer_restarts_total', help: 'Informer relists after errors', labelNames: ['resource'], registers });
+  }
+
+  /** The Bundle controller's deletes, counted by kind and reason. */
+  bundleDeletes(): { deleted(kind: string, reason: string): void } {
+    return { deleted: (kind, reason) => this.bundleDeletesTotal.inc({ kind, reason }) };
   }
 
   /** Work queue observations for one named queue. */

@@ -24,13 +24,17 @@ const ROWS: Record<string, boolean> = {
   'gc-unthrottled-high-workers': true,
   'gc-heap-per-object-10k': false,
   'gc-heap-per-object-real': true,
+  'reconciler-one-bundle-vs-raw': true,
+  'reconciler-one-bundle-vs-kubectl': true,
   'reconciler-ready': false,
+  'reconciler-heap': false,
   'reconciler-noop': false,
+  'reconciler-restart': false,
   'sharding-one-shard': false,
   'sharding-2-shards': true,
   'hostile-longest-block': false,
   'hostile-unrelated-heap': true,
-  'expiry-p99-late': false,
+  'expiry-p99-late': true,
 };
 
 const COMMITTED = ['docs/benchmarks.md', 'bench/results.json', 'README.md'];

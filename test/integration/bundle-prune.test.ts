@@ -3,7 +3,7 @@
  * first, with preconditions), never while an apply of the pass failed; a
  * deleted Bundle takes its objects with it in reverse dependency order.
  */
-import { Finalizers } from '../../src/api/names.js';
+import { Annotations, Finalizers } from '../../src/api/names.js';
 import { conditionOf, expectKept, run, uidOf, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, getBundle, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
@@ -45,6 +45,26 @@ describe('pruning', () => {
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'sh-stay'), stayUid);
     await waitForReady(f.env, f.ns, 'shrink');
     expect((await eventsFor(f.env, f.ns, 'shrink')).filter((e) => e.reason === 'Pruned')).toHaveLength(3);
+  });
+
+  it('50 countdowns due together go in one pass, a chain among them dependents first, with one summary Event per reason', async () => {
+    const delay = { [Annotations.deletionDelay]: '2s' };
+    const many: ResourceFixture[] = Array.from({ length: 50 }, (_, i) => ({ name: `cm-${i}`, object: configMap(`many-${i}`, { i: String(i) }, delay) }));
+    const delayedChain = chain('mc').map((r) => ({ ...r, object: { ...r.object, metadata: { ...(r.object.metadata as Record<string, unknown>), annotations: delay } } }));
+    await applyBundle(f.env, f.ns, 'many', [...many, ...delayedChain, { name: 'stay', object: configMap('many-stay') }]);
+    await waitForReady(f.env, f.ns, 'many');
+    const rec = await recordDeletions();
+    await applyBundle(f.env, f.ns, 'many', [{ name: 'stay', object: configMap('many-stay') }]);
+    await waitFor('the 53 objects to be deleted after their delay', () => (rec.deletions.filter((d) => d.name.startsWith('m')).length >= 53 ? true : undefined));
+    rec.stop();
+    const order = [...rec.deletions].sort((a, b) => a.rv - b.rv).map((d) => d.name).filter((n) => n.startsWith('mc-'));
+    expect(order).toEqual(['mc-top', 'mc-middle', 'mc-base']);
+    await waitForReady(f.env, f.ns, 'many');
+    const events = await eventsFor(f.env, f.ns, 'many');
+    // One pass deleted all 53 (one stamp for all, so one deadline): one Event says so, and one said the stamps.
+    expect(events.filter((e) => e.reason === 'DeletedAfterDelay').map((e) => e.note)).toEqual([expect.stringMatching(/^deleted 53 objects whose deletion delay ended \(ConfigMap: 52, Secret: 1\): e\.g\. /)]);
+    expect(events.filter((e) => e.reason === 'DeletionScheduled').map((e) => e.note)).toEqual([expect.stringMatching(/^started the deletion countdown of 53 objects no longer in the Bundle \(ConfigMap: 52, Secret: 1\)/)]);
+    expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'many-stay')).toBeDefined();
   });
 
   it('prunes nothing while an apply of the pass fails', async () => {

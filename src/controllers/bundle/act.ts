@@ -4,17 +4,20 @@
  * the pass writes its UID), claims, applies level by level, then, only if
  * every apply went through and the Bundle is unchanged on a fresh list,
  * prunes (deletes with uid and resourceVersion preconditions, countdown
- * stamps), then claim withdrawals. Decides nothing itself: the plan and the
+ * stamps; dependents first, wave by wave, each wave concurrently), then
+ * claim withdrawals. Decides nothing itself: the plan and the
  * re-decisions come from core/bundle.
  */
 import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { FIELD_MANAGER, Reasons } from '../../api/names.js';
+import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
-import { keepListedElsewhere, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
-import { redecideDelete, type ObjectTarget } from '../../core/bundle/prune.js';
+import { keepListedElsewhere, withAppliedReadiness, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
+import { isWritingPrune, pruneWaves, redecideDelete, type ObjectTarget, type WritingPruneAction } from '../../core/bundle/prune.js';
+import { prunePassEvents, type PrunedObject } from '../../core/bundle/prune-events.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
@@ -36,11 +39,38 @@ export interface ActDeps {
   log: Logger;
   /** Claims and applies in flight at once within one Bundle. */
   applyConcurrency: number;
+  /** Prune actions (deletes, stamps, releases) of one wave in flight at once within one Bundle; PRUNE_CONCURRENCY by default. */
+  pruneConcurrency?: number;
+  /**
+   * The CRDs' readiness rules: given, the readiness of what the pass applied
+   * is read from the apply's answer (withAppliedReadiness), so the pass that
+   * applied an object can report it Ready.
+   */
+  crdReadiness?: CrdReadinessTable;
+  /** Counts every delete by kind and reason (the per-object trail beside the log). */
+  metrics?: { deleted(kind: string, reason: string): void };
 }
+
+/**
+ * Reads, claims and applies in flight at once within one Bundle, by default
+ * (the controller's applyConcurrency). A Bundle's objects at one level are
+ * independent: four at a time made a Bundle of 200 ConfigMaps wait about 50
+ * round trips for its reads and as many for its applies.
+ */
+export const APPLY_CONCURRENCY = 32;
+
+/**
+ * Prune actions of one wave in flight at once, by default. Each is a fresh
+ * read and a delete (or one patch); a Bundle holds at most 256 objects, so
+ * a pass's due objects go in a few round trips rather than one per object.
+ */
+export const PRUNE_CONCURRENCY = 32;
 
 /** What a pass did to the cluster, for the status and the requeue decision. */
 export interface PassOutcome {
   applyFailures: Map<string, ActionFailure>;
+  /** By resource name: the object as the API server answered this pass's apply. */
+  applied: Map<string, KubeObject>;
   pruneFailures: { target: ObjectTarget; message: string; reason?: string }[];
   wrote: boolean;
 }
@@ -57,7 +87,7 @@ export type ActResult =
 
 export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan, types: ReadonlyMap<string, ResourceType>): Promise<ActResult> {
   const { namespace, name } = bundle.metadata;
-  const outcome: PassOutcome = { applyFailures: new Map(d.readFailures ?? []), pruneFailures: [], wrote: false };
+  const outcome: PassOutcome = { applyFailures: new Map(d.readFailures ?? []), applied: new Map(), pruneFailures: [], wrote: false };
   let plan = planned;
   // Every claim and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
   // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
@@ -77,7 +107,8 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
 
   await applyResources(d, plan, types, failedClaims, outcome, target);
   plan = withholdAfterFailedApplies(plan, [...outcome.applyFailures.keys()]);
-  if (plan.prune.some((a) => a.action === 'delete' || a.action === 'mark' || a.action === 'release')) {
+  if (d.crdReadiness) plan = withAppliedReadiness(plan, outcome.applied, d.crdReadiness);
+  if (plan.prune.some(isWritingPrune)) {
     // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
     // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists.
     const { items: bundlesNow } = await d.api.list(BUNDLE_RESOURCE_TYPE, namespace);
@@ -170,7 +201,7 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
     if (!rt) return;
     try {
       if (r.apply.needed) {
-        await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true });
+        outcome.applied.set(r.name, await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true }));
         outcome.wrote = true;
         d.log.debug({ object: `${desired.kind}/${desired.metadata.name}`, create: r.apply.create }, 'applied');
       }
@@ -207,13 +238,28 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
   }
 }
 
-/** Dependents first (the plan's order), one at a time, so an object is gone before what it references. */
+/**
+ * Dependents first: the plan's waves (core/bundle/prune.ts, pruneWaves) one
+ * after another, the actions of a wave up to `pruneConcurrency` at once, so
+ * every object is gone (or being deleted) before the next wave starts on
+ * what it references. Each delete keeps its own preconditions and fresh
+ * read (deleteDecided). The first action of each wave goes alone: a 403 on
+ * it stops the pass's prunes before any other starts; after any 403 no
+ * further action starts (those already in flight finish). The Events are
+ * written once the waves are done (core/bundle/prune-events.ts: one per
+ * object in a small pass, a summary per reason in a large one); every
+ * object goes to the log and the deletes metric as it happens.
+ */
 async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget): Promise<void> {
-  for (const action of plan.prune) {
-    if (action.action !== 'delete' && action.action !== 'mark' && action.action !== 'release') continue;
+  const done: PrunedObject[] = [];
+  let forbidden = false;
+  /** The wave's fresh reads made by one LIST per kind (listFreshReads). */
+  let fresh: FreshReads = new Map();
+  const carryOut = async (action: WritingPruneAction): Promise<void> => {
+    if (forbidden) return;
     const t = action.target;
     const rt = await d.api.resolve(t.apiVersion, t.kind);
-    if (!rt || !t.uid) continue;
+    if (!rt || !t.uid) return;
     try {
       if (action.action === 'mark' || action.action === 'release') {
         outcome.wrote = true; // either way, look again soon
@@ -222,30 +268,50 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
         } catch (err) {
           // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
           // decides on what the object is now.
-          if (isStaleWrite(err)) continue;
+          if (isStaleWrite(err)) return;
           throw err;
         }
-        await d.events.normal(target, action.event.reason, action.event.message);
-        continue;
+        const alone = action.action === 'release' || (action.gates?.length ?? 0) > 0;
+        done.push({ kind: t.kind, name: t.name, event: action.event, ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}), ...(alone ? { alone } : {}) });
+        return;
       }
-      const result = await deleteDecided(d, rt, t, action.afterDelay, plan);
+      const result = await deleteDecided(d, rt, t, action.afterDelay, plan, fresh);
       if (result === 'conflict') {
         outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
-        continue;
+        return;
       }
-      if (result === 'kept') continue;
+      if (result === 'kept') return;
       outcome.wrote = true;
-      if (result === 'deleted') await d.events.normal(target, action.event.reason, action.event.message);
+      if (result !== 'deleted') return;
+      d.log.info({ object: `${t.kind}/${t.name}`, uid: t.uid, reason: action.event.reason }, action.afterDelay ? 'deleted after its deletion delay' : 'pruned');
+      d.metrics?.deleted(t.kind, action.event.reason);
+      done.push({ kind: t.kind, name: t.name, event: action.event });
     } catch (err) {
       d.log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
       if (isForbidden(err)) {
-        // The identity may not delete here: nothing else of this Bundle is deleted in this pass.
+        // The identity may not delete here: nothing else of this Bundle is started in this pass.
+        forbidden = true;
         outcome.pruneFailures.push({ target: t, message: errorMessage(err), reason: Reasons.Forbidden });
         return;
       }
       outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
     }
+  };
+  for (const wave of pruneWaves(plan.prune)) {
+    if (forbidden) break;
+    const [first, ...rest] = wave;
+    fresh = new Map();
+    // The rest's fresh reads are listed while the first action goes alone: a read, and each delete still carries the
+    // uid and resourceVersion it lists.
+    // Never rejects (it would be unhandled while the first action runs): a failure means a GET for each.
+    const listing = listFreshReads(d, rest).catch((): FreshReads => new Map());
+    if (first !== undefined) await carryOut(first);
+    const listed = await listing;
+    if (forbidden) break;
+    fresh = listed;
+    await forEachBounded(rest, d.pruneConcurrency ?? PRUNE_CONCURRENCY, carryOut);
   }
+  for (const e of prunePassEvents(done)) await d.events.normal(target, e.reason, e.message);
 }
 
 /**
@@ -254,8 +320,8 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
  * (a status write, a new annotation) gets one fresh read, the same rules and
  * one more try. 'kept': a fresh read said no.
  */
-async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
-  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, plan) : t.resourceVersion;
+async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
+  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, plan, listed.get(freshReadKey(t))) : t.resourceVersion;
   if (resourceVersion === undefined) return 'kept';
   const result = await deleteWithPreconditions(d, rt, t, resourceVersion);
   if (result !== 'conflict') return result;
@@ -276,13 +342,65 @@ async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTa
   }
 }
 
+/** Fresh reads of a wave's expired countdowns, by freshReadKey. */
+type FreshReads = ReadonlyMap<string, KubeObject>;
+
+function freshReadKey(t: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): string {
+  return `${t.apiVersion}|${t.kind}|${t.namespace ?? ''}|${t.name}`;
+}
+
 /**
- * Reads the object fresh and applies the prune rules again
+ * A wave's expired countdowns of one kind and namespace, at least this
+ * many: one fresh LIST reads them all instead of a GET each.
+ */
+export const LIST_FRESH_READS_FROM = 8;
+
+/**
+ * The fresh read before an expired countdown's delete, made for many at
+ * once: one LIST (metadata only, the managed label the cache selects on) per
+ * kind and namespace holding at least LIST_FRESH_READS_FROM of them. A list
+ * without a resourceVersion is read from the server's storage, as a GET is;
+ * each object is then decided again on what it shows, and deleted with its
+ * uid and the resourceVersion listed, so a change since the list is a 409 and
+ * another fresh read (deleteDecided). An object the list misses (its label
+ * taken off), or a list that fails, is read with a GET of its own.
+ */
+async function listFreshReads(d: ActDeps, wave: readonly WritingPruneAction[]): Promise<FreshReads> {
+  const groups = new Map<string, ObjectTarget[]>();
+  for (const a of wave) {
+    if (a.action !== 'delete' || !a.afterDelay) continue;
+    const key = `${a.target.apiVersion}|${a.target.kind}|${a.target.namespace ?? ''}`;
+    const group = groups.get(key);
+    if (group) group.push(a.target);
+    else groups.set(key, [a.target]);
+  }
+  const reads = new Map<string, KubeObject>();
+  for (const targets of groups.values()) {
+    const first = targets[0];
+    if (first === undefined || targets.length < LIST_FRESH_READS_FROM) continue;
+    const rt = await d.api.resolve(first.apiVersion, first.kind);
+    if (!rt) continue;
+    const wanted = new Set(targets.map((t) => t.name));
+    let items: KubeObject[];
+    try {
+      ({ items } = await d.api.list(rt, first.namespace, { metadataOnly: true, labelSelector: `${Labels.managed}=true` }));
+    } catch (err) {
+      // An identity that may delete but not list, or a failed list: each object gets its own GET instead.
+      d.log.debug({ kind: first.kind, err: errorMessage(err) }, 'could not list for fresh reads; reading one by one');
+      continue;
+    }
+    for (const o of items) if (wanted.has(o.metadata.name)) reads.set(freshReadKey({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace, name: o.metadata.name }), o);
+  }
+  return reads;
+}
+
+/**
+ * Reads the object fresh (or takes the wave's listed read of it) and applies the prune rules again
  * (core/bundle/prune.ts, redecideDelete): the resourceVersion to delete it
  * at, or undefined (left to the next pass).
  */
-async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, plan: BundlePlan): Promise<string | undefined> {
-  const fresh = await d.api.tryGet(rt, t.namespace, t.name);
+async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, plan: BundlePlan, listed?: KubeObject): Promise<string | undefined> {
+  const fresh = listed ?? (await d.api.tryGet(rt, t.namespace, t.name));
   // The read just made refreshed the server-time estimate: decide on its lower bound.
   const now = d.serverTime.lowerBound();
   if (now === undefined) return undefined;

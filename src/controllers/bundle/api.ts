@@ -14,7 +14,7 @@ export interface BundleApi {
   /** The resource type of apiVersion + kind; undefined when the server does not serve it. */
   resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined>;
   tryGet(rt: ResourceType, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
-  list(rt: ResourceType, namespace: string | undefined, opts?: { metadataOnly?: boolean }): Promise<{ items: KubeObject[] }>;
+  list(rt: ResourceType, namespace: string | undefined, opts?: { metadataOnly?: boolean; labelSelector?: string }): Promise<{ items: KubeObject[] }>;
   /** Server-side apply. */
   apply(rt: ResourceType, manifest: Record<string, unknown>, opts: ApplyOptions): Promise<KubeObject>;
   patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts?: { fieldManager?: string }): Promise<KubeObject>;

@@ -11,7 +11,7 @@ import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';
 import { listedObjects } from '../../core/bundle/ownership.js';
-import { managedKinds } from '../../core/bundle/pass-guards.js';
+import { managedKinds, withSpecKinds } from '../../core/bundle/pass-guards.js';
 import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
 import { buildBundleStatus } from '../../core/bundle/status.js';
@@ -27,7 +27,7 @@ import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ControllerDeps } from '../deps.js';
-import { actOnPlan } from './act.js';
+import { actOnPlan, APPLY_CONCURRENCY } from './act.js';
 import { BundleApis, type BundleApi } from './api.js';
 import { controlledElsewhere, gatherBundle } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
@@ -87,7 +87,7 @@ export class BundleController {
     this.workers = o.workers ?? 4;
     this.signRelease = releaseSigner(o.releaseKey);
     this.serverTime = o.serverTime ?? o.client.serverTime;
-    this.applyConcurrency = o.applyConcurrency ?? 4;
+    this.applyConcurrency = o.applyConcurrency ?? APPLY_CONCURRENCY;
     this.apis = new BundleApis(o.client, o.discovery);
     this.api = this.apis.for({ kind: 'operator' });
     this.gauges = new BundleGauges(o.metrics);
@@ -224,6 +224,7 @@ export class BundleController {
     // Soft-delete times are the API server's: expiry on a lower bound of its clock, new stamps on an upper bound.
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
+    const plannedAt = this.o.clock.now();
     if (now === undefined || stampAt === undefined) {
       await writeBundleStatus(this.api, cached, interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()), log);
       return 'requeue';
@@ -244,7 +245,7 @@ export class BundleController {
     const planned = planBundle(input);
 
     // 6. Act (act.ts): claims, applies level by level, prunes only after every apply, withdrawals.
-    const acted = await actOnPlan({ api, readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency }, bundle, planned, types);
+    const acted = await actOnPlan({ api, readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
       if (acted.kind === 'kinds-not-recorded') return 'requeue';
@@ -260,7 +261,7 @@ export class BundleController {
     if (await writeBundleStatus(this.api, cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
-    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
+    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, sincePlannedMs: this.o.clock.now() - plannedAt, ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
     return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
   }
 
@@ -274,7 +275,10 @@ export class BundleController {
       if (isConflict(err) || isNotFound(err)) return 'forget'; // a newer version comes through the watch
       throw err;
     }
-    await writeBundleStatus(this.api, updated, interruptedStatus(statusSubject(updated), 'finalizer added; reconciling', this.nowIso()), log);
+    // With the spec's kinds recorded in status.managedKinds (the write-ahead recordKindsFirst makes otherwise): the
+    // first pass then writes objects without a status write of its own first. Recording more kinds only widens what
+    // the finalizer looks at.
+    await writeBundleStatus(this.api, updated, withSpecKinds(interruptedStatus(statusSubject(updated), 'finalizer added; reconciling', this.nowIso()), bundle), log);
     return 'forget';
   }
 

@@ -14,7 +14,22 @@ export interface PassResult {
   wrote: boolean;
   /** Something the Bundle waits on sends no watch event to the operator (an object it does not label): poll. */
   pollAfterMs?: number;
+  /**
+   * Time since the plan read the server's clock (its requeueAfterMs counts
+   * from then): acting and writing status took it, so the next expiry is
+   * that much nearer.
+   */
+  sincePlannedMs?: number;
 }
+
+/**
+ * Added to a wait for the next expiry: Node's timers count from the event
+ * loop's cached time, in whole milliseconds, and may fire up to a
+ * millisecond before the wait has passed; a pass woken before its deadline
+ * deletes nothing (expiry is decided on the server's clock) and only waits
+ * again.
+ */
+export const EXPIRY_WAKE_SLACK_MS = 2;
 
 export type NextPass =
   /** Retry with backoff: something failed that a retry may fix. */
@@ -29,14 +44,16 @@ export type NextPass =
  *   terminal, or a prune failure: retry with backoff;
  * - otherwise the sooner of `wroteRecheckMs` after a write (an apply that
  *   changed nothing on the server sends no watch event, and readiness is read
- *   from the result) and the next soft-delete expiry;
+ *   from the result) and the next soft-delete expiry (counted from when the
+ *   plan read the clock, a little after, never before);
  * - a poll when the Bundle waits on an object no watch reports;
  * - otherwise idle: watches bring the Bundle back.
  */
 export function nextPass(result: PassResult, wroteRecheckMs: number): NextPass {
   if (result.plan.issues.some((i) => i.retriable)) return { kind: 'retry' };
   if ([...result.applyFailures.values()].some((f) => !f.terminal) || result.pruneFailures.length > 0) return { kind: 'retry' };
-  const next = Math.min(result.wrote ? wroteRecheckMs : Infinity, result.plan.requeueAfterMs ?? Infinity, result.pollAfterMs ?? Infinity);
+  const expiry = result.plan.requeueAfterMs === undefined ? Infinity : Math.ceil(Math.max(0, result.plan.requeueAfterMs - (result.sincePlannedMs ?? 0))) + EXPIRY_WAKE_SLACK_MS;
+  const next = Math.min(result.wrote ? wroteRecheckMs : Infinity, expiry, result.pollAfterMs ?? Infinity);
   return Number.isFinite(next) ? { kind: 'after', ms: next } : { kind: 'idle' };
 }
 

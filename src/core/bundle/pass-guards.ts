@@ -79,3 +79,14 @@ export function managedKinds(
   ]);
   return [...kinds].filter((k) => stillRelevant.has(k)).sort();
 }
+
+/**
+ * `status` with the kinds of the Bundle's spec objects added to
+ * status.managedKinds (none taken away), sorted: written with the
+ * finalizer, ahead of any object (see unrecordedKinds).
+ */
+export function withSpecKinds<S extends { managedKinds?: string[] | undefined }>(status: S, bundle: { spec: { resources: readonly { spec: { object?: { apiVersion: string; kind: string } | undefined } }[] } }): S {
+  const kinds = new Set(status.managedKinds ?? []);
+  for (const r of bundle.spec.resources) if (r.spec.object) kinds.add(kindKey(r.spec.object.apiVersion, r.spec.object.kind));
+  return { ...status, managedKinds: [...kinds].sort() };
+}

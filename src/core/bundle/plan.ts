@@ -14,7 +14,7 @@ import { decideOwnership, listedObjectKeys, type BundleClaim, type Ownership } f
 import { planClaims, planWithdrawals, type ClaimAction, type ClaimWithdrawal } from './claims.js';
 import { planResource } from './plan-resource.js';
 import { planPrune, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
-import type { Readiness } from './readiness.js';
+import { readinessOf, type Readiness } from './readiness.js';
 import { validateBundle, type ValidationIssue } from './validate.js';
 
 export interface PlanBundle {
@@ -200,6 +200,23 @@ export function keepListedElsewhere(plan: BundlePlan, claims: ReadonlyMap<string
     return { action: 'listed-elsewhere', target: t, by, message: `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} is kept: Bundle ${by.name} lists it and takes it over` };
   });
   return { ...plan, prune };
+}
+
+/**
+ * The readiness of every resource this pass applied, read from the object
+ * the API server answered the apply with: the same object a watch event
+ * would deliver next, so the status can say Ready in the pass that applied
+ * it rather than in the next one. A resource whose apply did not go through
+ * (absent from `applied`) keeps its planned readiness.
+ */
+export function withAppliedReadiness(plan: BundlePlan, applied: ReadonlyMap<string, LiveObject>, crdReadiness: CrdReadinessTable): BundlePlan {
+  if (applied.size === 0) return plan;
+  const resources = plan.resources.map((r): ResourcePlan => {
+    if (r.action !== 'apply' && r.action !== 'adopt') return r;
+    const answer = applied.get(r.name);
+    return answer === undefined ? r : { ...r, readiness: readinessOf(answer, crdReadiness) };
+  });
+  return { ...plan, resources };
 }
 
 function withRequeue(plan: BundlePlan, now: number): BundlePlan {

@@ -7,7 +7,7 @@
 import type { DeletionDefaults } from '../../api/bundle.js';
 import { EventReasons } from '../../api/names.js';
 import { decideSoftDelete, deletedAfterWords, deletesNow, type DeletionGate } from '../softdelete/decide.js';
-import { buildGraph, deletionOrder } from './graph.js';
+import { buildGraph, levels, topologicalOrder, transpose } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { BundleClaim } from './ownership.js';
 import { keptReleasePatch, markPatch } from './release.js';
@@ -27,7 +27,17 @@ export interface PlannedEvent {
   message: string;
 }
 
-export type PruneAction =
+/**
+ * One action per object. `wave` (set by planPrune) groups the writing
+ * actions for concurrency: every action of a wave may run at once, and a
+ * wave starts only once every action of the waves before it has returned.
+ * An object is in a later wave than every pruned object whose
+ * ownerReferences name it, so dependents are deleted before what they
+ * reference (see pruneWaves).
+ */
+export type PruneAction = PruneActionOf & { wave?: number };
+
+type PruneActionOf =
   /** Delete now, with uid and resourceVersion as preconditions. `event` once it succeeded. */
   | { action: 'delete'; target: ObjectTarget; afterDelay: boolean; event: PlannedEvent; deletionTimestamp?: string; deleteAfter?: string }
   /** Start the countdown: JSON-patch the deletionTimestamp annotation on. */
@@ -93,7 +103,35 @@ export interface PruneInput {
  */
 export function planPrune(input: PruneInput): PruneAction[] {
   const candidates = input.controlled.filter((o) => !input.inSpec.has(objectKey(o)));
-  return orderForDeletion(candidates).map((o) => pruneActionFor(o, input));
+  return orderForDeletion(candidates).map(({ object, wave }) => ({ ...pruneActionFor(object, input), wave }));
+}
+
+/** The actions that write (delete, stamp, release). */
+export type WritingPruneAction = Extract<PruneAction, { action: 'delete' | 'mark' | 'release' }>;
+
+export function isWritingPrune(a: PruneAction): a is WritingPruneAction {
+  return a.action === 'delete' || a.action === 'mark' || a.action === 'release';
+}
+
+/**
+ * The writing actions of `actions` in the groups a pass carries them out
+ * in: waves in ascending order, each in plan order. Every action of a group
+ * may run at once; the next group starts only when every action of this
+ * one has returned, so an object goes before anything it references. When
+ * a writing action carries no wave (a plan not made by planPrune), each
+ * goes alone, in plan order: one after another is always a safe reading.
+ */
+export function pruneWaves(actions: readonly PruneAction[]): WritingPruneAction[][] {
+  const writing = actions.filter(isWritingPrune);
+  if (writing.some((a) => a.wave === undefined)) return writing.map((a) => [a]);
+  const byWave = new Map<number, WritingPruneAction[]>();
+  for (const a of writing) {
+    const wave = a.wave ?? 0;
+    const group = byWave.get(wave);
+    if (group) group.push(a);
+    else byWave.set(wave, [a]);
+  }
+  return [...byWave].sort(([a], [b]) => a - b).map(([, group]) => group);
 }
 
 /** The oldest live Bundle other than `selfUid` that lists the object, if any. */
@@ -172,14 +210,24 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   }
 }
 
-/** Dependents first: an object's ownerReferences to other candidates are its dependencies. */
-function orderForDeletion(objects: readonly LiveObject[]): LiveObject[] {
+/**
+ * Dependents first: an object's ownerReferences to other candidates are its
+ * dependencies. Its wave is its level in the reversed graph: 0 for an
+ * object no other candidate references, one more than the highest wave of
+ * the candidates that reference it otherwise (levels() over the same
+ * order). In a cycle among candidates, which the order breaks at its first
+ * listed object, the waves follow that order: an object is in a later wave
+ * than every candidate placed before it that references it.
+ */
+function orderForDeletion(objects: readonly LiveObject[]): { object: LiveObject; wave: number }[] {
   const ids = objects.map((o, i) => o.metadata.uid ?? `#${i}`);
   const byId = new Map(objects.map((o, i) => [ids[i] ?? '', o]));
   const edges = objects.flatMap((o, i) => (o.metadata.ownerReferences ?? []).map((ref) => [ids[i] ?? '', ref.uid] as const));
-  return deletionOrder(buildGraph(ids, edges)).flatMap((id) => {
-    const o = byId.get(id);
-    return o === undefined ? [] : [o];
+  const reversed = transpose(buildGraph(ids, edges));
+  const waveOf = new Map(levels(reversed).flatMap((group, wave) => group.map((id) => [id, wave] as const)));
+  return topologicalOrder(reversed).flatMap((id) => {
+    const object = byId.get(id);
+    return object === undefined ? [] : [{ object, wave: waveOf.get(id) ?? 0 }];
   });
 }
 

@@ -6,14 +6,14 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { BundleSchema, type Bundle } from '../../../src/api/bundle.js';
-import { API_VERSION, Annotations, BUNDLE_KIND, BundleConditionTypes, Finalizers, Reasons } from '../../../src/api/names.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, BundleConditionTypes, Finalizers, Labels, Reasons } from '../../../src/api/names.js';
 import { actOnPlan, type ActResult } from '../../../src/controllers/bundle/act.js';
 import { finalizeBundle } from '../../../src/controllers/bundle/finalize.js';
 import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { BUNDLE_UID, NAMESPACE, NOW, bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withData, withResource, withResourceVersion, withUid, type Mod, type Obj, type TestBundle } from './builders.js';
+import { BUNDLE_UID, NAMESPACE, NOW, bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withData, withResource, withOwner, withResourceVersion, withUid, type Mod, type Obj, type TestBundle } from './builders.js';
 import { CONFIGMAPS, FakeBundleApi, RecordingEvents } from './fake-bundle-api.js';
 import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
 
@@ -142,6 +142,54 @@ describe('act phase: prunes', () => {
     if (result.kind !== 'acted') throw new Error(result.kind);
     expect(result.plan.prune.filter((a) => a.action === 'delete' || a.action === 'mark')).toEqual([]);
     expect(result.plan.withheld.map((w) => w.action.target.name).sort()).toEqual(['gone', 'stamping']);
+  });
+
+  it('due objects at two levels: every dependent is deleted (fresh read, uid, resourceVersion) before any object it references, and one summary Event says them all', async () => {
+    const owners = Array.from({ length: 3 }, (_, i) => ours(configMap(`owner-${i}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4')));
+    const dependents = owners.flatMap((o, i) =>
+      [0, 1].map((j) => ours(configMap(`dep-${i}-${j}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'), withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid ?? '' }))),
+    );
+    const s = setup(b, { keep }, [keep, ...owners, ...dependents], [keep, ...owners, ...dependents]);
+
+    await actOnPlan({ api: s.api, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2, pruneConcurrency: 4 }, s.bundle, s.plan, TYPES);
+
+    const deletes = s.api.callsOf('delete').map((c) => c.what.replace('ConfigMap ns1/', ''));
+    expect(deletes).toHaveLength(9);
+    const lastDependent = Math.max(...dependents.map((d) => deletes.indexOf(d.metadata.name)));
+    const firstOwner = Math.min(...owners.map((o) => deletes.indexOf(o.metadata.name)));
+    expect(lastDependent).toBeLessThan(firstOwner);
+    // Each delete is decided again on its own fresh read first, with its uid.
+    expect(s.api.callsOf('get').filter((c) => c.what !== 'Bundle ns1/b')).toHaveLength(9);
+    for (const c of s.api.callsOf('delete')) expect(c.detail).toMatchObject({ uid: `${c.what.replace('ConfigMap ns1/', '')}-uid` });
+    expect(s.events.events.filter((e) => e.reason === 'DeletedAfterDelay')).toEqual([
+      { type: 'Normal', target: 'b', reason: 'DeletedAfterDelay', message: expect.stringMatching(/^deleted 9 objects whose deletion delay ended \(ConfigMap: 9\): e\.g\. /) as unknown as string },
+    ]);
+  });
+
+  it('many expired countdowns of one kind: one fresh LIST reads them (metadata, managed label), each is decided again on it and deleted at the listed resourceVersion; a change the list shows keeps that one; one the list misses gets its own GET', async () => {
+    const labelled: Mod<Obj> = (o) => {
+      o.metadata.labels = { ...o.metadata.labels, [Labels.managed]: 'true' };
+    };
+    const expired = Array.from({ length: 12 }, (_, i) => ours(configMap(`exp-${String(i).padStart(2, '0')}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'), labelled));
+    // On the server: exp-03 was stamped again since the cache saw it (a new countdown), exp-07 lost its label, and every object has a newer resourceVersion.
+    const stored = expired.map((o) => {
+      const copy = structuredClone(o);
+      copy.metadata.resourceVersion = '9';
+      if (o.metadata.name === 'exp-03') copy.metadata.annotations = { ...copy.metadata.annotations, [Annotations.deletionTimestamp]: new Date(NOW).toISOString() };
+      if (o.metadata.name === 'exp-07') copy.metadata.labels = {};
+      return copy;
+    });
+    const s = setup(b, { keep }, [keep, ...expired], [keep, ...stored]);
+
+    await act(s);
+
+    expect(s.api.callsOf('list').filter((c) => c.what === 'ConfigMap ns1/*')).toEqual([{ verb: 'list', what: 'ConfigMap ns1/*', detail: { labelSelector: `${Labels.managed}=true` } }]);
+    // The wave's first delete goes alone on its own GET; exp-07, missing from the list, gets one too.
+    expect(s.api.callsOf('get').filter((c) => c.what.startsWith('ConfigMap')).map((c) => c.what)).toEqual(['ConfigMap ns1/exp-00', 'ConfigMap ns1/exp-07']);
+    const deleted = s.api.callsOf('delete');
+    expect(deleted.map((c) => c.what).sort()).toEqual(expired.map((o) => `ConfigMap ns1/${o.metadata.name}`).filter((w) => !w.endsWith('exp-03')).sort());
+    for (const c of deleted) expect(c.detail).toEqual({ uid: `${c.what.replace('ConfigMap ns1/', '')}-uid`, resourceVersion: '9' });
+    expect(s.api.find('ConfigMap', 'exp-03')).toBeDefined();
   });
 
   it('a delete carries uid and the resourceVersion it was decided on', async () => {

@@ -5,6 +5,7 @@
  * metadata.finalizers with a resourceVersion precondition, delete with uid
  * and resourceVersion preconditions (409), every call recorded. Faults are
  * injected per call (`failNext`); `onGet` changes an object right before it
+ * (or a list holding it)
  * is read fresh (what a stale cache missed).
  */
 import type { ApplyOptions, DeleteOptions, PatchType } from '../../../src/kube/client.js';
@@ -79,10 +80,14 @@ export class FakeBundleApi implements BundleApi {
     return o ? structuredClone(o) : undefined;
   }
 
-  async list(r: ResourceType, namespace: string | undefined): Promise<{ items: KubeObject[] }> {
+  /** A label selector of `key=value` terms (comma-separated) is honoured; nothing else of selectors. */
+  async list(r: ResourceType, namespace: string | undefined, opts: { labelSelector?: string } = {}): Promise<{ items: KubeObject[] }> {
     await Promise.resolve();
-    this.record('list', r, namespace, '*');
-    return { items: [...this.objects.values()].filter((o) => o.apiVersion === r.apiVersion && o.kind === r.kind && (namespace === undefined || o.metadata.namespace === namespace)).map((o) => structuredClone(o)) };
+    this.record('list', r, namespace, '*', opts.labelSelector !== undefined ? { labelSelector: opts.labelSelector } : undefined);
+    const terms = (opts.labelSelector ?? '').split(',').filter(Boolean).map((t) => t.split('=') as [string, string]);
+    const matches = (o: KubeObject) => terms.every(([k, v]) => o.metadata.labels?.[k] === v);
+    if (this.onGet) for (const o of this.objects.values()) if (o.apiVersion === r.apiVersion && o.kind === r.kind) this.onGet(o);
+    return { items: [...this.objects.values()].filter((o) => o.apiVersion === r.apiVersion && o.kind === r.kind && (namespace === undefined || o.metadata.namespace === namespace) && matches(o)).map((o) => structuredClone(o)) };
   }
 
   async apply(r: ResourceType, manifest: Record<string, unknown>, _opts: ApplyOptions): Promise<KubeObject> {

@@ -1,5 +1,5 @@
 import { Annotations } from '../../../src/api/names.js';
-import { nextPass, type PassResult } from '../../../src/core/bundle/next-pass.js';
+import { EXPIRY_WAKE_SLACK_MS, nextPass, type PassResult } from '../../../src/core/bundle/next-pass.js';
 import { redecideDelete } from '../../../src/core/bundle/prune.js';
 import type { ActionFailure } from '../../../src/core/bundle/status.js';
 import type { ValidationIssue } from '../../../src/core/bundle/validate.js';
@@ -13,9 +13,12 @@ describe('nextPass: when the Bundle controller looks again', () => {
   it.each<[string, PassResult, ReturnType<typeof nextPass>]>([
     ['nothing written, nothing due: idle (watches bring it back)', pass(), { kind: 'idle' }],
     ['wrote: look again soon', pass({ wrote: true }), { kind: 'after', ms: 300 }],
-    ['a countdown expires first', pass({ wrote: true }, { issues: [], requeueAfterMs: 120 }), { kind: 'after', ms: 120 }],
+    ['a countdown expires first (a little after, never before)', pass({ wrote: true }, { issues: [], requeueAfterMs: 120 }), { kind: 'after', ms: 120 + EXPIRY_WAKE_SLACK_MS }],
+    ['the time the pass took since planning is taken off the wait', pass({ sincePlannedMs: 80 }, { issues: [], requeueAfterMs: 120 }), { kind: 'after', ms: 40 + EXPIRY_WAKE_SLACK_MS }],
+    ['a fraction of a millisecond is waited in full', pass({ sincePlannedMs: 0.25 }, { issues: [], requeueAfterMs: 120 }), { kind: 'after', ms: 120 + EXPIRY_WAKE_SLACK_MS }],
+    ['a pass that took longer than the wait: at once (plus the slack)', pass({ sincePlannedMs: 500 }, { issues: [], requeueAfterMs: 120 }), { kind: 'after', ms: EXPIRY_WAKE_SLACK_MS }],
     ['a countdown expires later than the recheck', pass({ wrote: true }, { issues: [], requeueAfterMs: 60_000 }), { kind: 'after', ms: 300 }],
-    ['only a countdown', pass({}, { issues: [], requeueAfterMs: 60_000 }), { kind: 'after', ms: 60_000 }],
+    ['only a countdown', pass({}, { issues: [], requeueAfterMs: 60_000 }), { kind: 'after', ms: 60_000 + EXPIRY_WAKE_SLACK_MS }],
     ['a retriable issue (a kind not served yet)', pass({}, { issues: [issue(true)] }), { kind: 'retry' }],
     ['a terminal issue alone: idle', pass({}, { issues: [issue(false)] }), { kind: 'idle' }],
     ['an apply failure a retry may fix', pass({ applyFailures: failures({ message: 'x' }) }), { kind: 'retry' }],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { isLiveIncarnation, managedKinds, unchangedSinceRead, writesOwnerReference, type BundleReadMeta } from '../../../src/core/bundle/pass-guards.js';
+import { isLiveIncarnation, managedKinds, unchangedSinceRead, withSpecKinds, writesOwnerReference, type BundleReadMeta } from '../../../src/core/bundle/pass-guards.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { Annotations } from '../../../src/api/names.js';
 import { bundle, configMap, controlledByBundle, deployment, live, planInput, resource, withAnnotation, withResource, withUid } from './builders.js';
@@ -41,5 +41,13 @@ describe('managedKinds', () => {
     ['a controlled kind never recorded is not added', undefined, [cm], [live(deployment('d'), controlledByBundle(), withUid('d'))], ['v1/ConfigMap']],
   ])('%s', (_name, recorded, spec, controlled, expected) => {
     expect(managedKinds(recorded, spec, controlled, noPrune)).toEqual(expected);
+  });
+});
+
+describe('withSpecKinds: the spec kinds recorded with the finalizer, ahead of any object', () => {
+  it('adds the spec kinds to what is recorded, takes none away, sorted', () => {
+    const b = bundle('b', withResource(resource('d', deployment('d')), resource('c', configMap('c'))));
+    expect(withSpecKinds({ managedKinds: ['v1/Secret'] }, { spec: b.spec }).managedKinds).toEqual(['apps/v1/Deployment', 'v1/ConfigMap', 'v1/Secret']);
+    expect(withSpecKinds<{ managedKinds?: string[] }>({}, { spec: b.spec }).managedKinds).toEqual(['apps/v1/Deployment', 'v1/ConfigMap']);
   });
 });

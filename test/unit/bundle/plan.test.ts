@@ -1,6 +1,7 @@
 import { Annotations, EventReasons, Labels, Reasons } from '../../../src/api/names.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
-import { keepListedElsewhere, planBundle, withholdAfterFailedApplies, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
+import { pruneWaves } from '../../../src/core/bundle/prune.js';
+import { keepListedElsewhere, planBundle, withAppliedReadiness, withholdAfterFailedApplies, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
 import {
   bundle,
   BUNDLE_UID,
@@ -21,6 +22,7 @@ import {
   withRef,
   withResource,
   withResourceVersion,
+  withGeneration,
   withSpec,
   withStatus,
   withUid,
@@ -186,7 +188,7 @@ describe('planBundle: pruning', () => {
   it('deletes a controlled object that left the spec, with preconditions', () => {
     const plan = planBundle(planInput(b, { keep }, { controlled: [keep, gone('old')] }));
     expect(plan.prune).toEqual([
-      { action: 'delete', afterDelay: false, target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'old', uid: 'old-uid', resourceVersion: '42' }, event: { reason: EventReasons.Pruned, message: 'deleted ConfigMap ns1/old: no longer in the Bundle' } },
+      { action: 'delete', afterDelay: false, target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'old', uid: 'old-uid', resourceVersion: '42' }, event: { reason: EventReasons.Pruned, message: 'deleted ConfigMap ns1/old: no longer in the Bundle' }, wave: 0 },
     ]);
     expect(plan.withheld).toEqual([]);
     expect(plan.requeueAfterMs).toBeUndefined();
@@ -244,6 +246,47 @@ describe('planBundle: pruning', () => {
     const top = gone('top', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'mid', uid: 'mid-uid' }));
     const plan = planBundle(planInput(b, { keep }, { controlled: [base, mid, gone('other'), top] }));
     expect(plan.prune.map((a) => a.target.name)).toEqual(['other', 'top', 'mid', 'base']);
+  });
+
+  it('groups due deletes in waves: dependents (and what nothing references) first, what they reference in a later wave', () => {
+    const base = gone('base');
+    const mid = gone('mid', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'base', uid: 'base-uid' }));
+    const top = gone('top', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'mid', uid: 'mid-uid' }));
+    const side = gone('side', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'base', uid: 'base-uid' }));
+    const plan = planBundle(planInput(b, { keep }, { controlled: [base, mid, gone('other'), top, side] }));
+    expect(pruneWaves(plan.prune).map((wave) => wave.map((a) => a.target.name))).toEqual([['other', 'top', 'side'], ['mid'], ['base']]);
+  });
+
+  it('waves keep every object after everything that references it, and an expired countdown due at two levels goes in two waves', () => {
+    const expired = [withAnnotation(Annotations.deletionDelay, '1m'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00.000Z')];
+    const owners = Array.from({ length: 3 }, (_, i) => gone(`owner-${i}`, ...expired));
+    const dependents = owners.flatMap((o, i) => [0, 1].map((j) => gone(`dep-${i}-${j}`, ...expired, withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid ?? '' }))));
+    const plan = planBundle(planInput(b, { keep }, { controlled: [...owners, ...dependents] }));
+    const waves = pruneWaves(plan.prune);
+    expect(waves.map((w) => w.map((a) => a.target.name).sort())).toEqual([dependents.map((d) => d.metadata.name).sort(), owners.map((o) => o.metadata.name).sort()]);
+    expect(waves.flat().every((a) => a.action === 'delete' && a.afterDelay)).toBe(true);
+    // The order constraint itself, checked on every pair: a referenced object's wave is later than its referrer's.
+    const waveOf = new Map(waves.flatMap((w, i) => w.map((a) => [a.target.uid, i] as const)));
+    const refs = dependents.flatMap((d) => (d.metadata.ownerReferences ?? []).filter((r) => waveOf.has(r.uid)).map((r) => [d.metadata.uid, r.uid] as const));
+    expect(refs).toHaveLength(dependents.length);
+    for (const [from, to] of refs) expect(waveOf.get(to)).toBeGreaterThan(waveOf.get(from) ?? Infinity);
+  });
+
+  it('a cycle among pruned objects still gives each a wave, in the order the deletion order breaks it', () => {
+    const a = gone('a', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'c-uid' }));
+    const bb = gone('bb', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', uid: 'a-uid' }));
+    const c = gone('c', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'bb', uid: 'bb-uid' }));
+    const plan = planBundle(planInput(b, { keep }, { controlled: [a, bb, c] }));
+    const order = plan.prune.map((x) => x.target.name);
+    const waves = pruneWaves(plan.prune).map((w) => w.map((x) => x.target.name));
+    expect(waves.flat()).toEqual(order);
+    expect(waves).toHaveLength(3);
+  });
+
+  it('without waves (a plan made elsewhere) every writing action goes alone, in plan order', () => {
+    const plan = planBundle(planInput(b, { keep }, { controlled: [gone('x'), gone('y')] }));
+    const unwaved = plan.prune.map(({ wave: _wave, ...rest }) => rest);
+    expect(pruneWaves(unwaved).map((w) => w.map((a) => a.target.name))).toEqual([['x'], ['y']]);
   });
 
   const failing = {
@@ -441,5 +484,30 @@ describe('planBundle: what another live Bundle lists is never pruned (issue 9)',
     expect(kept.prune.map((a) => `${a.target.name}:${a.action}`)).toEqual(['moved:listed-elsewhere', 'gone:delete']);
     // Its own claim is not someone else's.
     expect(keepListedElsewhere(plan, new Map([['/ConfigMap/ns1/moved', [{ name: 'b', uid: BUNDLE_UID }]]])).prune.map((a) => a.action)).toEqual(['delete', 'delete']);
+  });
+});
+
+describe('withAppliedReadiness: readiness from the apply\'s answer', () => {
+  const b = bundle('b', withResource(resource('c', configMap('c', withData({ k: 'v' }))), resource('d', deployment('d', withSpec({ replicas: 1 })))));
+  const plan = planBundle(planInput(b, {}));
+  const state = (p: BundlePlan, name: string) => {
+    const r = byName(p, name);
+    return r && 'readiness' in r ? r.readiness.state : r?.action;
+  };
+
+  it('a created ConfigMap is ready as the server answered it; a Deployment the server has not rolled out yet stays in progress', () => {
+    expect([state(plan, 'c'), state(plan, 'd')]).toEqual(['in-progress', 'in-progress']);
+    const answered = new Map([
+      ['c', live(configMap('c', withData({ k: 'v' })))],
+      ['d', live(deployment('d', withSpec({ replicas: 1 })), withGeneration(1), withStatus({ observedGeneration: 0 }))],
+    ]);
+    const after = withAppliedReadiness(plan, answered, new Map());
+    expect([state(after, 'c'), state(after, 'd')]).toEqual(['ready', 'in-progress']);
+  });
+
+  it('a resource whose apply did not go through keeps its planned readiness', () => {
+    const after = withAppliedReadiness(plan, new Map([['c', live(configMap('c'))]]), new Map());
+    expect([state(after, 'c'), state(after, 'd')]).toEqual(['ready', 'in-progress']);
+    expect(withAppliedReadiness(plan, new Map(), new Map())).toBe(plan);
   });
 });
