@@ -118,7 +118,7 @@ export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Be
     quick,
     only,
     outDir,
-    gcWorkers: positiveInt(env, 'BENCH_GC_WORKERS', 16),
+    gcWorkers: positiveInt(env, 'BENCH_GC_WORKERS', 32),
     gcWorkersHigh: positiveInt(env, 'BENCH_GC_WORKERS_HIGH', 64),
     cascade: {
       n: positiveInt(env, 'BENCH_N', quick ? 100 : 1000),

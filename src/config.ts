@@ -9,7 +9,7 @@ export const ConfigSchema = z.object({
   namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
   workers: z.coerce.number().int().min(1).max(256).default(4),
   gc: z.enum(['cluster', 'bundles', 'off']).default('cluster'),
-  gcWorkers: z.coerce.number().int().min(1).max(1024).default(16),
+  gcWorkers: z.coerce.number().int().min(1).max(1024).default(32),
   leaderElect: z.boolean().default(false),
   leaderElectionNamespace: z.string().min(1).default('default'),
   leaderElectionId: z.string().min(1).default('bundlesmith-leader'),

@@ -11,7 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { parseArgs } from '../../src/config.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { conditionOf, connect, createNamespace, expectKept, resourceType, run, uidOf, waitFor, type TestEnv } from './harness.js';
+import { conditionOf, connect, createNamespace, expectKept, resourceType, run, uidOf, waitFor, waitForGone, type TestEnv } from './harness.js';
 import { BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, types, waitForBundle, type KnownTypes } from './bundles.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
 
@@ -89,6 +89,10 @@ it('relabelling a Bundle hands it to the other shard: nothing deleted, and only 
   await applyShardBundle('xa', 'b', ['sh-xa', 'sh-xa2']);
   await waitForBundle(env, ns, 'xa', 'Ready=True', (b) => conditionOf(b, 'Ready')?.status === 'True', 60_000);
   await waitFor('sh-xa2 to be created', async () => (await env.client.tryGet(t.configMap, ns, 'sh-xa2')) !== undefined, { timeoutMs: 60_000 });
+  expectKept(await env.client.tryGet(t.configMap, ns, 'sh-xa'), uid);
+  // A pass that applies and finds everything Ready at once writes no event; a prune always does: the shard that prunes is the one acting.
+  await applyShardBundle('xa', 'b', ['sh-xa']);
+  await waitForGone(env, t.configMap, ns, 'sh-xa2', { timeoutMs: 60_000 });
   expectKept(await env.client.tryGet(t.configMap, ns, 'sh-xa'), uid);
   await waitFor('an event about xa from shard b', async () => (await reporters('xa')).slice(before).includes('b'));
   expect((await reporters('xa')).slice(before).filter((r) => r !== 'b')).toEqual([]);

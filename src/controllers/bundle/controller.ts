@@ -10,7 +10,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';
-import { listedObjects } from '../../core/bundle/ownership.js';
+import { claimsByObject, listedObjects, type BundleClaim } from '../../core/bundle/ownership.js';
 import { managedKinds, withSpecKinds } from '../../core/bundle/pass-guards.js';
 import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
@@ -80,6 +80,8 @@ export class BundleController {
   private readonly unlabelled = new UnlabelledObjects();
   private readonly signRelease: ReleaseSigner;
   private readonly serverTime: ServerTime;
+  /** Claims of each namespace's live Bundles (claimsOf), dropped on any Bundle event there. */
+  private readonly claimsByNamespace = new Map<string, ReadonlyMap<string, readonly BundleClaim[]>>();
   /** The ConfigMaps and Secrets the Bundles' workloads read (envRefHash), watched by metadata. */
   private readonly envSources: EnvSourceWatch;
 
@@ -106,6 +108,9 @@ export class BundleController {
     // A Bundle that starts or stops listing an object changes who may hold it:
     // wake the other Bundles that list the same objects (hand-over, Conflict).
     const wake = (b: KubeObject, old?: KubeObject): void => {
+      // The namespace's claims change with any of its Bundles: rebuilt on the next pass that needs them.
+      this.claimsByNamespace.delete(b.metadata.namespace ?? '');
+      if (old) this.claimsByNamespace.delete(old.metadata.namespace ?? '');
       this.queue.add(keyOf(b));
       for (const o of [...listedObjects(b), ...(old ? listedObjects(old) : [])]) {
         for (const k of this.objects.bundlesDeclaring(o.apiVersion, o.kind, o.namespace, o.name)) this.queue.add(k);
@@ -237,7 +242,8 @@ export class BundleController {
       kinds,
       crdReadiness: crdReadinessTable(this.crds.list()),
       objects: [...atCoordinates, ...controlledElsewhere(this.objects, bundle, identity, specObjects, types)],
-      bundles: this.bundles.list().filter((b) => b.metadata.namespace === namespace),
+      bundles: [],
+      claims: this.claimsOf(namespace),
       now,
       stampAt,
       envSources,
@@ -263,6 +269,22 @@ export class BundleController {
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
     const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, sincePlannedMs: this.o.clock.now() - plannedAt, ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
     return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
+  }
+
+  /**
+   * The claims of every live Bundle of the namespace as the Bundle informer
+   * holds them (this pass's Bundle included: it plans the stored spec), kept
+   * until a Bundle of the namespace changes. A pass would otherwise walk
+   * every Bundle's resources: with a thousand Bundles in a namespace, that
+   * walk was most of a no-op pass.
+   */
+  private claimsOf(namespace: string): ReadonlyMap<string, readonly BundleClaim[]> {
+    let claims = this.claimsByNamespace.get(namespace);
+    if (claims === undefined) {
+      claims = claimsByObject(this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace));
+      this.claimsByNamespace.set(namespace, claims);
+    }
+    return claims;
   }
 
   /** Adds the finalizer, and says in status that the first pass comes next (the update wakes us). */

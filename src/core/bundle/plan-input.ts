@@ -10,7 +10,7 @@ import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
 import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
-import { claimsByObject, hasClaimReference, type BundleLike } from './ownership.js';
+import { claimsByObject, hasClaimReference, type BundleClaim, type BundleLike } from './ownership.js';
 import type { EnvSourceRead, PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
 
@@ -55,6 +55,14 @@ export interface PlanSources {
   objects: readonly LiveObject[];
   /** The Bundles of the namespace as read; `bundle` stands in for this one's stored version. */
   bundles: readonly BundleLike[];
+  /**
+   * The claims of those Bundles (claimsByObject over them, this one's
+   * stored version included), when the caller keeps them already: the
+   * controller rebuilds them only when a Bundle of the namespace changes,
+   * so a pass does not walk every Bundle's resources. Only for a `bundle`
+   * whose spec is the stored one.
+   */
+  claims?: ReadonlyMap<string, readonly BundleClaim[]>;
   /** Lower bound of the API server's time (epoch ms). */
   now: number;
   /** Upper bound of the API server's time (epoch ms). */
@@ -113,9 +121,8 @@ export function buildPlanInput(s: PlanSources): PlanInput {
   const claimed = ownNamespace.filter((o) => !isControlledBy(o, bundle.metadata.uid) && hasClaimReference(o, bundle.metadata.uid));
 
   // Claims as they will stand: this Bundle's current spec replaces whatever version of it was read.
-  const others = s.bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);
   const planned = planBundleOf(bundle);
-  const self: BundleLike = { metadata: planned, spec: bundle.spec };
+  const claims = s.claims ?? claimsWithCurrentSpec(s.bundles, bundle, planned);
 
   return {
     bundle: planned,
@@ -127,10 +134,17 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     claimed,
     now: s.now,
     stampAt: s.stampAt,
-    claims: claimsByObject([...others, self]),
+    claims,
     bundleReady: isReadyWithCurrentSpec(bundle),
     ...(s.envSources !== undefined ? { envSources: s.envSources } : {}),
   };
+}
+
+/** Claims as they will stand: this Bundle's current spec replaces whatever version of it was read. */
+function claimsWithCurrentSpec(bundles: readonly BundleLike[], bundle: BundleToPlan, planned: PlanBundle): Map<string, BundleClaim[]> {
+  const namespace = bundle.metadata.namespace;
+  const others = bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);
+  return claimsByObject([...others, { metadata: planned, spec: bundle.spec }]);
 }
 
 /** The readiness table from the cluster's CRDs (their CrReadyWhenField annotations), for every served version. */

@@ -127,6 +127,15 @@ const table: Row[] = [
 /** Effects that delete the object or start its countdown. */
 const DESTRUCTIVE = new Set(['delete', 'delete-after-delay', 'mark']);
 
+describe('the controller\'s kept claims plan as the claims computed per pass', () => {
+  it.each(table)('%s', (_name, situation) => {
+    const computed = sources(situation);
+    // The controller keeps claimsByObject over the namespace's stored Bundles (this one's stored version included).
+    const kept = { ...computed, bundles: [], claims: claimsByObject(computed.bundles) };
+    expect(planBundle(buildPlanInput(kept))).toEqual(planBundle(buildPlanInput(computed)));
+  });
+});
+
 describe('the CLI says what the operator does (one table, both paths)', () => {
   it.each(table)('%s', (_name, situation, effects, cliAction) => {
     const input: PlanInput = buildPlanInput(sources(situation));
