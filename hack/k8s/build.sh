@@ -28,15 +28,8 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=${build_date} -X ${pkg}.gitCommit=module-${k8s_version}"
 done
 
-started=$(date +%s)
-progress() { # progress PID NAME: one line every 30 s so a long build is not mistaken for a hang
-  local pid=$1 name=$2
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 30
-    kill -0 "$pid" 2>/dev/null || break
-    echo "[control-plane build] still building ${name}: $(( $(date +%s) - started ))s elapsed (log: ${log})" >&2
-  done
-}
+# shellcheck source=../go-build.sh
+. "$here/../go-build.sh"
 
 # kube-scheduler is built from upstream's own main package: it needs no module
 # beyond those the other three already pull in (6 more packages of
@@ -57,19 +50,6 @@ for bin in etcd kube-apiserver kube-controller-manager kube-scheduler; do
     continue
   fi
   echo "[control-plane build] building ${bin} (${k8s_version}, etcd ${etcd_version}); a cold build takes several minutes on 2 cores; log: ${log}" >&2
-  go build -ldflags "$ldflags" -o "$out/$bin.tmp" "$(package_of "$bin")" >>"$log" 2>&1 &
-  pid=$!
-  progress "$pid" "$bin" &
-  ticker=$!
-  if ! wait "$pid"; then
-    kill "$ticker" 2>/dev/null || true
-    echo "[control-plane build] FAILED building ${bin} after $(( $(date +%s) - started ))s. Last lines of ${log}:" >&2
-    tail -n 40 "$log" >&2
-    echo "[control-plane build] Check that the Go module proxy is reachable and 'go version' is >= the go directive in hack/k8s/go.mod, then run again." >&2
-    exit 1
-  fi
-  kill "$ticker" 2>/dev/null || true
-  mv "$out/$bin.tmp" "$out/$bin"
-  echo "[control-plane build] ${bin} done at $(( $(date +%s) - started ))s" >&2
+  go_build "control-plane build" "$out" "$bin" "$(package_of "$bin")" "$ldflags" "$log" hack/k8s/go.mod || exit 1
 done
 echo "$out"

@@ -32,26 +32,8 @@ if [ -x "$out/kwok" ]; then
   exit 0
 fi
 
-started=$(date +%s)
 echo "[kwok build] building kwok ${kwok_version}; a cold build takes a few minutes on 2 cores; log: ${log}" >&2
-go build -ldflags "-s -w" -o "$out/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok >>"$log" 2>&1 &
-pid=$!
-( # one line every 30 s so a long build is not mistaken for a hang
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 30
-    kill -0 "$pid" 2>/dev/null || break
-    echo "[kwok build] still building kwok: $(( $(date +%s) - started ))s elapsed (log: ${log})" >&2
-  done
-) &
-ticker=$!
-if ! wait "$pid"; then
-  kill "$ticker" 2>/dev/null || true
-  echo "[kwok build] FAILED after $(( $(date +%s) - started ))s. Last lines of ${log}:" >&2
-  tail -n 40 "$log" >&2
-  echo "[kwok build] Check that the Go module proxy is reachable and 'go version' is >= the go directive in hack/kwok/go.mod, then run again." >&2
-  exit 1
-fi
-kill "$ticker" 2>/dev/null || true
-mv "$out/kwok.tmp" "$out/kwok"
-echo "[kwok build] kwok done at $(( $(date +%s) - started ))s" >&2
+# shellcheck source=../go-build.sh
+. "$here/../go-build.sh"
+go_build "kwok build" "$out" kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" "$log" hack/kwok/go.mod || exit 1
 echo "$out"
