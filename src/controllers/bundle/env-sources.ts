@@ -10,6 +10,7 @@ import { SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { identityStub, SupervisedInformer } from '../../runtime/informer.js';
+import { BundleIndex } from './bundle-index.js';
 import type { BundleKey } from './object-cache.js';
 
 export interface EnvSourceWatchOptions {
@@ -23,33 +24,19 @@ export interface EnvSourceWatchOptions {
 
 export class EnvSourceWatch {
   private readonly informers = new Map<SourceKind, SupervisedInformer>();
-  /** `${kind}|${namespace}|${name}` -> the Bundles whose workloads read it. */
-  private readonly readers = new Map<string, Set<BundleKey>>();
-  private readonly readBy = new Map<BundleKey, Set<string>>();
+  /** `${kind}|${namespace}|${name}` <-> the Bundles whose workloads read it. */
+  private readonly readers = new BundleIndex();
 
   constructor(private readonly o: EnvSourceWatchOptions) {}
 
   /** Replaces what a Bundle's workloads read; the watch of a kind starts with its first reader. */
   declare(bundle: BundleKey, namespace: string, sources: readonly { kind: SourceKind; name: string }[]): void {
-    this.undeclare(bundle);
-    if (sources.length === 0) return;
-    const mine = new Set(sources.map((s) => `${s.kind}|${namespace}|${s.name}`));
-    this.readBy.set(bundle, mine);
-    for (const k of mine) {
-      let set = this.readers.get(k);
-      if (!set) this.readers.set(k, (set = new Set()));
-      set.add(bundle);
-    }
+    this.readers.declare(bundle, sources.map((s) => `${s.kind}|${namespace}|${s.name}`));
     for (const s of sources) this.ensure(s.kind);
   }
 
   undeclare(bundle: BundleKey): void {
-    for (const k of this.readBy.get(bundle) ?? []) {
-      const set = this.readers.get(k);
-      set?.delete(bundle);
-      if (set?.size === 0) this.readers.delete(k);
-    }
-    this.readBy.delete(bundle);
+    this.readers.undeclare(bundle);
   }
 
   /**
@@ -82,7 +69,7 @@ export class EnvSourceWatch {
       onError: (err) => this.o.onInformerError?.(err, rt),
     });
     const wake = (obj: KubeObject): void => {
-      for (const b of this.readers.get(`${kind}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`) ?? []) this.o.onBundleEvent(b);
+      for (const b of this.readers.bundles(`${kind}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`)) this.o.onBundleEvent(b);
     };
     informer.addHandler({ onAdd: wake, onUpdate: (_old, obj) => wake(obj), onDelete: wake });
     this.informers.set(kind, informer);

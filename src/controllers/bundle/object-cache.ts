@@ -16,6 +16,7 @@ import { controllerOf, kindKey } from '../../core/bundle/objects.js';
 import { isBundleReference } from '../../core/bundle/ownership.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
+import { BundleIndex } from './bundle-index.js';
 
 export type BundleKey = string; // "namespace/name"
 
@@ -39,9 +40,7 @@ export class ObjectCache {
   /** Uid of a Bundle an object references (controller or claim) -> object coordinates -> object. */
   private readonly byBundleReference = new Map<string, Map<string, KubeObject>>();
   /** Declared coordinates -> Bundles that list them. */
-  private readonly declared = new Map<string, Set<BundleKey>>();
-  /** Bundle -> its declared coordinates (to replace them on the next pass). */
-  private readonly declaredBy = new Map<BundleKey, Set<string>>();
+  private readonly declared = new BundleIndex();
 
   constructor(private readonly options: ObjectCacheOptions) {}
 
@@ -102,28 +101,16 @@ export class ObjectCache {
 
   /** Replaces what a Bundle declares, so events on those coordinates wake it. */
   declare(bundle: BundleKey, objects: readonly { apiVersion: string; kind: string; namespace: string; name: string }[]): void {
-    this.undeclare(bundle);
-    const mine = new Set(objects.map((o) => coordinates(o.apiVersion, o.kind, o.namespace, o.name)));
-    this.declaredBy.set(bundle, mine);
-    for (const c of mine) {
-      let set = this.declared.get(c);
-      if (!set) this.declared.set(c, (set = new Set()));
-      set.add(bundle);
-    }
+    this.declared.declare(bundle, objects.map((o) => coordinates(o.apiVersion, o.kind, o.namespace, o.name)));
   }
 
   /** Bundles that declared these coordinates on their last pass. */
   bundlesDeclaring(apiVersion: string, kind: string, namespace: string, name: string): BundleKey[] {
-    return [...(this.declared.get(coordinates(apiVersion, kind, namespace, name)) ?? [])];
+    return [...this.declared.bundles(coordinates(apiVersion, kind, namespace, name))];
   }
 
   undeclare(bundle: BundleKey): void {
-    for (const c of this.declaredBy.get(bundle) ?? []) {
-      const set = this.declared.get(c);
-      set?.delete(bundle);
-      if (set?.size === 0) this.declared.delete(c);
-    }
-    this.declaredBy.delete(bundle);
+    this.declared.undeclare(bundle);
   }
 
   health(): InformerHealth[] {
@@ -175,7 +162,7 @@ export class ObjectCache {
       const ref = bundleController(o);
       if (ref) keys.add(namespacedName(o.metadata.namespace, ref));
     }
-    for (const k of this.declared.get(coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name)) ?? []) keys.add(k);
+    for (const k of this.declared.bundles(coordinates(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name))) keys.add(k);
     for (const k of keys) this.options.onBundleEvent(k);
   }
 }
