@@ -89,10 +89,11 @@ export class TokenBucketRateLimiter<K> implements RateLimiter<K> {
 
   when(_key: K): number {
     const now = this.clock.now();
-    // A clock that stepped back adds nothing rather than removing tokens.
+    // A clock that stepped back adds nothing, and counts on from where it is now (not from the later time, which
+    // would delay every item for as long as the step).
     const elapsedMs = Math.max(0, now - this.lastMs);
     this.tokens = Math.min(this.burst, this.tokens + (elapsedMs * this.qps) / 1000);
-    this.lastMs = Math.max(this.lastMs, now);
+    this.lastMs = now;
     this.tokens -= 1;
     return this.tokens >= 0 ? 0 : (-this.tokens / this.qps) * 1000;
   }
@@ -224,9 +225,10 @@ export class RequestBudget implements RequestLimiter {
 
   private refill(): void {
     const now = this.clock.now();
-    // A clock that stepped back adds nothing rather than removing tokens.
+    // A clock that stepped back adds nothing, and counts on from where it is now: keeping the later time would
+    // hold every request of the process (the Lease's too) for as long as the step.
     this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, now - this.lastMs) * this.qps) / 1000);
-    this.lastMs = Math.max(this.lastMs, now);
+    this.lastMs = now;
   }
 
   /** Hands out the tokens that have accrued, high priority first, and waits for the next one if anyone still waits. */

@@ -258,9 +258,10 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
   const carryOut = async (action: WritingPruneAction): Promise<void> => {
     if (forbidden) return;
     const t = action.target;
-    const rt = await d.api.resolve(t.apiVersion, t.kind);
-    if (!rt || !t.uid) return;
     try {
+      // Inside the try: a discovery failure is this action's, not a rejection that leaves the wave's other lanes running.
+      const rt = await d.api.resolve(t.apiVersion, t.kind);
+      if (!rt || !t.uid) return;
       if (action.action === 'mark' || action.action === 'release') {
         outcome.wrote = true; // either way, look again soon
         try {

@@ -263,6 +263,9 @@ export class GarbageCollector {
       this.sources.set(sourceKey, source);
     }
     const observedSource = source;
+    // One informer per source at a time (a restarted one only after the old has stopped): a completed list
+    // removes the nodes its source saw and the list lacks, so two informers of one source would drop each
+    // other's objects, and with them owners the graph would then call absent.
     // The graph is the only index: the informer keeps no store, and each
     // list is diffed against the nodes this source observed (objects
     // deleted while its watch was down leave the graph then).

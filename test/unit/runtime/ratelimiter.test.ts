@@ -174,6 +174,10 @@ describe('RequestBudget (the process-wide --qps/--burst)', () => {
     // A minute refilled 2 tokens, not 600: c and d spend them, e waits.
     expect(through).toEqual(['a', 'b', 'c', 'd']);
     expect(budget.waiters()).toBe(1);
+    // ...for one token's time counted from the stepped-back clock, not for the 65 s the clock went back.
+    clock.advance(100);
+    await settle();
+    expect(through).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
   it.each([
