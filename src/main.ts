@@ -20,7 +20,7 @@ import { Operator } from './operator.js';
 import { createGarbageCollector } from './gc-factory.js';
 import { apiEventRecorder } from './controllers/events.js';
 import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey, parseReleaseKeySecret } from './controllers/softdelete/release-key.js';
-import { errorMessage } from './kube/errors.js';
+import { errorMessage, type SendGuard } from './kube/errors.js';
 import type { Logger } from './observability/logger.js';
 
 /** How long in-flight work may take after SIGTERM before the process exits anyway (the chart's grace period is longer). */
@@ -58,8 +58,13 @@ async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: 
 async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const instance = `${hostname()}-${process.pid}`;
+  // With --leader-elect, a write of the controllers leaves only while this replica holds its Lease (checked by the
+  // monotonic clock at the moment it is sent). Armed once the elector exists: the release key, read or created
+  // first, is the one write made before leading.
+  const lease: { elector?: LeaderElector } = {};
+  const writeFence: SendGuard = () => (lease.elector && !lease.elector.holdsLease() ? 'this replica does not hold its leader-election Lease' : undefined);
   // One request budget (--qps/--burst) for every client of the process.
-  const clients = await createProcessClients(config);
+  const clients = await createProcessClients(config, systemClock, writeFence);
   const { client, eventClient, leaseClient, reviewClient } = clients;
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const isLeader = new Gauge({ name: 'bundlesmith_leader', help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)', registers: [metrics.registry] });
@@ -120,6 +125,8 @@ async function main(config: Config): Promise<void> {
         },
       })
     : undefined;
+
+  if (elector) lease.elector = elector;
 
   const readiness = (): Readiness => {
     if (stopping) return { ready: false, detail: 'shutting down' };

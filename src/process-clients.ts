@@ -6,6 +6,7 @@
  */
 import type { Config } from './config.js';
 import { KubeClient } from './kube/client.js';
+import type { SendGuard } from './kube/errors.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { RequestBudget } from './runtime/ratelimiter.js';
 
@@ -26,15 +27,22 @@ export interface ProcessClients {
   all(): KubeClient[];
 }
 
-export async function createProcessClients(config: ProcessClientConfig, clock: Clock = systemClock): Promise<ProcessClients> {
+/**
+ * `writeFence` is asked before every write of the controllers' and events'
+ * clients leaves (main: refuse unless this replica holds its Lease); the
+ * Lease's own client and the review client have none: renewing the Lease and
+ * reviewing a scrape must go on whatever the fence says.
+ */
+export async function createProcessClients(config: ProcessClientConfig, clock: Clock = systemClock, writeFence?: SendGuard): Promise<ProcessClients> {
   const budget = config.qps > 0 ? new RequestBudget(clock, { qps: config.qps, burst: config.burst }) : undefined;
   const shared = {
     ...(budget ? { limiter: budget } : {}),
     ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
   };
+  const fenced = writeFence ? { writeFence } : {};
   // Watches have their own uncapped pool in the transport; maxSockets bounds requests only.
-  const client = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, maxSockets: 64 });
-  const eventClient = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, maxSockets: 8 });
+  const client = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, ...fenced, maxSockets: 64 });
+  const eventClient = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, ...fenced, maxSockets: 8 });
   // Renewals must never queue behind the controllers' requests: a socket
   // pool of their own, a timeout well inside the lease, and the head of the
   // budget's queue (they still count: the flags bound the whole process).

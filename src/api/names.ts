@@ -119,6 +119,13 @@ export const Reasons = {
   InvalidDeletionDelay: 'InvalidDeletionDelay',
   /** The Bundle's identity (its service account) may not do what the resource needs; the message names identity, verb and resource. */
   Forbidden: 'Forbidden',
+  /**
+   * Being deleted, and a kind the Bundle may control cannot be listed (not served, forbidden, discovery failing): the
+   * finalizer holds, since what it cannot see it cannot keep from the collector.
+   */
+  KindNotListable: 'KindNotListable',
+  /** The API server refused a write as invalid (422) for a reason other than a change since it was read; not retried silently. */
+  InvalidWrite: 'InvalidWrite',
   AllResourcesReady: 'AllResourcesReady',
   ResourcesNotReady: 'ResourcesNotReady',
   Ready: 'Ready',

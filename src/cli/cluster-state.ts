@@ -12,7 +12,8 @@ import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { isControlledBy, kindKey, type LiveObject } from '../core/bundle/objects.js';
 import { crdReadinessTable, liveByResource, type BundleToPlan, type PlanSources } from '../core/bundle/plan-input.js';
 import { CRD_RESOURCE } from '../kube/crds.js';
-import { resolveKindKeys, resolveSpecKinds } from '../kube/discovery.js';
+import { resolveGroupKinds, resolveSpecKinds } from '../kube/discovery.js';
+import { inventoryKinds } from '../core/bundle/kind-inventory.js';
 import { errorMessage } from '../kube/errors.js';
 import type { KubeObject, ResourceType } from '../kube/types.js';
 import { EXIT_PROBLEMS } from './args.js';
@@ -37,9 +38,9 @@ export function serverNow(cluster: Cluster): { now: number; stampAt: number } {
   return { now, stampAt };
 }
 
-/** Resource types for "apiVersion/Kind" strings (status.managedKinds), skipping what the server does not serve. */
+/** Resource types of the kind inventory (status.managedKinds) at the versions served now, skipping what the server does not serve. */
 export function resolveKinds(cluster: Cluster, keys: readonly string[]): Promise<ResourceType[]> {
-  return resolveKindKeys(cluster.discovery, keys);
+  return resolveGroupKinds(cluster.discovery, inventoryKinds(keys));
 }
 
 /** Every object of these types in the namespace whose controller is the Bundle with this uid. */
@@ -47,7 +48,7 @@ export async function listControlled(cluster: Cluster, namespace: string, bundle
   const out: LiveObject[] = [];
   const seen = new Set<string>();
   for (const rt of types) {
-    const id = `${rt.apiVersion}/${rt.kind}`;
+    const id = `${rt.group}/${rt.plural}`; // one list per resource, whatever versions it was named at
     if (seen.has(id) || !rt.namespaced || !rt.verbs.includes('list')) continue;
     seen.add(id);
     io.err(`listing ${rt.plural}${rt.group ? `.${rt.group}` : ''} in ${namespace}`);

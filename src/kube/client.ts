@@ -8,10 +8,10 @@ import { KubeTransport, type RequestOptions, type TransportOptions } from './tra
 import { KubeApiError, isApiStatus, isNotFound } from './errors.js';
 import type { ServerTime } from '../runtime/clock.js';
 import { isKubeObject, type KubeObject, type ResourceType, type WatchEvent } from './types.js';
-import { METADATA_ACCEPT, METADATA_LIST_ACCEPT, PATCH_CONTENT_TYPES, resourcePath, type ApplyOptions, type DeleteOptions, type EventInput, type ListOptions, type PatchType, type WatchOptions } from './requests.js';
+import { METADATA_ACCEPT, METADATA_LIST_ACCEPT, PATCH_CONTENT_TYPES, resourcePath, type ApplyOptions, type DeleteOptions, type EventInput, type ListOptions, type PatchOptions, type PatchType, type WatchOptions } from './requests.js';
 
 /** The verbs' options are named with the client. */
-export type { ApplyOptions, DeleteOptions, EventInput, ListOptions, PatchType, WatchOptions } from './requests.js';
+export type { ApplyOptions, DeleteOptions, EventInput, ListOptions, PatchOptions, PatchType, WatchOptions } from './requests.js';
 
 export interface ListResult {
   items: KubeObject[];
@@ -187,8 +187,9 @@ export class KubeClient {
     return withTypeMeta(asObject(body, `apply ${rt.plural}/${meta.name}`), rt);
   }
 
-  async patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts: { fieldManager?: string; subresource?: string } = {}): Promise<KubeObject> {
+  async patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts: PatchOptions = {}): Promise<KubeObject> {
     const body = await this.send('PATCH', resourcePath(rt, namespace, name, opts.subresource), {
+      ...(opts.guard ? { guard: opts.guard } : {}),
       body: patch,
       contentType: PATCH_CONTENT_TYPES[type],
       query: { fieldManager: opts.fieldManager },
@@ -212,6 +213,7 @@ export class KubeClient {
     if (opts.resourceVersion) preconditions.resourceVersion = opts.resourceVersion;
     try {
       await this.send('DELETE', resourcePath(rt, namespace, name), {
+        ...(opts.guard ? { guard: opts.guard } : {}),
         // The answer is not used: metadata only keeps a mass delete cheap to parse.
         accept: METADATA_ACCEPT,
         body: {

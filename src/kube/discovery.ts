@@ -13,7 +13,7 @@
  */
 import type { KubeClient } from './client.js';
 import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
-import { groupOf, kindKey, parseKindKey, versionOf } from '../core/bundle/objects.js';
+import { groupOf, kindKey, versionOf } from '../core/bundle/objects.js';
 import type { ResourceType } from './types.js';
 
 const AGGREGATED_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
@@ -82,6 +82,25 @@ export class Discovery {
   /** Lets the next miss refresh at once (a CRD changed: what the server serves has changed). */
   invalidate(): void {
     this.lastRefresh = -Infinity;
+  }
+
+  /**
+   * A group and kind as the server serves it now: the first version it lists
+   * (its preferred one), whatever version an object was written at. Refreshes
+   * once on a miss. 'unknown' when the group's discovery failed, so absence
+   * proves nothing.
+   */
+  async resolveGroupKind(group: string, kind: string): Promise<GroupKindLookup> {
+    const find = (): ResourceType | undefined => this.all.find((rt) => rt.group === group && rt.kind === kind && !rt.plural.includes('/'));
+    let hit = find();
+    if (!hit && Date.now() - this.lastRefresh >= this.minRefreshIntervalMs) {
+      await this.refresh();
+      hit = find();
+    }
+    if (hit) return { state: 'served', type: hit };
+    const failed = this.failed.filter((gv) => groupOf(gv) === group);
+    if (failed.length > 0) return { state: 'unknown', reason: `discovery of ${failed.join(', ')} failed` };
+    return { state: 'not-served' };
   }
 
   /** Cached lookup only. */
@@ -174,6 +193,15 @@ export function preferredVersions(all: readonly ResourceType[]): ResourceType[] 
 
 type Resolver = Pick<Discovery, 'resolve'>;
 
+/** What the server says of a group and kind now (Discovery.resolveGroupKind). */
+export type GroupKindLookup =
+  /** Served: at this version, the server's preferred one for the kind. */
+  | { state: 'served'; type: ResourceType }
+  /** Discovery of the kind's group succeeded and no version serves the kind. */
+  | { state: 'not-served' }
+  /** The group could not be discovered: whether the kind is served is not known. */
+  | { state: 'unknown'; reason: string };
+
 /**
  * The kinds of a Bundle spec's objects as the server serves them: the kind
  * table the decisions read and each kind's resource type, both by kindKey.
@@ -191,14 +219,16 @@ export async function resolveSpecKinds(discovery: Resolver, objects: readonly { 
   return { kinds, types };
 }
 
-/** Resource types of kindKey strings ("apps/v1/Deployment": status.managedKinds); what the server does not serve is skipped. */
-export async function resolveKindKeys(discovery: Resolver, keys: readonly string[]): Promise<ResourceType[]> {
+/**
+ * Resource types of group kinds (the kind inventory, status.managedKinds) at
+ * the versions the server serves now; what it does not serve is skipped.
+ * Callers that must not skip (the finalizer) use resolveGroupKind.
+ */
+export async function resolveGroupKinds(discovery: Pick<Discovery, 'resolveGroupKind'>, kinds: readonly { group: string; kind: string }[]): Promise<ResourceType[]> {
   const out: ResourceType[] = [];
-  for (const key of keys) {
-    const kind = parseKindKey(key);
-    if (kind === undefined) continue;
-    const rt = await discovery.resolve(kind.apiVersion, kind.kind);
-    if (rt) out.push(rt);
+  for (const gk of kinds) {
+    const found = await discovery.resolveGroupKind(gk.group, gk.kind);
+    if (found.state === 'served') out.push(found.type);
   }
   return out;
 }

@@ -16,6 +16,8 @@ export class KubeApiError extends Error {
     message: string,
     readonly verb: string,
     readonly path: string,
+    /** The Status's details.causes: what a 422 found wrong (a field and why), or the JSON patch's own error. */
+    readonly causes: readonly { field?: string; message?: string; reason?: string }[] = [],
   ) {
     super(message);
     this.name = 'KubeApiError';
@@ -25,9 +27,29 @@ export class KubeApiError extends Error {
     const status = isApiStatus(body) ? body : undefined;
     const reason = status?.reason ?? (code === 0 ? 'NetworkError' : `HTTP${code}`);
     const message = status?.message ?? (typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : `${verb} ${path}: HTTP ${code}`);
-    return new KubeApiError(code, reason, message, verb, path);
+    const causes = status?.details?.causes ?? [];
+    // A patch the server could not apply says why only in its cause: keep it in the message people read.
+    const detail = causes.find((c) => c.reason === UNAPPLICABLE_PATCH_CAUSE)?.message;
+    return new KubeApiError(code, reason, detail ? `${message}: ${detail}` : message, verb, path, causes);
   }
 }
+
+/**
+ * Asked at the moment a request is sent; a reason (a string) refuses it.
+ * Used for the checks that must hold when a write leaves, not only when its
+ * pass began: this process still holds its Lease, the Bundle is unchanged.
+ */
+export type SendGuard = () => string | undefined;
+
+/** A request the client did not send because a SendGuard refused it: nothing reached the server. */
+export class SendRefused extends KubeApiError {
+  constructor(reason: string, verb: string, path: string) {
+    super(0, 'SendRefused', `not sent: ${reason}`, verb, path);
+    this.name = 'SendRefused';
+  }
+}
+
+export const isSendRefused = (err: unknown): err is SendRefused => err instanceof SendRefused;
 
 export function isApiStatus(value: unknown): value is ApiStatus {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'Status';
@@ -49,16 +71,29 @@ export const isManifestRejected = (err: unknown): boolean =>
   isInvalid(err) || (err instanceof KubeApiError && err.code === 500 && /failed to create typed patch object|field not declared in schema/.test(err.message));
 
 /**
- * A write refused because the object changed since it was read: a failed UID
- * or resourceVersion precondition (409 Conflict) or a failed JSON-patch `test`
- * op, which the apiserver answers with a bare 422 Invalid ("the server
- * rejected our request due to an error in our request"). The operator's
- * patches are otherwise well-formed, so any 422 on them is taken as stale: at
- * worst one extra re-read. The answer is always the same: re-read, decide
- * again. (400 is not stale: it is a malformed request and re-reading will not
- * fix it.)
+ * The cause the API server gives a JSON patch it could not apply to the
+ * object as stored (a `test` that failed, a path to remove that is gone): a
+ * 422 whose only causes are of this type.
  */
-export const isStaleWrite = (err: unknown): boolean => err instanceof KubeApiError && (err.code === 409 || err.code === 422);
+const UNAPPLICABLE_PATCH_CAUSE = 'UnexpectedServerResponse';
+
+/**
+ * A write refused because the object changed since it was read: a failed UID
+ * or resourceVersion precondition (409 Conflict), or a JSON patch that no
+ * longer applies (a failed `test`, a removed path that is gone), which the
+ * API server answers with a 422 whose causes are all UnexpectedServerResponse.
+ * The answer is to re-read and decide again.
+ *
+ * Any other 422 is not stale: the server found the write itself invalid (a
+ * label value over 63 characters, a field out of range), and sending it again
+ * after a re-read fails the same way: isInvalidWrite. (400 is a malformed
+ * request: not stale either.)
+ */
+export const isStaleWrite = (err: unknown): boolean =>
+  err instanceof KubeApiError && (err.code === 409 || (err.code === 422 && err.causes.length > 0 && err.causes.every((c) => c.reason === UNAPPLICABLE_PATCH_CAUSE)));
+
+/** A write the server found invalid as such (422, not a patch that stopped applying): report it, never retry it silently. */
+export const isInvalidWrite = (err: unknown): boolean => err instanceof KubeApiError && err.code === 422 && !isStaleWrite(err);
 
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;

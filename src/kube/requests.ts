@@ -4,6 +4,7 @@
  * KubeClient takes. Pure.
  */
 import type { ResourceType } from './types.js';
+import type { SendGuard } from './errors.js';
 
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 export const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
@@ -32,6 +33,15 @@ export interface DeleteOptions {
   resourceVersion?: string;
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
   dryRun?: boolean;
+  /** Checked at the moment the DELETE is sent (see RequestOptions.guard). */
+  guard?: SendGuard;
+}
+
+export interface PatchOptions {
+  fieldManager?: string;
+  subresource?: string;
+  /** Checked at the moment the PATCH is sent (see RequestOptions.guard). */
+  guard?: SendGuard;
 }
 
 export interface ApplyOptions {

@@ -9,7 +9,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError } from './errors.js';
+import { KubeApiError, SendRefused, type SendGuard } from './errors.js';
 import { DateHeaderServerTime, parseHttpDate, systemClock } from '../runtime/clock.js';
 import { RequestBudget, type RequestLimiter, type RequestPriority } from '../runtime/ratelimiter.js';
 
@@ -32,6 +32,13 @@ export interface TransportOptions {
   /** A budget of this transport's own, in requests per second (0 = none), when no shared limiter is given. */
   qps?: number;
   burst?: number;
+  /**
+   * Asked right before every write (any verb but GET) is sent, after the
+   * request budget's wait: a reason refuses the write (SendRefused). The
+   * operator's clients refuse while this process does not hold its
+   * leader-election Lease; the Lease's own client has none.
+   */
+  writeFence?: SendGuard;
 }
 
 export interface RequestOptions {
@@ -43,6 +50,12 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Extra headers for this request (a client that impersonates another identity sets them on every request). */
   headers?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * Asked at the moment the request is sent (after every wait): a reason
+   * refuses it with SendRefused. A decision checked when its pass began may
+   * be wrong by the time a long pass reaches this request.
+   */
+  guard?: SendGuard;
 }
 
 /** Refresh credentials (bound service-account tokens rotate) this often. */
@@ -160,6 +173,9 @@ export class KubeTransport {
       headers['Content-Length'] = payload.length;
     }
     const url = this.url(path, opts.query);
+    // The last moment before the request leaves: nothing below waits. A write decided earlier is checked here again.
+    const refusal = (method !== 'GET' ? this.options.writeFence?.() : undefined) ?? opts.guard?.();
+    if (refusal !== undefined) throw new SendRefused(refusal, method, url.pathname);
     const mod = this.isHttps ? https : http;
     return await new Promise((resolve, reject) => {
       const sentAt = this.serverTime.monotonicNow();

@@ -93,6 +93,13 @@ export interface LeaderElectorOptions {
   onStartedLeading: () => void;
   /** Called once per term, when leadership is lost (not on `stop()`). */
   onStoppedLeading: (reason: string) => void;
+  /**
+   * Milliseconds from a clock that never steps and keeps counting while the
+   * process is paused (default: performance.now, CLOCK_MONOTONIC). holdsLease
+   * reads it, not `clock`: a paused process must find its term over the
+   * moment it wakes, before any timer has had a chance to run.
+   */
+  monotonicNow?: () => number;
 }
 
 export type LeaderElectorState = 'candidate' | 'leading' | 'stopped';
@@ -101,7 +108,8 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private observation: LeaseObservation | undefined;
-  private leading: { lastRenewMs: number } | undefined;
+  private leading: { lastRenewMs: number; heldUntilMono: number } | undefined;
+  private readonly monotonicNow: () => number;
   private nextRound: Cancel | undefined;
   private watchdog: Cancel | undefined;
   private round: Promise<void> | undefined;
@@ -112,6 +120,7 @@ export class LeaderElector {
     const leaseMs = o.leaseDurationSeconds * 1000;
     this.renewDeadlineMs = o.renewDeadlineMs ?? Math.floor((leaseMs * 2) / 3);
     this.retryPeriodMs = o.retryPeriodMs ?? Math.max(100, Math.floor(leaseMs / 7.5));
+    this.monotonicNow = o.monotonicNow ?? (() => performance.now());
     if (!(this.retryPeriodMs < this.renewDeadlineMs && this.renewDeadlineMs < leaseMs)) {
       throw new RangeError(`leader election needs retry period (${this.retryPeriodMs} ms) < renew deadline (${this.renewDeadlineMs} ms) < lease duration (${leaseMs} ms)`);
     }
@@ -124,6 +133,19 @@ export class LeaderElector {
 
   isLeader(): boolean {
     return !this.stopped && this.leading !== undefined;
+  }
+
+  /**
+   * Whether this replica may write now: it leads, and its last successful
+   * renewal was sent less than the renew deadline ago by the monotonic clock.
+   * A standby takes over a full lease duration after it saw that renewal, so
+   * the gap (a third of the lease by default) is the margin for a write
+   * already on its way. Checked by the clients right before each write is
+   * sent (the write fence), so a leader paused past its lease (a frozen VM,
+   * SIGSTOP) sends nothing when it wakes, whatever its timers have not run yet.
+   */
+  holdsLease(): boolean {
+    return !this.stopped && this.leading !== undefined && this.monotonicNow() < this.leading.heldUntilMono;
   }
 
   /** Whether a round has read the Lease: the API server is reachable and we take part. */
@@ -213,12 +235,14 @@ export class LeaderElector {
         return Math.max(0, Math.min(this.retryPeriodMs, decision.atMs - now));
       case 'acquire':
       case 'renew': {
+        // The term is counted from before the write is sent: the server may store it at any moment after.
+        const sentMono = this.monotonicNow();
         if (decision.action === 'acquire' && decision.create) await this.o.store.create(decision.lease);
         else await this.o.store.update(decision.lease, current?.resourceVersion ?? '');
         if (this.stopped) return this.retryPeriodMs;
         // The renewal counts from before the request: the server may have
         // stored it at any moment after `now`.
-        this.renewed(now);
+        this.renewed(now, sentMono);
         if (decision.action === 'acquire') {
           this.o.logger.info({ identity: this.o.identity, transitions: decision.lease.leaseTransitions }, 'acquired the leader election Lease');
           this.o.onStartedLeading();
@@ -228,8 +252,8 @@ export class LeaderElector {
     }
   }
 
-  private renewed(atMs: number): void {
-    this.leading = { lastRenewMs: atMs };
+  private renewed(atMs: number, sentMono: number): void {
+    this.leading = { lastRenewMs: atMs, heldUntilMono: sentMono + this.renewDeadlineMs };
     this.watchdog?.();
     this.watchdog = this.o.clock.setTimeout(() => {
       if (this.leading && this.leading.lastRenewMs === atMs) this.lose(`not renewed within the renew deadline of ${this.renewDeadlineMs} ms`);

@@ -12,7 +12,8 @@ import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
-import { isLiveIncarnation, unchangedSinceRead, unrecordedKinds, writesOwnerReference } from '../../core/bundle/pass-guards.js';
+import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
+import { recordKinds, unrecordedKinds } from '../../core/bundle/kind-inventory.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
 import { keepListedElsewhere, withAppliedReadiness, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
 import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
@@ -21,7 +22,7 @@ import { prunePassEvents, type PrunedObject } from '../../core/bundle/prune-even
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
-import { errorMessage, isConflict, isForbidden, isManifestRejected, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { errorMessage, isConflict, isForbidden, isInvalidWrite, isManifestRejected, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
@@ -49,6 +50,20 @@ export interface ActDeps {
   crdReadiness?: CrdReadinessTable;
   /** Counts every delete by kind and reason (the per-object trail beside the log). */
   metrics?: { deleted(kind: string, reason: string): void };
+  /** Send-time checks of the prune's writes; without one, a prune is checked only when it starts. */
+  fence?: PruneFence;
+}
+
+/**
+ * The send-time check of a prune's writes (ListingEpochs): each delete,
+ * stamp and release goes only while its Bundle, and every Bundle listing its
+ * object, is unchanged since the prune was decided.
+ */
+export interface PruneFence {
+  /** The epoch the prune is decided at, taken right before the fresh list of the namespace's Bundles. */
+  decidedAt(): number;
+  /** Refuses a write on `target` once its Bundle or a Bundle listing the object changed after `decidedAt`. */
+  guard(decidedAt: number, target: ObjectTarget): SendGuard;
 }
 
 /**
@@ -73,6 +88,8 @@ export interface PassOutcome {
   applied: Map<string, KubeObject>;
   pruneFailures: { target: ObjectTarget; message: string; reason?: string }[];
   wrote: boolean;
+  /** Set when a send-time check stopped the prune part-way: why. Nothing more of the pass is written; it is decided again. */
+  abandoned?: string;
 }
 
 export type ActResult =
@@ -83,7 +100,9 @@ export type ActResult =
   /** Nothing written to objects: recording their kinds in status.managedKinds first did not go through (a newer Bundle). */
   | { kind: 'kinds-not-recorded' }
   /** Claims and applies done, nothing pruned: the Bundle changed since it was read. */
-  | { kind: 'changed-before-prune'; outcome: PassOutcome; fresh: KubeObject | undefined };
+  | { kind: 'changed-before-prune'; outcome: PassOutcome; fresh: KubeObject | undefined }
+  /** Pruning stopped part-way: a Bundle changed after the prune was decided (outcome.abandoned says which). */
+  | { kind: 'changed-during-prune'; outcome: PassOutcome; fresh?: undefined };
 
 export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan, types: ReadonlyMap<string, ResourceType>): Promise<ActResult> {
   const { namespace, name } = bundle.metadata;
@@ -110,7 +129,9 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
   if (d.crdReadiness) plan = withAppliedReadiness(plan, outcome.applied, d.crdReadiness);
   if (plan.prune.some(isWritingPrune)) {
     // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
-    // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists.
+    // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists. The epoch is
+    // taken before the list: a Bundle event from here on stops each write not yet sent.
+    const decidedAt = d.fence?.decidedAt();
     const { items: bundlesNow } = await d.api.list(BUNDLE_RESOURCE_TYPE, namespace);
     const fresh = bundlesNow.find((b) => b.metadata.name === name);
     if (!unchangedSinceRead(fresh, bundle.metadata)) {
@@ -118,7 +139,11 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
       return { kind: 'changed-before-prune', outcome, fresh };
     }
     plan = keepListedElsewhere(plan, claimsByObject(bundlesNow));
-    await pruneObjects(d, plan, outcome, target);
+    await pruneObjects(d, plan, outcome, target, decidedAt);
+    if (outcome.abandoned !== undefined) {
+      d.log.info({ reason: outcome.abandoned }, 'a Bundle changed while pruning; the rest of the prune is decided again');
+      return { kind: 'changed-during-prune', outcome };
+    }
   }
   await withdrawClaims(d, plan, outcome);
   await announceWaits(d, plan, bundle, target);
@@ -150,7 +175,7 @@ async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject)
   if (missing.length === 0) return true;
   const status = isRecord(fresh.status) ? fresh.status : {};
   try {
-    await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, managedKinds: [...new Set([...recorded, ...missing])].sort() } });
+    await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, managedKinds: recordKinds(recorded, missing) } });
     d.log.debug({ kinds: missing }, 'recorded new kinds in status.managedKinds before writing objects of them');
     return true;
   } catch (err) {
@@ -250,14 +275,16 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
  * object in a small pass, a summary per reason in a large one); every
  * object goes to the log and the deletes metric as it happens.
  */
-async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget): Promise<void> {
+async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget, decidedAt: number | undefined): Promise<void> {
   const done: PrunedObject[] = [];
   let forbidden = false;
+  const guardOf = (t: ObjectTarget): SendGuard | undefined => (d.fence && decidedAt !== undefined ? d.fence.guard(decidedAt, t) : undefined);
   /** The wave's fresh reads made by one LIST per kind (listFreshReads). */
   let fresh: FreshReads = new Map();
   const carryOut = async (action: WritingPruneAction): Promise<void> => {
-    if (forbidden) return;
+    if (forbidden || outcome.abandoned !== undefined) return;
     const t = action.target;
+    const guard = guardOf(t);
     try {
       // Inside the try: a discovery failure is this action's, not a rejection that leaves the wave's other lanes running.
       const rt = await d.api.resolve(t.apiVersion, t.kind);
@@ -265,7 +292,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
       if (action.action === 'mark' || action.action === 'release') {
         outcome.wrote = true; // either way, look again soon
         try {
-          await d.api.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER });
+          await d.api.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
         } catch (err) {
           // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
           // decides on what the object is now.
@@ -276,7 +303,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
         done.push({ kind: t.kind, name: t.name, event: action.event, ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}), ...(alone ? { alone } : {}) });
         return;
       }
-      const result = await deleteDecided(d, rt, t, action.afterDelay, plan, fresh);
+      const result = await deleteDecided(d, rt, t, action.afterDelay, plan, fresh, guard);
       if (result === 'conflict') {
         outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
         return;
@@ -288,7 +315,17 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
       d.metrics?.deleted(t.kind, action.event.reason);
       done.push({ kind: t.kind, name: t.name, event: action.event });
     } catch (err) {
+      if (isSendRefused(err)) {
+        // Not sent: the Bundle (or one listing the object) changed since the prune was decided. Nothing more starts.
+        outcome.abandoned ??= errorMessage(err);
+        return;
+      }
       d.log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
+      if (isInvalidWrite(err)) {
+        // The server found the write itself invalid: sending it again cannot help. Reported, not retried silently.
+        outcome.pruneFailures.push({ target: t, message: errorMessage(err), reason: Reasons.InvalidWrite });
+        return;
+      }
       if (isForbidden(err)) {
         // The identity may not delete here: nothing else of this Bundle is started in this pass.
         forbidden = true;
@@ -299,7 +336,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
     }
   };
   for (const wave of pruneWaves(plan.prune)) {
-    if (forbidden) break;
+    if (forbidden || outcome.abandoned !== undefined) break;
     const [first, ...rest] = wave;
     fresh = new Map();
     // The rest's fresh reads are listed while the first action goes alone: a read, and each delete still carries the
@@ -308,7 +345,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
     const listing = listFreshReads(d, rest).catch((): FreshReads => new Map());
     if (first !== undefined) await carryOut(first);
     const listed = await listing;
-    if (forbidden) break;
+    if (forbidden || outcome.abandoned !== undefined) break;
     fresh = listed;
     await forEachBounded(rest, d.pruneConcurrency ?? PRUNE_CONCURRENCY, carryOut);
   }
@@ -321,20 +358,20 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
  * (a status write, a new annotation) gets one fresh read, the same rules and
  * one more try. 'kept': a fresh read said no.
  */
-async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
+async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads, guard: SendGuard | undefined): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
   const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, plan, listed.get(freshReadKey(t))) : t.resourceVersion;
   if (resourceVersion === undefined) return 'kept';
-  const result = await deleteWithPreconditions(d, rt, t, resourceVersion);
+  const result = await deleteWithPreconditions(d, rt, t, resourceVersion, guard);
   if (result !== 'conflict') return result;
   const fresher = await freshDeletableVersion(d, rt, t, plan);
   if (fresher === undefined) return 'kept';
-  return await deleteWithPreconditions(d, rt, t, fresher);
+  return await deleteWithPreconditions(d, rt, t, fresher, guard);
 }
 
-async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTarget, resourceVersion: string | undefined): Promise<'deleted' | 'not-found' | 'conflict'> {
+async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTarget, resourceVersion: string | undefined, guard: SendGuard | undefined): Promise<'deleted' | 'not-found' | 'conflict'> {
   if (!t.uid) return 'not-found';
   try {
-    return await d.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background' });
+    return await d.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) });
   } catch (err) {
     // A failed uid or resourceVersion precondition is a 409. A DELETE carries no JSON-patch test, so a 422 here is
     // the server (or an admission webhook) refusing it: a failure, not a stale read.

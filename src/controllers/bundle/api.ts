@@ -4,8 +4,8 @@
  * operator backs it with KubeClient and Discovery (kubeBundleApi); the step
  * tests with a small in-memory double.
  */
-import type { ApplyOptions, DeleteOptions, KubeClient, PatchType } from '../../kube/client.js';
-import type { Discovery } from '../../kube/discovery.js';
+import type { ApplyOptions, DeleteOptions, KubeClient, PatchOptions, PatchType } from '../../kube/client.js';
+import type { Discovery, GroupKindLookup } from '../../kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
 import type { ActingIdentity } from '../../core/bundle/identity.js';
@@ -13,11 +13,13 @@ import type { ActingIdentity } from '../../core/bundle/identity.js';
 export interface BundleApi {
   /** The resource type of apiVersion + kind; undefined when the server does not serve it. */
   resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined>;
+  /** A group and kind at the version the server serves now (see Discovery.resolveGroupKind). */
+  resolveGroupKind(group: string, kind: string): Promise<GroupKindLookup>;
   tryGet(rt: ResourceType, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
   list(rt: ResourceType, namespace: string | undefined, opts?: { metadataOnly?: boolean; labelSelector?: string }): Promise<{ items: KubeObject[] }>;
   /** Server-side apply. */
   apply(rt: ResourceType, manifest: Record<string, unknown>, opts: ApplyOptions): Promise<KubeObject>;
-  patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts?: { fieldManager?: string }): Promise<KubeObject>;
+  patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts?: PatchOptions): Promise<KubeObject>;
   /** Always with a uid precondition (DeleteOptions requires it). */
   delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
   replaceStatus(rt: ResourceType, obj: KubeObject): Promise<KubeObject>;
@@ -29,10 +31,11 @@ export interface BundleApi {
  * own); the Bundle itself (fresh reads, the namespace's Bundle list, status)
  * is always the operator's, through `client`.
  */
-export function kubeBundleApi(client: KubeClient, discovery: Pick<Discovery, 'resolve'>, objectsClient: KubeClient = client): BundleApi {
+export function kubeBundleApi(client: KubeClient, discovery: Pick<Discovery, 'resolve' | 'resolveGroupKind'>, objectsClient: KubeClient = client): BundleApi {
   const forType = (rt: ResourceType): KubeClient => (isBundleType(rt) ? client : objectsClient);
   return {
     resolve: (apiVersion, kind) => discovery.resolve(apiVersion, kind),
+    resolveGroupKind: (group, kind) => discovery.resolveGroupKind(group, kind),
     tryGet: (rt, namespace, name) => forType(rt).tryGet(rt, namespace, name),
     list: (rt, namespace, opts) => forType(rt).list(rt, namespace, opts),
     apply: (rt, manifest, opts) => forType(rt).apply(rt, manifest, opts),
@@ -53,7 +56,7 @@ export class BundleApis {
 
   constructor(
     private readonly client: KubeClient,
-    private readonly discovery: Pick<Discovery, 'resolve'>,
+    private readonly discovery: Pick<Discovery, 'resolve' | 'resolveGroupKind'>,
   ) {
     this.own = kubeBundleApi(client, discovery);
   }

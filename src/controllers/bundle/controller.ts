@@ -11,7 +11,8 @@ import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';
 import { claimsByObject, listedObjects, type BundleClaim } from '../../core/bundle/ownership.js';
-import { managedKinds, withSpecKinds } from '../../core/bundle/pass-guards.js';
+import { objectKey } from '../../core/bundle/objects.js';
+import { dropCandidates, groupKindKey, managedKinds, referencesBundle, withSpecKinds, type GroupKind, type InventoryInput } from '../../core/bundle/kind-inventory.js';
 import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
 import { buildBundleStatus } from '../../core/bundle/status.js';
@@ -27,7 +28,8 @@ import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ControllerDeps } from '../deps.js';
-import { actOnPlan, APPLY_CONCURRENCY } from './act.js';
+import { actOnPlan, APPLY_CONCURRENCY, type PruneFence } from './act.js';
+import { bundleEpochKey, changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import { BundleApis, type BundleApi } from './api.js';
 import { controlledElsewhere, gatherBundle } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
@@ -84,6 +86,8 @@ export class BundleController {
   private readonly claimsByNamespace = new Map<string, ReadonlyMap<string, readonly BundleClaim[]>>();
   /** The ConfigMaps and Secrets the Bundles' workloads read (envRefHash), watched by metadata. */
   private readonly envSources: EnvSourceWatch;
+  /** Moved by every Bundle event that may change what is listed: the send-time check of deletes and releases. */
+  private readonly epochs = new ListingEpochs();
 
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
@@ -108,6 +112,7 @@ export class BundleController {
     // A Bundle that starts or stops listing an object changes who may hold it:
     // wake the other Bundles that list the same objects (hand-over, Conflict).
     const wake = (b: KubeObject, old?: KubeObject): void => {
+      if (changesListing(b, old)) this.epochs.bump(epochKeysOf(b, old));
       // The namespace's claims change with any of its Bundles: rebuilt on the next pass that needs them.
       this.claimsByNamespace.delete(b.metadata.namespace ?? '');
       if (old) this.claimsByNamespace.delete(old.metadata.namespace ?? '');
@@ -119,7 +124,10 @@ export class BundleController {
     this.bundles.addHandler({
       onAdd: (b) => wake(b),
       onUpdate: (old, b) => wake(b, old),
-      onDelete: (b) => wake(b),
+      onDelete: (b) => {
+        this.epochs.bump(epochKeysOf(b));
+        wake(b);
+      },
     });
     // A CRD installed, changed or removed may make a Bundle's kind resolvable
     // (or not), and carries readiness annotations: look at every Bundle again.
@@ -209,7 +217,7 @@ export class BundleController {
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
       this.envSources.undeclare(key);
-      return await finalizeBundle({ bundle, live: cached, api, watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease });
+      return await finalizeBundle({ bundle, live: cached, api, fence: this.fenceFor(key), watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease, crdDefines: (gk) => this.crdDefines(gk) });
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.
@@ -251,10 +259,12 @@ export class BundleController {
     const planned = planBundle(input);
 
     // 6. Act (act.ts): claims, applies level by level, prunes only after every apply, withdrawals.
-    const acted = await actOnPlan({ api, readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
+    const acted = await actOnPlan({ api, fence: this.fenceFor(key), readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
       if (acted.kind === 'kinds-not-recorded') return 'requeue';
+      // Stopped part-way: the next pass decides on the Bundles as they are now, at once.
+      if (acted.kind === 'changed-during-prune') return { requeueAfterMs: 0 };
       if (acted.fresh) await writeBundleStatus(this.api, acted.fresh, interruptedStatus(statusSubject(acted.fresh), staleReadMessage(acted.fresh, bundle.metadata), this.nowIso()), log);
       return acted.kind === 'stale-bundle' ? { requeueAfterMs: STALE_BUNDLE_RECHECK_MS } : 'requeue';
     }
@@ -262,7 +272,8 @@ export class BundleController {
 
     // 7. Status, written only when it changed.
     const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
-    status.managedKinds = managedKinds(bundle.status?.managedKinds, specObjects, input.controlled, plan);
+    const inventory: InventoryInput = { recorded: bundle.status?.managedKinds, specObjects, controlled: input.controlled, plan };
+    status.managedKinds = managedKinds(inventory, await this.confirmedEmpty(api, bundle, dropCandidates(inventory)));
     this.gauges.record(key, status);
     if (await writeBundleStatus(this.api, cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
@@ -285,6 +296,55 @@ export class BundleController {
       this.claimsByNamespace.set(namespace, claims);
     }
     return claims;
+  }
+
+  /** The send-time check of this Bundle's deletes and releases (ListingEpochs). */
+  private fenceFor(key: BundleKey): PruneFence {
+    const bundleKey = bundleEpochKey(key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1));
+    return {
+      decidedAt: () => this.epochs.current(),
+      guard: (decidedAt, t) => {
+        const target = objectEpochKey(objectKey({ apiVersion: t.apiVersion, kind: t.kind, metadata: { name: t.name, ...(t.namespace !== undefined ? { namespace: t.namespace } : {}) } }));
+        return this.epochs.guard(decidedAt, [bundleKey, target], `Bundle ${key}, or a Bundle listing ${t.kind} ${t.name},`);
+      },
+    };
+  }
+
+  /**
+   * Of the recorded kinds a pass no longer sees a use for, those that a fresh
+   * list (metadata only, no label selector: the label is not evidence) shows
+   * to hold nothing referencing the Bundle, and those that no longer exist at
+   * all; only these may leave the kind inventory. A list that fails proves
+   * nothing: the kind stays.
+   */
+  private async confirmedEmpty(api: BundleApi, bundle: Bundle, candidates: readonly GroupKind[]): Promise<Set<string>> {
+    const empty = new Set<string>();
+    for (const gk of candidates) {
+      const found = await api.resolveGroupKind(gk.group, gk.kind);
+      if (found.state === 'unknown') continue;
+      if (found.state === 'not-served') {
+        if (!this.crdDefines(gk)) empty.add(groupKindKey(gk));
+        continue;
+      }
+      try {
+        const { items } = await api.list(found.type, found.type.namespaced ? bundle.metadata.namespace : undefined, { metadataOnly: true });
+        const held = items.filter((o) => referencesBundle(o, bundle.metadata.uid));
+        if (held.length === 0) empty.add(groupKindKey(gk));
+        // Still held, yet unseen by the caches: the managed label was taken off. Put it back so the passes see them.
+        else if (found.type.namespaced) await this.unlabelled.label(api, bundle.metadata.namespace, found.type, held, this.o.logger);
+      } catch (err) {
+        this.o.logger.debug({ bundle: `${bundle.metadata.namespace}/${bundle.metadata.name}`, kind: groupKindKey(gk), err: errorMessage(err) }, 'could not confirm a kind holds nothing of the Bundle; it stays recorded');
+      }
+    }
+    return empty;
+  }
+
+  /** Whether a CustomResourceDefinition defines this group and kind, served or not. */
+  private crdDefines(gk: GroupKind): boolean {
+    return this.crds.list().some((crd) => {
+      const spec = crd.spec as { group?: unknown; names?: { kind?: unknown } } | undefined;
+      return spec?.group === gk.group && spec.names?.kind === gk.kind;
+    });
   }
 
   /** Adds the finalizer, and says in status that the first pass comes next (the update wakes us). */

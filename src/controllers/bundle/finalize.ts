@@ -9,27 +9,30 @@
  */
 import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { FIELD_MANAGER, Finalizers } from '../../api/names.js';
-import { finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
+import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
+import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
+import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { planFinalize, propagationOf, type FinalizeStep } from '../../core/bundle/finalize.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
-import { kindKey, objectKey, type LiveObject } from '../../core/bundle/objects.js';
+import { objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
-import { resolveKindKeys, resolveSpecKinds } from '../../kube/discovery.js';
-import { errorMessage, isConflict, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { errorMessage, isConflict, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, ServerTime } from '../../runtime/clock.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { BundleApi } from './api.js';
+import type { PruneFence } from './act.js';
 import { bundleTarget } from './bundle-resource.js';
 import { statusSubject, writeBundleStatus } from './status-writer.js';
 
 /** After a pass that wrote, decide again this soon (on fresh lists). */
 const RECHECK_MS = 500;
+/** A kind that cannot be listed holds the finalizer: look again this often (a CRD event brings the Bundle back sooner). */
+const UNLISTABLE_RECHECK_MS = 15_000;
 
 export interface FinalizerContext {
   bundle: Bundle;
@@ -44,6 +47,10 @@ export interface FinalizerContext {
   logger: Logger;
   /** Signs releases (the operator's release key). */
   signRelease: ReleaseSigner;
+  /** Whether a CustomResourceDefinition defines this group and kind (served at some version or not). */
+  crdDefines: (gk: GroupKind) => boolean;
+  /** Send-time checks of the steps (see PruneFence): a Bundle event after the decision stops the steps not yet sent. */
+  fence?: PruneFence;
 }
 
 export async function finalizeBundle(input: FinalizerContext): Promise<WorkResult> {
@@ -51,12 +58,27 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
   const namespace = bundle.metadata.namespace;
   if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return 'forget';
 
-  // 1. Fetch, fresh: the objects of every kind the Bundle may hold, and who else lists them.
-  const types = await kindsOfBundle(input);
-  // The watches only bring us back when those objects change; decisions are made on the lists below.
-  for (const rt of types) await input.watch(rt);
+  // 1. Fetch, fresh: the objects of every kind the Bundle may hold, and who else lists them. A kind that cannot be
+  // listed holds the finalizer: letting the Bundle go would hand its unseen objects to the collector. The epoch is
+  // taken before the reads: a Bundle event from here on stops each step not yet sent.
+  const decidedAt = input.fence?.decidedAt();
+  const { types, unlistable } = await kindsOfBundle(input);
   const objects: LiveObject[] = [];
-  for (const rt of types) objects.push(...(await api.list(rt, namespace, { metadataOnly: true })).items);
+  for (const rt of types) {
+    try {
+      objects.push(...(await api.list(rt, namespace, { metadataOnly: true })).items);
+    } catch (err) {
+      unlistable.push(`${rt.kind}.${rt.group || 'core'}: cannot list ${rt.plural}: ${errorMessage(err)}`);
+    }
+  }
+  if (unlistable.length > 0) {
+    const message = `being deleted: the finalizer holds, since objects of these kinds cannot be seen: ${unlistable.join('; ')}`;
+    input.logger.warn({ unlistable }, 'finalizing: a kind the Bundle may control cannot be listed; holding the finalizer');
+    await writeStatus(input, errorStatus(statusSubject(input.live), Reasons.KindNotListable, message, nowIso(input)));
+    return { requeueAfterMs: UNLISTABLE_RECHECK_MS };
+  }
+  // The watches only bring us back when those objects change; decisions are made on the lists above.
+  for (const rt of types) await input.watch(rt);
   const { items: bundlesNow } = await api.list(BUNDLE_RESOURCE_TYPE, namespace);
   const now = input.serverTime.lowerBound();
   const stampAt = input.serverTime.upperBound();
@@ -84,7 +106,14 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
   // 3. Act, one step at a time in the plan's order (background: dependents first), then say why the Bundle is still here.
   const outcome: FinalizeOutcome = { wrote: 0, changed: 0, failed: 0 };
   const report: StepReport = { propagation: plan.propagation, steps: plan.steps, changed: [], failures: [] };
-  for (const step of plan.steps) await carryOut(step, input, outcome, report);
+  for (const step of plan.steps) {
+    const guard = input.fence && decidedAt !== undefined && step.action !== 'leave' ? input.fence.guard(decidedAt, step.target) : undefined;
+    if ((await carryOut(step, input, outcome, report, guard)) === 'refused') {
+      // A Bundle changed after this pass decided: the rest is decided again on fresh lists, at once.
+      input.logger.info('finalizing: a Bundle changed since the steps were decided; deciding again');
+      return { requeueAfterMs: 0 };
+    }
+  }
   await writeStatus(input, finalizingStatus(statusSubject(input.live), report, nowIso(input)));
   const next = finalizeNext(outcome, RECHECK_MS);
   return next.kind === 'retry' ? 'requeue' : { requeueAfterMs: next.afterMs };
@@ -96,21 +125,22 @@ interface StepReport extends FinalizeReport {
   failures: FinalizeReport['failures'][number][];
 }
 
-async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: FinalizeOutcome, report: StepReport): Promise<void> {
-  if (step.action === 'leave') return;
+async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: FinalizeOutcome, report: StepReport, guard: SendGuard | undefined): Promise<'sent' | 'refused'> {
+  if (step.action === 'leave') return 'sent';
   const t = step.target;
   const rt = await input.api.resolve(t.apiVersion, t.kind);
-  if (!rt || !t.uid) return;
+  if (!rt || !t.uid) return 'sent';
   try {
     if (step.action === 'delete') {
-      const result = await input.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background' });
+      const result = await input.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) });
       if (result === 'deleted') await input.events.normal(bundleTarget(input.bundle), step.event.reason, step.event.message);
     } else {
-      await input.api.patch(rt, t.namespace, t.name, step.patch, 'json', { fieldManager: FIELD_MANAGER });
+      await input.api.patch(rt, t.namespace, t.name, step.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
       await input.events.normal(bundleTarget(input.bundle), step.event.reason, step.event.message);
     }
     outcome.wrote++;
   } catch (err) {
+    if (isSendRefused(err)) return 'refused';
     // Changed since it was read (a precondition or a patch test failed) or gone: the next pass decides on what is there.
     if (isStaleWrite(err) || isNotFound(err)) {
       outcome.changed++;
@@ -121,6 +151,7 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
     }
     input.logger.warn({ object: `${t.kind}/${t.name}`, step: step.action, err: errorMessage(err) }, 'finalizing: step failed');
   }
+  return 'sent';
 }
 
 /** The objects the Bundle's spec lists and its status counts as pending deletion, by objectKey. */
@@ -130,13 +161,29 @@ function coordinatesOf(bundle: Bundle): Set<string> {
   return new Set([...listedObjectKeys(bundle), ...pending]);
 }
 
-/** Namespaced resource types of status.managedKinds and of the spec's objects, each once. */
-async function kindsOfBundle(input: FinalizerContext): Promise<ResourceType[]> {
-  const byKey = new Map<string, ResourceType>();
-  const managed = await resolveKindKeys(input.api, input.bundle.status?.managedKinds ?? []);
-  const { types: spec } = await resolveSpecKinds(input.api, input.bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : [])));
-  for (const rt of [...managed, ...spec.values()]) if (rt.namespaced && !byKey.has(kindKey(rt.apiVersion, rt.kind))) byKey.set(kindKey(rt.apiVersion, rt.kind), rt);
-  return [...byKey.values()];
+/**
+ * The kinds the Bundle may control (its kind inventory and its spec's
+ * kinds), each by group and kind at the version the server serves now,
+ * namespaced ones only. `unlistable` says why a kind cannot be resolved: its
+ * group could not be discovered, or a CRD defines it but serves no version.
+ * A kind no CRD defines and discovery does not know holds no object.
+ */
+async function kindsOfBundle(input: FinalizerContext): Promise<{ types: ResourceType[]; unlistable: string[] }> {
+  const spec = input.bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
+  const kinds = inventoryKinds([...(input.bundle.status?.managedKinds ?? []), ...spec.map((o) => inventoryKey(o.apiVersion, o.kind))]);
+  const types: ResourceType[] = [];
+  const unlistable: string[] = [];
+  for (const gk of kinds) {
+    const found = await input.api.resolveGroupKind(gk.group, gk.kind);
+    if (found.state === 'served') {
+      if (found.type.namespaced) types.push(found.type);
+    } else if (found.state === 'unknown') {
+      unlistable.push(`${groupKindKey(gk)}: ${found.reason}`);
+    } else if (input.crdDefines(gk)) {
+      unlistable.push(`${groupKindKey(gk)}: its CustomResourceDefinition serves no version of it`);
+    }
+  }
+  return { types, unlistable };
 }
 
 async function removeFinalizer(input: FinalizerContext): Promise<void> {

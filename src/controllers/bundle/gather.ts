@@ -13,7 +13,8 @@ import type { ActingIdentity } from '../../core/bundle/identity.js';
 import type { KindTable } from '../../core/bundle/kinds.js';
 import { isRequestableName, kindKey, type LiveObject } from '../../core/bundle/objects.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
-import { resolveKindKeys, resolveSpecKinds, type Discovery } from '../../kube/discovery.js';
+import { resolveGroupKinds, resolveSpecKinds, type Discovery } from '../../kube/discovery.js';
+import { inventoryKinds } from '../../core/bundle/kind-inventory.js';
 import { isForbidden } from '../../kube/errors.js';
 import type { ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
@@ -36,8 +37,10 @@ export async function gatherBundle(d: GatherDeps, key: BundleKey, bundle: Bundle
   const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
   const { kinds, types } = await resolveSpecKinds(d.discovery, specObjects);
   d.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
-  const managed = await resolveKindKeys(d.discovery, bundle.status?.managedKinds ?? []);
-  for (const rt of [...types.values(), ...managed]) {
+  const managed = await resolveGroupKinds(d.discovery, inventoryKinds(bundle.status?.managedKinds));
+  // One watch per group and kind: a recorded kind the spec names at another version is the same objects.
+  const specKinds = new Set([...types.values()].map((rt) => `${rt.group}/${rt.kind}`));
+  for (const rt of [...types.values(), ...managed.filter((m) => !specKinds.has(`${m.group}/${m.kind}`))]) {
     if (!rt.namespaced) continue;
     await d.objects.ensure(rt);
     await d.unlabelled.labelOnce(api, identity.kind === 'operator' ? '' : identity.user, namespace, rt, d.log);

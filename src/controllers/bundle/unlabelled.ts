@@ -29,6 +29,15 @@ export class UnlabelledObjects {
       if (isForbidden(err)) return;
       throw err;
     }
+    await this.label(api, namespace, rt, items, log);
+    this.done.add(key);
+  }
+
+  /**
+   * Labels those of `items` that reference a Bundle and lack the label (a
+   * pass found one the caches cannot see: the label was taken off since).
+   */
+  async label(api: BundleApi, namespace: string, rt: ResourceType, items: readonly KubeObject[], log: Logger): Promise<void> {
     for (const o of items.filter(needsLabel)) {
       try {
         await api.patch(rt, namespace, o.metadata.name, labelPatch(o), 'json', { fieldManager: FIELD_MANAGER });
@@ -43,7 +52,6 @@ export class UnlabelledObjects {
         throw err;
       }
     }
-    this.done.add(key);
   }
 }
 

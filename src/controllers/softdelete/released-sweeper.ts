@@ -25,7 +25,8 @@ import { claimsByObject } from '../../core/bundle/ownership.js';
 import { kindKey, objectKey, parseKindKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
-import { errorMessage, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { errorMessage, isNotFound, isSendRefused, isStaleWrite } from '../../kube/errors.js';
+import { changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
@@ -64,14 +65,20 @@ export class ReleasedObjectSweeper {
   private readonly reportedUnproven = new Set<string>();
   /** Released objects whose due deletion waits for an approval, reported once per countdown. */
   private readonly reportedWaits = new Set<string>();
+  /** Moved by Bundle events: a delete goes only while no Bundle started listing the object since it was decided. */
+  private readonly epochs = new ListingEpochs();
 
   constructor(private readonly o: ReleasedSweeperOptions) {
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
-    const again = (b: KubeObject): void => this.enqueueNamespace(b.metadata.namespace ?? '');
-    this.bundles.addHandler({ onAdd: again, onUpdate: (_old, b) => again(b), onDelete: again });
+    // Every such event also moves the listing epochs: a delete decided before it is not sent after it.
+    const again = (b: KubeObject, old?: KubeObject): void => {
+      if (changesListing(b, old)) this.epochs.bump(epochKeysOf(b, old));
+      this.enqueueNamespace(b.metadata.namespace ?? '');
+    };
+    this.bundles.addHandler({ onAdd: (b) => again(b), onUpdate: (old, b) => again(b, old), onDelete: (b) => again(b) });
   }
 
   async start(): Promise<void> {
@@ -188,7 +195,10 @@ export class ReleasedObjectSweeper {
       case 'delete':
       case 'expired': {
         // Decide again on a fresh read right before deleting: a re-applied Bundle may have adopted it.
-        // And on a fresh list of the namespace's Bundles: one that lists it now keeps it.
+        // And on a fresh list of the namespace's Bundles: one that lists it now keeps it. The epoch is taken before
+        // the list: a Bundle listing the object from here on stops the DELETE before it is sent.
+        const decidedAt = this.epochs.current();
+        const guard = this.epochs.guard(decidedAt, [objectEpochKey(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))], `a Bundle listing ${rt.kind} ${namespace}/${name}`);
         const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
         if (this.listedBy(rt, namespace, name, bundlesNow) !== undefined) return 'forget';
         const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
@@ -200,9 +210,9 @@ export class ReleasedObjectSweeper {
         if (again.action === 'skip' || !deletesNow(again)) return 'requeue';
         if (!(await this.proven(rt, fresh))) return 'forget';
         try {
-          await this.writerFor(namespace).delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion });
+          await this.writerFor(namespace).delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard });
         } catch (err) {
-          if (isStaleWrite(err)) return 'requeue';
+          if (isStaleWrite(err) || isSendRefused(err)) return 'requeue';
           if (isNotFound(err)) return 'forget';
           throw err;
         }

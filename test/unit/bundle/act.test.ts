@@ -98,7 +98,7 @@ describe('act phase: kinds recorded before objects of them are written (softdele
 
     expect(result.kind).toBe('acted');
     expect(s.api.log()).toEqual(['get Bundle ns1/b', 'status Bundle ns1/b', 'apply ConfigMap ns1/a']);
-    expect((s.api.find('Bundle', 'b')?.['status'] as { managedKinds?: string[] } | undefined)?.managedKinds).toEqual(['v1/ConfigMap']);
+    expect((s.api.find('Bundle', 'b')?.['status'] as { managedKinds?: string[] } | undefined)?.managedKinds).toEqual(['ConfigMap']);
   });
 
   it('writes no object when recording the kind loses to a newer Bundle', async () => {
@@ -266,7 +266,7 @@ describe('finalizer', () => {
   const deleting = (): Bundle => storedBundle(b, { deletionTimestamp: '2026-01-01T00:00:00Z' });
 
   function finalizer(api: FakeBundleApi, stored: Bundle): Promise<unknown> {
-    return finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events: new RecordingEvents(), serverTime, clock, logger: silentLogger(), signRelease: releaseSigner(new Uint8Array(32)) });
+    return finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events: new RecordingEvents(), serverTime, clock, logger: silentLogger(), signRelease: releaseSigner(new Uint8Array(32)), crdDefines: () => false });
   }
   /** The Bundle as the fake has it now (the cache caught up). */
   const current = (api: FakeBundleApi): Bundle => BundleSchema.parse(api.find('Bundle', 'b'));

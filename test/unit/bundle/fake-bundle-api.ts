@@ -9,6 +9,7 @@
  * is read fresh (what a stale cache missed).
  */
 import type { ApplyOptions, DeleteOptions, PatchType } from '../../../src/kube/client.js';
+import type { GroupKindLookup } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
@@ -46,6 +47,11 @@ export class FakeBundleApi implements BundleApi {
 
   resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
     return Promise.resolve(RESOURCES.find((r) => r.apiVersion === apiVersion && r.kind === kind));
+  }
+
+  resolveGroupKind(group: string, kind: string): Promise<GroupKindLookup> {
+    const type = RESOURCES.find((r) => r.group === group && r.kind === kind);
+    return Promise.resolve(type ? { state: 'served', type } : { state: 'not-served' });
   }
 
   /** Stores a copy of an object as the server would have it (test objects carry uid and resourceVersion). */
@@ -186,7 +192,7 @@ function applyOp(target: KubeObject, op: JsonOp): void {
 }
 
 function invalid(op: JsonOp): KubeApiError {
-  return new KubeApiError(422, 'Invalid', `the server rejected our request due to an error in our request (${op.op} ${op.path})`, 'PATCH', op.path);
+  return new KubeApiError(422, 'Invalid', `the server rejected our request due to an error in our request (${op.op} ${op.path})`, 'PATCH', op.path, [{ reason: 'UnexpectedServerResponse', message: `testing value ${op.path} failed` }]);
 }
 
 /** Records events instead of writing them. */

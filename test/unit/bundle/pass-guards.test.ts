@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { isLiveIncarnation, managedKinds, unchangedSinceRead, withSpecKinds, writesOwnerReference, type BundleReadMeta } from '../../../src/core/bundle/pass-guards.js';
+import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference, type BundleReadMeta } from '../../../src/core/bundle/pass-guards.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { Annotations } from '../../../src/api/names.js';
-import { bundle, configMap, controlledByBundle, deployment, live, planInput, resource, withAnnotation, withResource, withUid } from './builders.js';
+import { bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withResource } from './builders.js';
 
 describe('writesOwnerReference', () => {
   const b = bundle('b', withResource(resource('a', configMap('a'))));
@@ -28,26 +28,5 @@ describe('isLiveIncarnation / unchangedSinceRead', () => {
   ])('%s: live incarnation %s, unchanged %s', (_name, fresh, live_, unchanged) => {
     expect(isLiveIncarnation(fresh, read.uid)).toBe(live_);
     expect(unchangedSinceRead(fresh, read)).toBe(unchanged);
-  });
-});
-
-describe('managedKinds', () => {
-  const cm = { apiVersion: 'v1', kind: 'ConfigMap' };
-  const noPrune = { prune: [], withheld: [] };
-  it.each<[string, string[] | undefined, { apiVersion: string; kind: string }[], ReturnType<typeof live>[], string[]]>([
-    ['spec kinds are recorded, sorted', undefined, [{ apiVersion: 'v1', kind: 'Secret' }, cm], [], ['v1/ConfigMap', 'v1/Secret']],
-    ['a recorded kind stays while the Bundle controls objects of it', ['apps/v1/Deployment'], [cm], [live(deployment('d'), controlledByBundle())], ['apps/v1/Deployment', 'v1/ConfigMap']],
-    ['a recorded kind with nothing left goes', ['apps/v1/Deployment'], [cm], [], ['v1/ConfigMap']],
-    ['a controlled kind never recorded is not added', undefined, [cm], [live(deployment('d'), controlledByBundle(), withUid('d'))], ['v1/ConfigMap']],
-  ])('%s', (_name, recorded, spec, controlled, expected) => {
-    expect(managedKinds(recorded, spec, controlled, noPrune)).toEqual(expected);
-  });
-});
-
-describe('withSpecKinds: the spec kinds recorded with the finalizer, ahead of any object', () => {
-  it('adds the spec kinds to what is recorded, takes none away, sorted', () => {
-    const b = bundle('b', withResource(resource('d', deployment('d')), resource('c', configMap('c'))));
-    expect(withSpecKinds({ managedKinds: ['v1/Secret'] }, { spec: b.spec }).managedKinds).toEqual(['apps/v1/Deployment', 'v1/ConfigMap', 'v1/Secret']);
-    expect(withSpecKinds<{ managedKinds?: string[] }>({}, { spec: b.spec }).managedKinds).toEqual(['apps/v1/Deployment', 'v1/ConfigMap']);
   });
 });
