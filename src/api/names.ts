@@ -63,6 +63,12 @@ export const Annotations = {
   envRefHash: `${GROUP}/envRefHash`,
   /** On a workload: "volumes" also hashes the ConfigMaps and Secrets it mounts (beyond Smith). */
   rollOnChange: `${GROUP}/rollOnChange`,
+  /**
+   * On a released object: the name of the Bundle that released it, whole (a
+   * name may be longer than a label value; the former-bundle label only marks
+   * the object released).
+   */
+  formerBundle: `${GROUP}/former-bundle`,
   /** On a CRD: JSONPath (dot form) of the field that says a custom resource is ready. */
   crReadyWhenFieldPath: `${GROUP}/CrReadyWhenFieldPath`,
   /** On a CRD: the value that field has when the custom resource is ready. */
@@ -70,7 +76,12 @@ export const Annotations = {
 } as const;
 
 export const Labels = {
-  /** Name of the Bundle that released this object when it was deleted; kept until the object goes. */
+  /**
+   * On an object a deleted Bundle released; kept until the object goes. The
+   * value is the Bundle's name when it fits a label value (63 characters),
+   * else a prefix and a hash of it; the whole name is in the annotation of the
+   * same name (core/softdelete/former-bundle.ts).
+   */
   formerBundle: `${GROUP}/former-bundle`,
   /**
    * "true" on every object the operator applies. It scopes the Bundle

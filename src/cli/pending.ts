@@ -9,6 +9,7 @@
  * object's through the sweep's decideOrphanSweep. Stamped objects the
  * operator will not delete are listed too, with the reason.
  */
+import { formerBundleOf } from '../core/softdelete/former-bundle.js';
 import { BundleSchema } from '../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
 import { Annotations, Labels } from '../api/names.js';
@@ -126,7 +127,7 @@ export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name:
  * it is not swept.
  */
 export function releasedEntry(o: LiveObject, claims: ReadonlyMap<string, readonly BundleClaim[]>, now: number, stampAt: number): PendingObject | undefined {
-  const base = { namespace: o.metadata.namespace ?? '', apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: o.metadata.labels?.[Labels.formerBundle] ?? '', state: 'released' as const };
+  const base = { namespace: o.metadata.namespace ?? '', apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: formerBundleOf(o.metadata) ?? '', state: 'released' as const };
   const stamp = stampOf(o) ?? '';
   if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined) return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
   const decision = decideOrphanSweep(o.metadata, now, stampAt);
@@ -235,7 +236,7 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   const refs = metadata.ownerReferences ?? [];
   const controller = controllerOf({ metadata });
   const bundleRef = controller && isBundleReference(controller) ? controller : undefined;
-  const formerBundle = metadata.labels?.[Labels.formerBundle];
+  const formerBundle = formerBundleOf(metadata);
   // Every reference the operator wrote goes (any Bundle's, claims included, and the dependency references):
   // a remaining owner that is deleted would get the object collected after all. The user's stay.
   const kept = userReferences(metadata);
@@ -243,8 +244,8 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
     ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs }, { op: 'replace', path: '/metadata/ownerReferences', value: kept });
   }
   if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
-  if (formerBundle !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
-  for (const name of [Annotations.releaseProof, Annotations.deletionApproved]) {
+  if (metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  for (const name of [Annotations.formerBundle, Annotations.releaseProof, Annotations.deletionApproved]) {
     if (metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(name)}` });
   }
   try {

@@ -19,6 +19,7 @@ import { decideOrphanSweep, sweepable } from '../../core/softdelete/sweep.js';
 import { deletesNow } from '../../core/softdelete/decide.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import { checkReleaseProof } from '../../core/softdelete/provenance.js';
+import { formerBundleOf } from '../../core/softdelete/former-bundle.js';
 import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/release.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
@@ -186,7 +187,7 @@ export class ReleasedObjectSweeper {
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       case 'await':
         // An approval is a write to the object: its watch event brings it back here.
-        await this.reportOnce(`${cached.metadata.uid ?? ''}@${decision.deletionTimestamp}`, () => this.o.events.normal(target, EventReasons.AwaitingApproval, `released by deleted Bundle ${cached.metadata.labels?.[Labels.formerBundle] ?? '?'}: ${decision.message}`));
+        await this.reportOnce(`${cached.metadata.uid ?? ''}@${decision.deletionTimestamp}`, () => this.o.events.normal(target, EventReasons.AwaitingApproval, `released by deleted Bundle ${formerBundleOf(cached.metadata) ?? '?'}: ${decision.message}`));
         return 'forget';
       case 'mark': {
         await this.writerFor(namespace).patch(rt, namespace, name, markPatch(cached, decision.deletionTimestamp), 'json', { fieldManager: FIELD_MANAGER });
@@ -216,7 +217,7 @@ export class ReleasedObjectSweeper {
           if (isNotFound(err)) return 'forget';
           throw err;
         }
-        const former = fresh.metadata.labels?.[Labels.formerBundle] ?? '?';
+        const former = formerBundleOf(fresh.metadata) ?? '?';
         const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);
         await this.o.events.normal(target, EventReasons.DeletedAfterDelay, `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`);
         return 'forget';

@@ -14,6 +14,7 @@ import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
+import { formerBundleLabelValue } from '../softdelete/former-bundle.js';
 import { isGated, readDeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { userReferences, type ReferenceOwnerContext } from './ownership.js';
@@ -53,10 +54,17 @@ export function orphanPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPat
   return ops;
 }
 
-function labelFormerBundle(o: LiveObject, bundleName: string): JsonPatchOperation[] {
+/**
+ * Marks the object released by `bundleName`: the label (a value that fits),
+ * the annotation (the whole name). Creates the labels and annotations maps
+ * when the object has none, so it comes before any other annotation op.
+ */
+function markFormerBundle(o: LiveObject, bundleName: string): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (o.metadata.labels === undefined) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
-  ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: bundleName });
+  ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}`, value: formerBundleLabelValue(bundleName) });
+  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+  ops.push({ op: 'add', path: annotationPath(Annotations.formerBundle), value: bundleName });
   return ops;
 }
 
@@ -70,16 +78,13 @@ function labelFormerBundle(o: LiveObject, bundleName: string): JsonPatchOperatio
  * carries.
  */
 export function keptReleasePatch(o: LiveObject, bundleName: string, refs: ReferenceOwnerContext): JsonPatchOperation[] {
-  const ops = referencesPatch(o, refs);
+  const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundleName)];
   const annotations = o.metadata.annotations;
   for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved, Annotations.releaseProof]) {
     if (annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
   }
-  if (annotations?.[Annotations.deletionPolicy] !== 'Orphan') {
-    if (annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
-    ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: 'Orphan' });
-  }
-  return [...ops, ...labelFormerBundle(o, bundleName)];
+  if (annotations?.[Annotations.deletionPolicy] !== 'Orphan') ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: 'Orphan' });
+  return ops;
 }
 
 /**
@@ -92,9 +97,9 @@ export function keptReleasePatch(o: LiveObject, bundleName: string, refs: Refere
  * from zero.
  */
 export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner): JsonPatchOperation[] {
-  const ops = [...referencesPatch(o, refs), ...labelFormerBundle(o, bundle.name)];
+  // markFormerBundle creates the annotations map when there is none.
+  const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundle.name)];
   const annotations = { ...(o.metadata.annotations ?? {}) };
-  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
   const reading = readDeletionRules(annotations, bundle.defaults);
   if (reading.ok) {
     const { rules } = reading;

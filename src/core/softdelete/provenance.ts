@@ -13,6 +13,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Annotations, Labels } from '../../api/names.js';
+import { formerBundleOf } from './former-bundle.js';
 
 /**
  * The proof format written now: v2 binds the deletionPolicy too, so that
@@ -68,7 +69,7 @@ export interface ReleasedMeta {
 
 /** The facts a released object states about itself; undefined when it is not a released object at all. */
 export function releaseFactsOf(meta: ReleasedMeta): ReleaseFacts | undefined {
-  const formerBundle = meta.labels?.[Labels.formerBundle];
+  const formerBundle = formerBundleOf(meta);
   const deletionDelay = meta.annotations?.[Annotations.deletionDelay];
   if (formerBundle === undefined || deletionDelay === undefined || meta.uid === undefined) return undefined;
   return {

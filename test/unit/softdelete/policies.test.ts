@@ -119,7 +119,7 @@ describe('prune and finalize', () => {
     const [action] = planPrune({ controlled: [obj('keep', { [A.deletionPolicy]: 'Orphan' })], inSpec: new Set(), now: NOW, bundleName: 'b' });
     expect(action?.action).toBe('release');
     if (action?.action !== 'release') return;
-    expect(adds(action.patch)).toEqual({ '/metadata/ownerReferences': [], '/metadata/labels': {}, [`/metadata/labels/${Labels.formerBundle.replace('/', '~1')}`]: 'b' });
+    expect(adds(action.patch)).toEqual({ '/metadata/ownerReferences': [], '/metadata/labels': {}, [`/metadata/labels/${Labels.formerBundle.replace('/', '~1')}`]: 'b', [`/metadata/annotations/${Annotations.formerBundle.replace('/', '~1')}`]: 'b' });
   });
 
   it('a deleted Bundle releases Orphan objects without a countdown, gated ones with one, and deletes the rest', () => {
