@@ -214,7 +214,7 @@ export const BundleStatusSchema = z
     resourcesReady: z.string().optional().describe('Ready resources out of all, as "ready/total" (printer column).'),
     // Kinds, so that a restarted operator watches them, prunes leftovers of
     // kinds that left the spec and finds released objects.
-    managedKinds: z.array(z.string()).optional().describe('apiVersion/Kind of every kind this Bundle controls objects of.'),
+    managedKinds: z.array(z.string()).optional().describe('The kind inventory: Kind.group (Kind for the core group) of every kind this Bundle may control objects of, by group and kind, resolved at the version the server serves now. Recorded before any object of the kind is written; kept until a list of the kind shows nothing referencing the Bundle. Entries group/version/Kind written by earlier versions are read too.'),
   })
   .describe('What the operator observed and did.');
 export type BundleStatus = z.infer<typeof BundleStatusSchema>;

@@ -135,6 +135,8 @@ export const Reasons = {
    * finalizer holds, since what it cannot see it cannot keep from the collector.
    */
   KindNotListable: 'KindNotListable',
+  /** A kind the Bundle lists or may control cannot be watched (forbidden, not served, failing): the Bundle waits for it. */
+  WatchNotSynced: 'WatchNotSynced',
   /** The API server refused a write as invalid (422) for a reason other than a change since it was read; not retried silently. */
   InvalidWrite: 'InvalidWrite',
   AllResourcesReady: 'AllResourcesReady',

@@ -31,10 +31,10 @@ import type { ControllerDeps } from '../deps.js';
 import { actOnPlan, APPLY_CONCURRENCY, type PruneFence } from './act.js';
 import { bundleEpochKey, changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import { BundleApis, type BundleApi } from './api.js';
-import { controlledElsewhere, gatherBundle } from './gather.js';
+import { controlledElsewhere, gatherBundle, type Gathered } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
 import { finalizeBundle } from './finalize.js';
-import { ObjectCache, type BundleKey } from './object-cache.js';
+import { ObjectCache, WatchNotSynced, type BundleKey } from './object-cache.js';
 import { EnvSourceWatch } from './env-sources.js';
 import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
 import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
@@ -65,6 +65,9 @@ const WROTE_RECHECK_MS = 300;
 const STALE_BUNDLE_RECHECK_MS = 200;
 /** An object at the Bundle's coordinates that no watch of ours sees (another controller's): read it again this often. */
 const UNWATCHED_POLL_MS = 30_000;
+/** A Bundle waiting for a kind's watch looks again after this, then twice as long each time, up to WATCH_WAIT_MAX_MS. */
+const WATCH_WAIT_FIRST_MS = 1_000;
+const WATCH_WAIT_MAX_MS = 5 * 60_000;
 
 export class BundleController {
   private readonly queue: WorkQueue<string>;
@@ -86,6 +89,8 @@ export class BundleController {
   private readonly claimsByNamespace = new Map<string, ReadonlyMap<string, readonly BundleClaim[]>>();
   /** The ConfigMaps and Secrets the Bundles' workloads read (envRefHash), watched by metadata. */
   private readonly envSources: EnvSourceWatch;
+  /** Bundles waiting for a kind's watch, and how many times in a row: their next look grows with it. */
+  private readonly watchWaits = new Map<BundleKey, number>();
   /** Moved by every Bundle event that may change what is listed: the send-time check of deletes and releases. */
   private readonly epochs = new ListingEpochs();
 
@@ -151,8 +156,14 @@ export class BundleController {
     await Promise.all([this.bundles.stop(), this.crds.stop(), this.objects.stop(), this.envSources.stop()]);
   }
 
+  /**
+   * Whether this controller can do its own work: its Bundle and CRD watches
+   * have listed. The watches of the kinds Bundles list are not counted: a
+   * kind one Bundle may not watch is that Bundle's condition (WatchNotSynced),
+   * not the replica's readiness (a rollout of the operator would wait on it).
+   */
   hasSynced(): boolean {
-    return this.bundles.hasSynced() && this.crds.hasSynced() && this.objects.allSynced();
+    return this.bundles.hasSynced() && this.crds.hasSynced();
   }
 
   queueLength(): number {
@@ -192,6 +203,7 @@ export class BundleController {
       this.objects.undeclare(key);
       this.envSources.undeclare(key);
       this.gauges.forget(key);
+      this.watchWaits.delete(key);
       return 'forget';
     }
     // Another shard's Bundle (or one relabelled away, handed over as it is: nothing deleted, nothing released).
@@ -224,7 +236,21 @@ export class BundleController {
     if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return await this.addFinalizer(bundle, log);
 
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
-    const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = await gatherBundle({ discovery: this.o.discovery, objects: this.objects, unlabelled: this.unlabelled, concurrency: this.applyConcurrency, log }, key, bundle, identity, api);
+    let gathered: Gathered;
+    try {
+      gathered = await gatherBundle({ discovery: this.o.discovery, objects: this.objects, unlabelled: this.unlabelled, concurrency: this.applyConcurrency, log }, key, bundle, identity, api);
+    } catch (err) {
+      if (!(err instanceof WatchNotSynced)) throw err;
+      // Blocked on something outside the Bundle: say so, give the worker back, and look again when the watch lists
+      // (the cache wakes it) or after a wait that doubles each time, so one tenant's unwatchable kinds cannot
+      // crowd out another's Bundles.
+      const waits = (this.watchWaits.get(key) ?? 0) + 1;
+      this.watchWaits.set(key, waits);
+      await writeBundleStatus(this.api, cached, errorStatus(statusSubject(cached), Reasons.WatchNotSynced, `waiting for a watch: ${err.message}`, this.nowIso()), log);
+      return { requeueAfterMs: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) };
+    }
+    this.watchWaits.delete(key);
+    const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = gathered;
     // What the workloads' envRefHash reads: declared first, so a change from here on wakes this Bundle again.
     const envRefs = envSourcesOf(bundle.spec.resources, liveByResource(bundle, kinds, atCoordinates));
     this.envSources.declare(key, namespace, envRefs);

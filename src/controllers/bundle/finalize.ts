@@ -78,7 +78,8 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
     return { requeueAfterMs: UNLISTABLE_RECHECK_MS };
   }
   // The watches only bring us back when those objects change; decisions are made on the lists above.
-  for (const rt of types) await input.watch(rt);
+  // A watch that cannot list (yet) is no reason to stop: the lists decided, and the recheck below comes anyway.
+  for (const rt of types) await input.watch(rt).catch(() => undefined);
   const { items: bundlesNow } = await api.list(BUNDLE_RESOURCE_TYPE, namespace);
   const now = input.serverTime.lowerBound();
   const stampAt = input.serverTime.upperBound();

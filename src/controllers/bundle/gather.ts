@@ -20,7 +20,7 @@ import type { ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import { forbiddenFailure, forEachBounded } from './act.js';
 import type { BundleApi } from './api.js';
-import type { BundleKey, ObjectCache } from './object-cache.js';
+import { WatchNotSynced, type BundleKey, type ObjectCache } from './object-cache.js';
 import type { UnlabelledObjects } from './unlabelled.js';
 
 export interface GatherDeps {
@@ -40,11 +40,21 @@ export async function gatherBundle(d: GatherDeps, key: BundleKey, bundle: Bundle
   const managed = await resolveGroupKinds(d.discovery, inventoryKinds(bundle.status?.managedKinds));
   // One watch per group and kind: a recorded kind the spec names at another version is the same objects.
   const specKinds = new Set([...types.values()].map((rt) => `${rt.group}/${rt.kind}`));
+  // Every kind's watch is started before any is waited for; one that has not listed stops the pass (WatchNotSynced)
+  // and the Bundle is woken when it lists.
+  let notSynced: WatchNotSynced | undefined;
   for (const rt of [...types.values(), ...managed.filter((m) => !specKinds.has(`${m.group}/${m.kind}`))]) {
     if (!rt.namespaced) continue;
-    await d.objects.ensure(rt);
+    try {
+      await d.objects.ensure(rt, key);
+    } catch (err) {
+      if (!(err instanceof WatchNotSynced)) throw err;
+      notSynced ??= err;
+      continue;
+    }
     await d.unlabelled.labelOnce(api, identity.kind === 'operator' ? '' : identity.user, namespace, rt, d.log);
   }
+  if (notSynced) throw notSynced;
   const cached = identity.kind === 'operator' ? (rt: ResourceType, objectName: string) => d.objects.get(rt, namespace, objectName) : undefined;
   return { specObjects, kinds, types, ...(await readAtCoordinates(api, bundle, types, d.concurrency, cached)) };
 }

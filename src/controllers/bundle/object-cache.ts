@@ -31,9 +31,27 @@ export interface ObjectCacheOptions {
   /** Bundles to wake for an object event. */
   onBundleEvent: (key: BundleKey) => void;
   onInformerError?: (err: unknown, rt: ResourceType) => void;
-  /** How long a reconcile waits for a new kind's watch to sync. */
+  /** How long a pass waits for a new kind's first list before it gives the worker back (WatchNotSynced). */
   syncTimeoutMs?: number;
 }
+
+/**
+ * A kind's watch has not listed (RBAC forbids it, the server fails it, or its
+ * first list is still on its way): the Bundle that needs it waits for it
+ * without holding a worker, and is woken when it lists.
+ */
+export class WatchNotSynced extends Error {
+  constructor(
+    readonly resource: string,
+    readonly lastError: string | undefined,
+  ) {
+    super(`cannot watch ${resource}${lastError ? `: ${lastError}` : ': not listed yet'}`);
+    this.name = 'WatchNotSynced';
+  }
+}
+
+/** Default for ObjectCacheOptions.syncTimeoutMs: a first list normally takes milliseconds. */
+const FIRST_LIST_WAIT_MS = 2_000;
 
 export class ObjectCache {
   private readonly informers = new Map<string, SupervisedInformer>();
@@ -41,11 +59,18 @@ export class ObjectCache {
   private readonly byBundleReference = new Map<string, Map<string, KubeObject>>();
   /** Declared coordinates -> Bundles that list them. */
   private readonly declared = new BundleIndex();
+  /** Kinds whose watch has not listed -> the Bundles waiting for it (woken when it lists). */
+  private readonly waiting = new Map<string, Set<BundleKey>>();
 
   constructor(private readonly options: ObjectCacheOptions) {}
 
-  /** The informer for a kind, started and synced. */
-  async ensure(rt: ResourceType): Promise<SupervisedInformer> {
+  /**
+   * The informer for a kind, started and synced. One that has not listed
+   * within a short wait (or has failed already: forbidden, not served) throws
+   * WatchNotSynced at once, and `waiter` is woken when it lists: a Bundle
+   * blocked on something outside it must not hold a worker others need.
+   */
+  async ensure(rt: ResourceType, waiter?: BundleKey): Promise<SupervisedInformer> {
     const key = kindKey(rt.apiVersion, rt.kind);
     let informer = this.informers.get(key);
     if (!informer) {
@@ -62,28 +87,36 @@ export class ObjectCache {
       this.informers.set(key, informer);
       informer.start();
     }
-    if (!informer.hasSynced()) await this.waitForSync(informer);
+    if (!informer.hasSynced()) await this.waitForSync(key, informer, waiter);
     return informer;
   }
 
-  /**
-   * A watch that cannot sync (RBAC forbids the kind, the server fails) must
-   * not hold a worker forever: give up after a while with the informer's
-   * last error, and let the reconcile be retried with backoff.
-   */
-  private async waitForSync(informer: SupervisedInformer): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const { lastError } = informer.health();
-        reject(new Error(`cannot watch ${informer.resource.plural}${informer.resource.group ? `.${informer.resource.group}` : ''}${lastError ? `: ${lastError}` : ': not synced yet'}`));
-      }, this.options.syncTimeoutMs ?? 15_000);
-    });
-    try {
-      await Promise.race([informer.waitForSync(), timeout]);
-    } finally {
+  private async waitForSync(key: string, informer: SupervisedInformer, waiter: BundleKey | undefined): Promise<void> {
+    // A watch that failed already (forbidden, not served) is not waited for: it retries with its own backoff.
+    if (informer.health().lastError === undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.options.syncTimeoutMs ?? FIRST_LIST_WAIT_MS)));
+      const result = await Promise.race([informer.waitForSync().then(() => 'synced' as const), timedOut]);
       clearTimeout(timer);
+      if (result === 'synced') return;
     }
+    if (waiter !== undefined) this.waitFor(key, informer, waiter);
+    const rt = informer.resource;
+    throw new WatchNotSynced(`${rt.plural}${rt.group ? `.${rt.group}` : ''}`, informer.health().lastError);
+  }
+
+  /** Wakes `waiter` when the kind's informer lists (once per informer a wake is armed). */
+  private waitFor(key: string, informer: SupervisedInformer, waiter: BundleKey): void {
+    let waiters = this.waiting.get(key);
+    if (waiters === undefined) {
+      this.waiting.set(key, (waiters = new Set()));
+      void informer.waitForSync().then(() => {
+        const woken = this.waiting.get(key) ?? new Set<BundleKey>();
+        this.waiting.delete(key);
+        for (const k of woken) this.options.onBundleEvent(k);
+      });
+    }
+    waiters.add(waiter);
   }
 
   informerFor(apiVersion: string, kind: string): SupervisedInformer | undefined {

@@ -7,7 +7,7 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 describe('former-bundle: every Bundle name the API accepts gives a valid label value', () => {
   const names = ['b', 'a'.repeat(63), 'a'.repeat(64), `${'x'.repeat(51)}.-y${'z'.repeat(200)}`, `${'team-a.'.repeat(36)}b`.slice(0, 253)];
-  it.each(names.map((n) => [n.length, n]))('a name of %i characters', (_len, name) => {
+  it.each(names.map((n): [number, string] => [n.length, n]))('a name of %i characters', (_len, name) => {
     const value = formerBundleLabelValue(name);
     expect(value.length).toBeLessThanOrEqual(LABEL_VALUE_MAX);
     expect(value).toMatch(LABEL_VALUE);
