@@ -1,0 +1,159 @@
+/**
+ * Issue 23, classes 1 and 2: what a Bundle controls is found the way the
+ * collector finds it (owner references by UID, kinds by group and kind as the
+ * server serves them now), never through a version string or a label. Each
+ * scenario deletes a Bundle after a routine cluster operation and checks the
+ * objects that must survive it are kept (same UID, no deletionTimestamp)
+ * while the collector runs: ours (inventory.test.ts) and
+ * kube-controller-manager's (inventory-kcm.test.ts).
+ */
+import { Annotations, Labels } from '../../src/api/names.js';
+import { CRD_RESOURCE, installCrd } from '../../src/kube/crds.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
+import { expectKept, run, uniqueName, waitFor, type TestEnv } from './harness.js';
+import { applyBundle, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
+
+export interface InventoryContext {
+  env: TestEnv;
+  ns: string;
+  t: KnownTypes;
+  /** The kubeconfig kubectl uses (the reference cluster's own, or the shared one). */
+  kubeconfig?: string;
+}
+
+/** After the Bundle is gone, how long the collector is given to act on what it left (it acts within milliseconds). */
+const COLLECTOR_SETTLE_MS = 3_000;
+
+const managedKindsOf = (b: KubeObject | undefined): string[] => (b?.status as { managedKinds?: string[] } | undefined)?.managedKinds ?? [];
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function kubectl(ctx: InventoryContext, args: string[]): Promise<void> {
+  const result = await run('kubectl', args, ctx.kubeconfig ? { env: { KUBECONFIG: ctx.kubeconfig } } : {});
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
+}
+
+async function deleteBundleAndSettle(ctx: InventoryContext, name: string): Promise<void> {
+  await kubectl(ctx, ['delete', 'bundle', name, '-n', ctx.ns, '--wait=false']);
+  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(ctx.env, ctx.ns, name)) === undefined, { timeoutMs: 60_000 });
+  await sleep(COLLECTOR_SETTLE_MS);
+}
+
+function gadgetCrd(group: string, versions: { name: string; served: boolean; storage: boolean }[]): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `gadgets.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+      versions: versions.map((v) => ({ ...v, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } })),
+    },
+  };
+}
+
+async function servedAt(env: TestEnv, group: string, version: string, served: boolean): Promise<ResourceType | undefined> {
+  return await waitFor(`gadgets.${group}/${version} ${served ? 'served' : 'no longer served'}`, async () => {
+    await env.discovery.refresh();
+    const rt = env.discovery.lookup(`${group}/${version}`, 'Gadget');
+    return served ? rt : rt === undefined ? ({} as ResourceType) : undefined;
+  });
+}
+
+/**
+ * 1. A CRD moves its storage to v1 and stops serving v1alpha1 (the usual
+ * upgrade), its objects still named at v1alpha1 in the Bundle. Deleting the
+ * Bundle then keeps the Orphan object and the one counting down (released),
+ * and deletes only the plain one: the finalizer resolves the kind by group
+ * and kind at the version served now. Before, it skipped the unserved
+ * version, found nothing, let the Bundle go, and the collector took all three.
+ */
+export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryContext): Promise<void> {
+  const { env, ns } = ctx;
+  const group = `${uniqueName('up')}.bundlesmith.test`;
+  await installCrd(env.client, gadgetCrd(group, [{ name: 'v1alpha1', served: true, storage: true }]));
+  await servedAt(env, group, 'v1alpha1', true);
+  const gadget = (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({ apiVersion: `${group}/v1alpha1`, kind: 'Gadget', metadata: { name, ...(annotations ? { annotations } : {}) }, spec: { size: 1 } });
+  await applyBundle(env, ns, 'upgraded', [
+    { name: 'orphan', object: gadget('g-orphan', { [Annotations.deletionPolicy]: 'Orphan' }) },
+    { name: 'delayed', object: gadget('g-delayed', { [Annotations.deletionDelay]: '1h' }) },
+    { name: 'plain', object: gadget('g-plain') },
+  ]);
+  await waitForReady(env, ns, 'upgraded');
+  const alpha = await servedAt(env, group, 'v1alpha1', true);
+  if (!alpha) throw new Error('v1alpha1 not served');
+  const uid = async (name: string): Promise<string> => (await env.client.get(alpha, ns, name)).metadata.uid;
+  const uids = { orphan: await uid('g-orphan'), delayed: await uid('g-delayed') };
+
+  // The upgrade: v1 served and stored, v1alpha1 no longer served.
+  const crd = await env.client.get(CRD_RESOURCE, undefined, `gadgets.${group}`);
+  const upgraded = gadgetCrd(group, [{ name: 'v1alpha1', served: false, storage: false }, { name: 'v1', served: true, storage: true }]);
+  await env.client.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`, { ...upgraded, metadata: { ...(upgraded.metadata as object), resourceVersion: crd.metadata.resourceVersion } });
+  const v1 = await servedAt(env, group, 'v1', true);
+  await servedAt(env, group, 'v1alpha1', false);
+  if (!v1) throw new Error('v1 not served');
+
+  await deleteBundleAndSettle(ctx, 'upgraded');
+  expectKept(await env.client.tryGet(v1, ns, 'g-orphan'), uids.orphan);
+  const delayed = await env.client.tryGet(v1, ns, 'g-delayed');
+  expectKept(delayed, uids.delayed);
+  expect(delayed?.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
+  expect(delayed?.metadata.labels?.[Labels.formerBundle]).toBe('upgraded');
+  expect(await env.client.tryGet(v1, ns, 'g-plain')).toBeUndefined();
+}
+
+/**
+ * 2. Another tool takes the managed label off objects the Bundle still
+ * controls (a Secret counting down, one waiting for approval), of a kind the
+ * spec no longer lists. The kind stays in the inventory (a fresh unselected
+ * list finds them; the label is put back), and deleting the Bundle releases
+ * them: kept. Before, the kind left status.managedKinds, the finalizer never
+ * listed it, and the collector deleted both with the Bundle.
+ */
+export async function labelTakenOffKeepsTheKind(ctx: InventoryContext): Promise<void> {
+  const { env, ns, t } = ctx;
+  const secret = (name: string, annotations: Record<string, string>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, annotations }, stringData: { a: 'b' } });
+  await applyBundle(env, ns, 'unlabelled', [
+    { name: 'cm', object: configMap('unl-cm') },
+    { name: 'delayed', object: secret('unl-delayed', { [Annotations.deletionDelay]: '1h' }) },
+    { name: 'approve', object: secret('unl-approve', { [Annotations.deletionPolicy]: 'Approve' }) },
+  ]);
+  await waitForReady(env, ns, 'unlabelled');
+  const uids = { delayed: (await env.client.get(t.secret, ns, 'unl-delayed')).metadata.uid, approve: (await env.client.get(t.secret, ns, 'unl-approve')).metadata.uid };
+  // Both leave the spec: each counts down (the Approve one waits for its approval).
+  await applyBundle(env, ns, 'unlabelled', [{ name: 'cm', object: configMap('unl-cm') }]);
+  for (const name of ['unl-delayed', 'unl-approve']) {
+    await waitFor(`${name} to count down`, async () => (await env.client.get(t.secret, ns, name)).metadata.annotations?.[Annotations.deletionTimestamp]);
+  }
+  await kubectl(ctx, ['label', 'secret', 'unl-delayed', 'unl-approve', '-n', ns, `${Labels.managed}-`]);
+  // Passes run (the caches saw the objects leave): the kind stays recorded, and the label comes back.
+  await waitFor('the label to be put back', async () => {
+    const both = await Promise.all(['unl-delayed', 'unl-approve'].map((n) => env.client.get(t.secret, ns, n)));
+    return both.every((o) => o.metadata.labels?.[Labels.managed] === 'true');
+  });
+  const bundle = await waitForBundle(env, ns, 'unlabelled', 'status written', () => true);
+  expect(managedKindsOf(bundle)).toContain('Secret');
+
+  await deleteBundleAndSettle(ctx, 'unlabelled');
+  expectKept(await env.client.tryGet(t.secret, ns, 'unl-delayed'), uids.delayed);
+  expectKept(await env.client.tryGet(t.secret, ns, 'unl-approve'), uids.approve);
+}
+
+/**
+ * 2b. The same, with the label taken off and kept off (the label patch is
+ * refused: a tool that removes it as soon as it appears is the same as one
+ * the operator may not write to). Here simply: the object loses the label
+ * after the Bundle is deleted, when only the finalizer decides. The
+ * finalizer lists by owner reference, never by label: kept.
+ */
+export async function finalizerListsWithoutTheLabel(ctx: InventoryContext): Promise<void> {
+  const { env, ns, t } = ctx;
+  await applyBundle(env, ns, 'nolabel', [{ name: 'cm', object: configMap('nolabel-cm', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }) }, { name: 'keep', object: configMap('nolabel-keep') }]);
+  await waitForReady(env, ns, 'nolabel');
+  const uid = (await env.client.get(t.configMap, ns, 'nolabel-cm')).metadata.uid;
+  await kubectl(ctx, ['label', 'configmap', 'nolabel-cm', '-n', ns, `${Labels.managed}-`]);
+  await deleteBundleAndSettle(ctx, 'nolabel');
+  const kept = await env.client.tryGet(t.configMap, ns, 'nolabel-cm');
+  expectKept(kept, uid);
+  expect(kept?.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
+}

@@ -1,0 +1,24 @@
+/**
+ * Issue 23, classes 1 and 2 with our collector running (inventory-scenarios.ts);
+ * inventory-kcm.test.ts runs the same with kube-controller-manager's.
+ */
+import { GarbageCollector } from '../../src/controllers/gc/collector.js';
+import { operatorFixture } from './operator.js';
+import { crdUpgradeKeepsWhatTheFinalizerMustSee, finalizerListsWithoutTheLabel, labelTakenOffKeepsTheKind, type InventoryContext } from './inventory-scenarios.js';
+
+const f = operatorFixture('inv', () => ({
+  garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
+}));
+const ctx = (): InventoryContext => ({ env: f.env, ns: f.ns, t: f.t });
+
+it('1. a CRD upgrade (storage to v1, v1alpha1 no longer served) hides nothing from the finalizer: the Orphan and the delayed object are kept', async () => {
+  await crdUpgradeKeepsWhatTheFinalizerMustSee(ctx());
+});
+
+it('2. the managed label taken off objects counting down keeps their kind in the inventory; deleting the Bundle keeps them', async () => {
+  await labelTakenOffKeepsTheKind(ctx());
+});
+
+it('2b. the finalizer lists by owner reference, not by label', async () => {
+  await finalizerListsWithoutTheLabel(ctx());
+});
