@@ -71,26 +71,27 @@ export const isManifestRejected = (err: unknown): boolean =>
   isInvalid(err) || (err instanceof KubeApiError && err.code === 500 && /failed to create typed patch object|field not declared in schema/.test(err.message));
 
 /**
- * The cause the API server gives a JSON patch it could not apply to the
- * object as stored (a `test` that failed, a path to remove that is gone): a
- * 422 whose only causes are of this type.
+ * The cause type the API server may give a JSON patch it could not apply to
+ * the object as stored. v1.36 gives none at all: a bare 422 Invalid, "the
+ * server rejected our request due to an error in our request", with no
+ * causes (test/integration/limits.test.ts pins the real answers).
  */
 const UNAPPLICABLE_PATCH_CAUSE = 'UnexpectedServerResponse';
 
 /**
  * A write refused because the object changed since it was read: a failed UID
  * or resourceVersion precondition (409 Conflict), or a JSON patch that no
- * longer applies (a failed `test`, a removed path that is gone), which the
- * API server answers with a 422 whose causes are all UnexpectedServerResponse.
- * The answer is to re-read and decide again.
+ * longer applies to the object as stored (a failed `test`, a path to remove
+ * that is gone): a 422 with no field causes. The answer is to re-read and
+ * decide again.
  *
- * Any other 422 is not stale: the server found the write itself invalid (a
- * label value over 63 characters, a field out of range), and sending it again
- * after a re-read fails the same way: isInvalidWrite. (400 is a malformed
- * request: not stale either.)
+ * A 422 that names fields is not stale: the server found the write itself
+ * invalid (a label value over 63 characters, a field out of range), and
+ * sending it again after a re-read fails the same way: isInvalidWrite. (400
+ * is a malformed request: not stale either.)
  */
 export const isStaleWrite = (err: unknown): boolean =>
-  err instanceof KubeApiError && (err.code === 409 || (err.code === 422 && err.causes.length > 0 && err.causes.every((c) => c.reason === UNAPPLICABLE_PATCH_CAUSE)));
+  err instanceof KubeApiError && (err.code === 409 || (err.code === 422 && err.causes.every((c) => c.reason === UNAPPLICABLE_PATCH_CAUSE)));
 
 /** A write the server found invalid as such (422, not a patch that stopped applying): report it, never retry it silently. */
 export const isInvalidWrite = (err: unknown): boolean => err instanceof KubeApiError && err.code === 422 && !isStaleWrite(err);
