@@ -59,9 +59,10 @@ interface Replica {
 
 const LEASE_SECONDS = 15;
 
-function replica(identity: string, lease: MemoryLease): Replica {
+function replica(identity: string, lease: MemoryLease, monotonicNow?: () => number): Replica {
   const events: string[] = [];
   const elector = new LeaderElector({
+    ...(monotonicNow ? { monotonicNow } : {}),
     store: lease.storeFor(identity),
     identity,
     clock,
@@ -207,5 +208,37 @@ describe('LeaderElector', () => {
 
   it('rejects timings where a leader could outlive its lease', () => {
     expect(() => new LeaderElector({ store: lease.storeFor('a'), identity: 'a', clock, logger: silentLogger(), leaseDurationSeconds: 15, renewDeadlineMs: 15_000, onStartedLeading: () => undefined, onStoppedLeading: () => undefined })).toThrow(/renew deadline/);
+  });
+
+  it('holdsLease: a paused leader holds it no more the moment it wakes, before any timer of its own has run', async () => {
+    // The monotonic clock goes on while the process is stopped; the FakeClock's timers (the watchdog) have not fired.
+    let mono = 1_000;
+    const a = replica('a', lease, () => mono);
+    a.elector.start();
+    await settle();
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.elector.holdsLease()).toBe(true);
+    // Renewal sent at mono 1000; the renew deadline is 2/3 of 15 s.
+    mono += 9_999;
+    expect(a.elector.holdsLease()).toBe(true);
+    mono += 2;
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.elector.holdsLease()).toBe(false);
+  });
+
+  it('holdsLease: a renewal counts from before it was sent, and a standby never holds it', async () => {
+    let mono = 0;
+    const a = replica('a', lease, () => mono);
+    const b = replica('b', lease, () => mono);
+    a.elector.start();
+    await settle();
+    b.elector.start();
+    await settle();
+    expect(b.elector.holdsLease()).toBe(false);
+    mono = 5_000;
+    await advance(2_000);
+    expect(a.elector.holdsLease()).toBe(true);
+    mono = 5_000 + 10_001;
+    expect(a.elector.holdsLease()).toBe(false);
   });
 });
