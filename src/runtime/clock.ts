@@ -108,18 +108,40 @@ const SERVER_DATE_SAMPLES = 16;
 const BEST_SAMPLE_TTL_MS = 60_000;
 
 /**
+ * How long clocks seen to disagree keep the bounds in their wide form: the
+ * answers of the moment may all come from one server, the next DELETE may go
+ * to another.
+ */
+const SKEW_MEMORY_MS = 10 * 60_000;
+
+/**
  * ServerTime from the `Date` headers of the server's answers. Elapsed time is
  * measured on a monotonic source (performance.now() by default), never on
- * the wall clock, so a local clock step moves nothing. The bounds are the
- * tightest the kept samples give: the greatest lower bound and the least
- * upper bound. Every sample proves its own bounds, so any set of them is
- * sound; the set is the recent answers and, for a minute, the answer with
- * the greatest lower bound and the one with the least upper bound.
+ * the wall clock, so a local clock step moves nothing. Every sample proves
+ * bounds of the clock of the server that answered; the set kept is the
+ * recent answers and, for a minute, the answer with the greatest lower bound
+ * and the one with the least upper bound.
+ *
+ * One clock: the bounds are the tightest the samples give (the greatest
+ * lower bound, the least upper bound). Several API servers behind a load
+ * balancer may each have a clock of its own, and the greatest lower bound
+ * taken over answers of different servers bounds none of them: a server
+ * ahead by a minute would let a countdown stamped on a slower one end a
+ * minute early. Such servers show themselves: their samples contradict (a
+ * lower bound above an upper bound). From then on, for SKEW_MEMORY_MS, the
+ * bounds hold for every server seen: the least lower bound (expiry waits for
+ * the slowest clock) and the greatest upper bound (a stamp is late for the
+ * fastest), so a countdown lasts at least its delay on every server, at the
+ * price of ending up to the skew late. Clocks closer than the samples can
+ * tell apart (a few round trips, once answers have come around a second's
+ * turn from each) are taken as one.
  */
 export class DateHeaderServerTime implements ServerTime {
   private readonly samples: ServerDateSample[] = [];
   private bestLower: ServerDateSample | undefined;
   private bestUpper: ServerDateSample | undefined;
+  /** When the samples last contradicted each other (servers whose clocks differ); monotonic ms. */
+  private skewSeenAt: number | undefined;
 
   constructor(readonly monotonicNow: () => number = () => performance.now()) {}
 
@@ -131,6 +153,8 @@ export class DateHeaderServerTime implements ServerTime {
     const fresh = (s: ServerDateSample | undefined): s is ServerDateSample => s !== undefined && sample.receivedAt - s.receivedAt < BEST_SAMPLE_TTL_MS;
     if (!fresh(this.bestLower) || sample.dateMs - sample.receivedAt >= this.bestLower.dateMs - this.bestLower.receivedAt) this.bestLower = sample;
     if (!fresh(this.bestUpper) || sample.dateMs - sample.sentAt <= this.bestUpper.dateMs - this.bestUpper.sentAt) this.bestUpper = sample;
+    // Each answer may be the one that shows the clocks disagree (judged as of its arrival).
+    this.bounds(Math.max(this.monotonicNow(), sample.receivedAt));
   }
 
   private kept(): ServerDateSample[] {
@@ -140,14 +164,25 @@ export class DateHeaderServerTime implements ServerTime {
   }
 
   lowerBound(): number | undefined {
-    const now = this.monotonicNow();
-    const kept = this.kept();
-    return kept.length === 0 ? undefined : Math.max(...kept.map((s) => serverTimeBounds(s, now).lower));
+    return this.bounds()?.lower;
   }
 
   upperBound(): number | undefined {
-    const now = this.monotonicNow();
-    const kept = this.kept();
-    return kept.length === 0 ? undefined : Math.min(...kept.map((s) => serverTimeBounds(s, now).upper));
+    return this.bounds()?.upper;
+  }
+
+  /** Whether answers from servers whose clocks differ were seen within SKEW_MEMORY_MS. */
+  clocksDisagree(now: number = this.monotonicNow()): boolean {
+    return this.skewSeenAt !== undefined && now - this.skewSeenAt < SKEW_MEMORY_MS;
+  }
+
+  private bounds(now: number = this.monotonicNow()): { lower: number; upper: number } | undefined {
+    const each = this.kept().map((s) => serverTimeBounds(s, now));
+    if (each.length === 0) return undefined;
+    const tightLower = Math.max(...each.map((b) => b.lower));
+    const tightUpper = Math.min(...each.map((b) => b.upper));
+    if (tightLower > tightUpper) this.skewSeenAt = Math.max(now, this.skewSeenAt ?? now);
+    if (!this.clocksDisagree(now)) return { lower: tightLower, upper: tightUpper };
+    return { lower: Math.min(...each.map((b) => b.lower)), upper: Math.max(...each.map((b) => b.upper)) };
   }
 }

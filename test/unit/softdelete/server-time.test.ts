@@ -134,3 +134,51 @@ describe('stamp on the upper bound, expiry on the lower bound', () => {
     expect(expiredAt).toBeGreaterThanOrEqual(stampMs + delay);
   });
 });
+
+describe('DateHeaderServerTime behind a load balancer: API servers whose clocks differ (issue 23)', () => {
+  // Two servers on one etcd; B's clock is 60 s ahead of A's. Answers alternate, as a round-robin balancer sends them.
+  const SKEW = 60_000;
+  function answersFromBoth(time: DateHeaderServerTime, from: number, n: number): number {
+    let mono = from;
+    for (let i = 0; i < n; i++) {
+      time.observe(exchange(i % 2 === 0 ? 0 : SKEW, mono, mono + 5, mono + 10));
+      mono += 137;
+    }
+    return mono;
+  }
+
+  it('the bounds hold for every server seen: expiry waits for the slower clock, a stamp is late for the faster one', () => {
+    let mono = T0;
+    const time = new DateHeaderServerTime(() => mono);
+    mono = answersFromBoth(time, T0, 40);
+    expect(time.clocksDisagree()).toBe(true);
+    const lower = time.lowerBound() ?? Infinity;
+    const upper = time.upperBound() ?? -Infinity;
+    // A's clock reads `mono` now, B's `mono + SKEW`.
+    expect(lower).toBeLessThanOrEqual(mono);
+    expect(upper).toBeGreaterThanOrEqual(mono + SKEW);
+  });
+
+  it('a countdown stamped on the upper bound and ended on the lower bound lasts its delay on both servers', () => {
+    let mono = T0;
+    const time = new DateHeaderServerTime(() => mono);
+    mono = answersFromBoth(time, T0, 20);
+    const stampedAt = mono;
+    const stamp = time.upperBound() ?? 0;
+    const delay = 30_000;
+    // Time passes with more answers; the countdown ends when the lower bound passes stamp + delay.
+    while ((time.lowerBound() ?? -Infinity) < stamp + delay) mono = answersFromBoth(time, mono, 2);
+    expect(mono - stampedAt).toBeGreaterThanOrEqual(delay);
+  });
+
+  it('one server: the bounds stay tight (no skew seen)', () => {
+    let mono = T0;
+    const time = new DateHeaderServerTime(() => mono);
+    for (let i = 0; i < 40; i++) {
+      time.observe(exchange(SKEW, mono, mono + 5, mono + 10));
+      mono += 137;
+    }
+    expect(time.clocksDisagree()).toBe(false);
+    expect((time.upperBound() ?? 0) - (time.lowerBound() ?? 0)).toBeLessThan(1000);
+  });
+});
