@@ -9,9 +9,9 @@
  */
 import { FIELD_MANAGER } from '../api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
-import type { BundleSpec } from '../api/bundle.js';
+import { BundleSpecSchema, type BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable, KindInfo, KindTable } from '../core/bundle/kinds.js';
-import { isRecord, kindKey } from '../core/bundle/objects.js';
+import { kindKey } from '../core/bundle/objects.js';
 import { buildPlanInput, type BundleToPlan } from '../core/bundle/plan-input.js';
 import { planBundle, withholdAfterFailedApplies } from '../core/bundle/plan.js';
 import { errorMessage } from '../kube/errors.js';
@@ -19,6 +19,7 @@ import { formatObjectRef } from './args.js';
 import type { Cluster } from './cluster.js';
 import { managedKindsOf, readPlanSources } from './cluster-state.js';
 import { describePlan, type DiffEntry, type DryRunResult } from './describe-plan.js';
+import { fieldChanges, formatFieldChange, maskSecretValues } from './field-changes.js';
 import type { CliIo } from './io.js';
 import type { BundleManifest } from './validate.js';
 
@@ -31,27 +32,6 @@ export interface BundleDiff {
 
 /** The uid a Bundle not created yet is planned with: it controls nothing, and its owner references have this shape. */
 export const NEW_BUNDLE_UID = '00000000-0000-0000-0000-000000000000';
-
-/** Server-owned fields that say nothing about what an apply changes. */
-const IGNORED_METADATA = new Set(['managedFields', 'resourceVersion', 'generation', 'creationTimestamp', 'uid', 'selfLink']);
-
-/**
- * Dotted paths where `after` differs from `before`, down to `depth` levels
- * (deeper differences are reported at that level). status and server-owned
- * metadata are ignored.
- */
-export function changedPaths(before: unknown, after: unknown, depth = 3, prefix = ''): string[] {
-  if (JSON.stringify(before) === JSON.stringify(after)) return [];
-  if (!isRecord(before) || !isRecord(after) || depth === 0) return [prefix || '(root)'];
-  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  const out: string[] = [];
-  for (const key of keys) {
-    if (prefix === '' && key === 'status') continue;
-    if (prefix === 'metadata' && IGNORED_METADATA.has(key)) continue;
-    out.push(...changedPaths(before[key], after[key], depth - 1, prefix === '' ? key : `${prefix}.${key}`));
-  }
-  return out;
-}
 
 /** A kind table from discovery, for the semantic checks with the cluster's real scopes. */
 export function discoveryKindTable(cluster: Cluster, spec: BundleSpec): KindTable {
@@ -102,7 +82,7 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
       io.err(`dry-run apply ${formatObjectRef(desired.apiVersion, desired.kind, desired.metadata.name)}`);
       try {
         const after = await cluster.client.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true, dryRun: true });
-        dryRuns.set(rp.name, { ok: true, paths: changedPaths(input.live.get(rp.name), after) });
+        dryRuns.set(rp.name, { ok: true, changes: maskSecretValues(desired, fieldChanges(input.live.get(rp.name), after)) });
       } catch (err) {
         dryRuns.set(rp.name, { ok: false, error: errorMessage(err) });
       }
@@ -110,7 +90,17 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
   }
   // As in the controller: nothing is pruned unless every apply goes through.
   plan = withholdAfterFailedApplies(plan, [...dryRuns].filter(([, r]) => !r.ok).map(([n]) => n));
-  return { namespace, name, exists: liveBundle !== undefined, entries: describePlan(input, plan, dryRuns) };
+  const entries = describePlan(input, plan, dryRuns);
+  const specChange = liveBundle === undefined ? undefined : bundleSpecEntry(manifest, liveBundle.spec);
+  return { namespace, name, exists: liveBundle !== undefined, entries: specChange ? [specChange, ...entries] : entries };
+}
+
+/** The Bundle's own spec change (deletionDefaults, serviceAccountName, the list itself), read as the operator reads both. */
+function bundleSpecEntry(manifest: BundleManifest, liveSpec: unknown): DiffEntry | undefined {
+  const live = BundleSpecSchema.safeParse(liveSpec ?? {});
+  const changes = fieldChanges({ spec: live.success ? live.data : liveSpec }, { spec: manifest.spec }, 3);
+  if (changes.length === 0) return undefined;
+  return { apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: manifest.name, action: 'change', detail: 'the Bundle\'s spec', changes };
 }
 
 export function formatDiff(diff: BundleDiff): string[] {
@@ -118,6 +108,7 @@ export function formatDiff(diff: BundleDiff): string[] {
   const width = Math.max(...diff.entries.map((e) => e.action.length), 6);
   for (const e of diff.entries) {
     lines.push(`  ${e.action.padEnd(width)}  ${formatObjectRef(e.apiVersion, e.kind, e.name)}${e.detail ? `: ${e.detail}` : ''}`);
+    for (const c of e.changes ?? []) lines.push(`  ${''.padEnd(width)}    ${formatFieldChange(c)}`);
   }
   if (diff.entries.length === 0) lines.push('  (no objects)');
   return lines;
