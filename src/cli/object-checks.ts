@@ -72,12 +72,21 @@ function dataProblems(kind: 'ConfigMap' | 'Secret', object: Record<string, unkno
   return out;
 }
 
+/** The top-level fields of the fixed kinds: server-side apply refuses any other. */
+const DECLARED_FIELDS: Record<'ConfigMap' | 'Secret', readonly string[]> = {
+  ConfigMap: ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable'],
+  Secret: ['apiVersion', 'kind', 'metadata', 'data', 'stringData', 'type', 'immutable'],
+};
+
 /** The API server's refusals of one object, each as "<Kind> "<name>" is invalid: <field>: <why>". */
 export function builtinObjectProblems(object: { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> } } & Record<string, unknown>): string[] {
   const problems = labelProblems(object.metadata.labels);
   const name = object.metadata.name;
   const fixedKind = object.apiVersion === 'v1' && (object.kind === 'ConfigMap' || object.kind === 'Secret') ? object.kind : undefined;
   if (fixedKind !== undefined) {
+    const undeclared = Object.keys(object).filter((field) => !DECLARED_FIELDS[fixedKind].includes(field));
+    // Server-side apply's words: the object is not typed at all, so nothing else is said.
+    if (undeclared.length > 0) return undeclared.map((field) => `failed to create typed patch object (/v1, Kind=${fixedKind}): .${field}: field not declared in schema`);
     if (!hasPlaceholder(name) && !SUBDOMAIN.test(name)) problems.push(`metadata.name: Invalid value: ${JSON.stringify(name)}: ${SUBDOMAIN_HELP}`);
     problems.push(...dataProblems(fixedKind, object));
   }
