@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { BundleSchema, DNS1123_SUBDOMAIN, formatIssues, type BundleSpec } from '../api/bundle.js';
-import { BUNDLE_KIND, GROUP } from '../api/names.js';
+import { API_VERSION, BUNDLE_KIND, GROUP } from '../api/names.js';
 import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
 import { groupOf, kindKey } from '../core/bundle/objects.js';
 import { findPlaceholders } from '../core/bundle/references.js';
@@ -150,6 +150,10 @@ export function validateFile(parsed: ManifestFile, defaultNamespace: string, kin
     const problem = (path: readonly (string | number)[], message: string): Problem => ({ file: parsed.file, ...document.positionOf(path), bundle: label, message });
 
     // The API server's door: a Bundle refused here never reaches the operator.
+    if (raw.apiVersion !== API_VERSION || raw.kind !== BUNDLE_KIND) {
+      problems.push(problem(['apiVersion'], `no matches for kind ${JSON.stringify(raw.kind)} in version ${JSON.stringify(raw.apiVersion)}: the CRD serves ${API_VERSION}`));
+      continue;
+    }
     const refused = checkSchema(raw, schema);
     if (refused.length > 0) {
       problems.push(...refused.map((p) => problem(p.path, p.message)));

@@ -106,9 +106,10 @@ export const operatorCases: OperatorCase[] = [
 /**
  * Refused at the door by the CRD's schema: the apply fails and its error
  * names the field; `validate` refuses it with a message `says` matches too.
- * `spec` replaces the spec's other fields; `strict` cases are applied with
- * kubectl, whose strict field validation refuses unknown fields (the API
- * client's apply would have them pruned).
+ * `spec` holds the spec's fields beside resources; `strict` cases are
+ * applied with `kubectl apply`, whose strict field validation (its default)
+ * refuses unknown fields in the words validate uses (the API client's apply
+ * sets no field validation, and the API server prunes them).
  */
 export interface DoorCase {
   title: string;
