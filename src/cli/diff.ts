@@ -95,12 +95,21 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
   return { namespace, name, exists: liveBundle !== undefined, entries: specChange ? [specChange, ...entries] : entries };
 }
 
-/** The Bundle's own spec change (deletionDefaults, serviceAccountName, the list itself), read as the operator reads both. */
+/**
+ * The Bundle's own spec change (deletionDefaults, serviceAccountName), read
+ * as the operator reads both. Its resources are not shown here: each listed
+ * object has its own entry, where a Secret's values are masked.
+ */
 function bundleSpecEntry(manifest: BundleManifest, liveSpec: unknown): DiffEntry | undefined {
-  const live = BundleSpecSchema.safeParse(liveSpec ?? {});
-  const changes = fieldChanges({ spec: live.success ? live.data : liveSpec }, { spec: manifest.spec }, 3);
-  if (changes.length === 0) return undefined;
-  return { apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: manifest.name, action: 'change', detail: 'the Bundle\'s spec', changes };
+  const parsed = BundleSpecSchema.safeParse(liveSpec ?? {});
+  const live: Partial<BundleSpec> = parsed.success ? parsed.data : {};
+  const { resources: liveResources, ...liveRest } = live;
+  const { resources, ...rest } = manifest.spec;
+  const changes = fieldChanges({ spec: liveRest }, { spec: rest }, 3);
+  const resourcesChange = JSON.stringify(liveResources ?? []) !== JSON.stringify(resources);
+  if (changes.length === 0 && !resourcesChange) return undefined;
+  const detail = resourcesChange ? "the Bundle's spec: its resources (each object's entry says what changes)" : "the Bundle's spec";
+  return { apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: manifest.name, action: 'change', detail, ...(changes.length > 0 ? { changes } : {}) };
 }
 
 export function formatDiff(diff: BundleDiff): string[] {
