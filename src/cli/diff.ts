@@ -19,7 +19,8 @@ import { formatObjectRef } from './args.js';
 import type { Cluster } from './cluster.js';
 import { managedKindsOf, readPlanSources } from './cluster-state.js';
 import { describePlan, type DiffEntry, type DryRunResult } from './describe-plan.js';
-import { fieldChanges, formatFieldChange, maskSecretValues } from './field-changes.js';
+import { fieldChanges, formatFieldChange, maskSecretValues, redactChanges } from './field-changes.js';
+import { redact } from '../core/bundle/redact.js';
 import type { CliIo } from './io.js';
 import type { BundleManifest } from './validate.js';
 
@@ -82,9 +83,11 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
       io.err(`dry-run apply ${formatObjectRef(desired.apiVersion, desired.kind, desired.metadata.name)}`);
       try {
         const after = await cluster.client.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true, dryRun: true });
-        dryRuns.set(rp.name, { ok: true, changes: maskSecretValues(desired, fieldChanges(input.live.get(rp.name), after)) });
+        const changes = maskSecretValues(desired, fieldChanges(input.live.get(rp.name), after));
+        dryRuns.set(rp.name, { ok: true, changes: redactChanges(changes, rp.apply.redactions) });
       } catch (err) {
-        dryRuns.set(rp.name, { ok: false, error: errorMessage(err) });
+        // The API server echoes a refused value: one a reference read (from a Secret, say) is blanked, as the operator does.
+        dryRuns.set(rp.name, { ok: false, error: redact(errorMessage(err), rp.apply.redactions) });
       }
     }
   }

@@ -4,6 +4,7 @@
  * "*** (after)", so a diff in a CI log leaks nothing.
  */
 import { isRecord } from '../core/bundle/objects.js';
+import { REDACTED, redact } from '../core/bundle/redact.js';
 
 export interface FieldChange {
   /** Dotted path, e.g. data.v or spec.template.spec (deeper changes are reported at the depth limit). */
@@ -56,6 +57,24 @@ export function maskSecretValues(object: { apiVersion?: unknown; kind?: unknown 
 function maskAll(value: unknown, mask: string): unknown {
   if (isRecord(value)) return Object.fromEntries(Object.keys(value).map((k) => [k, maskAll(value[k], mask)]));
   return mask;
+}
+
+function redactValue(value: unknown, redactions: readonly string[]): unknown {
+  if (typeof value === 'string') return redact(value, redactions);
+  if (typeof value === 'number' || typeof value === 'boolean') return redactions.includes(String(value)) ? REDACTED : value;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, redactions));
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValue(v, redactions)]));
+  return value;
+}
+
+/**
+ * The changes with every value a reference substituted (a password read from
+ * a Secret into a ConfigMap, say) blanked out, as the operator blanks them
+ * from what it writes (core/bundle/redact.ts).
+ */
+export function redactChanges(changes: readonly FieldChange[], redactions: readonly string[]): FieldChange[] {
+  if (redactions.length === 0) return [...changes];
+  return changes.map((c) => ({ path: c.path, ...(c.old !== undefined ? { old: redactValue(c.old, redactions) } : {}), ...(c.new !== undefined ? { new: redactValue(c.new, redactions) } : {}) }));
 }
 
 function show(value: unknown): string {

@@ -187,18 +187,28 @@ describe('bundlesmith CLI', () => {
   });
 
   it('diff shows a Secret\'s changed value masked, never the value', async () => {
-    const secret = (pw: string): Record<string, unknown> => ({
+    // A ConfigMap that copies the password by a reference (once it does) is shown with the copy redacted.
+    const secret = (pw: string, copy: boolean): Record<string, unknown> => ({
       apiVersion: 'smith.atlassian.com/v1',
       kind: 'Bundle',
       metadata: { name: 'masked', namespace: ns },
-      spec: { resources: [{ name: 's', spec: { object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'masked-s', labels: { pw: 'label' } }, data: { pw: Buffer.from(pw).toString('base64') } } } }] },
+      spec: {
+        resources: [
+          { name: 's', spec: { object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'masked-s', labels: { pw: 'label' } }, data: { pw: Buffer.from(pw).toString('base64') } } } },
+          { name: 'c', references: [{ name: 'pw', resource: 's', path: 'data.pw' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'masked-c' }, data: copy ? { copy: '!{pw}' } : { v: '1' } } } },
+        ],
+      },
     });
-    await apply(secret('old-password'));
-    const result = await cli(['diff', writeManifest(secret('new-password'))]);
+    await apply(secret('old-password', false));
+    const result = await cli(['diff', writeManifest(secret('new-password', false))]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^\s+data\.pw: \*\*\* \(before\) → \*\*\* \(after\)$/m);
-    const json = await cli(['diff', writeManifest(secret('new-password')), '-o', 'json']);
-    for (const text of [result.stdout, result.stderr, json.stdout, json.stderr]) {
+    const copied = await cli(['diff', writeManifest(secret('old-password', true))]);
+    expect(copied.code).toBe(1);
+    expect(copied.stdout).toMatch(/^\s+data\.copy: \(none\) → "\[redacted\]"$/m);
+    const json = await cli(['diff', writeManifest(secret('new-password', false)), '-o', 'json']);
+    const copiedJson = await cli(['diff', writeManifest(secret('old-password', true)), '-o', 'json']);
+    for (const text of [result.stdout, result.stderr, json.stdout, json.stderr, copied.stdout, copied.stderr, copiedJson.stdout, copiedJson.stderr]) {
       for (const value of ['old-password', 'new-password']) {
         expect(text).not.toContain(value);
         expect(text).not.toContain(Buffer.from(value).toString('base64'));

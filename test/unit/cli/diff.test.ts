@@ -1,4 +1,4 @@
-import { fieldChanges, formatFieldChange, maskSecretValues } from '../../../src/cli/field-changes.js';
+import { fieldChanges, formatFieldChange, maskSecretValues, redactChanges } from '../../../src/cli/field-changes.js';
 import { comparePending, formatDue, formatPendingTable, type PendingObject } from '../../../src/cli/pending.js';
 
 describe('fieldChanges', () => {
@@ -57,5 +57,13 @@ describe('pending table', () => {
       'NAMESPACE  OBJECT               BUNDLE  STATE    WAITING-FOR  DELETE-AFTER              DUE',
       'team       Deployment.apps/web  app     pending  -            2026-11-21T13:00:00.000Z  in 1h0m0s',
     ]);
+  });
+});
+
+describe('redactChanges', () => {
+  it('blanks every value a reference substituted, wherever it lands', () => {
+    const changes = fieldChanges({ data: { url: 'postgres://u:old@db' } }, { data: { url: 'postgres://u:hunter22@db', pw: 'hunter22' }, spec: { port: 54321 } });
+    const redacted = redactChanges(changes, ['hunter22', '54321']);
+    expect(redacted.map(formatFieldChange)).toEqual(['data.pw: (none) → "[redacted]"', 'data.url: "postgres://u:old@db" → "postgres://u:[redacted]@db"', 'spec: (none) → {"port":"[redacted]"}']);
   });
 });
