@@ -49,25 +49,27 @@ export function bundleSchema(): OpenApiSchema {
   return { ...root, properties: { ...root.properties, metadata } };
 }
 
-function levenshtein(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+/** Edits from `a` to `b`, a swap of two neighbours counting as one ("sepc" is one edit from "spec"). */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number): number => d[i]?.[j] ?? 0;
   for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0] ?? 0;
-    row[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const above = row[j] ?? 0;
-      row[j] = Math.min(above + 1, (row[j - 1] ?? 0) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      const row = d[i];
+      if (row) row[j] = best;
     }
   }
-  return row[b.length] ?? 0;
+  return at(a.length, b.length);
 }
 
 /** The known field closest to a misspelt one, when close enough to be what was meant. */
 export function closestField(name: string, known: readonly string[]): string | undefined {
   let best: { field: string; distance: number } | undefined;
   for (const field of known) {
-    const distance = field.toLowerCase() === name.toLowerCase() ? 0.5 : levenshtein(name, field);
+    const distance = field.toLowerCase() === name.toLowerCase() ? 0.5 : editDistance(name, field);
     if (best === undefined || distance < best.distance) best = { field, distance };
   }
   return best !== undefined && best.distance <= Math.max(1, Math.floor(name.length / 3)) ? best.field : undefined;
