@@ -26,23 +26,41 @@ function takesValue(option: Option | undefined): boolean {
   return option !== undefined && (option.required || option.optional);
 }
 
+/** What the command line so far says about where to look, for candidates read from the cluster. */
+export interface CompletionContext {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+}
+
+/** Names read from the cluster: namespaces (for -n) and Bundles (for tree and status). Empty when it cannot answer. */
+export interface ClusterNames {
+  namespaces(at: CompletionContext): Promise<string[]>;
+  bundles(at: CompletionContext): Promise<string[]>;
+}
+
+const CLUSTER_FLAGS: Record<string, keyof CompletionContext> = { '--kubeconfig': 'kubeconfig', '--context': 'context', '-n': 'namespace', '--namespace': 'namespace' };
+
 /** Candidates for the last of `words` (the word being typed, maybe empty), and the directive line. */
-export function completeWords(program: Command, words: readonly string[]): string[] {
+export async function completeWords(program: Command, words: readonly string[], names: ClusterNames): Promise<string[]> {
   const partial = words[words.length - 1] ?? '';
   const before = words.slice(0, -1);
   let command = program;
   const positionals: string[] = [];
   let valueOf: Option | undefined;
+  const at: CompletionContext = {};
   for (const word of before) {
     if (valueOf !== undefined) {
+      const key = CLUSTER_FLAGS[valueOf.long ?? ''];
+      if (key !== undefined) at[key] = word;
       valueOf = undefined;
       continue;
     }
     if (word.startsWith('-') && word !== '-') {
-      if (!word.includes('=')) {
-        const option = findOption(optionsOf(command, program), word);
-        if (takesValue(option)) valueOf = option;
-      }
+      const [flag = '', value] = word.split(/=(.*)/s);
+      const key = CLUSTER_FLAGS[flag];
+      if (value !== undefined && key !== undefined) at[key] = value;
+      else if (value === undefined && takesValue(findOption(optionsOf(command, program), flag))) valueOf = findOption(optionsOf(command, program), flag);
       continue;
     }
     const sub = command === program ? program.commands.find((c) => c.name() === word) : undefined;
@@ -53,6 +71,7 @@ export function completeWords(program: Command, words: readonly string[]): strin
 
   if (valueOf !== undefined) {
     if (valueOf.argChoices) return [...matching(valueOf.argChoices.map((c) => [c, ''])), `:${NO_FILES}`];
+    if (valueOf.long === '--namespace') return [...matching((await names.namespaces(at)).map((n) => [n, ''])), `:${NO_FILES}`];
     return [`:${valueOf.long === '--kubeconfig' ? FILES : NO_FILES}`];
   }
   if (partial.startsWith('-')) {
@@ -66,8 +85,10 @@ export function completeWords(program: Command, words: readonly string[]): strin
   if (name === 'help') return [...matching(program.commands.map((c) => [c.name(), c.summary()])), `:${NO_FILES}`];
   if (name === 'completion') return [...matching(SHELLS.map((s) => [s, ''])), `:${NO_FILES}`];
   const declared = command.registeredArguments;
-  const expectsFile = declared.some((a) => a.name() === 'file');
-  return [`:${expectsFile ? FILES : NO_FILES}`];
+  if (declared.some((a) => a.name() === 'file')) return [`:${FILES}`];
+  // tree BUNDLE and status [BUNDLE]: the Bundles of the namespace given (or the context's).
+  if (declared[0]?.name() === 'bundle' && positionals.length === 0) return [...matching((await names.bundles(at)).map((n) => [n, ''])), `:${NO_FILES}`];
+  return [`:${NO_FILES}`];
 }
 
 function script(shell: Shell, program: string): string {
@@ -127,7 +148,7 @@ export function completionCommand(program: string): Command {
   const target = program === 'kubectl bundle' ? 'bundlesmith' : program;
   return new Command('completion')
     .summary('print a shell completion script (bash, zsh or fish)')
-    .description(`Prints the script that makes SHELL complete ${target}'s commands and flags. As a kubectl plugin, "kubectl bundle" is completed by kubectl's own completion, which runs the kubectl_complete-bundle executable installed beside kubectl-bundle.`)
+    .description(`Prints the script that makes SHELL complete ${target}'s commands, flags and their values, with namespaces (-n) and Bundle names (tree, status) read from the cluster. As a kubectl plugin, "kubectl bundle" is completed by kubectl's own completion, which runs the kubectl_complete-bundle executable installed beside kubectl-bundle.`)
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
     .addHelpText('after', `\nExamples:\n  # bash, in ~/.bashrc\n  source <(${target} completion bash)\n\n  # zsh, in ~/.zshrc\n  source <(${target} completion zsh)\n\n  # fish\n  ${target} completion fish > ~/.config/fish/completions/${target}.fish`)
     .action(function (this: Command, shell: Shell) {

@@ -25,5 +25,8 @@ if (problem !== undefined) {
   const { runCli } = await import('./program.js');
   const { processIo } = await import('./io.js');
   const args = process.argv.slice(2);
-  process.exitCode = await runCli(invocation.completion ? ['__complete', ...args] : args, processIo, { name: invocation.name });
+  const argv = invocation.completion ? ['__complete', ...args] : args;
+  process.exitCode = await runCli(argv, processIo, { name: invocation.name });
+  // A shell waits for a completion: one whose cluster did not answer in time must not linger on its open connection.
+  if (argv[0] === '__complete') process.exit();
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { repoRoot } from '../api/crd-paths.js';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type ParsedCommand } from './args.js';
 import { COMMANDS, flagsOf, formatExamples, globalOptions, type CommandDeclaration } from './commands.js';
+import { clusterNames } from './completion-names.js';
 import { completionCommand, completeWords } from './completion.js';
 import { CliError, type CliIo } from './io.js';
 
@@ -76,7 +77,7 @@ function commandNamed(argv: readonly string[]): string | undefined {
 export async function runCli(argv: readonly string[], io: CliIo, invocation: Invocation = { name: 'bundlesmith' }): Promise<number> {
   const { name } = invocation;
   if (argv[0] === '__complete') {
-    for (const line of completeWords(buildProgram(name, io, () => Promise.resolve()), argv.slice(1))) io.out(line);
+    for (const line of await completeWords(buildProgram(name, io, () => Promise.resolve()), argv.slice(1), clusterNames)) io.out(line);
     return EXIT_OK;
   }
   let code = EXIT_OK;

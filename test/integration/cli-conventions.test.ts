@@ -156,6 +156,18 @@ describe('as the kubectl plugin', () => {
     const flags = await kubectl(['__complete', 'bundle', 'pending', '--all']);
     expect(flags.stdout).toContain('--all-namespaces');
     expect(flags.stdout).toMatch(/^:4$/m);
+    // Names from the cluster: the Bundles of the namespace given, and namespaces for -n.
+    const bundles = await kubectl(['__complete', 'bundle', 'tree', '-n', ns, '']);
+    expect(bundles.stdout.split('\n')).toContain('conv');
+    const namespaces = await cli(['__complete', 'status', '-n', ns.slice(0, 8)]);
+    expect(namespaces.stdout.split('\n')).toContain(ns);
+  });
+
+  it('a completion whose cluster does not answer offers nothing, at once', async () => {
+    const started = Date.now();
+    const result = await cli(['__complete', 'tree', '--kubeconfig', join(binDir, 'missing-kubeconfig'), '']);
+    expect(result).toMatchObject({ code: 0, stdout: ':4\n' });
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 
