@@ -3,8 +3,9 @@
  * commander) and the longer notes in docs/cli-notes/COMMAND.md. `npm run
  * docs:cli` writes it; a unit test fails when the file is stale.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { repoRoot } from '../api/crd-paths.js';
 import { COMMANDS, type CommandDeclaration } from './commands.js';
 import { buildProgram, runCli } from './program.js';
@@ -91,7 +92,13 @@ export async function renderCliDoc(): Promise<string> {
   return `${sections.join('\n\n')}\n`;
 }
 
-if (process.argv[1]?.endsWith('docs.js') === true) {
+/** Whether this module is the program (`npm run docs:cli`), not imported by the unit test. */
+function isProgram(): boolean {
+  const script = process.argv[1];
+  return script !== undefined && existsSync(script) && pathToFileURL(realpathSync(script)).href === import.meta.url;
+}
+
+if (isProgram()) {
   writeFileSync(join(repoRoot(), CLI_DOC_PATH), await renderCliDoc());
   console.log(`wrote ${CLI_DOC_PATH}`);
 }
