@@ -57,10 +57,15 @@ export async function completeWords(program: Command, words: readonly string[], 
       continue;
     }
     if (word.startsWith('-') && word !== '-') {
+      // --flag=value carries its value; --flag takes the next word when it has one.
       const [flag = '', value] = word.split(/=(.*)/s);
       const key = CLUSTER_FLAGS[flag];
-      if (value !== undefined && key !== undefined) at[key] = value;
-      else if (value === undefined && takesValue(findOption(optionsOf(command, program), flag))) valueOf = findOption(optionsOf(command, program), flag);
+      const option = findOption(optionsOf(command, program), flag);
+      if (value !== undefined) {
+        if (key !== undefined) at[key] = value;
+      } else if (takesValue(option)) {
+        valueOf = option;
+      }
       continue;
     }
     const sub = command === program ? program.commands.find((c) => c.name() === word) : undefined;
