@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { doorCases, operatorCases, type RawResource } from './bad-input-cases.js';
+import { connect, createNamespace, kubeconfigPath } from './harness.js';
 
 const NS = 'agreement';
 
@@ -22,6 +23,12 @@ interface ValidateJson {
 
 function bundle(name: string, resources: RawResource[], spec: Record<string, unknown> = {}): string {
   return JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name }, spec: { ...spec, resources } });
+}
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args], (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+  });
 }
 
 async function validate(file: string): Promise<{ code: number; json: ValidateJson }> {
@@ -61,4 +68,26 @@ it('gives every case of the bad-input table the verdict the API server and the o
   expect(got).toEqual(want);
   // What needs the cluster passes offline: validate says yes only to what it cannot judge.
   expect(json.valid.sort()).toEqual(cases.filter((c) => c.needsCluster !== undefined).map((c) => `${NS}/${c.name}`).sort());
+});
+
+it('diff, with the cluster, refuses what validate leaves to it: a kind the API server does not know (exit 2, the operator\'s words)', async () => {
+  const env = await connect();
+  try {
+    const ns = await createNamespace(env, 'agreement');
+    const index = operatorCases.findIndex((c) => c.title === 'an unknown kind');
+    const c = operatorCases[index];
+    if (c === undefined) throw new Error('the table has no unknown-kind case');
+    const file = join(tmpdir(), `agreement-kind-${process.pid}.json`);
+    writeFileSync(file, bundle(`case-${index}`, c.resources(index), c.spec));
+    try {
+      expect((await cli(['validate', file])).code).toBe(0);
+      const diff = await cli(['diff', file, '-n', ns, '--kubeconfig', kubeconfigPath()]);
+      expect(diff.code).toBe(2);
+      expect(diff.stderr).toMatch(c.says);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  } finally {
+    env.close();
+  }
 });
