@@ -60,6 +60,8 @@ export function globalOptions(): Option[] {
   return [
     new Option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)'),
     new Option('--context <name>', 'the kubeconfig context to use (default: its current context)'),
+    // As in kubectl, -n may come before the command too ("bundlesmith -n team status"); each command documents its own.
+    new Option('-n, --namespace <namespace>', 'namespace').hideHelp(),
   ];
 }
 

@@ -35,6 +35,8 @@ describe('command lines', () => {
     [['validate', '--', '-odd-file.yaml'], { command: 'validate', positionals: ['-odd-file.yaml'], flags: { output: 'text' } }],
     [['tree', 'web', '-n', 'team', '--watch', '--no-color'], { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'team', watch: true, noColor: true } }],
     [['status', '--all'], { command: 'status', positionals: [], flags: { output: 'text', all: true } }],
+    [['-n', 'team', 'status'], { command: 'status', positionals: [], flags: { output: 'text', namespace: 'team' } }],
+    [['-n', 'outer', 'tree', 'web', '-n', 'inner'], { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'inner' } }],
     [['gc-graph', '--owner', 'deployment.apps/web', '-n', 'team', '-o', 'dot', '--debug-url', 'http://x:1'], { command: 'gc-graph', positionals: [], flags: { output: 'dot', owner: { kind: 'deployment', group: 'apps', name: 'web' }, namespace: 'team', debugUrl: 'http://x:1' } }],
     [['status', 'web', '--wait', '--timeout', '2m'], { command: 'status', positionals: ['web'], flags: { output: 'text', wait: true, timeoutMs: 120_000 } }],
   ])('%j', async (argv, want) => {
