@@ -36,6 +36,8 @@ export interface OpenApiSchema {
 export interface SchemaProblem {
   path: FieldPath;
   message: string;
+  /** A field the schema does not declare: reported at its key, not its value. */
+  unknownField?: boolean;
 }
 
 /** ObjectMeta's fields: the API server knows metadata without the CRD declaring it. */
@@ -121,7 +123,7 @@ function checkObject(value: Record<string, unknown>, schema: OpenApiSchema, path
       problems.push(...checkSchema(child, childSchema, [...path, key]));
     } else if (schema['x-kubernetes-preserve-unknown-fields'] !== true) {
       const suggestion = closestField(key, Object.keys(properties));
-      problems.push({ path: [...path, key], message: `unknown field "${formatFieldPath([...path, key])}"${suggestion !== undefined ? ` (did you mean "${formatFieldPath([...path, suggestion])}"?)` : ''}` });
+      problems.push({ path: [...path, key], unknownField: true, message: `unknown field "${formatFieldPath([...path, key])}"${suggestion !== undefined ? ` (did you mean "${formatFieldPath([...path, suggestion])}"?)` : ''}` });
     }
   }
   return problems;

@@ -157,7 +157,7 @@ export function validateFile(parsed: ManifestFile, defaultNamespace: string, kin
     const refused = checkSchema(raw, schema);
     if (refused.length > 0) {
       // An unknown field is shown at its key: the value under it may be lines below.
-      problems.push(...refused.map((p) => (p.message.startsWith('unknown field') ? { ...problem(p.path, p.message), ...document.keyPositionOf(p.path) } : problem(p.path, p.message))));
+      problems.push(...refused.map((p) => (p.unknownField === true ? { ...problem(p.path, p.message), ...document.keyPositionOf(p.path) } : problem(p.path, p.message))));
       continue;
     }
     const result = BundleManifestSchema.safeParse(raw);
