@@ -125,7 +125,8 @@ async function run(demo: Demo): Promise<void> {
   await kubectl(['apply', '--server-side', '-f', join(examples, 'custom-resource', 'crd.yaml')]);
   await kubectl(['apply', '--server-side', '-n', NAMESPACE, '-f', join(examples, 'adoption', 'existing-configmap.yaml')]);
   say('a pre-existing ConfigMap legacy-settings (no owner) and the example CRD are in place');
-  const diff = await cli(['diff', join(examples, 'adoption', 'bundle.yaml'), '-n', NAMESPACE]);
+  // diff exits 1 when there are changes (kubectl diff's contract): here there are.
+  const diff = await cli(['diff', join(examples, 'adoption', 'bundle.yaml'), '-n', NAMESPACE], true);
   say(`bundlesmith diff examples/adoption/bundle.yaml:\n${diff.trimEnd().replace(/^/gm, '        ')}`);
   for (const file of ['configmap-secret-deployment.yaml', 'soft-delete.yaml', join('adoption', 'bundle.yaml'), join('custom-resource', 'bundle.yaml')]) {
     await kubectl(['apply', '--server-side', '-n', NAMESPACE, '-f', join(examples, file)]);

@@ -14,12 +14,20 @@ export interface Cluster {
   close(): void;
 }
 
-export async function connectCluster(kubeconfig: string | undefined): Promise<Cluster> {
+/** Connects with `kubeconfig` (default: $KUBECONFIG, ~/.kube/config, in-cluster) and its `context` (default: its current one). */
+export async function connectCluster(kubeconfig: string | undefined, context?: string): Promise<Cluster> {
   let kc;
   try {
     kc = loadKubeConfig(kubeconfig);
   } catch (err) {
     throw new CliError(`cannot load kubeconfig${kubeconfig ? ` ${kubeconfig}` : ''}: ${err instanceof Error ? err.message : String(err)}`, EXIT_PROBLEMS);
+  }
+  if (context !== undefined) {
+    if (kc.getContextObject(context) === null || kc.getContextObject(context) === undefined) {
+      const known = kc.getContexts().map((c) => c.name);
+      throw new CliError(`context "${context}" does not exist in the kubeconfig (it has: ${known.join(', ') || 'none'})`, EXIT_PROBLEMS);
+    }
+    kc.setCurrentContext(context);
   }
   const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const client = await KubeClient.fromKubeConfig(kc, { requestTimeoutMs: 30_000 });

@@ -13,6 +13,7 @@ import type { BundlePlan, PlanInput, ResourcePlan } from '../core/bundle/plan.js
 import type { PruneAction, WithheldPrune } from '../core/bundle/prune.js';
 import { formatIssue } from '../core/bundle/validate.js';
 import { deletedAfterWords } from '../core/softdelete/decide.js';
+import type { FieldChange } from './field-changes.js';
 
 export type DiffAction =
   | 'create'
@@ -53,17 +54,29 @@ export interface DiffEntry {
   /** Soft deletes: the countdown's stamp (written now for a new countdown) and when the object goes. */
   deletionTimestamp?: string;
   deleteAfter?: string;
+  /** change, adopt and the like: each field the apply changes, old → new (Secret values masked). */
+  changes?: FieldChange[];
+  /** A countdown an earlier pass started: applying the file writes nothing for it. */
+  ongoing?: boolean;
+}
+
+/** Actions after which the cluster stands as it did: nothing is written for the object. */
+const UNCHANGING_ACTIONS: ReadonlySet<DiffAction> = new Set(['unchanged', 'await', 'listed-elsewhere', 'held', 'terminating', 'wait-deleting', 'keep', 'refuse', 'invalid']);
+
+/** Whether applying the file writes something for this entry's object (diff's exit 1). */
+export function isChange(entry: DiffEntry): boolean {
+  return !UNCHANGING_ACTIONS.has(entry.action) && entry.ongoing !== true;
 }
 
 /** What the dry run of one apply said: the changed fields, or why the server rejects it. */
-export type DryRunResult = { ok: true; paths: string[] } | { ok: false; error: string };
+export type DryRunResult = { ok: true; changes: FieldChange[] } | { ok: false; error: string };
 
 function summarize(paths: readonly string[]): string | undefined {
   if (paths.length === 0) return undefined;
   return paths.length > 6 ? `${paths.slice(0, 6).join(', ')} and ${paths.length - 6} more` : paths.join(', ');
 }
 
-type Verdict = { action: DiffAction; detail?: string };
+type Verdict = { action: DiffAction; detail?: string; changes?: FieldChange[] };
 
 /** A resource's plan (after its claim, if any) in words; `dryRun` adds the fields an apply changes. */
 function resourceVerdict(rp: ResourcePlan, dryRun: DryRunResult | undefined): Verdict {
@@ -73,11 +86,12 @@ function resourceVerdict(rp: ResourcePlan, dryRun: DryRunResult | undefined): Ve
       if (dryRun !== undefined && !dryRun.ok) return { action: 'invalid', detail: dryRun.error };
       if (!rp.apply.needed) return rp.action === 'adopt' ? { action: 'adopt' } : { action: 'unchanged' };
       if (rp.apply.create) return { action: 'create' };
-      const summary = dryRun?.ok ? summarize(dryRun.paths) : undefined;
-      if (rp.action === 'adopt') return summary ? { action: 'adopt', detail: `then changes ${summary}` } : { action: 'adopt' };
+      const changes = dryRun?.ok ? dryRun.changes : [];
+      const summary = summarize(changes.map((c) => c.path));
+      if (rp.action === 'adopt') return summary ? { action: 'adopt', detail: `then changes ${summary}`, changes } : { action: 'adopt' };
       // Without a dry run (or when it shows nothing) the hash still says an apply is sent.
       if (dryRun?.ok && summary === undefined) return { action: 'unchanged' };
-      return summary ? { action: 'change', detail: summary } : { action: 'change' };
+      return summary ? { action: 'change', detail: summary, changes } : { action: 'change' };
     }
     case 'conflict':
       return { action: 'refuse', detail: rp.message };
@@ -119,7 +133,8 @@ function claimedVerdict(claim: Verdict, after: Verdict | undefined): Verdict {
   // The claim goes through first; a failing apply afterwards is still the Bundle's error.
   if (PROBLEM_ACTIONS.has(after.action)) return { action: after.action, detail: `${claim.action} first (${claim.detail ?? ''}), then ${after.detail ?? after.action}` };
   const rest = after.action === 'change' ? `then changes ${after.detail ?? 'the object'}` : after.action === 'adopt' ? after.detail : after.action === 'unchanged' || after.action === 'create' ? undefined : `then ${after.action}: ${after.detail ?? ''}`;
-  return rest ? { action: claim.action, detail: `${claim.detail ?? ''}; ${rest}` } : claim;
+  const changes = after.changes !== undefined ? { changes: after.changes } : {};
+  return rest ? { action: claim.action, detail: `${claim.detail ?? ''}; ${rest}`, ...changes } : claim;
 }
 
 function targetEntry(t: PruneAction['target']): Pick<DiffEntry, 'apiVersion' | 'kind' | 'name'> {
@@ -135,7 +150,7 @@ function pruneEntry(a: PruneAction): DiffEntry {
     case 'mark':
       return { ...base, action: 'soft-delete', detail: `countdown starts now, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'wait':
-      return { ...base, action: 'soft-delete', detail: `pending since ${a.deletionTimestamp}, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+      return { ...base, action: 'soft-delete', detail: `pending since ${a.deletionTimestamp}, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter, ongoing: true };
     case 'await':
       return { ...base, action: 'await', detail: a.message, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'release':

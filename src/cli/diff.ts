@@ -9,9 +9,9 @@
  */
 import { FIELD_MANAGER } from '../api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
-import type { BundleSpec } from '../api/bundle.js';
+import { BundleSpecSchema, type BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable, KindInfo, KindTable } from '../core/bundle/kinds.js';
-import { isRecord, kindKey } from '../core/bundle/objects.js';
+import { kindKey } from '../core/bundle/objects.js';
 import { buildPlanInput, type BundleToPlan } from '../core/bundle/plan-input.js';
 import { planBundle, withholdAfterFailedApplies } from '../core/bundle/plan.js';
 import { errorMessage } from '../kube/errors.js';
@@ -19,6 +19,8 @@ import { formatObjectRef } from './args.js';
 import type { Cluster } from './cluster.js';
 import { managedKindsOf, readPlanSources } from './cluster-state.js';
 import { describePlan, type DiffEntry, type DryRunResult } from './describe-plan.js';
+import { fieldChanges, formatFieldChange, maskSecretValues, redactChanges } from './field-changes.js';
+import { redact } from '../core/bundle/redact.js';
 import type { CliIo } from './io.js';
 import type { BundleManifest } from './validate.js';
 
@@ -31,27 +33,6 @@ export interface BundleDiff {
 
 /** The uid a Bundle not created yet is planned with: it controls nothing, and its owner references have this shape. */
 export const NEW_BUNDLE_UID = '00000000-0000-0000-0000-000000000000';
-
-/** Server-owned fields that say nothing about what an apply changes. */
-const IGNORED_METADATA = new Set(['managedFields', 'resourceVersion', 'generation', 'creationTimestamp', 'uid', 'selfLink']);
-
-/**
- * Dotted paths where `after` differs from `before`, down to `depth` levels
- * (deeper differences are reported at that level). status and server-owned
- * metadata are ignored.
- */
-export function changedPaths(before: unknown, after: unknown, depth = 3, prefix = ''): string[] {
-  if (JSON.stringify(before) === JSON.stringify(after)) return [];
-  if (!isRecord(before) || !isRecord(after) || depth === 0) return [prefix || '(root)'];
-  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  const out: string[] = [];
-  for (const key of keys) {
-    if (prefix === '' && key === 'status') continue;
-    if (prefix === 'metadata' && IGNORED_METADATA.has(key)) continue;
-    out.push(...changedPaths(before[key], after[key], depth - 1, prefix === '' ? key : `${prefix}.${key}`));
-  }
-  return out;
-}
 
 /** A kind table from discovery, for the semantic checks with the cluster's real scopes. */
 export function discoveryKindTable(cluster: Cluster, spec: BundleSpec): KindTable {
@@ -102,15 +83,36 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
       io.err(`dry-run apply ${formatObjectRef(desired.apiVersion, desired.kind, desired.metadata.name)}`);
       try {
         const after = await cluster.client.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true, dryRun: true });
-        dryRuns.set(rp.name, { ok: true, paths: changedPaths(input.live.get(rp.name), after) });
+        const changes = maskSecretValues(desired, fieldChanges(input.live.get(rp.name), after));
+        dryRuns.set(rp.name, { ok: true, changes: redactChanges(changes, rp.apply.redactions) });
       } catch (err) {
-        dryRuns.set(rp.name, { ok: false, error: errorMessage(err) });
+        // The API server echoes a refused value: one a reference read (from a Secret, say) is blanked, as the operator does.
+        dryRuns.set(rp.name, { ok: false, error: redact(errorMessage(err), rp.apply.redactions) });
       }
     }
   }
   // As in the controller: nothing is pruned unless every apply goes through.
   plan = withholdAfterFailedApplies(plan, [...dryRuns].filter(([, r]) => !r.ok).map(([n]) => n));
-  return { namespace, name, exists: liveBundle !== undefined, entries: describePlan(input, plan, dryRuns) };
+  const entries = describePlan(input, plan, dryRuns);
+  const specChange = liveBundle === undefined ? undefined : bundleSpecEntry(manifest, liveBundle.spec);
+  return { namespace, name, exists: liveBundle !== undefined, entries: specChange ? [specChange, ...entries] : entries };
+}
+
+/**
+ * The Bundle's own spec change (deletionDefaults, serviceAccountName), read
+ * as the operator reads both. Its resources are not shown here: each listed
+ * object has its own entry, where a Secret's values are masked.
+ */
+function bundleSpecEntry(manifest: BundleManifest, liveSpec: unknown): DiffEntry | undefined {
+  const parsed = BundleSpecSchema.safeParse(liveSpec ?? {});
+  const live: Partial<BundleSpec> = parsed.success ? parsed.data : {};
+  const { resources: liveResources, ...liveRest } = live;
+  const { resources, ...rest } = manifest.spec;
+  const changes = fieldChanges({ spec: liveRest }, { spec: rest }, 3);
+  const resourcesChange = JSON.stringify(liveResources ?? []) !== JSON.stringify(resources);
+  if (changes.length === 0 && !resourcesChange) return undefined;
+  const detail = resourcesChange ? "the Bundle's spec: its resources (each object's entry says what changes)" : "the Bundle's spec";
+  return { apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: manifest.name, action: 'change', detail, ...(changes.length > 0 ? { changes } : {}) };
 }
 
 export function formatDiff(diff: BundleDiff): string[] {
@@ -118,6 +120,7 @@ export function formatDiff(diff: BundleDiff): string[] {
   const width = Math.max(...diff.entries.map((e) => e.action.length), 6);
   for (const e of diff.entries) {
     lines.push(`  ${e.action.padEnd(width)}  ${formatObjectRef(e.apiVersion, e.kind, e.name)}${e.detail ? `: ${e.detail}` : ''}`);
+    for (const c of e.changes ?? []) lines.push(`  ${''.padEnd(width)}    ${formatFieldChange(c)}`);
   }
   if (diff.entries.length === 0) lines.push('  (no objects)');
   return lines;

@@ -12,6 +12,8 @@ export interface ManifestDocument {
   value: unknown;
   /** Line and column (1-based) of the node at `path`, or of the deepest existing node above it. */
   positionOf(path: readonly (string | number)[]): { line: number; col: number };
+  /** Line and column of the key that names the field at `path` (an unknown field is reported there), else positionOf. */
+  keyPositionOf(path: readonly (string | number)[]): { line: number; col: number };
 }
 
 export interface ManifestFile {
@@ -64,6 +66,18 @@ export function parseManifests(file: string, text: string): ManifestFile {
         }
         const at = lineCounter.linePos(offset);
         return { line: at.line, col: at.col };
+      },
+      keyPositionOf(path) {
+        const parent: unknown = doc.getIn(path.slice(0, -1), true);
+        const key = path[path.length - 1];
+        if (isCollection(parent)) {
+          const pair = parent.items.find((item) => (item as { key?: { value?: unknown } }).key?.value === key) as { key?: { range?: [number, number, number] } } | undefined;
+          if (pair?.key?.range) {
+            const at = lineCounter.linePos(pair.key.range[0]);
+            return { line: at.line, col: at.col };
+          }
+        }
+        return this.positionOf(path);
       },
     });
   });

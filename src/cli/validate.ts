@@ -1,17 +1,28 @@
 /**
- * `bundlesmith validate`: the schema (the same zod schemas the CRD is
- * generated from) and the semantic checks the controller runs
- * (core/bundle/validate), offline. Without a cluster the kinds' scopes are
- * unknown: every kind is taken as namespaced except Kubernetes' built-in
- * cluster-scoped ones, which a namespaced Bundle cannot own.
+ * `bundlesmith validate`: the judgement a Bundle meets on its way in,
+ * offline, in the order it meets it. First the API server's: the CRD's
+ * schema read strictly, its CEL rules (strict-schema.ts). Then the
+ * operator's, with its own readers and words: the spec's checks
+ * (core/bundle/validate), each object's deletion rules (readDeletionRules,
+ * as the planner reads them), and what the API server refuses of an object
+ * whose kind's rules are fixed (object-checks.ts). Each message is the one
+ * the Bundle's status or the apply's error would carry.
+ *
+ * Without a cluster the kinds' scopes are unknown: every kind is taken as
+ * namespaced except Kubernetes' built-in cluster-scoped ones, which a
+ * namespaced Bundle cannot own.
  */
 import { z } from 'zod';
 import { BundleSchema, DNS1123_SUBDOMAIN, formatIssues, type BundleSpec } from '../api/bundle.js';
-import { BUNDLE_KIND, GROUP } from '../api/names.js';
+import { API_VERSION, BUNDLE_KIND, GROUP } from '../api/names.js';
 import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
 import { groupOf, kindKey } from '../core/bundle/objects.js';
-import { validateBundle } from '../core/bundle/validate.js';
+import { findPlaceholders } from '../core/bundle/references.js';
+import { formatIssue, validateBundle } from '../core/bundle/validate.js';
+import { readDelayText, readDeletionRules, unreadableRulesMessage } from '../core/softdelete/rules.js';
 import type { ManifestDocument, ManifestFile } from './manifests.js';
+import { builtinObjectProblems } from './object-checks.js';
+import { bundleSchema, checkSchema } from './strict-schema.js';
 
 /** Built-in cluster-scoped kinds, as "group/Kind" ("" is the core group). */
 export const BUILTIN_CLUSTER_SCOPED: ReadonlySet<string> = new Set([
@@ -127,36 +138,71 @@ export function validateFile(parsed: ManifestFile, defaultNamespace: string, kin
   const bundles: BundleManifest[] = [];
   const withIssues: BundleManifest[] = [];
   const skipped: string[] = [];
+  const schema = bundleSchema();
   for (const document of parsed.documents) {
     if (!isBundleDocument(document.value)) {
       skipped.push(describe(document.value));
       continue;
     }
     const raw = document.value;
-    const result = BundleManifestSchema.safeParse(raw);
     const rawName = (raw.metadata as { name?: unknown } | undefined)?.name;
     const label = `${defaultNamespaceOf(raw, defaultNamespace)}/${typeof rawName === 'string' ? rawName : '(no name)'}`;
+    const problem = (path: readonly (string | number)[], message: string): Problem => ({ file: parsed.file, ...document.positionOf(path), bundle: label, message });
+
+    // The API server's door: a Bundle refused here never reaches the operator.
+    if (raw.apiVersion !== API_VERSION || raw.kind !== BUNDLE_KIND) {
+      problems.push(problem(['apiVersion'], `no matches for kind ${JSON.stringify(raw.kind)} in version ${JSON.stringify(raw.apiVersion)}: the CRD serves ${API_VERSION}`));
+      continue;
+    }
+    const refused = checkSchema(raw, schema);
+    if (refused.length > 0) {
+      // An unknown field is shown at its key: the value under it may be lines below.
+      problems.push(...refused.map((p) => (p.unknownField === true ? { ...problem(p.path, p.message), ...document.keyPositionOf(p.path) } : problem(p.path, p.message))));
+      continue;
+    }
+    const result = BundleManifestSchema.safeParse(raw);
     if (!result.success) {
       const messages = formatIssues(result.error);
-      result.error.issues.forEach((issue, i) => {
-        const at = document.positionOf(issue.path.filter((p): p is string | number => typeof p !== 'symbol'));
-        problems.push({ file: parsed.file, ...at, bundle: label, message: messages[i] ?? issue.message });
-      });
+      result.error.issues.forEach((issue, i) => problems.push(problem(issue.path.filter((p): p is string | number => typeof p !== 'symbol'), messages[i] ?? issue.message)));
       continue;
     }
     const namespace = result.data.metadata.namespace ?? defaultNamespace;
     const spec = result.data.spec;
+    const resourcePath = (resource: string | undefined): (string | number)[] => {
+      const index = resource === undefined ? -1 : spec.resources.findIndex((r) => r.name === resource);
+      return index < 0 ? ['spec', 'resources'] : ['spec', 'resources', index];
+    };
     const issues = validateBundle({ name: result.data.metadata.name, namespace }, spec, kinds ? kinds(spec) : offlineKindTable(spec));
-    for (const issue of issues) {
-      const index = issue.resource === undefined ? -1 : spec.resources.findIndex((r) => r.name === issue.resource);
-      const path = index < 0 ? ['spec', 'resources'] : ['spec', 'resources', index];
-      const where = index < 0 ? '' : `spec.resources[${index}]`;
-      const at = document.positionOf(path);
-      problems.push({ file: parsed.file, ...at, bundle: label, message: `${where ? `${where} ` : ''}${issue.resource === undefined ? '' : `(${issue.resource}) `}${issue.message}` });
-    }
-    (issues.length === 0 ? bundles : withIssues).push({ document, name: result.data.metadata.name, namespace, spec, raw });
+    const found = [...issues.map((issue) => problem(resourcePath(issue.resource), formatIssue(issue))), ...objectProblems(spec).map((p) => problem(resourcePath(p.resource), `resource "${p.resource}": ${p.message}`))];
+    problems.push(...found);
+    (found.length === 0 ? bundles : withIssues).push({ document, name: result.data.metadata.name, namespace, spec, raw });
   }
   return { bundles, withIssues, problems, skipped };
+}
+
+/**
+ * What the operator would refuse of each listed object beyond the spec's
+ * checks: deletion rules it cannot read (the planner's own reader and
+ * words), and what the API server refuses of an object whose kind's rules
+ * are fixed. An object that still holds a reference placeholder where these
+ * look is judged once resolved, as the operator judges it.
+ */
+function objectProblems(spec: BundleSpec): { resource: string; message: string }[] {
+  const out: { resource: string; message: string }[] = [];
+  // An unreadable default delay is the spec's own issue (validateBundle says it once): read each object without it.
+  const defaultDelay = spec.deletionDefaults?.deletionDelay;
+  const defaults = defaultDelay !== undefined && !readDelayText(defaultDelay, '').ok ? { ...spec.deletionDefaults, deletionDelay: undefined } : spec.deletionDefaults;
+  for (const resource of spec.resources) {
+    const object = resource.spec.object;
+    if (object === undefined) continue;
+    const annotations = object.metadata.annotations;
+    if (findPlaceholders(annotations ?? {}).length === 0) {
+      const rules = readDeletionRules(annotations, defaults);
+      if (!rules.ok) out.push({ resource: resource.name, message: unreadableRulesMessage(rules.message) });
+    }
+    for (const message of builtinObjectProblems(object)) out.push({ resource: resource.name, message });
+  }
+  return out;
 }
 
 function defaultNamespaceOf(raw: Record<string, unknown>, fallback: string): string {

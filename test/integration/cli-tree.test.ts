@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations } from '../../src/api/names.js';
-import { runCli } from '../../src/cli/main.js';
+import { runCli } from '../../src/cli/program.js';
 import type { CliIo } from '../../src/cli/io.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { conditionOf, kubeconfigPath, run, waitFor } from './harness.js';

@@ -89,11 +89,19 @@ async function applyExpecting(manifest: Record<string, unknown>, condition: 'Rea
   });
 }
 
-interface DiffJson {
-  bundles: { exists: boolean; entries: { action: string; name: string; detail?: string; deleteAfter?: string }[] }[];
+interface DiffEntryJson {
+  action: string;
+  name: string;
+  detail?: string;
+  deleteAfter?: string;
+  changes?: { path: string; old?: unknown; new?: unknown }[];
 }
 
-async function diffEntries(manifest: Record<string, unknown>): Promise<{ code: number; byName: Record<string, { action: string; detail?: string; deleteAfter?: string }> }> {
+interface DiffJson {
+  bundles: { exists: boolean; entries: DiffEntryJson[] }[];
+}
+
+async function diffEntries(manifest: Record<string, unknown>): Promise<{ code: number; byName: Record<string, DiffEntryJson> }> {
   const result = await cli(['diff', writeManifest(manifest), '-o', 'json']);
   const entries = (JSON.parse(result.stdout) as DiffJson).bundles[0]?.entries ?? [];
   return { code: result.code, byName: Object.fromEntries(entries.map((e) => [e.name, e])) };
@@ -111,11 +119,12 @@ async function stamped(name: string): Promise<string | undefined> {
 }
 
 describe('bundlesmith CLI', () => {
-  it('exits 2 with the usage on a bad command line', async () => {
+  it('exits 2 on a bad command line, saying what is wrong and where the usage is', async () => {
     for (const args of [['diff'], ['frobnicate'], ['cancel', 'not-a-ref', '-n', ns], ['pending', '--color']]) {
       const result = await cli(args);
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
-      expect(result.stderr).toContain('usage:');
+      expect(result.stderr).toMatch(/^error: /m);
+      expect(result.stderr).toMatch(/^See 'bundlesmith( [a-z-]+)? --help' for usage\.$/m);
     }
   });
 
@@ -129,7 +138,7 @@ describe('bundlesmith CLI', () => {
     const bad = writeManifest({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'b' }, spec: { resources: [{ name: 'a', references: [{ resource: 'nope' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } } }] } });
     const result = await cli(['validate', bad]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(new RegExp(`^${bad}:1:\\d+: Bundle default/b: spec.resources\\[0\\] \\(a\\) references\\[0\\] refers to resource "nope", which is not in the Bundle`, 'm'));
+    expect(result.stdout).toMatch(new RegExp(`^${bad}:1:\\d+: Bundle default/b: resource "a": references\\[0\\] refers to resource "nope", which is not in the Bundle`, 'm'));
   });
 
   it('diffs a new Bundle, then changes, adoptions, deletions and soft deletions of a live one', async () => {
@@ -140,13 +149,18 @@ describe('bundlesmith CLI', () => {
       { name: 'soft', cm: 'diff-soft', delay: '1h' },
     ];
     const fresh = await cli(['diff', writeManifest(bundleManifest('diffed', initial))]);
-    expect(fresh.code).toBe(0);
+    expect(fresh.code).toBe(1);
     expect(fresh.stdout).toContain(`Bundle ${ns}/diffed (would be created)`);
     expect(fresh.stdout).toMatch(/create\s+ConfigMap\/diff-soft/);
     expect(fresh.stderr).toContain('dry-run apply ConfigMap/diff-keep');
     expect(await env.client.tryGet(configMaps, ns, 'diff-keep')).toBeUndefined();
 
     await apply(bundleManifest('diffed', initial));
+    // Applied: the same file changes nothing (exit 0), in text and as JSON.
+    const same = await cli(['diff', writeManifest(bundleManifest('diffed', initial))]);
+    expect(same).toMatchObject({ code: 0 });
+    expect(same.stdout).toMatch(/unchanged\s+ConfigMap\/diff-keep/);
+    expect((await diffEntries(bundleManifest('diffed', initial))).code).toBe(0);
     await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'diff-orphan', namespace: ns }, data: { v: '1' } });
     const next = bundleManifest('diffed', [
       { name: 'keep', cm: 'diff-keep' },
@@ -154,12 +168,16 @@ describe('bundlesmith CLI', () => {
       { name: 'orphan', cm: 'diff-orphan' },
     ]);
     const result = await cli(['diff', writeManifest(next), '-o', 'json']);
-    expect(result.code).toBe(0);
-    const entries = (JSON.parse(result.stdout) as { bundles: { exists: boolean; entries: { action: string; name: string; detail?: string }[] }[] }).bundles[0]?.entries ?? [];
+    expect(result.code).toBe(1);
+    const entries = (JSON.parse(result.stdout) as DiffJson).bundles[0]?.entries ?? [];
     const byName = Object.fromEntries(entries.map((e) => [e.name, e]));
     expect(byName['diff-keep']?.action).toBe('unchanged');
     expect(byName['diff-edit']?.action).toBe('change');
     expect(byName['diff-edit']?.detail).toContain('data.v');
+    expect(byName['diff-edit']?.changes).toContainEqual({ path: 'data.v', old: '1', new: '2' });
+    const text = await cli(['diff', writeManifest(next)]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^\s+data\.v: "1" → "2"$/m);
     expect(byName['diff-orphan']?.action).toBe('adopt');
     expect(byName['diff-drop']?.action).toBe('delete');
     expect(byName['diff-soft']?.action).toBe('soft-delete');
@@ -168,7 +186,37 @@ describe('bundlesmith CLI', () => {
     expect((await env.client.get(configMaps, ns, 'diff-edit')).data).toEqual({ v: '1' });
   });
 
-  it('exits 1 when an object would be refused (another controller owns it)', async () => {
+  it('diff shows a Secret\'s changed value masked, never the value', async () => {
+    // A ConfigMap that copies the password by a reference (once it does) is shown with the copy redacted.
+    const secret = (pw: string, copy: boolean): Record<string, unknown> => ({
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      metadata: { name: 'masked', namespace: ns },
+      spec: {
+        resources: [
+          { name: 's', spec: { object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'masked-s', labels: { pw: 'label' } }, data: { pw: Buffer.from(pw).toString('base64') } } } },
+          { name: 'c', references: [{ name: 'pw', resource: 's', path: 'data.pw' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'masked-c' }, data: copy ? { copy: '!{pw}' } : { v: '1' } } } },
+        ],
+      },
+    });
+    await apply(secret('old-password', false));
+    const result = await cli(['diff', writeManifest(secret('new-password', false))]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^\s+data\.pw: \*\*\* \(before\) → \*\*\* \(after\)$/m);
+    const copied = await cli(['diff', writeManifest(secret('old-password', true))]);
+    expect(copied.code).toBe(1);
+    expect(copied.stdout).toMatch(/^\s+data\.copy: \(none\) → "\[redacted\]"$/m);
+    const json = await cli(['diff', writeManifest(secret('new-password', false)), '-o', 'json']);
+    const copiedJson = await cli(['diff', writeManifest(secret('old-password', true)), '-o', 'json']);
+    for (const text of [result.stdout, result.stderr, json.stdout, json.stderr, copied.stdout, copied.stderr, copiedJson.stdout, copiedJson.stderr]) {
+      for (const value of ['old-password', 'new-password']) {
+        expect(text).not.toContain(value);
+        expect(text).not.toContain(Buffer.from(value).toString('base64'));
+      }
+    }
+  });
+
+  it('exits 2 when an object would be refused (another controller owns it)', async () => {
     const owner = await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'someone', namespace: ns } });
     await env.client.create(configMaps, {
       apiVersion: 'v1',
@@ -176,7 +224,7 @@ describe('bundlesmith CLI', () => {
       metadata: { name: 'taken', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'someone', uid: owner.metadata.uid, controller: true }] },
     });
     const result = await cli(['diff', writeManifest(bundleManifest('refused', [{ name: 't', cm: 'taken' }]))]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toMatch(/refuse\s+ConfigMap\/taken: ConfigMap \S+ is controlled by ConfigMap someone/);
   });
 
@@ -188,7 +236,7 @@ describe('bundlesmith CLI', () => {
 
     const taker = bundleManifest('taker', [{ name: 'b', cm: 'ho-b' }, { name: 'x', cm: 'ho-x', delay: '1h' }]);
     const diff = await diffEntries(taker);
-    expect(diff.code).toBe(0);
+    expect(diff.code).toBe(1);
     expect(diff.byName['ho-x']).toMatchObject({ action: 'hand-over' });
     expect(diff.byName['ho-x']?.detail).toContain('taken over from Bundle giver, which no longer lists it');
     expect(diff.byName['ho-x']?.detail).toContain('is cancelled');
@@ -208,13 +256,14 @@ describe('bundlesmith CLI', () => {
     // A newer Bundle lists it too: Conflict while the first still lists it.
     const second = bundleManifest('second', [{ name: 'd', cm: 'le-d' }, { name: 'z', cm: 'le-z' }]);
     const refused = await diffEntries(second);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.byName['le-z']?.action).toBe('refuse');
     await applyExpecting(second, 'Error');
 
     const dropping = bundleManifest('first', [{ name: 'c', cm: 'le-c' }]);
     const diff = await diffEntries(dropping);
-    expect(diff.code).toBe(0);
+    // The Bundle's own list changes; nothing is written for le-z.
+    expect(diff.code).toBe(1);
     expect(diff.byName['le-z']).toMatchObject({ action: 'listed-elsewhere' });
     expect(diff.byName['le-z']?.detail).toContain('Bundle second lists it');
 
@@ -231,7 +280,7 @@ describe('bundlesmith CLI', () => {
     const banana = await env.client.patch(configMaps, ns, 'bd-banana', { metadata: { annotations: { [Annotations.deletionDelay]: 'banana' } } }, 'merge');
     const dropping = bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]);
     const diff = await diffEntries(dropping);
-    expect(diff.code).toBe(1);
+    expect(diff.code).toBe(2);
     expect(diff.byName['bd-banana']).toMatchObject({ action: 'keep' });
     expect(diff.byName['bd-banana']?.detail).toContain('"banana" is not a Go duration');
 

@@ -6,7 +6,7 @@
  * marked (virtual nodes: test/unit/gc/graph-view.test.ts).
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import { runCli } from '../../src/cli/main.js';
+import { runCli } from '../../src/cli/program.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { startDebugEndpoint } from '../../src/observability/debug.js';
 import { silentLogger } from '../../src/observability/logger.js';

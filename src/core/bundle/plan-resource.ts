@@ -7,7 +7,7 @@
  */
 import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
 import { EventReasons, Reasons } from '../../api/names.js';
-import { readDeletionRules } from '../softdelete/rules.js';
+import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.js';
 import { buildDesired, needsApply } from './desired.js';
 import { dependenciesOf, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable } from './kinds.js';
@@ -88,7 +88,7 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   // Deletion rules that cannot be read (a delay, policy or gate) would keep the object forever once it leaves the Bundle, with no word
   // until then: say so now, apply nothing of it, and (like any failing resource) prune nothing until it is fixed.
   const rules = readDeletionRules(resolved.object.metadata.annotations, input.spec.deletionDefaults);
-  if (!rules.ok) return { name, action: 'error', terminal: true, message: `${rules.message}; the object is not applied, and nothing of this Bundle is pruned until it is fixed` };
+  if (!rules.ok) return { name, action: 'error', terminal: true, message: unreadableRulesMessage(rules.message) };
 
   // e. A workload's pod template carries the hash of the ConfigMaps and Secrets it reads (Smith's envRefHash).
   const env = withEnvRefHash(name, resolved.object, live, decided, input);

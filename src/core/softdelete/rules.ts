@@ -79,6 +79,14 @@ export function readDeletionRules(annotations: Readonly<Record<string, string>> 
 }
 
 /**
+ * What the planner says of a listed object whose rules cannot be read (a
+ * terminal error on its resource); `bundlesmith validate` says the same.
+ */
+export function unreadableRulesMessage(message: string): string {
+  return `${message}; the object is not applied, and nothing of this Bundle is pruned until it is fixed`;
+}
+
+/**
  * Whether an object's deletion waits on something besides time (an approval,
  * the Bundle's readiness): such an object is always stamped first, a zero
  * delay standing in when it has none, so the status and `pending` show

@@ -1,16 +1,31 @@
-import { changedPaths } from '../../../src/cli/diff.js';
+import { fieldChanges, formatFieldChange, maskSecretValues, redactChanges } from '../../../src/cli/field-changes.js';
 import { comparePending, formatDue, formatPendingTable, type PendingObject } from '../../../src/cli/pending.js';
 
-describe('changedPaths', () => {
+describe('fieldChanges', () => {
   it.each([
     [{ data: { v: '1' } }, { data: { v: '1' } }, []],
-    [{ data: { v: '1' } }, { data: { v: '2' } }, ['data.v']],
-    [{ metadata: { resourceVersion: '1', labels: { a: 'b' } } }, { metadata: { resourceVersion: '2', labels: { a: 'c' } } }, ['metadata.labels.a']],
+    [{ data: { v: '1' } }, { data: { v: '2' } }, [{ path: 'data.v', old: '1', new: '2' }]],
+    [{ data: {} }, { data: { v: '2' } }, [{ path: 'data.v', new: '2' }]],
+    [{ data: { v: '1' } }, { data: {} }, [{ path: 'data.v', old: '1' }]],
+    [{ metadata: { resourceVersion: '1', labels: { a: 'b' } } }, { metadata: { resourceVersion: '2', labels: { a: 'c' } } }, [{ path: 'metadata.labels.a', old: 'b', new: 'c' }]],
     [{ status: { x: 1 } }, { status: { x: 2 } }, []],
-    [{ spec: { a: { b: { c: { d: 1 } } } } }, { spec: { a: { b: { c: { d: 2 } } } } }, ['spec.a.b']],
-    [{ spec: { list: [1] } }, { spec: { list: [1, 2] } }, ['spec.list']],
+    [{ spec: { a: { b: { c: { d: 1 } } } } }, { spec: { a: { b: { c: { d: 2 } } } } }, [{ path: 'spec.a.b.c', old: { d: 1 }, new: { d: 2 } }]],
+    [{ spec: { list: [1] } }, { spec: { list: [1, 2] } }, [{ path: 'spec.list', old: [1], new: [1, 2] }]],
   ])('%j -> %j', (before, after, want) => {
-    expect(changedPaths(before, after)).toEqual(want);
+    expect(fieldChanges(before, after)).toEqual(want);
+  });
+
+  it('shows old → new', () => {
+    expect(fieldChanges({ data: { v: '1' } }, { data: { v: '2', w: 'x' } }).map(formatFieldChange)).toEqual(['data.v: "1" → "2"', 'data.w: (none) → "x"']);
+  });
+
+  it('never shows a Secret value, and shows what else changes in a Secret', () => {
+    const secret = { apiVersion: 'v1', kind: 'Secret' };
+    const changes = maskSecretValues(secret, fieldChanges({ data: { pw: 'b2xk' }, metadata: { labels: { a: 'b' } } }, { data: { pw: 'bmV3', added: 'eA==' }, stringData: { s: 'plain' }, metadata: { labels: { a: 'c' } } }));
+    expect(changes.map(formatFieldChange)).toEqual(['data.added: (none) → *** (after)', 'data.pw: *** (before) → *** (after)', 'metadata.labels.a: "b" → "c"', 'stringData: (none) → {"s":"*** (after)"}']);
+    expect(JSON.stringify(changes)).not.toMatch(/b2xk|bmV3|eA==|plain/);
+    // A ConfigMap's values are shown.
+    expect(maskSecretValues({ apiVersion: 'v1', kind: 'ConfigMap' }, fieldChanges({ data: { v: '1' } }, { data: { v: '2' } }))).toEqual([{ path: 'data.v', old: '1', new: '2' }]);
   });
 });
 
@@ -42,5 +57,13 @@ describe('pending table', () => {
       'NAMESPACE  OBJECT               BUNDLE  STATE    WAITING-FOR  DELETE-AFTER              DUE',
       'team       Deployment.apps/web  app     pending  -            2026-11-21T13:00:00.000Z  in 1h0m0s',
     ]);
+  });
+});
+
+describe('redactChanges', () => {
+  it('blanks every value a reference substituted, wherever it lands', () => {
+    const changes = fieldChanges({ data: { url: 'postgres://u:old@db' } }, { data: { url: 'postgres://u:hunter22@db', pw: 'hunter22' }, spec: { port: 54321 } });
+    const redacted = redactChanges(changes, ['hunter22', '54321']);
+    expect(redacted.map(formatFieldChange)).toEqual(['data.pw: (none) → "[redacted]"', 'data.url: "postgres://u:old@db" → "postgres://u:[redacted]@db"', 'spec: (none) → {"port":"[redacted]"}']);
   });
 });

@@ -1,0 +1,43 @@
+/**
+ * The CRD's CEL rules (x-kubernetes-validations), checked offline. There is
+ * no CEL interpreter here: each rule the CRD declares has its TypeScript
+ * reading below, keyed by the rule's text, and a unit test fails when the
+ * CRD gains a rule without one (so `validate` never silently skips a rule
+ * the API server enforces).
+ */
+import { isRecord } from '../core/bundle/objects.js';
+import { formatFieldPath, type FieldPath } from './field-path.js';
+
+export interface RuleProblem {
+  path: FieldPath;
+  message: string;
+}
+
+export interface CelRule {
+  rule: string;
+  message?: string;
+  fieldPath?: string;
+}
+
+/** Each rule's reading: whether `self` satisfies it. */
+export const CEL_RULE_READINGS: ReadonlyMap<string, (self: unknown) => boolean> = new Map([
+  [
+    '!has(self.references) || self.references.all(ref, ref.resource != self.name)',
+    (self: unknown) => {
+      if (!isRecord(self) || !Array.isArray(self.references)) return true;
+      return self.references.every((ref) => !isRecord(ref) || ref.resource !== self.name);
+    },
+  ],
+]);
+
+/** Each rule `self` (at `path`) breaks, with the rule's message as the API server words it. */
+export function checkCelRules(self: unknown, rules: readonly CelRule[], path: FieldPath): RuleProblem[] {
+  const problems: RuleProblem[] = [];
+  for (const rule of rules) {
+    const reading = CEL_RULE_READINGS.get(rule.rule);
+    const at = `${formatFieldPath(path)}${rule.fieldPath ?? ''}`;
+    if (reading === undefined) problems.push({ path, message: `${at}: the CRD's rule ${JSON.stringify(rule.rule)} cannot be checked offline` });
+    else if (!reading(self)) problems.push({ path, message: `${at}: Invalid value: ${rule.message ?? `failed rule: ${rule.rule}`}` });
+  }
+  return problems;
+}
