@@ -163,15 +163,16 @@ describe('as the kubectl plugin', () => {
     expect(namespaces.stdout.split('\n')).toContain(ns);
   });
 
-  it('a completion whose cluster does not answer offers nothing, at once', async () => {
-    const started = Date.now();
+  it('a completion whose cluster does not answer offers nothing', async () => {
     const result = await cli(['__complete', 'tree', '--kubeconfig', join(binDir, 'missing-kubeconfig'), '']);
     expect(result).toMatchObject({ code: 0, stdout: ':4\n' });
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 
-/** A Node older than the CLI needs, on this machine, if there is one. */
+/**
+ * A Node older than the CLI needs: the machine's own (the one npm runs on;
+ * this project's machines carry Debian's, older than the pinned LTS).
+ */
 function olderNode(): { path: string; version: string } | undefined {
   for (const path of ['/usr/bin/node', '/usr/local/bin/node', '/bin/node']) {
     try {
@@ -184,9 +185,10 @@ function olderNode(): { path: string; version: string } | undefined {
   return undefined;
 }
 
-const old = olderNode();
-(old ? it : it.skip)(`on an older Node (${old?.path ?? 'none on this machine'}), one line naming Node ${MINIMUM_NODE}`, async () => {
-  if (!old) return;
+it(`on an older Node, one line naming Node ${MINIMUM_NODE}`, async () => {
+  const old = olderNode();
+  // Never skipped: a machine without an older Node fails here, saying so.
+  if (!old) throw new Error(`no Node older than ${MINIMUM_NODE} at /usr/bin/node, /usr/local/bin/node or /bin/node: install Debian's nodejs to run this test`);
   for (const name of ['bundlesmith', 'kubectl-bundle']) {
     const result = await exec(old.path, [join(binDir, name), 'validate', join(repoRoot(), 'examples', 'soft-delete.yaml')]);
     const program = name === 'bundlesmith' ? 'bundlesmith' : 'kubectl bundle';
