@@ -99,6 +99,8 @@ async function main(config: Config): Promise<void> {
       .start()
       .then(() => logger.info('controllers started'))
       .catch((err: unknown) => {
+        // Stopping (a signal, the Lease lost) refuses the writes a start may still make: the shutdown path exits.
+        if (stopping) return;
         logger.fatal({ err: String(err) }, 'controllers failed to start');
         process.exit(1);
       });

@@ -64,6 +64,12 @@ export const Annotations = {
   /** On a workload: "volumes" also hashes the ConfigMaps and Secrets it mounts (beyond Smith). */
   rollOnChange: `${GROUP}/rollOnChange`,
   /**
+   * Beside a countdown stamp the operator wrote: an HMAC over the object's
+   * uid and the stamp (core/softdelete/stamp-seal.ts). A stamp without one
+   * that checks is read as no stamp: the countdown starts now.
+   */
+  stampProof: `${GROUP}/stamp-proof`,
+  /**
    * On a released object: the name of the Bundle that released it, whole (a
    * name may be longer than a label value; the former-bundle label only marks
    * the object released).

@@ -245,7 +245,7 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   }
   if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   if (metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
-  for (const name of [Annotations.formerBundle, Annotations.releaseProof, Annotations.deletionApproved]) {
+  for (const name of [Annotations.formerBundle, Annotations.stampProof, Annotations.releaseProof, Annotations.deletionApproved]) {
     if (metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(name)}` });
   }
   try {

@@ -33,10 +33,11 @@ export interface TransportOptions {
   qps?: number;
   burst?: number;
   /**
-   * Asked right before every write (any verb but GET) is sent, after the
-   * request budget's wait: a reason refuses the write (SendRefused). The
-   * operator's clients refuse while this process does not hold its
-   * leader-election Lease; the Lease's own client has none.
+   * Asked right before every write is sent, after the request budget's
+   * wait: a reason refuses the write (SendRefused). A write is any verb but
+   * GET, except the reviews (access and token reviews are POSTs that write
+   * nothing). The operator's clients refuse while this process does not hold
+   * its leader-election Lease; the Lease's own client has none.
    */
   writeFence?: SendGuard;
 }
@@ -56,6 +57,11 @@ export interface RequestOptions {
    * be wrong by the time a long pass reaches this request.
    */
   guard?: SendGuard;
+}
+
+/** A request that may change something: any verb but GET, except the reviews, which are POSTs that store nothing. */
+function isWrite(method: string, path: string): boolean {
+  return method !== 'GET' && !/\/(selfsubjectaccessreviews|subjectaccessreviews|localsubjectaccessreviews|selfsubjectrulesreviews|tokenreviews|selfsubjectreviews)$/.test(path);
 }
 
 /** Refresh credentials (bound service-account tokens rotate) this often. */
@@ -174,7 +180,7 @@ export class KubeTransport {
     }
     const url = this.url(path, opts.query);
     // The last moment before the request leaves: nothing below waits. A write decided earlier is checked here again.
-    const refusal = (method !== 'GET' ? this.options.writeFence?.() : undefined) ?? opts.guard?.();
+    const refusal = (isWrite(method, url.pathname) ? this.options.writeFence?.() : undefined) ?? opts.guard?.();
     if (refusal !== undefined) throw new SendRefused(refusal, method, url.pathname);
     const mod = this.isHttps ? https : http;
     return await new Promise((resolve, reject) => {

@@ -108,11 +108,13 @@ const SERVER_DATE_SAMPLES = 16;
 const BEST_SAMPLE_TTL_MS = 60_000;
 
 /**
- * How long clocks seen to disagree keep the bounds in their wide form: the
- * answers of the moment may all come from one server, the next DELETE may go
- * to another.
+ * How long the extreme answers are remembered for telling servers apart: a
+ * server that answered an hour ago may answer the next request.
  */
-const SKEW_MEMORY_MS = 10 * 60_000;
+const OFFSET_MEMORY_MS = 60 * 60_000;
+
+/** One extreme answer and the order it is kept by. */
+type Extreme = { sample: ServerDateSample; key: number };
 
 /**
  * ServerTime from the `Date` headers of the server's answers. Elapsed time is
@@ -126,13 +128,16 @@ const SKEW_MEMORY_MS = 10 * 60_000;
  * lower bound, the least upper bound). Several API servers behind a load
  * balancer may each have a clock of its own, and the greatest lower bound
  * taken over answers of different servers bounds none of them: a server
- * ahead by a minute would let a countdown stamped on a slower one end a
- * minute early. Such servers show themselves: their samples contradict (a
- * lower bound above an upper bound). From then on, for SKEW_MEMORY_MS, the
- * bounds hold for every server seen: the least lower bound (expiry waits for
- * the slowest clock) and the greatest upper bound (a stamp is late for the
- * fastest), so a countdown lasts at least its delay on every server, at the
- * price of ending up to the skew late. Clocks closer than the samples can
+ * ahead would let a countdown stamped on a slower one end early, by the
+ * skew. Such servers show themselves: each answer bounds its server's offset
+ * from the local monotonic clock between `dateMs - receivedAt` and
+ * `dateMs + 1000 - sentAt`, one server's intervals always overlap, and the
+ * extremes of the last hour are kept. Once two answers' intervals do not
+ * overlap, the bounds hold for every server that answered in that hour: the
+ * least lower bound (expiry waits for the slowest clock) and the greatest
+ * upper bound (a stamp is late for the fastest), so a countdown lasts at
+ * least its delay on every server, at the price of ending up to the skew
+ * (and the answers' round trips) late. Clocks closer than the answers can
  * tell apart (a few round trips, once answers have come around a second's
  * turn from each) are taken as one.
  */
@@ -140,8 +145,8 @@ export class DateHeaderServerTime implements ServerTime {
   private readonly samples: ServerDateSample[] = [];
   private bestLower: ServerDateSample | undefined;
   private bestUpper: ServerDateSample | undefined;
-  /** When the samples last contradicted each other (servers whose clocks differ); monotonic ms. */
-  private skewSeenAt: number | undefined;
+  /** Of the last hour's answers: the greatest and least lower offsets (dateMs - receivedAt) and upper offsets (dateMs + 1000 - sentAt). */
+  private readonly extremes: Record<'lowMax' | 'lowMin' | 'highMin' | 'highMax', Extreme | undefined> = { lowMax: undefined, lowMin: undefined, highMin: undefined, highMax: undefined };
 
   constructor(readonly monotonicNow: () => number = () => performance.now()) {}
 
@@ -153,8 +158,17 @@ export class DateHeaderServerTime implements ServerTime {
     const fresh = (s: ServerDateSample | undefined): s is ServerDateSample => s !== undefined && sample.receivedAt - s.receivedAt < BEST_SAMPLE_TTL_MS;
     if (!fresh(this.bestLower) || sample.dateMs - sample.receivedAt >= this.bestLower.dateMs - this.bestLower.receivedAt) this.bestLower = sample;
     if (!fresh(this.bestUpper) || sample.dateMs - sample.sentAt <= this.bestUpper.dateMs - this.bestUpper.sentAt) this.bestUpper = sample;
-    // Each answer may be the one that shows the clocks disagree (judged as of its arrival).
-    this.bounds(Math.max(this.monotonicNow(), sample.receivedAt));
+    const low = sample.dateMs - sample.receivedAt;
+    const high = sample.dateMs + 1000 - sample.sentAt;
+    this.keepExtreme('lowMax', sample, low, (a, b) => a >= b);
+    this.keepExtreme('lowMin', sample, low, (a, b) => a <= b);
+    this.keepExtreme('highMin', sample, high, (a, b) => a <= b);
+    this.keepExtreme('highMax', sample, high, (a, b) => a >= b);
+  }
+
+  private keepExtreme(which: keyof DateHeaderServerTime['extremes'], sample: ServerDateSample, key: number, better: (a: number, b: number) => boolean): void {
+    const kept = this.extremes[which];
+    if (kept === undefined || sample.receivedAt - kept.sample.receivedAt >= OFFSET_MEMORY_MS || better(key, kept.key)) this.extremes[which] = { sample, key };
   }
 
   private kept(): ServerDateSample[] {
@@ -171,18 +185,19 @@ export class DateHeaderServerTime implements ServerTime {
     return this.bounds()?.upper;
   }
 
-  /** Whether answers from servers whose clocks differ were seen within SKEW_MEMORY_MS. */
-  clocksDisagree(now: number = this.monotonicNow()): boolean {
-    return this.skewSeenAt !== undefined && now - this.skewSeenAt < SKEW_MEMORY_MS;
+  /** Whether answers of the last hour came from servers whose clocks differ (their offset intervals do not overlap). */
+  clocksDisagree(): boolean {
+    const { lowMax, highMin } = this.extremes;
+    return lowMax !== undefined && highMin !== undefined && lowMax.key > highMin.key;
   }
 
-  private bounds(now: number = this.monotonicNow()): { lower: number; upper: number } | undefined {
+  private bounds(): { lower: number; upper: number } | undefined {
+    const now = this.monotonicNow();
     const each = this.kept().map((s) => serverTimeBounds(s, now));
     if (each.length === 0) return undefined;
-    const tightLower = Math.max(...each.map((b) => b.lower));
-    const tightUpper = Math.min(...each.map((b) => b.upper));
-    if (tightLower > tightUpper) this.skewSeenAt = Math.max(now, this.skewSeenAt ?? now);
-    if (!this.clocksDisagree(now)) return { lower: tightLower, upper: tightUpper };
-    return { lower: Math.min(...each.map((b) => b.lower)), upper: Math.max(...each.map((b) => b.upper)) };
+    const tight = { lower: Math.max(...each.map((b) => b.lower)), upper: Math.min(...each.map((b) => b.upper)) };
+    const { lowMin, highMax } = this.extremes;
+    if (!this.clocksDisagree() || lowMin === undefined || highMax === undefined) return tight;
+    return { lower: Math.min(tight.lower, serverTimeBounds(lowMin.sample, now).lower), upper: Math.max(tight.upper, serverTimeBounds(highMax.sample, now).upper) };
   }
 }

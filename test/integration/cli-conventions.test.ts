@@ -89,7 +89,9 @@ it('--kubeconfig and --context choose the cluster, on every command that talks t
   expect(failing.stderr).toContain('cannot reach the API server');
   for (const args of [['status', 'conv', '-n', ns], ['tree', 'conv', '-n', ns], ['pending', '-n', ns], ['--context', good, 'status', '-A']]) {
     const result = await cli([...args, '--kubeconfig', file, '--context', good]);
-    expect({ args, code: result.code }).toEqual({ args, code: 0 });
+    // status -A exits 1 when any Bundle of the cluster is not Ready (other suites' Bundles are here too): it reached the cluster.
+    const reached = args.includes('-A') ? result.code <= 1 && result.stdout.includes(ns) : result.code === 0;
+    expect({ args, reached }).toEqual({ args, reached: true });
   }
   const unknown = await cli(['status', '-A', '--kubeconfig', file, '--context', 'nope']);
   expect(unknown.code).toBe(1);
@@ -101,7 +103,8 @@ it('-A lists every namespace, and -o json|yaml give the same document', async ()
   for (const command of ['status', 'pending']) {
     const json = await cli([command, '-A', '-o', 'json']);
     const yaml = await cli([command, '-A', '-o', 'yaml']);
-    expect({ command, json: json.code, yaml: yaml.code }).toEqual({ command, json: 0, yaml: 0 });
+    // status: 1 when some Bundle of the cluster is not Ready (the shared control plane has other suites' Bundles); never an error.
+    expect({ command, json: json.code <= 1, yaml: yaml.code <= 1, same: json.code === yaml.code }).toEqual({ command, json: true, yaml: true, same: true });
     expect(parseYaml(yaml.stdout)).toEqual(JSON.parse(json.stdout));
   }
   const status = JSON.parse((await cli(['status', '--all-namespaces', '-o', 'json'])).stdout) as { items: { namespace: string; name: string }[] };

@@ -40,6 +40,7 @@ import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
 import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
 import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
+import { stampSeal, type StampSeal } from '../../core/softdelete/stamp-seal.js';
 import { BundleGauges, reportTransitions, statusSubject, writeBundleStatus } from './status-writer.js';
 
 export interface BundleControllerOptions extends ControllerDeps {
@@ -84,6 +85,8 @@ export class BundleController {
   private readonly apis: BundleApis;
   private readonly unlabelled = new UnlabelledObjects();
   private readonly signRelease: ReleaseSigner;
+  /** Signs the countdown stamps this operator writes, and tells them from stamps written by hand. */
+  private readonly stampSeal: StampSeal;
   private readonly serverTime: ServerTime;
   /** Claims of each namespace's live Bundles (claimsOf), dropped on any Bundle event there. */
   private readonly claimsByNamespace = new Map<string, ReadonlyMap<string, readonly BundleClaim[]>>();
@@ -97,6 +100,7 @@ export class BundleController {
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
     this.signRelease = releaseSigner(o.releaseKey);
+    this.stampSeal = stampSeal(o.releaseKey);
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.applyConcurrency = o.applyConcurrency ?? APPLY_CONCURRENCY;
     this.apis = new BundleApis(o.client, o.discovery);
@@ -229,7 +233,7 @@ export class BundleController {
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
       this.envSources.undeclare(key);
-      return await finalizeBundle({ bundle, live: cached, api, fence: this.fenceFor(key), watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease, crdDefines: (gk) => this.crdDefines(gk) });
+      return await finalizeBundle({ bundle, live: cached, api, fence: this.fenceFor(key), watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease, crdDefines: (gk) => this.crdDefines(gk), stampSeal: this.stampSeal });
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.
@@ -280,6 +284,7 @@ export class BundleController {
       claims: this.claimsOf(namespace),
       now,
       stampAt,
+      stampSeal: this.stampSeal,
       envSources,
     });
     const planned = planBundle(input);

@@ -18,6 +18,7 @@ import { objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
+import type { StampSeal } from '../../core/softdelete/stamp-seal.js';
 import { errorMessage, isConflict, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
@@ -51,6 +52,8 @@ export interface FinalizerContext {
   crdDefines: (gk: GroupKind) => boolean;
   /** Send-time checks of the steps (see PruneFence): a Bundle event after the decision stops the steps not yet sent. */
   fence?: PruneFence;
+  /** Proves the stamps this operator wrote (core/softdelete/stamp-seal.ts). */
+  stampSeal?: StampSeal;
 }
 
 export async function finalizeBundle(input: FinalizerContext): Promise<WorkResult> {
@@ -98,6 +101,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
     now,
     stampAt,
     signRelease: input.signRelease,
+    ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
   });
   if (plan.done) {
     await removeFinalizer(input);

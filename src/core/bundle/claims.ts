@@ -142,6 +142,7 @@ function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: r
   const annotations = live.metadata.annotations ?? {};
   if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
   if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  if (annotations[Annotations.stampProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.stampProof)}` });
   if (annotations[Annotations.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.formerBundle)}` });
   if (annotations[Annotations.releaseProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
   if (annotations[Annotations.deletionApproved] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionApproved)}` });

@@ -29,6 +29,7 @@ import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.j
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
@@ -71,6 +72,8 @@ export interface FinalizeInput {
   stampAt: number;
   /** Signs each release with a countdown, so that the sweeper can tell it from a label anyone could write. */
   signRelease: ReleaseSigner;
+  /** Proves the stamps this operator wrote: a release carries on only a proven countdown, and starts one written by hand over. */
+  stampSeal?: StampSeal;
 }
 
 export type FinalizeStep =
@@ -158,7 +161,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   const siblings = siblingUids(controlled);
   // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
   // (a gated object is released with a countdown like any delayed one).
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, bundleReady: true });
+  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
   return actions.flatMap((action): FinalizeStep[] => {
     const o = byUid.get(action.target.uid);
     if (o === undefined || action.target.uid === undefined) return [];
@@ -180,7 +183,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     return [{
       action: 'release',
       target: action.target,
-      patch: releasePatch(o, bundle, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease),
+      patch: releasePatch(o, bundle, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal),
       event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it` },
     }];
   });
@@ -222,7 +225,7 @@ function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: Readonly
     return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
   }
   if (reading.rules.policy === 'Approve') {
-    const patch = releasePatch(o, input.bundle, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease);
+    const patch = releasePatch(o, input.bundle, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal);
     return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved` } };
   }
   return undefined;

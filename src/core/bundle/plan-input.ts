@@ -10,6 +10,7 @@ import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
 import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
+import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { claimsByObject, hasClaimReference, type BundleClaim, type BundleLike } from './ownership.js';
 import type { EnvSourceRead, PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
@@ -67,6 +68,8 @@ export interface PlanSources {
   now: number;
   /** Upper bound of the API server's time (epoch ms). */
   stampAt: number;
+  /** Proves the countdown stamps the operator wrote (the controller's; the CLI reads stamps as written). */
+  stampSeal?: StampSeal;
   /** What was read of the ConfigMaps and Secrets the workloads read (see PlanInput.envSources). */
   envSources?: ReadonlyMap<string, EnvSourceRead>;
 }
@@ -136,6 +139,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     stampAt: s.stampAt,
     claims,
     bundleReady: isReadyWithCurrentSpec(bundle),
+    ...(s.stampSeal !== undefined ? { stampSeal: s.stampSeal } : {}),
     ...(s.envSources !== undefined ? { envSources: s.envSources } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './gr
 import type { SourceData } from './env-ref-hash.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
+import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { decideOwnership, listedObjectKeys, type BundleClaim, type Ownership } from './ownership.js';
 import { planClaims, planWithdrawals, type ClaimAction, type ClaimWithdrawal } from './claims.js';
 import { planResource } from './plan-resource.js';
@@ -56,6 +57,8 @@ export interface PlanInput {
    * opens on it; absent, the gate stays shut.
    */
   bundleReady?: boolean;
+  /** Proves the countdown stamps this operator wrote (core/softdelete/stamp-seal.ts); absent, every stamp is taken as written. */
+  stampSeal?: StampSeal;
   /**
    * What was read of each ConfigMap and Secret the Bundle's workloads read
    * (workload-env-hash.ts), by `${kind}/${name}` in the Bundle's namespace:
@@ -112,14 +115,14 @@ export interface BundlePlan {
   /** Wait at most this long before reconciling again (the next soft-delete expiry). */
   requeueAfterMs?: number;
   /** What the deletion rules were read with: a delete decided again on a fresh read (redecideDelete) uses the same. */
-  deletionContext: { defaults?: DeletionDefaults | undefined; bundleReady: boolean };
+  deletionContext: { defaults?: DeletionDefaults | undefined; bundleReady: boolean; stampSeal?: StampSeal };
 }
 
 export function planBundle(input: PlanInput): BundlePlan {
   const { bundle, spec } = input;
   const graph = resourceGraph(spec.resources);
   const order = topologicalOrder(graph);
-  const base = { bundle, order, levels: levels(graph), deletionContext: { defaults: spec.deletionDefaults, bundleReady: input.bundleReady === true } };
+  const base = { bundle, order, levels: levels(graph), deletionContext: { defaults: spec.deletionDefaults, bundleReady: input.bundleReady === true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) } };
 
   const pruneRules = {
     now: input.now,
@@ -127,6 +130,7 @@ export function planBundle(input: PlanInput): BundlePlan {
     bundleName: bundle.name,
     defaults: spec.deletionDefaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
+    ...(input.stampSeal !== undefined ? { stampSeal: input.stampSeal } : {}),
     ...(input.claims !== undefined ? { claims: input.claims } : {}),
     ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
   };

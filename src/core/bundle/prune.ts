@@ -9,6 +9,7 @@ import { EventReasons } from '../../api/names.js';
 import { decideSoftDelete, deletedAfterWords, deletesNow, type DeletionGate } from '../softdelete/decide.js';
 import { buildGraph, levels, topologicalOrder, transpose } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { withProvenStamp, type StampSeal } from '../softdelete/stamp-seal.js';
 import type { BundleClaim } from './ownership.js';
 import { keptReleasePatch, markPatch } from './release.js';
 
@@ -94,6 +95,8 @@ export interface PruneInput {
   defaults?: DeletionDefaults | undefined;
   /** Whether the Bundle is Ready with its current spec: a deleteWhen BundleReady gate opens on it (absent: shut). */
   bundleReady?: boolean;
+  /** Proves the stamps this operator wrote; an unproven stamp is read as none (the countdown starts now). Absent: stamps are taken as written. */
+  stampSeal?: StampSeal;
 }
 
 /**
@@ -148,7 +151,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   if (other !== undefined) return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
   const decision = decideSoftDelete({
     inSpec: false,
-    annotations: o.metadata.annotations,
+    annotations: withProvenStamp(o.metadata.annotations, o.metadata.uid, input.stampSeal),
     now,
     defaults: input.defaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
@@ -189,7 +192,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
       return {
         action: 'mark',
         target,
-        patch: markPatch(o, decision.deletionTimestamp),
+        patch: markPatch(o, decision.deletionTimestamp, o.metadata.uid !== undefined ? input.stampSeal?.sign(o.metadata.uid, decision.deletionTimestamp) : undefined),
         deletionTimestamp: decision.deletionTimestamp,
         deleteAfter: decision.deleteAfter,
         deleteAtMs: decision.deleteAtMs,
@@ -242,6 +245,7 @@ export interface RedecideDeleteInput {
   /** As for planPrune: the Bundle's defaults and readiness decide again with the rest. */
   defaults?: DeletionDefaults | undefined;
   bundleReady?: boolean;
+  stampSeal?: StampSeal;
 }
 
 /**
@@ -256,6 +260,6 @@ export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   const { fresh } = input;
   if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
   if (!isControlledBy(fresh, input.bundleUid)) return undefined;
-  const decision = decideSoftDelete({ inSpec: false, annotations: fresh.metadata.annotations, now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
+  const decision = decideSoftDelete({ inSpec: false, annotations: withProvenStamp(fresh.metadata.annotations, fresh.metadata.uid, input.stampSeal), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
   return deletesNow(decision) ? fresh.metadata.resourceVersion : undefined;
 }

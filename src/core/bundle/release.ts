@@ -15,6 +15,7 @@ import { Annotations, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { formerBundleLabelValue } from '../softdelete/former-bundle.js';
+import { withProvenStamp, type StampSeal } from '../softdelete/stamp-seal.js';
 import { isGated, readDeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { userReferences, type ReferenceOwnerContext } from './ownership.js';
@@ -48,7 +49,7 @@ export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): Jso
  */
 export function orphanPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
   const ops = referencesPatch(o, refs);
-  for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved]) {
+  for (const name of [Annotations.deletionTimestamp, Annotations.stampProof, Annotations.deletionApproved]) {
     if (o.metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
   }
   return ops;
@@ -80,7 +81,7 @@ function markFormerBundle(o: LiveObject, bundleName: string): JsonPatchOperation
 export function keptReleasePatch(o: LiveObject, bundleName: string, refs: ReferenceOwnerContext): JsonPatchOperation[] {
   const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundleName)];
   const annotations = o.metadata.annotations;
-  for (const name of [Annotations.deletionTimestamp, Annotations.deletionApproved, Annotations.releaseProof]) {
+  for (const name of [Annotations.deletionTimestamp, Annotations.stampProof, Annotations.deletionApproved, Annotations.releaseProof]) {
     if (annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
   }
   if (annotations?.[Annotations.deletionPolicy] !== 'Orphan') ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: 'Orphan' });
@@ -96,7 +97,7 @@ export function keptReleasePatch(o: LiveObject, bundleName: string, refs: Refere
  * takes from them is written onto it; a gate without a delay counts down
  * from zero.
  */
-export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner): JsonPatchOperation[] {
+export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner, seal?: StampSeal): JsonPatchOperation[] {
   // markFormerBundle creates the annotations map when there is none.
   const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundle.name)];
   const annotations = { ...(o.metadata.annotations ?? {}) };
@@ -113,7 +114,8 @@ export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: D
       ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: rules.policy });
     }
   }
-  const decision = decideSoftDelete({ inSpec: false, annotations, now: countdown.now, stampAt: countdown.stampAt });
+  // Only a stamp this operator wrote is signed into the release: one written by hand starts over from now.
+  const decision = decideSoftDelete({ inSpec: false, annotations: withProvenStamp(annotations, o.metadata.uid, seal) ?? {}, now: countdown.now, stampAt: countdown.stampAt });
   // The first test already guards the whole patch; the stamp needs no second one.
   if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
   const proof = sign({
@@ -134,9 +136,12 @@ export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: D
  * resourceVersion keeps the stamp from landing on an object that changed
  * since it was read (the next pass re-reads and re-decides).
  */
-export function markPatch(o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } }, deletionTimestamp: string): JsonPatchOperation[] {
+export function markPatch(o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } }, deletionTimestamp: string, proof?: string): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
-  ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`, value: deletionTimestamp });
+  // 'add' replaces a stamp already there (one not proven is read as none, and started again).
+  ops.push({ op: 'add', path: annotationPath(Annotations.deletionTimestamp), value: deletionTimestamp });
+  if (proof !== undefined) ops.push({ op: 'add', path: annotationPath(Annotations.stampProof), value: proof });
+  else if (o.metadata.annotations?.[Annotations.stampProof] !== undefined) ops.push({ op: 'remove', path: annotationPath(Annotations.stampProof) });
   return ops;
 }

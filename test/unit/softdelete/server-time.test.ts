@@ -171,6 +171,24 @@ describe('DateHeaderServerTime behind a load balancer: API servers whose clocks 
     expect(mono - stampedAt).toBeGreaterThanOrEqual(delay);
   });
 
+  it('servers seen one after the other (never together in the recent answers): the countdown still lasts its delay on the slower one', () => {
+    // Only the slow server answers while the stamp is written; then, minutes later, only the fast one (30 min ahead).
+    let mono = T0;
+    const time = new DateHeaderServerTime(() => mono);
+    for (let i = 0; i < 20; i++, mono += 137) time.observe(exchange(0, mono, mono + 5, mono + 10));
+    const stamp = time.upperBound() ?? 0;
+    const stampedAt = mono;
+    const delay = 10 * 60_000;
+    mono += 120_000;
+    for (let i = 0; i < 20; i++, mono += 137) time.observe(exchange(30 * 60_000, mono, mono + 5, mono + 10));
+    expect(time.clocksDisagree()).toBe(true);
+    while ((time.lowerBound() ?? -Infinity) < stamp + delay) {
+      mono += 1000;
+      time.observe(exchange(30 * 60_000, mono, mono + 5, mono + 10));
+    }
+    expect(mono - stampedAt).toBeGreaterThanOrEqual(delay);
+  });
+
   it('one server: the bounds stay tight (no skew seen)', () => {
     let mono = T0;
     const time = new DateHeaderServerTime(() => mono);
