@@ -178,8 +178,10 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
     if (approvedText !== undefined && approvedMs === undefined) {
       return { action: 'invalid', message: `annotation ${Annotations.deletionApproved} ${JSON.stringify(approvedText)} is not an RFC 3339 time; the object is kept until it is approved` };
     }
-    if (approvedMs === undefined || approvedMs <= stampMs) {
-      const stale = approvedText !== undefined ? ` (the approval ${approvedText} predates the countdown and does not count)` : '';
+    // An approval counts from its time on, and only for a countdown that began before it: one dated in the future
+    // (written ahead of a countdown that had not begun, say) is not given yet.
+    if (approvedMs === undefined || approvedMs <= stampMs || approvedMs > input.now) {
+      const stale = approvedText === undefined ? '' : approvedMs !== undefined && approvedMs > input.now ? ` (the approval ${approvedText} is dated in the future and does not count yet)` : ` (the approval ${approvedText} predates the countdown and does not count)`;
       return { action: 'await', waitingFor: 'Approval', ...times, message: `due since ${countdown.deleteAfter}, waits for approval${stale}: bundlesmith approve, or annotation ${Annotations.deletionApproved} with a later time` };
     }
   }

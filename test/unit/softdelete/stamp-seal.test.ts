@@ -74,3 +74,17 @@ describe('prune and finalizer on a stamp written by hand', () => {
     expect(stamp).toMatchObject({ op: 'add', value: new Date(NOW).toISOString() });
   });
 });
+
+describe('an approval dated in the future is not given yet (red-team find d)', () => {
+  it('waits for approval until its time has come', () => {
+    const approve = (approved: string) =>
+      planPrune({
+        controlled: [live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionPolicy, 'Approve'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, seal.sign('a-uid', OLD)), withAnnotation(Annotations.deletionApproved, approved))],
+        inSpec: new Set(),
+        now: NOW,
+        stampSeal: seal,
+      })[0]?.action;
+    expect(approve('2099-01-01T00:00:00Z')).toBe('await');
+    expect(approve('2025-06-01T00:00:00Z')).toBe('delete');
+  });
+});
