@@ -92,6 +92,9 @@ function gatesOf(rules: DeletionRules): DeletionGate[] {
 
 const withGates = (gates: DeletionGate[]): { gates?: DeletionGate[] } => (gates.length > 0 ? { gates } : {});
 
+/** How far ahead of the server's clock an approval may be dated and still count (an approver's clock running ahead). */
+export const APPROVAL_AHEAD_MS = 60_000;
+
 const GATE_CONDITIONS: Record<DeletionGate, string> = { Approval: 'once approved', BundleReady: 'once its Bundle is Ready' };
 
 /** "after 2026-11-21T12:00:00.000Z", and what else it waits for: "..., once approved". For events, the CLI and messages. */
@@ -178,10 +181,12 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
     if (approvedText !== undefined && approvedMs === undefined) {
       return { action: 'invalid', message: `annotation ${Annotations.deletionApproved} ${JSON.stringify(approvedText)} is not an RFC 3339 time; the object is kept until it is approved` };
     }
-    // An approval counts from its time on, and only for a countdown that began before it: one dated in the future
-    // (written ahead of a countdown that had not begun, say) is not given yet.
-    if (approvedMs === undefined || approvedMs <= stampMs || approvedMs > input.now) {
-      const stale = approvedText === undefined ? '' : approvedMs !== undefined && approvedMs > input.now ? ` (the approval ${approvedText} is dated in the future and does not count yet)` : ` (the approval ${approvedText} predates the countdown and does not count)`;
+    // An approval counts only for a countdown that began before it, and not when it is dated well ahead of the server's
+    // clock (written ahead of a countdown that had not begun yet, say, dated 2099): an approver's clock may be a little
+    // ahead, no more than APPROVAL_AHEAD_MS.
+    const ahead = approvedMs !== undefined && approvedMs > input.now + APPROVAL_AHEAD_MS;
+    if (approvedMs === undefined || approvedMs <= stampMs || ahead) {
+      const stale = approvedText === undefined ? '' : ahead ? ` (the approval ${approvedText} is dated ahead of the server's clock and does not count)` : ` (the approval ${approvedText} predates the countdown and does not count)`;
       return { action: 'await', waitingFor: 'Approval', ...times, message: `due since ${countdown.deleteAfter}, waits for approval${stale}: bundlesmith approve, or annotation ${Annotations.deletionApproved} with a later time` };
     }
   }

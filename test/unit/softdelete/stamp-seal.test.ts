@@ -76,7 +76,7 @@ describe('prune and finalizer on a stamp written by hand', () => {
 });
 
 describe('an approval dated in the future is not given yet (red-team find d)', () => {
-  it('waits for approval until its time has come', () => {
+  it('waits for an approval dated well ahead of the server (2099); one a little ahead (an approver\'s clock) counts', () => {
     const approve = (approved: string) =>
       planPrune({
         controlled: [live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionPolicy, 'Approve'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, seal.sign('a-uid', OLD)), withAnnotation(Annotations.deletionApproved, approved))],
@@ -86,5 +86,6 @@ describe('an approval dated in the future is not given yet (red-team find d)', (
       })[0]?.action;
     expect(approve('2099-01-01T00:00:00Z')).toBe('await');
     expect(approve('2025-06-01T00:00:00Z')).toBe('delete');
+    expect(approve(new Date(NOW + 30_000).toISOString())).toBe('delete');
   });
 });
