@@ -112,5 +112,9 @@ describe('helm install --wait of a chart holding a Bundle', () => {
     const bundle = await env.client.get(BUNDLE_RESOURCE_TYPE, ns, 'stalled');
     expect(conditionOf(bundle, 'Stalled')).toMatchObject({ status: 'True', reason: 'TerminalError' });
     expect(conditionOf(bundle, 'Reconciling')?.status).toBe('False');
+    // kubectl get says why by default.
+    const table = await run('kubectl', ['get', 'bundle', 'stalled', '-n', ns]);
+    expect(table.stdout.split('\n')[0]?.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'RESOURCES', 'PENDING-DELETIONS', 'AGE']);
+    expect(table.stdout).toMatch(/stalled\s+False\s+Stalled: .*missing/);
   });
 });
