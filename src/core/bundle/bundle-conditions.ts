@@ -110,7 +110,7 @@ function reconciled(r: Extract<PassResult, { kind: 'reconciled' }>): Condition[]
  * (Forbidden) says more than either generic one; TerminalError when no
  * problem may go away by itself.
  */
-export function errorReason(problems: readonly PassProblem[]): string {
+function errorReason(problems: readonly PassProblem[]): string {
   const precise = problems[0]?.reason;
   if (precise !== undefined && problems.every((p) => p.reason === precise)) return precise;
   return problems.every((p) => p.terminal) ? Reasons.TerminalError : Reasons.RetriableError;
