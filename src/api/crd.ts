@@ -52,6 +52,29 @@ function schemaOf(schema: z.ZodType): JsonSchema {
   return toStructural(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
 }
 
+/**
+ * A Bundle the operator has not seen yet reads as in progress: kstatus
+ * (Helm 4's --wait, Flux) takes a missing status.observedGeneration as
+ * nothing to check and a Bundle without conditions as Current, so the
+ * schema defaults observedGeneration to 0, behind every generation (1 and
+ * up). The API server applies the default when it reads the object, so a
+ * new Bundle shows it before the operator's first write. Conditions are
+ * a map keyed by type, as metav1.Condition lists are: server-side apply
+ * merges them by type, and no type appears twice.
+ */
+function statusSchema(): JsonSchema {
+  const status = schemaOf(BundleStatusSchema);
+  const properties = status.properties as Record<string, JsonSchema>;
+  properties.conditions = conditionMap(properties.conditions);
+  const resourceStatuses = properties.resourceStatuses as { items: { properties: Record<string, JsonSchema> } };
+  resourceStatuses.items.properties.conditions = conditionMap(resourceStatuses.items.properties.conditions);
+  return { ...status, default: { observedGeneration: 0 } };
+}
+
+function conditionMap(list: JsonSchema | undefined): JsonSchema {
+  return { ...list, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] };
+}
+
 export function buildBundleCrd(): JsonSchema {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -74,13 +97,17 @@ export function buildBundleCrd(): JsonSchema {
           served: true,
           storage: true,
           subresources: { status: {} },
+          // What a person reads first by default; the rest with -o wide (priority 1).
           additionalPrinterColumns: [
             { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
-            { name: 'Reason', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].reason", priority: 1 },
+            { name: 'Status', type: 'string', description: 'What blocks the Bundle, what is wrong, what it waits for, or Ready', jsonPath: '.status.message' },
             { name: 'Resources', type: 'string', description: 'Ready resources out of all', jsonPath: '.status.resourcesReady' },
             { name: 'Pending-Deletions', type: 'integer', description: 'Objects that left the Bundle and wait for their deletion (a delay, an approval, the Bundle to be Ready)', jsonPath: '.status.pendingDeletionCount' },
-            { name: 'Awaiting-Approval', type: 'integer', description: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', jsonPath: '.status.awaitingApprovalCount' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            { name: 'Reason', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].reason", priority: 1 },
+            { name: 'Reconciling', type: 'string', jsonPath: ".status.conditions[?(@.type=='Reconciling')].status", priority: 1 },
+            { name: 'Stalled', type: 'string', jsonPath: ".status.conditions[?(@.type=='Stalled')].status", priority: 1 },
+            { name: 'Awaiting-Approval', type: 'integer', description: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', jsonPath: '.status.awaitingApprovalCount', priority: 1 },
           ],
           schema: {
             openAPIV3Schema: {
@@ -92,7 +119,7 @@ export function buildBundleCrd(): JsonSchema {
                 // The apiserver allows nothing but the type here (it documents metadata itself).
                 metadata: { type: 'object' },
                 spec: schemaOf(BundleSpecSchema),
-                status: schemaOf(BundleStatusSchema),
+                status: statusSchema(),
               },
               required: ['spec'],
             },

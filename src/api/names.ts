@@ -113,6 +113,10 @@ export const BundleConditionTypes = {
   InProgress: 'InProgress',
   Ready: 'Ready',
   Error: 'Error',
+  /** kstatus: True while the spec's generation is not yet observed or a pass has work in flight. */
+  Reconciling: 'Reconciling',
+  /** kstatus: True when the Bundle cannot progress without a change (to its spec, an object, or its rights). */
+  Stalled: 'Stalled',
 } as const;
 
 export const ResourceConditionTypes = {
@@ -149,6 +153,12 @@ export const Reasons = {
   ResourcesNotReady: 'ResourcesNotReady',
   Ready: 'Ready',
   Working: 'Working',
+  /** Reconciling=False: the generation is observed and every resource is ready. */
+  Reconciled: 'Reconciled',
+  /** Reconciling=False because Stalled=True. */
+  Stalled: 'Stalled',
+  /** Stalled=False. */
+  CanProgress: 'CanProgress',
 } as const;
 
 /** Event reasons, on the Bundle unless said otherwise. */

@@ -103,9 +103,13 @@ it('the pass that adds the finalizer leaves a status saying so (InProgress=True)
     abort.abort();
     await watching;
   }
-  const firstWithStatus = seen.find((b) => b.status !== undefined);
+  // Stored, before the operator wrote anything: the CRD's default, which kstatus reads as in progress.
+  expect(seen[0]?.status).toEqual({ observedGeneration: 0 });
+  const firstWithStatus = seen.find((b) => (b.status as { conditions?: unknown } | undefined)?.conditions !== undefined);
   expect(firstWithStatus?.metadata.finalizers).toContain(Finalizers.deleteResources);
   expect(conditionOf(firstWithStatus, 'InProgress')).toMatchObject({ status: 'True', reason: 'Working', message: 'finalizer added; reconciling' });
   expect(conditionOf(firstWithStatus, 'Ready')?.status).toBe('False');
+  expect(conditionOf(firstWithStatus, 'Reconciling')).toMatchObject({ status: 'True', message: 'finalizer added; reconciling' });
+  expect((firstWithStatus?.status as { observedGeneration?: number }).observedGeneration).toBe(0);
   expect(firstWithStatus?.apiVersion).toBe(API_VERSION);
 });

@@ -25,10 +25,13 @@ function exampleFiles(dir: string): string[] {
 describe('Bundle CRD', () => {
   it('is established with status subresource, short name and printer columns', async () => {
     const crd = await env.client.get(await resourceType(env, 'apiextensions.k8s.io/v1', 'CustomResourceDefinition'), undefined, 'bundles.smith.atlassian.com');
-    const spec = crd.spec as { names: { shortNames: string[]; categories: string[] }; versions: { subresources: unknown; additionalPrinterColumns: { name: string }[] }[] };
+    const spec = crd.spec as { names: { shortNames: string[]; categories: string[] }; versions: { subresources: unknown; additionalPrinterColumns: { name: string; priority?: number }[] }[] };
     expect(spec.names.shortNames).toContain('bdl');
     expect(spec.versions[0]?.subresources).toEqual({ status: {} });
-    expect(spec.versions[0]?.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Resources', 'Pending-Deletions', 'Awaiting-Approval', 'Age']);
+    const columns = spec.versions[0]?.additionalPrinterColumns ?? [];
+    // What a person reads first by default; the rest with -o wide.
+    expect(columns.filter((c) => (c.priority ?? 0) === 0).map((c) => c.name)).toEqual(['Ready', 'Status', 'Resources', 'Pending-Deletions', 'Age']);
+    expect(columns.filter((c) => c.priority === 1).map((c) => c.name)).toEqual(['Reason', 'Reconciling', 'Stalled', 'Awaiting-Approval']);
     const conditions = (crd.status as { conditions: { type: string; status: string }[] }).conditions;
     expect(conditions.find((c) => c.type === 'Established')?.status).toBe('True');
     expect(conditions.find((c) => c.type === 'NonStructuralSchema')).toBeUndefined();

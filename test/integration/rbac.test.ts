@@ -5,17 +5,11 @@
  * reconciles, soft-deletes and collects garbage. Nothing it does may be
  * forbidden, and it may not do what the chart does not grant.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseAllDocuments, parseDocument, stringify } from 'yaml';
-import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
-import { conditionOf, connect, createNamespace, expectKept, kubeconfigPath, resourceType, run, uidOf, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
+import { canI, forbiddenLines, installChart, serviceAccountKubeconfig } from './chart.js';
+import { conditionOf, connect, createNamespace, expectKept, resourceType, run, uidOf, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
-
-const chart = join(repoRoot(), 'charts', 'bundlesmith');
 
 let env: TestEnv;
 let bundles: ResourceType;
@@ -28,20 +22,10 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-/** Installs the chart and returns the operator flags its Deployment would run with (minus the HTTP addresses). */
-async function installChart(release: string, namespace: string, set: string[]): Promise<{ args: string[]; serviceAccount: string }> {
-  // The Bundle CRD is the global setup's; the release may not take it over.
-  const setArgs = ['crds.install=false', ...set].flatMap((s) => ['--set', s]);
-  const install = await run('helm', ['install', release, chart, '-n', namespace, ...setArgs]);
-  if (install.code !== 0) throw new Error(`helm install failed: ${install.stderr}`);
-  const rendered = await run('helm', ['get', 'manifest', release, '-n', namespace]);
-  const deployment = parseAllDocuments(rendered.stdout)
-    .map((d) => d.toJS() as { kind?: string; spec?: { template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } } | null)
-    .find((d) => d?.kind === 'Deployment');
-  const pod = deployment?.spec?.template.spec;
-  if (!pod) throw new Error('the chart rendered no Deployment');
-  const args = (pod.containers[0]?.args ?? []).filter((a) => !a.startsWith('--metrics-addr') && !a.startsWith('--health-addr'));
-  return { args, serviceAccount: `system:serviceaccount:${namespace}:${pod.serviceAccountName}` };
+/** Installs the chart and returns the operator flags its (one) Deployment would run with, and its ServiceAccount as a user. */
+async function installOne(release: string, namespace: string, set: string[]): Promise<{ args: string[]; serviceAccount: string }> {
+  const installed = await installChart(release, namespace, set);
+  return { args: installed.deployments[0]?.args ?? [], serviceAccount: installed.user };
 }
 
 function bundle(namespace: string, name: string, resources: { name: string; object: Record<string, unknown> }[]): Record<string, unknown> {
@@ -64,27 +48,6 @@ async function waitReady(namespace: string, name: string): Promise<KubeObject> {
   });
 }
 
-function forbiddenLines(operator: OperatorProcess): string[] {
-  return readFileSync(operator.logFile, 'utf8')
-    .split('\n')
-    .filter((l) => /forbidden|\b403\b/i.test(l));
-}
-
-/**
- * A kubeconfig that authenticates as a ServiceAccount with a token from the
- * TokenRequest API, as the operator's pod would (impersonation cannot nest,
- * and lockdown impersonates each Bundle's ServiceAccount).
- */
-async function serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
-  const token = await run('kubectl', ['create', 'token', name, '-n', namespace, '--duration', '2h']);
-  if (token.code !== 0) throw new Error(`kubectl create token failed: ${token.stderr}`);
-  const config = parseDocument(readFileSync(kubeconfigPath(), 'utf8')).toJS() as { users: { name: string; user: Record<string, unknown> }[] };
-  for (const u of config.users) u.user = { token: token.stdout.trim() };
-  const path = join(tmpdir(), `bundlesmith-${namespace}-${name}.kubeconfig`);
-  writeFileSync(path, stringify(config), { mode: 0o600 });
-  return path;
-}
-
 /** What no mode may give the operator: minting tokens, exec into pods, rewriting admission. */
 async function expectNoClusterTakeover(user: string, namespace: string): Promise<void> {
   expect(await canI(user, 'create', 'serviceaccounts/token', namespace)).toBe(false);
@@ -97,13 +60,6 @@ async function expectNoClusterTakeover(user: string, namespace: string): Promise
   }
   expect(await canI(user, 'escalate', 'clusterroles.rbac.authorization.k8s.io')).toBe(false);
   expect(await canI(user, 'bind', 'clusterroles.rbac.authorization.k8s.io')).toBe(false);
-}
-
-/** `kubectl auth can-i`; a subresource goes in --subresource (kubectl reads "pods/exec" as pods named "exec"). */
-async function canI(user: string, verb: string, resource: string, namespace?: string): Promise<boolean> {
-  const [type = resource, subresource] = resource.split('/');
-  const result = await run('kubectl', ['auth', 'can-i', verb, type, ...(subresource ? ['--subresource', subresource] : []), '--as', user, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])]);
-  return result.stdout.trim() === 'yes';
 }
 
 /** One describe block's chart release and the operator running with its flags. */
@@ -127,7 +83,7 @@ function chartOperator(nsPrefix: string, values: (ns: string) => string[], start
   beforeAll(async () => {
     c.releaseNs = await createNamespace(env, 'rbac-ops');
     c.ns = await createNamespace(env, nsPrefix);
-    const installed = await installChart(uniqueName('bs'), c.releaseNs, [...values(c.ns), 'leaderElection.leaseDurationSeconds=4']);
+    const installed = await installOne(uniqueName('bs'), c.releaseNs, [...values(c.ns), 'leaderElection.leaseDurationSeconds=4']);
     c.user = installed.serviceAccount;
     c.operator = await start(c, installed.args);
   });

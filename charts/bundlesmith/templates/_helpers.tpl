@@ -152,3 +152,26 @@ own collector runs, the operator's ServiceAccount.
 {{- end -}}
 {{- $users | toJson -}}
 {{- end -}}
+
+{{/*
+The Leases the Deployments hold, as a JSON list: <leaseName>, or
+<leaseName>-<shard> for each shard (deployment.yaml's --leader-election-id).
+*/}}
+{{- define "bundlesmith.leaseNames" -}}
+{{- $names := list -}}
+{{- range (.Values.sharding.shards | default (list (dict "name" ""))) -}}
+{{- $names = append $names (printf "%s%s" $.Values.leaderElection.leaseName (ternary (printf "-%s" .name) "" (ne .name ""))) -}}
+{{- end -}}
+{{- $names | toJson -}}
+{{- end -}}
+
+{{/*
+The pod's labels a shard's Deployment selects on: the release's, and the
+shard's name when sharded.
+*/}}
+{{- define "bundlesmith.shardSelectorLabels" -}}
+{{- include "bundlesmith.selectorLabels" .root }}
+{{- with .shard.name }}
+bundlesmith.dev/shard: {{ . | quote }}
+{{- end }}
+{{- end -}}

@@ -19,7 +19,7 @@ import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
 import type { StampSeal } from '../../core/softdelete/stamp-seal.js';
-import { errorMessage, isConflict, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
+import { errorMessage, isConflict, isForbidden, isInvalidWrite, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, ServerTime } from '../../runtime/clock.js';
@@ -152,7 +152,8 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
       report.changed.push(t);
     } else {
       outcome.failed++;
-      report.failures.push({ target: t, action: step.action, message: errorMessage(err) });
+      // Forbidden (the identity may not) and an invalid write (refused as such) cannot finish without a change: Stalled.
+      report.failures.push({ target: t, action: step.action, message: errorMessage(err), ...(isForbidden(err) ? { reason: Reasons.Forbidden } : isInvalidWrite(err) ? { reason: Reasons.InvalidWrite, terminal: true } : {}) });
     }
     input.logger.warn({ object: `${t.kind}/${t.name}`, step: step.action, err: errorMessage(err) }, 'finalizing: step failed');
   }

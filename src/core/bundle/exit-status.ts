@@ -7,7 +7,8 @@
  */
 import type { BundleStatus, Condition } from '../../api/bundle.js';
 import { BundleConditionTypes, EventReasons, Reasons } from '../../api/names.js';
-import { condition, findConditionByType, mergeConditions } from './conditions.js';
+import { decideBundleConditions, summaryOf } from './bundle-conditions.js';
+import { findConditionByType, mergeConditions } from './conditions.js';
 import type { FinalizeStep, Propagation } from './finalize.js';
 import type { BundlePlan } from './plan.js';
 import type { ObjectTarget } from './prune.js';
@@ -18,34 +19,33 @@ export interface StatusSubject {
   status?: BundleStatus | undefined;
 }
 
-/** Error=True with this reason and message, Ready=False; the rest of the status is kept. */
+/**
+ * Error=True with this reason and message, Ready=False; the rest of the
+ * status is kept. TerminalError (the schema refused the spec) and Forbidden
+ * stall the Bundle; any other reason is retried (Reconciling).
+ */
 export function errorStatus(live: StatusSubject, reason: string, message: string, nowIso: string): BundleStatus {
   const previous = live.status ?? {};
-  return {
-    ...previous,
-    ...(live.metadata.generation !== undefined ? { observedGeneration: live.metadata.generation } : {}),
-    conditions: mergeConditions(previous.conditions, [
-      condition(BundleConditionTypes.InProgress, false),
-      condition(BundleConditionTypes.Ready, false, reason, message),
-      condition(BundleConditionTypes.Error, true, reason, message),
-    ], nowIso),
-  };
+  const problem = { reason, message, terminal: reason === Reasons.TerminalError };
+  return withConditions(
+    { ...previous, ...(live.metadata.generation !== undefined ? { observedGeneration: live.metadata.generation } : {}) },
+    decideBundleConditions({ kind: 'failed', problem }, live.metadata.generation),
+    nowIso,
+  );
 }
 
 /**
  * A pass that stopped before deciding (the finalizer just added, a stale
- * read, the server's time not known yet): InProgress=True says why; Ready
- * and Error stay as the last full pass left them (Ready=False when there was
- * none), and so does observedGeneration: nothing new was observed.
+ * read, the server's time not known yet): InProgress=True and
+ * Reconciling=True say why; Ready and Error stay as the last full pass left
+ * them (Ready=False when there was none), and so does observedGeneration:
+ * nothing new was observed.
  */
 export function interruptedStatus(live: StatusSubject, message: string, nowIso: string): BundleStatus {
   const previous = live.status ?? {};
-  const ready = findConditionByType(previous.conditions, BundleConditionTypes.Ready) ?? condition(BundleConditionTypes.Ready, false, Reasons.ResourcesNotReady, 'not reconciled yet');
-  const error = findConditionByType(previous.conditions, BundleConditionTypes.Error) ?? condition(BundleConditionTypes.Error, false);
-  return {
-    ...previous,
-    conditions: mergeConditions(previous.conditions, [condition(BundleConditionTypes.InProgress, true, Reasons.Working, message), stripTime(ready), stripTime(error)], nowIso),
-  };
+  const ready = findConditionByType(previous.conditions, BundleConditionTypes.Ready);
+  const error = findConditionByType(previous.conditions, BundleConditionTypes.Error);
+  return withConditions(previous, decideBundleConditions({ kind: 'interrupted', message, ready, error }, live.metadata.generation), nowIso);
 }
 
 /** What one finalizer pass that could not let the Bundle go did and met. */
@@ -55,8 +55,12 @@ export interface FinalizeReport {
   steps: readonly FinalizeStep[];
   /** Writes refused because the object changed since it was read, or went. */
   changed: readonly ObjectTarget[];
-  /** Writes that failed otherwise. */
-  failures: readonly { target: ObjectTarget; action: FinalizeStep['action']; message: string }[];
+  /**
+   * Writes that failed otherwise. `terminal` (retrying cannot help) or
+   * reason Forbidden (the identity may not do it) mark a deletion that
+   * cannot finish without a change: Stalled.
+   */
+  failures: readonly { target: ObjectTarget; action: FinalizeStep['action']; message: string; terminal?: boolean; reason?: string }[];
 }
 
 /**
@@ -77,15 +81,14 @@ export function finalizingStatus(live: StatusSubject, report: FinalizeReport, no
     ...(report.changed.length > 0 ? [`changed since read (deciding again): ${listTargets(report.changed)}`] : []),
   ];
   const message = `being deleted (${report.propagation} propagation)${parts.length > 0 ? `: ${parts.join('; ')}` : ''}; the finalizer goes once a pass on fresh lists finds nothing left to write`;
-  const failed = report.failures.map((f) => `${f.action} ${describeTarget(f.target)} failed: ${f.message}`).join('; ');
-  return {
-    ...previous,
-    conditions: mergeConditions(previous.conditions, [
-      condition(BundleConditionTypes.InProgress, true, Reasons.BeingDeleted, message),
-      condition(BundleConditionTypes.Ready, false, Reasons.BeingDeleted, message),
-      failed === '' ? condition(BundleConditionTypes.Error, false) : condition(BundleConditionTypes.Error, true, Reasons.RetriableError, `being deleted: ${failed}`),
-    ], nowIso),
-  };
+  const failures = report.failures.map((f) => ({ message: `${f.action} ${describeTarget(f.target)} failed: ${f.message}`, terminal: f.terminal === true, reason: f.reason }));
+  return withConditions(previous, decideBundleConditions({ kind: 'finalizing', message, failures }, live.metadata.generation), nowIso);
+}
+
+/** `status` with `conditions` merged over its own (transition times kept where unchanged) and the summary line they give. */
+function withConditions(status: BundleStatus, conditions: readonly Condition[], nowIso: string): BundleStatus {
+  const merged = mergeConditions(status.conditions, conditions, nowIso);
+  return { ...status, conditions: merged, message: summaryOf(merged) };
 }
 
 const STEP_VERBS: Record<Exclude<FinalizeStep['action'], 'leave'>, string> = {
@@ -104,11 +107,6 @@ function listTargets(targets: readonly ObjectTarget[]): string {
 
 function describeTarget(t: ObjectTarget): string {
   return `${t.kind} ${t.name}`;
-}
-
-function stripTime(c: Condition): Condition {
-  const { lastTransitionTime: _ignored, ...rest } = c;
-  return rest;
 }
 
 /** The reason of the Warning event for a pass's Error condition: the most specific problem the plan shows. */

@@ -4,7 +4,8 @@
  * objects count down to deletion.
  */
 import type { BundleStatus, Condition, ObjectToDelete, ResourceStatus } from '../../api/bundle.js';
-import { BundleConditionTypes, Reasons, ResourceConditionTypes } from '../../api/names.js';
+import { Reasons, ResourceConditionTypes } from '../../api/names.js';
+import { decideBundleConditions, summaryOf, type PassProblem } from './bundle-conditions.js';
 import { condition, mergeConditions } from './conditions.js';
 import { canonicalJson } from './hash.js';
 import { groupOf, versionOf } from './objects.js';
@@ -29,12 +30,6 @@ export interface PassResults {
   pruneFailures?: ReadonlyArray<{ target: ObjectTarget; message: string; reason?: string }>;
 }
 
-interface Problem {
-  message: string;
-  terminal: boolean;
-  reason?: string;
-}
-
 type ResourceState =
   | { state: 'ready' }
   | { state: 'in-progress'; reason: string; message: string }
@@ -56,7 +51,7 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
     return { name, conditions: mergeConditions(before, resourceConditions(states.get(name) ?? { state: 'ready' }), nowIso) };
   });
 
-  const problems: Problem[] = [
+  const problems: PassProblem[] = [
     ...plan.issues.map((i) => ({ message: formatIssue(i), terminal: !i.retriable })),
     // With issues, a resource's error state is its issues, already said above: each problem is said once.
     ...[...states].flatMap(([name, s]) => (s.state === 'error' && plan.issues.length === 0 ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal, ...(s.precise ? { reason: s.reason } : {}) }] : [])),
@@ -65,11 +60,13 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
   ];
   const total = plan.order.length;
   const ready = [...states.values()].filter((s) => s.state === 'ready').length;
-  const conditions = mergeConditions(previous?.conditions, bundleConditions({ problems, ready, total, states }), nowIso);
+  const notReady = [...states].filter(([, st]) => st.state !== 'ready').map(([name]) => name);
+  const conditions = mergeConditions(previous?.conditions, decideBundleConditions({ kind: 'reconciled', problems, ready, total, notReady }, plan.bundle.generation), nowIso);
   const pendingDeletions = pendingDeletionsOf(plan);
   return {
     ...(plan.bundle.generation !== undefined ? { observedGeneration: plan.bundle.generation } : {}),
     conditions,
+    message: summaryOf(conditions),
     resourceStatuses,
     objectsToDelete: objectsToDeleteOf(plan),
     pendingDeletions,
@@ -82,22 +79,6 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
 /** True when writing `b` over `a` would change nothing (key order and absent-vs-undefined do not matter). */
 export function statusEqual(a: BundleStatus | undefined, b: BundleStatus | undefined): boolean {
   return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
-}
-
-function bundleConditions(s: { problems: readonly Problem[]; ready: number; total: number; states: ReadonlyMap<string, ResourceState> }): Condition[] {
-  const hasError = s.problems.length > 0;
-  // Retrying helps as long as one problem may go away by itself.
-  // One precise reason shared by every problem (Forbidden) says more than either.
-  const precise = s.problems[0]?.reason;
-  const errorReason = precise !== undefined && s.problems.every((p) => p.reason === precise) ? precise : s.problems.every((p) => p.terminal) ? Reasons.TerminalError : Reasons.RetriableError;
-  const allReady = !hasError && s.ready === s.total;
-  const notReady = [...s.states].filter(([, st]) => st.state !== 'ready').map(([name]) => name);
-  const inProgressMessage = `waiting for ${notReady.join(', ')}`;
-  return [
-    condition(BundleConditionTypes.InProgress, !hasError && !allReady, !hasError && !allReady ? Reasons.Working : undefined, !hasError && !allReady ? inProgressMessage : undefined),
-    condition(BundleConditionTypes.Ready, allReady, allReady ? Reasons.AllResourcesReady : Reasons.ResourcesNotReady, `${s.ready}/${s.total} resources ready`),
-    condition(BundleConditionTypes.Error, hasError, hasError ? errorReason : undefined, hasError ? s.problems.map((p) => p.message).join('; ') : undefined),
-  ];
 }
 
 function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {

@@ -23,7 +23,7 @@ describe('errorStatus', () => {
     const s = errorStatus({ metadata: { generation: 3 }, status: ready }, Reasons.RetriableError, 'boom', T1);
     expect(s.observedGeneration).toBe(3);
     expect(s.managedKinds).toEqual(['v1/ConfigMap']);
-    expect(cond(s, BundleConditionTypes.Error)).toEqual({ type: 'Error', status: 'True', reason: Reasons.RetriableError, message: 'boom', lastTransitionTime: T1 });
+    expect(cond(s, BundleConditionTypes.Error)).toEqual({ type: 'Error', status: 'True', reason: Reasons.RetriableError, message: 'boom', observedGeneration: 3, lastTransitionTime: T1 });
     expect(cond(s, BundleConditionTypes.Ready)).toMatchObject({ status: 'False', reason: Reasons.RetriableError, lastTransitionTime: T1 });
   });
 });
@@ -32,7 +32,8 @@ describe('interruptedStatus', () => {
   it('says why in InProgress and keeps Ready, Error and observedGeneration as they were', () => {
     const s = interruptedStatus({ metadata: { generation: 3 }, status: ready }, 'waiting', T1);
     expect(s.observedGeneration).toBe(2);
-    expect(cond(s, BundleConditionTypes.InProgress)).toEqual({ type: 'InProgress', status: 'True', reason: Reasons.Working, message: 'waiting', lastTransitionTime: T1 });
+    expect(cond(s, BundleConditionTypes.InProgress)).toEqual({ type: 'InProgress', status: 'True', reason: Reasons.Working, message: 'waiting', observedGeneration: 3, lastTransitionTime: T1 });
+    expect(cond(s, BundleConditionTypes.Reconciling)).toMatchObject({ status: 'True', reason: Reasons.Working, message: 'waiting', observedGeneration: 3 });
     expect(cond(s, BundleConditionTypes.Ready)).toEqual(cond(ready, BundleConditionTypes.Ready));
     expect(cond(s, BundleConditionTypes.Error)).toEqual(cond(ready, BundleConditionTypes.Error));
   });

@@ -48,10 +48,13 @@ describe('buildBundleStatus', () => {
     expect(status).toEqual({
       observedGeneration: 1,
       conditions: [
-        { type: 'InProgress', status: 'False', lastTransitionTime: T0 },
-        { type: 'Ready', status: 'True', reason: Reasons.AllResourcesReady, message: '2/2 resources ready', lastTransitionTime: T0 },
-        { type: 'Error', status: 'False', lastTransitionTime: T0 },
+        { type: 'InProgress', status: 'False', observedGeneration: 1, lastTransitionTime: T0 },
+        { type: 'Ready', status: 'True', reason: Reasons.AllResourcesReady, message: '2/2 resources ready', observedGeneration: 1, lastTransitionTime: T0 },
+        { type: 'Error', status: 'False', observedGeneration: 1, lastTransitionTime: T0 },
+        { type: 'Reconciling', status: 'False', reason: Reasons.Reconciled, message: 'all 2 resources ready', observedGeneration: 1, lastTransitionTime: T0 },
+        { type: 'Stalled', status: 'False', reason: Reasons.CanProgress, message: 'nothing blocks progress', observedGeneration: 1, lastTransitionTime: T0 },
       ],
+      message: 'Ready',
       resourceStatuses: ['a', 'b'].map((name) => ({
         name,
         conditions: [
@@ -70,12 +73,12 @@ describe('buildBundleStatus', () => {
   });
 
   it.each<[string, () => BundlePlan, PassResults, string[], Record<string, string[]>, string]>([
-    ['creating', () => planBundle(planInput(two)), {}, ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False'], { a: ['InProgress=True(Working)'], b: ['Blocked=True(DependenciesNotReady)'] }, '0/2'],
+    ['creating', () => planBundle(planInput(two)), {}, ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False', 'Reconciling=True(Working)', 'Stalled=False(CanProgress)'], { a: ['InProgress=True(Working)'], b: ['Blocked=True(DependenciesNotReady)'] }, '0/2'],
     [
       'an apply failed (retriable)',
       () => planBundle(planInput(two, { a })),
       { applyFailures: new Map([['b', { message: 'connection refused' }]]) },
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)'],
+      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)', 'Reconciling=True(RetriableError)', 'Stalled=False(CanProgress)'],
       { a: ['Ready=True(Ready)'], b: ['Error=True(RetriableError)'] },
       '1/2',
     ],
@@ -83,7 +86,7 @@ describe('buildBundleStatus', () => {
       'an apply rejected (terminal)',
       () => planBundle(planInput(two, { a })),
       { applyFailures: new Map([['b', { message: 'spec.x: Invalid value', terminal: true }]]) },
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)'],
+      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'],
       { a: ['Ready=True(Ready)'], b: ['Error=True(TerminalError)'] },
       '1/2',
     ],
@@ -91,7 +94,7 @@ describe('buildBundleStatus', () => {
       'a conflict',
       () => planBundle(planInput(two, { a: live(configMap('a'), controlledBy('ReplicaSet', 'rs')) })),
       {},
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)'],
+      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'],
       { a: ['Error=True(Conflict)'], b: ['Blocked=True(DependenciesNotReady)'] },
       '0/2',
     ],
@@ -99,7 +102,7 @@ describe('buildBundleStatus', () => {
       'an invalid spec',
       () => planBundle(planInput(bundle('b', withResource(resource('a', configMap('a', withData({ x: '!{x}' }))), resource('b', configMap('b')))))),
       {},
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)'],
+      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'],
       { a: ['Error=True(TerminalError)'], b: ['Blocked=True(InvalidSpec)'] },
       '0/2',
     ],
@@ -107,7 +110,7 @@ describe('buildBundleStatus', () => {
       'only an unknown kind (retriable)',
       () => planBundle(planInput(bundle('b', withResource(resource('g', object('example.com/v1', 'Gadget', 'g')))))),
       {},
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)'],
+      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)', 'Reconciling=True(RetriableError)', 'Stalled=False(CanProgress)'],
       { g: ['Error=True(RetriableError)'] },
       '0/1',
     ],
@@ -115,7 +118,7 @@ describe('buildBundleStatus', () => {
       'an object being deleted by the API server: waited for',
       () => planBundle(planInput(bundle('b', withResource(resource('a', configMap('a')))), { a: live(configMap('a'), controlledByBundle(), terminating('2025-12-31T23:00:00Z')) })),
       {},
-      ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False'],
+      ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False', 'Reconciling=True(Working)', 'Stalled=False(CanProgress)'],
       { a: ['InProgress=True(BeingDeleted)'] },
       '0/1',
     ],
@@ -142,7 +145,7 @@ describe('buildBundleStatus', () => {
 
     it('stays Ready while soft deletions are pending, and lists them', () => {
       const status = buildBundleStatus(planBundle(planInput(one, { a: keep }, { controlled })), {}, undefined, T0);
-      expect(brief(status.conditions)).toEqual(['InProgress=False', 'Ready=True(AllResourcesReady)', 'Error=False']);
+      expect(brief(status.conditions)).toEqual(['InProgress=False', 'Ready=True(AllResourcesReady)', 'Error=False', 'Reconciling=False(Reconciled)', 'Stalled=False(CanProgress)']);
       expect(status.objectsToDelete).toEqual([
         { group: 'apps', version: 'v1', kind: 'Deployment', name: 'gone' },
         { version: 'v1', kind: 'ConfigMap', name: 'cm-gone' },
@@ -164,7 +167,7 @@ describe('buildBundleStatus', () => {
     it('reports an unreadable deletion delay as a terminal error, keeping Ready false', () => {
       const bad = old('bad', withAnnotation(Annotations.deletionDelay, 'tomorrow'));
       const status = buildBundleStatus(planBundle(planInput(one, { a: keep }, { controlled: [keep, bad] })), {}, undefined, T0);
-      expect(brief(status.conditions)).toEqual(['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)']);
+      expect(brief(status.conditions)).toEqual(['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)']);
       expect(status.conditions?.[2]?.message).toMatch(/^Deployment ns1\/bad is kept: .*"tomorrow"/);
     });
   });
@@ -178,7 +181,7 @@ describe('buildBundleStatus', () => {
   it('moves transition times only for conditions that changed', () => {
     const before = buildBundleStatus(planBundle(planInput(two, { a })), {}, undefined, T0);
     const after = buildBundleStatus(readyPlan, {}, before, T1);
-    expect(after.conditions?.map((c) => `${c.type}:${c.lastTransitionTime ?? ''}`)).toEqual([`InProgress:${T1}`, `Ready:${T1}`, `Error:${T0}`]);
+    expect(after.conditions?.map((c) => `${c.type}:${c.lastTransitionTime ?? ''}`)).toEqual([`InProgress:${T1}`, `Ready:${T1}`, `Error:${T0}`, `Reconciling:${T1}`, `Stalled:${T0}`]);
     const aConditions = after.resourceStatuses?.find((r) => r.name === 'a')?.conditions;
     expect(aConditions?.every((c) => c.lastTransitionTime === T0)).toBe(true);
     expect(statusEqual(before, after)).toBe(false);

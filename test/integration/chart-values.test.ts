@@ -1,0 +1,95 @@
+/**
+ * What the chart accepts and renders for each shape, with the real helm
+ * binary: `helm lint --strict` clean in every shape, unknown values
+ * refused, kubeVersion true to the APIs it renders, a Lease grant for every
+ * shard, and pods spread across nodes with more than one replica.
+ * chart-shapes.test.ts installs and runs these shapes.
+ */
+import { parseAllDocuments } from 'yaml';
+import { chart } from './chart.js';
+import { run } from './harness.js';
+
+interface Rendered {
+  kind: string;
+  apiVersion: string;
+  metadata: { name: string };
+  rules?: { resources?: string[]; resourceNames?: string[]; verbs: string[] }[];
+  spec?: { template?: { spec: { topologySpreadConstraints?: { labelSelector: { matchLabels: Record<string, string> } }[] } } };
+}
+
+const flags = (set: string[]): string[] => set.flatMap((s) => ['--set', s]);
+
+async function template(set: string[], extra: string[] = []): Promise<Rendered[]> {
+  const result = await run('helm', ['template', 'r', chart, '-n', 'ops', ...flags(set), ...extra]);
+  if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr}`);
+  return parseAllDocuments(result.stdout)
+    .map((d) => d.toJS() as Rendered | null)
+    .filter((d): d is Rendered => d !== null);
+}
+
+const sharded = ['sharding.shards[0].name=main', 'sharding.shards[0].selector=!bundlesmith.dev/shard', 'sharding.shards[1].name=s1', 'sharding.shards[1].selector=bundlesmith.dev/shard=s1'];
+
+const SHAPES: [string, string[]][] = [
+  ['defaults (two replicas, leader election, gc.mode=bundles, deletion guard on)', []],
+  ['one replica without leader election', ['replicaCount=1', 'leaderElection.enabled=false']],
+  ['sharded', sharded],
+  ['lockdown', ['tenancy.defaultServiceAccount=bundles']],
+  ['gc.mode=cluster', ['gc.mode=cluster']],
+  ['gc.mode=off', ['gc.mode=off']],
+  ['deletion guard off', ['deletionGuard.enabled=false']],
+  ['one namespace, metrics with Kubernetes auth, a NetworkPolicy', ['watchNamespace=team-a', 'metrics.auth=kubernetes', 'networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring']],
+];
+
+describe('the chart in every shape', () => {
+  it.each(SHAPES)('passes helm lint --strict: %s', async (_name, set) => {
+    const result = await run('helm', ['lint', '--strict', chart, ...flags(set)]);
+    expect({ code: result.code, out: result.stdout + result.stderr }).toMatchObject({ code: 0 });
+    expect(result.stdout).toMatch(/0 chart\(s\) failed/);
+  });
+
+  it.each([
+    ['a misspelt top-level key', 'replicas=2', /additional properties 'replicas' not allowed/],
+    ['a misspelt nested key', 'leaderElection.leaseDuration=30', /additional properties 'leaseDuration' not allowed/],
+    ['an unknown gc key', 'gc.workerCount=4', /additional properties 'workerCount' not allowed/],
+    ['an unknown serviceAccount key', 'serviceAccount.automount=false', /additional properties 'automount' not allowed/],
+    ['an unknown rbac key', 'rbac.extraRules=x', /additional properties 'extraRules' not allowed/],
+    ['a shard with an unknown key', 'sharding.shards[0].label=x', /additional properties 'label' not allowed|missing propert/],
+  ])('refuses %s (%s)', async (_name, set, message) => {
+    const result = await run('helm', ['template', 'r', chart, '--set', set]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('requires Kubernetes 1.30, where the deletion guard\'s ValidatingAdmissionPolicy v1 is served', async () => {
+    const old = await run('helm', ['template', 'r', chart, '--kube-version', '1.29.9']);
+    expect(old.code).not.toBe(0);
+    expect(old.stderr).toMatch(/requires kubeVersion: >=1.30/);
+    const docs = await template([], ['--kube-version', '1.30.0']);
+    expect(docs.find((d) => d.kind === 'ValidatingAdmissionPolicy')?.apiVersion).toBe('admissionregistration.k8s.io/v1');
+  });
+
+  it('lets each shard get and update its own Lease, <leaseName>-<shard>', async () => {
+    const role = (await template(sharded)).find((d) => d.kind === 'Role' && d.metadata.name === 'r-bundlesmith-leader-election');
+    expect(role?.rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['bundlesmith-leader-main', 'bundlesmith-leader-s1'], verbs: ['get', 'update'] },
+    ]);
+  });
+
+  it.each([
+    [1, [], 0],
+    [2, [], 1],
+    [3, sharded, 2],
+  ])('spreads pods across nodes with more than one replica (replicaCount=%d)', async (replicas, set, spread) => {
+    const deployments = (await template([`replicaCount=${replicas}`, ...set])).filter((d) => d.kind === 'Deployment');
+    const constraints = deployments.flatMap((d) => d.spec?.template?.spec.topologySpreadConstraints ?? []);
+    expect(constraints).toHaveLength(spread);
+    // Each shard's pods spread among themselves.
+    if (set === sharded) expect(constraints.map((c) => c.labelSelector.matchLabels['bundlesmith.dev/shard'])).toEqual(['main', 's1']);
+  });
+
+  it('takes topologySpreadConstraints as given instead of the default', async () => {
+    const docs = await template(['topologySpreadConstraints[0].maxSkew=2', 'topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone', 'topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule']);
+    expect(docs.find((d) => d.kind === 'Deployment')?.spec?.template?.spec.topologySpreadConstraints).toEqual([{ maxSkew: 2, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }]);
+  });
+});
