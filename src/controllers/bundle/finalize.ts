@@ -102,6 +102,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
     stampAt,
     signRelease: input.signRelease,
     ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
+    declared: declaredAnnotations(bundle),
   });
   if (plan.done) {
     await removeFinalizer(input);
@@ -158,6 +159,17 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
     input.logger.warn({ object: `${t.kind}/${t.name}`, step: step.action, err: errorMessage(err) }, 'finalizing: step failed');
   }
   return 'sent';
+}
+
+/** The annotations each object of the spec is declared with, by objectKey (their deletion rules stand in for any the live object lacks). */
+function declaredAnnotations(bundle: Bundle): Map<string, Readonly<Record<string, string>>> {
+  const namespace = bundle.metadata.namespace;
+  const declared = new Map<string, Readonly<Record<string, string>>>();
+  for (const r of bundle.spec.resources) {
+    const o = r.spec.object;
+    if (o?.metadata.annotations) declared.set(objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }), o.metadata.annotations);
+  }
+  return declared;
 }
 
 /** The objects the Bundle's spec lists and its status counts as pending deletion, by objectKey. */

@@ -25,7 +25,7 @@
  * Pure: no client, no clock.
  */
 import type { DeletionDefaults } from '../../api/bundle.js';
-import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
+import { Annotations, DELETE_WHEN_GATES, DELETION_POLICIES, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
@@ -74,6 +74,33 @@ export interface FinalizeInput {
   signRelease: ReleaseSigner;
   /** Proves the stamps this operator wrote: a release carries on only a proven countdown, and starts one written by hand over. */
   stampSeal?: StampSeal;
+  /**
+   * The annotations each object the spec lists is declared with, by
+   * objectKey. Their deletion rules stand in for any the live object lacks
+   * (over spec.deletionDefaults): a deletionPolicy taken off by hand while
+   * the finalizer held (nothing re-applies it then) does not turn an Orphan
+   * or Approve object into one deleted outright.
+   */
+  declared?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+}
+
+/** The defaults an object's deletion rules are read over: the Bundle's, with what the manifest declares for it on top. */
+function defaultsFor(o: LiveObject, input: FinalizeInput): DeletionDefaults | undefined {
+  const declared = input.declared?.get(objectKey(o));
+  if (declared === undefined) return input.bundle.defaults;
+  const policy = declared[Annotations.deletionPolicy];
+  const when = declared[Annotations.deleteWhen];
+  const delay = declared[Annotations.deletionDelay];
+  return {
+    ...input.bundle.defaults,
+    ...(delay !== undefined ? { deletionDelay: delay } : {}),
+    ...(policy !== undefined && isOneOf(DELETION_POLICIES, policy) ? { deletionPolicy: policy } : {}),
+    ...(when !== undefined && isOneOf(DELETE_WHEN_GATES, when) ? { deleteWhen: when } : {}),
+  };
+}
+
+function isOneOf<T extends string>(values: readonly T[], value: string): value is T {
+  return (values as readonly string[]).includes(value);
 }
 
 export type FinalizeStep =
@@ -161,7 +188,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   const siblings = siblingUids(controlled);
   // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
   // (a gated object is released with a countdown like any delayed one).
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
+  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, defaultsFor: (o) => defaultsFor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
   return actions.flatMap((action): FinalizeStep[] => {
     const o = byUid.get(action.target.uid);
     if (o === undefined || action.target.uid === undefined) return [];
@@ -183,7 +210,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     return [{
       action: 'release',
       target: action.target,
-      patch: releasePatch(o, bundle, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal),
+      patch: releasePatch(o, { name: bundle.name, defaults: defaultsFor(o, input) }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal),
       event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it` },
     }];
   });
@@ -217,7 +244,7 @@ function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string
  */
 function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
-  const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
+  const reading = readDeletionRules(o.metadata.annotations, defaultsFor(o, input));
   if (!reading.ok) return undefined;
   const what = describeObject(o);
   const refs = referenceContext(o, input, siblings);
@@ -225,7 +252,7 @@ function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: Readonly
     return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
   }
   if (reading.rules.policy === 'Approve') {
-    const patch = releasePatch(o, input.bundle, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal);
+    const patch = releasePatch(o, { name: input.bundle.name, defaults: defaultsFor(o, input) }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal);
     return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved` } };
   }
   return undefined;

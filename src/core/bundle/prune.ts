@@ -97,6 +97,8 @@ export interface PruneInput {
   bundleReady?: boolean;
   /** Proves the stamps this operator wrote; an unproven stamp is read as none (the countdown starts now). Absent: stamps are taken as written. */
   stampSeal?: StampSeal;
+  /** The defaults an object's rules are read over, when they differ by object (the finalizer: the manifest's own rules over the Bundle's). */
+  defaultsFor?: (o: LiveObject) => DeletionDefaults | undefined;
 }
 
 /**
@@ -153,7 +155,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
     inSpec: false,
     annotations: withProvenStamp(o.metadata.annotations, o.metadata.uid, input.stampSeal),
     now,
-    defaults: input.defaults,
+    defaults: input.defaultsFor ? input.defaultsFor(o) : input.defaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
     ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
   });

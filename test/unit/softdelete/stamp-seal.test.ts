@@ -89,3 +89,32 @@ describe('an approval dated in the future is not given yet (red-team find d)', (
     expect(approve(new Date(NOW + 30_000).toISOString())).toBe('delete');
   });
 });
+
+describe('finalizer: the manifest\'s deletion rules stand in for any the live object lacks (red-team find: policy taken off by hand while the finalizer held)', () => {
+  const plain = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
+  const plan = (declared: Record<string, string>) =>
+    planFinalize({
+      propagation: 'background',
+      bundle: { name: 'b', uid: BUNDLE_UID },
+      objects: [plain],
+      coordinates: new Set(['/ConfigMap/ns1/a']),
+      claims: new Map(),
+      now: NOW,
+      stampAt: NOW,
+      signRelease: releaseSigner(new Uint8Array(32)),
+      stampSeal: seal,
+      declared: new Map([['/ConfigMap/ns1/a', declared]]),
+    }).steps[0];
+  it.each([
+    ['Orphan', { [Annotations.deletionPolicy]: 'Orphan' }, 'release'],
+    ['Approve', { [Annotations.deletionPolicy]: 'Approve' }, 'release'],
+    ['a delay', { [Annotations.deletionDelay]: '1h' }, 'release'],
+    ['nothing', {}, 'delete'],
+  ])('declared %s: %s', (_name, declared, expected) => {
+    expect(plan(declared)?.action).toBe(expected);
+  });
+  it('an Orphan release writes the policy back onto the object', () => {
+    const step = plan({ [Annotations.deletionPolicy]: 'Orphan' });
+    expect(step?.action === 'release' ? step.patch : []).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionPolicy.replace('/', '~1')}`, value: 'Orphan' });
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Red team: the Bundle's manifest says an object is kept (deletionPolicy
+ * Orphan) or needs an approval (deletionPolicy Approve), and the live
+ * object's annotation has drifted (taken off by another tool or by hand).
+ * While the Bundle lives, the operator corrects the drift on its next pass.
+ * While its finalizer holds (here: a CRD of the Bundle serves no version for
+ * a while, a routine upgrade step), nothing corrects it, and when the
+ * finalizer goes on it decides on the live annotations alone
+ * (core/bundle/finalize.ts backgroundSteps -> planPrune -> decideSoftDelete on
+ * the live object's annotations): both objects are deleted outright, the
+ * Approve one with no approval and no countdown.
+ *
+ * The release proof binds the policy since v2 precisely so that "taking an
+ * Approve policy off a released object does not make it deletable without an
+ * approval" (core/softdelete/provenance.ts); for an object whose Bundle is
+ * being deleted, taking it off does. Fails on the code this was written
+ * against. (Whether the finalizer should read the policy from the Bundle's
+ * manifest as well as the live object, the stricter winning, is the fix's
+ * decision; this test pins the outcome: kept.)
+ */
+import { Annotations } from '../../src/api/names.js';
+import { CRD_RESOURCE, installCrd } from '../../src/kube/crds.js';
+import { conditionOf, expectKept, run, uniqueName, waitFor } from './harness.js';
+import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { operatorFixture } from './operator.js';
+
+const f = operatorFixture('rt-drift');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function kubectl(args: string[]): Promise<void> {
+  const r = await run('kubectl', args);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+}
+
+function gadgetCrd(group: string, served: boolean): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `gadgets.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+      versions: [{ name: 'v1', served, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}
+
+async function setServed(group: string, served: boolean): Promise<void> {
+  const { env } = f;
+  const current = await env.client.get(CRD_RESOURCE, undefined, `gadgets.${group}`);
+  const next = gadgetCrd(group, served);
+  await env.client.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`, { ...next, metadata: { ...(next.metadata as object), resourceVersion: current.metadata.resourceVersion } });
+  await waitFor(`gadgets.${group} ${served ? 'served' : 'not served'}`, async () => {
+    await env.discovery.refresh();
+    return (env.discovery.lookup(`${group}/v1`, 'Gadget') !== undefined) === served;
+  });
+}
+
+it('a policy taken off a listed object while its Bundle is being deleted does not make the finalizer delete it', async () => {
+  const { env, ns, t } = f;
+  const group = `${uniqueName('pd')}.bundlesmith.test`;
+  await installCrd(env.client, gadgetCrd(group, true));
+  await waitFor('gadgets served', async () => {
+    await env.discovery.refresh();
+    return env.discovery.lookup(`${group}/v1`, 'Gadget');
+  });
+  await applyBundle(env, ns, 'drift', [
+    { name: 'keep', object: configMap('drift-keep', { a: 'b' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+    { name: 'approve', object: configMap('drift-approve', { a: 'b' }, { [Annotations.deletionPolicy]: 'Approve' }) },
+    { name: 'g', object: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'drift-g' }, spec: { size: 1 } } },
+  ]);
+  await waitForReady(env, ns, 'drift');
+  const uids = { keep: (await env.client.get(t.configMap, ns, 'drift-keep')).metadata.uid, approve: (await env.client.get(t.configMap, ns, 'drift-approve')).metadata.uid };
+
+  await setServed(group, false);
+  await kubectl(['delete', 'bundle', 'drift', '-n', ns, '--wait=false']);
+  await waitFor('the finalizer to hold', async () => conditionOf(await getBundle(env, ns, 'drift'), 'Error')?.message?.includes('cannot be seen') === true);
+  // Another tool's apply (or a person) takes the policy annotation off both.
+  await kubectl(['annotate', 'configmap', 'drift-keep', 'drift-approve', '-n', ns, `${Annotations.deletionPolicy}-`]);
+  await setServed(group, true);
+
+  await waitFor('Bundle drift to be gone', async () => (await getBundle(env, ns, 'drift')) === undefined, { timeoutMs: 60_000 });
+  await sleep(3_000);
+  // The Bundle said Orphan: kept for good. The Bundle said Approve: kept until approved.
+  expectKept(await env.client.tryGet(t.configMap, ns, 'drift-keep'), uids.keep);
+  expectKept(await env.client.tryGet(t.configMap, ns, 'drift-approve'), uids.approve);
+});
