@@ -5,12 +5,13 @@
  * observations, so a seed always produces the same steps.
  */
 import type { Random } from '../random.js';
-import { defaultsText, delayText, ruleText, type Defaults, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
+import { NO_DIMENSIONS, type HandEdit, type SoftDeleteDimensions } from './dimensions.js';
+import { defaultsText, delayText, ruleText, type BundleModel, type Defaults, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
 
 export type Step =
-  | { kind: 'add'; bundle: string; object: string; delay: Delay; rule: Rule; gated: boolean }
+  | { kind: 'add'; bundle: string; object: string; delay: Delay; rule: Rule; gated: boolean; legacy?: boolean }
   | { kind: 'remove'; bundle: string; object: string }
-  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; rule: Rule; gated: boolean; addFirst: boolean }
+  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; rule: Rule; gated: boolean; addFirst: boolean; legacy?: boolean }
   | { kind: 'set-delay'; bundle: string; object: string; delay: Delay; rule: Rule }
   /** Writes smith.atlassian.com/deletionApproved on the live object: now, or backdated (before any stamp it may carry). */
   | { kind: 'approve'; object: string; backdated: boolean }
@@ -24,7 +25,18 @@ export type Step =
   | { kind: 'repair'; bundle: string }
   | { kind: 'kill'; afterMs: number; downMs: number }
   | { kind: 'sleep'; ms: number }
-  | { kind: 'settle' };
+  | { kind: 'settle' }
+  // ---- the widened dimensions (dimensions.ts) ----
+  /** Another field manager edits the live objects by hand. */
+  | { kind: 'hand-edit'; edit: HandEdit; objects: string[] }
+  /** The Bundle drops every ConfigMap it lists (its Gate and custom resources stay): the kind may leave status.managedKinds. */
+  | { kind: 'drop-configmaps'; bundle: string }
+  /** The seed's versioned CRD: gains v1 as its storage version, or stops serving v1alpha1. */
+  | { kind: 'crd-version'; stage: 'add-v1' | 'unserve-old' }
+  /** The Bundle's manifests of the versioned kind move to v1. */
+  | { kind: 'migrate'; bundle: string }
+  /** Drops these objects from the Bundle and puts them back `gapMs` later (a broken template corrected). */
+  | { kind: 'flap'; bundle: string; objects: string[]; gapMs: number };
 
 /** Steps that write a Bundle may be followed at once by a settle (wait for the operator), or not (races). */
 export interface PlannedStep {
@@ -70,8 +82,40 @@ export function describeStep(s: Step): string {
       return `sleep ${s.ms} ms`;
     case 'settle':
       return 'settle (every Bundle observed by the operator)';
+    case 'hand-edit':
+      return `by hand (field manager fuzz-hand): ${HAND_EDIT_TEXT[s.edit]} on ${s.objects.length > 3 ? `all ${s.objects.length} objects` : s.objects.join(', ')}`;
+    case 'drop-configmaps':
+      return `drop every ConfigMap from ${s.bundle}`;
+    case 'crd-version':
+      return s.stage === 'add-v1' ? 'CRD: add v1 and make it the storage version (v1alpha1 still served)' : 'CRD: stop serving v1alpha1';
+    case 'migrate':
+      return `move ${s.bundle}'s manifests of the versioned kind to v1`;
+    case 'flap':
+      return `drop ${s.objects.length} objects from ${s.bundle} and put them back ${s.gapMs} ms later`;
   }
 }
+
+const HAND_EDIT_TEXT: Record<HandEdit, string> = {
+  'unlabel-managed': 'remove the label smith.atlassian.com/managed',
+  'label-managed-false': 'set smith.atlassian.com/managed=false',
+  'label-other': 'set the label team.example.com/owner',
+  'annotate-other': 'set the annotation example.com/last-edited-by',
+  'drop-owner-refs': 'remove every ownerReference',
+  'add-foreign-owner': 'add an ownerReference to a live Secret outside the seed',
+};
+
+/** What the generator needs to know of the widened dimensions. */
+export interface WidenedWorld {
+  dims: SoftDeleteDimensions;
+  /** Objects of the versioned CRD. */
+  isVersioned(object: string): boolean;
+  /** The bulk ConfigMaps (budget): not drawn by the ordinary steps. */
+  bulk: readonly string[];
+  /** The versioned CRD's stage. */
+  stage(): 'v1alpha1' | 'v1' | 'unserved';
+}
+
+const NOT_WIDENED: WidenedWorld = { dims: NO_DIMENSIONS, isVersioned: () => false, bulk: [], stage: () => 'v1alpha1' };
 
 function randomDelay(rnd: Random): Delay {
   return rnd.weighted<() => Delay>([
@@ -111,14 +155,37 @@ export class StepGenerator {
     private readonly model: SoftDeleteModel,
     private readonly configMaps: readonly string[],
     private readonly gateOf: (bundle: string) => string,
+    private readonly widened: WidenedWorld = NOT_WIDENED,
   ) {}
+
+  /**
+   * Whether a new entry of `object` names the versioned kind's old version:
+   * always before v1 exists, often after (old manifests live on), sometimes
+   * even once it is unserved (a stale template). Undefined for other kinds.
+   */
+  private legacyFor(object: string): { legacy?: boolean } {
+    if (!this.widened.isVersioned(object)) return {};
+    const stage = this.widened.stage();
+    return { legacy: stage === 'v1alpha1' ? true : this.rnd.chance(stage === 'v1' ? 0.6 : 0.25) };
+  }
+
+  /** Bookkeeping of a Bundle deletion: what to re-apply later (and, sometimes, a re-apply at once). */
+  private deleting(bundle: string): void {
+    const last = this.model.bundle(bundle).entries.map((e) => ({ ...e }));
+    this.lastSpec.set(bundle, last);
+    // Often the Bundle comes straight back with what it released now behind its new Gate, which is
+    // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
+    const defaults = this.model.bundle(bundle).defaults;
+    this.lastDefaults.set(bundle, defaults);
+    if (this.rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none', defaults });
+  }
 
   /** The first apply of a Bundle: its gate and a random handful of objects no other Bundle lists. */
   initialSpec(bundle: string, taken: ReadonlySet<string>): Entry[] {
     const entries: Entry[] = [{ object: this.gateOf(bundle), kind: 'Gate', delay: { kind: 'none' }, gated: false }];
     for (const object of this.configMaps) {
       if (taken.has(object) || !this.rnd.chance(0.5)) continue;
-      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), rule: randomRule(this.rnd), gated: this.rnd.chance(0.25) });
+      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), rule: randomRule(this.rnd), gated: this.rnd.chance(0.25), ...this.legacyFor(object) });
     }
     return entries;
   }
@@ -126,11 +193,16 @@ export class StepGenerator {
   next(): PlannedStep {
     const rnd = this.rnd;
     const queued = this.queued.shift();
-    if (queued) return { step: queued, settle: false };
+    if (queued) {
+      // Only the widened dimensions queue a deletion (the scenario of drop-configmaps).
+      if (queued.kind === 'delete-bundle') this.deleting(queued.bundle);
+      return { step: queued, settle: false };
+    }
     const bundles = [...this.model.bundles.values()];
     const live = bundles.filter((b) => b.exists);
     const pickLive = () => (live.length === 0 ? undefined : rnd.pick(live));
-    const listedIn = (b: (typeof bundles)[number]) => b.entries.filter((e) => e.kind === 'ConfigMap');
+    // The bulk ConfigMaps (budget) are only dropped and put back together (flap).
+    const listedIn = (b: (typeof bundles)[number]) => b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.bulk.includes(e.object));
     const choices: [number, () => Step | undefined][] = [
       [3, () => {
         const b = pickLive();
@@ -140,7 +212,8 @@ export class StepGenerator {
         const unlisted = free.filter((o) => this.model.listers(o).length === 0);
         const pool = unlisted.length > 0 && rnd.chance(0.8) ? unlisted : free;
         if (pool.length === 0) return undefined;
-        return { kind: 'add', bundle: b.name, object: rnd.pick(pool), delay: randomDelay(rnd), rule: randomRule(rnd), gated: rnd.chance(0.3) };
+        const object = rnd.pick(pool);
+        return { kind: 'add', bundle: b.name, object, delay: randomDelay(rnd), rule: randomRule(rnd), gated: rnd.chance(0.3), ...this.legacyFor(object) };
       }],
       [3, () => {
         const b = pickLive();
@@ -158,7 +231,7 @@ export class StepGenerator {
         const e = rnd.pick(movable);
         const delay = rnd.chance(0.6) ? e.delay : randomDelay(rnd);
         const rule = rnd.chance(0.6) ? (e.rule ?? 'Delete') : randomRule(rnd);
-        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, rule, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4) };
+        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, rule, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4), ...this.legacyFor(e.object) };
       }],
       [2, () => {
         const b = pickLive();
@@ -214,21 +287,53 @@ export class StepGenerator {
       [1.2, () => ({ kind: 'kill', afterMs: rnd.int(0, 400), downMs: rnd.int(0, 2500) })],
       [3.5, () => ({ kind: 'sleep', ms: rnd.int(3, 25) * 100 })],
       [1, () => ({ kind: 'settle' })],
+      // The widened dimensions: weight 0 when the seed did not draw them, so the draws above are unchanged.
+      ...this.widenedChoices(live),
     ];
     for (;;) {
       const step = rnd.weighted(choices)();
       if (!step) continue;
-      if (step.kind === 'delete-bundle') {
-        const last = this.model.bundle(step.bundle).entries.map((e) => ({ ...e }));
-        this.lastSpec.set(step.bundle, last);
-        // Often the Bundle comes straight back with what it released now behind its new Gate, which is
-        // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
-        const defaults = this.model.bundle(step.bundle).defaults;
-        this.lastDefaults.set(step.bundle, defaults);
-        if (rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle: step.bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none', defaults });
-      }
-      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve';
+      if (step.kind === 'delete-bundle') this.deleting(step.bundle);
+      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve' && step.kind !== 'hand-edit' && step.kind !== 'crd-version';
       return { step, settle: writes && rnd.chance(0.35) };
     }
+  }
+
+  /** The widened dimensions' steps, each with weight 0 unless the seed drew its dimension. */
+  private widenedChoices(live: readonly BundleModel[]): [number, () => Step | undefined][] {
+    const rnd = this.rnd;
+    const { dims, bulk } = this.widened;
+    const handObjects = () => [...this.model.objects.values()].filter((o) => o.kind === 'ConfigMap' && o.standing.kind !== 'absent').map((o) => o.name);
+    return [
+      [dims.handEdits ? 2 : 0, () => {
+        const edit = rnd.weighted<HandEdit>([[3, 'unlabel-managed'], [1, 'label-managed-false'], [1, 'label-other'], [1, 'annotate-other'], [1.5, 'drop-owner-refs'], [1.5, 'add-foreign-owner']]);
+        const pool = handObjects();
+        if (pool.length === 0) return undefined;
+        // Labels are often changed on every object at once (kubectl label --all); references one at a time.
+        const all = (edit === 'unlabel-managed' || edit === 'label-managed-false' || edit === 'label-other') && rnd.chance(0.4);
+        return { kind: 'hand-edit', edit, objects: all ? pool : [rnd.pick(pool)] };
+      }],
+      [dims.handEdits ? 0.8 : 0, () => {
+        // Issue 23's second class: the Bundle lists no ConfigMap any more, the ones counting down lose the
+        // managed label, and the Bundle is deleted: its finalizer must still find them.
+        const withConfigMaps = live.filter((b) => b.entries.some((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)));
+        if (withConfigMaps.length === 0) return undefined;
+        const b = rnd.pick(withConfigMaps);
+        const objects = b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)).map((e) => e.object);
+        this.queued.push({ kind: 'sleep', ms: rnd.int(3, 12) * 100 }, { kind: 'hand-edit', edit: rnd.chance(0.8) ? 'unlabel-managed' : 'label-managed-false', objects }, { kind: 'sleep', ms: rnd.int(5, 20) * 100 });
+        if (rnd.chance(0.7)) this.queued.push({ kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
+        return { kind: 'drop-configmaps', bundle: b.name };
+      }],
+      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1 : 0, () => {
+        const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
+        return stale.length === 0 ? undefined : { kind: 'migrate', bundle: rnd.pick(stale).name };
+      }],
+      [dims.budget ? 2.5 : 0, () => {
+        const withBulk = live.filter((b) => b.entries.some((e) => bulk.includes(e.object)));
+        if (withBulk.length === 0) return undefined;
+        const b = rnd.pick(withBulk);
+        return { kind: 'flap', bundle: b.name, objects: b.entries.filter((e) => bulk.includes(e.object)).map((e) => e.object), gapMs: rnd.int(3, 20) * 100 };
+      }],
+    ];
   }
 }
