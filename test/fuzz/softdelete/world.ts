@@ -90,19 +90,27 @@ class IncarnationWatch {
     /** Shared with the watch this one replaces at another version of the same kind. */
     private readonly seen = new Map<string, string>(),
     private readonly gone = new Set<string>(),
+    /** Survives the ends and errors of a watch whose CRD changes (see start). */
+    private readonly tolerant = false,
   ) {}
 
   /** A watch of the same objects at another version: what the old one saw and the new list lacks went in between. */
   successor(rt: ResourceType): IncarnationWatch {
-    return new IncarnationWatch(this.client, rt, this.namespace, this.record, this.seen, this.gone);
+    return new IncarnationWatch(this.client, rt, this.namespace, this.record, this.seen, this.gone, this.tolerant);
   }
 
-  async start(): Promise<void> {
+  /** Lists, records what went since and what appeared; returns the list's resourceVersion. */
+  private async relist(): Promise<string> {
     const list = await this.client.list(this.rt, this.namespace, { metadataOnly: true });
     const listed = new Set(list.items.map((i) => i.metadata.uid));
     for (const [name, uid] of this.seen) if (!listed.has(uid) && !this.gone.has(uid)) this.goneNow(name, uid, Date.now());
     for (const item of list.items) this.onObject('ADDED', item);
-    let rv = list.resourceVersion;
+    return list.resourceVersion;
+  }
+
+  async start(): Promise<void> {
+    let rv = await this.relist();
+    let failures = 0;
     this.done = (async () => {
       while (!this.abort.signal.aborted) {
         try {
@@ -112,6 +120,17 @@ class IncarnationWatch {
           });
         } catch (err) {
           if (this.abort.signal.aborted) return;
+          // The versioned CRD's watch ends with each change of the CRD (its storage is re-created): list again and
+          // count what went meanwhile as gone now (a later time than the truth: never a false "too early").
+          if (this.tolerant && failures++ < 100) {
+            await sleep(200);
+            try {
+              rv = await this.relist();
+            } catch {
+              // Still re-initializing: try again.
+            }
+            continue;
+          }
           // A 410 would mean events were lost: the seed cannot be judged.
           this.failure = err instanceof KubeApiError && err.code === 410 ? new Error(`the ${this.rt.plural} watch expired: deletions may have been missed`) : err;
           return;
@@ -219,7 +238,7 @@ export class SeedWorld {
       const plural = `vaults${suffix}`;
       const rt = customType(kind, plural, 'v1alpha1');
       this.versioned = { kind, plural, rt };
-      this.watches.push(new IncarnationWatch(cluster.client, rt, namespace, record));
+      this.watches.push(new IncarnationWatch(cluster.client, rt, namespace, record, new Map(), new Set(), true));
     }
   }
 
