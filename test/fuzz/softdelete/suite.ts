@@ -152,7 +152,7 @@ class SeedRun {
       for (const b of BUNDLES) if (this.rnd.chance(0.6)) await this.execute({ kind: 'gate', bundle: b, open: true });
       // The versioned CRD's upgrade happens at steps drawn from the dimensions' stream.
       const addV1At = this.dims.crdVersions ? this.dimRnd.int(0, 5) : -1;
-      const unserveAt = addV1At + this.dimRnd.int(1, 5);
+      const unserveAt = this.dims.crdVersions ? addV1At + this.dimRnd.int(1, 5) : -1;
       for (let i = 0; i < steps; i++) {
         if (i === addV1At) await this.execute({ kind: 'crd-version', stage: 'add-v1' });
         if (i === unserveAt) await this.execute({ kind: 'crd-version', stage: 'unserve-old' });
