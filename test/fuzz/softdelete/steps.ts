@@ -53,7 +53,7 @@ export function describeStep(s: Step): string {
   const gate = (g: boolean) => (g ? ', behind the gate' : '');
   switch (s.kind) {
     case 'add':
-      return `add ${s.object} to ${s.bundle} (${delayText(s.delay)}${ruleText(s.rule)}${gate(s.gated)})`;
+      return `add ${s.object} to ${s.bundle} (${delayText(s.delay)}${ruleText(s.rule)}${gate(s.gated)}${s.legacy === true ? ', at v1alpha1' : ''})`;
     case 'remove':
       return `remove ${s.object} from ${s.bundle}`;
     case 'move':
@@ -68,8 +68,12 @@ export function describeStep(s: Step): string {
       return `${s.open ? 'open' : 'close'} the gate of ${s.bundle} (Ready=${s.open ? 'true' : 'false'})`;
     case 'delete-bundle':
       return `delete Bundle ${s.bundle} (${s.propagation}) and wait until it is gone`;
-    case 'reapply':
-      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}, ${defaultsText(s.defaults)}`;
+    case 'reapply': {
+      const configMaps = s.entries.filter((e) => e.kind === 'ConfigMap');
+      const bulk = configMaps.filter((e) => e.object.startsWith('bulk-')).length;
+      const listed = [...configMaps.filter((e) => !e.object.startsWith('bulk-')).map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)}${e.legacy === true ? ', at v1alpha1' : ''})`), ...(bulk > 0 ? [`${bulk} bulk ConfigMaps (no delay)`] : [])];
+      return `re-apply Bundle ${s.bundle} with ${listed.join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}, ${defaultsText(s.defaults)}`;
+    }
     case 'set-defaults':
       return `set the deletion defaults of ${s.bundle}: ${defaultsText(s.defaults)}`;
     case 'spoil':
@@ -328,6 +332,14 @@ export class StepGenerator {
         const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
         return stale.length === 0 ? undefined : { kind: 'migrate', bundle: rnd.pick(stale).name };
       }],
+      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0, () => {
+        // Issue 23's first class: a Bundle deleted while its manifests name the unserved version; its finalizer
+        // must still find what it controls (released with the delay, Orphan kept).
+        const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
+        return stale.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(stale).name, propagation: rnd.weighted<Propagation>([[7, 'background'], [1.5, 'foreground'], [1.5, 'orphan']]) };
+      }],
+      // Issue 23's fifth class: a Bundle with a long name releasing what it controls (a label value holds the name).
+      [dims.longNames ? 1 : 0, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: 'background' })],
       [dims.budget ? 2.5 : 0, () => {
         const withBulk = live.filter((b) => b.entries.some((e) => bulk.includes(e.object)));
         if (withBulk.length === 0) return undefined;

@@ -438,9 +438,11 @@ class SeedRun {
     const objects = new Set(this.divergences.flatMap((d) => (d.object ? [d.object] : [])));
     const scope = objects.size > 0 ? `steps touching ${[...objects].join(', ')} (and every kill)` : 'all steps';
     // What the watches saw of those objects, and every Gate deletion (a Gate is what gated objects reference).
-    const watched = this.seen
+    const all = this.seen
       .filter((o) => objects.has(o.object) || (o.type === 'deleted' && o.object.startsWith('gate-')))
       .map((o) => `${this.rel(o.at)} ${o.object} ${o.type} (uid ${o.uid})`);
+    // Many diverging objects (the bulk ConfigMaps): the first and last lines are enough to read the timing.
+    const watched = all.length > 40 ? [...all.slice(0, 10), `... ${all.length - 20} more ...`, ...all.slice(-10)] : all;
     return [`${scope}; seed start = +0.00s, namespace ${this.world.namespace}:`, this.replay(objects.size > 0 ? objects : undefined), 'watched:', ...watched, `operator logs: ${this.world.operatorLogs().join(' ')}`].join('\n');
   }
 }
