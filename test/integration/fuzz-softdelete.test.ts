@@ -13,8 +13,9 @@ import { kubeconfigPath } from './harness.js';
 // Orphan, Approve and BundleReady and an operator SIGKILL; 4, Bundle defaults, an approval and background deletions;
 // 5, defaults with a foreground and a background Bundle deletion. (Before that, 4 and 5 found wrongful deletes of
 // the first version: a released object collected with its Gate, a prune of an object another Bundle lists.)
+// They run as before the widening of issue 23 (widen: false): the same steps, and they pass on the current code.
 const SEEDS = [1, 4, 5];
-const suite = new SoftDeleteFuzzSuite();
+const suite = new SoftDeleteFuzzSuite({ widen: false });
 
 beforeAll(async () => {
   await suite.setup({ log: () => {}, kubeconfig: kubeconfigPath() });
