@@ -23,6 +23,13 @@
  *   lists 60-120 more ConfigMaps (`bulk-NNN`, no delay), and a step removes
  *   them all and puts them back 0.3-2 s later (a broken template corrected
  *   a second later).
+ * - `replicas` (only with `budget`; drawn from a third stream, so that the
+ *   seeds run before it was added keep their other draws): two operator
+ *   replicas with leader election (a short Lease); some of the drop-and-put-
+ *   back steps SIGSTOP the leader mid-prune, put the objects back, wait past
+ *   its Lease (the standby takes over), SIGCONT it, and SIGKILL it two
+ *   seconds later (issue 23's fourth class: a leader that lost its Lease
+ *   must send nothing).
  */
 import { Random } from '../random.js';
 
@@ -31,6 +38,7 @@ export interface SoftDeleteDimensions {
   crdVersions: boolean;
   longNames: boolean;
   budget?: { qps: number; burst: number; bulk: number };
+  replicas?: { leaseSeconds: number };
 }
 
 export const NO_DIMENSIONS: SoftDeleteDimensions = { handEdits: false, crdVersions: false, longNames: false };
@@ -48,12 +56,24 @@ export function drawDimensions(rnd: Random): SoftDeleteDimensions {
   return { handEdits, crdVersions, longNames, ...(budget ? { budget: { ...budget, bulk: rnd.int(60, 120) } } : {}) };
 }
 
+/** The replicas dimension's own stream (see the top of this file): whether, and which flaps pause the leader. */
+export function replicaRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 2246822519) + 0x51) >>> 0);
+}
+
+/** Adds the replicas dimension to a seed with a budget, one time in two. */
+export function drawReplicas(d: SoftDeleteDimensions, rnd: Random): SoftDeleteDimensions {
+  if (!d.budget || !rnd.chance(0.5)) return d;
+  return { ...d, replicas: { leaseSeconds: rnd.int(4, 6) } };
+}
+
 export function dimensionsText(d: SoftDeleteDimensions): string {
   const parts = [
     ...(d.handEdits ? ['hand edits'] : []),
     ...(d.crdVersions ? ['CRD versions'] : []),
     ...(d.longNames ? ['long names'] : []),
     ...(d.budget ? [`qps ${d.budget.qps}/burst ${d.budget.burst} with ${d.budget.bulk} bulk ConfigMaps`] : []),
+    ...(d.replicas ? [`two replicas (Lease ${d.replicas.leaseSeconds} s)`] : []),
   ];
   return parts.length === 0 ? 'no widened dimension' : parts.join(', ');
 }

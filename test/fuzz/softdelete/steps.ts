@@ -36,7 +36,7 @@ export type Step =
   /** The Bundle's manifests of the versioned kind move to v1. */
   | { kind: 'migrate'; bundle: string }
   /** Drops these objects from the Bundle and puts them back `gapMs` later (a broken template corrected). */
-  | { kind: 'flap'; bundle: string; objects: string[]; gapMs: number };
+  | { kind: 'flap'; bundle: string; objects: string[]; gapMs: number; pauseLeader?: boolean };
 
 /** Steps that write a Bundle may be followed at once by a settle (wait for the operator), or not (races). */
 export interface PlannedStep {
@@ -95,7 +95,7 @@ export function describeStep(s: Step): string {
     case 'migrate':
       return `move ${s.bundle}'s manifests of the versioned kind to v1`;
     case 'flap':
-      return `drop ${s.objects.length} objects from ${s.bundle} and put them back ${s.gapMs} ms later`;
+      return `drop ${s.objects.length} objects from ${s.bundle} and put them back ${s.gapMs} ms later${s.pauseLeader ? ' (SIGSTOP the leader half-way; SIGCONT it past its Lease, SIGKILL it 2 s later)' : ''}`;
   }
 }
 
@@ -117,9 +117,11 @@ export interface WidenedWorld {
   bulk: readonly string[];
   /** The versioned CRD's stage. */
   stage(): 'v1alpha1' | 'v1' | 'unserved';
+  /** Whether this flap pauses the leader (replicas; drawn from that dimension's own stream). */
+  pauseLeader(): boolean;
 }
 
-const NOT_WIDENED: WidenedWorld = { dims: NO_DIMENSIONS, isVersioned: () => false, bulk: [], stage: () => 'v1alpha1' };
+const NOT_WIDENED: WidenedWorld = { dims: NO_DIMENSIONS, isVersioned: () => false, bulk: [], stage: () => 'v1alpha1', pauseLeader: () => false };
 
 function randomDelay(rnd: Random): Delay {
   return rnd.weighted<() => Delay>([
@@ -344,7 +346,8 @@ export class StepGenerator {
         const withBulk = live.filter((b) => b.entries.some((e) => bulk.includes(e.object)));
         if (withBulk.length === 0) return undefined;
         const b = rnd.pick(withBulk);
-        return { kind: 'flap', bundle: b.name, objects: b.entries.filter((e) => bulk.includes(e.object)).map((e) => e.object), gapMs: rnd.int(3, 20) * 100 };
+        const pause = this.widened.pauseLeader();
+        return { kind: 'flap', bundle: b.name, objects: b.entries.filter((e) => bulk.includes(e.object)).map((e) => e.object), gapMs: rnd.int(3, 20) * 100, ...(pause ? { pauseLeader: true } : {}) };
       }],
     ];
   }

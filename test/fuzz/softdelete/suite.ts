@@ -19,7 +19,7 @@ import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
 import { DUE_MARGIN_MS, SoftDeleteModel, type Defaults, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
 import { describeStep, randomDefaults, StepGenerator, type Step, type WidenedWorld } from './steps.js';
 import { FuzzCluster, isVersioned, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
-import { dimensionRandom, dimensionsText, drawDimensions, Naming, NO_DIMENSIONS, type SoftDeleteDimensions } from './dimensions.js';
+import { dimensionRandom, dimensionsText, drawDimensions, drawReplicas, Naming, NO_DIMENSIONS, replicaRandom, type SoftDeleteDimensions } from './dimensions.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
 export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
@@ -105,6 +105,8 @@ class SeedRun {
   private readonly bulk: string[];
   private stage: 'v1alpha1' | 'v1' | 'unserved' = 'v1alpha1';
   private handEdits = 0;
+  /** Leaders paused past their Lease (replicas). */
+  private pauses = 0;
   /** How long the operator may take to observe a generation or let a Bundle go (longer under a tight budget). */
   private readonly operatorWaitMs: number;
 
@@ -116,7 +118,8 @@ class SeedRun {
   ) {
     this.rnd = new Random(seed);
     this.dimRnd = dimensionRandom(seed);
-    this.dims = widen ? drawDimensions(this.dimRnd) : NO_DIMENSIONS;
+    const replicaRnd = replicaRandom(seed);
+    this.dims = widen ? drawReplicas(drawDimensions(this.dimRnd), replicaRnd) : NO_DIMENSIONS;
     const base: readonly string[] = this.dims.crdVersions ? WITH_VERSIONED : CONFIG_MAPS;
     const budget = this.dims.budget;
     this.bulk = budget ? Array.from({ length: budget.bulk }, (_, i) => `bulk-${String(i).padStart(3, '0')}`) : [];
@@ -125,7 +128,7 @@ class SeedRun {
     this.operatorWaitMs = OPERATOR_WAIT_MS + slowMs;
     this.model = new SoftDeleteModel(BUNDLES, [...base, ...this.bulk], gateOf, DUE_MARGIN_MS + slowMs);
     if (this.dims.crdVersions) this.model.markVersioned(base.filter(isVersioned));
-    const widened: WidenedWorld = { dims: this.dims, isVersioned, bulk: this.bulk, stage: () => this.stage };
+    const widened: WidenedWorld = { dims: this.dims, isVersioned, bulk: this.bulk, stage: () => this.stage, pauseLeader: () => this.dims.replicas !== undefined && replicaRnd.chance(0.6) };
     this.generator = new StepGenerator(this.rnd, this.model, base, gateOf, widened);
     const naming = new Naming({ bundles: BUNDLES, objects: [...base, ...this.bulk, ...BUNDLES.map(gateOf)] }, this.dims.longNames, this.dimRnd);
     // The namespace name is not drawn from the seed: a seed may run twice against one control plane.
@@ -176,7 +179,7 @@ class SeedRun {
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
     const r = this.rulesWritten;
-    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -336,9 +339,18 @@ class SeedRun {
         const before = this.entriesOf(step.bundle);
         const dropped = new Set(step.objects);
         add(await this.write(step.bundle, before.filter((e) => !dropped.has(e.object))));
-        await sleep(step.gapMs);
+        // Half-way, the leader (pruning by now) freezes, as a VM or a node can.
+        const paused = step.pauseLeader ? (await sleep(step.gapMs / 2), await this.world.pauseLeader()) : undefined;
+        await sleep(step.pauseLeader ? step.gapMs / 2 : step.gapMs);
         // Put back as they were, unless the spec changed in between (it cannot: steps run one at a time).
         add(await this.write(step.bundle, before));
+        if (paused && this.dims.replicas) {
+          this.pauses++;
+          // Past its Lease: the standby leads and reconciles; then the old leader wakes, and is killed 2 s later.
+          await sleep(this.dims.replicas.leaseSeconds * 1000 + 2_000);
+          await this.world.resumeThenKill(paused, 2_000);
+          this.model.operatorStarted(Date.now());
+        }
         break;
       }
     }

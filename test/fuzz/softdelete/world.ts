@@ -212,7 +212,8 @@ export interface BundleWrite {
 /** One seed's namespace, operator and watches. */
 export class SeedWorld {
   readonly observations: Observation[] = [];
-  private operator: OperatorProcess | undefined;
+  /** The running operator processes: one, or two replicas (replicas). */
+  private operators: OperatorProcess[] = [];
   private readonly logs: string[] = [];
   private readonly watches: IncarnationWatch[];
   private readonly bundleUids = new Map<string, string>();
@@ -374,15 +375,54 @@ export class SeedWorld {
   }
 
   startOperator(): number {
-    const budget = this.dims.budget ? ['--qps', String(this.dims.budget.qps), '--burst', String(this.dims.budget.burst)] : [];
-    this.operator = startOperatorProcess(['--namespace', this.namespace, '--gc=cluster', ...budget], {}, this.cluster.kubeconfig);
-    this.logs.push(this.operator.logFile);
+    this.operators = [];
+    for (let i = 0; i < (this.dims.replicas ? 2 : 1); i++) this.startReplica();
     return Date.now();
   }
 
+  private startReplica(): void {
+    const budget = this.dims.budget ? ['--qps', String(this.dims.budget.qps), '--burst', String(this.dims.budget.burst)] : [];
+    const election = this.dims.replicas ? ['--leader-elect', '--leader-election-namespace', this.namespace, '--lease-duration-seconds', String(this.dims.replicas.leaseSeconds)] : [];
+    // The log file is named by the millisecond: never two in one.
+    const last = this.lastStart;
+    while (Date.now() <= last) {
+      // spin (at most a millisecond)
+    }
+    this.lastStart = Date.now();
+    const op = startOperatorProcess(['--namespace', this.namespace, '--gc=cluster', ...budget, ...election], {}, this.cluster.kubeconfig);
+    this.operators.push(op);
+    this.logs.push(op.logFile);
+  }
+
+  private lastStart = 0;
+
   async killOperator(): Promise<void> {
-    await this.operator?.kill();
-    this.operator = undefined;
+    for (const op of this.operators) await op.kill();
+    this.operators = [];
+  }
+
+  /** The replica that holds the Lease now, if one does. */
+  private async leader(): Promise<OperatorProcess | undefined> {
+    const leases: ResourceType = { group: 'coordination.k8s.io', version: 'v1', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true, verbs: ['get'] };
+    const lease = await this.cluster.client.tryGet(leases, this.namespace, 'bundlesmith-leader');
+    const holder = (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
+    return this.operators.find((op) => holder !== undefined && holder.endsWith(`-${op.child.pid}`));
+  }
+
+  /** SIGSTOPs the leader (a frozen VM); returns it, or undefined when no replica holds the Lease. */
+  async pauseLeader(): Promise<OperatorProcess | undefined> {
+    const leader = await this.leader();
+    leader?.child.kill('SIGSTOP');
+    return leader;
+  }
+
+  /** SIGCONTs a paused replica, lets it run `runMs`, then SIGKILLs it and starts a new standby in its place. */
+  async resumeThenKill(paused: OperatorProcess, runMs: number): Promise<void> {
+    paused.child.kill('SIGCONT');
+    await sleep(runMs);
+    await paused.kill();
+    this.operators = this.operators.filter((op) => op !== paused);
+    this.startReplica();
   }
 
   operatorLogs(): string[] {

@@ -4,7 +4,7 @@
  * and the names they write are valid at the API's limits.
  */
 import { Random } from '../../fuzz/random.js';
-import { dimensionRandom, drawDimensions, longName, Naming } from '../../fuzz/softdelete/dimensions.js';
+import { dimensionRandom, drawDimensions, drawReplicas, longName, Naming, replicaRandom } from '../../fuzz/softdelete/dimensions.js';
 import { generatePlan, objectName, type Plan } from '../../fuzz/gc/plan.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -42,6 +42,23 @@ describe('widened generators (issue 23)', () => {
       expect(n).toBeLessThan(180);
     }
     expect(drawn.some((d) => !d.handEdits && !d.crdVersions && !d.longNames && !d.budget)).toBe(true);
+  });
+
+  it('soft-delete replicas: only with a budget, on some of those seeds, and never changing the other draws', () => {
+    let withReplicas = 0;
+    let budgets = 0;
+    for (let seed = 9000; seed < 9200; seed++) {
+      const base = drawDimensions(dimensionRandom(seed));
+      const d = drawReplicas(base, replicaRandom(seed));
+      expect({ ...d, replicas: undefined }).toEqual({ ...base, replicas: undefined });
+      if (base.budget) budgets++;
+      if (d.replicas) {
+        withReplicas++;
+        expect(base.budget).toBeDefined();
+      }
+    }
+    expect(withReplicas).toBeGreaterThan(5);
+    expect(withReplicas).toBeLessThan(budgets);
   });
 
   const ops = (p: Plan) => p.steps.map((s) => s.op);
