@@ -454,6 +454,10 @@ export class SoftDeleteModel {
     // orphaned (applied by the operator, controlled by nothing): a leftover of an earlier orphan deletion that this
     // incarnation never took does. Then everything is kept (the safe reading); the model cannot tell, so nothing is due.
     const mayReadAsOrphan = propagation === 'background' && listed.some((x) => this.object(x).mayBeUncontrolled === true);
+    // Listing a version the server no longer serves, the finalizer may hold the Bundle (Stalled) until its manifests
+    // are moved on: the releases may come late, so nothing it releases is due (their "not before" stands).
+    const mayBeHeld = this.blocked(b) === 'unserved';
+    const mayBeKept = mayReadAsOrphan || mayBeHeld;
     b.exists = false;
     b.entries = [];
     b.claimedAt = new Map();
@@ -496,9 +500,9 @@ export class SoftDeleteModel {
         else if (removed && holder?.exists && listed.includes(o.name)) o.standing = { kind: 'removed', by: removed.by, start: o.unseenRelisting?.start ?? sentAt, startAck: removed.startAck, handoverUnseen: true };
         else o.standing = { kind: 'orphaned', from: name };
       } else if (removedByIt && o.standing.kind === 'removed') {
-        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt), ...(mayReadAsOrphan ? { mayBeKept: true } : {}) };
+        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt), ...(mayBeKept ? { mayBeKept: true } : {}) };
       } else {
-        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt, ...(mayReadAsOrphan ? { mayBeKept: true } : {}) };
+        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt, ...(mayBeKept ? { mayBeKept: true } : {}) };
       }
       delete o.unseenRelisting;
     }

@@ -490,6 +490,14 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'x', 2500)).toBe('wrongful');
       expect(verdict(m, 'x', 7000)).toBe('allowed');
       expect(verdict(m, 'y', 60_000)).toBe('wrongful');
+      // Its finalizer may hold it (Stalled) until the manifests move on: the release may come late, nothing is due.
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+      const plain = fresh();
+      apply(plain, 0, 'b1', [cm('x', s(5))]);
+      plain.listingsSeen(100);
+      plain.versionUnserved(1000, 1010);
+      plain.deleteBundle('b1', 2000, 2010);
+      expect(Number.isFinite(plain.dueBy(plain.object('x')))).toBe(true);
     });
 
     it('an unserved version does not block a Bundle that lists nothing at it', () => {
