@@ -170,6 +170,13 @@ class SeedRun {
       await this.finish();
     } catch (err) {
       failure = err;
+      // Judge what the watches saw up to the failure: a wrongful delete before a stuck finalizer is still one.
+      await sleep(500);
+      try {
+        this.boundary();
+      } catch {
+        // the watch failed: reported with the failure
+      }
     } finally {
       await this.world.stop(this.divergences.length > 0 || failure !== undefined);
     }
@@ -218,6 +225,16 @@ class SeedRun {
     const add = (names: Iterable<string>) => {
       for (const n of names) touched.add(n);
     };
+    try {
+      await this.executeStep(step, touched, add);
+    } finally {
+      // Recorded even when it threw (a Bundle that never went): the replay names it.
+      if (step.kind !== 'sleep' && step.kind !== 'settle') this.record(step, touched, at);
+      if (TRACE) this.log(`  [seed ${this.seed}] ${this.rel(at)} ${describeStep(step)}`);
+    }
+  }
+
+  private async executeStep(step: Step, touched: Set<string>, add: (names: Iterable<string>) => void): Promise<void> {
     switch (step.kind) {
       case 'add': {
         add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated, ...(step.legacy !== undefined ? { legacy: step.legacy } : {}) }]));
@@ -370,8 +387,6 @@ class SeedRun {
         break;
       }
     }
-    if (step.kind !== 'sleep' && step.kind !== 'settle') this.record(step, touched, at);
-    if (TRACE) this.log(`  [seed ${this.seed}] ${this.rel(at)} ${describeStep(step)}`);
   }
 
   /**
