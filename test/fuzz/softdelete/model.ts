@@ -342,7 +342,12 @@ export class SoftDeleteModel {
    */
   blocked(b: BundleModel): Blocked {
     if (b.spoil !== 'none') return b.spoil;
-    return this.oldVersionUnserved && b.entries.some((e) => e.legacy === true) ? 'unserved' : 'none';
+    return this.listsUnserved(b) ? 'unserved' : 'none';
+  }
+
+  /** Whether `b` lists a resource at the versioned CRD's old version while it is unserved (spoiled or not). */
+  listsUnserved(b: BundleModel): boolean {
+    return this.oldVersionUnserved && b.entries.some((e) => e.legacy === true);
   }
 
   /** Live Bundles listing `object`, oldest claim first. */
@@ -456,7 +461,7 @@ export class SoftDeleteModel {
     const mayReadAsOrphan = propagation === 'background' && listed.some((x) => this.object(x).mayBeUncontrolled === true);
     // Listing a version the server no longer serves, the finalizer may hold the Bundle (Stalled) until its manifests
     // are moved on: the releases may come late, so nothing it releases is due (their "not before" stands).
-    const mayBeHeld = this.blocked(b) === 'unserved';
+    const mayBeHeld = this.listsUnserved(b);
     const mayBeKept = mayReadAsOrphan || mayBeHeld;
     b.exists = false;
     b.entries = [];

@@ -286,7 +286,7 @@ class SeedRun {
       case 'delete-bundle': {
         this.bundleDeletes[step.propagation]++;
         const b = this.model.bundle(step.bundle);
-        const unserved = this.model.blocked(b) === 'unserved';
+        const unserved = this.model.listsUnserved(b);
         const entries = this.entriesOf(step.bundle);
         const { spoil, defaults } = b;
         const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle, step.propagation);
