@@ -340,6 +340,19 @@ export class StepGenerator {
         const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
         return stale.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(stale).name, propagation: rnd.weighted<Propagation>([[7, 'background'], [1.5, 'foreground'], [1.5, 'orphan']]) };
       }],
+      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0, () => {
+        // Issue 23's first class, the other way: an object of the versioned kind leaves its Bundle (counting down)
+        // while its manifest named the now unserved version, and the Bundle is deleted before it expires. The
+        // finalizer must find it by group and kind, whatever version status.managedKinds recorded.
+        const withLegacy = live.filter((b) => b.entries.some((e) => e.legacy === true));
+        if (withLegacy.length === 0) return undefined;
+        const b = rnd.pick(withLegacy);
+        const legacy = b.entries.filter((e) => e.legacy === true);
+        const kept = legacy.filter((e) => e.delay.kind === 'valid' || (e.rule ?? 'Delete') !== 'Delete');
+        const e = rnd.pick(kept.length > 0 ? kept : legacy);
+        this.queued.push({ kind: 'sleep', ms: rnd.int(3, 8) * 100 }, { kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
+        return { kind: 'remove', bundle: b.name, object: e.object };
+      }],
       // Issue 23's fifth class: a Bundle with a long name releasing what it controls (a label value holds the name).
       [dims.longNames ? 1 : 0, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: 'background' })],
       [dims.budget ? 2.5 : 0, () => {
