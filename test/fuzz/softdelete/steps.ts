@@ -319,7 +319,7 @@ export class StepGenerator {
         const all = (edit === 'unlabel-managed' || edit === 'label-managed-false' || edit === 'label-other') && rnd.chance(0.4);
         return { kind: 'hand-edit', edit, objects: all ? pool : [rnd.pick(pool)] };
       }],
-      [dims.handEdits ? 0.8 : 0, () => {
+      [dims.handEdits ? 2 : 0, () => {
         // Issue 23's second class: the Bundle lists no ConfigMap any more, the ones counting down lose the
         // managed label, and the Bundle is deleted: its finalizer must still find them.
         const withConfigMaps = live.filter((b) => b.entries.some((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)));
