@@ -59,6 +59,25 @@ const NEVER_CREATED_UID = '00000000-0000-4000-8000-00000000dead';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
+ * Runs `fn` again while the API server answers that a custom resource's
+ * storage is (re)initializing (for a moment after each change of its CRD,
+ * crdVersion), or that a just-unserved version is gone from under a list in
+ * flight; up to 15 s.
+ */
+export async function retryWhileCrdSettles<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      const transient = err instanceof KubeApiError && (err.code === 429 || err.code === 503 || /storage is \(re\)initializing/.test(err.message));
+      if (!transient || Date.now() > deadline) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+/**
  * A schemaless CRD in the fuzzer's group: the fixed Widget and Realm kinds, and the gadget kinds plans create and delete.
  * `versions`: v1 only (the default); v1alpha1 only; both with v1 stored; v1 stored and v1alpha1 no longer served.
  */
@@ -106,8 +125,8 @@ export async function probeCollector(cluster: FuzzCluster, rt: ResourceType, tim
     ? { apiVersion: 'v1', kind: 'ConfigMap', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` }
     : { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` };
   const namespace = rt.namespaced ? cluster.probeNamespace : undefined;
-  await cluster.client.create(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, ...(namespace ? { namespace } : {}), ownerReferences: [owner] } });
-  await waitUntil(`${cluster.label}'s collector to collect probe ${rt.kind} ${name}`, timeoutMs, async () => ((await cluster.client.tryGet(rt, namespace, name, { metadataOnly: true })) ? undefined : true));
+  await retryWhileCrdSettles(() => cluster.client.create(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, ...(namespace ? { namespace } : {}), ownerReferences: [owner] } }));
+  await waitUntil(`${cluster.label}'s collector to collect probe ${rt.kind} ${name}`, timeoutMs, async () => ((await retryWhileCrdSettles(() => cluster.client.tryGet(rt, namespace, name, { metadataOnly: true }))) ? undefined : true));
 }
 
 export class PlanExecutor {
@@ -244,7 +263,7 @@ export class PlanExecutor {
     const rt = this.typeOf(o);
     const { namespace, name } = this.where(o);
     try {
-      const created = await this.cluster.client.create(rt, {
+      const created = await retryWhileCrdSettles(() => this.cluster.client.create(rt, {
         apiVersion: rt.apiVersion,
         kind: rt.kind,
         metadata: {
@@ -254,7 +273,7 @@ export class PlanExecutor {
           ...(o.hold ? { finalizers: [HOLD_FINALIZER] } : {}),
           ...(refs.length > 0 ? { ownerReferences: refs.map((r) => this.ownerRef(r)) } : {}),
         },
-      });
+      }));
       this.uids.set(id, [...(this.uids.get(id) ?? []), created.metadata.uid]);
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 409) {
@@ -281,7 +300,7 @@ export class PlanExecutor {
 
   private async live(o: PlanObject): Promise<KubeObject | undefined> {
     const { namespace, name } = this.where(o);
-    return this.cluster.client.tryGet(this.typeOf(o), namespace, name, { metadataOnly: true });
+    return retryWhileCrdSettles(() => this.cluster.client.tryGet(this.typeOf(o), namespace, name, { metadataOnly: true }));
   }
 
   /** Read, change, write with the read's resourceVersion; again on conflict. Absent: nothing to edit. */
@@ -399,7 +418,7 @@ export class PlanExecutor {
   async snapshot(): Promise<Snapshot> {
     const out: Snapshot = new Map();
     const lists = await Promise.all(
-      [...this.types].map(async ([kind, rt]) => ({ kind, list: await this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true }) })),
+      [...this.types].map(async ([kind, rt]) => ({ kind, list: await retryWhileCrdSettles(() => this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true })) })),
     );
     for (const { kind, list } of lists) for (const item of list.items) out.set(snapshotKey(kind, item.metadata.namespace, item.metadata.name), item);
     return out;
