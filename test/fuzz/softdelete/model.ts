@@ -244,6 +244,15 @@ export interface ObjectModel {
    */
   foreignOwner?: boolean;
   /**
+   * Removed from its Bundle with deletionPolicy Orphan in every possible
+   * history, and a settle has shown the Bundle's pass over that removal ran
+   * (nothing blocking its prunes): the pass released it (took the
+   * operator's references off), so it is no longer that Bundle's, and a
+   * later foreground deletion of the Bundle must not take it (issue 23's
+   * fifth class: a release that the API server refused left it controlled).
+   */
+  orphanReleased?: boolean;
+  /**
    * Orphaned (kept, controlled by nothing) and listed again since: a Bundle
    * takes such an object only by applying it, which a Bundle that is
    * invalid, failing or blocked never does. Until a read shows a controller,
@@ -403,6 +412,7 @@ export class SoftDeleteModel {
         o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity), ...(released ? { released } : {}), ...(removed ? { removed } : {}) };
       }
       o.standing = { kind: 'listed' };
+      delete o.orphanReleased;
       if (!before.has(e.object)) touched.add(e.object);
     }
     for (const object of before) {
@@ -493,7 +503,10 @@ export class SoftDeleteModel {
         continue;
       }
       const released = o.unseenRelisting?.released;
-      if (propagation === 'foreground') {
+      if (propagation === 'foreground' && removedByIt && o.orphanReleased) {
+        // Released by the pass that saw its removal: not the Bundle's any more, the cascade does not reach it.
+        o.standing = { kind: 'orphaned', from: name };
+      } else if (propagation === 'foreground') {
         o.standing = { kind: 'collected', from: name, start: sentAt };
       } else if (propagation === 'orphan') {
         // Listed again but maybe never taken (the operator had not looked): then it is still the sweeper's, on
@@ -571,6 +584,12 @@ export class SoftDeleteModel {
     for (const b of this.bundles.values()) b.unseen.clear();
     for (const o of this.objects.values()) {
       for (const w of o.windows) if (w.race && w.to === Infinity) w.to = at;
+      if (o.standing.kind === 'removed' && !o.standing.handoverUnseen && !o.mayBeUncontrolled) {
+        const b = this.bundle(o.standing.by);
+        const prunes = b.exists && this.blocked(b) === 'none' && !listsUnreadableRules(b) && !b.entries.some((e) => this.listers(e.object).length > 1);
+        // (An unreadable delay is refused, not released.)
+        if (prunes && this.effectiveRules(o).every((p) => p.rule === 'Orphan' && p.delay.kind !== 'invalid')) o.orphanReleased = true;
+      }
       if (o.standing.kind !== 'listed') continue;
       delete o.unseenRelisting;
       delete o.unseenHandover;
@@ -642,6 +661,7 @@ export class SoftDeleteModel {
     o.exists = false;
     delete o.mayBeUncontrolled;
     delete o.foreignOwner;
+    delete o.orphanReleased;
     const listers = this.listers(object);
     const current = listers.flatMap((b) => b.entries.filter((e) => e.object === object).map((e) => writtenBy(e, b.defaults)));
     const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((w) => samePossibility(p, w)));

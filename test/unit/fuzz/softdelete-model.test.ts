@@ -543,6 +543,33 @@ describe('soft-delete fuzz model', () => {
       expect(m.object('x').foreignOwner).toBeUndefined();
     });
 
+    it('an Orphan object removed and seen released is not the Bundle\'s any more: its foreground deletion must not take it', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', NONE, false, 'Orphan'), cm('y', NONE, false, 'Orphan')]);
+      m.listingsSeen(100);
+      apply(m, 1000, 'b1', [cm('y', NONE, false, 'Orphan')]);
+      m.listingsSeen(2000);
+      m.deleteBundle('b1', 3000, 3010, 'foreground');
+      expect(verdict(m, 'x', 3500)).toBe('wrongful');
+      // Still listed when the Bundle went: the documented foreground window.
+      expect(verdict(m, 'y', 3500)).toBe('allowed');
+      // Removed but no settle since: the release may not have happened yet.
+      const unseen = fresh();
+      apply(unseen, 0, 'b1', [cm('x', NONE, false, 'Orphan')]);
+      unseen.listingsSeen(100);
+      apply(unseen, 1000, 'b1', []);
+      unseen.deleteBundle('b1', 1100, 1110, 'foreground');
+      expect(verdict(unseen, 'x', 1500)).toBe('allowed');
+      // A spoiled Bundle releases nothing: its foreground deletion may take it.
+      const spoiled = fresh();
+      apply(spoiled, 0, 'b1', [cm('x', NONE, false, 'Orphan')]);
+      spoiled.listingsSeen(100);
+      apply(spoiled, 1000, 'b1', [], 'failing');
+      spoiled.listingsSeen(2000);
+      spoiled.deleteBundle('b1', 3000, 3010, 'foreground');
+      expect(verdict(spoiled, 'x', 3500)).toBe('allowed');
+    });
+
     it('labels and annotations edited by hand change nothing: the managed label is no evidence (no model call)', () => {
       const m = fresh();
       apply(m, 0, 'b1', [cm('x', s(3), false, 'Orphan')]);
