@@ -382,9 +382,16 @@ export class PlanExecutor {
       return await this.cluster.discovery.resolve(`${TEST_GROUP}/v1`, gadget.kind);
     });
     if (stage === 'unserve-old') {
+      // Discovery keeps what it once resolved: ask the server at the old version until it answers 404.
+      const old = { ...rt, version: 'v1alpha1', apiVersion: `${TEST_GROUP}/v1alpha1` };
       await waitUntil(`${gadget.kind} v1alpha1 to be no longer served`, 30_000, async () => {
-        this.cluster.discovery.invalidate();
-        return (await this.cluster.discovery.resolve(`${TEST_GROUP}/v1alpha1`, gadget.kind)) ? undefined : true;
+        try {
+          await this.cluster.client.list(old, undefined, { limit: 1, metadataOnly: true });
+          return undefined;
+        } catch (err) {
+          if (err instanceof KubeApiError && err.code === 404) return true;
+          return undefined;
+        }
       });
       await probeCollector(this.cluster, rt);
     }
