@@ -25,8 +25,12 @@ const suite = new SoftDeleteFuzzSuite({ widen: false });
 // - 9032 (253-character Bundle names): every release is refused with 422 (a label value holds the Bundle name) and
 //   the Bundle's deletion never finishes (the fifth class);
 // - 9044 (the CRD's v1alpha1 unserved after one of its objects left the Bundle): the finalizer fails on the
-//   kind status.managedKinds recorded at v1alpha1 and the deletion never finishes (the first class).
-const WIDENED_SEEDS = [9002, 9032, 9044];
+//   kind status.managedKinds recorded at v1alpha1 and the deletion never finishes (the first class);
+// - 9060 (v1alpha1 unserved; cr-2, deletionPolicy Approve, left b2, then b2 deleted): the finalizer lets b2 go
+//   without releasing it and the collector deletes it ("Bundle b2 (gone)": the first class);
+// - 9051 (the managed label taken off cr-3, delay 5 s, then v1alpha1 unserved and b1 deleted): collected with b1
+//   at once (the first and second classes).
+const WIDENED_SEEDS = [9002, 9032, 9044, 9051, 9060];
 const widened = new SoftDeleteFuzzSuite();
 
 beforeAll(async () => {
