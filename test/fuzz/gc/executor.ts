@@ -12,7 +12,10 @@ import { installCrd } from '../../../src/kube/crds.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { OwnerReference } from '../../../src/api/bundle.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
-import { HOLD_FINALIZER, KINDS, SEED_LABEL, TEST_GROUP, namespaceName, objectName, type KindName, type Plan, type PlanObject, type PlanRef, type Step } from './plan.js';
+import { HOLD_FINALIZER, KINDS, MANAGED_LABEL, SEED_LABEL, TEST_GROUP, namespaceName, objectName, type KindName, type Plan, type PlanObject, type PlanRef, type Step, type TouchEdit } from './plan.js';
+
+/** The field manager of every hand edit (references, labels, annotations): anyone but the operator. */
+export const HAND_MANAGER = 'fuzz-hand';
 
 /** Kills and starts one cluster's collector (ours: the operator process; the reference: kube-controller-manager). */
 export interface CollectorControl {
@@ -55,8 +58,40 @@ const NEVER_CREATED_UID = '00000000-0000-4000-8000-00000000dead';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** A schemaless CRD in the fuzzer's group: the fixed Widget and Realm kinds, and the gadget kinds plans create and delete. */
-export function fuzzCrd(kind: string, plural: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced'): Record<string, unknown> {
+/**
+ * Runs `fn` again while the API server answers that a custom resource's
+ * storage is (re)initializing (for a moment after each change of its CRD,
+ * crdVersion), or that a just-unserved version is gone from under a list in
+ * flight; up to 15 s.
+ */
+export async function retryWhileCrdSettles<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      const transient = err instanceof KubeApiError && (err.code === 429 || err.code === 503 || /storage is \(re\)initializing/.test(err.message));
+      if (!transient || Date.now() > deadline) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+/**
+ * A schemaless CRD in the fuzzer's group: the fixed Widget and Realm kinds, and the gadget kinds plans create and delete.
+ * `versions`: v1 only (the default); v1alpha1 only; both with v1 stored; v1 stored and v1alpha1 no longer served.
+ */
+export function fuzzCrd(kind: string, plural: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced', versions: 'v1' | 'v1alpha1' | 'both' | 'unserved' = 'v1'): Record<string, unknown> {
+  const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  const list =
+    versions === 'v1'
+      ? [{ name: 'v1', served: true, storage: true, schema }]
+      : versions === 'v1alpha1'
+        ? [{ name: 'v1alpha1', served: true, storage: true, schema }]
+        : [
+            { name: 'v1alpha1', served: versions === 'both', storage: false, schema },
+            { name: 'v1', served: true, storage: true, schema },
+          ];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -65,7 +100,7 @@ export function fuzzCrd(kind: string, plural: string, scope: 'Namespaced' | 'Clu
       group: TEST_GROUP,
       scope,
       names: { plural, singular: plural.replace(/s$/, ''), kind, listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: list,
     },
   };
 }
@@ -90,8 +125,8 @@ export async function probeCollector(cluster: FuzzCluster, rt: ResourceType, tim
     ? { apiVersion: 'v1', kind: 'ConfigMap', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` }
     : { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` };
   const namespace = rt.namespaced ? cluster.probeNamespace : undefined;
-  await cluster.client.create(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, ...(namespace ? { namespace } : {}), ownerReferences: [owner] } });
-  await waitUntil(`${cluster.label}'s collector to collect probe ${rt.kind} ${name}`, timeoutMs, async () => ((await cluster.client.tryGet(rt, namespace, name, { metadataOnly: true })) ? undefined : true));
+  await retryWhileCrdSettles(() => cluster.client.create(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, ...(namespace ? { namespace } : {}), ownerReferences: [owner] } }));
+  await waitUntil(`${cluster.label}'s collector to collect probe ${rt.kind} ${name}`, timeoutMs, async () => ((await retryWhileCrdSettles(() => cluster.client.tryGet(rt, namespace, name, { metadataOnly: true }))) ? undefined : true));
 }
 
 export class PlanExecutor {
@@ -101,6 +136,8 @@ export class PlanExecutor {
   readonly notes: string[] = [];
   private readonly types = new Map<KindName, ResourceType>();
   private needsProbe = false;
+  /** The version the mid-run CRD's objects and new references are written at (crdVersions: v1alpha1, then v1). */
+  private gadgetVersion: 'v1alpha1' | 'v1';
   lastSnapshot: Snapshot = new Map();
   /**
    * UIDs of objects that, when this cluster's collector (re)started, had a
@@ -115,7 +152,9 @@ export class PlanExecutor {
   constructor(
     readonly cluster: FuzzCluster,
     readonly plan: Plan,
-  ) {}
+  ) {
+    this.gadgetVersion = plan.gadget?.versioned ? 'v1alpha1' : 'v1';
+  }
 
   async prepare(): Promise<void> {
     const nsType = await this.resolve('v1', 'Namespace');
@@ -173,6 +212,12 @@ export class PlanExecutor {
       case 'installCrd':
         await this.installGadget();
         return;
+      case 'touch':
+        await this.touch(step.obj, step.edit);
+        return;
+      case 'crdVersion':
+        await this.gadgetVersionStep(step.stage);
+        return;
       case 'settle':
         await this.settle();
         return;
@@ -209,7 +254,8 @@ export class PlanExecutor {
     const flags = { ...(r.blocking !== undefined ? { blockOwnerDeletion: r.blocking } : {}), ...(r.controller ? { controller: true } : {}) };
     if ('fake' in r.owner) return { ...r.owner.fake, ...flags };
     const owner = this.object(r.owner.obj);
-    return { apiVersion: KINDS[owner.kind].apiVersion, kind: this.kindOf(owner), name: objectName(this.plan.seed, owner), uid: r.wrongUid ?? this.currentUid(owner.id), ...flags };
+    const apiVersion = owner.kind === 'Gadget' ? `${TEST_GROUP}/${this.gadgetVersion}` : KINDS[owner.kind].apiVersion;
+    return { apiVersion, kind: this.kindOf(owner), name: objectName(this.plan.seed, owner), uid: r.wrongUid ?? this.currentUid(owner.id), ...flags };
   }
 
   private async create(id: string, refs: PlanRef[]): Promise<void> {
@@ -217,7 +263,7 @@ export class PlanExecutor {
     const rt = this.typeOf(o);
     const { namespace, name } = this.where(o);
     try {
-      const created = await this.cluster.client.create(rt, {
+      const created = await retryWhileCrdSettles(() => this.cluster.client.create(rt, {
         apiVersion: rt.apiVersion,
         kind: rt.kind,
         metadata: {
@@ -227,7 +273,7 @@ export class PlanExecutor {
           ...(o.hold ? { finalizers: [HOLD_FINALIZER] } : {}),
           ...(refs.length > 0 ? { ownerReferences: refs.map((r) => this.ownerRef(r)) } : {}),
         },
-      });
+      }));
       this.uids.set(id, [...(this.uids.get(id) ?? []), created.metadata.uid]);
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 409) {
@@ -254,7 +300,7 @@ export class PlanExecutor {
 
   private async live(o: PlanObject): Promise<KubeObject | undefined> {
     const { namespace, name } = this.where(o);
-    return this.cluster.client.tryGet(this.typeOf(o), namespace, name, { metadataOnly: true });
+    return retryWhileCrdSettles(() => this.cluster.client.tryGet(this.typeOf(o), namespace, name, { metadataOnly: true }));
   }
 
   /** Read, change, write with the read's resourceVersion; again on conflict. Absent: nothing to edit. */
@@ -266,7 +312,7 @@ export class PlanExecutor {
       const meta = change(live);
       if (!meta) return;
       try {
-        await this.cluster.client.patch(this.typeOf(o), namespace, name, { metadata: { resourceVersion: live.metadata.resourceVersion, ...meta } }, 'merge');
+        await this.cluster.client.patch(this.typeOf(o), namespace, name, { metadata: { resourceVersion: live.metadata.resourceVersion, ...meta } }, 'merge', { fieldManager: HAND_MANAGER });
         return;
       } catch (err) {
         if (err instanceof KubeApiError && (err.code === 409 || err.code === 404)) continue;
@@ -306,13 +352,61 @@ export class PlanExecutor {
     await this.create(id, refs);
   }
 
+  /** A hand edit of labels or annotations (the seed label stays: the snapshot lists by it). */
+  private async touch(id: string, edit: TouchEdit): Promise<void> {
+    await this.patchMeta(this.object(id), (live) => {
+      switch (edit) {
+        case 'label-managed':
+          return { labels: { [MANAGED_LABEL]: 'true' } };
+        case 'unlabel-managed':
+          return live.metadata.labels?.[MANAGED_LABEL] === undefined ? undefined : { labels: { [MANAGED_LABEL]: null } };
+        case 'label-other':
+          return { labels: { 'team.example.com/owner': 'a-team' } };
+        case 'annotate-other':
+          return { annotations: { 'example.com/last-edited-by': 'a-human' } };
+      }
+    });
+  }
+
+  /**
+   * The versioned mid-run CRD gains v1 as its storage version, or stops
+   * serving v1alpha1; then both collectors must act on objects at v1 (a
+   * probe there) before the plan goes on.
+   */
+  private async gadgetVersionStep(stage: 'add-v1' | 'unserve-old'): Promise<void> {
+    const gadget = this.plan.gadget;
+    if (!gadget?.versioned) throw new Error('crdVersion in a plan without a versioned gadget kind');
+    await installCrd(this.cluster.client, fuzzCrd(gadget.kind, gadget.plural, 'Namespaced', stage === 'add-v1' ? 'both' : 'unserved'));
+    const rt = await waitUntil(`${gadget.kind} to be served at v1`, 30_000, async () => {
+      this.cluster.discovery.invalidate();
+      return await this.cluster.discovery.resolve(`${TEST_GROUP}/v1`, gadget.kind);
+    });
+    if (stage === 'unserve-old') {
+      // Discovery keeps what it once resolved: ask the server at the old version until it answers 404.
+      const old = { ...rt, version: 'v1alpha1', apiVersion: `${TEST_GROUP}/v1alpha1` };
+      await waitUntil(`${gadget.kind} v1alpha1 to be no longer served`, 30_000, async () => {
+        try {
+          await this.cluster.client.list(old, undefined, { limit: 1, metadataOnly: true });
+          return undefined;
+        } catch (err) {
+          if (err instanceof KubeApiError && err.code === 404) return true;
+          return undefined;
+        }
+      });
+      await probeCollector(this.cluster, rt);
+    }
+    this.types.set('Gadget', rt);
+    this.gadgetVersion = 'v1';
+  }
+
   private async installGadget(): Promise<void> {
     const gadget = this.plan.gadget;
     if (!gadget) throw new Error('installCrd in a plan without a gadget kind');
-    await installCrd(this.cluster.client, fuzzCrd(gadget.kind, gadget.plural));
+    const version = gadget.versioned ? 'v1alpha1' : 'v1';
+    await installCrd(this.cluster.client, fuzzCrd(gadget.kind, gadget.plural, 'Namespaced', version));
     const rt = await waitUntil(`${gadget.kind} to be served`, 30_000, async () => {
       this.cluster.discovery.invalidate();
-      return await this.cluster.discovery.resolve(`${TEST_GROUP}/v1`, gadget.kind);
+      return await this.cluster.discovery.resolve(`${TEST_GROUP}/${version}`, gadget.kind);
     });
     this.types.set('Gadget', rt);
     // The reference re-discovers every 30 s: wait until its collector acts on the new kind.
@@ -331,7 +425,7 @@ export class PlanExecutor {
   async snapshot(): Promise<Snapshot> {
     const out: Snapshot = new Map();
     const lists = await Promise.all(
-      [...this.types].map(async ([kind, rt]) => ({ kind, list: await this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true }) })),
+      [...this.types].map(async ([kind, rt]) => ({ kind, list: await retryWhileCrdSettles(() => this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true })) })),
     );
     for (const { kind, list } of lists) for (const item of list.items) out.set(snapshotKey(kind, item.metadata.namespace, item.metadata.name), item);
     return out;

@@ -27,8 +27,34 @@
  *
  * Extend the generator whenever a wrongful delete is found by other means,
  * so that a seed would have found it.
+ *
+ * Widened dimensions (issue 23; GcDimensions), drawn per seed from a stream
+ * of their own so that a seed drawing none plans exactly what it planned
+ * before:
+ * - handEdits: another field manager edits graph objects by hand (the
+ *   managed label smith.atlassian.com/managed put on or taken off, other
+ *   labels, annotations: `touch`); reference edits always go through the
+ *   field manager fuzz-hand.
+ * - crdVersions: the seed's mid-run CRD is served at v1alpha1 only, and its
+ *   objects and the references to them name v1alpha1; between two groups it
+ *   gains v1 as its storage version (objects and references written from
+ *   then on name v1), and later stops serving v1alpha1, so earlier
+ *   references name a version the server no longer serves.
+ * - longNames: about half the objects get names of 253 characters (the
+ *   limit of the kinds' names).
  */
 import { Random } from '../random.js';
+
+/** The widened dimensions a seed drew (see the top of this file). */
+export interface GcDimensions {
+  handEdits: boolean;
+  crdVersions: boolean;
+  longNames: boolean;
+}
+
+export type TouchEdit = 'label-managed' | 'unlabel-managed' | 'label-other' | 'annotate-other';
+/** The managed label of bundlesmith (src/api/names.ts Labels.managed): hand edits put it on and take it off. */
+export const MANAGED_LABEL = 'smith.atlassian.com/managed';
 
 export type KindName = 'ConfigMap' | 'Secret' | 'Widget' | 'ClusterRole' | 'Realm' | 'Gadget';
 export type Policy = 'Background' | 'Foreground' | 'Orphan';
@@ -61,6 +87,8 @@ export interface PlanObject {
   ns?: 'a' | 'b';
   /** Created with the foreign finalizer. */
   hold: boolean;
+  /** Named with 253 characters (longNames). */
+  longName?: boolean;
 }
 
 /** An owner that is not one of the plan's objects: never existed, or an unknown kind. */
@@ -92,14 +120,19 @@ export type Step =
   | { op: 'kill' }
   | { op: 'start' }
   | { op: 'installCrd' }
+  /** A hand edit of labels or annotations by another field manager. */
+  | { op: 'touch'; obj: string; edit: TouchEdit }
+  /** The mid-run CRD (crdVersions): gains v1 as its storage version, or stops serving v1alpha1. */
+  | { op: 'crdVersion'; stage: 'add-v1' | 'unserve-old' }
   | { op: 'settle' };
 
 export interface Plan {
   seed: number;
   objects: PlanObject[];
   steps: Step[];
-  /** The mid-run CRD's kind and plural, when this seed creates it. */
-  gadget?: { kind: string; plural: string };
+  /** The mid-run CRD's kind and plural, when this seed creates it; versioned: created at v1alpha1 and upgraded (crdVersions). */
+  gadget?: { kind: string; plural: string; versioned?: boolean };
+  dims?: GcDimensions;
 }
 
 export function namespaceName(seed: number, ns: 'a' | 'b'): string {
@@ -107,7 +140,12 @@ export function namespaceName(seed: number, ns: 'a' | 'b'): string {
 }
 
 export function objectName(seed: number, o: PlanObject): string {
-  return KINDS[o.kind].namespaced ? `${o.kind.toLowerCase()}-${o.id}` : `gcf${seed}-${o.kind.toLowerCase()}-${o.id}`;
+  const name = KINDS[o.kind].namespaced ? `${o.kind.toLowerCase()}-${o.id}` : `gcf${seed}-${o.kind.toLowerCase()}-${o.id}`;
+  if (!o.longName) return name;
+  // 253 characters: the name, then labels of the id's letters and digits.
+  let long = `${name}.`;
+  while (long.length < 253) long += `${o.id}-long-name-`.slice(0, 253 - long.length);
+  return long.replace(/[-.]+$/, (tail) => 'x'.repeat(tail.length));
 }
 
 function fakeUid(rnd: Random): string {
@@ -148,7 +186,10 @@ interface Model {
   /** Objects the plan deleted in the foreground. */
   foreground: Set<string>;
   next: number;
-  gadget?: { kind: string; plural: string };
+  gadget?: { kind: string; plural: string; versioned?: boolean };
+  dims: GcDimensions;
+  /** The dimensions' own stream: never the plan's. */
+  dimRnd: Random;
 }
 
 const kindWeights = (m: Model, allowGadget: boolean): [number, KindName][] => [
@@ -162,7 +203,7 @@ const kindWeights = (m: Model, allowGadget: boolean): [number, KindName][] => [
 
 function newObject(m: Model, allowGadget: boolean): PlanObject {
   const kind = m.rnd.weighted(kindWeights(m, allowGadget));
-  const o: PlanObject = { id: `o${m.next++}`, kind, hold: m.rnd.chance(0.2), ...(KINDS[kind].namespaced ? { ns: m.rnd.chance(0.8) ? 'a' : 'b' } : {}) };
+  const o: PlanObject = { id: `o${m.next++}`, kind, hold: m.rnd.chance(0.2), ...(KINDS[kind].namespaced ? { ns: m.rnd.chance(0.8) ? 'a' : 'b' } : {}), ...(m.dims.longNames && m.dimRnd.chance(0.5) ? { longName: true } : {}) };
   m.objects.push(o);
   return o;
 }
@@ -309,15 +350,20 @@ function action(m: Model, target: string, pool: PlanObject[], down: boolean): vo
   const held = m.held.has(target);
   const others = pool.filter((o) => o.id !== target);
   const ownRefs = (m.refs.get(target) ?? []).filter((r) => 'obj' in r.owner && !r.wrongUid);
-  const kind = m.rnd.weighted<'delete' | 'addRef' | 'removeRef' | 'recreate' | 'release' | 'createDependent'>([
+  const kind = m.rnd.weighted<'delete' | 'addRef' | 'removeRef' | 'recreate' | 'release' | 'createDependent' | 'touch'>([
     [down ? 8 : 5, 'delete'],
     [others.length > 0 ? 2 : 0, 'addRef'],
     [ownRefs.length > 0 ? 1 : 0, 'removeRef'],
     [held ? 0 : 1.5, 'recreate'],
     [held ? 1.5 : 0, 'release'],
     [1.5, 'createDependent'],
+    // Last and weight 0 without the dimension: the other draws are unchanged.
+    [m.dims.handEdits ? 2 : 0, 'touch'],
   ]);
   switch (kind) {
+    case 'touch':
+      m.steps.push({ op: 'touch', obj: target, edit: m.rnd.weighted<TouchEdit>([[2, 'unlabel-managed'], [2, 'label-managed'], [1, 'label-other'], [1, 'annotate-other']]) });
+      return;
     case 'delete': {
       deleteStep(m, target, m.rnd.weighted<Policy>([[1, 'Background'], [1.3, 'Foreground'], [1, 'Orphan']]));
       m.live.delete(target);
@@ -412,17 +458,28 @@ function downGroup(m: Model, forceDelete: boolean): void {
 export interface GenerateOptions {
   /** Probability of creating a CRD mid-run (each costs the reference's ~30 s re-discovery). */
   crdChance?: number;
+  /** Draw the widened dimensions (GcDimensions); default true. False plans each seed exactly as before. */
+  widen?: boolean;
+}
+
+export const NO_GC_DIMENSIONS: GcDimensions = { handEdits: false, crdVersions: false, longNames: false };
+
+export function drawGcDimensions(rnd: Random): GcDimensions {
+  return { handEdits: rnd.chance(0.5), crdVersions: rnd.chance(0.3), longNames: rnd.chance(0.35) };
 }
 
 export function generatePlan(seed: number, options: GenerateOptions = {}): Plan {
   const rnd = new Random(seed);
-  const m: Model = { rnd, seed, objects: [], steps: [], live: new Set(), held: new Set(), refs: new Map(), components: new Components(), cyclic: new Set(), foreground: new Set(), next: 1 };
-  const withCrd = rnd.chance(options.crdChance ?? 0.08);
+  const dimRnd = new Random((Math.imul(seed, 2654435761) + 0x9c) >>> 0);
+  const dims = options.widen === false ? NO_GC_DIMENSIONS : drawGcDimensions(dimRnd);
+  const m: Model = { rnd, seed, objects: [], steps: [], live: new Set(), held: new Set(), refs: new Map(), components: new Components(), cyclic: new Set(), foreground: new Set(), next: 1, dims, dimRnd };
+  // The versioned CRD is the mid-run one, created at v1alpha1.
+  const withCrd = rnd.chance(options.crdChance ?? 0.08) || dims.crdVersions;
   const graphs = rnd.int(2, 3);
   for (let g = 0; g < graphs; g++) graph(m, rnd.int(3, 5), false, []);
   m.steps.push({ op: 'settle' });
   if (withCrd) {
-    m.gadget = { kind: `Gadget${seed}`, plural: `gadgets${seed}` };
+    m.gadget = { kind: `Gadget${seed}`, plural: `gadgets${seed}`, ...(dims.crdVersions ? { versioned: true } : {}) };
     m.steps.push({ op: 'installCrd' });
     // Gadgets mixed into a new graph, some owned by earlier objects.
     graph(m, rnd.int(3, 4), true, rnd.shuffle(liveObjects(m)).slice(0, 2));
@@ -430,7 +487,13 @@ export function generatePlan(seed: number, options: GenerateOptions = {}): Plan 
   }
   const groups = rnd.int(2, 3);
   const downAt = rnd.int(0, groups - 1);
-  for (let g = 0; g < groups; g++) {
+  // The versioned CRD's upgrade, at group boundaries drawn from the dimensions' stream (unserving may come last).
+  const addV1At = dims.crdVersions ? dimRnd.int(0, groups - 1) : -1;
+  const unserveAt = dims.crdVersions ? dimRnd.int(addV1At + 1, groups) : -1;
+  for (let g = 0; g <= groups; g++) {
+    if (g === addV1At) m.steps.push({ op: 'crdVersion', stage: 'add-v1' }, { op: 'settle' });
+    if (g === unserveAt) m.steps.push({ op: 'crdVersion', stage: 'unserve-old' }, { op: 'settle' });
+    if (g === groups) break;
     if (g === downAt) downGroup(m, true);
     else if (rnd.chance(0.35)) downGroup(m, false);
     else upGroup(m);
@@ -440,7 +503,7 @@ export function generatePlan(seed: number, options: GenerateOptions = {}): Plan 
     m.held.clear();
     m.steps.push({ op: 'settle' });
   }
-  return { seed, objects: m.objects, steps: m.steps, ...(m.gadget ? { gadget: m.gadget } : {}) };
+  return { seed, objects: m.objects, steps: m.steps, ...(m.gadget ? { gadget: m.gadget } : {}), ...(options.widen === false ? {} : { dims }) };
 }
 
 // ---- readable output ---------------------------------------------------------
@@ -477,6 +540,10 @@ export function describeStep(plan: Plan, s: Step): string {
       return 'start both collectors';
     case 'installCrd':
       return `create CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP} and wait until both collectors watch it`;
+    case 'touch':
+      return `by hand (field manager fuzz-hand): ${s.edit === 'label-managed' ? `label ${s.obj} ${MANAGED_LABEL}=true` : s.edit === 'unlabel-managed' ? `remove ${MANAGED_LABEL} from ${s.obj}` : s.edit === 'label-other' ? `label ${s.obj} team.example.com/owner` : `annotate ${s.obj} example.com/last-edited-by`}`;
+    case 'crdVersion':
+      return s.stage === 'add-v1' ? `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: add v1 as the storage version (v1alpha1 still served); objects and references written from now on name v1` : `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: stop serving v1alpha1 (earlier references still name it), and wait until both collectors act on v1`;
     case 'settle':
       return 'settle (wait until both clusters are quiet)';
   }
@@ -494,6 +561,7 @@ export function stepIds(s: Step): string[] {
       return [s.obj, s.owner];
     case 'delete':
     case 'release':
+    case 'touch':
       return [s.obj];
     default:
       return [];
@@ -504,5 +572,7 @@ export function summarize(plan: Plan): string {
   const count = (op: Step['op']) => plan.steps.filter((s) => s.op === op).length;
   const deletes = plan.steps.filter((s): s is Extract<Step, { op: 'delete' }> => s.op === 'delete');
   const byPolicy = (p: Policy) => deletes.filter((d) => d.policy === p).length;
-  return `${plan.objects.length} objects, ${plan.steps.length} steps: deletes bg/fg/orphan ${byPolicy('Background')}/${byPolicy('Foreground')}/${byPolicy('Orphan')}, ${count('addRef') + count('removeRef')} ref edits, ${count('recreate')} recreations, ${count('kill')} kills${plan.gadget ? ', CRD mid-run' : ''}`;
+  const d = plan.dims;
+  const widened = d ? [...(d.handEdits ? [`${count('touch')} hand edits`] : []), ...(d.crdVersions ? ['CRD v1alpha1 -> v1, old unserved'] : []), ...(d.longNames ? [`${plan.objects.filter((o) => o.longName).length} names of 253 characters`] : [])] : [];
+  return `${plan.objects.length} objects, ${plan.steps.length} steps: deletes bg/fg/orphan ${byPolicy('Background')}/${byPolicy('Foreground')}/${byPolicy('Orphan')}, ${count('addRef') + count('removeRef')} ref edits, ${count('recreate')} recreations, ${count('kill')} kills${plan.gadget ? ', CRD mid-run' : ''}${widened.length > 0 ? `, ${widened.join(', ')}` : ''}`;
 }

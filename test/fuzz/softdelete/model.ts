@@ -69,7 +69,14 @@ export type ObjectKind = 'ConfigMap' | 'Gate';
 
 export type Spoil = 'none' | 'invalid' | 'failing';
 
-const SPOIL_WORDS: Record<Exclude<Spoil, 'none'>, string> = { invalid: 'whose spec is invalid', failing: 'one of whose resources fails to apply' };
+/** What keeps a Bundle from pruning: its spoil, or a resource at a version the server no longer serves. */
+type Blocked = Spoil | 'unserved';
+
+const SPOIL_WORDS: Record<Exclude<Blocked, 'none'>, string> = {
+  invalid: 'whose spec is invalid',
+  failing: 'one of whose resources fails to apply',
+  unserved: 'which lists a resource at a version the server no longer serves (it cannot apply it)',
+};
 
 /**
  * A Bundle's spec.deletionDefaults: a delay and a rule for objects whose own
@@ -103,6 +110,15 @@ export interface Entry {
   rule?: Rule;
   /** Ordered behind the Bundle's Gate (blocked while the Gate is not Ready). */
   gated: boolean;
+  /**
+   * The object is a custom resource of the seed's versioned CRD and the
+   * manifest names its old version (v1alpha1). Once that version is no
+   * longer served (versionUnserved), the Bundle cannot apply the resource:
+   * its passes fail and it prunes nothing, like a spoiled Bundle, until the
+   * manifest names the new version. Deleting the Bundle must still release
+   * or keep what it controlled by the usual rules.
+   */
+  legacy?: boolean;
 }
 
 export interface BundleModel {
@@ -221,6 +237,22 @@ export interface ObjectModel {
    */
   unseenHandover?: { from: string; start: number; startAck: number };
   /**
+   * Another field manager put an ownerReference to a live object outside
+   * the seed on it (a hand edit): the collector never takes it while that
+   * owner lives, and whether the operator still deletes it on expiry is not
+   * judged (only "not before").
+   */
+  foreignOwner?: boolean;
+  /**
+   * Removed from its Bundle with deletionPolicy Orphan in every possible
+   * history, and a settle has shown the Bundle's pass over that removal ran
+   * (nothing blocking its prunes): the pass released it (took the
+   * operator's references off), so it is no longer that Bundle's, and a
+   * later foreground deletion of the Bundle must not take it (issue 23's
+   * fifth class: a release that the API server refused left it controlled).
+   */
+  orphanReleased?: boolean;
+  /**
    * Orphaned (kept, controlled by nothing) and listed again since: a Bundle
    * takes such an object only by applying it, which a Bundle that is
    * invalid, failing or blocked never does. Until a read shows a controller,
@@ -279,8 +311,17 @@ export class SoftDeleteModel {
   /** Latest time an operator (re)started: countdowns that ran out while it was down end no earlier. */
   private lastRestartAt = 0;
   private claimSeq = 0;
+  /** The versioned CRD's old version is no longer served (legacy entries cannot be applied). */
+  private oldVersionUnserved = false;
+  /** Objects of the versioned CRD: once its old version is unserved, their liveness is not judged. */
+  private readonly versioned = new Set<string>();
 
-  constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string) {
+  /**
+   * `dueMarginMs`: the slack on the "not after" side (DUE_MARGIN_MS; a seed
+   * whose operator runs under a tight request budget gets more: a prune of
+   * a hundred objects at 10 requests a second takes ten seconds).
+   */
+  constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string, private readonly dueMarginMs = DUE_MARGIN_MS) {
     for (const name of bundleNames) {
       this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, defaults: {}, mayBeReadySince: Infinity, entries: [], claimedAt: new Map(), unseen: new Set() });
       this.addObject(gateOf(name), 'Gate');
@@ -304,6 +345,20 @@ export class SoftDeleteModel {
     return o;
   }
 
+  /**
+   * What keeps `b` from pruning now: its spoil, else a legacy entry while
+   * the old version is unserved.
+   */
+  blocked(b: BundleModel): Blocked {
+    if (b.spoil !== 'none') return b.spoil;
+    return this.listsUnserved(b) ? 'unserved' : 'none';
+  }
+
+  /** Whether `b` lists a resource at the versioned CRD's old version while it is unserved (spoiled or not). */
+  listsUnserved(b: BundleModel): boolean {
+    return this.oldVersionUnserved && b.entries.some((e) => e.legacy === true);
+  }
+
   /** Live Bundles listing `object`, oldest claim first. */
   listers(object: string): BundleModel[] {
     return [...this.bundles.values()]
@@ -320,7 +375,7 @@ export class SoftDeleteModel {
     if (defaults !== undefined) b.defaults = { ...defaults };
     else if (!b.exists) b.defaults = {};
     const before = new Set(b.exists ? b.entries.map((e) => e.object) : []);
-    const wasSpoiled = b.exists && b.spoil !== 'none';
+    const wasSpoiled = b.exists && this.blocked(b) !== 'none';
     const hadUnreadable = b.exists && listsUnreadableRules(b);
     if (!b.exists) {
       b.exists = true;
@@ -334,7 +389,7 @@ export class SoftDeleteModel {
     // while it is blocked): once it is gone or fixed, a due countdown may take until then plus the usual margin.
     if (hadUnreadable && !listsUnreadableRules(b)) b.validSinceAck = Math.max(b.validSinceAck, ackedAt);
     this.updateReadiness(b, sentAt);
-    if (spoil === 'none' && (wasSpoiled || b.validSince === -Infinity)) {
+    if (this.blocked(b) === 'none' && (wasSpoiled || b.validSince === -Infinity)) {
       b.validSince = sentAt;
       b.validSinceAck = ackedAt;
     }
@@ -357,6 +412,7 @@ export class SoftDeleteModel {
         o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity), ...(released ? { released } : {}), ...(removed ? { removed } : {}) };
       }
       o.standing = { kind: 'listed' };
+      delete o.orphanReleased;
       if (!before.has(e.object)) touched.add(e.object);
     }
     for (const object of before) {
@@ -376,7 +432,7 @@ export class SoftDeleteModel {
       const handover = o.unseenHandover;
       const previous = handover ? this.bundles.get(handover.from) : undefined;
       delete o.unseenHandover;
-      if (handover && previous?.exists && previous.spoil === 'none') {
+      if (handover && previous?.exists && this.blocked(previous) === 'none') {
         // The hand-over may never have happened: the old controller's countdown, from its own removal, may run.
         // Or it did, and the new lister's rules hold: no "due by" either way.
         o.standing = { kind: 'removed', by: handover.from, start: Math.min(handover.start, o.unseenRelisting?.start ?? Infinity), startAck: handover.startAck, handoverUnseen: true };
@@ -390,7 +446,7 @@ export class SoftDeleteModel {
       }
       delete o.unseenRelisting;
     }
-    if (wasSpoiled && spoil === 'none') for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
+    if (wasSpoiled && this.blocked(b) === 'none') for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
     this.recompute(sentAt, ackedAt, `Bundle ${name} applied`);
     return [...touched];
   }
@@ -413,6 +469,10 @@ export class SoftDeleteModel {
     // orphaned (applied by the operator, controlled by nothing): a leftover of an earlier orphan deletion that this
     // incarnation never took does. Then everything is kept (the safe reading); the model cannot tell, so nothing is due.
     const mayReadAsOrphan = propagation === 'background' && listed.some((x) => this.object(x).mayBeUncontrolled === true);
+    // Listing a version the server no longer serves, the finalizer may hold the Bundle (Stalled) until its manifests
+    // are moved on: the releases may come late, so nothing it releases is due (their "not before" stands).
+    const mayBeHeld = this.listsUnserved(b);
+    const mayBeKept = mayReadAsOrphan || mayBeHeld;
     b.exists = false;
     b.entries = [];
     b.claimedAt = new Map();
@@ -443,7 +503,10 @@ export class SoftDeleteModel {
         continue;
       }
       const released = o.unseenRelisting?.released;
-      if (propagation === 'foreground') {
+      if (propagation === 'foreground' && removedByIt && o.orphanReleased) {
+        // Released by the pass that saw its removal: not the Bundle's any more, the cascade does not reach it.
+        o.standing = { kind: 'orphaned', from: name };
+      } else if (propagation === 'foreground') {
         o.standing = { kind: 'collected', from: name, start: sentAt };
       } else if (propagation === 'orphan') {
         // Listed again but maybe never taken (the operator had not looked): then it is still the sweeper's, on
@@ -455,9 +518,9 @@ export class SoftDeleteModel {
         else if (removed && holder?.exists && listed.includes(o.name)) o.standing = { kind: 'removed', by: removed.by, start: o.unseenRelisting?.start ?? sentAt, startAck: removed.startAck, handoverUnseen: true };
         else o.standing = { kind: 'orphaned', from: name };
       } else if (removedByIt && o.standing.kind === 'removed') {
-        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt), ...(mayReadAsOrphan ? { mayBeKept: true } : {}) };
+        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt), ...(mayBeKept ? { mayBeKept: true } : {}) };
       } else {
-        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt, ...(mayReadAsOrphan ? { mayBeKept: true } : {}) };
+        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt, ...(mayBeKept ? { mayBeKept: true } : {}) };
       }
       delete o.unseenRelisting;
     }
@@ -480,7 +543,7 @@ export class SoftDeleteModel {
 
   /** Keeps mayBeReadySince in step with the Gate and the spec: the Bundle may be Ready only while both allow it. */
   private updateReadiness(b: BundleModel, at: number): void {
-    if (!(b.exists && b.spoil === 'none' && b.gateReady)) b.mayBeReadySince = Infinity;
+    if (!(b.exists && this.blocked(b) === 'none' && b.gateReady)) b.mayBeReadySince = Infinity;
     else if (b.mayBeReadySince === Infinity) b.mayBeReadySince = at;
   }
 
@@ -521,10 +584,59 @@ export class SoftDeleteModel {
     for (const b of this.bundles.values()) b.unseen.clear();
     for (const o of this.objects.values()) {
       for (const w of o.windows) if (w.race && w.to === Infinity) w.to = at;
+      if (o.standing.kind === 'removed' && !o.standing.handoverUnseen && !o.mayBeUncontrolled) {
+        const b = this.bundle(o.standing.by);
+        const prunes = b.exists && this.blocked(b) === 'none' && !listsUnreadableRules(b) && !b.entries.some((e) => this.listers(e.object).length > 1);
+        // (An unreadable delay is refused, not released.)
+        if (prunes && this.effectiveRules(o).every((p) => p.rule === 'Orphan' && p.delay.kind !== 'invalid')) o.orphanReleased = true;
+      }
       if (o.standing.kind !== 'listed') continue;
       delete o.unseenRelisting;
       delete o.unseenHandover;
     }
+  }
+
+  /** The objects of the seed's versioned CRD (custom resources whose CRD moves from v1alpha1 to v1). */
+  markVersioned(objects: Iterable<string>): void {
+    for (const o of objects) this.versioned.add(o);
+  }
+
+  /**
+   * The versioned CRD stopped serving its old version (sent at `sentAt`,
+   * answered at `ackedAt`): every Bundle that lists a resource at it is
+   * blocked (prunes nothing, cannot be Ready) until its manifest names the
+   * new version (an applyBundle without legacy entries). What a Bundle
+   * controls is still its own: deleting the Bundle releases, keeps or
+   * collects by the usual rules (deleteBundle does not look at this).
+   * Returns the objects whose rules may have changed.
+   */
+  versionUnserved(sentAt: number, ackedAt: number): string[] {
+    this.oldVersionUnserved = true;
+    const touched = new Set<string>(this.versioned);
+    for (const b of this.bundles.values()) {
+      if (!b.exists) continue;
+      this.updateReadiness(b, sentAt);
+      if (this.blocked(b) === 'none') continue;
+      for (const e of b.entries) touched.add(e.object);
+      for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === b.name) touched.add(o.name);
+    }
+    this.recompute(sentAt, ackedAt, 'old version of the CRD unserved');
+    return [...touched];
+  }
+
+  /**
+   * Another field manager removed every ownerReference from the live object
+   * (a hand edit): no Bundle controls it until one applies it again (a
+   * settle's read confirms that), so nothing is due; the rules' "not
+   * before" stays as it was (a decision taken before the edit may land).
+   */
+  handDisowned(object: string): void {
+    this.object(object).mayBeUncontrolled = true;
+  }
+
+  /** Another field manager added a non-controller ownerReference to a live object outside the seed (a hand edit). */
+  handForeignOwner(object: string): void {
+    this.object(object).foreignOwner = true;
   }
 
   /** A read showed a controller on the object: a Bundle took it. */
@@ -548,6 +660,8 @@ export class SoftDeleteModel {
     if (o.uid !== uid) return;
     o.exists = false;
     delete o.mayBeUncontrolled;
+    delete o.foreignOwner;
+    delete o.orphanReleased;
     const listers = this.listers(object);
     const current = listers.flatMap((b) => b.entries.filter((e) => e.object === object).map((e) => writtenBy(e, b.defaults)));
     const kept = o.possibleDelays.filter((p) => p.addedAt >= seenAt - CLOSE_GRACE_MS || current.some((w) => samePossibility(p, w)));
@@ -567,7 +681,8 @@ export class SoftDeleteModel {
         return { at: Infinity, why: `listed by ${this.listers(o.name).map((b) => b.name).join(', ')}` };
       case 'removed': {
         const b = this.bundle(s.by);
-        if (b.spoil !== 'none') return { at: Infinity, why: `removed from ${s.by}, ${SPOIL_WORDS[b.spoil]} (it deletes nothing)` };
+        const blocked = this.blocked(b);
+        if (blocked !== 'none') return { at: Infinity, why: `removed from ${s.by}, ${SPOIL_WORDS[blocked]} (it deletes nothing)` };
         const end = this.earliestEnd(o, s.start, b);
         if (end === Infinity) return { at: Infinity, why: `removed from ${s.by}: ${this.delayWords(o)} (kept)` };
         return { at: Math.max(b.validSince, end), why: `removed from ${s.by}: ${this.delayWords(o)}` };
@@ -597,7 +712,9 @@ export class SoftDeleteModel {
     // "not before" side is judged for those.
     const effective = this.effectiveRules(o);
     if (effective.some((p) => p.rule !== 'Delete')) return Infinity;
-    if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled) return Infinity;
+    if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled || o.foreignOwner) return Infinity;
+    // Once the old version is unserved the operator may not reach these objects at all: only "not before" is judged.
+    if (this.oldVersionUnserved && this.versioned.has(o.name)) return Infinity;
     const delay = maxDelayMs(effective);
     if (delay === Infinity) return Infinity;
     if (s.kind === 'removed') {
@@ -605,10 +722,10 @@ export class SoftDeleteModel {
       const b = this.bundle(s.by);
       // Nothing is pruned while the Bundle is spoiled, one of its resources conflicts with another Bundle, or one
       // it lists has a delay that cannot be read (refused when it is applied: seed 5339).
-      if (b.spoil !== 'none' || listsUnreadableRules(b) || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
-      return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt) + DUE_MARGIN_MS;
+      if (this.blocked(b) !== 'none' || listsUnreadableRules(b) || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
+      return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt) + this.dueMarginMs;
     }
-    return Math.max(s.startAck + delay, this.lastRestartAt) + DUE_MARGIN_MS;
+    return Math.max(s.startAck + delay, this.lastRestartAt) + this.dueMarginMs;
   }
 
   /**

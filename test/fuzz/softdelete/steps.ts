@@ -5,12 +5,13 @@
  * observations, so a seed always produces the same steps.
  */
 import type { Random } from '../random.js';
-import { defaultsText, delayText, ruleText, type Defaults, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
+import { NO_DIMENSIONS, type HandEdit, type SoftDeleteDimensions } from './dimensions.js';
+import { defaultsText, delayText, ruleText, type BundleModel, type Defaults, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
 
 export type Step =
-  | { kind: 'add'; bundle: string; object: string; delay: Delay; rule: Rule; gated: boolean }
+  | { kind: 'add'; bundle: string; object: string; delay: Delay; rule: Rule; gated: boolean; legacy?: boolean }
   | { kind: 'remove'; bundle: string; object: string }
-  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; rule: Rule; gated: boolean; addFirst: boolean }
+  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; rule: Rule; gated: boolean; addFirst: boolean; legacy?: boolean }
   | { kind: 'set-delay'; bundle: string; object: string; delay: Delay; rule: Rule }
   /** Writes smith.atlassian.com/deletionApproved on the live object: now, or backdated (before any stamp it may carry). */
   | { kind: 'approve'; object: string; backdated: boolean }
@@ -24,7 +25,18 @@ export type Step =
   | { kind: 'repair'; bundle: string }
   | { kind: 'kill'; afterMs: number; downMs: number }
   | { kind: 'sleep'; ms: number }
-  | { kind: 'settle' };
+  | { kind: 'settle' }
+  // ---- the widened dimensions (dimensions.ts) ----
+  /** Another field manager edits the live objects by hand. */
+  | { kind: 'hand-edit'; edit: HandEdit; objects: string[] }
+  /** The Bundle drops every ConfigMap it lists (its Gate and custom resources stay): the kind may leave status.managedKinds. */
+  | { kind: 'drop-configmaps'; bundle: string }
+  /** The seed's versioned CRD: gains v1 as its storage version, or stops serving v1alpha1. */
+  | { kind: 'crd-version'; stage: 'add-v1' | 'unserve-old' }
+  /** The Bundle's manifests of the versioned kind move to v1. */
+  | { kind: 'migrate'; bundle: string }
+  /** Drops these objects from the Bundle and puts them back `gapMs` later (a broken template corrected). */
+  | { kind: 'flap'; bundle: string; objects: string[]; gapMs: number; pauseLeader?: boolean };
 
 /** Steps that write a Bundle may be followed at once by a settle (wait for the operator), or not (races). */
 export interface PlannedStep {
@@ -41,7 +53,7 @@ export function describeStep(s: Step): string {
   const gate = (g: boolean) => (g ? ', behind the gate' : '');
   switch (s.kind) {
     case 'add':
-      return `add ${s.object} to ${s.bundle} (${delayText(s.delay)}${ruleText(s.rule)}${gate(s.gated)})`;
+      return `add ${s.object} to ${s.bundle} (${delayText(s.delay)}${ruleText(s.rule)}${gate(s.gated)}${s.legacy === true ? ', at v1alpha1' : ''})`;
     case 'remove':
       return `remove ${s.object} from ${s.bundle}`;
     case 'move':
@@ -56,8 +68,12 @@ export function describeStep(s: Step): string {
       return `${s.open ? 'open' : 'close'} the gate of ${s.bundle} (Ready=${s.open ? 'true' : 'false'})`;
     case 'delete-bundle':
       return `delete Bundle ${s.bundle} (${s.propagation}) and wait until it is gone`;
-    case 'reapply':
-      return `re-apply Bundle ${s.bundle} with ${s.entries.filter((e) => e.kind === 'ConfigMap').map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)})`).join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}, ${defaultsText(s.defaults)}`;
+    case 'reapply': {
+      const configMaps = s.entries.filter((e) => e.kind === 'ConfigMap');
+      const bulk = configMaps.filter((e) => e.object.startsWith('bulk-')).length;
+      const listed = [...configMaps.filter((e) => !e.object.startsWith('bulk-')).map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)}${e.legacy === true ? ', at v1alpha1' : ''})`), ...(bulk > 0 ? [`${bulk} bulk ConfigMaps (no delay)`] : [])];
+      return `re-apply Bundle ${s.bundle} with ${listed.join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}, ${defaultsText(s.defaults)}`;
+    }
     case 'set-defaults':
       return `set the deletion defaults of ${s.bundle}: ${defaultsText(s.defaults)}`;
     case 'spoil':
@@ -70,8 +86,42 @@ export function describeStep(s: Step): string {
       return `sleep ${s.ms} ms`;
     case 'settle':
       return 'settle (every Bundle observed by the operator)';
+    case 'hand-edit':
+      return `by hand (field manager fuzz-hand): ${HAND_EDIT_TEXT[s.edit]} on ${s.objects.length > 3 ? `all ${s.objects.length} objects` : s.objects.join(', ')}`;
+    case 'drop-configmaps':
+      return `drop every ConfigMap from ${s.bundle}`;
+    case 'crd-version':
+      return s.stage === 'add-v1' ? 'CRD: add v1 and make it the storage version (v1alpha1 still served)' : 'CRD: stop serving v1alpha1';
+    case 'migrate':
+      return `move ${s.bundle}'s manifests of the versioned kind to v1`;
+    case 'flap':
+      return `drop ${s.objects.length} objects from ${s.bundle} and put them back ${s.gapMs} ms later${s.pauseLeader ? ' (SIGSTOP the leader half-way; SIGCONT it past its Lease, SIGKILL it 2 s later)' : ''}`;
   }
 }
+
+const HAND_EDIT_TEXT: Record<HandEdit, string> = {
+  'unlabel-managed': 'remove the label smith.atlassian.com/managed',
+  'label-managed-false': 'set smith.atlassian.com/managed=false',
+  'label-other': 'set the label team.example.com/owner',
+  'annotate-other': 'set the annotation example.com/last-edited-by',
+  'drop-owner-refs': 'remove every ownerReference',
+  'add-foreign-owner': 'add an ownerReference to a live Secret outside the seed',
+};
+
+/** What the generator needs to know of the widened dimensions. */
+export interface WidenedWorld {
+  dims: SoftDeleteDimensions;
+  /** Objects of the versioned CRD. */
+  isVersioned(object: string): boolean;
+  /** The bulk ConfigMaps (budget): not drawn by the ordinary steps. */
+  bulk: readonly string[];
+  /** The versioned CRD's stage. */
+  stage(): 'v1alpha1' | 'v1' | 'unserved';
+  /** Whether this flap pauses the leader (replicas; drawn from that dimension's own stream). */
+  pauseLeader(): boolean;
+}
+
+const NOT_WIDENED: WidenedWorld = { dims: NO_DIMENSIONS, isVersioned: () => false, bulk: [], stage: () => 'v1alpha1', pauseLeader: () => false };
 
 function randomDelay(rnd: Random): Delay {
   return rnd.weighted<() => Delay>([
@@ -111,14 +161,37 @@ export class StepGenerator {
     private readonly model: SoftDeleteModel,
     private readonly configMaps: readonly string[],
     private readonly gateOf: (bundle: string) => string,
+    private readonly widened: WidenedWorld = NOT_WIDENED,
   ) {}
+
+  /**
+   * Whether a new entry of `object` names the versioned kind's old version:
+   * always before v1 exists, often after (old manifests live on), sometimes
+   * even once it is unserved (a stale template). Undefined for other kinds.
+   */
+  private legacyFor(object: string): { legacy?: boolean } {
+    if (!this.widened.isVersioned(object)) return {};
+    const stage = this.widened.stage();
+    return { legacy: stage === 'v1alpha1' ? true : this.rnd.chance(stage === 'v1' ? 0.6 : 0.25) };
+  }
+
+  /** Bookkeeping of a Bundle deletion: what to re-apply later (and, sometimes, a re-apply at once). */
+  private deleting(bundle: string): void {
+    const last = this.model.bundle(bundle).entries.map((e) => ({ ...e }));
+    this.lastSpec.set(bundle, last);
+    // Often the Bundle comes straight back with what it released now behind its new Gate, which is
+    // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
+    const defaults = this.model.bundle(bundle).defaults;
+    this.lastDefaults.set(bundle, defaults);
+    if (this.rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none', defaults });
+  }
 
   /** The first apply of a Bundle: its gate and a random handful of objects no other Bundle lists. */
   initialSpec(bundle: string, taken: ReadonlySet<string>): Entry[] {
     const entries: Entry[] = [{ object: this.gateOf(bundle), kind: 'Gate', delay: { kind: 'none' }, gated: false }];
     for (const object of this.configMaps) {
       if (taken.has(object) || !this.rnd.chance(0.5)) continue;
-      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), rule: randomRule(this.rnd), gated: this.rnd.chance(0.25) });
+      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), rule: randomRule(this.rnd), gated: this.rnd.chance(0.25), ...this.legacyFor(object) });
     }
     return entries;
   }
@@ -126,11 +199,16 @@ export class StepGenerator {
   next(): PlannedStep {
     const rnd = this.rnd;
     const queued = this.queued.shift();
-    if (queued) return { step: queued, settle: false };
+    if (queued) {
+      // Only the widened dimensions queue a deletion (the scenario of drop-configmaps).
+      if (queued.kind === 'delete-bundle') this.deleting(queued.bundle);
+      return { step: queued, settle: false };
+    }
     const bundles = [...this.model.bundles.values()];
     const live = bundles.filter((b) => b.exists);
     const pickLive = () => (live.length === 0 ? undefined : rnd.pick(live));
-    const listedIn = (b: (typeof bundles)[number]) => b.entries.filter((e) => e.kind === 'ConfigMap');
+    // The bulk ConfigMaps (budget) are only dropped and put back together (flap).
+    const listedIn = (b: (typeof bundles)[number]) => b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.bulk.includes(e.object));
     const choices: [number, () => Step | undefined][] = [
       [3, () => {
         const b = pickLive();
@@ -140,7 +218,8 @@ export class StepGenerator {
         const unlisted = free.filter((o) => this.model.listers(o).length === 0);
         const pool = unlisted.length > 0 && rnd.chance(0.8) ? unlisted : free;
         if (pool.length === 0) return undefined;
-        return { kind: 'add', bundle: b.name, object: rnd.pick(pool), delay: randomDelay(rnd), rule: randomRule(rnd), gated: rnd.chance(0.3) };
+        const object = rnd.pick(pool);
+        return { kind: 'add', bundle: b.name, object, delay: randomDelay(rnd), rule: randomRule(rnd), gated: rnd.chance(0.3), ...this.legacyFor(object) };
       }],
       [3, () => {
         const b = pickLive();
@@ -158,7 +237,7 @@ export class StepGenerator {
         const e = rnd.pick(movable);
         const delay = rnd.chance(0.6) ? e.delay : randomDelay(rnd);
         const rule = rnd.chance(0.6) ? (e.rule ?? 'Delete') : randomRule(rnd);
-        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, rule, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4) };
+        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, rule, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4), ...this.legacyFor(e.object) };
       }],
       [2, () => {
         const b = pickLive();
@@ -214,21 +293,75 @@ export class StepGenerator {
       [1.2, () => ({ kind: 'kill', afterMs: rnd.int(0, 400), downMs: rnd.int(0, 2500) })],
       [3.5, () => ({ kind: 'sleep', ms: rnd.int(3, 25) * 100 })],
       [1, () => ({ kind: 'settle' })],
+      // The widened dimensions: weight 0 when the seed did not draw them, so the draws above are unchanged.
+      ...this.widenedChoices(live),
     ];
     for (;;) {
       const step = rnd.weighted(choices)();
       if (!step) continue;
-      if (step.kind === 'delete-bundle') {
-        const last = this.model.bundle(step.bundle).entries.map((e) => ({ ...e }));
-        this.lastSpec.set(step.bundle, last);
-        // Often the Bundle comes straight back with what it released now behind its new Gate, which is
-        // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
-        const defaults = this.model.bundle(step.bundle).defaults;
-        this.lastDefaults.set(step.bundle, defaults);
-        if (rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle: step.bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none', defaults });
-      }
-      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve';
+      if (step.kind === 'delete-bundle') this.deleting(step.bundle);
+      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve' && step.kind !== 'hand-edit' && step.kind !== 'crd-version';
       return { step, settle: writes && rnd.chance(0.35) };
     }
+  }
+
+  /** The widened dimensions' steps, each with weight 0 unless the seed drew its dimension. */
+  private widenedChoices(live: readonly BundleModel[]): [number, () => Step | undefined][] {
+    const rnd = this.rnd;
+    const { dims, bulk } = this.widened;
+    const handObjects = () => [...this.model.objects.values()].filter((o) => o.kind === 'ConfigMap' && o.standing.kind !== 'absent').map((o) => o.name);
+    return [
+      [dims.handEdits ? 2 : 0, () => {
+        const edit = rnd.weighted<HandEdit>([[3, 'unlabel-managed'], [1, 'label-managed-false'], [1, 'label-other'], [1, 'annotate-other'], [1.5, 'drop-owner-refs'], [1.5, 'add-foreign-owner']]);
+        const pool = handObjects();
+        if (pool.length === 0) return undefined;
+        // Labels are often changed on every object at once (kubectl label --all); references one at a time.
+        const all = (edit === 'unlabel-managed' || edit === 'label-managed-false' || edit === 'label-other') && rnd.chance(0.4);
+        return { kind: 'hand-edit', edit, objects: all ? pool : [rnd.pick(pool)] };
+      }],
+      [dims.handEdits ? 2 : 0, () => {
+        // Issue 23's second class: the Bundle lists no ConfigMap any more, the ones counting down lose the
+        // managed label, and the Bundle is deleted: its finalizer must still find them.
+        const withConfigMaps = live.filter((b) => b.entries.some((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)));
+        if (withConfigMaps.length === 0) return undefined;
+        const b = rnd.pick(withConfigMaps);
+        const objects = b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)).map((e) => e.object);
+        this.queued.push({ kind: 'sleep', ms: rnd.int(3, 12) * 100 }, { kind: 'hand-edit', edit: rnd.chance(0.8) ? 'unlabel-managed' : 'label-managed-false', objects }, { kind: 'sleep', ms: rnd.int(5, 20) * 100 });
+        if (rnd.chance(0.7)) this.queued.push({ kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
+        return { kind: 'drop-configmaps', bundle: b.name };
+      }],
+      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1 : 0, () => {
+        const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
+        return stale.length === 0 ? undefined : { kind: 'migrate', bundle: rnd.pick(stale).name };
+      }],
+      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0, () => {
+        // Issue 23's first class: a Bundle deleted while its manifests name the unserved version; its finalizer
+        // must still find what it controls (released with the delay, Orphan kept).
+        const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
+        return stale.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(stale).name, propagation: rnd.weighted<Propagation>([[7, 'background'], [1.5, 'foreground'], [1.5, 'orphan']]) };
+      }],
+      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0, () => {
+        // Issue 23's first class, the other way: an object of the versioned kind leaves its Bundle (counting down)
+        // while its manifest named the now unserved version, and the Bundle is deleted before it expires. The
+        // finalizer must find it by group and kind, whatever version status.managedKinds recorded.
+        const withLegacy = live.filter((b) => b.entries.some((e) => e.legacy === true));
+        if (withLegacy.length === 0) return undefined;
+        const b = rnd.pick(withLegacy);
+        const legacy = b.entries.filter((e) => e.legacy === true);
+        const kept = legacy.filter((e) => e.delay.kind === 'valid' || (e.rule ?? 'Delete') !== 'Delete');
+        const e = rnd.pick(kept.length > 0 ? kept : legacy);
+        this.queued.push({ kind: 'sleep', ms: rnd.int(3, 8) * 100 }, { kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
+        return { kind: 'remove', bundle: b.name, object: e.object };
+      }],
+      // Issue 23's fifth class: a Bundle with a long name releasing what it controls (a label value holds the name).
+      [dims.longNames ? 1 : 0, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: 'background' })],
+      [dims.budget ? 2.5 : 0, () => {
+        const withBulk = live.filter((b) => b.entries.some((e) => bulk.includes(e.object)));
+        if (withBulk.length === 0) return undefined;
+        const b = rnd.pick(withBulk);
+        const pause = this.widened.pauseLeader();
+        return { kind: 'flap', bundle: b.name, objects: b.entries.filter((e) => bulk.includes(e.object)).map((e) => e.object), gapMs: rnd.int(3, 20) * 100, ...(pause ? { pauseLeader: true } : {}) };
+      }],
+    ];
   }
 }

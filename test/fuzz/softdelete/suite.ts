@@ -16,12 +16,15 @@ import { randomBytes } from 'node:crypto';
 import { Annotations } from '../../../src/api/names.js';
 import { Random } from '../random.js';
 import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
-import { SoftDeleteModel, type Defaults, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
-import { describeStep, randomDefaults, StepGenerator, type Step } from './steps.js';
-import { FuzzCluster, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
+import { DUE_MARGIN_MS, SoftDeleteModel, type Defaults, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
+import { describeStep, randomDefaults, StepGenerator, type Step, type WidenedWorld } from './steps.js';
+import { FuzzCluster, isVersioned, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
+import { dimensionRandom, dimensionsText, drawDimensions, drawReplicas, Naming, NO_DIMENSIONS, replicaRandom, type SoftDeleteDimensions } from './dimensions.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
 export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
+/** With the crdVersions dimension, the last two are custom resources of the seed's versioned CRD. */
+const WITH_VERSIONED = ['cm-0', 'cm-1', 'cr-2', 'cr-3'] as const;
 export const gateOf = (bundle: string): string => `gate-${bundle}`;
 
 /** How long the operator may take to observe a Bundle's new generation, or to let a deleted Bundle go. */
@@ -44,10 +47,20 @@ interface Divergence {
   message: string;
 }
 
+export interface SoftDeleteFuzzOptions {
+  /**
+   * Draw the widened dimensions of issue 23 (dimensions.ts); default true.
+   * False runs each seed exactly as before the widening.
+   */
+  widen?: boolean;
+}
+
 export class SoftDeleteFuzzSuite implements FuzzSuite {
   readonly name = 'softdelete' as const;
   private cluster: FuzzCluster | undefined;
   private log: (line: string) => void = () => {};
+
+  constructor(private readonly options: SoftDeleteFuzzOptions = {}) {}
 
   async setup(ctx: SuiteContext): Promise<void> {
     this.log = (line) => ctx.log(line);
@@ -56,7 +69,7 @@ export class SoftDeleteFuzzSuite implements FuzzSuite {
 
   async runSeed(seed: number): Promise<SeedResult> {
     if (!this.cluster) throw new Error('setup was not called');
-    return await new SeedRun(this.cluster, seed, this.log).run();
+    return await new SeedRun(this.cluster, seed, this.log, this.options.widen ?? true).run();
   }
 
   teardown(): Promise<void> {
@@ -86,17 +99,42 @@ class SeedRun {
   private approvals = 0;
   /** Bundle writes with spec.deletionDefaults. */
   private defaultsWritten = 0;
+  /** The widened dimensions this seed drew, and their own random stream (schedule, names). */
+  private readonly dims: SoftDeleteDimensions;
+  private readonly dimRnd: Random;
+  private readonly bulk: string[];
+  private stage: 'v1alpha1' | 'v1' | 'unserved' = 'v1alpha1';
+  private handEdits = 0;
+  /** Leaders paused past their Lease (replicas). */
+  private pauses = 0;
+  /** Bundle deletions held while their manifests named an unserved version (then moved to v1). */
+  private heldByUnserved = 0;
+  /** How long the operator may take to observe a generation or let a Bundle go (longer under a tight budget). */
+  private readonly operatorWaitMs: number;
 
   constructor(
     cluster: FuzzCluster,
     private readonly seed: number,
     private readonly log: (line: string) => void,
+    widen = true,
   ) {
     this.rnd = new Random(seed);
-    this.model = new SoftDeleteModel(BUNDLES, CONFIG_MAPS, gateOf);
-    this.generator = new StepGenerator(this.rnd, this.model, CONFIG_MAPS, gateOf);
+    this.dimRnd = dimensionRandom(seed);
+    const replicaRnd = replicaRandom(seed);
+    this.dims = widen ? drawReplicas(drawDimensions(this.dimRnd), replicaRnd) : NO_DIMENSIONS;
+    const base: readonly string[] = this.dims.crdVersions ? WITH_VERSIONED : CONFIG_MAPS;
+    const budget = this.dims.budget;
+    this.bulk = budget ? Array.from({ length: budget.bulk }, (_, i) => `bulk-${String(i).padStart(3, '0')}`) : [];
+    // Under a budget every pass over the bulk objects takes (objects / qps) seconds, a few times over.
+    const slowMs = budget ? Math.ceil((3 * budget.bulk) / budget.qps) * 1000 : 0;
+    this.operatorWaitMs = OPERATOR_WAIT_MS + slowMs;
+    this.model = new SoftDeleteModel(BUNDLES, [...base, ...this.bulk], gateOf, DUE_MARGIN_MS + slowMs);
+    if (this.dims.crdVersions) this.model.markVersioned(base.filter(isVersioned));
+    const widened: WidenedWorld = { dims: this.dims, isVersioned, bulk: this.bulk, stage: () => this.stage, pauseLeader: () => this.dims.replicas !== undefined && replicaRnd.chance(0.6) };
+    this.generator = new StepGenerator(this.rnd, this.model, base, gateOf, widened);
+    const naming = new Naming({ bundles: BUNDLES, objects: [...base, ...this.bulk, ...BUNDLES.map(gateOf)] }, this.dims.longNames, this.dimRnd);
     // The namespace name is not drawn from the seed: a seed may run twice against one control plane.
-    this.world = new SeedWorld(cluster, `sd-${seed}-${randomBytes(3).toString('hex')}`);
+    this.world = new SeedWorld(cluster, `sd-${seed}-${randomBytes(3).toString('hex')}`, this.dims, naming);
   }
 
   async run(): Promise<SeedResult> {
@@ -109,21 +147,36 @@ class SeedRun {
       const taken = new Set<string>();
       for (const b of BUNDLES) {
         const entries = this.generator.initialSpec(b, taken);
+        // The bulk ConfigMaps (budget dimension): b1's, no delay, so a prune deletes them at once.
+        if (b === 'b1') for (const object of this.bulk) entries.push({ object, kind: 'ConfigMap', delay: { kind: 'none' }, gated: false });
         for (const e of entries) taken.add(e.object);
         await this.execute({ kind: 'reapply', bundle: b, entries, spoil: 'none', defaults: randomDefaults(this.rnd) });
       }
       await this.execute({ kind: 'settle' });
       // Most seeds start with open gates, so gated objects exist (and hold references to their gate).
       for (const b of BUNDLES) if (this.rnd.chance(0.6)) await this.execute({ kind: 'gate', bundle: b, open: true });
+      // The versioned CRD's upgrade happens at steps drawn from the dimensions' stream.
+      const addV1At = this.dims.crdVersions ? this.dimRnd.int(0, 5) : -1;
+      const unserveAt = this.dims.crdVersions ? addV1At + this.dimRnd.int(1, 5) : -1;
       for (let i = 0; i < steps; i++) {
+        if (i === addV1At) await this.execute({ kind: 'crd-version', stage: 'add-v1' });
+        if (i === unserveAt) await this.execute({ kind: 'crd-version', stage: 'unserve-old' });
         const planned = this.generator.next();
         await this.execute(planned.step);
         if (planned.settle) await this.execute({ kind: 'settle' });
         this.boundary();
       }
+      if (this.dims.crdVersions && this.stage === 'v1') await this.execute({ kind: 'crd-version', stage: 'unserve-old' });
       await this.finish();
     } catch (err) {
       failure = err;
+      // Judge what the watches saw up to the failure: a wrongful delete before a stuck finalizer is still one.
+      await sleep(500);
+      try {
+        this.boundary();
+      } catch {
+        // the watch failed: reported with the failure
+      }
     } finally {
       await this.world.stop(this.divergences.length > 0 || failure !== undefined);
     }
@@ -135,7 +188,7 @@ class SeedRun {
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
     const r = this.rulesWritten;
-    const summary = `${this.executed.length} steps, ${this.kills} kills, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, ${this.heldByUnserved} deletions held on an unserved version, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -151,7 +204,7 @@ class SeedRun {
   }
 
   private record(step: Step, touched: Iterable<string>, at: number): void {
-    this.executed.push({ index: this.executed.length + 1, at, text: describeStep(step), touched: new Set(touched), global: step.kind === 'kill' });
+    this.executed.push({ index: this.executed.length + 1, at, text: describeStep(step), touched: new Set(touched), global: step.kind === 'kill' || step.kind === 'crd-version' });
   }
 
   private entriesOf(bundle: string): Entry[] {
@@ -172,9 +225,19 @@ class SeedRun {
     const add = (names: Iterable<string>) => {
       for (const n of names) touched.add(n);
     };
+    try {
+      await this.executeStep(step, touched, add);
+    } finally {
+      // Recorded even when it threw (a Bundle that never went): the replay names it.
+      if (step.kind !== 'sleep' && step.kind !== 'settle') this.record(step, touched, at);
+      if (TRACE) this.log(`  [seed ${this.seed}] ${this.rel(at)} ${describeStep(step)}`);
+    }
+  }
+
+  private async executeStep(step: Step, touched: Set<string>, add: (names: Iterable<string>) => void): Promise<void> {
     switch (step.kind) {
       case 'add': {
-        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated }]));
+        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated, ...(step.legacy !== undefined ? { legacy: step.legacy } : {}) }]));
         touched.add(step.object);
         break;
       }
@@ -183,7 +246,7 @@ class SeedRun {
         touched.add(step.object);
         break;
       case 'move': {
-        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated }]));
+        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated, ...(step.legacy !== undefined ? { legacy: step.legacy } : {}) }]));
         const removeFrom = async () => add(await this.write(step.from, this.entriesOf(step.from).filter((e) => e.object !== step.object)));
         if (step.addFirst) {
           await addTo();
@@ -222,11 +285,25 @@ class SeedRun {
       }
       case 'delete-bundle': {
         this.bundleDeletes[step.propagation]++;
+        const b = this.model.bundle(step.bundle);
+        const unserved = this.model.listsUnserved(b);
+        const entries = this.entriesOf(step.bundle);
+        const { spoil, defaults } = b;
         const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle, step.propagation);
         add(this.model.deleteBundle(step.bundle, sentAt, ackedAt, step.propagation));
-        const deadline = Date.now() + OPERATOR_WAIT_MS;
+        let deadline = Date.now() + this.operatorWaitMs;
+        let migrated = false;
         while (!(await this.world.bundleGone(step.bundle))) {
-          if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${OPERATOR_WAIT_MS / 1000} s after its delete (the finalizer never finished)`);
+          if (Date.now() > deadline && unserved && !migrated) {
+            // Holding a Bundle whose manifests name an unserved version is allowed (issue 23 asks for a Stalled
+            // finalizer there); the user then moves the manifests on, and the deletion must finish.
+            migrated = true;
+            this.heldByUnserved++;
+            await this.world.applyBundle(step.bundle, entries.map((e) => (e.legacy === true ? { ...e, legacy: false } : e)), spoil, defaults).catch(() => undefined);
+            deadline = Date.now() + this.operatorWaitMs;
+            continue;
+          }
+          if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${(this.operatorWaitMs * (migrated ? 2 : 1)) / 1000} s after its delete (the finalizer never finished${migrated ? `, also ${this.operatorWaitMs / 1000} s after its manifests moved to v1` : ''})`);
           await sleep(100);
         }
         break;
@@ -266,9 +343,50 @@ class SeedRun {
       case 'settle':
         await this.settle();
         break;
+      case 'hand-edit':
+        for (const object of step.objects) {
+          if (!(await this.world.handEdit(object, step.edit))) continue;
+          this.handEdits++;
+          touched.add(object);
+          if (step.edit === 'drop-owner-refs') this.model.handDisowned(object);
+          if (step.edit === 'add-foreign-owner') this.model.handForeignOwner(object);
+        }
+        break;
+      case 'drop-configmaps':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).filter((e) => e.kind !== 'ConfigMap' || isVersioned(e.object))));
+        break;
+      case 'crd-version':
+        if (step.stage === 'add-v1') {
+          await this.world.crdAddVersion();
+          this.stage = 'v1';
+        } else {
+          const { sentAt, ackedAt } = await this.world.crdUnserveOld();
+          this.stage = 'unserved';
+          add(this.model.versionUnserved(sentAt, ackedAt));
+        }
+        break;
+      case 'migrate':
+        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.legacy === true ? { ...e, legacy: false } : e))));
+        break;
+      case 'flap': {
+        const before = this.entriesOf(step.bundle);
+        const dropped = new Set(step.objects);
+        add(await this.write(step.bundle, before.filter((e) => !dropped.has(e.object))));
+        // Half-way, the leader (pruning by now) freezes, as a VM or a node can.
+        const paused = step.pauseLeader ? (await sleep(step.gapMs / 2), await this.world.pauseLeader()) : undefined;
+        await sleep(step.pauseLeader ? step.gapMs / 2 : step.gapMs);
+        // Put back as they were, unless the spec changed in between (it cannot: steps run one at a time).
+        add(await this.write(step.bundle, before));
+        if (paused && this.dims.replicas) {
+          this.pauses++;
+          // Past its Lease: the standby leads and reconciles; then the old leader wakes, and is killed 2 s later.
+          await sleep(this.dims.replicas.leaseSeconds * 1000 + 2_000);
+          await this.world.resumeThenKill(paused, 2_000);
+          this.model.operatorStarted(Date.now());
+        }
+        break;
+      }
     }
-    if (step.kind !== 'sleep' && step.kind !== 'settle') this.record(step, touched, at);
-    if (TRACE) this.log(`  [seed ${this.seed}] ${this.rel(at)} ${describeStep(step)}`);
   }
 
   /**
@@ -279,10 +397,10 @@ class SeedRun {
   private async settle(): Promise<void> {
     for (const b of this.model.bundles.values()) {
       if (!b.exists) continue;
-      const deadline = Date.now() + OPERATOR_WAIT_MS;
+      const deadline = Date.now() + this.operatorWaitMs;
       while (!(await this.world.bundleObserved(b.name))) {
         if (Date.now() > deadline) {
-          this.divergences.push({ message: `Bundle ${b.name}: the operator did not observe its generation within ${OPERATOR_WAIT_MS / 1000} s (at ${this.rel(Date.now())})` });
+          this.divergences.push({ message: `Bundle ${b.name}: the operator did not observe its generation within ${this.operatorWaitMs / 1000} s (at ${this.rel(Date.now())})` });
           return;
         }
         await sleep(100);
@@ -363,9 +481,11 @@ class SeedRun {
     const objects = new Set(this.divergences.flatMap((d) => (d.object ? [d.object] : [])));
     const scope = objects.size > 0 ? `steps touching ${[...objects].join(', ')} (and every kill)` : 'all steps';
     // What the watches saw of those objects, and every Gate deletion (a Gate is what gated objects reference).
-    const watched = this.seen
+    const all = this.seen
       .filter((o) => objects.has(o.object) || (o.type === 'deleted' && o.object.startsWith('gate-')))
       .map((o) => `${this.rel(o.at)} ${o.object} ${o.type} (uid ${o.uid})`);
+    // Many diverging objects (the bulk ConfigMaps): the first and last lines are enough to read the timing.
+    const watched = all.length > 40 ? [...all.slice(0, 10), `... ${all.length - 20} more ...`, ...all.slice(-10)] : all;
     return [`${scope}; seed start = +0.00s, namespace ${this.world.namespace}:`, this.replay(objects.size > 0 ? objects : undefined), 'watched:', ...watched, `operator logs: ${this.world.operatorLogs().join(' ')}`].join('\n');
   }
 }

@@ -7,16 +7,24 @@
 import { rmSync } from 'node:fs';
 import { startBenchCluster, type BenchCluster } from '../../../bench/cluster.js';
 import { applyCrd } from '../../../hack/crd-install.js';
-import { Annotations } from '../../../src/api/names.js';
+import { Annotations, Labels } from '../../../src/api/names.js';
 import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../../src/controllers/bundle/bundle-resource.js';
 import { KubeClient, loadKubeConfig } from '../../../src/kube/client.js';
-import { installCrd } from '../../../src/kube/crds.js';
+import { CRD_RESOURCE, installCrd } from '../../../src/kube/crds.js';
 import { Discovery } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { Defaults, Entry, Propagation, Rule, Spoil } from './model.js';
+import { NO_DIMENSIONS, type HandEdit, type Naming, type SoftDeleteDimensions } from './dimensions.js';
+
+/** The field manager of the hand edits: anyone but the operator. */
+export const HAND_MANAGER = 'fuzz-hand';
+/** Logical names of the custom resources of the seed's versioned CRD (crdVersions). */
+export const isVersioned = (object: string): boolean => object.startsWith('cr-');
+/** The live Secret outside the seed that hand edits name as a foreign owner. */
+const ANCHOR = 'fuzz-anchor';
 
 /** The annotations each rule is written as; Delete is Smith's default, no annotation. */
 const RULE_ANNOTATIONS: Record<Rule, Record<string, string>> = {
@@ -72,21 +80,37 @@ export function sleep(ms: number): Promise<void> {
 class IncarnationWatch {
   private readonly abort = new AbortController();
   private done: Promise<void> = Promise.resolve();
-  private readonly seen = new Map<string, string>();
-  private readonly gone = new Set<string>();
   failure: unknown;
 
   constructor(
     private readonly client: KubeClient,
-    private readonly rt: ResourceType,
+    readonly rt: ResourceType,
     private readonly namespace: string,
     private readonly record: (o: Observation) => void,
+    /** Shared with the watch this one replaces at another version of the same kind. */
+    private readonly seen = new Map<string, string>(),
+    private readonly gone = new Set<string>(),
+    /** Survives the ends and errors of a watch whose CRD changes (see start). */
+    private readonly tolerant = false,
   ) {}
 
-  async start(): Promise<void> {
+  /** A watch of the same objects at another version: what the old one saw and the new list lacks went in between. */
+  successor(rt: ResourceType): IncarnationWatch {
+    return new IncarnationWatch(this.client, rt, this.namespace, this.record, this.seen, this.gone, this.tolerant);
+  }
+
+  /** Lists, records what went since and what appeared; returns the list's resourceVersion. */
+  private async relist(): Promise<string> {
     const list = await this.client.list(this.rt, this.namespace, { metadataOnly: true });
+    const listed = new Set(list.items.map((i) => i.metadata.uid));
+    for (const [name, uid] of this.seen) if (!listed.has(uid) && !this.gone.has(uid)) this.goneNow(name, uid, Date.now());
     for (const item of list.items) this.onObject('ADDED', item);
-    let rv = list.resourceVersion;
+    return list.resourceVersion;
+  }
+
+  async start(): Promise<void> {
+    let rv = await this.relist();
+    let failures = 0;
     this.done = (async () => {
       while (!this.abort.signal.aborted) {
         try {
@@ -96,6 +120,17 @@ class IncarnationWatch {
           });
         } catch (err) {
           if (this.abort.signal.aborted) return;
+          // The versioned CRD's watch ends with each change of the CRD (its storage is re-created): list again and
+          // count what went meanwhile as gone now (a later time than the truth: never a false "too early").
+          if (this.tolerant && failures++ < 100) {
+            await sleep(200);
+            try {
+              rv = await this.relist();
+            } catch {
+              // Still re-initializing: try again.
+            }
+            continue;
+          }
           // A 410 would mean events were lost: the seed cannot be judged.
           this.failure = err instanceof KubeApiError && err.code === 410 ? new Error(`the ${this.rt.plural} watch expired: deletions may have been missed`) : err;
           return;
@@ -177,22 +212,161 @@ export interface BundleWrite {
 /** One seed's namespace, operator and watches. */
 export class SeedWorld {
   readonly observations: Observation[] = [];
-  private operator: OperatorProcess | undefined;
+  /** The running operator processes: one, or two replicas (replicas). */
+  private operators: OperatorProcess[] = [];
   private readonly logs: string[] = [];
   private readonly watches: IncarnationWatch[];
   private readonly bundleUids = new Map<string, string>();
+  /** The seed's versioned CRD (crdVersions): its kind, plural, and the version objects are read at now. */
+  private readonly versioned: { kind: string; plural: string; rt: ResourceType } | undefined;
+  private anchorUid: string | undefined;
 
   constructor(
     readonly cluster: FuzzCluster,
     readonly namespace: string,
+    readonly dims: SoftDeleteDimensions = NO_DIMENSIONS,
+    readonly names?: Naming,
   ) {
-    const record = (o: Observation) => this.observations.push(o);
+    const record = (o: Observation) => {
+      // Real names back to the model's; anything else in the namespace (the anchor, leftovers) is not the seed's.
+      const object = this.logical(o.object);
+      if (object !== undefined) this.observations.push({ ...o, object });
+    };
     this.watches = [new IncarnationWatch(cluster.client, cluster.configMaps, namespace, record), new IncarnationWatch(cluster.client, cluster.gates, namespace, record)];
+    if (dims.crdVersions) {
+      const suffix = namespace.replace(/[^a-z0-9]/g, '');
+      const kind = `Vault${suffix}`;
+      const plural = `vaults${suffix}`;
+      const rt = customType(kind, plural, 'v1alpha1');
+      this.versioned = { kind, plural, rt };
+      this.watches.push(new IncarnationWatch(cluster.client, rt, namespace, record, new Map(), new Set(), true));
+    }
+  }
+
+  real(logical: string): string {
+    return this.names?.real(logical) ?? logical;
+  }
+
+  logical(real: string): string | undefined {
+    return this.names ? this.names.logical(real) : real;
   }
 
   async start(): Promise<void> {
     await this.cluster.client.create(this.cluster.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace } });
+    if (this.versioned) {
+      await installCrd(this.cluster.client, versionedCrd(this.versioned.kind, this.versioned.plural, 'v1alpha1'));
+      await this.servedAt(this.versioned.rt, true);
+    }
+    if (this.dims.handEdits) {
+      const secrets: ResourceType = { ...this.cluster.configMaps, kind: 'Secret', plural: 'secrets' };
+      const anchor = await this.cluster.client.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: ANCHOR, namespace: this.namespace } });
+      this.anchorUid = anchor.metadata.uid;
+    }
     for (const w of this.watches) await w.start();
+  }
+
+  /** Waits until the version is served (or not) in the namespace. */
+  private async servedAt(rt: ResourceType, served: boolean): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      let ok: boolean;
+      try {
+        await this.cluster.client.list(rt, this.namespace, { metadataOnly: true });
+        ok = true;
+      } catch (err) {
+        if (!(err instanceof KubeApiError) || err.code !== 404) throw err;
+        ok = false;
+      }
+      if (ok === served) return;
+      if (Date.now() > deadline) throw new Error(`${rt.apiVersion} ${rt.kind} still ${served ? 'not ' : ''}served 30 s after the CRD change`);
+      await sleep(100);
+    }
+  }
+
+  /**
+   * The versioned CRD gains v1 and moves its storage there (v1alpha1 still
+   * served); the watch moves to v1.
+   */
+  async crdAddVersion(): Promise<void> {
+    const v = this.versioned;
+    if (!v) throw new Error('crdAddVersion without the crdVersions dimension');
+    await this.cluster.client.apply(CRD_RESOURCE, versionedCrd(v.kind, v.plural, 'v1'), { fieldManager: 'fuzz-admin', force: true });
+    const v1 = customType(v.kind, v.plural, 'v1');
+    await this.servedAt(v1, true);
+    v.rt = v1;
+    const old = this.watches.findIndex((w) => w.rt.kind === v.kind);
+    const watch = this.watches[old];
+    if (watch) {
+      const next = watch.successor(v1);
+      await next.start();
+      await watch.stop();
+      this.watches[old] = next;
+    }
+  }
+
+  /** The versioned CRD stops serving v1alpha1; resolves once the server answers 404 there. Returns when the change was sent and answered. */
+  async crdUnserveOld(): Promise<BundleWrite> {
+    const v = this.versioned;
+    if (!v) throw new Error('crdUnserveOld without the crdVersions dimension');
+    const sentAt = Date.now();
+    await this.cluster.client.apply(CRD_RESOURCE, versionedCrd(v.kind, v.plural, 'unserved'), { fieldManager: 'fuzz-admin', force: true });
+    const ackedAt = Date.now();
+    await this.servedAt(customType(v.kind, v.plural, 'v1alpha1'), false);
+    return { sentAt, ackedAt };
+  }
+
+  /** The resource type of a logical object as it is read now. */
+  private typeOf(object: string): ResourceType {
+    if (object.startsWith('gate-')) return this.cluster.gates;
+    if (isVersioned(object) && this.versioned) return this.versioned.rt;
+    return this.cluster.configMaps;
+  }
+
+  /**
+   * A hand edit by another field manager on the live object; false when
+   * it does not exist (or the edit changed nothing).
+   */
+  async handEdit(object: string, edit: HandEdit): Promise<boolean> {
+    const rt = this.typeOf(object);
+    const name = this.real(object);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const live = await this.cluster.client.tryGet(rt, this.namespace, name, { metadataOnly: true });
+      if (!live || live.metadata.deletionTimestamp !== undefined) return false;
+      const rv = live.metadata.resourceVersion;
+      let meta: Record<string, unknown>;
+      switch (edit) {
+        case 'unlabel-managed':
+          if (live.metadata.labels?.[Labels.managed] === undefined) return false;
+          meta = { labels: { [Labels.managed]: null } };
+          break;
+        case 'label-managed-false':
+          meta = { labels: { [Labels.managed]: 'false' } };
+          break;
+        case 'label-other':
+          meta = { labels: { 'team.example.com/owner': `team-${attempt}` } };
+          break;
+        case 'annotate-other':
+          meta = { annotations: { 'example.com/last-edited-by': 'a-human' } };
+          break;
+        case 'drop-owner-refs':
+          if ((live.metadata.ownerReferences ?? []).length === 0) return false;
+          meta = { ownerReferences: null };
+          break;
+        case 'add-foreign-owner':
+          if (!this.anchorUid) return false;
+          meta = { ownerReferences: [...(live.metadata.ownerReferences ?? []), { apiVersion: 'v1', kind: 'Secret', name: ANCHOR, uid: this.anchorUid }] };
+          break;
+      }
+      try {
+        await this.cluster.client.patch(rt, this.namespace, name, { metadata: { resourceVersion: rv, ...meta } }, 'merge', { fieldManager: HAND_MANAGER });
+        return true;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 409) continue;
+        if (err instanceof KubeApiError && err.code === 404) return false;
+        throw err;
+      }
+    }
+    return false;
   }
 
   /** A watch that failed makes the seed unjudgeable: the caller reports it. */
@@ -201,14 +375,54 @@ export class SeedWorld {
   }
 
   startOperator(): number {
-    this.operator = startOperatorProcess(['--namespace', this.namespace, '--gc=cluster'], {}, this.cluster.kubeconfig);
-    this.logs.push(this.operator.logFile);
+    this.operators = [];
+    for (let i = 0; i < (this.dims.replicas ? 2 : 1); i++) this.startReplica();
     return Date.now();
   }
 
+  private startReplica(): void {
+    const budget = this.dims.budget ? ['--qps', String(this.dims.budget.qps), '--burst', String(this.dims.budget.burst)] : [];
+    const election = this.dims.replicas ? ['--leader-elect', '--leader-election-namespace', this.namespace, '--lease-duration-seconds', String(this.dims.replicas.leaseSeconds)] : [];
+    // The log file is named by the millisecond: never two in one.
+    const last = this.lastStart;
+    while (Date.now() <= last) {
+      // spin (at most a millisecond)
+    }
+    this.lastStart = Date.now();
+    const op = startOperatorProcess(['--namespace', this.namespace, '--gc=cluster', ...budget, ...election], {}, this.cluster.kubeconfig);
+    this.operators.push(op);
+    this.logs.push(op.logFile);
+  }
+
+  private lastStart = 0;
+
   async killOperator(): Promise<void> {
-    await this.operator?.kill();
-    this.operator = undefined;
+    for (const op of this.operators) await op.kill();
+    this.operators = [];
+  }
+
+  /** The replica that holds the Lease now, if one does. */
+  private async leader(): Promise<OperatorProcess | undefined> {
+    const leases: ResourceType = { group: 'coordination.k8s.io', version: 'v1', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true, verbs: ['get'] };
+    const lease = await this.cluster.client.tryGet(leases, this.namespace, 'bundlesmith-leader');
+    const holder = (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
+    return this.operators.find((op) => holder !== undefined && holder.endsWith(`-${op.child.pid}`));
+  }
+
+  /** SIGSTOPs the leader (a frozen VM); returns it, or undefined when no replica holds the Lease. */
+  async pauseLeader(): Promise<OperatorProcess | undefined> {
+    const leader = await this.leader();
+    leader?.child.kill('SIGSTOP');
+    return leader;
+  }
+
+  /** SIGCONTs a paused replica, lets it run `runMs`, then SIGKILLs it and starts a new standby in its place. */
+  async resumeThenKill(paused: OperatorProcess, runMs: number): Promise<void> {
+    paused.child.kill('SIGCONT');
+    await sleep(runMs);
+    await paused.kill();
+    this.operators = this.operators.filter((op) => op !== paused);
+    this.startReplica();
   }
 
   operatorLogs(): string[] {
@@ -220,22 +434,33 @@ export class SeedWorld {
     await this.killOperator();
     for (const w of this.watches) await w.stop();
     if (!keepLogs) for (const log of this.logs) rmSync(log, { force: true });
+    // The CRD is the seed's own: its objects go with it.
+    if (this.versioned) {
+      const name = `${this.versioned.plural}.${GATE_GROUP}`;
+      const crd = await this.cluster.client.tryGet(CRD_RESOURCE, undefined, name).catch(() => undefined);
+      if (crd) await this.cluster.client.delete(CRD_RESOURCE, undefined, name, { uid: crd.metadata.uid }).catch(() => undefined);
+    }
   }
 
-  bundleManifest(bundle: string, entries: readonly Entry[], spoil: Spoil, defaults: Defaults = {}): Record<string, unknown> {
+  bundleManifest(logicalBundle: string, entries: readonly Entry[], spoil: Spoil, defaults: Defaults = {}): Record<string, unknown> {
+    const bundle = this.real(logicalBundle);
     const resources: Record<string, unknown>[] = entries.map((e) => {
-      if (e.kind === 'Gate') return { name: 'gate', spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: e.object }, spec: { bundle } } } };
+      if (e.kind === 'Gate') return { name: 'gate', spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: this.real(e.object) }, spec: { bundle } } } };
       const annotations = { ...(e.delay.kind === 'none' ? {} : { [Annotations.deletionDelay]: e.delay.text }), ...RULE_ANNOTATIONS[e.rule ?? 'Delete'] };
+      const metadata = { name: this.real(e.object), ...(Object.keys(annotations).length > 0 ? { annotations } : {}) };
+      const v = this.versioned;
+      const object = isVersioned(e.object) && v ? { apiVersion: `${GATE_GROUP}/${e.legacy === true ? 'v1alpha1' : 'v1'}`, kind: v.kind, metadata, spec: { bundle } } : { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { bundle } };
       return {
+        // The resource name stays the logical one: it is the spec's, not the object's.
         name: e.object,
         ...(e.gated ? { references: [{ resource: 'gate' }] } : {}),
-        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: e.object, ...(Object.keys(annotations).length > 0 ? { annotations } : {}) }, data: { bundle } } },
+        spec: { object },
       };
     });
     // A reference to a resource the Bundle does not have: the whole spec is invalid.
-    if (spoil === 'invalid') resources.push({ name: 'broken', references: [{ resource: 'missing' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `broken-${bundle}` }, data: { bundle } } } });
+    if (spoil === 'invalid') resources.push({ name: 'broken', references: [{ resource: 'missing' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `broken-${logicalBundle}` }, data: { bundle } } } });
     // A ConfigMap key the apiserver rejects (422): the apply fails, so the pass prunes nothing.
-    if (spoil === 'failing') resources.push({ name: 'poison', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `poison-${bundle}` }, data: { 'not a key!': bundle } } } });
+    if (spoil === 'failing') resources.push({ name: 'poison', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `poison-${logicalBundle}` }, data: { 'not a key!': bundle } } } });
     const deletionDefaults = {
       ...(defaults.delay?.kind === 'valid' ? { deletionDelay: defaults.delay.text } : {}),
       ...(defaults.rule === 'Orphan' || defaults.rule === 'Approve' ? { deletionPolicy: defaults.rule } : {}),
@@ -256,23 +481,24 @@ export class SeedWorld {
     const uid = this.bundleUids.get(bundle);
     if (!uid) throw new Error(`no uid known for Bundle ${bundle}`);
     const sentAt = Date.now();
-    await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, bundle, { uid, propagationPolicy: POLICY[propagation] });
+    await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle), { uid, propagationPolicy: POLICY[propagation] });
     return { sentAt, ackedAt: Date.now() };
   }
 
   async bundleGone(bundle: string): Promise<boolean> {
-    return (await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, bundle)) === undefined;
+    return (await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle))) === undefined;
   }
 
   /** Whether the operator has written status for the Bundle's current generation. */
   async bundleObserved(bundle: string): Promise<boolean> {
-    const b = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, bundle);
+    const b = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle));
     if (!b) return false;
     return (b.status as { observedGeneration?: number } | undefined)?.observedGeneration === b.metadata.generation;
   }
 
+  /** The live object of a logical name (a custom resource at the version served now; `kind` is the model's). */
   async getObject(kind: 'ConfigMap' | 'Gate', name: string): Promise<KubeObject | undefined> {
-    return await this.cluster.client.tryGet(kind === 'Gate' ? this.cluster.gates : this.cluster.configMaps, this.namespace, name);
+    return await this.cluster.client.tryGet(kind === 'Gate' ? this.cluster.gates : this.typeOf(name), this.namespace, this.real(name));
   }
 
   /**
@@ -281,7 +507,7 @@ export class SeedWorld {
    */
   async approve(object: string, time: number): Promise<boolean> {
     try {
-      await this.cluster.client.patch(this.cluster.configMaps, this.namespace, object, { metadata: { annotations: { [Annotations.deletionApproved]: formatRfc3339(time) } } }, 'merge');
+      await this.cluster.client.patch(this.typeOf(object), this.namespace, this.real(object), { metadata: { annotations: { [Annotations.deletionApproved]: formatRfc3339(time) } } }, 'merge');
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) return false;
@@ -292,11 +518,38 @@ export class SeedWorld {
   /** Opens or closes a Gate through its status subresource; false when it does not exist. */
   async setGate(name: string, open: boolean): Promise<boolean> {
     try {
-      await this.cluster.client.patch(this.cluster.gates, this.namespace, name, { status: { phase: open ? GATE_OPEN : 'Closed' } }, 'merge', { subresource: 'status' });
+      await this.cluster.client.patch(this.cluster.gates, this.namespace, this.real(name), { status: { phase: open ? GATE_OPEN : 'Closed' } }, 'merge', { subresource: 'status' });
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) return false;
       throw err;
     }
   }
+}
+
+/** A namespaced custom resource type of the fuzzer's group at `version`. */
+function customType(kind: string, plural: string, version: string): ResourceType {
+  return { group: GATE_GROUP, version, apiVersion: `${GATE_GROUP}/${version}`, kind, plural, namespaced: true, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] };
+}
+
+/**
+ * The seed's versioned CRD at each stage of the upgrade: v1alpha1 only;
+ * v1 added and made the storage version (v1alpha1 still served); v1alpha1
+ * no longer served (kept in the list: objects may still be stored at it).
+ */
+function versionedCrd(kind: string, plural: string, stage: 'v1alpha1' | 'v1' | 'unserved'): Record<string, unknown> {
+  const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  const versions =
+    stage === 'v1alpha1'
+      ? [{ name: 'v1alpha1', served: true, storage: true, schema }]
+      : [
+          { name: 'v1alpha1', served: stage === 'v1', storage: false, schema },
+          { name: 'v1', served: true, storage: true, schema },
+        ];
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${GATE_GROUP}` },
+    spec: { group: GATE_GROUP, scope: 'Namespaced', names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` }, versions },
+  };
 }

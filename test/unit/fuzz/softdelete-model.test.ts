@@ -455,4 +455,128 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'y', 1100)).toBe('allowed');
     });
   });
+  describe('widened generator (issue 23): CRD versions and hand edits', () => {
+    const legacy = (object: string, delay: Delay, rule?: Rule): Entry => ({ ...cm(object, delay, false, rule), legacy: true });
+
+    it('an unserved old version blocks the Bundle that lists it: what it removed is not pruned (nor due) until its manifest names the new version', () => {
+      const m = fresh();
+      m.markVersioned(['x', 'y']);
+      apply(m, 0, 'b1', [legacy('x', NONE), legacy('y', s(1))]);
+      m.listingsSeen(100);
+      apply(m, 1000, 'b1', [legacy('x', NONE)]);
+      // Before the version goes, the removal of y counts down as usual.
+      expect(verdict(m, 'y', 2100)).toBe('allowed');
+      m.versionUnserved(3000, 3010);
+      // x, still listed at v1alpha1, cannot be applied: the Bundle prunes nothing from then on.
+      // (A prune decided before it may land within the grace after the change.)
+      expect(verdict(m, 'y', 3500)).toBe('allowed');
+      expect(verdict(m, 'y', 4500)).toBe('wrongful');
+      expect(m.dueBy(m.object('y'))).toBe(Infinity);
+      // The manifest moves to v1: prunes resume, not before then.
+      apply(m, 5000, 'b1', [cm('x', NONE)]);
+      expect(verdict(m, 'y', 4800)).toBe('wrongful');
+      expect(verdict(m, 'y', 5000)).toBe('allowed');
+      // Liveness of the versioned kind is not judged once its old version is unserved.
+      expect(m.dueBy(m.object('y'))).toBe(Infinity);
+    });
+
+    it('a Bundle deleted while it lists an unserved version still releases with the delay and keeps Orphan (nothing collected early)', () => {
+      const m = fresh();
+      m.markVersioned(['x', 'y']);
+      apply(m, 0, 'b1', [legacy('x', s(5)), legacy('y', NONE, 'Orphan')]);
+      m.listingsSeen(100);
+      m.versionUnserved(1000, 1010);
+      m.deleteBundle('b1', 2000, 2010);
+      expect(verdict(m, 'x', 2500)).toBe('wrongful');
+      expect(verdict(m, 'x', 7000)).toBe('allowed');
+      expect(verdict(m, 'y', 60_000)).toBe('wrongful');
+      // Its finalizer may hold it (Stalled) until the manifests move on: the release may come late, nothing is due.
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+      const plain = fresh();
+      apply(plain, 0, 'b1', [cm('x', s(5))]);
+      plain.listingsSeen(100);
+      plain.versionUnserved(1000, 1010);
+      plain.deleteBundle('b1', 2000, 2010);
+      expect(Number.isFinite(plain.dueBy(plain.object('x')))).toBe(true);
+    });
+
+    it('an unserved version does not block a Bundle that lists nothing at it', () => {
+      const m = fresh();
+      m.markVersioned(['x']);
+      apply(m, 0, 'b1', [legacy('x', NONE)]);
+      apply(m, 0, 'b2', [cm('y', NONE)]);
+      m.listingsSeen(100);
+      m.versionUnserved(1000, 1010);
+      apply(m, 2000, 'b2', []);
+      expect(verdict(m, 'y', 2000)).toBe('allowed');
+      expect(Number.isFinite(m.dueBy(m.object('y')))).toBe(true);
+    });
+
+    it('ownerReferences removed by hand: nothing is due until a read shows a controller again; "not before" is unchanged', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(2))]);
+      m.created('x', 'u');
+      m.listingsSeen(100);
+      m.handDisowned('x');
+      apply(m, 1000, 'b1', []);
+      expect(verdict(m, 'x', 2500)).toBe('wrongful');
+      expect(verdict(m, 'x', 3000)).toBe('allowed');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+      apply(m, 4000, 'b1', [cm('x', s(2))]);
+      m.listingsSeen(4100);
+      m.confirmControlled('x');
+      apply(m, 5000, 'b1', []);
+      expect(Number.isFinite(m.dueBy(m.object('x')))).toBe(true);
+    });
+
+    it('a foreign owner added by hand: the release countdown still bounds "not before", nothing is due; a new incarnation drops it', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(2))]);
+      m.created('x', 'u');
+      m.listingsSeen(100);
+      m.handForeignOwner('x');
+      m.deleteBundle('b1', 1000, 1010);
+      expect(verdict(m, 'x', 1500)).toBe('wrongful');
+      expect(verdict(m, 'x', 3000)).toBe('allowed');
+      expect(m.dueBy(m.object('x'))).toBe(Infinity);
+      m.deleted('x', 'u', 3000);
+      expect(m.object('x').foreignOwner).toBeUndefined();
+    });
+
+    it('an Orphan object removed and seen released is not the Bundle\'s any more: its foreground deletion must not take it', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', NONE, false, 'Orphan'), cm('y', NONE, false, 'Orphan')]);
+      m.listingsSeen(100);
+      apply(m, 1000, 'b1', [cm('y', NONE, false, 'Orphan')]);
+      m.listingsSeen(2000);
+      m.deleteBundle('b1', 3000, 3010, 'foreground');
+      expect(verdict(m, 'x', 3500)).toBe('wrongful');
+      // Still listed when the Bundle went: the documented foreground window.
+      expect(verdict(m, 'y', 3500)).toBe('allowed');
+      // Removed but no settle since: the release may not have happened yet.
+      const unseen = fresh();
+      apply(unseen, 0, 'b1', [cm('x', NONE, false, 'Orphan')]);
+      unseen.listingsSeen(100);
+      apply(unseen, 1000, 'b1', []);
+      unseen.deleteBundle('b1', 1100, 1110, 'foreground');
+      expect(verdict(unseen, 'x', 1500)).toBe('allowed');
+      // A spoiled Bundle releases nothing: its foreground deletion may take it.
+      const spoiled = fresh();
+      apply(spoiled, 0, 'b1', [cm('x', NONE, false, 'Orphan')]);
+      spoiled.listingsSeen(100);
+      apply(spoiled, 1000, 'b1', [], 'failing');
+      spoiled.listingsSeen(2000);
+      spoiled.deleteBundle('b1', 3000, 3010, 'foreground');
+      expect(verdict(spoiled, 'x', 3500)).toBe('allowed');
+    });
+
+    it('labels and annotations edited by hand change nothing: the managed label is no evidence (no model call)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(3), false, 'Orphan')]);
+      m.listingsSeen(100);
+      m.deleteBundle('b1', 1000, 1010);
+      expect(verdict(m, 'x', 1100)).toBe('wrongful');
+      expect(verdict(m, 'x', 100_000)).toBe('wrongful');
+    });
+  });
 });

@@ -1,0 +1,123 @@
+/**
+ * The soft-delete generator's widened dimensions (issue 23): what real
+ * clusters do that the first generator never drew. Each is drawn per seed,
+ * from a stream of its own (so a seed that draws none runs exactly the
+ * steps it ran before the widening), and with a probability below one (so
+ * the old behaviour stays covered):
+ *
+ * - `handEdits`: another field manager (`fuzz-hand`) edits live objects by
+ *   hand: takes the managed label off (one object or every object of the
+ *   namespace, as `kubectl label --all` does), sets it to another value,
+ *   adds other labels and annotations, removes every ownerReference, or adds
+ *   one to a live object outside the seed; and the scenario of issue 23's
+ *   second class (a Bundle drops all its ConfigMaps, their managed label is
+ *   taken off, the Bundle is deleted).
+ * - `crdVersions`: two of the seed's objects (`cr-2`, `cr-3`) are custom
+ *   resources of a CRD of the seed's own, served at v1alpha1 only; mid-run
+ *   it gains v1, moves storage to it, and then stops serving v1alpha1. The
+ *   Bundles' manifests mostly still name v1alpha1 (a step migrates them).
+ * - `longNames`: Bundle names from 64 to 253 characters (a DNS subdomain)
+ *   and object names of 253 (the ConfigMaps', the Gates' and the custom
+ *   resources' limit).
+ * - `budget`: the operator runs with a small `--qps/--burst`, Bundle b1
+ *   lists 60-120 more ConfigMaps (`bulk-NNN`, no delay), and a step removes
+ *   them all and puts them back 0.3-2 s later (a broken template corrected
+ *   a second later).
+ * - `replicas` (only with `budget`; drawn from a third stream, so that the
+ *   seeds run before it was added keep their other draws): two operator
+ *   replicas with leader election (a short Lease); some of the drop-and-put-
+ *   back steps SIGSTOP the leader mid-prune, put the objects back, wait past
+ *   its Lease (the standby takes over), SIGCONT it, and SIGKILL it two
+ *   seconds later (issue 23's fourth class: a leader that lost its Lease
+ *   must send nothing).
+ */
+import { Random } from '../random.js';
+
+export interface SoftDeleteDimensions {
+  handEdits: boolean;
+  crdVersions: boolean;
+  longNames: boolean;
+  budget?: { qps: number; burst: number; bulk: number };
+  replicas?: { leaseSeconds: number };
+}
+
+export const NO_DIMENSIONS: SoftDeleteDimensions = { handEdits: false, crdVersions: false, longNames: false };
+
+/** The stream the dimensions (and their own schedule and names) are drawn from: never the steps' stream. */
+export function dimensionRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 2654435761) + 0x23) >>> 0);
+}
+
+export function drawDimensions(rnd: Random): SoftDeleteDimensions {
+  const handEdits = rnd.chance(0.45);
+  const crdVersions = rnd.chance(0.4);
+  const longNames = rnd.chance(0.35);
+  const budget = rnd.chance(0.3) ? rnd.pick([{ qps: 10, burst: 15 }, { qps: 20, burst: 30 }, { qps: 5, burst: 10 }]) : undefined;
+  return { handEdits, crdVersions, longNames, ...(budget ? { budget: { ...budget, bulk: rnd.int(60, 120) } } : {}) };
+}
+
+/** The replicas dimension's own stream (see the top of this file): whether, and which flaps pause the leader. */
+export function replicaRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 2246822519) + 0x51) >>> 0);
+}
+
+/** Adds the replicas dimension to a seed with a budget, one time in two. */
+export function drawReplicas(d: SoftDeleteDimensions, rnd: Random): SoftDeleteDimensions {
+  if (!d.budget || !rnd.chance(0.5)) return d;
+  return { ...d, replicas: { leaseSeconds: rnd.int(4, 6) } };
+}
+
+export function dimensionsText(d: SoftDeleteDimensions): string {
+  const parts = [
+    ...(d.handEdits ? ['hand edits'] : []),
+    ...(d.crdVersions ? ['CRD versions'] : []),
+    ...(d.longNames ? ['long names'] : []),
+    ...(d.budget ? [`qps ${d.budget.qps}/burst ${d.budget.burst} with ${d.budget.bulk} bulk ConfigMaps`] : []),
+    ...(d.replicas ? [`two replicas (Lease ${d.replicas.leaseSeconds} s)`] : []),
+  ];
+  return parts.length === 0 ? 'no widened dimension' : parts.join(', ');
+}
+
+/** The edits another field manager makes by hand. */
+export type HandEdit = 'unlabel-managed' | 'label-managed-false' | 'label-other' | 'annotate-other' | 'drop-owner-refs' | 'add-foreign-owner';
+
+/** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */
+export function longName(prefix: string, length: number, rnd: Random): string {
+  let name = prefix;
+  while (name.length < length) {
+    const room = length - name.length;
+    if (room === 1) {
+      name += rnd.token(1);
+      break;
+    }
+    // A separator then a label; never ending on a separator.
+    name += rnd.chance(0.2) ? '.' : '-';
+    name += rnd.token(Math.min(room - 1, rnd.int(4, 40)));
+  }
+  return name;
+}
+
+/** Logical names (the model's: b1, cm-0, gate-b1) and the names written to the cluster. */
+export class Naming {
+  private readonly toReal = new Map<string, string>();
+  private readonly toLogical = new Map<string, string>();
+
+  constructor(logical: { bundles: readonly string[]; objects: readonly string[] }, long: boolean, rnd: Random) {
+    for (const b of logical.bundles) this.set(b, long ? longName(b, rnd.int(64, 253), rnd) : b);
+    for (const o of logical.objects) this.set(o, long ? longName(o, 253, rnd) : o);
+  }
+
+  private set(logical: string, real: string): void {
+    this.toReal.set(logical, real);
+    this.toLogical.set(real, logical);
+  }
+
+  real(logical: string): string {
+    return this.toReal.get(logical) ?? logical;
+  }
+
+  /** Undefined for names that are not the seed's (leftovers, the anchor). */
+  logical(real: string): string | undefined {
+    return this.toLogical.get(real);
+  }
+}
