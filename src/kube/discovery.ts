@@ -40,6 +40,8 @@ export class Discovery {
   private all: ResourceType[] = [];
   private failed: string[] = [];
   private lastRefresh = -Infinity;
+  /** Set by invalidate (a CRD changed): what is cached may name a version no longer served. */
+  private invalidated = false;
   private inflight: Promise<void> | undefined;
 
   constructor(
@@ -82,6 +84,7 @@ export class Discovery {
   /** Lets the next miss refresh at once (a CRD changed: what the server serves has changed). */
   invalidate(): void {
     this.lastRefresh = -Infinity;
+    this.invalidated = true;
   }
 
   /**
@@ -92,6 +95,8 @@ export class Discovery {
    */
   async resolveGroupKind(group: string, kind: string): Promise<GroupKindLookup> {
     const find = (): ResourceType | undefined => this.all.find((rt) => rt.group === group && rt.kind === kind && !rt.plural.includes('/'));
+    // After a CRD changed, a hit may be a version no longer served (a list of it is a 404): look again first.
+    if (this.invalidated) await this.refresh();
     let hit = find();
     if (!hit && Date.now() - this.lastRefresh >= this.minRefreshIntervalMs) {
       await this.refresh();
@@ -109,6 +114,8 @@ export class Discovery {
   }
 
   private async load(): Promise<void> {
+    // Cleared as the reads begin: a CRD that changes while they run leaves it set, and the next lookup reads again.
+    this.invalidated = false;
     const found: ResourceType[] = [];
     const failed = new Set<string>();
     for (const root of ['/api', '/apis']) {
