@@ -8,8 +8,8 @@
  * kube-controller-manager's (inventory-kcm.test.ts).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
-import { CRD_RESOURCE, installCrd } from '../../src/kube/crds.js';
-import type { KubeObject, ResourceType } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/kube/types.js';
+import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { expectKept, run, uniqueName, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
 
@@ -38,28 +38,6 @@ async function deleteBundleAndSettle(ctx: InventoryContext, name: string): Promi
   await sleep(COLLECTOR_SETTLE_MS);
 }
 
-function gadgetCrd(group: string, versions: { name: string; served: boolean; storage: boolean }[]): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `gadgets.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-      versions: versions.map((v) => ({ ...v, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } })),
-    },
-  };
-}
-
-async function servedAt(env: TestEnv, group: string, version: string, served: boolean): Promise<ResourceType | undefined> {
-  return await waitFor(`gadgets.${group}/${version} ${served ? 'served' : 'no longer served'}`, async () => {
-    await env.discovery.refresh();
-    const rt = env.discovery.lookup(`${group}/${version}`, 'Gadget');
-    return served ? rt : rt === undefined ? ({} as ResourceType) : undefined;
-  });
-}
-
 /**
  * 1. A CRD moves its storage to v1 and stops serving v1alpha1 (the usual
  * upgrade), its objects still named at v1alpha1 in the Bundle. Deleting the
@@ -71,8 +49,7 @@ async function servedAt(env: TestEnv, group: string, version: string, served: bo
 export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryContext): Promise<void> {
   const { env, ns } = ctx;
   const group = `${uniqueName('up')}.bundlesmith.test`;
-  await installCrd(env.client, gadgetCrd(group, [{ name: 'v1alpha1', served: true, storage: true }]));
-  await servedAt(env, group, 'v1alpha1', true);
+  await installGadgets(env, group, [{ name: 'v1alpha1', served: true, storage: true }]);
   const gadget = (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({ apiVersion: `${group}/v1alpha1`, kind: 'Gadget', metadata: { name, ...(annotations ? { annotations } : {}) }, spec: { size: 1 } });
   await applyBundle(env, ns, 'upgraded', [
     { name: 'orphan', object: gadget('g-orphan', { [Annotations.deletionPolicy]: 'Orphan' }) },
@@ -80,17 +57,15 @@ export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryConte
     { name: 'plain', object: gadget('g-plain') },
   ]);
   await waitForReady(env, ns, 'upgraded');
-  const alpha = await servedAt(env, group, 'v1alpha1', true);
+  const alpha = await gadgetsServed(env, group, 'v1alpha1', true);
   if (!alpha) throw new Error('v1alpha1 not served');
   const uid = async (name: string): Promise<string> => (await env.client.get(alpha, ns, name)).metadata.uid;
   const uids = { orphan: await uid('g-orphan'), delayed: await uid('g-delayed') };
 
   // The upgrade: v1 served and stored, v1alpha1 no longer served.
-  const crd = await env.client.get(CRD_RESOURCE, undefined, `gadgets.${group}`);
-  const upgraded = gadgetCrd(group, [{ name: 'v1alpha1', served: false, storage: false }, { name: 'v1', served: true, storage: true }]);
-  await env.client.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`, { ...upgraded, metadata: { ...(upgraded.metadata as object), resourceVersion: crd.metadata.resourceVersion } });
-  const v1 = await servedAt(env, group, 'v1', true);
-  await servedAt(env, group, 'v1alpha1', false);
+  await setGadgetVersions(env, group, [{ name: 'v1alpha1', served: false, storage: false }, { name: 'v1', served: true, storage: true }]);
+  const v1 = await gadgetsServed(env, group, 'v1', true);
+  await gadgetsServed(env, group, 'v1alpha1', false);
   if (!v1) throw new Error('v1 not served');
 
   await deleteBundleAndSettle(ctx, 'upgraded');

@@ -19,7 +19,7 @@
  * decision; this test pins the outcome: kept.)
  */
 import { Annotations } from '../../src/api/names.js';
-import { CRD_RESOURCE, installCrd } from '../../src/kube/crds.js';
+import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { conditionOf, expectKept, run, uniqueName, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
@@ -32,39 +32,16 @@ async function kubectl(args: string[]): Promise<void> {
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
 }
 
-function gadgetCrd(group: string, served: boolean): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `gadgets.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-      versions: [{ name: 'v1', served, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-    },
-  };
-}
-
+/** The gadgets' one version, v1, served or not (an upgrade step that serves no version for a while). */
 async function setServed(group: string, served: boolean): Promise<void> {
-  const { env } = f;
-  const current = await env.client.get(CRD_RESOURCE, undefined, `gadgets.${group}`);
-  const next = gadgetCrd(group, served);
-  await env.client.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`, { ...next, metadata: { ...(next.metadata as object), resourceVersion: current.metadata.resourceVersion } });
-  await waitFor(`gadgets.${group} ${served ? 'served' : 'not served'}`, async () => {
-    await env.discovery.refresh();
-    return (env.discovery.lookup(`${group}/v1`, 'Gadget') !== undefined) === served;
-  });
+  await setGadgetVersions(f.env, group, [{ name: 'v1', served, storage: true }]);
+  await gadgetsServed(f.env, group, 'v1', served);
 }
 
 it('a policy taken off a listed object while its Bundle is being deleted does not make the finalizer delete it', async () => {
   const { env, ns, t } = f;
   const group = `${uniqueName('pd')}.bundlesmith.test`;
-  await installCrd(env.client, gadgetCrd(group, true));
-  await waitFor('gadgets served', async () => {
-    await env.discovery.refresh();
-    return env.discovery.lookup(`${group}/v1`, 'Gadget');
-  });
+  await installGadgets(env, group, [{ name: 'v1', served: true, storage: true }]);
   await applyBundle(env, ns, 'drift', [
     { name: 'keep', object: configMap('drift-keep', { a: 'b' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
     { name: 'approve', object: configMap('drift-approve', { a: 'b' }, { [Annotations.deletionPolicy]: 'Approve' }) },
