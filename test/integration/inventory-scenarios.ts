@@ -115,11 +115,10 @@ export async function labelTakenOffKeepsTheKind(ctx: InventoryContext): Promise<
 }
 
 /**
- * 2b. The same, with the label taken off and kept off (the label patch is
- * refused: a tool that removes it as soon as it appears is the same as one
- * the operator may not write to). Here simply: the object loses the label
- * after the Bundle is deleted, when only the finalizer decides. The
- * finalizer lists by owner reference, never by label: kept.
+ * 2b. The label taken off an object the spec still lists, then the Bundle
+ * deleted: the finalizer lists by owner reference, never by label, and the
+ * object counts down (kept). The finalizer listed without a selector before
+ * this round too: this pins that, it does not prove a fix (scenario 2 does).
  */
 export async function finalizerListsWithoutTheLabel(ctx: InventoryContext): Promise<void> {
   const { env, ns, t } = ctx;

@@ -157,10 +157,6 @@ export class ObjectCache {
     return n;
   }
 
-  allSynced(): boolean {
-    return [...this.informers.values()].every((i) => i.hasSynced());
-  }
-
   async stop(): Promise<void> {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }
