@@ -25,13 +25,13 @@
  * Pure: no client, no clock.
  */
 import type { DeletionDefaults } from '../../api/bundle.js';
-import { Annotations, DELETE_WHEN_GATES, DELETION_POLICIES, EventReasons, Finalizers, Labels } from '../../api/names.js';
+import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
-import { readDeletionRules } from '../softdelete/rules.js';
+import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
-import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
+import { countdownOf, listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
@@ -84,23 +84,18 @@ export interface FinalizeInput {
   declared?: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
 
-/** The defaults an object's deletion rules are read over: the Bundle's, with what the manifest declares for it on top. */
-function defaultsFor(o: LiveObject, input: FinalizeInput): DeletionDefaults | undefined {
+/**
+ * What the manifest declares for an object, over the Bundle's defaults: a
+ * floor for its live rules (stricterRules), so that a deletionPolicy or
+ * deletionDelay taken off or loosened by hand while the finalizer held
+ * (nothing re-applies it then) does not turn an Orphan or Approve object, or
+ * a delayed one, into one deleted sooner.
+ */
+function declaredFloor(o: LiveObject, input: FinalizeInput): DeletionRules | undefined {
   const declared = input.declared?.get(objectKey(o));
-  if (declared === undefined) return input.bundle.defaults;
-  const policy = declared[Annotations.deletionPolicy];
-  const when = declared[Annotations.deleteWhen];
-  const delay = declared[Annotations.deletionDelay];
-  return {
-    ...input.bundle.defaults,
-    ...(delay !== undefined ? { deletionDelay: delay } : {}),
-    ...(policy !== undefined && isOneOf(DELETION_POLICIES, policy) ? { deletionPolicy: policy } : {}),
-    ...(when !== undefined && isOneOf(DELETE_WHEN_GATES, when) ? { deleteWhen: when } : {}),
-  };
-}
-
-function isOneOf<T extends string>(values: readonly T[], value: string): value is T {
-  return (values as readonly string[]).includes(value);
+  if (declared === undefined) return undefined;
+  const reading = readDeletionRules(declared, input.bundle.defaults);
+  return reading.ok ? reading.rules : undefined;
 }
 
 export type FinalizeStep =
@@ -188,7 +183,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   const siblings = siblingUids(controlled);
   // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
   // (a gated object is released with a countdown like any delayed one).
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, defaultsFor: (o) => defaultsFor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
+  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, floorFor: (o) => declaredFloor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
   return actions.flatMap((action): FinalizeStep[] => {
     const o = byUid.get(action.target.uid);
     if (o === undefined || action.target.uid === undefined) return [];
@@ -210,7 +205,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     return [{
       action: 'release',
       target: action.target,
-      patch: releasePatch(o, { name: bundle.name, defaults: defaultsFor(o, input) }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal),
+      patch: releasePatch(o, { name: bundle.name, defaults: bundle.defaults }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal, declaredFloor(o, input)),
       event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it` },
     }];
   });
@@ -244,15 +239,18 @@ function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string
  */
 function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
-  const reading = readDeletionRules(o.metadata.annotations, defaultsFor(o, input));
+  const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
   if (!reading.ok) return undefined;
+  const floor = declaredFloor(o, input);
+  const countdown = countdownOf(o, input.stampSeal, floor);
+  const rules = stricterRules(reading.rules, countdown.floor);
   const what = describeObject(o);
   const refs = referenceContext(o, input, siblings);
-  if (reading.rules.policy === 'Orphan') {
+  if (rules.policy === 'Orphan') {
     return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
   }
-  if (reading.rules.policy === 'Approve') {
-    const patch = releasePatch(o, { name: input.bundle.name, defaults: defaultsFor(o, input) }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal);
+  if (rules.policy === 'Approve') {
+    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal, floor);
     return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved` } };
   }
   return undefined;

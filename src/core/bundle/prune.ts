@@ -9,7 +9,8 @@ import { EventReasons } from '../../api/names.js';
 import { decideSoftDelete, deletedAfterWords, deletesNow, type DeletionGate } from '../softdelete/decide.js';
 import { buildGraph, levels, topologicalOrder, transpose } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { withProvenStamp, type StampSeal } from '../softdelete/stamp-seal.js';
+import { provenCountdown, type StampSeal } from '../softdelete/stamp-seal.js';
+import { stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import type { BundleClaim } from './ownership.js';
 import { keptReleasePatch, markPatch } from './release.js';
 
@@ -97,8 +98,8 @@ export interface PruneInput {
   bundleReady?: boolean;
   /** Proves the stamps this operator wrote; an unproven stamp is read as none (the countdown starts now). Absent: stamps are taken as written. */
   stampSeal?: StampSeal;
-  /** The defaults an object's rules are read over, when they differ by object (the finalizer: the manifest's own rules over the Bundle's). */
-  defaultsFor?: (o: LiveObject) => DeletionDefaults | undefined;
+  /** Rules an object's deletion may not be looser than, beyond its stamp's (the finalizer: what its manifest declares). */
+  floorFor?: (o: LiveObject) => DeletionRules | undefined;
 }
 
 /**
@@ -153,9 +154,9 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   if (other !== undefined) return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
   const decision = decideSoftDelete({
     inSpec: false,
-    annotations: withProvenStamp(o.metadata.annotations, o.metadata.uid, input.stampSeal),
+    ...countdownOf(o, input.stampSeal, input.floorFor?.(o)),
     now,
-    defaults: input.defaultsFor ? input.defaultsFor(o) : input.defaults,
+    defaults: input.defaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
     ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
   });
@@ -194,7 +195,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
       return {
         action: 'mark',
         target,
-        patch: markPatch(o, decision.deletionTimestamp, o.metadata.uid !== undefined ? input.stampSeal?.sign(o.metadata.uid, decision.deletionTimestamp) : undefined),
+        patch: markPatch(o, decision.deletionTimestamp, o.metadata.uid !== undefined ? input.stampSeal?.sign(o.metadata.uid, decision.deletionTimestamp, decision.sealed) : undefined),
         deletionTimestamp: decision.deletionTimestamp,
         deleteAfter: decision.deleteAfter,
         deleteAtMs: decision.deleteAtMs,
@@ -213,6 +214,17 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
       return { action: 'invalid', target, message, event: { reason: EventReasons.InvalidDeletionDelay, message } };
     }
   }
+}
+
+/**
+ * What a countdown decision reads of `o`: its annotations with its stamp
+ * proven or dropped (stamp-seal.ts), and the floor its rules may not go
+ * below: what its stamp seals, made stricter by `extra`.
+ */
+export function countdownOf(o: LiveObject, seal: StampSeal | undefined, extra: DeletionRules | undefined): { annotations: Readonly<Record<string, string>> | undefined; floor?: DeletionRules } {
+  const reading = provenCountdown(o.metadata.annotations, o.metadata.uid, seal);
+  const floor = reading.floor === undefined ? extra : stricterRules(reading.floor, extra);
+  return floor === undefined ? { annotations: reading.annotations } : { annotations: reading.annotations, floor };
 }
 
 /**
@@ -262,6 +274,6 @@ export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   const { fresh } = input;
   if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
   if (!isControlledBy(fresh, input.bundleUid)) return undefined;
-  const decision = decideSoftDelete({ inSpec: false, annotations: withProvenStamp(fresh.metadata.annotations, fresh.metadata.uid, input.stampSeal), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
+  const decision = decideSoftDelete({ inSpec: false, ...countdownOf(fresh, input.stampSeal, undefined), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
   return deletesNow(decision) ? fresh.metadata.resourceVersion : undefined;
 }

@@ -15,8 +15,8 @@ import { Annotations, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { formerBundleLabelValue } from '../softdelete/former-bundle.js';
-import { withProvenStamp, type StampSeal } from '../softdelete/stamp-seal.js';
-import { isGated, readDeletionRules } from '../softdelete/rules.js';
+import { provenCountdown, type StampSeal } from '../softdelete/stamp-seal.js';
+import { isGated, readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { userReferences, type ReferenceOwnerContext } from './ownership.js';
 
@@ -94,28 +94,32 @@ export function keptReleasePatch(o: LiveObject, bundleName: string, refs: Refere
  * release is signed over the object's uid, namespace, Bundle, stamp, delay
  * and policy (the sweeper deletes nothing whose proof does not check). The
  * Bundle's defaults go with the Bundle, so a delay or policy the object
- * takes from them is written onto it; a gate without a delay counts down
- * from zero.
+ * takes from them is written onto it, and so are rules stricter than its
+ * own (`floor`, and what its proven stamp seals): the release carries the
+ * strictest reading, since the sweeper will read only the object. A gate
+ * without a delay counts down from zero.
  */
-export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner, seal?: StampSeal): JsonPatchOperation[] {
+export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner, seal?: StampSeal, floor?: DeletionRules): JsonPatchOperation[] {
   // markFormerBundle creates the annotations map when there is none.
   const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundle.name)];
-  const annotations = { ...(o.metadata.annotations ?? {}) };
+  // Only a stamp this operator wrote is signed into the release: one written by hand starts over from now.
+  const proven = provenCountdown(o.metadata.annotations, o.metadata.uid, seal);
+  const annotations = { ...(proven.annotations ?? {}) };
   const reading = readDeletionRules(annotations, bundle.defaults);
   if (reading.ok) {
-    const { rules } = reading;
+    const rules = stricterRules(stricterRules(reading.rules, proven.floor), floor);
     const delay = rules.delayText ?? (isGated(rules) ? '0s' : undefined);
-    if (annotations[Annotations.deletionDelay] === undefined && delay !== undefined) {
+    if (delay !== undefined && annotations[Annotations.deletionDelay] !== delay) {
       annotations[Annotations.deletionDelay] = delay;
       ops.push({ op: 'add', path: annotationPath(Annotations.deletionDelay), value: delay });
     }
-    if (rules.policyFromDefaults) {
+    const ownPolicy = annotations[Annotations.deletionPolicy];
+    if (rules.policyFromDefaults || (ownPolicy ?? 'Delete') !== rules.policy) {
       annotations[Annotations.deletionPolicy] = rules.policy;
       ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: rules.policy });
     }
   }
-  // Only a stamp this operator wrote is signed into the release: one written by hand starts over from now.
-  const decision = decideSoftDelete({ inSpec: false, annotations: withProvenStamp(annotations, o.metadata.uid, seal) ?? {}, now: countdown.now, stampAt: countdown.stampAt });
+  const decision = decideSoftDelete({ inSpec: false, annotations, now: countdown.now, stampAt: countdown.stampAt });
   // The first test already guards the whole patch; the stamp needs no second one.
   if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
   const proof = sign({

@@ -12,7 +12,7 @@ import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations } from '../../api/names.js';
 import { formatGoDuration } from '../duration.js';
 import { LATEST_RFC3339_MS, formatRfc3339, parseRfc3339 } from '../rfc3339.js';
-import { isGated, readDeletionRules, type DeletionRules } from './rules.js';
+import { isGated, readDeletionRules, stricterRules, type CountdownRules, type DeletionRules } from './rules.js';
 
 
 export interface SoftDeleteInput {
@@ -35,6 +35,13 @@ export interface SoftDeleteInput {
   /** The Bundle's spec.deletionDefaults; the object's own annotations override each setting. */
   defaults?: DeletionDefaults | undefined;
   /**
+   * Rules the object's deletion may not be looser than (stricterRules): the
+   * ones sealed with its countdown stamp when it began, and in the finalizer
+   * the ones its manifest declares. An edit of the live object can put its
+   * deletion off, never bring it forward.
+   */
+  floor?: DeletionRules | undefined;
+  /**
    * Whether the Bundle is Ready with the spec that dropped the object (its
    * Ready condition True for its current generation): a deleteWhen
    * BundleReady gate opens on it. Absent means not known to be Ready, and
@@ -56,7 +63,7 @@ export type SoftDeleteDecision =
    * Start the countdown: write `deletionTimestamp` on the object, recheck at
    * `deleteAtMs`. `gates`: what will still hold it once the delay is over.
    */
-  | { action: 'mark'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[] }
+  | { action: 'mark'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[]; sealed: CountdownRules }
   /** Countdown running: recheck at `deleteAtMs`; `gates` as for mark. */
   | { action: 'wait'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[] }
   /** deletionPolicy Orphan: never deleted; the operator lets go of it (its references go, the user's stay). */
@@ -102,13 +109,19 @@ export function deletedAfterWords(deleteAfter: string, gates: readonly DeletionG
   return [`after ${deleteAfter}`, ...gates.map((g) => GATE_CONDITIONS[g])].join(', ');
 }
 
-/** Starts (or restarts) the countdown at `now`, rounded up to the stamp's millisecond precision so it never predates `now`. */
-function markAt(now: number, delayMs: number, gates: DeletionGate[]): SoftDeleteDecision {
+/**
+ * Starts (or restarts) the countdown at `now`, rounded up to the stamp's
+ * millisecond precision so it never predates `now`. `sealed`: the rules it
+ * starts under, which its stamp's proof will carry.
+ */
+function markAt(now: number, delayMs: number, rules: DeletionRules): SoftDeleteDecision {
   const stampMs = Math.ceil(now);
   const stampText = formatRfc3339(stampMs);
   const countdown = countdownFrom(stampText, stampMs, delayMs);
   if (countdown === undefined) return unreachableDeletion(stampText, delayMs);
-  return { action: 'mark', ...countdown, ...withGates(gates) };
+  // Whole milliseconds, rounded up (a floor may only be later), as the proof writes it.
+  const sealed: CountdownRules = { delayMs: Math.ceil(delayMs), policy: rules.policy, ...(rules.deleteWhen !== undefined ? { deleteWhen: rules.deleteWhen } : {}) };
+  return { action: 'mark', ...countdown, ...withGates(gatesOf(rules)), sealed };
 }
 
 function unreachableDeletion(stampText: string, delayMs: number): SoftDeleteDecision {
@@ -126,7 +139,7 @@ function unreachableDeletion(stampText: string, delayMs: number): SoftDeleteDeci
  * Bundle's apply brings it back to the desired state).
  *
  * Out of spec, on the rules of rules.ts (the object's annotations over the
- * Bundle's defaults):
+ * Bundle's defaults, made no looser than `floor`):
  * - rules that cannot be read (a bad delay, policy or gate) -> `invalid`;
  * - deletionPolicy Orphan -> `release`;
  * - no delay, no gate and no stamp -> `delete`;
@@ -152,11 +165,14 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
 
   const reading = readDeletionRules(annotations, input.defaults);
   if (!reading.ok) return { action: 'invalid', message: reading.message };
-  const rules = reading.rules;
+  const own = reading.rules;
+  const rules = stricterRules(own, input.floor);
   if (rules.policy === 'Orphan') return { action: 'release' };
 
   const delayMs = rules.delayMs ?? (isGated(rules) ? 0 : undefined);
-  if (delayMs === undefined) {
+  // A running countdown whose own delay (and gate) was taken off: what the user meant is unknown, and a floor
+  // would only say how soon it could go. Kept.
+  if (delayMs === undefined || (stampText !== undefined && own.delayMs === undefined && !isGated(own))) {
     if (stampText === undefined) return { action: 'delete' };
     return {
       action: 'invalid',
@@ -167,7 +183,7 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
   }
 
   const stampMs = stampText === undefined ? undefined : parseRfc3339(stampText);
-  if (stampText === undefined || stampMs === undefined) return markAt(Math.max(input.now, input.stampAt ?? input.now), delayMs, gatesOf(rules));
+  if (stampText === undefined || stampMs === undefined) return markAt(Math.max(input.now, input.stampAt ?? input.now), delayMs, rules);
 
   // The stamp is reported as written, so status shows the annotation's own value.
   const countdown = countdownFrom(stampText, stampMs, delayMs);

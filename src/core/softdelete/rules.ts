@@ -9,7 +9,7 @@
  */
 import type { DeletionDefaults } from '../../api/bundle.js';
 import { Annotations, DELETE_WHEN_GATES, DELETION_POLICIES, type DeleteWhenGate, type DeletionPolicy } from '../../api/names.js';
-import { parseGoDuration } from '../duration.js';
+import { formatGoDuration, parseGoDuration } from '../duration.js';
 
 export interface DeletionRules {
   policy: DeletionPolicy;
@@ -94,4 +94,45 @@ export function unreadableRulesMessage(message: string): string {
  */
 export function isGated(rules: DeletionRules): boolean {
   return rules.policy === 'Approve' || rules.deleteWhen !== undefined;
+}
+
+/**
+ * The rules a countdown starts under, sealed into its stamp's proof
+ * (stamp-seal.ts) so that a later edit of the live object cannot loosen
+ * them.
+ */
+export interface CountdownRules {
+  delayMs: number;
+  policy: DeletionPolicy;
+  deleteWhen?: DeleteWhenGate;
+}
+
+/** A countdown's sealed rules as a reading of rules, to be a floor (stricterRules). */
+export function rulesOfCountdown(c: CountdownRules): DeletionRules {
+  return { policy: c.policy, delayMs: c.delayMs, delayText: formatGoDuration(c.delayMs), delayFromDefaults: false, policyFromDefaults: false, deleteWhen: c.deleteWhen };
+}
+
+const POLICY_STRICTNESS: Record<DeletionPolicy, number> = { Delete: 0, Approve: 1, Orphan: 2 };
+
+/**
+ * The stricter of two readings of one object's rules: Orphan over Approve
+ * over Delete, the longer delay, a gate when either has one. Where the rules
+ * can be read from more than one place (the live object and its manifest in
+ * the finalizer; the live object and what was sealed with its countdown
+ * stamp), the deletion follows the one that keeps the object longer, so an
+ * edit by hand can put a deletion off, never bring it forward.
+ */
+export function stricterRules(a: DeletionRules, b: DeletionRules | undefined): DeletionRules {
+  if (b === undefined) return a;
+  const policyFrom = POLICY_STRICTNESS[b.policy] > POLICY_STRICTNESS[a.policy] ? b : a;
+  const delayFrom = (b.delayMs ?? -1) > (a.delayMs ?? -1) ? b : a;
+  const deleteWhen = a.deleteWhen ?? b.deleteWhen;
+  return {
+    policy: policyFrom.policy,
+    policyFromDefaults: policyFrom.policyFromDefaults,
+    delayMs: delayFrom.delayMs,
+    delayText: delayFrom.delayText,
+    delayFromDefaults: delayFrom.delayFromDefaults,
+    deleteWhen,
+  };
 }

@@ -47,17 +47,17 @@ describe('decideSoftDelete', () => {
       [
         'a delay, no countdown yet',
         annotations(delay('24h')),
-        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 24 * HOUR), deleteAtMs: NOW + 24 * HOUR },
+        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 24 * HOUR), deleteAtMs: NOW + 24 * HOUR, sealed: { delayMs: 24 * HOUR, policy: 'Delete' } },
       ],
       [
         'a composite delay',
         annotations(delay('1h30m')),
-        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 1.5 * HOUR), deleteAtMs: NOW + 1.5 * HOUR },
+        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 1.5 * HOUR), deleteAtMs: NOW + 1.5 * HOUR, sealed: { delayMs: 1.5 * HOUR, policy: 'Delete' } },
       ],
       [
         'a zero delay "0": marked first so the stamp is visible',
         annotations(delay('0')),
-        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW), deleteAtMs: NOW },
+        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW), deleteAtMs: NOW, sealed: { delayMs: 0, policy: 'Delete' } },
       ],
       ['a zero delay "0s", already stamped: expired', annotations(delay('0s'), stamp(iso(NOW))), {
         action: 'expired',
@@ -67,7 +67,7 @@ describe('decideSoftDelete', () => {
       [
         'a sub-millisecond delay rounds the deletion up',
         annotations(delay('1500us')),
-        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 2), deleteAtMs: NOW + 2 },
+        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 2), deleteAtMs: NOW + 2, sealed: { delayMs: 2, policy: 'Delete' } },
       ],
       [
         'a running countdown',
@@ -113,7 +113,7 @@ describe('decideSoftDelete', () => {
         (badStamp): [string, Record<string, string>, SoftDeleteDecision] => [
           `an unparsable stamp ${JSON.stringify(badStamp)}: countdown restarts now`,
           annotations(delay('1h'), stamp(badStamp)),
-          { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR), deleteAtMs: NOW + HOUR },
+          { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR), deleteAtMs: NOW + HOUR, sealed: { delayMs: HOUR, policy: 'Delete' } },
         ],
       )),
     ])('%s', (_name, objectAnnotations, want) => {
@@ -126,6 +126,7 @@ describe('decideSoftDelete', () => {
         deletionTimestamp: iso(NOW + 1),
         deleteAfter: iso(NOW + 1 + SECOND),
         deleteAtMs: NOW + 1 + SECOND,
+        sealed: { delayMs: SECOND, policy: 'Delete' },
       });
     });
 
@@ -190,7 +191,7 @@ describe('pendingDeletionOf / deletesNow', () => {
     [{ action: 'cancel' }, undefined, false],
     [{ action: 'delete' }, undefined, true],
     [{ action: 'invalid', message: 'x' }, undefined, false],
-    [{ action: 'mark', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, false],
+    [{ action: 'mark', ...countdown, deleteAtMs: NOW + HOUR, sealed: { delayMs: HOUR, policy: 'Delete' } }, { ...countdown, waitingFor: 'Delay' }, false],
     [{ action: 'wait', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, false],
     [{ action: 'await', waitingFor: 'Approval', message: 'm', ...countdown }, { ...countdown, waitingFor: 'Approval' }, false],
     [{ action: 'await', waitingFor: 'BundleReady', message: 'm', ...countdown }, { ...countdown, waitingFor: 'BundleReady' }, false],
@@ -227,7 +228,7 @@ describe('orphan sweep', () => {
     [
       'a delay, not stamped',
       released({ annotations: annotations(delay('1h')) }),
-      { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR), deleteAtMs: NOW + HOUR },
+      { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR), deleteAtMs: NOW + HOUR, sealed: { delayMs: HOUR, policy: 'Delete' } },
     ],
     [
       'a countdown running',

@@ -8,7 +8,8 @@ import { describe, expect, it } from '@jest/globals';
 import { Annotations } from '../../../src/api/names.js';
 import { planPrune, redecideDelete } from '../../../src/core/bundle/prune.js';
 import { planFinalize } from '../../../src/core/bundle/finalize.js';
-import { stampSeal, withProvenStamp } from '../../../src/core/softdelete/stamp-seal.js';
+import { provenCountdown, stampSeal } from '../../../src/core/softdelete/stamp-seal.js';
+import { createHmac } from 'node:crypto';
 import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
 import { BUNDLE_UID, configMap, controlledByBundle, live, NOW, withAnnotation, withUid } from '../bundle/builders.js';
 
@@ -16,35 +17,51 @@ const seal = stampSeal(new Uint8Array(32).fill(7));
 const otherSeal = stampSeal(new Uint8Array(32).fill(8));
 const OLD = '2020-01-01T00:00:00Z';
 
+const HOUR = 3_600_000;
+const DELETE_1H = { delayMs: HOUR, policy: 'Delete' } as const;
+const sign = (uid: string, stamp: string) => seal.sign(uid, stamp, DELETE_1H);
+
 describe('stampSeal', () => {
-  it('verifies its own proofs only, for that uid and that stamp', () => {
-    const proof = seal.sign('u1', OLD);
-    expect(seal.verify('u1', OLD, proof)).toBe(true);
-    expect(seal.verify('u2', OLD, proof)).toBe(false);
-    expect(seal.verify('u1', '2020-01-01T00:00:01Z', proof)).toBe(false);
-    expect(otherSeal.verify('u1', OLD, proof)).toBe(false);
-    expect(seal.verify('u1', OLD, undefined)).toBe(false);
-    expect(seal.verify('u1', OLD, 'v1:')).toBe(false);
+  it('opens its own proofs only, for that uid and that stamp, and gives back the rules sealed', () => {
+    const proof = sign('u1', OLD);
+    expect(seal.open('u1', OLD, proof)).toEqual({ rules: DELETE_1H });
+    expect(seal.open('u2', OLD, proof)).toBeUndefined();
+    expect(seal.open('u1', '2020-01-01T00:00:01Z', proof)).toBeUndefined();
+    expect(otherSeal.open('u1', OLD, proof)).toBeUndefined();
+    expect(seal.open('u1', OLD, undefined)).toBeUndefined();
+    expect(seal.open('u1', OLD, 'v1:')).toBeUndefined();
+    expect(seal.open('u1', OLD, 'v2:')).toBeUndefined();
+    const gated = seal.sign('u1', OLD, { delayMs: 0, policy: 'Approve', deleteWhen: 'BundleReady' });
+    expect(seal.open('u1', OLD, gated)).toEqual({ rules: { delayMs: 0, policy: 'Approve', deleteWhen: 'BundleReady' } });
   });
-  it('an unproven stamp reads as none (its approval with it); a proven one, and anything without a seal, as written', () => {
+  it('refuses a proof whose rules in clear were edited (1h to 1s, Approve to Delete)', () => {
+    const proof = seal.sign('u1', OLD, { delayMs: HOUR, policy: 'Approve' });
+    expect(seal.open('u1', OLD, proof.replace(`:${HOUR}:`, ':1000:'))).toBeUndefined();
+    expect(seal.open('u1', OLD, proof.replace(':Approve:', ':Delete:'))).toBeUndefined();
+  });
+  it('still opens a v1 proof (written before rules were sealed), with no floor', () => {
+    const v1 = `v1:${createHmac('sha256', new Uint8Array(32).fill(7)).update(JSON.stringify(['stamp', 'v1', 'u1', OLD])).digest().toString('base64url')}`;
+    expect(seal.open('u1', OLD, v1)).toEqual({});
+  });
+  it('an unproven stamp reads as none (its approval with it); a proven one as written, with its floor; anything without a seal as written', () => {
     const forged = { [Annotations.deletionDelay]: '1h', [Annotations.deletionTimestamp]: OLD, [Annotations.deletionApproved]: OLD };
-    expect(withProvenStamp(forged, 'u1', seal)).toEqual({ [Annotations.deletionDelay]: '1h' });
-    const proven = { ...forged, [Annotations.stampProof]: seal.sign('u1', OLD) };
-    expect(withProvenStamp(proven, 'u1', seal)).toBe(proven);
-    expect(withProvenStamp(forged, 'u1', undefined)).toBe(forged);
+    expect(provenCountdown(forged, 'u1', seal)).toEqual({ annotations: { [Annotations.deletionDelay]: '1h' } });
+    const proven = { ...forged, [Annotations.stampProof]: sign('u1', OLD) };
+    expect(provenCountdown(proven, 'u1', seal)).toMatchObject({ annotations: proven, floor: { delayMs: HOUR, policy: 'Delete' } });
+    expect(provenCountdown(forged, 'u1', undefined)).toEqual({ annotations: forged });
   });
 });
 
 describe('prune and finalizer on a stamp written by hand', () => {
   const handStamped = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, OLD));
-  const proven = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, seal.sign('a-uid', OLD)));
+  const proven = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, sign('a-uid', OLD)));
 
   it('prune: a backdated stamp by hand starts the countdown now (stamped again, with a proof); a proven one has expired', () => {
     const [forged] = planPrune({ controlled: [handStamped], inSpec: new Set(), now: NOW, stampSeal: seal });
     expect(forged?.action).toBe('mark');
     if (forged?.action !== 'mark') return;
     const proofOp = forged.patch.find((op) => op.path.endsWith('stamp-proof'));
-    expect(proofOp).toMatchObject({ op: 'add', value: seal.sign('a-uid', forged.deletionTimestamp) });
+    expect(proofOp).toMatchObject({ op: 'add', value: sign('a-uid', forged.deletionTimestamp) });
     const [ours] = planPrune({ controlled: [proven], inSpec: new Set(), now: NOW, stampSeal: seal });
     expect(ours?.action).toBe('delete');
   });
@@ -79,7 +96,7 @@ describe('an approval dated in the future is not given yet (red-team find d)', (
   it('waits for an approval dated well ahead of the server (2099); one a little ahead (an approver\'s clock) counts', () => {
     const approve = (approved: string) =>
       planPrune({
-        controlled: [live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionPolicy, 'Approve'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, seal.sign('a-uid', OLD)), withAnnotation(Annotations.deletionApproved, approved))],
+        controlled: [live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionPolicy, 'Approve'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, sign('a-uid', OLD)), withAnnotation(Annotations.deletionApproved, approved))],
         inSpec: new Set(),
         now: NOW,
         stampSeal: seal,
@@ -116,5 +133,83 @@ describe('finalizer: the manifest\'s deletion rules stand in for any the live ob
   it('an Orphan release writes the policy back onto the object', () => {
     const step = plan({ [Annotations.deletionPolicy]: 'Orphan' });
     expect(step?.action === 'release' ? step.patch : []).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionPolicy.replace('/', '~1')}`, value: 'Orphan' });
+  });
+});
+
+describe('a countdown\'s rules are sealed with its stamp: an edit can put the deletion off, never bring it forward (red-team find: deletionDelay 1h shortened to 1s by hand)', () => {
+  const STAMP = new Date(NOW - 10 * 60_000).toISOString();
+  const counting = (liveRules: Record<string, string>, sealed: Parameters<typeof seal.sign>[2]) => {
+    let o = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP), withAnnotation(Annotations.stampProof, seal.sign('a-uid', STAMP, sealed)));
+    for (const [k, v] of Object.entries(liveRules)) o = live(o, withAnnotation(k, v));
+    return o;
+  };
+  const prune = (o: ReturnType<typeof counting>) => planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal })[0];
+  const target = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: 'ns1', uid: 'a-uid', resourceVersion: '1' };
+
+  it('a delay shortened by hand (1h sealed, 1s live): the countdown still ends an hour after its stamp', () => {
+    const o = counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H);
+    expect(prune(o)).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + HOUR).toISOString() });
+    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
+  });
+  it('a delay lengthened by hand (1h sealed, 2h live) is followed', () => {
+    expect(prune(counting({ [Annotations.deletionDelay]: '2h' }, DELETE_1H))).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + 2 * HOUR).toISOString() });
+  });
+  it('deletionPolicy Approve overwritten with Delete: still waits for approval once due', () => {
+    const o = counting({ [Annotations.deletionDelay]: '0s', [Annotations.deletionPolicy]: 'Delete' }, { delayMs: 0, policy: 'Approve' });
+    expect(prune(o)).toMatchObject({ action: 'await', waitingFor: 'Approval' });
+    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
+  });
+  it('the sealed rules agree with the live ones: unchanged (expired at stamp + delay)', () => {
+    expect(prune(counting({ [Annotations.deletionDelay]: '1m' }, { delayMs: 60_000, policy: 'Delete' }))).toMatchObject({ action: 'delete', afterDelay: true });
+  });
+  it('a stamp written with its rules seals the rules the countdown starts under', () => {
+    const [marked] = planPrune({ controlled: [live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionDelay, '90m'), withAnnotation(Annotations.deletionPolicy, 'Approve'))], inSpec: new Set(), now: NOW, stampSeal: seal });
+    expect(marked?.action).toBe('mark');
+    if (marked?.action !== 'mark') return;
+    const proof = marked.patch.find((op) => op.path.endsWith('stamp-proof'));
+    expect(proof?.op === 'add' ? seal.open('a-uid', marked.deletionTimestamp, String(proof.value)) : undefined).toEqual({ rules: { delayMs: 90 * 60_000, policy: 'Approve' } });
+  });
+  it('the finalizer\'s release carries the sealed delay, not the shortened one (the sweeper reads only the object)', () => {
+    const plan = planFinalize({
+      propagation: 'background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H)],
+      coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)), stampSeal: seal,
+    });
+    const step = plan.steps[0];
+    expect(step?.action).toBe('release');
+    expect(step?.action === 'release' ? step.patch : []).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}`, value: '1h0m0s' });
+  });
+});
+
+describe('finalizer: the stricter of the live rules and the manifest\'s (red-team find: deletionPolicy Delete written over the manifest\'s Orphan or Approve while the finalizer held)', () => {
+  const withRules = (rules: Record<string, string>) => {
+    let o = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
+    for (const [k, v] of Object.entries(rules)) o = live(o, withAnnotation(k, v));
+    return o;
+  };
+  const step = (liveRules: Record<string, string>, declared: Record<string, string>, propagation: 'background' | 'foreground' = 'background') =>
+    planFinalize({
+      propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects: [withRules(liveRules)], coordinates: new Set(['/ConfigMap/ns1/a']), claims: new Map(),
+      now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)), stampSeal: seal, declared: new Map([['/ConfigMap/ns1/a', declared]]),
+    }).steps[0];
+  const policyOp = (value: string) => ({ op: 'add', path: `/metadata/annotations/${Annotations.deletionPolicy.replace('/', '~1')}`, value });
+  it.each([
+    ['Orphan declared, Delete live', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Orphan' }, 'Orphan'],
+    ['Approve declared, Delete live', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Approve' }, 'Approve'],
+    ['Approve declared, Delete live, foreground', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Approve' }, 'Approve'],
+  ])('%s: released, the stricter policy written onto it', (name, liveRules, declared, policy) => {
+    const s = step(liveRules, declared, name.endsWith('foreground') ? 'foreground' : 'background');
+    expect(s?.action).toBe('release');
+    expect(s?.action === 'release' ? s.patch : []).toContainEqual(policyOp(policy));
+  });
+  it('a delay shortened by hand (1h declared, 1s live): released with 1h', () => {
+    const s = step({ [Annotations.deletionDelay]: '1s' }, { [Annotations.deletionDelay]: '1h' });
+    expect(s?.action === 'release' ? s.patch : []).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}`, value: '1h' });
+  });
+  it('a delay lengthened by hand (1h declared, 2h live) is kept', () => {
+    const s = step({ [Annotations.deletionDelay]: '2h' }, { [Annotations.deletionDelay]: '1h' });
+    expect(s?.action === 'release' ? s.patch.filter((op) => op.path.endsWith('deletionDelay')) : ['?']).toEqual([]);
+  });
+  it('nothing declared, nothing live: deleted as before', () => {
+    expect(step({}, {})?.action).toBe('delete');
   });
 });
