@@ -17,6 +17,7 @@
  * manifest's: an edit by hand can put a deletion off, never bring it
  * forward. Both fail on the code before (f745f9d).
  */
+import type { PendingDeletion } from '../../src/api/bundle.js';
 import { Annotations } from '../../src/api/names.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { conditionOf, expectKept, run, uniqueName, waitFor } from './harness.js';
@@ -59,7 +60,7 @@ it('a. a countdown\'s delay shortened by hand, or its Approve policy overwritten
   expectKept(await env.client.tryGet(t.configMap, ns, 'edit-later'), uids.later);
   expectKept(await env.client.tryGet(t.configMap, ns, 'edit-approve'), uids.approve);
   // The Bundle still reports the countdown's end an hour after its stamp, and the approval it waits for.
-  const pending = (await getBundle(env, ns, 'edit'))?.status?.pendingDeletions ?? [];
+  const pending = ((await getBundle(env, ns, 'edit'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
   expect(pending.find((p) => p.name === 'edit-later')).toMatchObject({ deleteAfter: new Date(Date.parse(stamp ?? '') + HOUR).toISOString() });
   expect(pending.find((p) => p.name === 'edit-approve')).toMatchObject({ waitingFor: 'Approval' });
 });
