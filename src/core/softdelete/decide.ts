@@ -165,14 +165,13 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
 
   const reading = readDeletionRules(annotations, input.defaults);
   if (!reading.ok) return { action: 'invalid', message: reading.message };
-  const own = reading.rules;
-  const rules = stricterRules(own, input.floor);
+  const rules = stricterRules(reading.rules, input.floor);
   if (rules.policy === 'Orphan') return { action: 'release' };
 
   const delayMs = rules.delayMs ?? (isGated(rules) ? 0 : undefined);
-  // A running countdown whose own delay (and gate) was taken off: what the user meant is unknown, and a floor
-  // would only say how soon it could go. Kept.
-  if (delayMs === undefined || (stampText !== undefined && own.delayMs === undefined && !isGated(own))) {
+  // A stamp with no delay and no gate, in the live rules or the floor: the delay the user meant is unknown. Kept.
+  // (Taken off a countdown this operator stamped, the sealed delay is known, and the countdown runs on it.)
+  if (delayMs === undefined) {
     if (stampText === undefined) return { action: 'delete' };
     return {
       action: 'invalid',

@@ -213,3 +213,22 @@ describe('finalizer: the stricter of the live rules and the manifest\'s (red-tea
     expect(step({}, {})?.action).toBe('delete');
   });
 });
+
+describe('a sealed countdown whose delay or gate was taken off by hand', () => {
+  const STAMP = new Date(NOW - 10 * 60_000).toISOString();
+  const o = (sealed: Parameters<typeof seal.sign>[2], extra: Record<string, string> = {}) => {
+    let x = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP), withAnnotation(Annotations.stampProof, seal.sign('a-uid', STAMP, sealed)));
+    for (const [k, v] of Object.entries(extra)) x = live(x, withAnnotation(k, v));
+    return x;
+  };
+  it('runs on the sealed delay (not deleted at once, not kept for good)', () => {
+    expect(planPrune({ controlled: [o(DELETE_1H)], inSpec: new Set(), now: NOW, stampSeal: seal })[0]).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + HOUR).toISOString() });
+  });
+  it('an Approve countdown whose policy was overwritten with Delete still waits for its approval', () => {
+    expect(planPrune({ controlled: [o({ delayMs: 0, policy: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' })], inSpec: new Set(), now: NOW, stampSeal: seal })[0]).toMatchObject({ action: 'await', waitingFor: 'Approval' });
+  });
+  it('an unproven stamp with no delay is kept as before (the delay meant is unknown)', () => {
+    const forged = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP));
+    expect(planPrune({ controlled: [forged], inSpec: new Set(), now: NOW })[0]?.action).toBe('invalid');
+  });
+});
