@@ -65,10 +65,20 @@ export const Annotations = {
   rollOnChange: `${GROUP}/rollOnChange`,
   /**
    * Beside a countdown stamp the operator wrote: an HMAC over the object's
-   * uid and the stamp (core/softdelete/stamp-seal.ts). A stamp without one
-   * that checks is read as no stamp: the countdown starts now.
+   * uid, the stamp and the rules the countdown started under, which it also
+   * carries (core/softdelete/stamp-seal.ts). A stamp without one that checks
+   * is read as no stamp: the countdown starts now; the rules it carries are
+   * a floor for the live ones.
    */
   stampProof: `${GROUP}/stamp-proof`,
+  /**
+   * On an applied object whose manifest sets deletion rules (deletionDelay,
+   * deletionPolicy, deleteWhen): those rules, with an HMAC over them and the
+   * object's group, kind, namespace and name (core/softdelete/stamp-seal.ts).
+   * They are a floor for the live annotations, so a rule written or
+   * overwritten by hand on the live object cannot bring its deletion forward.
+   */
+  declaredRules: `${GROUP}/declared-rules`,
   /**
    * On a released object: the name of the Bundle that released it, whole (a
    * name may be longer than a label value; the former-bundle label only marks

@@ -16,13 +16,23 @@
  * finalizer reads the stricter of the live object's rules and its
  * manifest's: an edit by hand can put a deletion off, never bring it
  * forward. Both fail on the code before (f745f9d).
+ *
+ *  c. (found while fixing a and b) While the operator is down, another tool
+ *     writes `deletionDelay: 0s` on listed objects (one that declares no
+ *     delay of its own, under the Bundle's default of 1h; one whose manifest
+ *     says 2h) and `deletionPolicy: Delete` over one whose manifest says
+ *     Approve; the Bundle then drops them. The prune read the live rules:
+ *     all three deleted at once. Now the manifest's rules are sealed onto the
+ *     applied object (`smith.atlassian.com/declared-rules`) and, with the
+ *     Bundle's defaults, are a floor.
  */
 import type { PendingDeletion } from '../../src/api/bundle.js';
 import { Annotations } from '../../src/api/names.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { conditionOf, expectKept, run, uniqueName, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
-import { operatorFixture } from './operator.js';
+import { operatorFixture, startOperator } from './operator.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
 
 const f = operatorFixture('rt-edit');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -97,4 +107,45 @@ it('b. while the finalizer holds, Delete written over the manifest\'s Orphan or 
   expect(later.metadata.annotations?.[Annotations.deletionDelay]).toBe('1h');
   expect((await env.client.get(t.configMap, ns, 'held-approve')).metadata.annotations?.[Annotations.deletionPolicy]).toBe('Approve');
   expect((await env.client.get(t.configMap, ns, 'held-keep')).metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
+});
+
+it('c. deletion rules written or overwritten by hand on a listed object while the operator is down do not bring its deletion forward once it leaves the Bundle', async () => {
+  const { env, ns, t } = f;
+  // The Bundle's default is a 1h delay; "plain" declares nothing of its own, "later" its own 2h, "approve" Approve.
+  const manifest = (names: string[]) => ({
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'early', namespace: ns },
+    spec: {
+      deletionDefaults: { deletionDelay: '1h' },
+      resources: names.map((n) => ({ name: n, spec: { object: configMap(`early-${n}`, { a: 'b' }, n === 'later' ? { [Annotations.deletionDelay]: '2h' } : n === 'approve' ? { [Annotations.deletionPolicy]: 'Approve' } : {}) } })),
+    },
+  });
+  await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(['plain', 'later', 'approve', 'stays']), { fieldManager: 'test-user', force: true });
+  await waitForReady(env, ns, 'early');
+  const names = ['early-plain', 'early-later', 'early-approve'];
+  const uids = new Map<string, string>();
+  for (const name of names) uids.set(name, (await env.client.get(t.configMap, ns, name)).metadata.uid);
+
+  // The operator is down (an upgrade); another tool writes rules on the listed objects, and the Bundle drops them.
+  await f.op.stop();
+  await kubectl(['annotate', '--overwrite', 'configmap', 'early-plain', 'early-later', '-n', ns, `${Annotations.deletionDelay}=0s`]);
+  await kubectl(['annotate', '--overwrite', 'configmap', 'early-approve', '-n', ns, `${Annotations.deletionPolicy}=Delete`]);
+  await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(['stays']), { fieldManager: 'test-user', force: true });
+  f.op = await startOperator({ namespace: ns });
+
+  await waitFor('the countdowns to start', async () => {
+    const pending = ((await getBundle(env, ns, 'early'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
+    return pending.length === 3;
+  });
+  await sleep(4_000);
+  for (const name of names) expectKept(await env.client.tryGet(t.configMap, ns, name), uids.get(name) ?? '');
+  const pending = ((await getBundle(env, ns, 'early'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
+  const after = (name: string) => {
+    const p = pending.find((x) => x.name === name);
+    return p === undefined ? undefined : Date.parse(p.deleteAfter) - Date.parse(p.deletionTimestamp);
+  };
+  expect(after('early-plain')).toBe(HOUR);
+  expect(after('early-later')).toBe(2 * HOUR);
+  expect(pending.find((x) => x.name === 'early-approve')?.waitingFor).toBe('Delay');
 });

@@ -38,6 +38,8 @@ export interface DesiredInput {
    * read nothing but the object.
    */
   keepingPolicyFromDefaults?: 'Orphan' | 'Approve' | undefined;
+  /** The declared-rules proof of the manifest's deletion rules (Annotations.declaredRules), when it sets any. */
+  declaredRulesProof?: string | undefined;
 }
 
 export interface DesiredObject {
@@ -80,6 +82,9 @@ export function buildDesired(input: DesiredInput): DesiredObject {
 
   const annotations = { ...(metadata.annotations ?? {}) };
   delete annotations[APPLIED_HASH_ANNOTATION];
+  // Only the operator writes the proof: a manifest cannot bring its own.
+  delete annotations[Annotations.declaredRules];
+  if (input.declaredRulesProof !== undefined) annotations[Annotations.declaredRules] = input.declaredRulesProof;
   if (input.keepingPolicyFromDefaults !== undefined && annotations[Annotations.deletionPolicy] === undefined) annotations[Annotations.deletionPolicy] = input.keepingPolicyFromDefaults;
   // Record which references are the operator's, so that release, cancel and
   // hand-over can take out exactly those (a reference the spec itself names is

@@ -31,8 +31,9 @@ import { readDeletionRules, stricterRules, type DeletionRules } from '../softdel
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
-import { countdownOf, listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
+import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
+import { countdownOf } from './countdown.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
 export type Propagation = 'background' | 'foreground' | 'orphan';
@@ -91,7 +92,7 @@ export interface FinalizeInput {
  * (nothing re-applies it then) does not turn an Orphan or Approve object, or
  * a delayed one, into one deleted sooner.
  */
-function declaredFloor(o: LiveObject, input: FinalizeInput): DeletionRules | undefined {
+function manifestFloor(o: LiveObject, input: FinalizeInput): DeletionRules | undefined {
   const declared = input.declared?.get(objectKey(o));
   if (declared === undefined) return undefined;
   const reading = readDeletionRules(declared, input.bundle.defaults);
@@ -183,7 +184,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   const siblings = siblingUids(controlled);
   // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
   // (a gated object is released with a countdown like any delayed one).
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, floorFor: (o) => declaredFloor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
+  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, floorFor: (o) => manifestFloor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
   return actions.flatMap((action): FinalizeStep[] => {
     const o = byUid.get(action.target.uid);
     if (o === undefined || action.target.uid === undefined) return [];
@@ -205,7 +206,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     return [{
       action: 'release',
       target: action.target,
-      patch: releasePatch(o, { name: bundle.name, defaults: bundle.defaults }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal, declaredFloor(o, input)),
+      patch: releasePatch(o, { name: bundle.name, defaults: bundle.defaults }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal, manifestFloor(o, input)),
       event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it` },
     }];
   });
@@ -241,8 +242,8 @@ function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: Readonly
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
   const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
   if (!reading.ok) return undefined;
-  const floor = declaredFloor(o, input);
-  const countdown = countdownOf(o, input.stampSeal, floor);
+  const floor = manifestFloor(o, input);
+  const countdown = countdownOf(o, { seal: input.stampSeal, defaults: input.bundle.defaults, extra: floor });
   const rules = stricterRules(reading.rules, countdown.floor);
   const what = describeObject(o);
   const refs = referenceContext(o, input, siblings);

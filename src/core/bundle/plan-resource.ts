@@ -6,8 +6,10 @@
  * controls it) with its references resolved. Pure.
  */
 import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
-import { EventReasons, Reasons } from '../../api/names.js';
+import { Annotations, EventReasons, Reasons } from '../../api/names.js';
 import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.js';
+import { declaredIdentityOf } from './countdown.js';
+import { declaresSameRules } from '../softdelete/stamp-seal.js';
 import { buildDesired, needsApply } from './desired.js';
 import { dependenciesOf, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable } from './kinds.js';
@@ -98,7 +100,12 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   const dependencies = deps.flatMap((d) => liveOf(d) ?? []);
   const { policy, policyFromDefaults } = rules.rules;
   const keepingPolicyFromDefaults = policyFromDefaults && (policy === 'Orphan' || policy === 'Approve') ? policy : undefined;
-  const { manifest, hash } = buildDesired({ bundle: input.bundle, object: env.object, dependencies, keepingPolicyFromDefaults });
+  // The manifest's own deletion rules, sealed onto the object: a floor for what a later hand edit writes there (countdown.ts).
+  // Without the key (the CLI), the live object's proof stands in when it declares the same rules: the same manifest, the same hash.
+  const manifestRules = resolved.object.metadata.annotations;
+  const liveProof = live?.metadata.annotations?.[Annotations.declaredRules];
+  const declaredRulesProof = input.stampSeal ? input.stampSeal.sealDeclared(declaredIdentityOf(env.object, input.bundle.namespace), manifestRules) : declaresSameRules(liveProof, manifestRules) ? liveProof : undefined;
+  const { manifest, hash } = buildDesired({ bundle: input.bundle, object: env.object, dependencies, keepingPolicyFromDefaults, declaredRulesProof });
   const needed = needsApply(manifest, live);
   const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined, redactions: redactionsFor(resolved.substituted) };
   const readiness = effectiveReadiness(apply, live, input.crdReadiness);

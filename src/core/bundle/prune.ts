@@ -9,8 +9,9 @@ import { EventReasons } from '../../api/names.js';
 import { decideSoftDelete, deletedAfterWords, deletesNow, type DeletionGate } from '../softdelete/decide.js';
 import { buildGraph, levels, topologicalOrder, transpose } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { provenCountdown, type StampSeal } from '../softdelete/stamp-seal.js';
-import { stricterRules, type DeletionRules } from '../softdelete/rules.js';
+import type { StampSeal } from '../softdelete/stamp-seal.js';
+import type { DeletionRules } from '../softdelete/rules.js';
+import { countdownOf } from './countdown.js';
 import type { BundleClaim } from './ownership.js';
 import { keptReleasePatch, markPatch } from './release.js';
 
@@ -154,7 +155,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   if (other !== undefined) return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
   const decision = decideSoftDelete({
     inSpec: false,
-    ...countdownOf(o, input.stampSeal, input.floorFor?.(o)),
+    ...countdownOf(o, { seal: input.stampSeal, defaults: input.defaults, extra: input.floorFor?.(o) }),
     now,
     defaults: input.defaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
@@ -217,17 +218,6 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
 }
 
 /**
- * What a countdown decision reads of `o`: its annotations with its stamp
- * proven or dropped (stamp-seal.ts), and the floor its rules may not go
- * below: what its stamp seals, made stricter by `extra`.
- */
-export function countdownOf(o: LiveObject, seal: StampSeal | undefined, extra: DeletionRules | undefined): { annotations: Readonly<Record<string, string>> | undefined; floor?: DeletionRules } {
-  const reading = provenCountdown(o.metadata.annotations, o.metadata.uid, seal);
-  const floor = reading.floor === undefined ? extra : stricterRules(reading.floor, extra);
-  return floor === undefined ? { annotations: reading.annotations } : { annotations: reading.annotations, floor };
-}
-
-/**
  * Dependents first: an object's ownerReferences to other candidates are its
  * dependencies. Its wave is its level in the reversed graph: 0 for an
  * object no other candidate references, one more than the highest wave of
@@ -274,6 +264,6 @@ export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   const { fresh } = input;
   if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
   if (!isControlledBy(fresh, input.bundleUid)) return undefined;
-  const decision = decideSoftDelete({ inSpec: false, ...countdownOf(fresh, input.stampSeal, undefined), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
+  const decision = decideSoftDelete({ inSpec: false, ...countdownOf(fresh, { seal: input.stampSeal, defaults: input.defaults }), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
   return deletesNow(decision) ? fresh.metadata.resourceVersion : undefined;
 }

@@ -15,7 +15,8 @@ import { Annotations, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { formerBundleLabelValue } from '../softdelete/former-bundle.js';
-import { provenCountdown, type StampSeal } from '../softdelete/stamp-seal.js';
+import type { StampSeal } from '../softdelete/stamp-seal.js';
+import { countdownOf } from './countdown.js';
 import { isGated, readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { userReferences, type ReferenceOwnerContext } from './ownership.js';
@@ -103,11 +104,11 @@ export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: D
   // markFormerBundle creates the annotations map when there is none.
   const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundle.name)];
   // Only a stamp this operator wrote is signed into the release: one written by hand starts over from now.
-  const proven = provenCountdown(o.metadata.annotations, o.metadata.uid, seal);
+  const proven = countdownOf(o, { seal, defaults: bundle.defaults, extra: floor });
   const annotations = { ...(proven.annotations ?? {}) };
   const reading = readDeletionRules(annotations, bundle.defaults);
   if (reading.ok) {
-    const rules = stricterRules(stricterRules(reading.rules, proven.floor), floor);
+    const rules = stricterRules(reading.rules, proven.floor);
     const delay = rules.delayText ?? (isGated(rules) ? '0s' : undefined);
     if (delay !== undefined && annotations[Annotations.deletionDelay] !== delay) {
       annotations[Annotations.deletionDelay] = delay;

@@ -165,13 +165,16 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
 
   const reading = readDeletionRules(annotations, input.defaults);
   if (!reading.ok) return { action: 'invalid', message: reading.message };
-  const rules = stricterRules(reading.rules, input.floor);
+  const own = reading.rules;
+  const rules = stricterRules(own, input.floor);
   if (rules.policy === 'Orphan') return { action: 'release' };
 
   const delayMs = rules.delayMs ?? (isGated(rules) ? 0 : undefined);
-  // A stamp with no delay and no gate, in the live rules or the floor: the delay the user meant is unknown. Kept.
-  // (Taken off a countdown this operator stamped, the sealed delay is known, and the countdown runs on it.)
-  if (delayMs === undefined) {
+  // A stamp on an object whose own rules have no delay and no gate (taken off by hand after the countdown began): what
+  // the user meant is unknown, and the object is kept, even where a floor knows the delay (a floor only ever keeps
+  // longer). Where the floor has a gate, the gate holds it instead (an approval is still asked for).
+  const delayTakenOff = stampText !== undefined && own.delayMs === undefined && !isGated(own) && !isGated(rules);
+  if (delayMs === undefined || delayTakenOff) {
     if (stampText === undefined) return { action: 'delete' };
     return {
       action: 'invalid',

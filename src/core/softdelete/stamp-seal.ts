@@ -18,7 +18,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Annotations, DELETE_WHEN_GATES, DELETION_POLICIES } from '../../api/names.js';
-import { rulesOfCountdown, type CountdownRules, type DeletionRules } from './rules.js';
+import type { DeletionDefaults } from '../../api/bundle.js';
+import { readDeletionRules, rulesOfCountdown, type CountdownRules, type DeletionRules } from './rules.js';
 
 /** v1 (before this round): uid and stamp only, no rules; still read, without a floor. */
 const V1 = 'v1';
@@ -33,6 +34,10 @@ export interface StampSeal {
    * it is not; else the rules it seals (none for a v1 proof).
    */
   open(uid: string, deletionTimestamp: string, proof: string | undefined): { rules?: CountdownRules } | undefined;
+  /** The declared-rules proof for an applied object (sealDeclaredRules). */
+  sealDeclared(identity: DeclaredIdentity, annotations: Readonly<Record<string, string>> | undefined): string | undefined;
+  /** The deletion annotations a declared-rules proof seals (openDeclaredRules). */
+  openDeclared(identity: DeclaredIdentity, proof: string | undefined): Record<string, string>;
 }
 
 function mac(key: Uint8Array, fields: readonly (string | number)[]): Buffer {
@@ -68,6 +73,8 @@ export function stampSeal(key: Uint8Array): StampSeal {
       if (rules === undefined) return undefined;
       return equalMac(parts[4], mac(key, v2Fields(uid, deletionTimestamp, rules))) ? { rules } : undefined;
     },
+    sealDeclared: (identity, annotations) => sealDeclaredRules(key, identity, annotations),
+    openDeclared: (identity, proof) => openDeclaredRules(key, identity, proof),
   };
 }
 
@@ -90,4 +97,80 @@ export function provenCountdown(annotations: Readonly<Record<string, string>> | 
   if (opened !== undefined) return opened.rules === undefined ? { annotations } : { annotations, floor: rulesOfCountdown(opened.rules) };
   const { [Annotations.deletionTimestamp]: _stamp, [Annotations.deletionApproved]: _approval, ...rest } = annotations;
   return { annotations: rest };
+}
+
+/**
+ * The floor an applied object's declared-rules proof gives: the deletion
+ * annotations it seals, read over the Bundle's defaults (which alone are the
+ * floor when the proof is missing or does not check). Undefined without a
+ * seal, or when what it seals cannot be read (never the case for a proof
+ * this operator wrote: it applies only readable rules).
+ */
+export function declaredFloor(annotations: Readonly<Record<string, string>> | undefined, identity: DeclaredIdentity, defaults: DeletionDefaults | undefined, seal: StampSeal | undefined): DeletionRules | undefined {
+  if (seal === undefined) return undefined;
+  const reading = readDeletionRules(seal.openDeclared(identity, annotations?.[Annotations.declaredRules]), defaults);
+  return reading.ok ? reading.rules : undefined;
+}
+
+/** The deletion annotations a manifest may set, in the order a declared-rules proof carries them. */
+const DECLARED_RULE_ANNOTATIONS = [Annotations.deletionDelay, Annotations.deletionPolicy, Annotations.deleteWhen] as const;
+const DECLARED_VERSION = 'd1';
+
+/** An object's identity for its declared-rules proof: group and kind (not the version: a CRD may serve it at another), namespace, name. */
+export interface DeclaredIdentity {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * The rules a manifest declares, sealed onto the applied object: its
+ * deletion annotations (absent ones included, as '-'), each URI-encoded, then
+ * an HMAC over them and the object's identity. Undefined when the manifest
+ * declares none (nothing to seal; the Bundle's defaults are the floor then).
+ */
+function sealDeclaredRules(key: Uint8Array, identity: DeclaredIdentity, annotations: Readonly<Record<string, string>> | undefined): string | undefined {
+  const values = DECLARED_RULE_ANNOTATIONS.map((name) => annotations?.[name]);
+  if (values.every((v) => v === undefined)) return undefined;
+  const fields = values.map((v) => (v === undefined ? NO_GATE : encodeURIComponent(v)));
+  return [DECLARED_VERSION, ...fields, declaredMac(key, identity, fields).toString('base64url')].join(':');
+}
+
+/**
+ * Whether `proof` is a declared-rules proof of exactly these annotations'
+ * rules, read in clear and not checked (no key): what `bundlesmith diff`
+ * needs to build the manifest the operator would apply, proof included,
+ * when the rules have not changed.
+ */
+export function declaresSameRules(proof: string | undefined, annotations: Readonly<Record<string, string>> | undefined): boolean {
+  const parts = (proof ?? '').split(':');
+  if (parts[0] !== DECLARED_VERSION || parts.length !== DECLARED_RULE_ANNOTATIONS.length + 2) return false;
+  return DECLARED_RULE_ANNOTATIONS.every((name, i) => {
+    const value = annotations?.[name];
+    return parts[i + 1] === (value === undefined ? NO_GATE : encodeURIComponent(value));
+  });
+}
+
+function declaredMac(key: Uint8Array, identity: DeclaredIdentity, fields: readonly string[]): Buffer {
+  return createHmac('sha256', key).update(JSON.stringify(['declared', DECLARED_VERSION, identity.group, identity.kind, identity.namespace, identity.name, ...fields])).digest();
+}
+
+/**
+ * The deletion annotations a declared-rules proof seals for this object:
+ * empty when there is no proof or it does not check (a manifest that
+ * declares nothing, an object applied before proofs, a proof edited or
+ * copied by hand), so the floor is then the Bundle's defaults alone.
+ */
+function openDeclaredRules(key: Uint8Array, identity: DeclaredIdentity, proof: string | undefined): Record<string, string> {
+  const parts = (proof ?? '').split(':');
+  if (parts[0] !== DECLARED_VERSION || parts.length !== DECLARED_RULE_ANNOTATIONS.length + 2) return {};
+  const fields = parts.slice(1, -1);
+  if (!equalMac(parts.at(-1), declaredMac(key, identity, fields))) return {};
+  const declared: Record<string, string> = {};
+  DECLARED_RULE_ANNOTATIONS.forEach((name, i) => {
+    const field = fields[i];
+    if (field !== undefined && field !== NO_GATE) declared[name] = decodeURIComponent(field);
+  });
+  return declared;
 }

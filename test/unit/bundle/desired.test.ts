@@ -169,3 +169,12 @@ describe('isSubset and what the server drops', () => {
     expect(isSubset(want, have, [])).toBe(expected);
   });
 });
+
+describe('declared-rules proof', () => {
+  it('is written when given, and a manifest cannot bring its own', () => {
+    const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', annotations: { [Annotations.declaredRules]: 'forged' } } };
+    const bundleId = { name: 'b', namespace: 'ns1', uid: 'u' };
+    expect(buildDesired({ bundle: bundleId, object, dependencies: [], declaredRulesProof: 'd1:proof' }).manifest.metadata.annotations?.[Annotations.declaredRules]).toBe('d1:proof');
+    expect(buildDesired({ bundle: bundleId, object, dependencies: [] }).manifest.metadata.annotations?.[Annotations.declaredRules]).toBeUndefined();
+  });
+});

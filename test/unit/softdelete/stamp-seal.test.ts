@@ -221,8 +221,8 @@ describe('a sealed countdown whose delay or gate was taken off by hand', () => {
     for (const [k, v] of Object.entries(extra)) x = live(x, withAnnotation(k, v));
     return x;
   };
-  it('runs on the sealed delay (not deleted at once, not kept for good)', () => {
-    expect(planPrune({ controlled: [o(DELETE_1H)], inSpec: new Set(), now: NOW, stampSeal: seal })[0]).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + HOUR).toISOString() });
+  it('a delay taken off is kept and reported, as before (the floor never makes an object deletable that was kept)', () => {
+    expect(planPrune({ controlled: [o(DELETE_1H)], inSpec: new Set(), now: NOW, stampSeal: seal })[0]?.action).toBe('invalid');
   });
   it('an Approve countdown whose policy was overwritten with Delete still waits for its approval', () => {
     expect(planPrune({ controlled: [o({ delayMs: 0, policy: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' })], inSpec: new Set(), now: NOW, stampSeal: seal })[0]).toMatchObject({ action: 'await', waitingFor: 'Approval' });
@@ -230,5 +230,59 @@ describe('a sealed countdown whose delay or gate was taken off by hand', () => {
   it('an unproven stamp with no delay is kept as before (the delay meant is unknown)', () => {
     const forged = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP));
     expect(planPrune({ controlled: [forged], inSpec: new Set(), now: NOW })[0]?.action).toBe('invalid');
+  });
+});
+
+describe('the manifest\'s deletion rules are sealed onto the applied object (a rule written or overwritten by hand before the object leaves its Bundle)', () => {
+  const identity = { group: '', kind: 'ConfigMap', namespace: 'ns1', name: 'a' };
+  it('seals and opens the deletion annotations, bound to the object\'s group, kind, namespace and name', () => {
+    const proof = seal.sealDeclared(identity, { [Annotations.deletionDelay]: '1h', other: 'x' });
+    expect(proof).toBeDefined();
+    expect(seal.openDeclared(identity, proof)).toEqual({ [Annotations.deletionDelay]: '1h' });
+    expect(seal.openDeclared({ ...identity, name: 'b' }, proof)).toEqual({});
+    expect(seal.openDeclared({ ...identity, kind: 'Secret' }, proof)).toEqual({});
+    expect(otherSeal.openDeclared(identity, proof)).toEqual({});
+    expect(seal.openDeclared(identity, proof?.replace(':1h:', ':1s:'))).toEqual({});
+    expect(seal.openDeclared(identity, undefined)).toEqual({});
+    expect(seal.sealDeclared(identity, { other: 'x' })).toBeUndefined();
+  });
+  it('carries values with colons and any text intact', () => {
+    const rules = { [Annotations.deletionDelay]: '1h30m', [Annotations.deletionPolicy]: 'Approve', [Annotations.deleteWhen]: 'BundleReady' };
+    expect(seal.openDeclared(identity, seal.sealDeclared(identity, rules))).toEqual(rules);
+  });
+
+  const leaving = (declared: Record<string, string>, liveRules: Record<string, string>, withProof = true) => {
+    const proof = seal.sealDeclared(identity, declared);
+    let o = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
+    for (const [k, v] of Object.entries({ ...declared, ...liveRules })) o = live(o, withAnnotation(k, v));
+    if (withProof && proof !== undefined) o = live(o, withAnnotation(Annotations.declaredRules, proof));
+    return o;
+  };
+  const prune = (o: ReturnType<typeof leaving>, defaults?: { deletionDelay?: string; deletionPolicy?: 'Delete' | 'Orphan' | 'Approve' }) => planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, defaults })[0];
+
+  it('the manifest said 1h, the live delay was overwritten with 1s: the countdown starts with 1h (and seals 1h)', () => {
+    const marked = prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '1s' }));
+    expect(marked).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + HOUR).toISOString() });
+  });
+  it('the manifest said Approve, the live policy was overwritten with Delete: still waits for an approval', () => {
+    expect(prune(leaving({ [Annotations.deletionPolicy]: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' }))).toMatchObject({ action: 'mark', gates: ['Approval'] });
+  });
+  it('the manifest said Orphan, the live policy was overwritten with Delete: kept (released)', () => {
+    expect(prune(leaving({ [Annotations.deletionPolicy]: 'Orphan' }, { [Annotations.deletionPolicy]: 'Delete' }))?.action).toBe('release');
+  });
+  it('the manifest said nothing, a delay of 0s was added by hand: the Bundle\'s default delay (1h) holds', () => {
+    expect(prune(leaving({}, { [Annotations.deletionDelay]: '0s' }), { deletionDelay: '1h' })).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + HOUR).toISOString() });
+  });
+  it('the manifest said nothing, Delete added by hand over the Bundle\'s default Approve: still gated', () => {
+    expect(prune(leaving({}, { [Annotations.deletionPolicy]: 'Delete' }), { deletionPolicy: 'Approve' })).toMatchObject({ action: 'mark', gates: ['Approval'] });
+  });
+  it('the manifest\'s own shorter delay (0s over a default of 1h) is followed', () => {
+    expect(prune(leaving({ [Annotations.deletionDelay]: '0s' }, {}), { deletionDelay: '1h' })).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW).toISOString() });
+  });
+  it('a lengthened delay (manifest 1h, live 2h) is followed', () => {
+    expect(prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '2h' }))).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + 2 * HOUR).toISOString() });
+  });
+  it('no proof (applied before proofs, or taken off by hand): the Bundle\'s defaults are the floor', () => {
+    expect(prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '1s' }, false), { deletionDelay: '10m' })).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + 10 * 60_000).toISOString() });
   });
 });
