@@ -13,7 +13,7 @@ export interface BenchConfig {
   /**
    * Where to write benchmarks.md and results.json instead of the committed
    * files (BENCH_OUT_DIR or `--out DIR`): any run, quick or partial, writes
-   * both there, and the README is left alone. The smoke test uses it.
+   * both there, and the committed ones are left alone. The smoke test uses it.
    */
   outDir: string | undefined;
   /** Garbage-collector workers (the operator's --gc-workers default). */

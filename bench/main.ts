@@ -3,7 +3,8 @@
  * reconciler, sharding and hostile-Bundle (issue 12) benchmarks. Prints
  * Markdown tables; a full run of every scenario writes them, with the
  * machine and versions, to docs/benchmarks.md, every headline figure to
- * bench/results.json, and the README's summary table from that JSON. With
+ * bench/results.json, and the summary table at the top of docs/benchmarks.md
+ * from that JSON (hand-written notes between their markers are kept). With
  * --out (or BENCH_OUT_DIR), any run writes benchmarks.md and results.json
  * there instead and leaves the committed files alone. Sizes come from
  * BENCH_* env vars (see bench/config.ts). Every control plane is started
@@ -21,7 +22,7 @@ import { BENCH_SCENARIOS, benchConfig, type BenchConfig } from './config.js';
 import { CASCADE_HEADER, cascadeRows, equalQpsCascade, ratio, representative, requestsPerObject, unthrottledCascade, type CascadeResult } from './gc-cascade.js';
 import { policyCascades, type PolicyResult } from './gc-policies.js';
 import { cascadeFigures, expiryFigures, hostileFigures, memoryFigures, policyFigures, reconcilerFigures, shardingFigures, unthrottledFigures } from './figures.js';
-import { regenerateReadme, serializeResults, type BenchResults, type Figure } from './results.js';
+import { notesOf, pageWithSummary, renderSummary, serializeResults, type BenchResults, type Figure } from './results.js';
 import { shardingBench, type ShardingResult } from './sharding.js';
 import { realMemory, syntheticMemory, type MemoryRow } from './memory.js';
 import { fleetBench, singleBundleBench, type ReconcilerResult, type SingleBundleRun } from './reconciler.js';
@@ -55,7 +56,7 @@ function versions(): BenchResults['versions'] {
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
     // Tracked files changed since that commit (the bench's own outputs aside): the figures are not that commit's.
-    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/benchmarks.md', ':!bench/results.json', ':!README.md'], { cwd: root, encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/benchmarks.md', ':!bench/results.json'], { cwd: root, encoding: 'utf8' }).trim();
     if (changed !== '') commit += ' with uncommitted changes';
   } catch {
     /* not a git checkout */
@@ -226,14 +227,14 @@ function render(report: Report, started: Date, elapsedS: number): string {
   out.push('## Reproduce', '');
   out.push(
     '```sh',
-    'npm run bench                         # full run: this file, bench/results.json and the README summary table',
+    'npm run bench                         # full run: this file, bench/results.json and the summary table above',
     'npm run bench -- --quick              # smoke run (tiny sizes; prints, writes nothing; the test suite runs it with --out)',
     'npm run bench -- --quick --out DIR    # any run: DIR/benchmarks.md and DIR/results.json, committed files left alone',
-    'npm run bench:readme                  # the README summary table again from bench/results.json',
+    'npm run bench:summary                 # the summary table above again from bench/results.json',
     '```',
     '',
   );
-  out.push(`Sizes: \`BENCH_N\` (dependents per cascade), \`BENCH_UNTHROTTLED_N\`, \`BENCH_UNTHROTTLED_RUNS\`, \`BENCH_QPS\`, \`BENCH_BURST\`, \`BENCH_RUNS\`, \`BENCH_RAW_CONCURRENCY\`, \`BENCH_GC_WORKERS\`, \`BENCH_GC_WORKERS_HIGH\`, \`BENCH_EVENTS_APART=0\`, \`BENCH_FOREGROUND_WIDTH\`, \`BENCH_FOREGROUND_LEAVES\`, \`BENCH_ORPHAN_N\`, \`BENCH_MEMORY_OBJECTS\`, \`BENCH_MEMORY_LARGE_OBJECTS\`, \`BENCH_MEMORY_REAL_OBJECTS\`, \`BENCH_OBJECTS_PER_OWNER\`, \`BENCH_SINGLE_BUNDLE_OBJECTS\`, \`BENCH_BUNDLES\`, \`BENCH_BUNDLE_OBJECTS\`, \`BENCH_WORKERS\`, \`BENCH_NOOP_ROUNDS\`, \`BENCH_SHARDING_BUNDLES\`, \`BENCH_SHARDING_OBJECTS\`, \`BENCH_SHARDING_WORKERS\`, \`BENCH_SHARDING_RUNS\`, \`BENCH_EXPIRY_OBJECTS\`, \`BENCH_EXPIRY_DELAY_SECONDS\`, \`BENCH_HOSTILE_RESOURCES\`, \`BENCH_HOSTILE_CHAIN\`, \`BENCH_HOSTILE_DEPTH\`, \`BENCH_HOSTILE_STRING_BYTES\`, \`BENCH_HOSTILE_RUNS\`, \`BENCH_HOSTILE_OBJECTS\`, \`BENCH_HOSTILE_NAMESPACES\`; \`BENCH_ONLY=${BENCH_SCENARIOS.join(',')}\` picks scenarios (and leaves this file, results.json and the README alone unless it names them all).`, '');
+  out.push(`Sizes: \`BENCH_N\` (dependents per cascade), \`BENCH_UNTHROTTLED_N\`, \`BENCH_UNTHROTTLED_RUNS\`, \`BENCH_QPS\`, \`BENCH_BURST\`, \`BENCH_RUNS\`, \`BENCH_RAW_CONCURRENCY\`, \`BENCH_GC_WORKERS\`, \`BENCH_GC_WORKERS_HIGH\`, \`BENCH_EVENTS_APART=0\`, \`BENCH_FOREGROUND_WIDTH\`, \`BENCH_FOREGROUND_LEAVES\`, \`BENCH_ORPHAN_N\`, \`BENCH_MEMORY_OBJECTS\`, \`BENCH_MEMORY_LARGE_OBJECTS\`, \`BENCH_MEMORY_REAL_OBJECTS\`, \`BENCH_OBJECTS_PER_OWNER\`, \`BENCH_SINGLE_BUNDLE_OBJECTS\`, \`BENCH_BUNDLES\`, \`BENCH_BUNDLE_OBJECTS\`, \`BENCH_WORKERS\`, \`BENCH_NOOP_ROUNDS\`, \`BENCH_SHARDING_BUNDLES\`, \`BENCH_SHARDING_OBJECTS\`, \`BENCH_SHARDING_WORKERS\`, \`BENCH_SHARDING_RUNS\`, \`BENCH_EXPIRY_OBJECTS\`, \`BENCH_EXPIRY_DELAY_SECONDS\`, \`BENCH_HOSTILE_RESOURCES\`, \`BENCH_HOSTILE_CHAIN\`, \`BENCH_HOSTILE_DEPTH\`, \`BENCH_HOSTILE_STRING_BYTES\`, \`BENCH_HOSTILE_RUNS\`, \`BENCH_HOSTILE_OBJECTS\`, \`BENCH_HOSTILE_NAMESPACES\`; \`BENCH_ONLY=${BENCH_SCENARIOS.join(',')}\` picks scenarios (and leaves this file and results.json alone unless it names them all).`, '');
   return out.join('\n');
 }
 
@@ -403,29 +404,24 @@ async function main(): Promise<number> {
     note: null,
   };
   const json = serializeResults(results);
+  const root = repoRoot();
+  const pagePath = join(root, 'docs', 'benchmarks.md');
+  const page = (notes: string | null) => pageWithSummary(markdown, renderSummary(results), notes);
   // A smoke run's numbers are not results, and a BENCH_ONLY run would drop the other sections: only a full run of
   // every scenario replaces the committed files. --out sends any run's files elsewhere.
   const complete = BENCH_SCENARIOS.every((s) => config.only.has(s));
   if (config.outDir) {
     mkdirSync(config.outDir, { recursive: true });
-    writeFileSync(join(config.outDir, 'benchmarks.md'), markdown);
+    writeFileSync(join(config.outDir, 'benchmarks.md'), page(null));
     writeFileSync(join(config.outDir, 'results.json'), json);
     log(`wrote benchmarks.md and results.json in ${config.outDir}`);
   } else if (!config.quick && complete) {
-    const root = repoRoot();
-    writeFileSync(join(root, 'docs', 'benchmarks.md'), markdown);
-    const resultsPath = join(root, 'bench', 'results.json');
-    writeFileSync(resultsPath, json);
-    log('wrote docs/benchmarks.md and bench/results.json');
-    try {
-      regenerateReadme(resultsPath, join(root, 'README.md'));
-      log('rewrote the README summary table from bench/results.json');
-    } catch (err) {
-      log(`the README summary was not rewritten (${err instanceof Error ? err.message : String(err)}); fix it and run npm run bench:readme`);
-      return 1;
-    }
+    const notes = notesOf(readFileSync(pagePath, 'utf8'));
+    writeFileSync(pagePath, page(notes));
+    writeFileSync(join(root, 'bench', 'results.json'), json);
+    log(`wrote docs/benchmarks.md (summary from the results; ${notes === null ? 'no hand-written notes found to keep' : 'its hand-written notes kept'}) and bench/results.json`);
   } else if (!config.quick) {
-    log('BENCH_ONLY ran some scenarios only: docs/benchmarks.md, bench/results.json and the README are left as they are');
+    log('BENCH_ONLY ran some scenarios only: docs/benchmarks.md and bench/results.json are left as they are');
   }
   return report.failures.length > 0 ? 1 : 0;
 }

@@ -2,8 +2,8 @@
  * bench/results.json: every headline figure of one full `npm run bench`,
  * with the machine and versions, in one generic row shape that every
  * scenario's rows fit (name, value, unit, reference, ratio, target, met).
- * The README's summary table is rendered from this file alone, so the
- * README never shows a figure the JSON does not hold.
+ * The summary table at the top of docs/benchmarks.md is rendered from this
+ * file alone, so the summary never shows a figure the JSON does not hold.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -138,10 +138,12 @@ function targetCell(f: Figure): string {
   return `${f.target}: ${f.met === null ? 'not measured' : f.met ? '**met**' : '**missed**'}`;
 }
 
-export const SUMMARY_START = '<!-- bench-summary:start (generated from bench/results.json by `npm run bench:readme`; edits here are overwritten) -->';
+export const SUMMARY_START = '<!-- bench-summary:start (generated from bench/results.json by `npm run bench:summary`; edits here are overwritten) -->';
 export const SUMMARY_END = '<!-- bench-summary:end -->';
+export const NOTES_START = '<!-- bench-notes:start (written by hand: what bounds the missed targets; `npm run bench` keeps what lies between these markers) -->';
+export const NOTES_END = '<!-- bench-notes:end -->';
 
-/** The README's summary: one line on where the figures come from, then one table row per figure, in the order the run produced them. */
+/** The summary: one line on where the figures come from, then one table row per figure, in the order the run produced them. */
 export function renderSummary(results: BenchResults): string {
   const { machine, versions } = results;
   const when = results.generatedAt.slice(0, 10);
@@ -155,20 +157,39 @@ export function renderSummary(results: BenchResults): string {
   return lines.join('\n');
 }
 
-/** Replaces what lies between the markers (markers kept); throws when they are missing, so a README without them is never rewritten blindly. */
-export function replaceSummary(readme: string, summary: string): string {
-  const start = readme.indexOf(SUMMARY_START);
-  const end = readme.indexOf(SUMMARY_END);
-  if (start < 0 || end < 0 || end < start) throw new Error(`README.md has no summary markers (${SUMMARY_START} ... ${SUMMARY_END})`);
-  return `${readme.slice(0, start + SUMMARY_START.length)}\n${summary}\n${readme.slice(end)}`;
+/** Replaces what lies between the markers (markers kept); throws when they are missing, so a page without them is never rewritten blindly. */
+export function replaceSummary(page: string, summary: string): string {
+  const start = page.indexOf(SUMMARY_START);
+  const end = page.indexOf(SUMMARY_END);
+  if (start < 0 || end < 0 || end < start) throw new Error(`docs/benchmarks.md has no summary markers (${SUMMARY_START} ... ${SUMMARY_END})`);
+  return `${page.slice(0, start + SUMMARY_START.length)}\n${summary}\n${page.slice(end)}`;
 }
 
-/** Rewrites the README's summary from a results file; false when nothing changed. */
-export function regenerateReadme(resultsPath: string, readmePath: string): boolean {
+/** The hand-written notes between their markers, without the markers; null when the page has none. */
+export function notesOf(page: string): string | null {
+  const start = page.indexOf(NOTES_START);
+  const end = page.indexOf(NOTES_END);
+  if (start < 0 || end < 0 || end < start) return null;
+  return page.slice(start + NOTES_START.length, end).replace(/^\n/, '').replace(/\n$/, '');
+}
+
+/**
+ * A full page: the generated Markdown with, under its title, the summary
+ * between its markers and the hand-written notes (carried from the page this
+ * one replaces) between theirs.
+ */
+export function pageWithSummary(markdown: string, summary: string, notes: string | null): string {
+  const [title = '# Benchmarks', ...rest] = markdown.split('\n');
+  const notesBlock = notes ? [NOTES_START, notes, NOTES_END] : [NOTES_START, NOTES_END];
+  return [title, '', '## Summary', '', SUMMARY_START, summary, SUMMARY_END, '', ...notesBlock, ...rest].join('\n');
+}
+
+/** Rewrites the summary of a page (docs/benchmarks.md) from a results file; false when nothing changed. */
+export function regenerateSummary(resultsPath: string, pagePath: string): boolean {
   const results = parseResults(readFileSync(resultsPath, 'utf8'));
-  const before = readFileSync(readmePath, 'utf8');
+  const before = readFileSync(pagePath, 'utf8');
   const after = replaceSummary(before, renderSummary(results));
   if (after === before) return false;
-  writeFileSync(readmePath, after);
+  writeFileSync(pagePath, after);
   return true;
 }

@@ -1,4 +1,4 @@
-/** Markdown tables (pasteable into the README) and small statistics. */
+/** Markdown tables (the benchmark pages and summary) and small statistics. */
 
 export type Row = readonly string[];
 

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_SCENARIOS } from '../../bench/config.js';
-import { parseResults, type BenchResults } from '../../bench/results.js';
+import { parseResults, renderSummary, SUMMARY_END, SUMMARY_START, type BenchResults } from '../../bench/results.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 
 /** Every headline row of a full run, by id; true where the row compares with a reference (and so carries a ratio). */
@@ -90,7 +90,10 @@ it('writes every headline row, each with its reference and ratio fields (a refer
 
 it('writes the Markdown next to the JSON in the --out directory, and leaves the committed benchmarks, results and README alone', () => {
   expect(existsSync(join(out, 'benchmarks.md'))).toBe(true);
-  expect(readFileSync(join(out, 'benchmarks.md'), 'utf8')).toContain('## Foreground and orphan cascades');
+  const page = readFileSync(join(out, 'benchmarks.md'), 'utf8');
+  expect(page).toContain('## Foreground and orphan cascades');
+  // The summary sits under the title, between its markers, rendered from the results written beside it.
+  expect(page).toContain(`${SUMMARY_START}\n${renderSummary(results)}\n${SUMMARY_END}`);
   const root = repoRoot();
   for (const path of COMMITTED) expect({ path, same: readFileSync(join(root, path), 'utf8') === committedBefore.get(path) }).toEqual({ path, same: true });
 });

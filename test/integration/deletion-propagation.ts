@@ -51,7 +51,7 @@ async function deleteBundle(c: PropagationContext, name: string, propagationPoli
  * object). The finalizer lets that object go before it steps aside; the
  * collector deletes everything else, a deletionDelay included. The collector
  * is paused until the finalizer is gone, so the order is the test's, not a
- * race's (see the README on that race).
+ * race's (see docs/deletion.md on that race).
  */
 export async function foregroundKeepsWhatAnotherBundleLists(c: PropagationContext): Promise<void> {
   await applyBundle(c.env, c.ns, 'fg1', [

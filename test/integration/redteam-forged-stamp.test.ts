@@ -12,14 +12,14 @@
  *  d. The same for an approval: a deletionApproved dated in the future, written
  *     on a listed Approve object while the operator is down, approves the
  *     countdown that starts when the object leaves the spec, and the object is
- *     deleted at once. README, Deletion policies: "an approval ... written
+ *     deleted at once. docs/deletion.md, Deletion policies: "an approval ... written
  *     before this one began, does not approve it".
  *  c. As a, with no restart: the finalizer holds (a CRD of the Bundle serves
  *     no version for a while, a routine upgrade step), nothing removes a stamp
  *     written meanwhile on a ConfigMap of the Bundle, and once the CRD serves
  *     again the finalizer signs it into the release.
  *
- * README: "A stamp written by hand on an object still in the spec is
+ * docs/deletion.md, Soft deletes: "A stamp written by hand on an object still in the spec is
  * removed", and the sweeper keeps "a hand-written label, stamp or copied
  * proof". Here the operator removes nothing and signs the forged stamp.
  * Both fail on the code this was written against (the object is gone within

@@ -22,7 +22,7 @@
  * other state (ours must keep them, being deleted, with the same
  * finalizers), except that ours may have finished deleting an object the
  * reference keeps in foreground deletion on a cycle of blocking references
- * (our collector breaks such cycles after a timeout; README, "The garbage
+ * (our collector breaks such cycles after a timeout; docs/garbage-collector.md, "The garbage
  * collector"): reported as tolerated in the summary, not as a divergence.
  * Two more differences that kube-controller-manager's own processing order
  * decides are tolerated the same way (judge.ts explains both): references
