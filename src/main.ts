@@ -46,10 +46,10 @@ async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: 
       return await loadReleaseKey(client, at);
     } catch (err) {
       if (Date.now() > deadline) {
-        logger.fatal({ secret: `${at.namespace}/${at.name}`, err: errorMessage(err) }, 'cannot read or create the release key Secret (the operator needs get and create on it)');
+        logger.fatal({ secret: { namespace: at.namespace, name: at.name }, err: errorMessage(err) }, 'cannot read or create the release key Secret (the operator needs get and create on it)');
         process.exit(1);
       }
-      logger.warn({ secret: `${at.namespace}/${at.name}`, attempt, err: errorMessage(err) }, 'reading the release key failed; retrying');
+      logger.warn({ secret: { namespace: at.namespace, name: at.name }, attempt, err: errorMessage(err) }, 'reading the release key failed; retrying');
       await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** attempt)));
     }
   }
@@ -94,7 +94,7 @@ async function main(config: Config): Promise<void> {
     if (stopping) return;
     operatorStarted = true;
     isLeader.set(1);
-    logger.info({ namespace: config.namespace ?? '(all)', bundles: config.bundleSelector?.text ?? '(all)', sweepReleased: config.sweepReleased, gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
+    logger.info({ watchNamespace: config.namespace ?? '(all)', bundles: config.bundleSelector?.text ?? '(all)', sweepReleased: config.sweepReleased, gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
     operator
       .start()
       .then(() => logger.info('controllers started'))
@@ -182,7 +182,7 @@ async function main(config: Config): Promise<void> {
   setInterval(() => undefined, 1 << 30);
 
   if (elector) {
-    logger.info({ identity: instance, lease: `${config.leaderElectionNamespace}/${config.leaderElectionId}`, leaseDurationSeconds: config.leaseDurationSeconds }, 'waiting for leadership');
+    logger.info({ identity: instance, lease: { namespace: config.leaderElectionNamespace, name: config.leaderElectionId }, leaseDurationSeconds: config.leaseDurationSeconds }, 'waiting for leadership');
     elector.start();
   } else {
     startOperator();

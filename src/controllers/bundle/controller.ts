@@ -22,7 +22,7 @@ import { formatRfc3339 } from '../../core/rfc3339.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
-import type { Logger } from '../../observability/logger.js';
+import { objectRef, type Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
@@ -149,7 +149,7 @@ export class BundleController {
     this.crds.start();
     await Promise.all([this.bundles.waitForSync(), this.crds.waitForSync()]);
     this.workersDone = runWorkers(this.queue, this.workers, (key) => this.reconcileKey(key), (key, err) => {
-      this.o.logger.error({ bundle: key, err: errorMessage(err) }, 'reconcile failed');
+      this.o.logger.error({ ...objectRef(key), err: errorMessage(err) }, 'reconcile failed');
     });
   }
 
@@ -216,7 +216,7 @@ export class BundleController {
       this.envSources.undeclare(key);
       return 'forget';
     }
-    const log = this.o.logger.child({ bundle: key });
+    const log = this.o.logger.child({ namespace, name });
 
     // 1. Parse. A Bundle the schema rejects changes nothing but its status.
     const parsed = BundleSchema.safeParse(cached);
@@ -364,7 +364,7 @@ export class BundleController {
         // Still held, yet unseen by the caches: the managed label was taken off. Put it back so the passes see them.
         else if (found.type.namespaced) await this.unlabelled.label(api, bundle.metadata.namespace, found.type, held, this.o.logger);
       } catch (err) {
-        this.o.logger.debug({ bundle: `${bundle.metadata.namespace}/${bundle.metadata.name}`, kind: groupKindKey(gk), err: errorMessage(err) }, 'could not confirm a kind holds nothing of the Bundle; it stays recorded');
+        this.o.logger.debug({ namespace: bundle.metadata.namespace, name: bundle.metadata.name, kind: groupKindKey(gk), err: errorMessage(err) }, 'could not confirm a kind holds nothing of the Bundle; it stays recorded');
       }
     }
     return empty;
@@ -404,7 +404,7 @@ export class BundleController {
     try {
       await writeBundleStatus(this.api, cached, errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso()), this.o.logger);
     } catch (statusErr) {
-      this.o.logger.warn({ bundle: key, err: errorMessage(statusErr) }, 'could not report the failure in status');
+      this.o.logger.warn({ ...objectRef(key), err: errorMessage(statusErr) }, 'could not report the failure in status');
     }
   }
 
