@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { Gauge } from 'prom-client';
-import { parseArgs, type Config } from './config.js';
+import { metricsSecure, parseArgs, type Config } from './config.js';
 import type { KubeClient } from './kube/client.js';
 import { createProcessClients } from './process-clients.js';
 import { createLogger } from './observability/logger.js';
@@ -13,6 +13,7 @@ import { startDebugEndpoint } from './observability/debug.js';
 import { OperatorMetrics } from './observability/metrics.js';
 import { startHttpEndpoints, type Readiness } from './observability/http.js';
 import { MetricsAuthorizer } from './observability/metrics-auth.js';
+import { metricsTls } from './observability/metrics-tls.js';
 import { reviewNonResourceAccess, reviewToken } from './kube/reviews.js';
 import { systemClock } from './runtime/clock.js';
 import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
@@ -146,7 +147,9 @@ async function main(config: Config): Promise<void> {
         reviewAccess: (user) => reviewNonResourceAccess(reviewClient, user, 'get', '/metrics'),
       })
     : undefined;
-  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger, ...(metricsAuthorizer ? { metricsAuthorizer } : {}) });
+  // A certificate that cannot be read is an error at start, not a /metrics that never answers.
+  const tls = metricsSecure(config) && config.metricsAddr !== '0' ? metricsTls({ ...(config.metricsCertDir !== undefined ? { certDir: config.metricsCertDir } : {}), certName: config.metricsCertName, keyName: config.metricsCertKey }) : undefined;
+  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger, ...(metricsAuthorizer ? { metricsAuthorizer } : {}), ...(tls ? { metricsTls: tls } : {}) });
   const debug = config.debugAddr !== undefined && config.debugAddr !== '0' ? await startDebugEndpoint({ addr: config.debugAddr, graph: () => garbageCollector?.engine.graph, logger }) : undefined;
 
   const shutdown = (signal: string) => {
@@ -195,7 +198,7 @@ if (!parsed.ok) {
   console.error(
     'usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--gc-workers N] ' +
       '[--leader-elect] [--leader-election-namespace NS] [--leader-election-id NAME] [--lease-duration-seconds N] ' +
-      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER] [--default-service-account NAME]',
+      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--metrics-secure[=false]] [--metrics-cert-dir DIR] [--metrics-cert-name FILE] [--metrics-cert-key FILE] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER] [--default-service-account NAME]',
   );
   process.exit(2);
 }
