@@ -4,7 +4,6 @@
  * `npm start -- --namespace team-a --gc=bundles --leader-elect`
  */
 import { hostname } from 'node:os';
-import { Gauge } from 'prom-client';
 import { metricsSecure, parseArgs, type Config } from './config.js';
 import type { KubeClient } from './kube/client.js';
 import { createProcessClients } from './process-clients.js';
@@ -65,10 +64,16 @@ async function main(config: Config): Promise<void> {
   const lease: { elector?: LeaderElector } = {};
   const writeFence: SendGuard = () => (lease.elector && !lease.elector.holdsLease() ? 'this replica does not hold its leader-election Lease' : undefined);
   // One request budget (--qps/--burst) for every client of the process.
-  const clients = await createProcessClients(config, systemClock, writeFence);
-  const { client, eventClient, leaseClient, reviewClient } = clients;
   const metrics = new OperatorMetrics({ defaultMetrics: true });
-  const isLeader = new Gauge({ name: 'bundlesmith_leader', help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)', registers: [metrics.registry] });
+  const clients = await createProcessClients(config, systemClock, writeFence, (request) => metrics.requestDone(request));
+  const { client, eventClient, leaseClient, reviewClient } = clients;
+  const isLeader = {
+    set: (value: 0 | 1) => {
+      metrics.leader.set(value);
+      if (config.leaderElect) metrics.leaderElectionStatus.set({ name: config.leaderElectionId }, value);
+    },
+  };
+  isLeader.set(0);
   const clock = systemClock;
   const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, eventClient, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
   const events = apiEventRecorder(eventClient, clock, logger, instance);

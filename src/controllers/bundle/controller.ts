@@ -27,6 +27,7 @@ import type { ServerTime } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
+import type { ReconcileResult } from '../../observability/metrics.js';
 import type { ControllerDeps } from '../deps.js';
 import { actOnPlan, APPLY_CONCURRENCY, type PruneFence } from './act.js';
 import { bundleEpochKey, changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
@@ -105,7 +106,7 @@ export class BundleController {
     this.applyConcurrency = o.applyConcurrency ?? APPLY_CONCURRENCY;
     this.apis = new BundleApis(o.client, o.discovery);
     this.api = this.apis.for({ kind: 'operator' });
-    this.gauges = new BundleGauges(o.metrics);
+    this.gauges = new BundleGauges(o.metrics, () => o.clock.now());
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('bundle') } : {}) });
     const onInformerError = (err: unknown, rt: ResourceType) => {
       o.metrics?.informerRestarts.inc({ resource: `${rt.plural}.${rt.group || 'core'}` });
@@ -182,10 +183,11 @@ export class BundleController {
   private async reconcileKey(key: BundleKey): Promise<WorkResult> {
     const started = this.o.clock.now();
     let result: WorkResult = 'forget';
-    let outcome = 'success';
+    let outcome: ReconcileResult = 'success';
     try {
       result = await this.reconcile(key);
-      if (result === 'requeue') outcome = 'retry';
+      if (result === 'requeue') outcome = 'requeue';
+      else if (typeof result === 'object') outcome = 'requeue_after';
       return result;
     } catch (err) {
       outcome = 'error';
@@ -193,8 +195,7 @@ export class BundleController {
       await this.reportFailure(key, err);
       throw err;
     } finally {
-      this.o.metrics?.reconciles.inc({ controller: 'bundle', result: outcome });
-      this.o.metrics?.reconcileDuration.observe({ controller: 'bundle' }, (this.o.clock.now() - started) / 1000);
+      this.o.metrics?.reconciled('bundle', outcome, (this.o.clock.now() - started) / 1000);
     }
   }
 

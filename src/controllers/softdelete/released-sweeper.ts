@@ -70,7 +70,7 @@ export class ReleasedObjectSweeper {
   private readonly epochs = new ListingEpochs();
 
   constructor(private readonly o: ReleasedSweeperOptions) {
-    this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
+    this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released', 'released-sweeper') } : {}) });
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
