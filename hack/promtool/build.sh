@@ -16,6 +16,11 @@ out=${1:-$cache_root/promtool-${version}}
 mkdir -p "$out"
 log="$out/build.log"
 
+# One build at a time per cache directory (parallel test runs, several
+# checkouts): a second caller waits here, then finds the binary cached.
+exec 9>"$out/.lock"
+flock 9
+
 if [ -x "$out/promtool" ]; then
   echo "[promtool build] promtool: cached in ${out}" >&2
   echo "$out"
