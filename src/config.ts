@@ -20,6 +20,16 @@ export const ConfigSchema = z.object({
   debugAddr: hostPort.optional(),
   /** kubernetes: /metrics needs a bearer token that a TokenReview accepts and a SubjectAccessReview allows to get /metrics. */
   metricsAuth: z.enum(['none', 'kubernetes']).default('none'),
+  /**
+   * Serve /metrics over HTTPS (controller-runtime's --metrics-secure). Default:
+   * on with --metrics-auth=kubernetes (a bearer token never crosses the
+   * network in clear; turning it off there is refused), off otherwise.
+   */
+  metricsSecure: z.boolean().optional(),
+  /** The directory holding the metrics certificate and key (a mounted Secret); unset: a self-signed certificate made at start. */
+  metricsCertDir: z.string().min(1).optional(),
+  metricsCertName: z.string().min(1).regex(/^[^/]+$/, 'must be a file name in --metrics-cert-dir').default('tls.crt'),
+  metricsCertKey: z.string().min(1).regex(/^[^/]+$/, 'must be a file name in --metrics-cert-dir').default('tls.key'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   qps: z.coerce.number().min(0).default(0),
   burst: z.coerce.number().int().min(1).default(100),
@@ -54,7 +64,7 @@ export const ConfigSchema = z.object({
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
-const BOOLEAN_FLAGS = new Set(['leader-elect', 'sweep-released']);
+const BOOLEAN_FLAGS = new Set(['leader-elect', 'sweep-released', 'metrics-secure']);
 
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
@@ -94,5 +104,16 @@ export function parseArgs(argv: readonly string[]): { ok: true; config: Config }
   if (parsed.data.impersonate !== undefined && parsed.data.defaultServiceAccount !== undefined) {
     return { ok: false, errors: ['--impersonate and --default-service-account exclude each other: lockdown impersonates each Bundle\'s ServiceAccount, and impersonation does not nest (run the operator with its own credentials)'] };
   }
+  if (parsed.data.metricsAuth === 'kubernetes' && parsed.data.metricsSecure === false) {
+    return { ok: false, errors: ['--metrics-secure=false with --metrics-auth=kubernetes: scrapers\' bearer tokens would cross the network in clear HTTP (serve /metrics over HTTPS, or run without --metrics-auth on a loopback --metrics-addr)'] };
+  }
+  if (parsed.data.metricsCertDir !== undefined && parsed.data.metricsSecure === false) {
+    return { ok: false, errors: ['--metrics-cert-dir needs --metrics-secure: the certificate is only used to serve /metrics over HTTPS'] };
+  }
   return { ok: true, config: parsed.data };
+}
+
+/** Whether /metrics is served over HTTPS: asked for, implied by a certificate directory, or by --metrics-auth=kubernetes. */
+export function metricsSecure(config: Config): boolean {
+  return config.metricsSecure ?? (config.metricsAuth === 'kubernetes' || config.metricsCertDir !== undefined);
 }

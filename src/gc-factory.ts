@@ -23,7 +23,11 @@ export interface GarbageCollectorFactoryOptions {
 export function gcMetricsOf(m: OperatorMetrics): GcMetrics {
   return {
     graphSize: (n) => m.gcGraphNodes.set(n),
-    queueDepth: (queue, depth) => m.queueDepth.set({ queue: `gc-${queue}` }, depth),
+    queueDepth: (queue, depth) => {
+      m.queueDepth.set({ queue: `gc-${queue}` }, depth);
+      m.wqDepth.set({ controller: 'gc', name: `gc-${queue}` }, depth);
+    },
+    workQueue: (queue) => m.queue(`gc-${queue}`, 'gc'),
     deleted: (kind) => m.gcActions.inc({ action: 'delete', kind, result: 'success' }),
     orphaned: (kind) => m.gcActions.inc({ action: 'orphan', kind, result: 'success' }),
     error: (kind, operation) => m.gcActions.inc({ action: operation, kind, result: 'error' }),

@@ -4,8 +4,7 @@
  * `npm start -- --namespace team-a --gc=bundles --leader-elect`
  */
 import { hostname } from 'node:os';
-import { Gauge } from 'prom-client';
-import { parseArgs, type Config } from './config.js';
+import { metricsSecure, parseArgs, type Config } from './config.js';
 import type { KubeClient } from './kube/client.js';
 import { createProcessClients } from './process-clients.js';
 import { createLogger } from './observability/logger.js';
@@ -13,6 +12,7 @@ import { startDebugEndpoint } from './observability/debug.js';
 import { OperatorMetrics } from './observability/metrics.js';
 import { startHttpEndpoints, type Readiness } from './observability/http.js';
 import { MetricsAuthorizer } from './observability/metrics-auth.js';
+import { metricsTls } from './observability/metrics-tls.js';
 import { reviewNonResourceAccess, reviewToken } from './kube/reviews.js';
 import { systemClock } from './runtime/clock.js';
 import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
@@ -46,10 +46,10 @@ async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: 
       return await loadReleaseKey(client, at);
     } catch (err) {
       if (Date.now() > deadline) {
-        logger.fatal({ secret: `${at.namespace}/${at.name}`, err: errorMessage(err) }, 'cannot read or create the release key Secret (the operator needs get and create on it)');
+        logger.fatal({ secret: { namespace: at.namespace, name: at.name }, err: errorMessage(err) }, 'cannot read or create the release key Secret (the operator needs get and create on it)');
         process.exit(1);
       }
-      logger.warn({ secret: `${at.namespace}/${at.name}`, attempt, err: errorMessage(err) }, 'reading the release key failed; retrying');
+      logger.warn({ secret: { namespace: at.namespace, name: at.name }, attempt, err: errorMessage(err) }, 'reading the release key failed; retrying');
       await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** attempt)));
     }
   }
@@ -64,10 +64,16 @@ async function main(config: Config): Promise<void> {
   const lease: { elector?: LeaderElector } = {};
   const writeFence: SendGuard = () => (lease.elector && !lease.elector.holdsLease() ? 'this replica does not hold its leader-election Lease' : undefined);
   // One request budget (--qps/--burst) for every client of the process.
-  const clients = await createProcessClients(config, systemClock, writeFence);
-  const { client, eventClient, leaseClient, reviewClient } = clients;
   const metrics = new OperatorMetrics({ defaultMetrics: true });
-  const isLeader = new Gauge({ name: 'bundlesmith_leader', help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)', registers: [metrics.registry] });
+  const clients = await createProcessClients(config, systemClock, writeFence, (request) => metrics.requestDone(request));
+  const { client, eventClient, leaseClient, reviewClient } = clients;
+  const isLeader = {
+    set: (value: 0 | 1) => {
+      metrics.leader.set(value);
+      if (config.leaderElect) metrics.leaderElectionStatus.set({ name: config.leaderElectionId }, value);
+    },
+  };
+  isLeader.set(0);
   const clock = systemClock;
   const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, eventClient, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
   const events = apiEventRecorder(eventClient, clock, logger, instance);
@@ -94,7 +100,7 @@ async function main(config: Config): Promise<void> {
     if (stopping) return;
     operatorStarted = true;
     isLeader.set(1);
-    logger.info({ namespace: config.namespace ?? '(all)', bundles: config.bundleSelector?.text ?? '(all)', sweepReleased: config.sweepReleased, gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
+    logger.info({ watchNamespace: config.namespace ?? '(all)', bundles: config.bundleSelector?.text ?? '(all)', sweepReleased: config.sweepReleased, gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
     operator
       .start()
       .then(() => logger.info('controllers started'))
@@ -146,7 +152,9 @@ async function main(config: Config): Promise<void> {
         reviewAccess: (user) => reviewNonResourceAccess(reviewClient, user, 'get', '/metrics'),
       })
     : undefined;
-  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger, ...(metricsAuthorizer ? { metricsAuthorizer } : {}) });
+  // A certificate that cannot be read is an error at start, not a /metrics that never answers.
+  const tls = metricsSecure(config) && config.metricsAddr !== '0' ? metricsTls({ ...(config.metricsCertDir !== undefined ? { certDir: config.metricsCertDir } : {}), certName: config.metricsCertName, keyName: config.metricsCertKey }) : undefined;
+  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger, ...(metricsAuthorizer ? { metricsAuthorizer } : {}), ...(tls ? { metricsTls: tls } : {}) });
   const debug = config.debugAddr !== undefined && config.debugAddr !== '0' ? await startDebugEndpoint({ addr: config.debugAddr, graph: () => garbageCollector?.engine.graph, logger }) : undefined;
 
   const shutdown = (signal: string) => {
@@ -182,7 +190,7 @@ async function main(config: Config): Promise<void> {
   setInterval(() => undefined, 1 << 30);
 
   if (elector) {
-    logger.info({ identity: instance, lease: `${config.leaderElectionNamespace}/${config.leaderElectionId}`, leaseDurationSeconds: config.leaseDurationSeconds }, 'waiting for leadership');
+    logger.info({ identity: instance, lease: { namespace: config.leaderElectionNamespace, name: config.leaderElectionId }, leaseDurationSeconds: config.leaseDurationSeconds }, 'waiting for leadership');
     elector.start();
   } else {
     startOperator();
@@ -195,7 +203,7 @@ if (!parsed.ok) {
   console.error(
     'usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--gc-workers N] ' +
       '[--leader-elect] [--leader-election-namespace NS] [--leader-election-id NAME] [--lease-duration-seconds N] ' +
-      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER] [--default-service-account NAME]',
+      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--metrics-secure[=false]] [--metrics-cert-dir DIR] [--metrics-cert-name FILE] [--metrics-cert-key FILE] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER] [--default-service-account NAME]',
   );
   process.exit(2);
 }

@@ -7,6 +7,7 @@
 import type { Config } from './config.js';
 import { KubeClient } from './kube/client.js';
 import type { SendGuard } from './kube/errors.js';
+import type { TransportOptions } from './kube/transport.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { RequestBudget } from './runtime/ratelimiter.js';
 
@@ -33,10 +34,11 @@ export interface ProcessClients {
  * Lease's own client and the review client have none: renewing the Lease and
  * reviewing a scrape must go on whatever the fence says.
  */
-export async function createProcessClients(config: ProcessClientConfig, clock: Clock = systemClock, writeFence?: SendGuard): Promise<ProcessClients> {
+export async function createProcessClients(config: ProcessClientConfig, clock: Clock = systemClock, writeFence?: SendGuard, requestObserver?: TransportOptions['requestObserver']): Promise<ProcessClients> {
   const budget = config.qps > 0 ? new RequestBudget(clock, { qps: config.qps, burst: config.burst }) : undefined;
   const shared = {
     ...(budget ? { limiter: budget } : {}),
+    ...(requestObserver ? { requestObserver } : {}),
     ...(config.impersonate ? { impersonateUser: config.impersonate } : {}),
   };
   const fenced = writeFence ? { writeFence } : {};

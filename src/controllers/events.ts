@@ -71,7 +71,7 @@ export async function writeEvent(sink: EventSink, clock: Clock, instance: string
 export function apiEventRecorder(client: KubeClient, clock: Clock, logger: Logger, instance: string): EventRecorder {
   const write = (type: 'Normal' | 'Warning', target: EventTarget, reason: string, message: string): Promise<void> =>
     writeEvent(client, clock, instance, { target, type, reason, action: reason, message }, (err) =>
-      logger.warn({ err: errorMessage(err), reason, object: `${target.kind}/${target.namespace ?? ''}/${target.name}` }, 'could not write event'),
+      logger.warn({ err: errorMessage(err), reason, object: { kind: target.kind, namespace: target.namespace, name: target.name } }, 'could not write event'),
     );
   return {
     normal: (t, r, m) => write('Normal', t, r, m),

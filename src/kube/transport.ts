@@ -40,6 +40,12 @@ export interface TransportOptions {
    * its leader-election Lease; the Lease's own client has none.
    */
   writeFence?: SendGuard;
+  /**
+   * Told of every request's outcome, watches included (client-go's
+   * rest_client_requests_total): the HTTP status code as text, or "<error>"
+   * when no answer came; the API server's host:port.
+   */
+  requestObserver?: (request: { method: string; code: string; host: string }) => void;
 }
 
 export interface RequestOptions {
@@ -185,14 +191,20 @@ export class KubeTransport {
     const mod = this.isHttps ? https : http;
     return await new Promise((resolve, reject) => {
       const sentAt = this.serverTime.monotonicNow();
+      let answered = false;
       const req = mod.request(url, { method, headers, agent, signal: opts.signal }, (res) => {
+        answered = true;
+        this.options.requestObserver?.({ method, code: String(res.statusCode ?? 0), host: this.server.host });
         const dateMs = parseHttpDate(res.headers.date);
         if (dateMs !== undefined) this.serverTime.observe({ dateMs, sentAt, receivedAt: this.serverTime.monotonicNow() });
         resolve({ res, req });
       });
       const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url.pathname}: timed out after ${timeoutMs} ms`)));
-      req.on('error', (err) => reject(new KubeApiError(0, 'NetworkError', `${method} ${url.pathname}: ${err.message}`, method, url.pathname)));
+      req.on('error', (err) => {
+        if (!answered) this.options.requestObserver?.({ method, code: '<error>', host: this.server.host });
+        reject(new KubeApiError(0, 'NetworkError', `${method} ${url.pathname}: ${err.message}`, method, url.pathname));
+      });
       if (payload) req.write(payload);
       req.end();
     });

@@ -5,17 +5,25 @@
  * With a `metricsAuthorizer` (--metrics-auth=kubernetes), /metrics answers
  * 401 without an accepted bearer token and 403 when its user may not get
  * /metrics. The health endpoints never ask for credentials: kubelet probes
- * carry none. Both are plain HTTP.
+ * carry none, and are plain HTTP.
+ *
+ * With `metricsTls` (--metrics-secure, on by default with
+ * --metrics-auth=kubernetes), /metrics is served over HTTPS only (TLS 1.2 or
+ * later), so a scraper's bearer token never crosses the network in clear; a
+ * certificate read from files is re-read every `tlsReloadMs` and a renewed
+ * one is served from the next connection on.
  *
  * /healthz answers while the event loop runs (liveness: a wedged process is
  * restarted). /readyz answers 200 only when `readiness()` says so, with the
  * reason in the body either way, so `kubectl get --raw` or a probe's event
  * shows why a replica is not ready.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
 import type { MetricsAuthorizer, MetricsDecision } from './metrics-auth.js';
+import type { MetricsTls } from './metrics-tls.js';
 
 export interface Readiness {
   ready: boolean;
@@ -31,6 +39,10 @@ export interface HttpEndpointsOptions {
   logger: Logger;
   /** When set, every /metrics request is authenticated and authorized. */
   metricsAuthorizer?: MetricsAuthorizer;
+  /** When set, /metrics is served over HTTPS with this certificate. */
+  metricsTls?: MetricsTls;
+  /** How often a certificate from files is re-read (default 10 s). */
+  tlsReloadMs?: number;
 }
 
 /** host:port as the flags give it ("0": disabled; ":PORT": every interface, or `defaultHost`). */
@@ -70,7 +82,7 @@ export async function startHttpEndpoints(o: HttpEndpointsOptions): Promise<{ clo
     res.writeHead(decision.status, headers);
     res.end(decision.status === 401 ? `Unauthorized: ${decision.reason}\n` : `Forbidden: user "${decision.user}" may not get /metrics\n`);
   };
-  const metricsServer = createServer((req, res) => {
+  const handleMetrics = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/metrics') {
       const authorizer = o.metricsAuthorizer;
       if (!authorizer) {
@@ -95,7 +107,27 @@ export async function startHttpEndpoints(o: HttpEndpointsOptions): Promise<{ clo
     }
     res.writeHead(404);
     res.end();
-  });
+  };
+  const tls = o.metricsTls;
+  const metricsServer = tls ? createHttpsServer({ ...tls.current(), minVersion: 'TLSv1.2' }, handleMetrics) : createServer(handleMetrics);
+  let reloadTimer: NodeJS.Timeout | undefined;
+  if (tls) {
+    let lastError = '';
+    reloadTimer = setInterval(() => {
+      try {
+        const fresh = tls.reload();
+        lastError = '';
+        if (!fresh) return;
+        (metricsServer as ReturnType<typeof createHttpsServer>).setSecureContext({ ...fresh, minVersion: 'TLSv1.2' });
+        o.logger.info({ certificate: tls.source }, 'metrics certificate changed: serving the new one');
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (message !== lastError) o.logger.warn({ err: message }, 'cannot re-read the metrics certificate; keeping the one served');
+        lastError = message;
+      }
+    }, o.tlsReloadMs ?? 10_000);
+    reloadTimer.unref();
+  }
   const healthServer = createServer((req, res) => {
     if (req.url === '/healthz') {
       res.writeHead(200);
@@ -114,12 +146,14 @@ export async function startHttpEndpoints(o: HttpEndpointsOptions): Promise<{ clo
   const servers = results.flatMap((r) => (r.status === 'fulfilled' && r.value !== undefined ? [r.value] : []));
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) {
+    clearInterval(reloadTimer);
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     throw new Error(`cannot listen for HTTP endpoints: ${failure.reason instanceof Error ? failure.reason.message : String(failure.reason)}`);
   }
-  o.logger.info({ metricsAddr: o.metricsAddr, healthAddr: o.healthAddr, metricsAuth: o.metricsAuthorizer ? 'kubernetes' : 'none' }, 'HTTP endpoints listening');
+  o.logger.info({ metricsAddr: o.metricsAddr, healthAddr: o.healthAddr, metricsAuth: o.metricsAuthorizer ? 'kubernetes' : 'none', metricsScheme: tls ? 'https' : 'http', ...(tls ? { metricsCertificate: tls.source } : {}) }, 'HTTP endpoints listening');
   return {
     close: async () => {
+      clearInterval(reloadTimer);
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     },
   };

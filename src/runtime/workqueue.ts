@@ -32,6 +32,12 @@ export interface WorkQueueMetrics {
   workDuration(seconds: number): void;
   /** A key was re-added through the rate limiter. */
   retried(): void;
+  /**
+   * Called once by the queue with a view of the keys being processed (when
+   * each was handed out, on the queue's clock), read when the metrics are
+   * scraped (client-go's unfinished work and longest running processor).
+   */
+  inFlight?(starts: () => Iterable<number>, now: () => number): void;
 }
 
 export const noopWorkQueueMetrics: WorkQueueMetrics = {
@@ -105,6 +111,7 @@ export class WorkQueue<K extends string | number = string> {
     this.clock = options.clock;
     this.rateLimiter = options.rateLimiter ?? controllerRateLimiter<K>(options.clock);
     this.metrics = options.metrics ?? noopWorkQueueMetrics;
+    this.metrics.inFlight?.(() => this.processing.values(), () => this.clock.now());
   }
 
   /** Queues `key` unless it is already waiting; ignored after shutdown. */

@@ -38,6 +38,7 @@ const SHAPES: [string, string[]][] = [
   ['gc.mode=off', ['gc.mode=off']],
   ['deletion guard off', ['deletionGuard.enabled=false']],
   ['one namespace, metrics with Kubernetes auth, a NetworkPolicy', ['watchNamespace=team-a', 'metrics.auth=kubernetes', 'networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring']],
+  ['the monitoring kit, metrics over HTTPS with a cert-manager Certificate', ['metrics.auth=kubernetes', 'metrics.tls.certManager.enabled=true', 'metrics.tls.certManager.issuerRef.name=ca', 'monitoring.serviceMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true']],
 ];
 
 describe('the chart in every shape', () => {

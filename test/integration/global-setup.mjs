@@ -5,11 +5,13 @@
 // it imports the compiled code (npm test builds first).
 import { startControlPlane } from '../../dist/hack/controlplane.js';
 import { applyCrd } from '../../dist/hack/crd-install.js';
-import { ensureTools } from '../../dist/hack/tools.js';
+import { ensurePromtool, ensureTools } from '../../dist/hack/tools.js';
 
 export default async function globalSetup() {
   const started = Date.now();
   const tools = await ensureTools();
+  // After the control plane's build, not beside it: each build takes both cores.
+  process.env.BUNDLESMITH_PROMTOOL = await ensurePromtool();
   const state = await startControlPlane();
   await applyCrd(state.kubeconfig);
   process.env.BUNDLESMITH_TEST_KUBECONFIG = state.kubeconfig;

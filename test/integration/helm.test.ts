@@ -224,7 +224,9 @@ describe('helm chart', () => {
   it('with metrics.auth=kubernetes, listens on every interface with the reviews on, and ships the review rights and a metrics-reader ClusterRole', async () => {
     const docs = await template('m2', 'ops', ['metrics.auth=kubernetes']);
     const c = container(docs, 'm2-bundlesmith');
-    expect(c.args).toEqual(expect.arrayContaining(['--metrics-addr=:8080', '--metrics-auth=kubernetes']));
+    expect(c.args).toEqual(expect.arrayContaining(['--metrics-addr=:8080', '--metrics-auth=kubernetes', '--metrics-secure']));
+    // No Secret named: a self-signed certificate, no certificate directory.
+    expect(c.args.filter((a) => a.startsWith('--metrics-cert-dir'))).toEqual([]);
     expect(c.ports.map((p) => p.name)).toEqual(['metrics', 'health']);
     expect(find(docs, 'Service', 'm2-bundlesmith-metrics')).toBeDefined();
     expect(find(docs, 'ClusterRole', 'm2-bundlesmith-metrics-auth')?.rules).toEqual([

@@ -1,4 +1,4 @@
-import { parseArgs } from '../../src/config.js';
+import { metricsSecure, parseArgs } from '../../src/config.js';
 
 describe('operator flags', () => {
   it('has defaults that run a single writer on all namespaces', () => {
@@ -34,9 +34,25 @@ describe('operator flags', () => {
     [['--default-service-account', 'Not_A_Name'], /^--default-service-account: must be a ServiceAccount name/],
     [['--default-service-account', 'bundles', '--impersonate', 'someone'], /exclude each other/],
     [['--bundle-selector', 'shard in (a'], /^--bundle-selector: unbalanced parentheses/],
+    [['--metrics-auth=kubernetes', '--metrics-secure=false'], /bearer tokens would cross the network in clear/],
+    [['--metrics-cert-dir', '/certs', '--metrics-secure=false'], /^--metrics-cert-dir needs --metrics-secure/],
+    [['--metrics-cert-name', 'a/b'], /^--metrics-cert-name: must be a file name/],
   ])('rejects %j', (argv, message) => {
     const result = parseArgs(argv);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.errors[0]).toMatch(message);
+  });
+
+  it.each([
+    [[], false],
+    [['--metrics-auth=kubernetes'], true],
+    [['--metrics-secure'], true],
+    [['--metrics-cert-dir', '/certs'], true],
+    [['--metrics-secure=false'], false],
+    [['--metrics-auth=kubernetes', '--metrics-cert-dir=/certs', '--metrics-cert-name=cert.pem', '--metrics-cert-key=key.pem'], true],
+  ])('serves /metrics over HTTPS for %j: %s', (argv, secure) => {
+    const result = parseArgs(argv);
+    if (!result.ok) throw new Error(result.errors.join('; '));
+    expect(metricsSecure(result.config)).toBe(secure);
   });
 });

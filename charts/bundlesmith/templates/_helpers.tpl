@@ -175,3 +175,31 @@ shard's name when sharded.
 bundlesmith.dev/shard: {{ . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/* A duration of s, m, h and d units ("1h30m") in seconds, for alert thresholds on *_seconds gauges. */}}
+{{- define "bundlesmith.seconds" -}}
+{{- $total := 0 -}}
+{{- range regexFindAll "[0-9]+[smhd]" . -1 -}}
+{{- $n := regexFind "[0-9]+" . | int -}}
+{{- $unit := regexFind "[smhd]$" . -}}
+{{- $total = add $total (mul $n (get (dict "s" 1 "m" 60 "h" 3600 "d" 86400) $unit)) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/*
+The metrics certificate's Secret: metrics.tls.secretName, or with
+cert-manager the one its Certificate fills; empty: self-signed at start.
+*/}}
+{{- define "bundlesmith.metricsTlsSecret" -}}
+{{- if .Values.metrics.tls.secretName -}}
+{{- .Values.metrics.tls.secretName -}}
+{{- else if .Values.metrics.tls.certManager.enabled -}}
+{{- printf "%s-metrics-tls" (include "bundlesmith.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The PromQL selector of this release's scrape targets (the ServiceMonitor's job is the metrics Service's name). */}}
+{{- define "bundlesmith.promSelector" -}}
+job="{{ include "bundlesmith.fullname" . }}-metrics",namespace="{{ .Release.Namespace }}"
+{{- end -}}

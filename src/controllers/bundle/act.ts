@@ -228,7 +228,7 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
       if (r.apply.needed) {
         outcome.applied.set(r.name, await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true }));
         outcome.wrote = true;
-        d.log.debug({ object: `${desired.kind}/${desired.metadata.name}`, create: r.apply.create }, 'applied');
+        d.log.debug({ object: { kind: desired.kind, name: desired.metadata.name }, create: r.apply.create }, 'applied');
       }
       if (r.action === 'adopt') await d.events.normal(target, r.event.reason, r.event.message);
     } catch (err) {
@@ -255,10 +255,10 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
     outcome.wrote = true; // either way, look again soon
     try {
       await d.api.patch(rt, w.target.namespace, w.target.name, w.patch, 'json', { fieldManager: FIELD_MANAGER });
-      d.log.info({ object: `${w.target.kind}/${w.target.name}` }, 'withdrew the claim on an object no longer listed');
+      d.log.info({ object: { kind: w.target.kind, name: w.target.name } }, 'withdrew the claim on an object no longer listed');
     } catch (err) {
       if (isStaleWrite(err) || isNotFound(err)) continue;
-      d.log.warn({ object: `${w.target.kind}/${w.target.name}`, err: errorMessage(err) }, 'withdrawing a claim failed');
+      d.log.warn({ object: { kind: w.target.kind, name: w.target.name }, err: errorMessage(err) }, 'withdrawing a claim failed');
     }
   }
 }
@@ -311,7 +311,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
       if (result === 'kept') return;
       outcome.wrote = true;
       if (result !== 'deleted') return;
-      d.log.info({ object: `${t.kind}/${t.name}`, uid: t.uid, reason: action.event.reason }, action.afterDelay ? 'deleted after its deletion delay' : 'pruned');
+      d.log.info({ object: { kind: t.kind, name: t.name }, uid: t.uid, reason: action.event.reason }, action.afterDelay ? 'deleted after its deletion delay' : 'pruned');
       d.metrics?.deleted(t.kind, action.event.reason);
       done.push({ kind: t.kind, name: t.name, event: action.event });
     } catch (err) {
@@ -320,7 +320,7 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
         outcome.abandoned ??= errorMessage(err);
         return;
       }
-      d.log.warn({ object: `${t.kind}/${t.name}`, err: errorMessage(err) }, 'prune failed');
+      d.log.warn({ object: { kind: t.kind, name: t.name }, err: errorMessage(err) }, 'prune failed');
       if (isInvalidWrite(err)) {
         // The server found the write itself invalid: sending it again cannot help. Reported, not retried silently.
         outcome.pruneFailures.push({ target: t, message: errorMessage(err), reason: Reasons.InvalidWrite });

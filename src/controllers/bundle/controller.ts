@@ -22,11 +22,12 @@ import { formatRfc3339 } from '../../core/rfc3339.js';
 import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
-import type { Logger } from '../../observability/logger.js';
+import { objectRef, type Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../runtime/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
+import type { ReconcileResult } from '../../observability/metrics.js';
 import type { ControllerDeps } from '../deps.js';
 import { actOnPlan, APPLY_CONCURRENCY, type PruneFence } from './act.js';
 import { bundleEpochKey, changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
@@ -105,7 +106,7 @@ export class BundleController {
     this.applyConcurrency = o.applyConcurrency ?? APPLY_CONCURRENCY;
     this.apis = new BundleApis(o.client, o.discovery);
     this.api = this.apis.for({ kind: 'operator' });
-    this.gauges = new BundleGauges(o.metrics);
+    this.gauges = new BundleGauges(o.metrics, () => o.clock.now());
     this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('bundle') } : {}) });
     const onInformerError = (err: unknown, rt: ResourceType) => {
       o.metrics?.informerRestarts.inc({ resource: `${rt.plural}.${rt.group || 'core'}` });
@@ -149,7 +150,7 @@ export class BundleController {
     this.crds.start();
     await Promise.all([this.bundles.waitForSync(), this.crds.waitForSync()]);
     this.workersDone = runWorkers(this.queue, this.workers, (key) => this.reconcileKey(key), (key, err) => {
-      this.o.logger.error({ bundle: key, err: errorMessage(err) }, 'reconcile failed');
+      this.o.logger.error({ ...objectRef(key), err: errorMessage(err) }, 'reconcile failed');
     });
   }
 
@@ -182,10 +183,11 @@ export class BundleController {
   private async reconcileKey(key: BundleKey): Promise<WorkResult> {
     const started = this.o.clock.now();
     let result: WorkResult = 'forget';
-    let outcome = 'success';
+    let outcome: ReconcileResult = 'success';
     try {
       result = await this.reconcile(key);
-      if (result === 'requeue') outcome = 'retry';
+      if (result === 'requeue') outcome = 'requeue';
+      else if (typeof result === 'object') outcome = 'requeue_after';
       return result;
     } catch (err) {
       outcome = 'error';
@@ -193,8 +195,7 @@ export class BundleController {
       await this.reportFailure(key, err);
       throw err;
     } finally {
-      this.o.metrics?.reconciles.inc({ controller: 'bundle', result: outcome });
-      this.o.metrics?.reconcileDuration.observe({ controller: 'bundle' }, (this.o.clock.now() - started) / 1000);
+      this.o.metrics?.reconciled('bundle', outcome, (this.o.clock.now() - started) / 1000);
     }
   }
 
@@ -216,7 +217,7 @@ export class BundleController {
       this.envSources.undeclare(key);
       return 'forget';
     }
-    const log = this.o.logger.child({ bundle: key });
+    const log = this.o.logger.child({ namespace, name });
 
     // 1. Parse. A Bundle the schema rejects changes nothing but its status.
     const parsed = BundleSchema.safeParse(cached);
@@ -364,7 +365,7 @@ export class BundleController {
         // Still held, yet unseen by the caches: the managed label was taken off. Put it back so the passes see them.
         else if (found.type.namespaced) await this.unlabelled.label(api, bundle.metadata.namespace, found.type, held, this.o.logger);
       } catch (err) {
-        this.o.logger.debug({ bundle: `${bundle.metadata.namespace}/${bundle.metadata.name}`, kind: groupKindKey(gk), err: errorMessage(err) }, 'could not confirm a kind holds nothing of the Bundle; it stays recorded');
+        this.o.logger.debug({ namespace: bundle.metadata.namespace, name: bundle.metadata.name, kind: groupKindKey(gk), err: errorMessage(err) }, 'could not confirm a kind holds nothing of the Bundle; it stays recorded');
       }
     }
     return empty;
@@ -404,7 +405,7 @@ export class BundleController {
     try {
       await writeBundleStatus(this.api, cached, errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso()), this.o.logger);
     } catch (statusErr) {
-      this.o.logger.warn({ bundle: key, err: errorMessage(statusErr) }, 'could not report the failure in status');
+      this.o.logger.warn({ ...objectRef(key), err: errorMessage(statusErr) }, 'could not report the failure in status');
     }
   }
 

@@ -156,7 +156,7 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
       // Forbidden (the identity may not) and an invalid write (refused as such) cannot finish without a change: Stalled.
       report.failures.push({ target: t, action: step.action, message: errorMessage(err), ...(isForbidden(err) ? { reason: Reasons.Forbidden } : isInvalidWrite(err) ? { reason: Reasons.InvalidWrite, terminal: true } : {}) });
     }
-    input.logger.warn({ object: `${t.kind}/${t.name}`, step: step.action, err: errorMessage(err) }, 'finalizing: step failed');
+    input.logger.warn({ object: { kind: t.kind, name: t.name }, step: step.action, err: errorMessage(err) }, 'finalizing: step failed');
   }
   return 'sent';
 }

@@ -10,7 +10,7 @@ import { statusEqual } from '../../core/bundle/status.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
-import type { OperatorMetrics } from '../../observability/metrics.js';
+import type { BundleAges, OperatorMetrics } from '../../observability/metrics.js';
 import type { EventRecorder, EventTarget } from '../events.js';
 import type { BundleApi } from './api.js';
 import type { BundleKey } from './object-cache.js';
@@ -47,19 +47,40 @@ export async function reportTransitions(events: EventRecorder, target: EventTarg
   }
 }
 
-/** bundlesmith_pending_deletions, bundlesmith_deletions_awaiting_approval and bundlesmith_bundles{condition,status}: sums over every Bundle's last status. */
+/**
+ * bundlesmith_pending_deletions, bundlesmith_deletions_awaiting_approval and
+ * bundlesmith_bundles{condition,status}: sums over every Bundle's last
+ * status; and the ages read at scrape time (bundleAges): how long the Bundle
+ * not Ready longest has been so, and how overdue the pending deletions are.
+ */
 export class BundleGauges {
   private readonly pendingByBundle = new Map<BundleKey, number>();
   private readonly awaitingByBundle = new Map<BundleKey, number>();
   private readonly conditionsByBundle = new Map<BundleKey, string[]>();
+  /** When a Bundle that is not Ready last changed its Ready condition (ms); absent while Ready. */
+  private readonly notReadySince = new Map<BundleKey, number>();
+  /** The deleteAfter times (ms) of a Bundle's pending deletions that do not wait for an approval. */
+  private readonly deleteAfters = new Map<BundleKey, number[]>();
 
-  constructor(private readonly metrics: OperatorMetrics | undefined) {}
+  constructor(
+    private readonly metrics: OperatorMetrics | undefined,
+    private readonly now: () => number = Date.now,
+  ) {
+    metrics?.observeBundleAges(() => this.bundleAges());
+  }
 
   /** A Bundle's share, from the status its pass wrote. */
   record(key: BundleKey, status: BundleStatus): void {
     this.metrics?.pendingDeletions.set(setShare(this.pendingByBundle, key, status.pendingDeletionCount ?? 0));
     this.metrics?.awaitingApproval.set(setShare(this.awaitingByBundle, key, status.awaitingApprovalCount ?? 0));
     this.setConditions(key, status);
+    const ready = status.conditions?.find((c) => c.type === 'Ready');
+    const since = ready?.lastTransitionTime !== undefined ? Date.parse(ready.lastTransitionTime) : NaN;
+    if (ready?.status === 'True') this.notReadySince.delete(key);
+    else this.notReadySince.set(key, Number.isFinite(since) ? since : (this.notReadySince.get(key) ?? this.now()));
+    const due = (status.pendingDeletions ?? []).filter((p) => p.waitingFor !== 'Approval').map((p) => Date.parse(p.deleteAfter)).filter((t) => Number.isFinite(t));
+    if (due.length > 0) this.deleteAfters.set(key, due);
+    else this.deleteAfters.delete(key);
   }
 
   /** A Bundle that is gone counts for nothing. */
@@ -67,6 +88,24 @@ export class BundleGauges {
     this.metrics?.pendingDeletions.set(setShare(this.pendingByBundle, key, 0));
     this.metrics?.awaitingApproval.set(setShare(this.awaitingByBundle, key, 0));
     this.setConditions(key, undefined);
+    this.notReadySince.delete(key);
+    this.deleteAfters.delete(key);
+  }
+
+  bundleAges(): BundleAges {
+    const now = this.now();
+    let oldest = now;
+    for (const t of this.notReadySince.values()) oldest = Math.min(oldest, t);
+    let overdue = 0;
+    let earliestDue = now;
+    for (const times of this.deleteAfters.values()) {
+      for (const t of times) {
+        if (t >= now) continue;
+        overdue++;
+        earliestDue = Math.min(earliestDue, t);
+      }
+    }
+    return { notReadyOldestSeconds: (now - oldest) / 1000, overdueDeletions: overdue, overdueOldestSeconds: (now - earliestDue) / 1000 };
   }
 
   private setConditions(key: BundleKey, status: BundleStatus | undefined): void {

@@ -95,7 +95,7 @@ export class GcEngine {
       new WorkQueue<string>({
         clock: options.clock,
         rateLimiter: new MaxOfRateLimiter<string>(new ExponentialBackoffRateLimiter<string>({ baseDelayMs: 5, maxDelayMs: options.maxRetryDelayMs ?? 60_000 }), new TokenBucketRateLimiter<string>(options.clock, {})),
-        metrics: { depth: (n) => this.metrics.queueDepth(name, n), added: () => {}, queueLatency: () => {}, workDuration: () => {}, retried: () => {} },
+        metrics: this.metrics.workQueue?.(name) ?? { depth: (n) => this.metrics.queueDepth(name, n), added: () => {}, queueLatency: () => {}, workDuration: () => {}, retried: () => {} },
       });
     this.attemptToDelete = queue('attemptToDelete');
     this.attemptToOrphan = queue('attemptToOrphan');

@@ -43,7 +43,7 @@ export class GcEvents {
   /** The collector deleted `identity` because of `causes` (its owner references that let it go). */
   collected(identity: Identity, propagation: Propagation, causes: readonly OwnerRef[]): void {
     const ownerChain = describeOwnerChain(this.graph, causes);
-    this.log('info', 'garbage collected', { object: formatIdentity(identity), propagation, ownerChain });
+    this.log('info', 'garbage collected', { apiVersion: identity.apiVersion, kind: identity.kind, namespace: identity.namespace, name: identity.name, uid: identity.uid, propagation, ownerChain });
     const cause = causes[0];
     if (cause === undefined) return;
     this.cascades.record(this.ownerOf(cause, identity), propagation, { kind: identity.kind, name: identity.name }, this.clock.now(), ownerChain);

@@ -70,7 +70,7 @@ export class ReleasedObjectSweeper {
   private readonly epochs = new ListingEpochs();
 
   constructor(private readonly o: ReleasedSweeperOptions) {
-    this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released') } : {}) });
+    this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released', 'released-sweeper') } : {}) });
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
@@ -85,7 +85,7 @@ export class ReleasedObjectSweeper {
   async start(): Promise<void> {
     this.bundles.start();
     await this.syncInformers();
-    this.workersDone = runWorkers(this.queue, this.o.workers ?? 2, (key) => this.sweep(key), (key, err) => this.o.logger.warn({ object: key, err: errorMessage(err) }, 'sweeping a released object failed'));
+    this.workersDone = runWorkers(this.queue, this.o.workers ?? 2, (key) => this.sweep(key), (key, err) => this.o.logger.warn({ ...sweepKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed'));
     this.scheduleRediscovery();
   }
 
@@ -239,7 +239,7 @@ export class ReleasedObjectSweeper {
     this.reportedUnproven.add(seen);
     if (this.reportedUnproven.size > 10_000) this.reportedUnproven.clear();
     const namespace = o.metadata.namespace ?? '';
-    this.o.logger.warn({ object: `${rt.kind} ${namespace}/${o.metadata.name}`, reason: check.reason }, 'released-object sweep: kept an object whose release is not proven');
+    this.o.logger.warn({ object: { kind: rt.kind, namespace, name: o.metadata.name }, reason: check.reason }, 'released-object sweep: kept an object whose release is not proven');
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name: o.metadata.name, namespace, uid: o.metadata.uid };
     await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${check.reason}`);
     return false;
@@ -273,4 +273,10 @@ export class ReleasedObjectSweeper {
     const account = this.o.defaultServiceAccount;
     return account ? this.o.client.impersonating({ user: serviceAccountUser(namespace, account) }) : this.o.client;
   }
+}
+
+/** A sweep key ("apiVersion/kind|namespace|name") as log fields. */
+function sweepKeyFields(key: string): { kind: string; namespace: string; name: string } {
+  const [kind = '', namespace = '', name = ''] = key.split('|');
+  return { kind, namespace, name };
 }
