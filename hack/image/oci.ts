@@ -52,7 +52,7 @@ export interface Manifest {
 
 export interface Index {
   schemaVersion: 2;
-  mediaType: string;
+  mediaType?: string;
   manifests: Descriptor[];
 }
 
@@ -134,13 +134,16 @@ export function validateOciArchive(path: string): ValidatedImage {
   const indexData = files.get('index.json');
   check(indexData, 'no index.json');
   const index = JSON.parse(indexData.toString('utf8')) as Index;
-  check(index.schemaVersion === 2 && index.mediaType === MediaTypes.index, 'index.json is not an OCI image index, schemaVersion 2');
+  // The index's mediaType is optional (image-spec 1.0 had none; skopeo 1.9 writes none).
+  check(index.schemaVersion === 2 && (index.mediaType === undefined || index.mediaType === MediaTypes.index), 'index.json is not an OCI image index, schemaVersion 2');
   check(index.manifests.length === 1, `index.json lists ${index.manifests.length} manifests, expected one`);
   const manifestDescriptor = index.manifests[0]!;
   const manifest = JSON.parse(blob(manifestDescriptor, MediaTypes.manifest).toString('utf8')) as Manifest;
   check(manifest.schemaVersion === 2 && manifest.mediaType === MediaTypes.manifest, 'the manifest is not an OCI image manifest, schemaVersion 2');
   const config = JSON.parse(blob(manifest.config, MediaTypes.config).toString('utf8')) as ImageConfig;
-  check(manifestDescriptor.platform?.os === config.os && manifestDescriptor.platform?.architecture === config.architecture, 'the index\'s platform differs from the config\'s os/architecture');
+  // platform is optional in an index (skopeo 1.9 writes none); where given, it must be the config's.
+  const platform = manifestDescriptor.platform;
+  check(platform === undefined || (platform.os === config.os && platform.architecture === config.architecture), 'the index\'s platform differs from the config\'s os/architecture');
   check(config.rootfs?.type === 'layers', 'config rootfs.type is not "layers"');
   check(config.rootfs.diff_ids.length === manifest.layers.length, `config has ${config.rootfs.diff_ids.length} diff_ids for ${manifest.layers.length} layers`);
   const layers = manifest.layers.map((d, i) => {

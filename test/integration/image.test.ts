@@ -7,12 +7,17 @@
  * - a valid OCI image layout: every digest and size matches its blob, the
  *   config's diff_ids match the layers uncompressed, and GNU tar unpacks the
  *   layers;
- * - its entrypoint runs: the layers unpacked into a root filesystem, run in a
- *   chroot as the image's user with the image's Env and Entrypoint, and the
- *   arguments the chart renders for an image pointed at a registry, against
- *   the test control plane with a kubelet-style service account mount
- *   (in-cluster config). The operator becomes ready, reconciles a Bundle to
- *   Ready, writes nothing outside /tmp, and exits 0 on SIGTERM.
+ * - pushed as the README says (`skopeo copy oci-archive:... docker://...`) to
+ *   a registry on loopback (Debian's docker-registry, the CNCF distribution
+ *   registry), it keeps its digest; the chart pointed at it (image.repository
+ *   and image.tag, or image.digest) renders a reference that skopeo pulls
+ *   back as the same image;
+ * - its entrypoint runs: the pulled layers unpacked by GNU tar into a root
+ *   filesystem, run in a chroot as the image's user with the image's Env and
+ *   Entrypoint and the arguments the chart renders, against the test control
+ *   plane with a kubelet-style service account mount (in-cluster config).
+ *   The operator becomes ready, reconciles a Bundle to Ready, writes nothing
+ *   outside /tmp, and exits 0 on SIGTERM.
  *
  * What a chroot is not: no mount, PID or network namespace, no cgroup limits
  * and no read-only mount (the test checks instead that nothing in the root
@@ -20,7 +25,7 @@
  * /app (the entrypoint's paths are absolute). A chroot needs root
  * (CAP_SYS_CHROOT): as another user the test fails, saying so.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -56,7 +61,6 @@ async function build(out: string, shell = ''): Promise<BuildResult> {
 }
 
 let first: BuildResult;
-let image: ValidatedImage;
 let env: TestEnv;
 
 beforeAll(async () => {
@@ -80,8 +84,8 @@ test('two builds in different surroundings give the same archive, byte for byte'
 }, 120_000);
 
 test('the archive is a valid OCI image layout and the image is configured to run unprivileged', () => {
-  image = validateOciArchive(first.archive);
-  const { config, manifest, index } = image;
+  const built: ValidatedImage = validateOciArchive(first.archive);
+  const { config, manifest, index } = built;
   expect(index.manifests[0]?.annotations?.['org.opencontainers.image.ref.name']).toBe(first.version);
   expect(manifest.layers).toHaveLength(2);
   expect(config.os).toBe('linux');
@@ -93,7 +97,7 @@ test('the archive is a valid OCI image layout and the image is configured to run
   expect(labels['org.opencontainers.image.licenses']).toBe('Apache-2.0');
   expect(labels['bundlesmith.image.node-version']).toBe((JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.node);
 
-  const entries = image.layers.flatMap((layer) => readTar(gunzipSync(layer)));
+  const entries = built.layers.flatMap((layer) => readTar(gunzipSync(layer)));
   const paths = new Set(entries.map((e) => e.path));
   // Every entry has the same mtime (SOURCE_DATE_EPOCH), root owns everything but the user's home.
   expect(new Set(entries.map((e) => e.mtime)).size).toBe(1);
@@ -140,25 +144,83 @@ function changedSince(dir: string, since: number, skip: string[]): string[] {
   return out;
 }
 
-test("the image's entrypoint runs the operator with the chart's arguments against the control plane, which reconciles a Bundle", async () => {
+/** skopeo and docker-registry, installed from Debian's packages when missing (hack/image/registry-tools.sh). */
+function registryTools(): Promise<{ skopeo: string; registry: string }> {
+  return new Promise((resolve, reject) => {
+    execFile('bash', [join(repoRoot(), 'hack', 'image', 'registry-tools.sh')], (err, stdout, stderr) => {
+      const [skopeo, registry] = stdout.trim().split('\n').slice(-2);
+      if (err || !skopeo || !registry) reject(new Error(`hack/image/registry-tools.sh failed: ${stderr}`));
+      else resolve({ skopeo, registry });
+    });
+  });
+}
+
+function skopeo(path: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(path, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => (err ? reject(new Error(`skopeo ${args.join(' ')}: ${stderr}`)) : resolve(stdout)));
+  });
+}
+
+interface RenderedContainer {
+  image: string;
+  args: string[];
+}
+
+/** The operator container the chart renders with these values. */
+async function renderChart(ns: string, set: string): Promise<RenderedContainer> {
+  const rendered = await run('helm', ['template', 'img', chart, '-n', ns, '--set', set]);
+  expect(rendered.stderr).toBe('');
+  const deployment = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJS() as { kind?: string; spec?: { template: { spec: { containers: RenderedContainer[] } } } } | null)
+    .find((d) => d?.kind === 'Deployment');
+  const container = deployment?.spec?.template.spec.containers[0];
+  if (!container) throw new Error(`the chart rendered no operator container:\n${rendered.stdout}`);
+  return container;
+}
+
+let registryProcess: ChildProcess | undefined;
+afterAll(() => registryProcess?.kill('SIGTERM'));
+
+test("pushed to a registry as the README says and pulled back by the chart's reference, the image's entrypoint runs the operator with the chart's arguments, which reconciles a Bundle", async () => {
   if (process.getuid?.() !== 0) throw new Error('this test runs the image in a chroot, which needs root (CAP_SYS_CHROOT); run the suite as root');
-  image ??= validateOciArchive(first.archive);
+  const tools = await registryTools();
+
+  // A registry on loopback (the CNCF distribution registry, plain HTTP).
+  const registryPort = await freePort();
+  const registryConfig = join(work, 'registry.yml');
+  writeFileSync(registryConfig, `version: 0.1\nlog: {level: warn}\nstorage: {filesystem: {rootdirectory: ${join(work, 'registry')}}}\nhttp: {addr: 127.0.0.1:${registryPort}}\n`);
+  registryProcess = spawn(tools.registry, ['serve', registryConfig], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let registryLog = '';
+  registryProcess.stderr?.on('data', (d: Buffer) => (registryLog += d.toString()));
+  await waitFor('the registry to serve /v2/', async () => (await httpStatus(registryPort, '/v2/')) === 200, { timeoutMs: 20_000 }).catch((err: unknown) => {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${registryLog}`);
+  });
+
+  // The README's push: skopeo copy oci-archive:... docker://REGISTRY/REPO:VERSION, digests preserved.
+  const repository = `127.0.0.1:${registryPort}/platform/bundlesmith`;
+  await skopeo(tools.skopeo, ['copy', '--preserve-digests', '--dest-tls-verify=false', `oci-archive:${first.archive}`, `docker://${repository}:${first.version}`]);
+
+  // The chart pointed at it as the README says: by tag, and by digest.
+  const ns = await createNamespace(env, 'image');
+  const [healthPort, metricsPort] = [await freePort(), await freePort()];
+  const values = `replicaCount=1,watchNamespace=${ns},health.port=${healthPort},metrics.port=${metricsPort},crds.install=false`;
+  expect((await renderChart(ns, `image.repository=${repository},image.tag=${first.version},${values}`)).image).toBe(`${repository}:${first.version}`);
+  const container = await renderChart(ns, `image.repository=${repository},image.tag=${first.version},image.digest=${first.manifestDigest},${values}`);
+  expect(container.image).toBe(`${repository}@${first.manifestDigest}`);
+
+  // What a node would pull: the chart's reference, from the registry; the same image, and a valid one.
+  const pulled = join(work, 'pulled.oci.tar');
+  await skopeo(tools.skopeo, ['copy', '--src-tls-verify=false', `docker://${container.image}`, `oci-archive:${pulled}`]);
+  const image = validateOciArchive(pulled);
+  expect(image.manifestDigest).toBe(first.manifestDigest);
+  const byTag = JSON.parse(await skopeo(tools.skopeo, ['inspect', '--tls-verify=false', `docker://${repository}:${first.version}`])) as { Digest: string };
+  expect(byTag.Digest).toBe(first.manifestDigest);
+
+  // Its layers, unpacked by GNU tar in order, are the container's root filesystem.
   const rootfs = join(work, 'rootfs');
   mkdirSync(rootfs);
   for (const layer of image.layers) await tarExtract(layer, rootfs);
-
-  // The chart pointed at the image as the README says (a registry of the user's, the image's version).
-  const ns = await createNamespace(env, 'image');
-  const [healthPort, metricsPort] = [await freePort(), await freePort()];
-  const repository = 'registry.example.com/platform/bundlesmith';
-  const rendered = await run('helm', ['template', 'img', chart, '-n', ns, '--set', `image.repository=${repository},image.tag=${first.version},replicaCount=1,watchNamespace=${ns},health.port=${healthPort},metrics.port=${metricsPort},crds.install=false`]);
-  expect(rendered.stderr).toBe('');
-  const deployment = parseAllDocuments(rendered.stdout)
-    .map((d) => d.toJS() as { kind?: string; spec?: { template: { spec: { containers: { image: string; args: string[] }[] } } } } | null)
-    .find((d) => d?.kind === 'Deployment');
-  const container = deployment?.spec?.template.spec.containers[0];
-  expect(container?.image).toBe(`${repository}:${first.version}`);
-  const args = container!.args.map((a) => (a.startsWith('--metrics-addr=') ? `--metrics-addr=127.0.0.1:${metricsPort}` : a));
+  const args = container.args.map((a) => (a.startsWith('--metrics-addr=') ? `--metrics-addr=127.0.0.1:${metricsPort}` : a));
 
   // What the kubelet gives a pod: the service account mount and the API server's address in the environment.
   const kubeconfig = parse(readFileSync(kubeconfigPath(), 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[]; users: { user: { token: string } }[] };
