@@ -58,8 +58,13 @@ const ARCH: Record<string, { oci: string; node: string }> = {
   arm64: { oci: 'arm64', node: 'linux-arm64' },
 };
 
-function git(root: string, args: string[]): string {
-  return execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+/** A git command's output, or undefined outside a git checkout (e.g. a source tarball). */
+export function git(root: string, args: string[]): string | undefined {
+  try {
+    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Entries of one layer, keyed by path; parent directories are added as 0755 root-owned when missing. */
@@ -270,11 +275,13 @@ export function buildImage(opts: BuildOptions = {}): BuildResult {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string; description?: string; license?: string };
   const arch = ARCH[process.arch];
   if (!arch) throw new Error(`no image for ${process.arch}: the builder knows ${Object.keys(ARCH).join(', ')}`);
-  const epochText = process.env.SOURCE_DATE_EPOCH ?? git(root, ['log', '-1', '--format=%ct']);
+  // Outside a git checkout (and without SOURCE_DATE_EPOCH) the epoch is 0: still the same bytes every time.
+  const epochText = process.env.SOURCE_DATE_EPOCH ?? git(root, ['log', '-1', '--format=%ct']) ?? '0';
   const epoch = Number(epochText);
   if (!Number.isInteger(epoch) || epoch < 0) throw new Error(`SOURCE_DATE_EPOCH ${epochText} is not a Unix time`);
   const created = new Date(epoch * 1000).toISOString().replace(/\.000Z$/, 'Z');
   const revision = process.env.SOURCE_REVISION ?? git(root, ['rev-parse', 'HEAD']);
+  if (revision === undefined) log('[image] not a git checkout: no revision label, and the epoch is SOURCE_DATE_EPOCH or 0');
 
   const work = mkdtempSync(join(tmpdir(), 'bundlesmith-image-'));
   try {
@@ -292,7 +299,7 @@ export function buildImage(opts: BuildOptions = {}): BuildResult {
       'org.opencontainers.image.title': pkg.name,
       'org.opencontainers.image.description': pkg.description ?? '',
       'org.opencontainers.image.version': pkg.version,
-      'org.opencontainers.image.revision': revision,
+      ...(revision !== undefined ? { 'org.opencontainers.image.revision': revision } : {}),
       'org.opencontainers.image.created': created,
       'org.opencontainers.image.licenses': pkg.license ?? '',
       'bundlesmith.image.node-version': base.nodeVersion,
@@ -321,7 +328,7 @@ export function buildImage(opts: BuildOptions = {}): BuildResult {
       mediaType: MediaTypes.manifest,
       config: { mediaType: MediaTypes.config, digest: `sha256:${configBlob.sha256}`, size: configJson.length },
       layers: layers.map((l) => l.descriptor),
-      annotations: { 'org.opencontainers.image.created': created, 'org.opencontainers.image.version': pkg.version, 'org.opencontainers.image.revision': revision },
+      annotations: { 'org.opencontainers.image.created': created, 'org.opencontainers.image.version': pkg.version, ...(revision !== undefined ? { 'org.opencontainers.image.revision': revision } : {}) },
     };
     const manifestJson = canonicalJson(manifest);
     const manifestBlob: Blob = { sha256: sha256(manifestJson), data: () => manifestJson };

@@ -35,6 +35,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { readTar } from '../../hack/image/tar.js';
 import { validateOciArchive, type ValidatedImage } from '../../hack/image/oci.js';
+import { git } from '../../hack/image/build.js';
 import { freePort } from '../../hack/ports.js';
 import { applyBundle, configMap, types, waitForReady } from './bundles.js';
 import { connect, createNamespace, kubeconfigPath, run, waitFor, type TestEnv } from './harness.js';
@@ -93,7 +94,7 @@ test('the archive is a valid OCI image layout and the image is configured to run
   expect(config.config.Entrypoint).toEqual(['/usr/local/bin/node', '/app/dist/src/main.js']);
   const labels = config.config.Labels ?? {};
   expect(labels['org.opencontainers.image.version']).toBe(first.version);
-  expect(labels['org.opencontainers.image.revision']).toMatch(/^[0-9a-f]{40}$/);
+  expect(labels['org.opencontainers.image.revision']).toBe(git(repoRoot(), ['rev-parse', 'HEAD']));
   expect(labels['org.opencontainers.image.licenses']).toBe('Apache-2.0');
   expect(labels['bundlesmith.image.node-version']).toBe((JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.node);
 
@@ -179,7 +180,13 @@ async function renderChart(ns: string, set: string): Promise<RenderedContainer> 
 }
 
 let registryProcess: ChildProcess | undefined;
-afterAll(() => registryProcess?.kill('SIGTERM'));
+afterAll(async () => {
+  const registry = registryProcess;
+  if (registry === undefined || registry.exitCode !== null || registry.signalCode !== null) return;
+  const exited = new Promise((resolve) => registry.on('exit', resolve));
+  registry.kill('SIGTERM');
+  await exited;
+});
 
 test("pushed to a registry as the README says and pulled back by the chart's reference, the image's entrypoint runs the operator with the chart's arguments, which reconciles a Bundle", async () => {
   if (process.getuid?.() !== 0) throw new Error('this test runs the image in a chroot, which needs root (CAP_SYS_CHROOT); run the suite as root');
