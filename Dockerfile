@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1
-# The image the Helm chart's default values point at (charts/bundlesmith).
+# An alternative build for Docker or BuildKit users. The tested, reproducible
+# image is `npm run image` (hack/image/build.ts, docs/operations.md, Image);
+# this Dockerfile has never been built here (no Docker engine).
 # Node 24 LTS, pinned to the same release as the `node` devDependency.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
