@@ -30,7 +30,7 @@ import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
+import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';
@@ -194,9 +194,18 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
         return [{ action: 'leave', target: action.target, reason: 'terminating' }];
       case 'listed-elsewhere':
         return [letGoStep(o, referenceContext(o, input, siblings), action.by)];
-      case 'delete':
-        if (!action.afterDelay) return [{ action: 'delete', target: action.target, event: { reason: EventReasons.Pruned, message: `deleted ${what}: its Bundle is being deleted` } }];
-        break;
+      case 'delete': {
+        if (action.afterDelay) break;
+        // Another owner's reference (the user's, or another tool's) on it: as kube-controller-manager's collector does with an
+        // object that has an owner left, only the Bundle's references go; the collector deletes it once no owner is live.
+        const refs = referenceContext(o, input, siblings);
+        const others = userReferences(o.metadata, refs);
+        if (others.length > 0) {
+          const owners = others.map((r) => `${r.kind} ${r.name}`).join(', ');
+          return [{ action: 'orphan', target: action.target, patch: referencesPatch(o, refs), event: { reason: EventReasons.Released, message: `released ${what}: it has another owner (${owners}), so only the Bundle's references go; the garbage collector deletes it once no owner is left` } }];
+        }
+        return [{ action: 'delete', target: action.target, event: { reason: EventReasons.Pruned, message: `deleted ${what}: its Bundle is being deleted` } }];
+      }
       case 'release':
         return [{ action: 'release', target: action.target, patch: keptReleasePatch(o, bundle.name, referenceContext(o, input, siblings)), event: { reason: EventReasons.Released, message: `released ${what}: its deletionPolicy is Orphan; kept, never deleted` } }];
       default:

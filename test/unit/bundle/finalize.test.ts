@@ -305,3 +305,17 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     expect(patched(o, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid']);
   });
 });
+
+describe('background: an object another owner also holds (red-team round three)', () => {
+  const userOwner: OwnerReference = { apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: 'parent-uid' };
+  const plan = (o: Obj) => planFinalize({ propagation: 'background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [o], coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)) });
+  it('only the Bundle\'s references go; the collector decides, as kube-controller-manager would', () => {
+    const [step] = plan(live(configMap('x'), controlledByBundle(), withOwner(userOwner))).steps;
+    expect(step?.action).toBe('orphan');
+    const patch = step?.action === 'orphan' ? step.patch : [];
+    expect(patch).toContainEqual({ op: 'replace', path: '/metadata/ownerReferences', value: [userOwner] });
+  });
+  it('an object with no other owner is deleted as before', () => {
+    expect(plan(live(configMap('x'), controlledByBundle())).steps[0]?.action).toBe('delete');
+  });
+});
