@@ -10,11 +10,11 @@
 import type { DeletionDefaults } from '../../api/bundle.js';
 import { stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { declaredFloor, provenCountdown, type CountdownReading, type DeclaredIdentity, type StampSeal } from '../softdelete/stamp-seal.js';
-import { groupOf, type LiveObject } from './objects.js';
+import { groupOf, keyGroupOf, type LiveObject } from './objects.js';
 
 /** The identity a declared-rules proof binds: group and kind, namespace, name. */
 export function declaredIdentityOf(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } }, namespace?: string): DeclaredIdentity {
-  return { group: groupOf(o.apiVersion), kind: o.kind, namespace: namespace ?? o.metadata.namespace ?? '', name: o.metadata.name };
+  return { group: keyGroupOf(groupOf(o.apiVersion), o.kind), kind: o.kind, namespace: namespace ?? o.metadata.namespace ?? '', name: o.metadata.name };
 }
 
 const stricterOf = (a: DeletionRules | undefined, b: DeletionRules | undefined): DeletionRules | undefined => (a === undefined ? b : stricterRules(a, b));

@@ -56,11 +56,25 @@ export function parseKindKey(key: string): { apiVersion: string; kind: string } 
 }
 
 /**
+ * Kinds Kubernetes serves under a second group as the very same objects:
+ * an Event is both a v1 Event and an events.k8s.io/v1 Event. Keyed by the
+ * group of the one they are the same as.
+ */
+const SAME_OBJECTS_AS: ReadonlyMap<string, string> = new Map([['events.k8s.io/Event', '']]);
+
+/** The group an object's key names: its own, or the one its kind is served under as the same objects. */
+export function keyGroupOf(group: string, kind: string): string {
+  return SAME_OBJECTS_AS.get(`${group}/${kind}`) ?? group;
+}
+
+/**
  * Identity of an object across API versions: group, kind, namespace, name.
- * The version is left out because one object is served at several versions.
+ * The version is left out because one object is served at several versions,
+ * and a group that serves the same objects as another is keyed as that one
+ * (keyGroupOf), so one object has one key however a manifest names it.
  */
 export function objectKey(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } }): string {
-  return `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+  return `${keyGroupOf(groupOf(o.apiVersion), o.kind)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 }
 
 /** "Deployment web" or "Deployment ns/web": how messages name an object. */

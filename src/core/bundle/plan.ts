@@ -159,7 +159,8 @@ export function planBundle(input: PlanInput): BundlePlan {
 
   // 4. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
   const inSpec = new Set(listedObjectKeys({ metadata: bundle, spec }));
-  const candidates = planPrune({ controlled: input.controlled, inSpec, ...pruneRules });
+  const listedUids = new Set([...input.live.values()].flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
+  const candidates = planPrune({ controlled: input.controlled, inSpec, listedUids, ...pruneRules });
   const holdReason = pruneHoldReason(resources);
   const withdrawals = planWithdrawals(input.claimed ?? [], inSpec, input);
   const plan: BundlePlan = { ...base, issues, resources, claims, withdrawals, prune: candidates, withheld: [] };

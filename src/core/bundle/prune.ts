@@ -90,6 +90,13 @@ export interface PruneInput {
   stampAt?: number;
   /** The pruning Bundle's uid: its own claims are not someone else's. */
   selfUid?: string;
+  /**
+   * UIDs of the live objects at the spec's coordinates, as read for this
+   * pass: an object is the one the spec lists when its UID is, whatever
+   * kind or group it was listed under (one object served under two groups,
+   * read through either), and it is never pruned.
+   */
+  listedUids?: ReadonlySet<string>;
   /** Live Bundles listing each object (by objectKey). An object another one lists is never pruned. */
   claims?: ReadonlyMap<string, readonly BundleClaim[]>;
   /** The pruning Bundle's name (an Orphan object it releases is labelled with it) and spec.deletionDefaults. */
@@ -109,7 +116,7 @@ export interface PruneInput {
  * another pruned object goes first.
  */
 export function planPrune(input: PruneInput): PruneAction[] {
-  const candidates = input.controlled.filter((o) => !input.inSpec.has(objectKey(o)));
+  const candidates = input.controlled.filter((o) => !input.inSpec.has(objectKey(o)) && !(o.metadata.uid !== undefined && input.listedUids?.has(o.metadata.uid) === true));
   return orderForDeletion(candidates).map(({ object, wave }) => ({ ...pruneActionFor(object, input), wave }));
 }
 

@@ -9,7 +9,7 @@ import type { BundleSpec, Resource } from '../../api/bundle.js';
 import { Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
 import { buildGraph, findCycles, formatCycle } from './graph.js';
 import type { KindTable } from './kinds.js';
-import { describeObject, groupOf, isRequestableName, kindKey } from './objects.js';
+import { describeObject, groupOf, isRequestableName, keyGroupOf, kindKey } from './objects.js';
 import { parsePath } from './path.js';
 import { findPlaceholders, placeholderName } from './references.js';
 
@@ -85,7 +85,7 @@ function duplicateObjects(resources: readonly Resource[]): ValidationIssue[] {
   for (const r of resources) {
     const o = r.spec.object;
     if (o === undefined) continue;
-    const key = `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`;
+    const key = `${keyGroupOf(groupOf(o.apiVersion), o.kind)}/${o.kind}/${o.metadata.name}`;
     const names = owners.get(key);
     if (names) names.push(r.name);
     else owners.set(key, [r.name]);

@@ -1,4 +1,4 @@
-import { groupOf, kindKey, parseKindKey, versionOf } from '../../../src/core/bundle/objects.js';
+import { groupOf, kindKey, objectKey, parseKindKey, versionOf } from '../../../src/core/bundle/objects.js';
 
 describe('apiVersion and kindKey, the one reading of each', () => {
   it.each([
@@ -12,5 +12,13 @@ describe('apiVersion and kindKey, the one reading of each', () => {
 
   it.each(['ConfigMap', '/ConfigMap', ''])('%j is no kindKey', (key) => {
     expect(parseKindKey(key)).toBeUndefined();
+  });
+});
+
+describe('objectKey: one object served under two groups has one key', () => {
+  it('an events.k8s.io Event is keyed as the core Event it is', () => {
+    const meta = { name: 'e', namespace: 'ns1' };
+    expect(objectKey({ apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: meta })).toBe(objectKey({ apiVersion: 'v1', kind: 'Event', metadata: meta }));
+    expect(objectKey({ apiVersion: 'example.com/v1', kind: 'Event', metadata: meta })).not.toBe(objectKey({ apiVersion: 'v1', kind: 'Event', metadata: meta }));
   });
 });

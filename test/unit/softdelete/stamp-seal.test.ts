@@ -286,3 +286,11 @@ describe('the manifest\'s deletion rules are sealed onto the applied object (a r
     expect(prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '1s' }, false), { deletionDelay: '10m' })).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + 10 * 60_000).toISOString() });
   });
 });
+
+describe('prune: an object whose UID the spec lists is never a candidate, whatever key it was read under', () => {
+  it('listedUids keeps it', () => {
+    const o = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
+    expect(planPrune({ controlled: [o], inSpec: new Set(), now: NOW })).toHaveLength(1);
+    expect(planPrune({ controlled: [o], inSpec: new Set(), listedUids: new Set(['a-uid']), now: NOW })).toHaveLength(0);
+  });
+});
