@@ -11,7 +11,8 @@ export type { Logger };
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export function createLogger(level: LogLevel = 'info', name = 'bundlesmith', destination?: DestinationStream): Logger {
-  const options = { name, level, base: { component: name }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  // No pino `name`: it writes a `name` key on every line, which the object keys below (objectRef) would duplicate.
+  const options = { level, base: { component: name }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
   return destination ? pino(options, destination) : pino(options);
 }
 

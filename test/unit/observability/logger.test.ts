@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger, objectRef } from '../../../src/observability/logger.js';
 
-function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
+function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
   let text = '';
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -9,7 +9,7 @@ function capture(): { stream: Writable; lines: () => Record<string, unknown>[] }
       done();
     },
   });
-  return { stream, lines: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return { stream, lines: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>), text: () => text };
 }
 
 describe('the JSON log line', () => {
@@ -43,6 +43,8 @@ describe('the JSON log line', () => {
     createLogger('info', 'bundlesmith', out.stream).child(objectRef('team-a/web')).info('reconciled');
     expect(out.lines()[0]).toMatchObject({ namespace: 'team-a', name: 'web' });
     expect(JSON.stringify(out.lines()[0])).not.toContain('team-a/web');
+    // One `name` key on the line (the logger's own name is `component`).
+    expect(out.text().match(/"name":/g)).toHaveLength(1);
   });
 
   it.each([
