@@ -234,7 +234,7 @@ export class BundleController {
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
       this.envSources.undeclare(key);
-      return await finalizeBundle({ bundle, live: cached, api, fence: this.fenceFor(key), watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease, crdDefines: (gk) => this.crdDefines(gk), stampSeal: this.stampSeal });
+      return await finalizeBundle({ bundle, live: cached, api, fence: this.fenceFor(key), watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease, crdDefines: (gk) => this.crdDefines(gk), cachedKinds: () => this.objects.referencing(bundle.metadata.uid), stampSeal: this.stampSeal });
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.

@@ -50,6 +50,12 @@ export interface FinalizerContext {
   signRelease: ReleaseSigner;
   /** Whether a CustomResourceDefinition defines this group and kind (served at some version or not). */
   crdDefines: (gk: GroupKind) => boolean;
+  /**
+   * The kinds of the objects the caches show referencing the Bundle: listed
+   * too, so that an inventory overwritten by another status writer hides
+   * nothing the caches still see (optional).
+   */
+  cachedKinds?: () => readonly { apiVersion: string; kind: string }[];
   /** Send-time checks of the steps (see PruneFence): a Bundle event after the decision stops the steps not yet sent. */
   fence?: PruneFence;
   /** Proves the stamps this operator wrote (core/softdelete/stamp-seal.ts). */
@@ -188,7 +194,11 @@ function coordinatesOf(bundle: Bundle): Set<string> {
  */
 async function kindsOfBundle(input: FinalizerContext): Promise<{ types: ResourceType[]; unlistable: string[] }> {
   const spec = input.bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
-  const kinds = inventoryKinds([...(input.bundle.status?.managedKinds ?? []), ...spec.map((o) => inventoryKey(o.apiVersion, o.kind))]);
+  // The inventory, and what else says a kind holds something of the Bundle: the spec, the countdowns status reports, the
+  // caches (the inventory lives in status, which another writer may overwrite).
+  const pending = input.bundle.status?.pendingDeletions ?? [];
+  const others = [...spec, ...pending, ...(input.cachedKinds?.() ?? [])].map((o) => inventoryKey(o.apiVersion, o.kind));
+  const kinds = inventoryKinds([...(input.bundle.status?.managedKinds ?? []), ...others]);
   const types: ResourceType[] = [];
   const unlistable: string[] = [];
   for (const gk of kinds) {

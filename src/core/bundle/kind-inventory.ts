@@ -123,14 +123,17 @@ export function dropCandidates(input: InventoryInput): GroupKind[] {
 }
 
 /**
- * The inventory to store after a pass: every recorded kind and the spec's,
+ * The inventory to store after a pass: every recorded kind and every kind
+ * the pass shows relevant (the spec's, the controlled objects', the prune's),
  * less the drop candidates in `confirmedEmpty` (groupKindKeys a fresh
  * unselected list showed to hold nothing referencing the Bundle), sorted.
  */
 export function managedKinds(input: InventoryInput, confirmedEmpty: ReadonlySet<string>): string[] {
   const kinds = normalized(input.recorded);
-  for (const o of input.specObjects) kinds.add(inventoryKey(o.apiVersion, o.kind));
   const relevant = stillRelevant(input);
+  // What the pass shows relevant is recorded again, not only kept: a kind another status writer took out comes back
+  // (the spec's, and those of what the caches show the Bundle controls, and of its pruned and counting-down objects).
+  for (const k of relevant) kinds.add(k);
   return [...kinds].filter((k) => relevant.has(k) || !confirmedEmpty.has(k)).sort();
 }
 
