@@ -37,6 +37,7 @@ const SHAPES: [string, string[]][] = [
   ['gc.mode=cluster', ['gc.mode=cluster']],
   ['gc.mode=off', ['gc.mode=off']],
   ['deletion guard off', ['deletionGuard.enabled=false']],
+  ['finalizer guard off', ['finalizerGuard.enabled=false']],
   ['one namespace, metrics with Kubernetes auth, a NetworkPolicy', ['watchNamespace=team-a', 'metrics.auth=kubernetes', 'networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring']],
   ['the monitoring kit, metrics over HTTPS with a cert-manager Certificate', ['metrics.auth=kubernetes', 'metrics.tls.certManager.enabled=true', 'metrics.tls.certManager.issuerRef.name=ca', 'monitoring.serviceMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true']],
 ];
@@ -55,6 +56,7 @@ describe('the chart in every shape', () => {
     ['an unknown serviceAccount key', 'serviceAccount.automount=false', /additional properties 'automount' not allowed/],
     ['an unknown rbac key', 'rbac.extraRules=x', /additional properties 'extraRules' not allowed/],
     ['a shard with an unknown key', 'sharding.shards[0].label=x', /additional properties 'label' not allowed|missing propert/],
+    ['an unknown finalizerGuard key', 'finalizerGuard.users=x', /additional properties 'users' not allowed/],
   ])('refuses %s (%s)', async (_name, set, message) => {
     const result = await run('helm', ['template', 'r', chart, '--set', set]);
     expect(result.code).not.toBe(0);
@@ -67,6 +69,20 @@ describe('the chart in every shape', () => {
     expect(old.stderr).toMatch(/requires kubeVersion: >=1.30/);
     const docs = await template([], ['--kube-version', '1.30.0']);
     expect(docs.find((d) => d.kind === 'ValidatingAdmissionPolicy')?.apiVersion).toBe('admissionregistration.k8s.io/v1');
+  });
+
+  it('renders the finalizer guard for Bundle updates only (not bundles/status), exempting the operator\'s own ServiceAccount, and only when finalizerGuard.enabled', async () => {
+    type Policy = Rendered & { spec: { matchConstraints: unknown; matchConditions: { expression: string }[]; validations: { messageExpression: string }[] } };
+    const guard = (docs: Rendered[]): Rendered[] => docs.filter((d) => d.metadata.name === 'r-bundlesmith-finalizer-guard');
+    const on = guard(await template(['serviceAccount.name=op']));
+    expect(on.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    const policy = on[0] as Policy;
+    expect(policy.spec.matchConstraints).toEqual({ resourceRules: [{ apiGroups: ['smith.atlassian.com'], apiVersions: ['*'], resources: ['bundles'], operations: ['UPDATE'] }] });
+    expect(policy.spec.matchConditions.map((c) => c.expression)).toEqual(['request.userInfo.username != "system:serviceaccount:ops:op"']);
+    expect(policy.spec.validations[0]?.messageExpression).toContain('Keep metadata.finalizers [smith.atlassian.com/deleteResources] in the manifest, or use kubectl apply / server-side apply, which leaves it');
+    expect(guard(await template(['finalizerGuard.enabled=false']))).toEqual([]);
+    // Its own switch: the deletion guard off leaves it on.
+    expect(guard(await template(['deletionGuard.enabled=false']))).toHaveLength(2);
   });
 
   it('lets each shard get and update its own Lease, <leaseName>-<shard>', async () => {

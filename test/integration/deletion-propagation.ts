@@ -257,30 +257,42 @@ export async function orphanLeavesOnlyUserReferences(c: PropagationContext): Pro
  * what removes it again.
  */
 async function installDeletionGuard(c: PropagationContext, probe: KubeObject): Promise<() => Promise<void>> {
+  return await installChartPolicy(c.env, c.ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([c.collector.user])}`], async () => {
+    try {
+      await c.collector.client.delete(c.t.configMap, c.ns, probe.metadata.name, { uid: probe.metadata.uid, dryRun: true });
+      return false;
+    } catch (err) {
+      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
+    }
+  });
+}
+
+/**
+ * One of the chart's admission policies (a ValidatingAdmissionPolicy and its
+ * binding, `templates/<template>`), rendered by the real helm for namespace
+ * `ns` (watchNamespace) with `helmArgs` (--set, --set-json), applied; in
+ * force once `inForce` says so (a dry-run request the policy refuses:
+ * policies take effect a moment after they are stored).
+ * Returns what removes it again.
+ */
+export async function installChartPolicy(env: TestEnv, ns: string, template: string, helmArgs: string[], inForce: () => Promise<boolean>): Promise<() => Promise<void>> {
   const chart = join(repoRoot(), 'charts', 'bundlesmith');
-  const rendered = await run('helm', ['template', 'guard', chart, '-n', c.ns, '--show-only', 'templates/deletionguard.yaml', '--set', `watchNamespace=${c.ns}`, '--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([c.collector.user])}`]);
+  const rendered = await run('helm', ['template', 'guard', chart, '-n', ns, '--show-only', `templates/${template}`, '--set', `watchNamespace=${ns}`, ...helmArgs]);
   if (rendered.code !== 0) throw new Error(`helm template failed: ${rendered.stderr}`);
   const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as KubeObject).filter((d) => d !== null);
   expect(docs.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
   const installed: { rt: ResourceType; name: string; uid: string }[] = [];
   for (const doc of docs) {
-    const rt = await c.env.discovery.resolve(doc.apiVersion, doc.kind);
+    const rt = await env.discovery.resolve(doc.apiVersion, doc.kind);
     if (!rt) throw new Error(`the apiserver does not serve ${doc.kind}`);
-    const live = await c.env.client.apply(rt, doc, { fieldManager: 'test-guard', force: true });
+    const live = await env.client.apply(rt, doc, { fieldManager: 'test-guard', force: true });
     installed.push({ rt, name: live.metadata.name, uid: live.metadata.uid });
   }
   const remove = async () => {
-    for (const i of installed.reverse()) await c.env.client.delete(i.rt, undefined, i.name, { uid: i.uid });
+    for (const i of installed.reverse()) await env.client.delete(i.rt, undefined, i.name, { uid: i.uid });
   };
   try {
-    await waitFor('the deletion guard to refuse the collector', async () => {
-      try {
-        await c.collector.client.delete(c.t.configMap, c.ns, probe.metadata.name, { uid: probe.metadata.uid, dryRun: true });
-        return false;
-      } catch (err) {
-        return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-      }
-    });
+    await waitFor(`the policy of templates/${template} to be in force`, inForce);
   } catch (err) {
     await remove();
     throw err;

@@ -137,6 +137,11 @@ matched.
 {{- toJson (keys $groups | sortAlpha) -}}
 {{- end -}}
 
+{{/* The operator's user name: its ServiceAccount, system:serviceaccount:<release namespace>:<name>. */}}
+{{- define "bundlesmith.operatorUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "bundlesmith.serviceAccountName" .) -}}
+{{- end -}}
+
 {{/*
 The users whose deletes the deletion guard judges, as a CEL list: the
 configured collectors (kube-controller-manager's) and, when bundlesmith's
@@ -148,7 +153,7 @@ own collector runs, the operator's ServiceAccount.
 {{- $users = append $users . -}}
 {{- end -}}
 {{- if ne .Values.gc.mode "off" -}}
-{{- $users = append $users (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "bundlesmith.serviceAccountName" .)) -}}
+{{- $users = append $users (include "bundlesmith.operatorUser" .) -}}
 {{- end -}}
 {{- $users | toJson -}}
 {{- end -}}
