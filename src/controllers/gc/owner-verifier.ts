@@ -18,20 +18,12 @@ import { Finalizers } from '../../api/names.js';
 import type { OwnerState, OwnerStateKind } from '../../core/gc/classify.js';
 import { identityKey, type Graph, type Identity, type OwnerRef } from '../../core/gc/graph.js';
 import { LruSet } from '../../core/gc/lru.js';
-import { groupOf } from '../../core/bundle/objects.js';
 
 export interface ResourceResolver {
   /** The resource serving apiVersion/kind, or undefined when the server does not serve it. */
   resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined>;
   /** What discovery already knows, without asking the server (optional). */
   lookup?(apiVersion: string, kind: string): ResourceType | undefined;
-  /**
-   * The group and kind at the version the server serves now (optional):
-   * an owner reference written at a version no longer served (a CRD that
-   * moved its storage and stopped serving the old one) still names one
-   * object, found by group, kind, name and UID.
-   */
-  resolveGroupKind?(group: string, kind: string): Promise<{ state: 'served'; type: ResourceType } | { state: 'not-served' } | { state: 'unknown'; reason: string }>;
 }
 
 export interface OwnerLookupApi {
@@ -85,10 +77,6 @@ export class OwnerVerifier {
     let rt: ResourceType | undefined;
     try {
       rt = await this.resolver.resolve(ref.type.apiVersion, ref.type.kind);
-      if (!rt && this.resolver.resolveGroupKind) {
-        const served = await this.resolver.resolveGroupKind(groupOf(ref.type.apiVersion), ref.type.kind);
-        if (served.state === 'served') rt = served.type;
-      }
     } catch (err) {
       return this.knownAbsent(graph, dependent, ref, coords) ?? { ref, state: 'lookup-failed', detail: `discovery: ${errorMessage(err)}` };
     }
