@@ -4,43 +4,21 @@
  * own where kube-controller-manager's garbage collector runs (ours does not).
  * Scenarios in deletion-propagation.ts.
  */
-import { createNamespace, type TestEnv } from './harness.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { types, type KnownTypes } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
 import { aLosingBundleWithdrawsItsClaim, foregroundGuardKeepsPolicies, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
 
-let ref: ReferenceCluster | undefined;
-let env: TestEnv;
-let t: KnownTypes;
-let ns: string;
+const f = referenceFixture('bdelkcm');
 
-beforeAll(async () => {
-  ref = await startReferenceCluster({ bundleCrd: true });
-  env = ref.env;
-  t = await types(env);
-  ns = await createNamespace(env, 'bdelkcm');
-  // No collector of ours: kube-controller-manager's is the only one.
-  await ref.startOperator(ns);
-}, 180_000);
-
-afterAll(async () => {
-  await ref?.stop();
+const context = (): PropagationContext => ({
+  env: f.env,
+  ns: f.ns,
+  t: f.t,
+  pauseCollector: f.ref.collectorDown,
+  resumeCollector: f.ref.collectorUp,
+  collectorTimeoutMs: 90_000,
+  // kube-controller-manager runs as its own user (no service-account credentials).
+  collector: { user: 'system:kube-controller-manager', client: f.env.client.impersonating({ user: 'system:kube-controller-manager' }) },
 });
-
-const context = (): PropagationContext => {
-  const r = ref;
-  if (!r) throw new Error('no control plane');
-  return {
-    env,
-    ns,
-    t,
-    pauseCollector: r.collectorDown,
-    resumeCollector: r.collectorUp,
-    collectorTimeoutMs: 90_000,
-    // kube-controller-manager runs as its own user (no service-account credentials).
-    collector: { user: 'system:kube-controller-manager', client: env.client.impersonating({ user: 'system:kube-controller-manager' }) },
-  };
-};
 
 it('a losing Bundle withdraws its claim when it stops listing the object, and when it is deleted; the winner\'s foreground deletion then collects it', async () => {
   await aLosingBundleWithdrawsItsClaim(context());

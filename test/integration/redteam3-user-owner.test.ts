@@ -36,10 +36,10 @@
  * kube-controller-manager's.
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import { createNamespace, expectKept, waitFor, type TestEnv } from './harness.js';
-import { applyBundle, configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
+import { expectKept, waitFor, type TestEnv } from './harness.js';
+import { applyBundle, configMap, getBundle, waitForReady, type KnownTypes } from './bundles.js';
 import { operatorFixture } from './operator.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
+import { referenceFixture } from './reference-cluster.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -75,21 +75,8 @@ describe("this operator's collector", () => {
 });
 
 describe("kube-controller-manager's collector", () => {
-  let ref: ReferenceCluster | undefined;
-  let env: TestEnv;
-  let t: KnownTypes;
-  let ns: string;
-  beforeAll(async () => {
-    ref = await startReferenceCluster({ bundleCrd: true });
-    env = ref.env;
-    t = await types(env);
-    ns = await createNamespace(env, 'rt3-owner-kcm');
-    await ref.startOperator(ns);
-  }, 180_000);
-  afterAll(async () => {
-    await ref?.stop();
-  });
+  const f = referenceFixture('rt3-owner-kcm');
   it('deleting a Bundle (background) keeps an object that another live owner holds', async () => {
-    await keepsWhatAnotherOwnerHolds(env, ns, t);
+    await keepsWhatAnotherOwnerHolds(f.env, f.ns, f.t);
   });
 });

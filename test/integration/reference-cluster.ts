@@ -11,7 +11,8 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { Operator, type OperatorOptions } from '../../src/operator.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../src/controllers/softdelete/release-key.js';
-import { resourceType, waitFor, type TestEnv } from './harness.js';
+import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
+import { types, type KnownTypes } from './bundles.js';
 
 export interface ReferenceCluster {
   state: ControlPlaneState;
@@ -65,4 +66,30 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
       stopControlPlane(state, { keepDir: process.env.BUNDLESMITH_KEEP_CLUSTER === '1' });
     },
   };
+}
+
+/** A reference cluster for a whole test file: its env, known types and one namespace, with our operator (no collector of ours) on it. */
+export interface ReferenceFixture {
+  ref: ReferenceCluster;
+  env: TestEnv;
+  t: KnownTypes;
+  ns: string;
+}
+
+/** Starts the reference cluster (the Bundle CRD installed) and our operator on a namespace `prefix`-..., before all tests; stops it after. */
+export function referenceFixture(prefix: string): ReferenceFixture {
+  const fixture = {} as ReferenceFixture;
+  let started: ReferenceCluster | undefined;
+  beforeAll(async () => {
+    started = await startReferenceCluster({ bundleCrd: true });
+    fixture.ref = started;
+    fixture.env = started.env;
+    fixture.t = await types(started.env);
+    fixture.ns = await createNamespace(started.env, prefix);
+    await started.startOperator(fixture.ns);
+  }, 180_000);
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return fixture;
 }
