@@ -126,7 +126,10 @@ class SeedRun {
     const budget = this.dims.budget;
     this.bulk = budget ? Array.from({ length: budget.bulk }, (_, i) => `bulk-${String(i).padStart(3, '0')}`) : [];
     // Under a budget every pass over the bulk objects takes (objects / qps) seconds, a few times over.
-    const slowMs = budget ? Math.ceil((3 * budget.bulk) / budget.qps) * 1000 : 0;
+    // Each bulk object costs a read and a write of its own on first apply, and more on later passes; the collector's start-up
+    // (discovery, one list per kind: about 100 requests) draws on the same budget. Liveness bounds only: seeds 12100, 12106
+    // and 12200 (qps 5-10, two replicas) observed a generation later than the earlier 3 x bulk / qps allowed.
+    const slowMs = budget ? Math.ceil((4 * budget.bulk + 100) / budget.qps) * 1000 : 0;
     this.operatorWaitMs = OPERATOR_WAIT_MS + slowMs;
     this.model = new SoftDeleteModel(BUNDLES, [...base, ...this.bulk], gateOf, DUE_MARGIN_MS + slowMs);
     if (this.dims.crdVersions) this.model.markVersioned(base.filter(isVersioned));
