@@ -307,6 +307,7 @@ class SeedRun {
         const unserved = this.model.listsUnserved(b);
         const entries = this.entriesOf(step.bundle);
         const { spoil, defaults } = b;
+        const bundleUid = this.world.bundleUid(step.bundle);
         const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle, step.propagation);
         add(this.model.deleteBundle(step.bundle, sentAt, ackedAt, step.propagation));
         let deadline = Math.max(Date.now(), this.model.caughtUpBy()) + this.operatorWaitMs;
@@ -335,6 +336,7 @@ class SeedRun {
           if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${(this.operatorWaitMs * (migrated ? 2 : 1)) / 1000} s after its delete (the finalizer never finished${migrated ? `, also ${this.operatorWaitMs / 1000} s after its manifests moved to v1` : ''})`);
           await sleep(100);
         }
+        if (this.dims.rbac && bundleUid !== undefined) await this.checkReleased(step.bundle, bundleUid);
         break;
       }
       case 'approve': {
@@ -424,6 +426,25 @@ class SeedRun {
           this.model.operatorStarted(Date.now());
         }
         break;
+      }
+    }
+  }
+
+  /**
+   * The rbac dimension: a Bundle gone, what it released and must keep for
+   * now no longer names it as an owner (else the collector would take it):
+   * its finalizer did its work, whatever rights it lacked meanwhile.
+   */
+  private async checkReleased(bundle: string, uid: string): Promise<void> {
+    for (const o of this.model.objects.values()) {
+      // (An object with another owner may be left to the collector with that owner; a disowned one names nobody.)
+      if (o.standing.kind !== 'released' || o.standing.from !== bundle || !o.exists || !o.uid || o.foreignOwner === true || o.mayBeUncontrolled === true) continue;
+      const keepUntil = this.model.notBefore(o).at;
+      if (keepUntil <= Date.now() + 1_000) continue;
+      const live = await this.world.getObject(o.kind, o.name);
+      if (!live || live.metadata.uid !== o.uid || live.metadata.deletionTimestamp !== undefined) continue;
+      if (live.metadata.ownerReferences?.some((r) => r.uid === uid)) {
+        this.divergences.push({ object: o.name, message: `not released: Bundle ${bundle} (uid ${uid}) is gone but ${o.kind} ${o.name} (uid ${o.uid}), which must stay until ${Number.isFinite(keepUntil) ? this.rel(keepUntil) : 'further notice'} (${this.model.notBefore(o).why}), still names it as its owner (at ${this.rel(Date.now())}, RBAC ${this.world.rbacRevoked ?? 'whole'}): the finalizer went without releasing it` });
       }
     }
   }

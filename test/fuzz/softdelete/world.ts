@@ -645,6 +645,11 @@ export class SeedWorld {
     return { sentAt, ackedAt: Date.now() };
   }
 
+  /** The UID of the Bundle's incarnation last applied. */
+  bundleUid(bundle: string): string | undefined {
+    return this.bundleUids.get(bundle);
+  }
+
   async bundleGone(bundle: string): Promise<boolean> {
     return (await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle))) === undefined;
   }
