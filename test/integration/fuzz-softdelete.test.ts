@@ -17,7 +17,7 @@ import { kubeconfigPath } from './harness.js';
 const SEEDS = [1, 4, 5];
 const suite = new SoftDeleteFuzzSuite({ widen: false });
 
-// Seeds of the widened generator (issue 23: hand edits, CRD versions, long names, a tight request budget; see
+// Seeds of the widened generator (issue 23: hand edits, CRD versions, long names, a tight request budget, RBAC; see
 // docs/fuzzing.md). Each one FAILS on the code before issue 23's fixes (src/ of 2eac117), finding one of its classes,
 // and must pass once they land:
 // - 9002 (`--qps 20`, 94 ConfigMaps dropped and put back 1.5 s later): the prune pass deletes them after they are
@@ -32,7 +32,11 @@ const suite = new SoftDeleteFuzzSuite({ widen: false });
 //   at once (the first and second classes).
 // - 9921 (v1alpha1 unserved, then b2 deleted): found on the fixed code; the finalizer resolved the kind from
 //   discovery's cache, still at v1alpha1, listed it (404) and held for good. Discovery reads again after a CRD change.
-const WIDENED_SEEDS = [9002, 9032, 9044, 9051, 9060, 9921];
+// - 13005 and 13008 (the rbac dimension: the operator as a ServiceAccount with the chart's rules, some revoked
+//   mid-run): 13005 revokes delete, then patch, on ConfigMaps; 13008 every binding, list and watch on the custom
+//   resources, then on Bundles, and three Bundle deletions are held by the revocations (KindNotListable) until the
+//   rights come back. Both pass on the code of the rbac dimension's commit.
+const WIDENED_SEEDS = [9002, 9032, 9044, 9051, 9060, 9921, 13005, 13008];
 const widened = new SoftDeleteFuzzSuite();
 
 beforeAll(async () => {

@@ -30,6 +30,20 @@
  *   its Lease (the standby takes over), SIGCONT it, and SIGKILL it two
  *   seconds later (issue 23's fourth class: a leader that lost its Lease
  *   must send nothing).
+ * - `rbac` (drawn from a fourth stream, `rbacRandom`, as are its schedule
+ *   and what each revocation takes, so every seed keeps its other draws and
+ *   steps): the operator runs as a ServiceAccount of the seed
+ *   (`--impersonate system:serviceaccount:<ns>:bundlesmith`), bound to the
+ *   rules of the chart's RBAC (charts/bundlesmith/templates/rbac.yaml with
+ *   `watchNamespace=<ns>`, `gc.mode=cluster`, mirrored in world.ts
+ *   `operatorRoles`); one to three times a run, before a planned step, part
+ *   of its rights is revoked (delete, patch, or list and watch on
+ *   ConfigMaps; list and watch on the Gates and the seed's custom
+ *   resources; list and watch on Bundles; patch on bundles/status; or every
+ *   binding) and granted back one to three steps later, at least 1-8 s
+ *   after (at once when a Bundle deletion is held by the revocation). Liveness is judged with the
+ *   revoked interval plus the operator's backoff added; "not before" stays
+ *   strict.
  */
 import { Random } from '../random.js';
 
@@ -39,7 +53,30 @@ export interface SoftDeleteDimensions {
   longNames: boolean;
   budget?: { qps: number; burst: number; bulk: number };
   replicas?: { leaseSeconds: number };
+  rbac?: { revocations: RbacRevocationPlan[] };
 }
+
+/** What a revocation takes away from the operator's ServiceAccount. */
+export type RbacRevocation = 'configmaps-delete' | 'configmaps-patch' | 'configmaps-list' | 'crs-list' | 'bundles-list' | 'bundles-status' | 'binding';
+
+/** A revocation before planned step `at`, granted back before step `at + steps` (or before the final wait). */
+export interface RbacRevocationPlan {
+  at: number;
+  steps: number;
+  what: RbacRevocation;
+  /** The revocation lasts at least this long (the grant waits for it). */
+  minMs: number;
+}
+
+export const RBAC_REVOCATION_TEXT: Record<RbacRevocation, string> = {
+  'configmaps-delete': 'delete on configmaps',
+  'configmaps-patch': 'patch on configmaps',
+  'configmaps-list': 'list and watch on configmaps',
+  'crs-list': 'list and watch on the Gates and the seed\'s custom resources',
+  'bundles-list': 'list and watch on bundles',
+  'bundles-status': 'patch and update on bundles/status',
+  binding: 'every binding',
+};
 
 export const NO_DIMENSIONS: SoftDeleteDimensions = { handEdits: false, crdVersions: false, longNames: false };
 
@@ -67,6 +104,33 @@ export function drawReplicas(d: SoftDeleteDimensions, rnd: Random): SoftDeleteDi
   return { ...d, replicas: { leaseSeconds: rnd.int(4, 6) } };
 }
 
+/**
+ * The rbac dimension's own stream (see the top of this file); its constant
+ * is one with which none of the widened CI seeds (9002, 9032, 9044, 9051,
+ * 9060, 9921) draws it, so they keep testing what they were added for.
+ */
+export function rbacRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 3266489917) + 0x7f) >>> 0);
+}
+
+/** Adds the rbac dimension about one time in three, with its revocations scheduled among the planned steps (`steps` of them). */
+export function drawRbac(d: SoftDeleteDimensions, rnd: Random, steps: number): SoftDeleteDimensions {
+  if (!rnd.chance(0.35)) return d;
+  const revocations: RbacRevocationPlan[] = [];
+  let at = rnd.int(0, 4);
+  for (let i = rnd.int(1, 3); i > 0 && at < steps; i--) {
+    const plan: RbacRevocationPlan = {
+      at,
+      steps: rnd.int(1, 3),
+      what: rnd.weighted<RbacRevocation>([[2, 'configmaps-delete'], [1.5, 'configmaps-patch'], [2, 'configmaps-list'], [1.5, 'crs-list'], [1, 'bundles-list'], [1, 'bundles-status'], [1.5, 'binding']]),
+      minMs: rnd.int(10, 80) * 100,
+    };
+    revocations.push(plan);
+    at += plan.steps + rnd.int(1, 4);
+  }
+  return { ...d, rbac: { revocations } };
+}
+
 export function dimensionsText(d: SoftDeleteDimensions): string {
   const parts = [
     ...(d.handEdits ? ['hand edits'] : []),
@@ -74,6 +138,7 @@ export function dimensionsText(d: SoftDeleteDimensions): string {
     ...(d.longNames ? ['long names'] : []),
     ...(d.budget ? [`qps ${d.budget.qps}/burst ${d.budget.burst} with ${d.budget.bulk} bulk ConfigMaps`] : []),
     ...(d.replicas ? [`two replicas (Lease ${d.replicas.leaseSeconds} s)`] : []),
+    ...(d.rbac ? [`RBAC revoked ${d.rbac.revocations.map((r) => `${r.what} (before step ${r.at + 1}, for ${r.steps} steps and at least ${r.minMs / 1000} s)`).join(', ')}`] : []),
   ];
   return parts.length === 0 ? 'no widened dimension' : parts.join(', ');
 }

@@ -310,6 +310,19 @@ export class SoftDeleteModel {
   readonly objects = new Map<string, ObjectModel>();
   /** Latest time an operator (re)started: countdowns that ran out while it was down end no earlier. */
   private lastRestartAt = 0;
+  /**
+   * Since when part of the operator's rights is revoked (the rbac
+   * dimension), undefined while it has them all: nothing is due meanwhile
+   * (it may be unable to delete, release, list or write status).
+   */
+  private revokedSince: number | undefined;
+  /**
+   * When the operator may have caught up after its rights came back: the
+   * grant, plus its backoff (its failed passes and watches retry after
+   * delays that double while they fail). Countdowns that ran out before end
+   * no earlier, as after a restart.
+   */
+  private rightsBackAt = 0;
   private claimSeq = 0;
   /** The versioned CRD's old version is no longer served (legacy entries cannot be applied). */
   private oldVersionUnserved = false;
@@ -561,6 +574,27 @@ export class SoftDeleteModel {
     this.lastRestartAt = Math.max(this.lastRestartAt, at);
   }
 
+  /** Part of the operator's rights was revoked (the request was sent at `sentAt`). */
+  rightsRevoked(sentAt: number): void {
+    this.revokedSince ??= sentAt;
+  }
+
+  /** Its rights are whole again (in force at `at`); it may take `backoffMs` more to retry what failed meanwhile. */
+  rightsRestored(at: number, backoffMs: number): void {
+    this.revokedSince = undefined;
+    this.rightsBackAt = Math.max(this.rightsBackAt, at + backoffMs);
+  }
+
+  /** Whether the operator may still be catching up on a revocation at `now` (a settle then proves nothing about its passes). */
+  rightsInDoubt(now: number): boolean {
+    return this.revokedSince !== undefined || now < this.rightsBackAt;
+  }
+
+  /** When the operator may have caught up after the last revocation (0: none yet). */
+  caughtUpBy(): number {
+    return this.revokedSince !== undefined ? Infinity : this.rightsBackAt;
+  }
+
   /**
    * The live object was read and carries `annotation` as its deletionDelay:
    * when that is what the only Bundle listing it asks for, no other manifest
@@ -707,6 +741,8 @@ export class SoftDeleteModel {
     const s = o.standing;
     // Collected: the collector's timing is not judged here (the GC fuzzer judges it); orphaned: kept.
     if (s.kind === 'absent' || s.kind === 'listed' || s.kind === 'collected' || s.kind === 'orphaned') return Infinity;
+    // Without all its rights the operator may be unable to act at all: only "not before" is judged meanwhile.
+    if (this.revokedSince !== undefined) return Infinity;
     // A policy or gate may keep it for good (Orphan), or until an approval that the model cannot tell counted
     // (it must be later than a stamp the model does not read) or a readiness it does not observe: only the
     // "not before" side is judged for those.
@@ -723,9 +759,9 @@ export class SoftDeleteModel {
       // Nothing is pruned while the Bundle is spoiled, one of its resources conflicts with another Bundle, or one
       // it lists has a delay that cannot be read (refused when it is applied: seed 5339).
       if (this.blocked(b) !== 'none' || listsUnreadableRules(b) || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
-      return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt) + this.dueMarginMs;
+      return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt, this.rightsBackAt) + this.dueMarginMs;
     }
-    return Math.max(s.startAck + delay, this.lastRestartAt) + this.dueMarginMs;
+    return Math.max(s.startAck + delay, this.lastRestartAt, this.rightsBackAt) + this.dueMarginMs;
   }
 
   /**

@@ -5,7 +5,7 @@
  * observations, so a seed always produces the same steps.
  */
 import type { Random } from '../random.js';
-import { NO_DIMENSIONS, type HandEdit, type SoftDeleteDimensions } from './dimensions.js';
+import { NO_DIMENSIONS, RBAC_REVOCATION_TEXT, type HandEdit, type RbacRevocation, type SoftDeleteDimensions } from './dimensions.js';
 import { defaultsText, delayText, ruleText, type BundleModel, type Defaults, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
 
 export type Step =
@@ -36,7 +36,11 @@ export type Step =
   /** The Bundle's manifests of the versioned kind move to v1. */
   | { kind: 'migrate'; bundle: string }
   /** Drops these objects from the Bundle and puts them back `gapMs` later (a broken template corrected). */
-  | { kind: 'flap'; bundle: string; objects: string[]; gapMs: number; pauseLeader?: boolean };
+  | { kind: 'flap'; bundle: string; objects: string[]; gapMs: number; pauseLeader?: boolean }
+  /** Takes part of the operator's rights away (rbac; scheduled from that dimension's stream, never drawn here). */
+  | { kind: 'rbac-revoke'; what: RbacRevocation }
+  /** Grants them back (a no-op when a held Bundle deletion already did). */
+  | { kind: 'rbac-grant' };
 
 /** Steps that write a Bundle may be followed at once by a settle (wait for the operator), or not (races). */
 export interface PlannedStep {
@@ -94,6 +98,10 @@ export function describeStep(s: Step): string {
       return s.stage === 'add-v1' ? 'CRD: add v1 and make it the storage version (v1alpha1 still served)' : 'CRD: stop serving v1alpha1';
     case 'migrate':
       return `move ${s.bundle}'s manifests of the versioned kind to v1`;
+    case 'rbac-revoke':
+      return `RBAC: revoke ${RBAC_REVOCATION_TEXT[s.what]} from the operator's ServiceAccount`;
+    case 'rbac-grant':
+      return 'RBAC: grant the operator its rights back';
     case 'flap':
       return `drop ${s.objects.length} objects from ${s.bundle} and put them back ${s.gapMs} ms later${s.pauseLeader ? ' (SIGSTOP the leader half-way; SIGCONT it past its Lease, SIGKILL it 2 s later)' : ''}`;
   }

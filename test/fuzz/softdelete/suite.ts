@@ -19,7 +19,7 @@ import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
 import { DUE_MARGIN_MS, SoftDeleteModel, type Defaults, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
 import { describeStep, randomDefaults, StepGenerator, type Step, type WidenedWorld } from './steps.js';
 import { FuzzCluster, isVersioned, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
-import { dimensionRandom, dimensionsText, drawDimensions, drawReplicas, Naming, NO_DIMENSIONS, replicaRandom, type SoftDeleteDimensions } from './dimensions.js';
+import { dimensionRandom, dimensionsText, drawDimensions, drawRbac, drawReplicas, Naming, NO_DIMENSIONS, rbacRandom, replicaRandom, type SoftDeleteDimensions } from './dimensions.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
 export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
@@ -31,6 +31,8 @@ export const gateOf = (bundle: string): string => `gate-${bundle}`;
 const OPERATOR_WAIT_MS = 30_000;
 /** After the last countdown could have ended, keep watching this long: a stale countdown would fire in it. */
 const TAIL_MS = 2_000;
+/** A Bundle deletion made while the operator lacks rights may be held (its finalizer must not go without its work): its rights come back this long after. */
+const RBAC_HOLD_MS = 5_000;
 /** SOFTDELETE_FUZZ_TRACE=1 prints every step and every watched appearance and deletion as they happen. */
 const TRACE = process.env.SOFTDELETE_FUZZ_TRACE === '1';
 
@@ -109,6 +111,12 @@ class SeedRun {
   private pauses = 0;
   /** Bundle deletions held while their manifests named an unserved version (then moved to v1). */
   private heldByUnserved = 0;
+  /** The rbac dimension: when the revocation in force was sent, how many were made, and Bundle deletions they held. */
+  private revokedAt: number | undefined;
+  private revocations = 0;
+  private heldByRbac = 0;
+  /** The Bundle conditions seen on deletions held by a revocation, for the summary. */
+  private readonly heldReasons = new Set<string>();
   /** How long the operator may take to observe a generation or let a Bundle go (longer under a tight budget). */
   private readonly operatorWaitMs: number;
 
@@ -121,7 +129,8 @@ class SeedRun {
     this.rnd = new Random(seed);
     this.dimRnd = dimensionRandom(seed);
     const replicaRnd = replicaRandom(seed);
-    this.dims = widen ? drawReplicas(drawDimensions(this.dimRnd), replicaRnd) : NO_DIMENSIONS;
+    // The rbac dimension and its schedule come from a stream of their own; 12 is the fewest planned steps a seed draws.
+    this.dims = widen ? drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12) : NO_DIMENSIONS;
     const base: readonly string[] = this.dims.crdVersions ? WITH_VERSIONED : CONFIG_MAPS;
     const budget = this.dims.budget;
     this.bulk = budget ? Array.from({ length: budget.bulk }, (_, i) => `bulk-${String(i).padStart(3, '0')}`) : [];
@@ -164,12 +173,21 @@ class SeedRun {
       for (let i = 0; i < steps; i++) {
         if (i === addV1At) await this.execute({ kind: 'crd-version', stage: 'add-v1' });
         if (i === unserveAt) await this.execute({ kind: 'crd-version', stage: 'unserve-old' });
+        for (const r of this.dims.rbac?.revocations ?? []) {
+          if (i === r.at + r.steps) {
+            // Revoked for at least its drawn time (a step or two may take only milliseconds).
+            if (this.revokedAt !== undefined) await sleep(Math.max(0, this.revokedAt + r.minMs - Date.now()));
+            await this.execute({ kind: 'rbac-grant' });
+          }
+          if (i === r.at) await this.execute({ kind: 'rbac-revoke', what: r.what });
+        }
         const planned = this.generator.next();
         await this.execute(planned.step);
         if (planned.settle) await this.execute({ kind: 'settle' });
         this.boundary();
       }
       if (this.dims.crdVersions && this.stage === 'v1') await this.execute({ kind: 'crd-version', stage: 'unserve-old' });
+      if (this.world.rbacRevoked !== undefined) await this.execute({ kind: 'rbac-grant' });
       await this.finish();
     } catch (err) {
       failure = err;
@@ -191,7 +209,7 @@ class SeedRun {
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
     const r = this.rulesWritten;
-    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, ${this.heldByUnserved} deletions held on an unserved version, Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, ${this.heldByUnserved} deletions held on an unserved version, ${this.dims.rbac ? `${this.revocations} RBAC revocations, ${this.heldByRbac} Bundle deletions held by one${this.heldReasons.size > 0 ? ` (${[...this.heldReasons].join('; ')})` : ''}, ${this.world.restarts} operator exits restarted, ` : ''}Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -207,7 +225,7 @@ class SeedRun {
   }
 
   private record(step: Step, touched: Iterable<string>, at: number): void {
-    this.executed.push({ index: this.executed.length + 1, at, text: describeStep(step), touched: new Set(touched), global: step.kind === 'kill' || step.kind === 'crd-version' });
+    this.executed.push({ index: this.executed.length + 1, at, text: describeStep(step), touched: new Set(touched), global: step.kind === 'kill' || step.kind === 'crd-version' || step.kind === 'rbac-revoke' || step.kind === 'rbac-grant' });
   }
 
   private entriesOf(bundle: string): Entry[] {
@@ -292,11 +310,23 @@ class SeedRun {
         const unserved = this.model.listsUnserved(b);
         const entries = this.entriesOf(step.bundle);
         const { spoil, defaults } = b;
+        const bundleUid = this.world.bundleUid(step.bundle);
         const { sentAt, ackedAt } = await this.world.deleteBundle(step.bundle, step.propagation);
         add(this.model.deleteBundle(step.bundle, sentAt, ackedAt, step.propagation));
-        let deadline = Date.now() + this.operatorWaitMs;
+        let deadline = Math.max(Date.now(), this.model.caughtUpBy()) + this.operatorWaitMs;
         let migrated = false;
+        const heldFrom = Date.now();
         while (!(await this.world.bundleGone(step.bundle))) {
+          if (this.world.rbacRevoked !== undefined && Date.now() > heldFrom + RBAC_HOLD_MS) {
+            // Held while the operator lacks rights (allowed: its finalizer must not go without doing its work). Its
+            // rights come back now, and the deletion must then finish within the usual wait plus its backoff.
+            this.heldByRbac++;
+            const trouble = await this.world.bundleTrouble(step.bundle);
+            if (trouble !== '') this.heldReasons.add(trouble);
+            await this.grantBack();
+            deadline = this.model.caughtUpBy() + this.operatorWaitMs;
+            continue;
+          }
           if (Date.now() > deadline && unserved && !migrated) {
             // Holding a Bundle whose manifests name an unserved version is allowed (issue 23 asks for a Stalled
             // finalizer there); the user then moves the manifests on, and the deletion must finish.
@@ -309,6 +339,7 @@ class SeedRun {
           if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${(this.operatorWaitMs * (migrated ? 2 : 1)) / 1000} s after its delete (the finalizer never finished${migrated ? `, also ${this.operatorWaitMs / 1000} s after its manifests moved to v1` : ''})`);
           await sleep(100);
         }
+        if (this.dims.rbac && bundleUid !== undefined) await this.checkReleased(step.bundle, bundleUid);
         break;
       }
       case 'approve': {
@@ -371,6 +402,16 @@ class SeedRun {
       case 'migrate':
         add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.legacy === true ? { ...e, legacy: false } : e))));
         break;
+      case 'rbac-revoke': {
+        const { sentAt } = await this.world.revokeRbac(step.what);
+        this.model.rightsRevoked(sentAt);
+        this.revokedAt = sentAt;
+        this.revocations++;
+        break;
+      }
+      case 'rbac-grant':
+        await this.grantBack();
+        break;
       case 'flap': {
         const before = this.entriesOf(step.bundle);
         const dropped = new Set(step.objects);
@@ -393,15 +434,51 @@ class SeedRun {
   }
 
   /**
+   * The rbac dimension: a Bundle gone, what it released and must keep for
+   * now no longer names it as an owner (else the collector would take it):
+   * its finalizer did its work, whatever rights it lacked meanwhile.
+   */
+  private async checkReleased(bundle: string, uid: string): Promise<void> {
+    for (const o of this.model.objects.values()) {
+      // (An object with another owner may be left to the collector with that owner; a disowned one names nobody.)
+      if (o.standing.kind !== 'released' || o.standing.from !== bundle || !o.exists || !o.uid || o.foreignOwner === true || o.mayBeUncontrolled === true) continue;
+      const keepUntil = this.model.notBefore(o).at;
+      if (keepUntil <= Date.now() + 1_000) continue;
+      const live = await this.world.getObject(o.kind, o.name);
+      if (!live || live.metadata.uid !== o.uid || live.metadata.deletionTimestamp !== undefined) continue;
+      if (live.metadata.ownerReferences?.some((r) => r.uid === uid)) {
+        this.divergences.push({ object: o.name, message: `not released: Bundle ${bundle} (uid ${uid}) is gone but ${o.kind} ${o.name} (uid ${o.uid}), which must stay until ${Number.isFinite(keepUntil) ? this.rel(keepUntil) : 'further notice'} (${this.model.notBefore(o).why}), still names it as its owner (at ${this.rel(Date.now())}, RBAC ${this.world.rbacRevoked ?? 'whole'}): the finalizer went without releasing it` });
+      }
+    }
+  }
+
+  /**
+   * Grants the operator its rights back (if a revocation is in force): from
+   * then on it may take the revoked interval and half again (the backoff of
+   * its failed passes and watches doubles while they fail) plus two seconds
+   * to retry, before the usual margins.
+   */
+  private async grantBack(): Promise<void> {
+    if (this.world.rbacRevoked === undefined) return;
+    const { ackedAt } = await this.world.restoreRbac();
+    const revokedMs = ackedAt - (this.revokedAt ?? ackedAt);
+    this.model.rightsRestored(ackedAt, Math.ceil(1.5 * revokedMs) + 2_000);
+    this.revokedAt = undefined;
+  }
+
+  /**
    * Waits until the operator has observed every live Bundle's generation,
    * then reads the objects: a live deletionDelay equal to what the only
    * Bundle listing it asks for settles which manifest was applied.
    */
   private async settle(): Promise<void> {
+    // Without all its rights the operator may be unable to write status: a settle then waits a little and proves nothing.
+    const revoked = this.world.rbacRevoked !== undefined;
     for (const b of this.model.bundles.values()) {
       if (!b.exists) continue;
-      const deadline = Date.now() + this.operatorWaitMs;
+      const deadline = revoked ? Date.now() + RBAC_HOLD_MS : Math.max(Date.now(), this.model.caughtUpBy()) + this.operatorWaitMs;
       while (!(await this.world.bundleObserved(b.name))) {
+        if (revoked && Date.now() > deadline) return;
         if (Date.now() > deadline) {
           this.divergences.push({ message: `Bundle ${b.name}: the operator did not observe its generation within ${this.operatorWaitMs / 1000} s (at ${this.rel(Date.now())})` });
           return;
@@ -409,6 +486,9 @@ class SeedRun {
         await sleep(100);
       }
     }
+    // A status written while rights were missing (or before the operator's backoff since they came back) may be that
+    // of a pass that could not act: the listings are not known to be seen.
+    if (revoked || this.model.rightsInDoubt(Date.now())) return;
     this.model.listingsSeen(Date.now());
     for (const o of this.model.objects.values()) {
       if (!o.mayBeUncontrolled || o.standing.kind !== 'listed') continue;

@@ -17,7 +17,8 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { Defaults, Entry, Propagation, Rule, Spoil } from './model.js';
-import { NO_DIMENSIONS, type HandEdit, type Naming, type SoftDeleteDimensions } from './dimensions.js';
+import { NO_DIMENSIONS, type HandEdit, type Naming, type RbacRevocation, type SoftDeleteDimensions } from './dimensions.js';
+import { FUZZ_GROUP, operatorRoles, revokedRights, withoutRights, type OperatorRole, type PolicyRule } from './rbac.js';
 
 /** The field manager of the hand edits: anyone but the operator. */
 export const HAND_MANAGER = 'fuzz-hand';
@@ -45,7 +46,7 @@ export function ruleOf(annotations: Readonly<Record<string, string>> | undefined
 
 const POLICY: Record<Propagation, 'Background' | 'Foreground' | 'Orphan'> = { background: 'Background', foreground: 'Foreground', orphan: 'Orphan' };
 
-export const GATE_GROUP = 'fuzz.bundlesmith.dev';
+export const GATE_GROUP = FUZZ_GROUP;
 export const GATE_API_VERSION = `${GATE_GROUP}/v1`;
 /** A Gate is Ready when the test sets status.phase to Open (the CRD's readiness annotations). */
 export const GATE_OPEN = 'Open';
@@ -163,6 +164,12 @@ class IncarnationWatch {
   }
 }
 
+const rbacType = (kind: string, plural: string, namespaced: boolean): ResourceType => ({ group: 'rbac.authorization.k8s.io', version: 'v1', apiVersion: 'rbac.authorization.k8s.io/v1', kind, plural, namespaced, verbs: ['get', 'create', 'patch', 'delete'] });
+const ROLES = { cluster: rbacType('ClusterRole', 'clusterroles', false), namespaced: rbacType('Role', 'roles', true) };
+const BINDINGS = { cluster: rbacType('ClusterRoleBinding', 'clusterrolebindings', false), namespaced: rbacType('RoleBinding', 'rolebindings', true) };
+const SERVICE_ACCOUNT = 'bundlesmith';
+const RBAC_MANAGER = 'fuzz-admin';
+
 /** The control plane and the types the suite uses; one per run. */
 export class FuzzCluster {
   private constructor(
@@ -220,6 +227,13 @@ export class SeedWorld {
   /** The seed's versioned CRD (crdVersions): its kind, plural, and the version objects are read at now. */
   private readonly versioned: { kind: string; plural: string; rt: ResourceType } | undefined;
   private anchorUid: string | undefined;
+  /** The rbac dimension: the operator's roles as granted, the revocation in force, and the processes killed on purpose. */
+  private roles: OperatorRole[] = [];
+  private revoked: RbacRevocation | undefined;
+  private readonly killedOnPurpose = new WeakSet<OperatorProcess>();
+  private stopped = false;
+  /** Operator processes that exited on their own and were started again (rbac: as a Deployment's pod would be). */
+  restarts = 0;
 
   constructor(
     readonly cluster: FuzzCluster,
@@ -263,6 +277,128 @@ export class SeedWorld {
       this.anchorUid = anchor.metadata.uid;
     }
     for (const w of this.watches) await w.start();
+    if (this.dims.rbac) await this.grantRbac();
+  }
+
+  /** The operator's ServiceAccount as a user name (rbac). */
+  get operatorUser(): string {
+    return `system:serviceaccount:${this.namespace}:${SERVICE_ACCOUNT}`;
+  }
+
+  /** The fuzzer's own kinds the operator gets object rights on: Gates, and the versioned CRD's. */
+  private fuzzKinds(): string[] {
+    return ['gates', ...(this.versioned ? [this.versioned.plural] : [])];
+  }
+
+  /** Creates the ServiceAccount and every role and binding the chart would (operatorRoles); waits until they are in force. */
+  private async grantRbac(): Promise<void> {
+    const sa: ResourceType = { ...this.cluster.configMaps, kind: 'ServiceAccount', plural: 'serviceaccounts' };
+    await this.cluster.client.apply(sa, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace: this.namespace } }, { fieldManager: RBAC_MANAGER, force: true });
+    const discovery = new Discovery(this.cluster.client, 0);
+    await discovery.refresh();
+    const groups = [...new Set(discovery.resources().map((r) => r.group).filter((g) => g !== ''))].sort();
+    const keyNamespace = this.dims.replicas ? this.namespace : 'default';
+    this.roles = operatorRoles(this.namespace, groups, this.fuzzKinds(), keyNamespace, this.dims.replicas !== undefined);
+    for (const role of this.roles) await this.applyRole(role, role.rules);
+    for (const role of this.roles) await this.applyBinding(role);
+    await this.untilAllowed(true);
+  }
+
+  private async applyRole(role: OperatorRole, rules: PolicyRule[]): Promise<void> {
+    const rt = role.namespace ? ROLES.namespaced : ROLES.cluster;
+    await this.cluster.client.apply(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name: role.name, ...(role.namespace ? { namespace: role.namespace } : {}) }, rules }, { fieldManager: RBAC_MANAGER, force: true });
+  }
+
+  private async applyBinding(role: OperatorRole): Promise<void> {
+    const rt = role.namespace ? BINDINGS.namespaced : BINDINGS.cluster;
+    await this.cluster.client.apply(
+      rt,
+      {
+        apiVersion: rt.apiVersion,
+        kind: rt.kind,
+        metadata: { name: role.name, ...(role.namespace ? { namespace: role.namespace } : {}) },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role.namespace ? 'Role' : 'ClusterRole', name: role.name },
+        subjects: [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: this.namespace }],
+      },
+      { fieldManager: RBAC_MANAGER, force: true },
+    );
+  }
+
+  private async deleteRbacObject(rt: ResourceType, role: OperatorRole): Promise<void> {
+    const live = await this.cluster.client.tryGet(rt, role.namespace, role.name);
+    if (live) await this.cluster.client.delete(rt, role.namespace, role.name, { uid: live.metadata.uid });
+  }
+
+  /** Whether the API server's authorizer lets the operator's ServiceAccount do this now (a SubjectAccessReview). */
+  private async allowed(verb: string, group: string, resource: string): Promise<boolean> {
+    const [plural = resource, subresource] = resource.split('/');
+    const review = (await this.cluster.client.raw('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: this.operatorUser,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${this.namespace}`, 'system:authenticated'],
+        resourceAttributes: { namespace: this.namespace, verb, group, resource: plural, ...(subresource ? { subresource } : {}) },
+      },
+    })) as { status?: { allowed?: unknown } };
+    return review.status?.allowed === true;
+  }
+
+  /** Waits until the authorizer answers as the roles now say: the revoked verbs refused (or, whole, every probe allowed). */
+  private async untilAllowed(whole: boolean): Promise<void> {
+    const revoked = this.revoked;
+    const probes = whole || revoked === undefined
+      ? [{ verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: true }, { verb: 'delete', group: '', resource: 'configmaps', want: true }, { verb: 'list', group: GATE_GROUP, resource: 'gates', want: true }, { verb: 'patch', group: 'smith.atlassian.com', resource: 'bundles/status', want: true }]
+      : revoked === 'binding'
+        ? [{ verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: false }]
+        : revokedRights(revoked, this.fuzzKinds()).flatMap((r) => r.verbs.map((verb) => ({ verb, group: r.group, resource: r.resource, want: false })));
+    const deadline = Date.now() + 30_000;
+    for (const p of probes) {
+      while ((await this.allowed(p.verb, p.group, p.resource)) !== p.want) {
+        if (Date.now() > deadline) throw new Error(`RBAC: ${p.verb} ${p.group}/${p.resource} still ${p.want ? 'refused' : 'allowed'} 30 s after the change`);
+        await sleep(50);
+      }
+    }
+  }
+
+  /** Takes part of the operator's rights away; resolves once the authorizer refuses them. Returns when it was sent and in force. */
+  async revokeRbac(what: RbacRevocation): Promise<BundleWrite> {
+    const sentAt = Date.now();
+    this.revoked = what;
+    if (what === 'binding') {
+      for (const role of this.roles) await this.deleteRbacObject(role.namespace ? BINDINGS.namespaced : BINDINGS.cluster, role);
+    } else {
+      const revoked = revokedRights(what, this.fuzzKinds());
+      for (const role of this.roles) {
+        const rules = withoutRights(role.rules, revoked, this.fuzzKinds());
+        if (JSON.stringify(rules) !== JSON.stringify(role.rules)) await this.applyRole(role, rules);
+      }
+    }
+    await this.untilAllowed(false);
+    return { sentAt, ackedAt: Date.now() };
+  }
+
+  /** Whether a revocation is in force. */
+  get rbacRevoked(): RbacRevocation | undefined {
+    return this.revoked;
+  }
+
+  /** Grants every right back; resolves once the authorizer allows them. */
+  async restoreRbac(): Promise<BundleWrite> {
+    const sentAt = Date.now();
+    const was = this.revoked;
+    this.revoked = undefined;
+    if (was === 'binding') for (const role of this.roles) await this.applyBinding(role);
+    else for (const role of this.roles) await this.applyRole(role, role.rules);
+    await this.untilAllowed(true);
+    return { sentAt, ackedAt: Date.now() };
+  }
+
+  /** The Bundle's conditions that are not True, as `Type=Reason`, for the record of a held deletion. */
+  async bundleTrouble(bundle: string): Promise<string> {
+    const b = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle));
+    const conditions = (b?.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions ?? [];
+    return conditions.filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True')).map((c) => `${c.type}=${c.status}/${c.reason ?? ''}`).join(' ');
   }
 
   /** Waits until the version is served (or not) in the namespace. */
@@ -389,15 +525,31 @@ export class SeedWorld {
       // spin (at most a millisecond)
     }
     this.lastStart = Date.now();
-    const op = startOperatorProcess(['--namespace', this.namespace, '--gc=cluster', ...budget, ...election], {}, this.cluster.kubeconfig);
+    const identity = this.dims.rbac ? ['--impersonate', this.operatorUser] : [];
+    const op = startOperatorProcess(['--namespace', this.namespace, '--gc=cluster', ...budget, ...election, ...identity], {}, this.cluster.kubeconfig);
     this.operators.push(op);
     this.logs.push(op.logFile);
+    // Without its rights the operator may exit (no release key after a minute, a Lease it cannot renew): started again
+    // a second later, as a Deployment's pod would be.
+    if (this.dims.rbac) {
+      op.child.on('exit', () => {
+        if (this.killedOnPurpose.has(op) || this.stopped) return;
+        this.operators = this.operators.filter((o) => o !== op);
+        this.restarts++;
+        setTimeout(() => {
+          if (!this.stopped) this.startReplica();
+        }, 1_000);
+      });
+    }
   }
 
   private lastStart = 0;
 
   async killOperator(): Promise<void> {
-    for (const op of this.operators) await op.kill();
+    for (const op of this.operators) {
+      this.killedOnPurpose.add(op);
+      await op.kill();
+    }
     this.operators = [];
   }
 
@@ -420,6 +572,7 @@ export class SeedWorld {
   async resumeThenKill(paused: OperatorProcess, runMs: number): Promise<void> {
     paused.child.kill('SIGCONT');
     await sleep(runMs);
+    this.killedOnPurpose.add(paused);
     await paused.kill();
     this.operators = this.operators.filter((op) => op !== paused);
     this.startReplica();
@@ -431,9 +584,16 @@ export class SeedWorld {
 
   /** Stops everything; keeps the operator logs only when asked (a failing seed). */
   async stop(keepLogs: boolean): Promise<void> {
+    this.stopped = true;
     await this.killOperator();
+    // The seed's roles and bindings (rbac): some are cluster-wide, one sits beside the release key.
+    for (const role of this.roles) {
+      await this.deleteRbacObject(role.namespace ? BINDINGS.namespaced : BINDINGS.cluster, role).catch(() => undefined);
+      await this.deleteRbacObject(role.namespace ? ROLES.namespaced : ROLES.cluster, role).catch(() => undefined);
+    }
     for (const w of this.watches) await w.stop();
-    if (!keepLogs) for (const log of this.logs) rmSync(log, { force: true });
+    // SOFTDELETE_FUZZ_KEEP_LOGS=1 keeps them for every seed (to read what the operator was refused, say).
+    if (!keepLogs && process.env.SOFTDELETE_FUZZ_KEEP_LOGS !== '1') for (const log of this.logs) rmSync(log, { force: true });
     // The CRD is the seed's own: its objects go with it.
     if (this.versioned) {
       const name = `${this.versioned.plural}.${GATE_GROUP}`;
@@ -483,6 +643,11 @@ export class SeedWorld {
     const sentAt = Date.now();
     await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle), { uid, propagationPolicy: POLICY[propagation] });
     return { sentAt, ackedAt: Date.now() };
+  }
+
+  /** The UID of the Bundle's incarnation last applied. */
+  bundleUid(bundle: string): string | undefined {
+    return this.bundleUids.get(bundle);
   }
 
   async bundleGone(bundle: string): Promise<boolean> {

@@ -24,6 +24,23 @@ function verdict(m: SoftDeleteModel, object: string, at: number): 'allowed' | 'w
 }
 
 describe('soft-delete fuzz model', () => {
+  it('rights revoked (rbac): nothing is due meanwhile, then not before the grant plus the backoff; "not before" unchanged', () => {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', s(3))]);
+    apply(m, 1000, 'b1', []);
+    const usual = m.dueBy(m.object('x'));
+    m.rightsRevoked(2000);
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    expect(m.rightsInDoubt(2500)).toBe(true);
+    expect(verdict(m, 'x', 3999)).toBe('wrongful');
+    expect(verdict(m, 'x', 4000)).toBe('allowed');
+    m.rightsRestored(30_000, 5_000);
+    expect(m.dueBy(m.object('x'))).toBe(usual - 4010 + 35_000);
+    expect(m.rightsInDoubt(34_999)).toBe(true);
+    expect(m.rightsInDoubt(35_000)).toBe(false);
+    expect(m.caughtUpBy()).toBe(35_000);
+  });
+
   it('removal with a delay: wrongful before removal + delay, allowed after, due within the margin', () => {
     const m = fresh();
     apply(m, 0, 'b1', [cm('x', s(3))]);

@@ -4,7 +4,8 @@
  * and the names they write are valid at the API's limits.
  */
 import { Random } from '../../fuzz/random.js';
-import { dimensionRandom, drawDimensions, drawReplicas, longName, Naming, replicaRandom } from '../../fuzz/softdelete/dimensions.js';
+import { dimensionRandom, drawDimensions, drawRbac, drawReplicas, longName, Naming, rbacRandom, replicaRandom } from '../../fuzz/softdelete/dimensions.js';
+import { operatorRoles, revokedRights, withoutRights } from '../../fuzz/softdelete/rbac.js';
 import { generatePlan, objectName, type Plan } from '../../fuzz/gc/plan.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -42,6 +43,43 @@ describe('widened generators (issue 23)', () => {
       expect(n).toBeLessThan(180);
     }
     expect(drawn.some((d) => !d.handEdits && !d.crdVersions && !d.longNames && !d.budget)).toBe(true);
+  });
+
+  it('soft-delete rbac: on some seeds, never changing the other draws, never on the widened CI seeds, revocations in order', () => {
+    let withRbac = 0;
+    for (let seed = 9000; seed < 9200; seed++) {
+      const base = drawReplicas(drawDimensions(dimensionRandom(seed)), replicaRandom(seed));
+      const d = drawRbac(base, rbacRandom(seed), 12);
+      expect({ ...d, rbac: undefined }).toEqual({ ...base, rbac: undefined });
+      if (!d.rbac) continue;
+      withRbac++;
+      let free = 0;
+      for (const r of d.rbac.revocations) {
+        expect(r.at).toBeGreaterThanOrEqual(free);
+        expect(r.at).toBeLessThan(12);
+        free = r.at + r.steps + 1;
+      }
+    }
+    expect(withRbac).toBeGreaterThan(20);
+    expect(withRbac).toBeLessThan(180);
+    for (const seed of [9002, 9032, 9044, 9051, 9060, 9921]) expect(drawRbac(drawDimensions(dimensionRandom(seed)), rbacRandom(seed), 12).rbac).toBeUndefined();
+  });
+
+  it('soft-delete rbac: a revocation narrows the chart\'s wildcards and takes exactly its verbs', () => {
+    const kinds = ['gates'];
+    const [, objects, gc] = operatorRoles('ns', ['apps', 'fuzz.bundlesmith.dev', 'smith.atlassian.com'], kinds, 'default', false);
+    const may = (rules: ReturnType<typeof withoutRights>, group: string, resource: string, verb: string) => rules.some((r) => r.apiGroups.includes(group) && (r.resources.includes(resource) || r.resources.includes('*')) && r.verbs.includes(verb));
+    const gcRules = withoutRights(gc?.rules ?? [], revokedRights('bundles-status', kinds), kinds);
+    expect(may(gcRules, 'smith.atlassian.com', 'bundles/status', 'patch')).toBe(false);
+    expect(may(gcRules, 'smith.atlassian.com', 'bundles', 'patch')).toBe(true);
+    expect(may(gcRules, 'apps', 'deployments', 'delete')).toBe(true);
+    const objectRules = withoutRights(objects?.rules ?? [], revokedRights('configmaps-delete', kinds), kinds);
+    expect(may(objectRules, '', 'configmaps', 'delete')).toBe(false);
+    expect(may(objectRules, '', 'configmaps', 'patch')).toBe(true);
+    expect(may(objectRules, '', 'secrets', 'delete')).toBe(true);
+    const crRules = withoutRights(gc?.rules ?? [], revokedRights('crs-list', kinds), kinds);
+    expect(may(crRules, 'fuzz.bundlesmith.dev', 'gates', 'list')).toBe(false);
+    expect(may(crRules, 'fuzz.bundlesmith.dev', 'gates', 'delete')).toBe(true);
   });
 
   it('soft-delete replicas: only with a budget, on some of those seeds, and never changing the other draws', () => {
