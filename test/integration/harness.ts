@@ -95,6 +95,12 @@ export interface RunResult {
   stderr: string;
 }
 
+/** Runs kubectl and fails the test with its stderr unless it exits 0. */
+export async function kubectl(args: string[]): Promise<void> {
+  const r = await run('kubectl', args);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+}
+
 /** Runs kubectl or helm against the test control plane. */
 export async function run(name: 'kubectl' | 'helm', args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<RunResult> {
   return await new Promise((resolve) => {

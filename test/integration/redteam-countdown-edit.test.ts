@@ -29,7 +29,7 @@
 import type { PendingDeletion } from '../../src/api/bundle.js';
 import { Annotations } from '../../src/api/names.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
-import { conditionOf, expectKept, run, uniqueName, waitFor } from './harness.js';
+import { conditionOf, expectKept, kubectl, uniqueName, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
@@ -37,11 +37,6 @@ import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
 const f = operatorFixture('rt-edit');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const HOUR = 3_600_000;
-
-async function kubectl(args: string[]): Promise<void> {
-  const r = await run('kubectl', args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-}
 
 it('a. a countdown\'s delay shortened by hand, or its Approve policy overwritten with Delete, does not end it early', async () => {
   const { env, ns, t } = f;

@@ -27,7 +27,7 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
-import { conditionOf, expectKept, run, uniqueName, waitFor } from './harness.js';
+import { conditionOf, expectKept, kubectl, uniqueName, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
 
@@ -35,11 +35,6 @@ const f = operatorFixture('rt-forged');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** An hour and more before now: any stamp this old with a 1h delay reads as expired. */
 const OLD_STAMP = '2020-01-01T00:00:00Z';
-
-async function kubectl(args: string[]): Promise<void> {
-  const r = await run('kubectl', args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-}
 
 it('a. a hand-written stamp on a listed object is not signed into a release when its Bundle is deleted', async () => {
   const { env, ns, t } = f;

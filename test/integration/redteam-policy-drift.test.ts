@@ -20,17 +20,12 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
-import { conditionOf, expectKept, run, uniqueName, waitFor } from './harness.js';
+import { conditionOf, expectKept, kubectl, uniqueName, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 
 const f = operatorFixture('rt-drift');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function kubectl(args: string[]): Promise<void> {
-  const r = await run('kubectl', args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-}
 
 /** The gadgets' one version, v1, served or not (an upgrade step that serves no version for a while). */
 async function setServed(group: string, served: boolean): Promise<void> {

@@ -34,7 +34,7 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
-import { expectKept, run, waitFor } from './harness.js';
+import { expectKept, kubectl, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
@@ -42,11 +42,6 @@ import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 // With this operator's collector (--gc=cluster); kube-controller-manager's does the same: the Secret's only owner is gone.
 const f = operatorFixture('rt4-mk', () => ({ garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }) }));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function kubectl(args: string[]): Promise<void> {
-  const r = await run('kubectl', args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-}
 
 const secret = (name: string, annotations: Record<string, string>): Record<string, unknown> => ({
   apiVersion: 'v1', kind: 'Secret', metadata: { name, annotations }, type: 'Opaque', data: { a: Buffer.from('b').toString('base64') },

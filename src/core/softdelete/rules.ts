@@ -37,8 +37,9 @@ export function readDelayText(text: string, source: string): DeletionDelayReadin
   return { ok: true, ms: parsed.ms };
 }
 
-function isOneOf<T extends string>(values: readonly T[], text: string): text is T {
-  return (values as readonly string[]).includes(text);
+/** Whether `text` is one of `values` (an annotation's value among the names the API accepts). */
+export function isOneOf<T extends string>(values: readonly T[], text: string | undefined): text is T {
+  return text !== undefined && (values as readonly string[]).includes(text);
 }
 
 /**

@@ -19,7 +19,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Annotations, DELETE_WHEN_GATES, DELETION_POLICIES } from '../../api/names.js';
 import type { DeletionDefaults } from '../../api/bundle.js';
-import { readDeletionRules, rulesOfCountdown, type CountdownRules, type DeletionRules } from './rules.js';
+import { isOneOf, readDeletionRules, rulesOfCountdown, type CountdownRules, type DeletionRules } from './rules.js';
 
 /** v1 (before this round): uid and stamp only, no rules; still read, without a floor. */
 const V1 = 'v1';
@@ -40,9 +40,9 @@ export interface StampSeal {
   openDeclared(identity: DeclaredIdentity, proof: string | undefined): Record<string, string>;
 }
 
-function mac(key: Uint8Array, fields: readonly (string | number)[]): Buffer {
-  // 'stamp' keeps these MACs apart from release proofs made with the same key.
-  return createHmac('sha256', key).update(JSON.stringify(['stamp', ...fields])).digest();
+/** The one HMAC of this module: `purpose` ('stamp', 'declared') keeps each kind of proof apart from the others and from release proofs made with the same key. */
+function mac(key: Uint8Array, purpose: 'stamp' | 'declared', fields: readonly (string | number)[]): Buffer {
+  return createHmac('sha256', key).update(JSON.stringify([purpose, ...fields])).digest();
 }
 
 function equalMac(encoded: string | undefined, expected: Buffer): boolean {
@@ -50,8 +50,6 @@ function equalMac(encoded: string | undefined, expected: Buffer): boolean {
   const given = Buffer.from(encoded, 'base64url');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
-
-const isOneOf = <T extends string>(values: readonly T[], text: string | undefined): text is T => text !== undefined && (values as readonly string[]).includes(text);
 
 /** The sealed fields of a v2 proof, or undefined when they are not what sign writes. */
 function readRules(delayText: string | undefined, policy: string | undefined, gate: string | undefined): CountdownRules | undefined {
@@ -64,14 +62,14 @@ export function stampSeal(key: Uint8Array): StampSeal {
   const v2Fields = (uid: string, stamp: string, r: CountdownRules) => [V2, uid, stamp, r.delayMs, r.policy, r.deleteWhen ?? NO_GATE];
   return {
     sign: (uid, deletionTimestamp, rules) =>
-      [V2, String(rules.delayMs), rules.policy, rules.deleteWhen ?? NO_GATE, mac(key, v2Fields(uid, deletionTimestamp, rules)).toString('base64url')].join(':'),
+      [V2, String(rules.delayMs), rules.policy, rules.deleteWhen ?? NO_GATE, mac(key, 'stamp', v2Fields(uid, deletionTimestamp, rules)).toString('base64url')].join(':'),
     open: (uid, deletionTimestamp, proof) => {
       const parts = (proof ?? '').split(':');
-      if (parts[0] === V1 && parts.length === 2) return equalMac(parts[1], mac(key, [V1, uid, deletionTimestamp])) ? {} : undefined;
+      if (parts[0] === V1 && parts.length === 2) return equalMac(parts[1], mac(key, 'stamp', [V1, uid, deletionTimestamp])) ? {} : undefined;
       if (parts[0] !== V2 || parts.length !== 5) return undefined;
       const rules = readRules(parts[1], parts[2], parts[3]);
       if (rules === undefined) return undefined;
-      return equalMac(parts[4], mac(key, v2Fields(uid, deletionTimestamp, rules))) ? { rules } : undefined;
+      return equalMac(parts[4], mac(key, 'stamp', v2Fields(uid, deletionTimestamp, rules))) ? { rules } : undefined;
     },
     sealDeclared: (identity, annotations) => sealDeclaredRules(key, identity, annotations),
     openDeclared: (identity, proof) => openDeclaredRules(key, identity, proof),
@@ -153,7 +151,7 @@ export function declaresSameRules(proof: string | undefined, annotations: Readon
 }
 
 function declaredMac(key: Uint8Array, identity: DeclaredIdentity, fields: readonly string[]): Buffer {
-  return createHmac('sha256', key).update(JSON.stringify(['declared', DECLARED_VERSION, identity.group, identity.kind, identity.namespace, identity.name, ...fields])).digest();
+  return mac(key, 'declared', [DECLARED_VERSION, identity.group, identity.kind, identity.namespace, identity.name, ...fields]);
 }
 
 /**
