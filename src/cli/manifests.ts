@@ -23,6 +23,25 @@ export interface ManifestFile {
   syntaxErrors: { line: number; col: number; message: string }[];
 }
 
+/**
+ * The YAML parser recurses once per level of nesting, so a document nested a
+ * few thousand levels deep overflows the stack (where exactly depends on the
+ * machine). Such a document written as JSON (which is YAML) is still read, by
+ * JSON.parse, which does not recurse on the stack, so the check that refuses
+ * deep objects judges it in the operator's words, not the parser's crash.
+ */
+function jsonTooDeepForYaml(doc: Document.Parsed, text: string): unknown {
+  const overflowed = doc.errors.some((e) => /call stack|stack overflow/i.test(e.message));
+  if (!overflowed) return undefined;
+  const source = text.slice(doc.range[0], doc.range[2]).replace(/^\s*---/, '');
+  try {
+    const value: unknown = JSON.parse(source);
+    return value ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function parseManifests(file: string, text: string): ManifestFile {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
@@ -30,9 +49,18 @@ export function parseManifests(file: string, text: string): ManifestFile {
   const documents: ManifestDocument[] = [];
   const list = Array.isArray(docs) ? docs : [];
   list.forEach((doc: Document.Parsed, i) => {
+    const deep = doc.errors.length > 0 ? jsonTooDeepForYaml(doc, text) : undefined;
+    if (deep !== undefined) {
+      // The position of every node is the document's start: the parser that
+      // knows positions could not read it.
+      const at = lineCounter.linePos(doc.range[0]);
+      documents.push({ file, index: i + 1, value: deep, positionOf: () => at, keyPositionOf: () => at });
+      return;
+    }
     for (const error of doc.errors) {
       const at = lineCounter.linePos(error.pos[0]);
-      syntaxErrors.push({ line: at.line, col: at.col, message: error.message.split('\n')[0] ?? error.message });
+      const message = /call stack|stack overflow/i.test(error.message) ? 'document nests too deeply to read as YAML (an object nesting deeper than 100 levels is refused anyway)' : (error.message.split('\n')[0] ?? error.message);
+      syntaxErrors.push({ line: at.line, col: at.col, message });
     }
     if (doc.errors.length > 0) return;
     const value: unknown = doc.toJS();

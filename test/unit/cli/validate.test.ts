@@ -41,3 +41,24 @@ describe('validate (offline)', () => {
     expect(problems(`${header}spec:\n  resources:\n    - name: w\n      spec:\n        object: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}}\n`)).toEqual([]);
   });
 });
+
+describe('a document nested deeper than the YAML parser can recurse', () => {
+  function nestedJson(depth: number): string {
+    return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  }
+  const deepBundle = (name: string): string =>
+    JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name }, spec: { resources: [{ name: 'a', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} } } }] } }).replace('"data":{}', `"data":${nestedJson(20_000)}`);
+
+  it('written as JSON, is read and refused in the operator\'s words, its neighbours judged as usual', () => {
+    const found = problems(`${deepBundle('deep')}\n---\n${header}spec:\n  resources: []\n`);
+    expect(found.some((p) => p.includes('Bundle default/deep: resource "a": object nests deeper than 100 levels'))).toBe(true);
+    expect(found.some((p) => p.includes('Bundle default/b'))).toBe(false);
+  });
+
+  it('written as YAML, is a clear problem at the document, not a stack trace', () => {
+    const flow = `${'{a: '.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const found = problems(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: ${flow}\n`);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.every((p) => p.includes('document nests too deeply to read as YAML'))).toBe(true);
+  });
+});
