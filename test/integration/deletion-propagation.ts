@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { OwnerReference } from '../../src/api/bundle.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
-import { Annotations, Finalizers } from '../../src/api/names.js';
+import { Annotations, Finalizers, Labels } from '../../src/api/names.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { KubeApiError } from '../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
@@ -302,9 +302,10 @@ export async function installChartPolicy(env: TestEnv, ns: string, template: str
 
 /**
  * `--cascade=foreground` of a Bundle holding an Orphan object, an Approve
- * object, one that is Orphan by the Bundle's spec.deletionDefaults and a
+ * object, one that is Orphan by the Bundle's spec.deletionDefaults, one whose
+ * deletionDelay another tool overwrote with a value no one can read, and a
  * plain one, the collector running throughout, the chart's deletion guard
- * installed: the guard refuses the collector's deletes of the three while
+ * installed: the guard refuses the collector's deletes of the four while
  * the Bundle controls them, the finalizer releases them, and the collector
  * keeps them (same uid, no deletionTimestamp) and takes the plain one. No
  * pause: the order comes from the guard, not the test.
@@ -315,6 +316,7 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
     { name: 'approve', object: configMap('fgg-approve', { k: 'v' }, { [Annotations.deletionPolicy]: 'Approve' }) },
     { name: 'by-default', object: configMap('fgg-default', { k: 'v' }) },
     { name: 'plain', object: configMap('fgg-plain', { k: 'v' }, { [Annotations.deletionPolicy]: 'Delete' }) },
+    { name: 'unreadable', object: configMap('fgg-unreadable', { k: 'v' }, { [Annotations.deletionPolicy]: 'Delete' }) },
   ]);
   (manifest.spec as Record<string, unknown>).deletionDefaults = { deletionPolicy: 'Orphan' };
   await c.env.client.apply(BUNDLE_RESOURCE_TYPE, manifest, { fieldManager: 'test-user', force: true });
@@ -324,6 +326,8 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
   const byDefault = await c.env.client.get(c.t.configMap, c.ns, 'fgg-default');
   // The policy it takes from the defaults is written onto it, where the guard reads it.
   expect(byDefault.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
+  // Another tool writes a deletionDelay no one can read onto a listed object (the operator's apply does not own the key).
+  const unreadable = await c.env.client.patch(c.t.configMap, c.ns, 'fgg-unreadable', { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } }, 'merge', { fieldManager: 'another-tool' });
   const removeGuard = await installDeletionGuard(c, keep);
   try {
     await deleteBundle(c, 'fgg', 'Foreground');
@@ -337,6 +341,10 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
     expect(stampOf(released)).toBeDefined();
     expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v2:/);
     expect((await expectKept(c, 'fgg-default', byDefault.metadata.uid)).metadata.ownerReferences ?? []).toEqual([]);
+    // Rules that cannot be read: released (no countdown can start on them; the sweeper reports it), never deleted.
+    const releasedUnreadable = await expectKept(c, 'fgg-unreadable', unreadable.metadata.uid);
+    expect(releasedUnreadable.metadata.ownerReferences ?? []).toEqual([]);
+    expect(releasedUnreadable.metadata.labels?.[Labels.formerBundle]).toBe('fgg');
   } finally {
     await removeGuard();
   }

@@ -13,7 +13,8 @@
  *  - foreground: the garbage collector deletes every object the Bundle still
  *    controls, a deletionDelay included (the user asked for the full
  *    cascade); the finalizer leaves those to it, but releases objects whose
- *    deletionPolicy is Orphan or Approve (see keptFromCascade).
+ *    deletionPolicy is Orphan or Approve, and those whose deletion rules
+ *    cannot be read (see keptFromCascade).
  *  - orphan: the garbage collector removes the Bundle's reference; the
  *    finalizer takes out the rest of what the operator wrote (dependency
  *    references, their bookkeeping annotation, a countdown stamp), so an
@@ -250,12 +251,21 @@ function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string
 function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
   const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
-  if (!reading.ok) return undefined;
   const floor = manifestFloor(o, input);
   const countdown = countdownOf(o, { seal: input.stampSeal, defaults: input.bundle.defaults, extra: floor });
-  const rules = stricterRules(reading.rules, countdown.floor);
   const what = describeObject(o);
   const refs = referenceContext(o, input, siblings);
+  if (!reading.ok) {
+    // Nothing is deleted on a value that could not be read, the cascade included: the floors (manifest, sealed
+    // rules) still decide Orphan; otherwise it is released as a background deletion releases it (no countdown can
+    // start on rules that cannot be read: the sweeper keeps it and reports them).
+    if (countdown.floor?.policy === 'Orphan') {
+      return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
+    }
+    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal, floor);
+    return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletion rules cannot be read (${reading.message}); kept, never deleted on a value that could not be read` } };
+  }
+  const rules = stricterRules(reading.rules, countdown.floor);
   if (rules.policy === 'Orphan') {
     return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
   }
@@ -273,7 +283,7 @@ function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleClaim):
 /** Which of an object's references the operator wrote, as the finalizer sees it: the claims of live Bundles listing it stay. */
 function referenceContext(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): ReferenceOwnerContext {
   const claims = input.claims.get(objectKey(o)) ?? [];
-  return { legacySiblingUids: siblings, liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)) };
+  return { siblingUids: siblings, liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)) };
 }
 
 /**

@@ -121,12 +121,15 @@ export interface ReferenceOwnerContext {
    */
   liveClaimUids?: ReadonlySet<string> | undefined;
   /**
-   * For objects applied before dependency references were recorded (no
-   * dependencyReferences annotation): uids of the Bundle's other objects. A
-   * non-controller reference to one of them, with blockOwnerDeletion as the
-   * operator writes it, is taken for a dependency reference.
+   * Uids of the Bundle's other objects. A non-controller reference to one of
+   * them, with blockOwnerDeletion as the operator writes it, is taken for a
+   * dependency reference whatever the dependencyReferences annotation says:
+   * absent on objects applied before it was recorded, or stale (written back
+   * from an older copy) while nothing re-applies the object. Read as the
+   * user's, such a reference would outlive the release, and the collector
+   * would take the object through its deleted sibling.
    */
-  legacySiblingUids?: ReadonlySet<string> | undefined;
+  siblingUids?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -142,13 +145,12 @@ export interface ReferenceOwnerContext {
  * Bundle is gone, the very thing giving it up is meant to prevent.
  */
 export function operatorWrittenReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
-  const recorded = meta.annotations?.[Annotations.dependencyReferences] !== undefined;
   const dependencies = recordedDependencyUids(meta.annotations);
   return (meta.ownerReferences ?? []).filter((ref) => {
     if (isBundleReference(ref)) return ref.controller === true || !(ctx.liveClaimUids?.has(ref.uid) ?? false);
     if (ref.controller === true) return false;
-    if (recorded) return dependencies.has(ref.uid);
-    return ref.blockOwnerDeletion === true && (ctx.legacySiblingUids?.has(ref.uid) ?? false);
+    if (dependencies.has(ref.uid)) return true;
+    return ref.blockOwnerDeletion === true && (ctx.siblingUids?.has(ref.uid) ?? false);
   });
 }
 

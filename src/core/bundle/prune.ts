@@ -174,7 +174,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
       return {
         action: 'release',
         target,
-        patch: keptReleasePatch(o, input.bundleName ?? '', { legacySiblingUids: siblings }),
+        patch: keptReleasePatch(o, input.bundleName ?? '', { siblingUids: siblings }),
         event: { reason: EventReasons.Released, message: `released ${what}: no longer in the Bundle, and its deletionPolicy is Orphan: kept, never deleted` },
       };
     }

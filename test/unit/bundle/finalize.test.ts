@@ -81,6 +81,8 @@ describe('planFinalize: what each object gets, per propagation', () => {
     ['foreground', 'leave:counting(collector-deletes)', counting],
     ['foreground', 'leave:going(terminating)', going],
     ['foreground', 'let-go:elsewhere', elsewhere],
+    // Red team 5: nothing is deleted on a value that could not be read, the cascade included.
+    ['foreground', 'release:bad', badDelay],
     ['orphan', 'orphan:plain', plain],
     ['orphan', 'orphan:delay', withDelay],
     ['orphan', 'leave:going(terminating)', going],

@@ -19,10 +19,12 @@ describe('operatorWrittenReferences / userReferences', () => {
     ['a recorded uid on a controller reference that is not a Bundle stays', [{ ...depRef('rs'), controller: true }], recorded('rs'), [], []],
     ['nothing', [], undefined, [], []],
     ['no annotation (applied before they were recorded): a blocking reference to a sibling', [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')], undefined, [], ['b1', 'sib']],
-    ['with the annotation, siblings do not matter', [bundleRef('b1'), depRef('sib')], recorded('other'), [], ['b1']],
+    // Red team 5: a stale annotation (written back from an older copy) must not turn the operator's reference into the user's.
+    ['a stale annotation: a blocking reference to a sibling is still the operator\'s', [bundleRef('b1'), depRef('sib'), depRef('mine')], recorded('other'), [], ['b1', 'sib']],
+    ['a non-blocking reference to a sibling is the user\'s', [bundleRef('b1'), userRef('sib2')], recorded('other'), [], ['b1']],
   ])('%s', (_name, refs, annotations, liveClaims, expected) => {
     const meta = { ownerReferences: refs, ...(annotations ? { annotations } : {}) };
-    const ctx = { liveClaimUids: new Set(liveClaims), legacySiblingUids: new Set(['sib', 'sib2']) };
+    const ctx = { liveClaimUids: new Set(liveClaims), siblingUids: new Set(['sib', 'sib2']) };
     const ours = operatorWrittenReferences(meta, ctx);
     expect(ours.map((r) => r.uid)).toEqual(expected);
     // The two halves partition the list, in order.
