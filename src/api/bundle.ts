@@ -203,6 +203,18 @@ export const PendingDeletionSchema = z
   .describe('An object that left the spec and waits for its deletionDelay; putting it back cancels the deletion.');
 export type PendingDeletion = z.infer<typeof PendingDeletionSchema>;
 
+export const DeclaredRulesSchema = z
+  .object({
+    group: z.string().optional().describe('API group of the object (absent for the core group).'),
+    kind: z.string().describe('Kind of the object.'),
+    name: z.string().describe('Name of the object.'),
+    deletionDelay: z.string().optional().describe('The smith.atlassian.com/deletionDelay its manifest declares.'),
+    deletionPolicy: z.string().optional().describe('The smith.atlassian.com/deletionPolicy its manifest declares.'),
+    deleteWhen: z.string().optional().describe('The smith.atlassian.com/deleteWhen its manifest declares.'),
+  })
+  .describe('The deletion rules one listed object\'s manifest declares.');
+export type DeclaredRules = z.infer<typeof DeclaredRulesSchema>;
+
 export const BundleStatusSchema = z
   .object({
     observedGeneration: z.number().int().optional().describe('The generation of the spec this status describes.'),
@@ -214,6 +226,10 @@ export const BundleStatusSchema = z
     resourceStatuses: z.array(ResourceStatusSchema).optional().describe('Conditions of each resource, by name.'),
     objectsToDelete: z.array(ObjectToDeleteSchema).optional().describe('Objects that left the spec and are still to be deleted.'),
     pendingDeletions: z.array(PendingDeletionSchema).optional().describe('Objects that left the spec and wait for their deletionDelay.'),
+    declaredRules: z
+      .array(DeclaredRulesSchema)
+      .optional()
+      .describe('The deletion rules each listed object\'s manifest declares, as the operator last read the spec: when the object leaves the spec, its deletion is never looser than these (over spec.deletionDefaults), whatever its own annotations say.'),
     pendingDeletionCount: z.number().int().optional().describe('How many objects wait for their deletionDelay (printer column).'),
     awaitingApprovalCount: z.number().int().optional().describe('How many objects are due and wait for their deletion to be approved (printer column).'),
     resourcesReady: z.string().optional().describe('Ready resources out of all, as "ready/total" (printer column).'),

@@ -13,6 +13,7 @@ import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { planFinalize, propagationOf, type FinalizeStep } from '../../core/bundle/finalize.js';
+import { countdownRecordOf } from '../../core/bundle/countdown.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
 import { objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
@@ -108,6 +109,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
     stampAt,
     signRelease: input.signRelease,
     ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
+    countdownRecord: countdownRecordOf(bundle.status, bundle.metadata.namespace ?? ''),
     declared: declaredAnnotations(bundle),
   });
   if (plan.done) {

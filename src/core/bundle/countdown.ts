@@ -5,10 +5,21 @@
  * manifest declared when applied (over the Bundle's defaults), and any rules
  * the caller adds (the finalizer: the manifest of the Bundle being
  * deleted). Every path that decides a soft delete reads through here, so an
- * edit by hand can put a deletion off and never bring it forward. Pure.
+ * edit by hand can put a deletion off and never bring it forward.
+ *
+ * The proofs on the object bind its identity, not one moment: an earlier
+ * copy of its own annotations written back (an old `kubectl get -o yaml`
+ * re-applied, a restore) still checks. So the Bundle's status, which only
+ * the operator writes, keeps the record that decides over them: the rules
+ * each listed object's manifest declares (status.declaredRules) and each
+ * countdown's stamp and earliest deletion (status.pendingDeletions). A
+ * proven stamp earlier than the recorded one reads as the recorded one,
+ * and the recorded deadline is a floor. Pure.
  */
-import type { DeletionDefaults } from '../../api/bundle.js';
-import { stricterRules, type DeletionRules } from '../softdelete/rules.js';
+import type { DeclaredRules, DeletionDefaults, PendingDeletion } from '../../api/bundle.js';
+import { Annotations } from '../../api/names.js';
+import { formatGoDuration } from '../duration.js';
+import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { declaredFloor, provenCountdown, type CountdownReading, type DeclaredIdentity, type StampSeal } from '../softdelete/stamp-seal.js';
 import { groupOf, keyGroupOf, type LiveObject } from './objects.js';
 
@@ -19,9 +30,112 @@ export function declaredIdentityOf(o: { apiVersion: string; kind: string; metada
 
 const stricterOf = (a: DeletionRules | undefined, b: DeletionRules | undefined): DeletionRules | undefined => (a === undefined ? b : stricterRules(a, b));
 
-export function countdownOf(o: LiveObject, context: { seal: StampSeal | undefined; defaults: DeletionDefaults | undefined; extra?: DeletionRules | undefined }): CountdownReading {
+/** One string per identity (group and kind, namespace, name), to look an object up in the record. */
+export function identityKey(id: DeclaredIdentity): string {
+  return `${id.group}/${id.kind}/${id.namespace}/${id.name}`;
+}
+
+/** What the Bundle's status records of its countdowns (see the header), by identityKey. */
+export interface CountdownRecord {
+  /**
+   * The deletion annotations each listed object's manifest declares (an
+   * object absent here declares none). Undefined when the status holds no
+   * record (written by a version before it): the proofs alone decide.
+   */
+  declared: ReadonlyMap<string, Readonly<Record<string, string>>> | undefined;
+  /** The countdowns the last status reported. */
+  pending: ReadonlyMap<string, Pick<PendingDeletion, 'deletionTimestamp' | 'deleteAfter' | 'waitingFor'>>;
+}
+
+const DECLARED_KEYS = [
+  ['deletionDelay', Annotations.deletionDelay],
+  ['deletionPolicy', Annotations.deletionPolicy],
+  ['deleteWhen', Annotations.deleteWhen],
+] as const;
+
+/** The record, as a Bundle's status holds it. */
+export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined, namespace: string): CountdownRecord {
+  const declared = status?.declaredRules === undefined ? undefined : new Map(
+    status.declaredRules.map((d) => {
+      const annotations: Record<string, string> = {};
+      for (const [field, name] of DECLARED_KEYS) {
+        const value = d[field];
+        if (value !== undefined) annotations[name] = value;
+      }
+      return [identityKey({ group: keyGroupOf(d.group ?? '', d.kind), kind: d.kind, namespace, name: d.name }), annotations] as const;
+    }),
+  );
+  const pending = new Map((status?.pendingDeletions ?? []).map((p) => [identityKey(declaredIdentityOf({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name } }, namespace)), p] as const));
+  return { declared, pending };
+}
+
+/** status.declaredRules for a spec: one entry per resource whose manifest declares a deletion rule, in spec order. */
+export function declaredRulesOf(resources: readonly { spec: { object?: { apiVersion: string; kind: string; metadata: { name: string; annotations?: Record<string, string> | undefined } } | undefined } }[]): DeclaredRules[] {
+  return resources.flatMap((r): DeclaredRules[] => {
+    const o = r.spec.object;
+    if (o === undefined) return [];
+    const group = groupOf(o.apiVersion);
+    const entry: DeclaredRules = { ...(group !== '' ? { group } : {}), kind: o.kind, name: o.metadata.name };
+    let declares = false;
+    for (const [field, name] of DECLARED_KEYS) {
+      const value = o.metadata.annotations?.[name];
+      if (value === undefined) continue;
+      entry[field] = value;
+      declares = true;
+    }
+    return declares ? [entry] : [];
+  });
+}
+
+export function countdownOf(o: LiveObject, context: { seal: StampSeal | undefined; defaults: DeletionDefaults | undefined; extra?: DeletionRules | undefined; record?: CountdownRecord | undefined }): CountdownReading {
+  const identity = declaredIdentityOf(o);
+  const key = identityKey(identity);
   const reading = provenCountdown(o.metadata.annotations, o.metadata.uid, context.seal);
-  const declared = declaredFloor(o.metadata.annotations, declaredIdentityOf(o), context.defaults, context.seal);
-  const floor = stricterOf(stricterOf(reading.floor, declared), context.extra);
-  return floor === undefined ? { annotations: reading.annotations } : { annotations: reading.annotations, floor };
+  const recorded = context.record?.pending.get(key);
+  const annotations = notEarlierThanRecorded(reading.annotations, recorded);
+  const floor = stricterOf(stricterOf(stricterOf(reading.floor, declaredFloorOf(o, identity, key, context)), context.extra), recordedFloor(recorded));
+  return floor === undefined ? { annotations } : { annotations, floor };
+}
+
+/**
+ * The floor of what the object's manifest declared, over the Bundle's
+ * defaults: the stricter of the record's entry (none: the defaults alone;
+ * no record at all: nothing) and the object's own proof (a seal to check
+ * it with). An old proof written back cannot bring a
+ * deletion forward past the record; a proof the record lost (a pass that
+ * wrote status with the object gone from the spec before it was stamped)
+ * still holds it back.
+ */
+function declaredFloorOf(o: LiveObject, identity: DeclaredIdentity, key: string, context: { seal: StampSeal | undefined; defaults: DeletionDefaults | undefined; record?: CountdownRecord | undefined }): DeletionRules | undefined {
+  const record = context.record?.declared;
+  const recorded = record === undefined ? undefined : readDeletionRules(record.get(key) ?? {}, context.defaults);
+  const proven = declaredFloor(o.metadata.annotations, identity, context.defaults, context.seal);
+  return stricterOf(recorded?.ok === true ? recorded.rules : undefined, proven);
+}
+
+/** A proven stamp earlier than the recorded one (an earlier countdown's, written back) reads as the recorded one. */
+function notEarlierThanRecorded(annotations: Readonly<Record<string, string>> | undefined, recorded: Pick<PendingDeletion, 'deletionTimestamp'> | undefined): Readonly<Record<string, string>> | undefined {
+  const stamp = annotations?.[Annotations.deletionTimestamp];
+  if (annotations === undefined || stamp === undefined || recorded === undefined) return annotations;
+  const live = Date.parse(stamp);
+  const kept = Date.parse(recorded.deletionTimestamp);
+  if (!Number.isFinite(kept) || (Number.isFinite(live) && live >= kept)) return annotations;
+  return { ...annotations, [Annotations.deletionTimestamp]: recorded.deletionTimestamp };
+}
+
+/** The rules a recorded countdown implies: its delay (deleteAfter - deletionTimestamp), an approval or readiness it waited for. */
+function recordedFloor(recorded: Pick<PendingDeletion, 'deletionTimestamp' | 'deleteAfter' | 'waitingFor'> | undefined): DeletionRules | undefined {
+  if (recorded === undefined) return undefined;
+  const start = Date.parse(recorded.deletionTimestamp);
+  const after = Date.parse(recorded.deleteAfter);
+  if (!Number.isFinite(start) || !Number.isFinite(after)) return undefined;
+  const delayMs = Math.max(0, after - start);
+  return {
+    policy: recorded.waitingFor === 'Approval' ? 'Approve' : 'Delete',
+    policyFromDefaults: false,
+    delayMs,
+    delayText: formatGoDuration(delayMs),
+    delayFromDefaults: false,
+    deleteWhen: recorded.waitingFor === 'BundleReady' ? 'BundleReady' : undefined,
+  };
 }

@@ -34,7 +34,7 @@ import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
-import { countdownOf } from './countdown.js';
+import { countdownOf, type CountdownRecord } from './countdown.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
 export type Propagation = 'background' | 'foreground' | 'orphan';
@@ -76,6 +76,8 @@ export interface FinalizeInput {
   signRelease: ReleaseSigner;
   /** Proves the stamps this operator wrote: a release carries on only a proven countdown, and starts one written by hand over. */
   stampSeal?: StampSeal;
+  /** What the deleted Bundle's status recorded of its countdowns (countdown.ts): it decides over proofs written back. */
+  countdownRecord?: CountdownRecord;
   /**
    * The annotations each object the spec lists is declared with, by
    * objectKey. Their deletion rules stand in for any the live object lacks
@@ -185,7 +187,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   const siblings = siblingUids(controlled);
   // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
   // (a gated object is released with a countdown like any delayed one).
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, floorFor: (o) => manifestFloor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) });
+  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, floorFor: (o) => manifestFloor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}), ...(input.countdownRecord ? { countdownRecord: input.countdownRecord } : {}) });
   return actions.flatMap((action): FinalizeStep[] => {
     const o = byUid.get(action.target.uid);
     if (o === undefined || action.target.uid === undefined) return [];
@@ -216,7 +218,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     return [{
       action: 'release',
       target: action.target,
-      patch: releasePatch(o, { name: bundle.name, defaults: bundle.defaults }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, input.stampSeal, manifestFloor(o, input)),
+      patch: releasePatch(o, { name: bundle.name, defaults: bundle.defaults }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, { seal: input.stampSeal, floor: manifestFloor(o, input), record: input.countdownRecord }),
       event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it` },
     }];
   });
@@ -252,7 +254,7 @@ function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: Readonly
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
   const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
   const floor = manifestFloor(o, input);
-  const countdown = countdownOf(o, { seal: input.stampSeal, defaults: input.bundle.defaults, extra: floor });
+  const countdown = countdownOf(o, { seal: input.stampSeal, defaults: input.bundle.defaults, extra: floor, record: input.countdownRecord });
   const what = describeObject(o);
   const refs = referenceContext(o, input, siblings);
   if (!reading.ok) {
@@ -262,7 +264,7 @@ function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: Readonly
     if (countdown.floor?.policy === 'Orphan') {
       return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
     }
-    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal, floor);
+    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, { seal: input.stampSeal, floor, record: input.countdownRecord });
     return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletion rules cannot be read (${reading.message}); kept, never deleted on a value that could not be read` } };
   }
   const rules = stricterRules(reading.rules, countdown.floor);
@@ -270,7 +272,7 @@ function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: Readonly
     return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
   }
   if (rules.policy === 'Approve') {
-    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, input.stampSeal, floor);
+    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, { seal: input.stampSeal, floor, record: input.countdownRecord });
     return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved` } };
   }
   return undefined;

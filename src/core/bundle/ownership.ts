@@ -14,7 +14,7 @@
  * Pure: Bundles and objects come in as plain data.
  */
 import type { OwnerReference } from '../../api/bundle.js';
-import { API_VERSION, Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, FIELD_MANAGER, GROUP } from '../../api/names.js';
 import { controllerOf, describeObject, isRecord, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 
 /** A live Bundle that lists an object. */
@@ -122,12 +122,15 @@ export interface ReferenceOwnerContext {
   liveClaimUids?: ReadonlySet<string> | undefined;
   /**
    * Uids of the Bundle's other objects. A non-controller reference to one of
-   * them, with blockOwnerDeletion as the operator writes it, is taken for a
-   * dependency reference whatever the dependencyReferences annotation says:
-   * absent on objects applied before it was recorded, or stale (written back
-   * from an older copy) while nothing re-applies the object. Read as the
-   * user's, such a reference would outlive the release, and the collector
-   * would take the object through its deleted sibling.
+   * them, with blockOwnerDeletion as the operator writes it, that the
+   * operator's field manager applied (managedFields; any, when the object
+   * was read without them) is a dependency reference whatever the
+   * dependencyReferences annotation says: absent on objects applied before
+   * it was recorded, or stale (written back from an older copy) while
+   * nothing re-applies the object. Read as the user's, such a reference
+   * would outlive the release, and the collector would take the object
+   * through its deleted sibling. One another tool wrote is the user's: the
+   * object keeps it, as kube-controller-manager's collector would.
    */
   siblingUids?: ReadonlySet<string> | undefined;
 }
@@ -144,14 +147,42 @@ export interface ReferenceOwnerContext {
  * the object (or is gone) would let the collector delete it once that
  * Bundle is gone, the very thing giving it up is meant to prevent.
  */
-export function operatorWrittenReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
+export function operatorWrittenReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined; managedFields?: unknown }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
   const dependencies = recordedDependencyUids(meta.annotations);
+  const applied = referencesAppliedBy(meta.managedFields, FIELD_MANAGER);
   return (meta.ownerReferences ?? []).filter((ref) => {
     if (isBundleReference(ref)) return ref.controller === true || !(ctx.liveClaimUids?.has(ref.uid) ?? false);
     if (ref.controller === true) return false;
     if (dependencies.has(ref.uid)) return true;
-    return ref.blockOwnerDeletion === true && (ctx.siblingUids?.has(ref.uid) ?? false);
+    return ref.blockOwnerDeletion === true && (ctx.siblingUids?.has(ref.uid) ?? false) && (applied === undefined || applied.has(ref.uid));
   });
+}
+
+/**
+ * Uids of the ownerReferences entries `manager` owns in the object's
+ * managedFields (entries of a list keyed by uid: `k:{"uid":"..."}`);
+ * undefined when the object was read without managedFields.
+ */
+export function referencesAppliedBy(managedFields: unknown, manager: string): Set<string> | undefined {
+  if (!Array.isArray(managedFields)) return undefined;
+  const uids = new Set<string>();
+  for (const entry of managedFields as unknown[]) {
+    if (!isRecord(entry) || entry['manager'] !== manager) continue;
+    const fields = entry['fieldsV1'];
+    const metadata = isRecord(fields) ? fields['f:metadata'] : undefined;
+    const refs = isRecord(metadata) ? metadata['f:ownerReferences'] : undefined;
+    if (!isRecord(refs)) continue;
+    for (const key of Object.keys(refs)) {
+      if (!key.startsWith('k:')) continue;
+      try {
+        const parsed: unknown = JSON.parse(key.slice(2));
+        if (isRecord(parsed) && typeof parsed['uid'] === 'string') uids.add(parsed['uid']);
+      } catch {
+        // Not a key this reader knows: it proves nothing.
+      }
+    }
+  }
+  return uids;
 }
 
 /**
@@ -201,7 +232,7 @@ export function hasClaimReference(o: LiveObject, bundleUid: string): boolean {
 }
 
 /** The ownerReferences left once the operator's are taken out (in their original order). */
-export function userReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
+export function userReferences(meta: Parameters<typeof operatorWrittenReferences>[0], ctx: ReferenceOwnerContext = {}): OwnerReference[] {
   const ours = new Set(operatorWrittenReferences(meta, ctx));
   return (meta.ownerReferences ?? []).filter((ref) => !ours.has(ref));
 }

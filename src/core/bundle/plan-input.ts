@@ -5,7 +5,8 @@
  * the live object at each resource's coordinates, what the Bundle controls,
  * the claims of the namespace's live Bundles, the CRD readiness table.
  */
-import type { BundleSpec, Condition } from '../../api/bundle.js';
+import type { BundleSpec, Condition, DeclaredRules, PendingDeletion } from '../../api/bundle.js';
+import { countdownRecordOf } from './countdown.js';
 import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
@@ -27,7 +28,7 @@ export interface BundleToPlan {
   };
   spec: BundleSpec;
   /** As stored: its Ready condition at its observedGeneration opens deleteWhen BundleReady gates. */
-  status?: { observedGeneration?: number | undefined; conditions?: readonly Condition[] | undefined } | undefined;
+  status?: { observedGeneration?: number | undefined; conditions?: readonly Condition[] | undefined; declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined;
 }
 
 /**
@@ -139,6 +140,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     stampAt: s.stampAt,
     claims,
     bundleReady: isReadyWithCurrentSpec(bundle),
+    countdownRecord: countdownRecordOf(bundle.status, namespace),
     ...(s.stampSeal !== undefined ? { stampSeal: s.stampSeal } : {}),
     ...(s.envSources !== undefined ? { envSources: s.envSources } : {}),
   };

@@ -4,7 +4,8 @@
  * controller gathers the inputs (live objects, kind tables, the time) and
  * carries the plan out; nothing here talks to the API server.
  */
-import type { BundleSpec, DeletionDefaults, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
+import type { BundleSpec, DeclaredRules, DeletionDefaults, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
+import { declaredRulesOf, type CountdownRecord } from './countdown.js';
 import type { Reasons } from '../../api/names.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { SourceData } from './env-ref-hash.js';
@@ -59,6 +60,8 @@ export interface PlanInput {
   bundleReady?: boolean;
   /** Proves the countdown stamps this operator wrote (core/softdelete/stamp-seal.ts); absent, every stamp is taken as written. */
   stampSeal?: StampSeal;
+  /** What the Bundle's status records of its countdowns (core/bundle/countdown.ts): it decides over proofs written back on an object. */
+  countdownRecord?: CountdownRecord;
   /**
    * What was read of each ConfigMap and Secret the Bundle's workloads read
    * (workload-env-hash.ts), by `${kind}/${name}` in the Bundle's namespace:
@@ -115,14 +118,17 @@ export interface BundlePlan {
   /** Wait at most this long before reconciling again (the next soft-delete expiry). */
   requeueAfterMs?: number;
   /** What the deletion rules were read with: a delete decided again on a fresh read (redecideDelete) uses the same. */
-  deletionContext: { defaults?: DeletionDefaults | undefined; bundleReady: boolean; stampSeal?: StampSeal };
+  deletionContext: { defaults?: DeletionDefaults | undefined; bundleReady: boolean; stampSeal?: StampSeal; countdownRecord?: CountdownRecord };
+  /** status.declaredRules for this spec: the deletion rules each listed object's manifest declares. */
+  declaredRules: DeclaredRules[];
 }
 
 export function planBundle(input: PlanInput): BundlePlan {
   const { bundle, spec } = input;
   const graph = resourceGraph(spec.resources);
   const order = topologicalOrder(graph);
-  const base = { bundle, order, levels: levels(graph), deletionContext: { defaults: spec.deletionDefaults, bundleReady: input.bundleReady === true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}) } };
+  const countdown = { ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}), ...(input.countdownRecord ? { countdownRecord: input.countdownRecord } : {}) };
+  const base = { bundle, order, levels: levels(graph), deletionContext: { defaults: spec.deletionDefaults, bundleReady: input.bundleReady === true, ...countdown }, declaredRules: declaredRulesOf(spec.resources) };
 
   const pruneRules = {
     now: input.now,
@@ -130,7 +136,7 @@ export function planBundle(input: PlanInput): BundlePlan {
     bundleName: bundle.name,
     defaults: spec.deletionDefaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
-    ...(input.stampSeal !== undefined ? { stampSeal: input.stampSeal } : {}),
+    ...countdown,
     ...(input.claims !== undefined ? { claims: input.claims } : {}),
     ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
   };

@@ -11,7 +11,7 @@ import { buildGraph, levels, topologicalOrder, transpose } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import type { DeletionRules } from '../softdelete/rules.js';
-import { countdownOf } from './countdown.js';
+import { countdownOf, type CountdownRecord } from './countdown.js';
 import type { BundleClaim } from './ownership.js';
 import { keptReleasePatch, markPatch } from './release.js';
 
@@ -108,6 +108,8 @@ export interface PruneInput {
   stampSeal?: StampSeal;
   /** Rules an object's deletion may not be looser than, beyond its stamp's (the finalizer: what its manifest declares). */
   floorFor?: (o: LiveObject) => DeletionRules | undefined;
+  /** What the Bundle's status records of its countdowns (countdown.ts). */
+  countdownRecord?: CountdownRecord;
 }
 
 /**
@@ -162,7 +164,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   if (other !== undefined) return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
   const decision = decideSoftDelete({
     inSpec: false,
-    ...countdownOf(o, { seal: input.stampSeal, defaults: input.defaults, extra: input.floorFor?.(o) }),
+    ...countdownOf(o, { seal: input.stampSeal, defaults: input.defaults, extra: input.floorFor?.(o), record: input.countdownRecord }),
     now,
     defaults: input.defaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
@@ -257,6 +259,7 @@ export interface RedecideDeleteInput {
   defaults?: DeletionDefaults | undefined;
   bundleReady?: boolean;
   stampSeal?: StampSeal;
+  countdownRecord?: CountdownRecord;
 }
 
 /**
@@ -271,6 +274,6 @@ export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   const { fresh } = input;
   if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
   if (!isControlledBy(fresh, input.bundleUid)) return undefined;
-  const decision = decideSoftDelete({ inSpec: false, ...countdownOf(fresh, { seal: input.stampSeal, defaults: input.defaults }), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
+  const decision = decideSoftDelete({ inSpec: false, ...countdownOf(fresh, { seal: input.stampSeal, defaults: input.defaults, record: input.countdownRecord }), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
   return deletesNow(decision) ? fresh.metadata.resourceVersion : undefined;
 }

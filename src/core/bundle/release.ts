@@ -16,7 +16,7 @@ import { decideSoftDelete } from '../softdelete/decide.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { formerBundleLabelValue } from '../softdelete/former-bundle.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { countdownOf } from './countdown.js';
+import { countdownOf, type CountdownRecord } from './countdown.js';
 import { isGated, readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { userReferences, type ReferenceOwnerContext } from './ownership.js';
@@ -100,12 +100,17 @@ export function keptReleasePatch(o: LiveObject, bundleName: string, refs: Refere
  * strictest reading, since the sweeper will read only the object. A gate
  * without a delay counts down from zero.
  */
-export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner, seal?: StampSeal, floor?: DeletionRules): JsonPatchOperation[] {
+export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner, read: { seal?: StampSeal | undefined; floor?: DeletionRules | undefined; record?: CountdownRecord | undefined } = {}): JsonPatchOperation[] {
   // markFormerBundle creates the annotations map when there is none.
   const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundle.name)];
   // Only a stamp this operator wrote is signed into the release: one written by hand starts over from now.
-  const proven = countdownOf(o, { seal, defaults: bundle.defaults, extra: floor });
+  const proven = countdownOf(o, { seal: read.seal, defaults: bundle.defaults, extra: read.floor, record: read.record });
   const annotations = { ...(proven.annotations ?? {}) };
+  // A stamp earlier than the Bundle's record (an earlier countdown's, written back) is replaced by the recorded one.
+  const stamp = annotations[Annotations.deletionTimestamp];
+  if (stamp !== undefined && stamp !== o.metadata.annotations?.[Annotations.deletionTimestamp]) {
+    ops.push({ op: 'add', path: annotationPath(Annotations.deletionTimestamp), value: stamp });
+  }
   const reading = readDeletionRules(annotations, bundle.defaults);
   if (reading.ok) {
     const rules = stricterRules(reading.rules, proven.floor);

@@ -70,6 +70,7 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
     resourceStatuses,
     objectsToDelete: objectsToDeleteOf(plan),
     pendingDeletions,
+    declaredRules: plan.declaredRules,
     pendingDeletionCount: pendingDeletions.length,
     awaitingApprovalCount: pendingDeletions.filter((p) => p.waitingFor === 'Approval').length,
     resourcesReady: `${ready}/${total}`,

@@ -30,6 +30,17 @@ describe('operatorWrittenReferences / userReferences', () => {
     // The two halves partition the list, in order.
     expect(userReferences(meta, ctx).map((r) => r.uid)).toEqual(refs.filter((r) => !expected.includes(r.uid)).map((r) => r.uid));
   });
+
+  // Red team 6: another tool's blocking reference to a sibling is the user's; the one the operator applied is its own.
+  const managed = (manager: string, ...uids: string[]) => ({ manager, operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:ownerReferences': Object.fromEntries(uids.map((u) => [`k:{"uid":"${u}"}`, { '.': {} }])) } } });
+  it.each<[string, unknown[], string[]]>([
+    ['applied by the operator: its own', [managed('bundlesmith', 'b1', 'sib')], ['b1', 'sib']],
+    ['written by another tool: the user\'s', [managed('bundlesmith', 'b1'), managed('another-tool', 'sib')], ['b1']],
+    ['managedFields with no entry of the operator\'s: the user\'s', [], ['b1']],
+  ])('a blocking reference to a sibling, with managedFields: %s', (_name, managedFields, expected) => {
+    const meta = { ownerReferences: [bundleRef('b1'), depRef('sib')], annotations: recorded('stale'), managedFields };
+    expect(operatorWrittenReferences(meta, { siblingUids: new Set(['sib']) }).map((r) => r.uid)).toEqual(expected);
+  });
 });
 
 describe('withdrawClaimPatch', () => {

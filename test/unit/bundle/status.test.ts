@@ -66,6 +66,7 @@ describe('buildBundleStatus', () => {
       })),
       objectsToDelete: [],
       pendingDeletions: [],
+      declaredRules: [],
       pendingDeletionCount: 0,
       awaitingApprovalCount: 0,
       resourcesReady: '2/2',

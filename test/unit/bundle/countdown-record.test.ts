@@ -1,0 +1,107 @@
+/**
+ * The Bundle's status records its countdowns (red team 4: proofs on the
+ * object bind its identity, not one moment, so an earlier copy of its own
+ * annotations written back still checked and brought a deletion forward).
+ * The record decides over them: status.declaredRules (what each listed
+ * object's manifest declares) and status.pendingDeletions (each countdown's
+ * stamp and deadline).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { Annotations } from '../../../src/api/names.js';
+import { countdownRecordOf, declaredRulesOf, identityKey, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
+import { planPrune } from '../../../src/core/bundle/prune.js';
+import { releasePatch } from '../../../src/core/bundle/release.js';
+import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
+import { stampSeal } from '../../../src/core/softdelete/stamp-seal.js';
+import { configMap, controlledByBundle, live, NOW, withAnnotation, withUid } from './builders.js';
+
+const seal = stampSeal(new Uint8Array(32).fill(7));
+const HOUR = 3_600_000;
+const NS = 'ns1';
+const identity = { group: '', kind: 'ConfigMap', namespace: NS, name: 'a' };
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Object a, controlled, with these annotations (a declared-rules proof of `proofOf` when given). */
+function object(annotations: Record<string, string>, proofOf?: Record<string, string>): ReturnType<typeof live> {
+  let o = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
+  for (const [k, v] of Object.entries(annotations)) o = live(o, withAnnotation(k, v));
+  const proof = proofOf === undefined ? undefined : seal.sealDeclared(identity, proofOf);
+  if (proof !== undefined) o = live(o, withAnnotation(Annotations.declaredRules, proof));
+  return o;
+}
+
+const record = (status: Parameters<typeof countdownRecordOf>[0]): CountdownRecord => countdownRecordOf(status, NS);
+const prune = (o: ReturnType<typeof live>, countdownRecord: CountdownRecord | undefined, defaults?: { deletionDelay?: string }) =>
+  planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, defaults, ...(countdownRecord ? { countdownRecord } : {}) })[0];
+
+describe('status.declaredRules', () => {
+  it('lists the resources whose manifest declares a rule, by group and kind', () => {
+    const resources: Parameters<typeof declaredRulesOf>[0] = [
+      { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', annotations: { [Annotations.deletionDelay]: '1h', other: 'x' } } } } },
+      { spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plain' } } } },
+      { spec: { object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', annotations: { [Annotations.deletionPolicy]: 'Orphan', [Annotations.deleteWhen]: 'BundleReady' } } } } },
+      { spec: {} },
+    ];
+    const declared = declaredRulesOf(resources);
+    expect(declared).toEqual([
+      { kind: 'ConfigMap', name: 'a', deletionDelay: '1h' },
+      { group: 'apps', kind: 'Deployment', name: 'd', deletionPolicy: 'Orphan', deleteWhen: 'BundleReady' },
+    ]);
+    const read = record({ declaredRules: declared });
+    expect(read.declared?.get(identityKey(identity))).toEqual({ [Annotations.deletionDelay]: '1h' });
+    expect(read.declared?.get(identityKey({ group: 'apps', kind: 'Deployment', namespace: NS, name: 'd' }))).toEqual({ [Annotations.deletionPolicy]: 'Orphan', [Annotations.deleteWhen]: 'BundleReady' });
+    // A status written before the record existed holds none: the proofs alone decide.
+    expect(record({}).declared).toBeUndefined();
+  });
+
+  it('an old proof written back (1s) over a manifest that now declares nothing: the Bundle\'s default (1h) holds', () => {
+    const replayed = object({ [Annotations.deletionDelay]: '1s' }, { [Annotations.deletionDelay]: '1s' });
+    expect(prune(replayed, record({ declaredRules: [] }), { deletionDelay: '1h' })).toMatchObject({ action: 'mark', deleteAfter: iso(NOW + HOUR) });
+    // Without a record, the proof is taken (a status written before it existed).
+    expect(prune(replayed, undefined, { deletionDelay: '1h' })).toMatchObject({ action: 'mark', deleteAfter: iso(NOW + 1000) });
+  });
+
+  it('an old proof written back (1s) over a manifest that now declares 2h: 2h holds', () => {
+    const replayed = object({ [Annotations.deletionDelay]: '1s' }, { [Annotations.deletionDelay]: '1s' });
+    expect(prune(replayed, record({ declaredRules: [{ kind: 'ConfigMap', name: 'a', deletionDelay: '2h' }] }))).toMatchObject({ action: 'mark', deleteAfter: iso(NOW + 2 * HOUR) });
+  });
+
+  it('the manifest\'s own shorter delay, recorded, is followed (0s over a default of 1h)', () => {
+    const o = object({ [Annotations.deletionDelay]: '0s' }, { [Annotations.deletionDelay]: '0s' });
+    expect(prune(o, record({ declaredRules: [{ kind: 'ConfigMap', name: 'a', deletionDelay: '0s' }] }), { deletionDelay: '1h' })).toMatchObject({ action: 'mark', deleteAfter: iso(NOW) });
+  });
+
+  it('a record that lost the entry but a genuine stricter proof: the proof still holds it back', () => {
+    const o = object({ [Annotations.deletionDelay]: '1s' }, { [Annotations.deletionDelay]: '2h' });
+    expect(prune(o, record({ declaredRules: [] }))).toMatchObject({ action: 'mark', deleteAfter: iso(NOW + 2 * HOUR) });
+  });
+});
+
+describe('status.pendingDeletions', () => {
+  // An earlier countdown (20s, cancelled) and the running one (1h, started 30 s ago).
+  const earlier = iso(NOW - 10 * 60_000);
+  const running = iso(NOW - 30_000);
+  const replayed = object({ [Annotations.deletionDelay]: '20s', [Annotations.deletionTimestamp]: earlier, [Annotations.stampProof]: seal.sign('a-uid', earlier, { delayMs: 20_000, policy: 'Delete' }) });
+  const pending = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', deletionTimestamp: running, deleteAfter: iso(NOW - 30_000 + HOUR), waitingFor: 'Delay' as const };
+
+  it('an earlier countdown\'s stamp and proofs written back over a running 1h countdown: it goes on waiting', () => {
+    expect(prune(replayed, record({ pendingDeletions: [pending] }))).toMatchObject({ action: 'wait', deletionTimestamp: running, deleteAfter: iso(NOW - 30_000 + HOUR) });
+    // Without the record, the replayed countdown would have ended.
+    expect(prune(replayed, undefined)?.action).toBe('delete');
+  });
+
+  it('a countdown that waited for an approval goes on waiting for one', () => {
+    const due = { ...pending, deleteAfter: running, waitingFor: 'Approval' as const };
+    expect(prune(replayed, record({ pendingDeletions: [due] }))).toMatchObject({ action: 'await', waitingFor: 'Approval' });
+  });
+
+  it('a later stamp than the record (a countdown started again) stands', () => {
+    const later = object({ [Annotations.deletionDelay]: '1h', [Annotations.deletionTimestamp]: running, [Annotations.stampProof]: seal.sign('a-uid', running, { delayMs: HOUR, policy: 'Delete' }) });
+    expect(prune(later, record({ pendingDeletions: [{ ...pending, deletionTimestamp: earlier, deleteAfter: iso(NOW - 10 * 60_000 + 20_000) }] }))).toMatchObject({ action: 'wait', deletionTimestamp: running });
+  });
+
+  it('a release writes the recorded stamp onto the object, so the sweeper reads the same countdown', () => {
+    const ops = releasePatch(replayed, { name: 'b' }, {}, { now: NOW, stampAt: NOW }, releaseSigner(new Uint8Array(32).fill(3)), { seal, record: record({ pendingDeletions: [pending] }) });
+    expect(ops).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionTimestamp.replace('/', '~1')}`, value: running });
+  });
+});
