@@ -44,7 +44,7 @@ A script can therefore parse stdout and check the exit code.
 `;
 
 function fence(text: string): string {
-  return ['```', text.trimEnd(), '```'].join('\n');
+  return ['```console', text.trimEnd(), '```'].join('\n');
 }
 
 async function commandSection(declaration: CommandDeclaration, help: string): Promise<string> {

@@ -13,37 +13,25 @@
  * line, the operator is started out of cluster with the flags of the
  * rendered Deployment, as the chart's ServiceAccount (rbac.test.ts does the
  * same), watching only the README's namespace, since other files' Bundles
- * share this API server. The cluster-scoped objects the manifest created
- * (ClusterRoles, the deletion guard) are deleted afterwards; the CRD stays,
- * it is every file's.
+ * share this API server. Every object the manifest created is deleted
+ * afterwards (docs-commands.test.ts installs the same release in the same
+ * namespace with helm) but the CRD, which is every file's. The block
+ * machinery is doc-blocks.ts, shared with docs-commands.test.ts.
  */
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { Annotations } from '../../src/api/names.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import type { ResourceType } from '../../src/kube/types.js';
 import { forbiddenLines } from './chart.js';
-import { connect, kubeconfigPath, resourceType, run, tool, type RunResult, type TestEnv } from './harness.js';
+import { blocks, commandBin, commands, deleteRenderedChart, renderedChart, sh as shIn, skipReason } from './doc-blocks.js';
+import { connect, resourceType, type RunResult, type TestEnv } from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
 
 const root = repoRoot();
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-interface Block {
-  lang: string;
-  body: string;
-  /** The HTML comment right above the block, if any. */
-  note: string | undefined;
-}
-
-function blocks(markdown: string): Block[] {
-  return [...markdown.matchAll(/(?:<!--\s*(.*?)\s*-->\n)?```(\w*)\n([\s\S]*?)```/g)].map((m) => ({ note: m[1], lang: m[2] ?? '', body: m[3] ?? '' }));
-}
-
-const SKIP = /^not run by test\/integration\/readme\.test\.ts: (.+)$/;
+const THIS_FILE = 'test/integration/readme.test.ts';
 /** The blocks another test runs instead, by their first line. */
 const SKIPPED = ['helm install bundlesmith charts/bundlesmith -n bundlesmith --create-namespace', 'npm install && npm run build && npm link'];
 
@@ -80,32 +68,16 @@ function shownOutputs(): { command: string; output: string }[] {
     });
 }
 
-/** The rendered manifest, as the README renders it. */
-async function rendered(): Promise<{ kind: string; metadata: { name: string }; spec?: Record<string, unknown> }[]> {
-  const result = await run('helm', ['template', 'bundlesmith', join(root, 'charts', 'bundlesmith'), '-n', RELEASE_NAMESPACE]);
-  if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr}`);
-  return parseAllDocuments(result.stdout)
-    .map((d) => d.toJS() as { kind: string; metadata: { name: string }; spec?: Record<string, unknown> } | null)
-    .filter((d) => d !== null);
-}
-
 /** What the chart's pod would run: the rendered Deployment's flags (minus its HTTP addresses), as its ServiceAccount. */
 async function startChartOperator(): Promise<OperatorProcess> {
-  const deployment = (await rendered()).find((d) => d.kind === 'Deployment');
+  const deployment = (await renderedChart('bundlesmith', RELEASE_NAMESPACE)).find((d) => d.kind === 'Deployment');
   const pod = (deployment?.spec as { template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } | undefined)?.template.spec;
   if (!pod) throw new Error('the chart rendered no Deployment');
   const args = (pod.containers[0]?.args ?? []).filter((a) => !a.startsWith('--metrics-addr') && !a.startsWith('--health-addr'));
   return startOperatorProcess([...args, '--namespace', NAMESPACE, '--impersonate', `system:serviceaccount:${RELEASE_NAMESPACE}:${pod.serviceAccountName}`]);
 }
 
-async function sh(command: string): Promise<RunResult> {
-  return await new Promise((resolve) => {
-    execFile('bash', ['-o', 'pipefail', '-c', command], { cwd: root, env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, KUBECONFIG: kubeconfigPath(), HOME: process.env.HOME ?? '/tmp' }, maxBuffer: 32 * 1024 * 1024, timeout: 180_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const sh = (command: string): Promise<RunResult> => shIn(command, bin);
 
 async function cacheObject(): Promise<{ uid: string; annotations: Record<string, string>; owners: { kind: string }[] } | undefined> {
   const cm = await env.client.tryGet(configMaps, NAMESPACE, 'hello-cache');
@@ -160,21 +132,13 @@ const CHECKS: Record<string, ((r: RunResult) => Promise<void> | void)[]> = {
 beforeAll(async () => {
   env = await connect();
   configMaps = await resourceType(env, 'v1', 'ConfigMap');
-  bin = mkdtempSync(join(tmpdir(), 'bundlesmith-readme-bin-'));
-  const cli = join(root, 'dist', 'src', 'cli', 'main.js');
-  chmodSync(cli, 0o755);
-  symlinkSync(cli, join(bin, 'bundlesmith'));
-  symlinkSync(tool('kubectl'), join(bin, 'kubectl'));
-  symlinkSync(tool('helm'), join(bin, 'helm'));
-  // The bin's `#!/usr/bin/env node` finds the Node this suite runs on.
-  symlinkSync(process.execPath, join(bin, 'node'));
+  bin = commandBin('bundlesmith-readme');
 });
 
 afterAll(async () => {
   if (operator) await operator.terminate();
-  // The namespaced objects stay with their namespace (no namespace controller runs here); the CRD is every file's.
-  const clusterScoped = (await rendered()).filter((d) => ['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(d.kind));
-  for (const d of clusterScoped) await run('kubectl', ['delete', '--ignore-not-found', d.kind, d.metadata.name]);
+  // Everything the manifest created but the CRD (every file's): docs-commands.test.ts installs the same release in the same namespace with helm.
+  await deleteRenderedChart('bundlesmith', RELEASE_NAMESPACE);
   if (process.env.BUNDLESMITH_README_TRANSCRIPT) writeFileSync(process.env.BUNDLESMITH_README_TRANSCRIPT, transcript.join('\n'));
   rmSync(bin, { recursive: true, force: true });
   env.close();
@@ -186,19 +150,17 @@ it('shows the first Bundle as examples/hello.yaml, byte for byte', () => {
 });
 
 it('skips only the blocks another test runs, and says which', () => {
-  const skipped = blocks(readme).filter((b) => b.lang === 'sh' && b.note !== undefined && SKIP.test(b.note));
+  const skipped = blocks(readme).filter((b) => b.lang === 'sh' && skipReason(b, THIS_FILE) !== undefined);
   expect(skipped.map((b) => b.body.split('\n')[0])).toEqual(SKIPPED);
 });
 
 it('runs every command of the README in order: install, a first Bundle, a soft delete taken back and cancelled', async () => {
   const seen = new Map<string, number>();
-  const commands = blocks(readme)
-    .filter((b) => b.lang === 'sh' && !(b.note !== undefined && SKIP.test(b.note)))
-    .flatMap((b) => b.body.split('\n'))
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('#'));
-  expect(commands).toContain(INSTALL);
-  for (const command of commands) {
+  const lines = blocks(readme)
+    .filter((b) => b.lang === 'sh' && skipReason(b, THIS_FILE) === undefined)
+    .flatMap(commands);
+  expect(lines).toContain(INSTALL);
+  for (const command of lines) {
     const result = await sh(command);
     transcript.push(`$ ${command}`, result.stdout.trimEnd(), ...(result.stderr.trim() ? [`(stderr) ${result.stderr.trimEnd()}`] : []), '');
     expect({ command, code: result.code, stderr: result.code === 0 ? '' : result.stderr }).toEqual({ command, code: 0, stderr: '' });
