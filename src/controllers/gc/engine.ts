@@ -32,11 +32,10 @@ import { WorkerGate } from './worker-gate.js';
 import { GraphWriter, type GraphChange } from './graph-writer.js';
 import { releaseDependents, removeFinalizer, type GcApi } from './writes.js';
 import { decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
+import type { GcLog } from './gc-log.js';
 
 export type { GcApi } from './writes.js';
-
-export type GcLogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type GcLog = (level: GcLogLevel, message: string, fields?: Record<string, unknown>) => void;
+export type { GcLog, GcLogLevel } from './gc-log.js';
 
 export interface GcEngineOptions {
   mode: Exclude<GcMode, 'off'>;

@@ -17,7 +17,7 @@ import { errorMessage } from '../../kube/errors.js';
 import type { Clock } from '../../runtime/clock.js';
 import type { GcEventText } from '../../core/gc/events.js';
 import { eventInput, microTime, writeEvent } from '../events.js';
-import type { GcLog } from './engine.js';
+import type { GcLog } from './gc-log.js';
 import type { GcMetrics } from './metrics.js';
 import type { GcApi } from './writes.js';
 
