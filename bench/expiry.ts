@@ -14,7 +14,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../src/api/bundle-resource.js';
 import { Annotations } from '../src/api/names.js';
 import type { KubeClient } from '../src/kube/client.js';
 import { silentLogger } from '../src/observability/logger.js';
-import { systemClock } from '../src/runtime/clock.js';
+import { systemClock } from '../src/kube/clock.js';
 import { Operator } from '../src/operator.js';
 import { createNamespace, forEachConcurrently, sleep, startBenchCluster } from './cluster.js';
 import type { BenchConfig } from './config.js';

@@ -16,7 +16,7 @@
  */
 import { GarbageCollector } from '../src/controllers/gc/collector.js';
 import { KubeClient, type EventInput } from '../src/kube/client.js';
-import { systemClock } from '../src/runtime/clock.js';
+import { systemClock } from '../src/kube/clock.js';
 import { RequestBudget } from '../src/runtime/ratelimiter.js';
 import {
   DeletionWatch,

@@ -41,7 +41,7 @@ import { validateBundle } from '../src/core/bundle/validate.js';
 import type { KubeClient } from '../src/kube/client.js';
 import type { KubeObject, ResourceType } from '../src/kube/types.js';
 import { silentLogger } from '../src/observability/logger.js';
-import { systemClock } from '../src/runtime/clock.js';
+import { systemClock } from '../src/kube/clock.js';
 import { SupervisedInformer } from '../src/runtime/informer.js';
 import { Operator } from '../src/operator.js';
 import { createNamespace, forEachConcurrently, sleep, startBenchCluster, type BenchCluster } from './cluster.js';

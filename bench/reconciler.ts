@@ -25,7 +25,7 @@ import type { KubeClient } from '../src/kube/client.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { OperatorMetrics } from '../src/observability/metrics.js';
-import { systemClock } from '../src/runtime/clock.js';
+import { systemClock } from '../src/kube/clock.js';
 import { Operator } from '../src/operator.js';
 import { createNamespace, forEachConcurrently, sleep, startBenchCluster, type BenchCluster } from './cluster.js';
 import type { BenchConfig } from './config.js';

@@ -6,7 +6,7 @@
  * Also the process's request budget (RequestBudget), which the transport
  * awaits before each request.
  */
-import type { Cancel, Clock } from './clock.js';
+import type { Cancel, Clock } from '../kube/clock.js';
 
 export interface RateLimiter<K> {
   /** How long to wait before `key` is retried; records one more failure for it. */

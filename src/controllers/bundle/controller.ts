@@ -23,7 +23,7 @@ import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { objectRef, type Logger } from '../../observability/logger.js';
-import type { ServerTime } from '../../runtime/clock.js';
+import type { ServerTime } from '../../kube/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';

@@ -22,7 +22,7 @@ import type { StampSeal } from '../../core/softdelete/stamp-seal.js';
 import { errorMessage, isConflict, isForbidden, isInvalidWrite, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
-import type { Clock, ServerTime } from '../../runtime/clock.js';
+import type { Clock, ServerTime } from '../../kube/clock.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { BundleApi } from './api.js';

@@ -15,7 +15,7 @@
 import { Finalizers } from '../../api/names.js';
 import { KubeApiError, errorMessage } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/types.js';
-import type { Clock } from '../../runtime/clock.js';
+import type { Clock } from '../../kube/clock.js';
 import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter } from '../../runtime/ratelimiter.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
