@@ -27,7 +27,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { applyCrd } from '../hack/crd-install.js';
 import { BundleSchema, formatIssues, MAX_RESOURCES } from '../src/api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../src/kube/bundle-resource.js';
 import { BundleConditionTypes, Reasons } from '../src/api/names.js';
 import { findConditionByType } from '../src/core/bundle/conditions.js';
 import { errorStatus } from '../src/core/bundle/exit-status.js';

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { applyCrd } from '../hack/crd-install.js';
 import { ensureTools } from '../hack/tools.js';
-import { BUNDLE_RESOURCE_TYPE } from '../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../src/kube/bundle-resource.js';
 import type { KubeClient } from '../src/kube/client.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { silentLogger } from '../src/observability/logger.js';

@@ -9,7 +9,7 @@
  * re-decisions come from core/bundle.
  */
 import type { Bundle } from '../../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';

@@ -6,7 +6,7 @@
  * a stored event.
  */
 import { BundleSchema, formatIssues, type Bundle } from '../../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';

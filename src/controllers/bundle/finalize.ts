@@ -8,7 +8,7 @@
  * cannot let it go says why in the Bundle's status.
  */
 import type { Bundle } from '../../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';

@@ -25,7 +25,7 @@ import { markPatch } from '../../core/bundle/release.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { kindKey, objectKey, parseKindKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isNotFound, isSendRefused, isStaleWrite } from '../../kube/errors.js';
 import { changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
