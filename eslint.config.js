@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'charts/**', 'jest.config.js', 'eslint.config.js', 'test/summary-reporter.cjs', '**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'charts/**', 'jest.config.js', 'eslint.config.js', '.dependency-cruiser.cjs', 'test/summary-reporter.cjs', '**/*.mjs'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

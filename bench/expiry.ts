@@ -10,11 +10,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { applyCrd } from '../hack/crd-install.js';
-import { BUNDLE_RESOURCE_TYPE } from '../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../src/kube/bundle-resource.js';
 import { Annotations } from '../src/api/names.js';
 import type { KubeClient } from '../src/kube/client.js';
 import { silentLogger } from '../src/observability/logger.js';
-import { systemClock } from '../src/runtime/clock.js';
+import { systemClock } from '../src/kube/clock.js';
 import { Operator } from '../src/operator.js';
 import { createNamespace, forEachConcurrently, sleep, startBenchCluster } from './cluster.js';
 import type { BenchConfig } from './config.js';

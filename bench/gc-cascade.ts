@@ -16,8 +16,8 @@
  */
 import { GarbageCollector } from '../src/controllers/gc/collector.js';
 import { KubeClient, type EventInput } from '../src/kube/client.js';
-import { systemClock } from '../src/runtime/clock.js';
-import { RequestBudget } from '../src/runtime/ratelimiter.js';
+import { systemClock } from '../src/kube/clock.js';
+import { RequestBudget } from '../src/kube/request-budget.js';
 import {
   DeletionWatch,
   createNamespace,

@@ -32,7 +32,7 @@ import type { ResourceResolver } from '../src/controllers/gc/owner-verifier.js';
 import { KubeClient, type ListOptions, type WatchOptions } from '../src/kube/client.js';
 import type { KubeTransport } from '../src/kube/transport.js';
 import type { KubeObject, ResourceType, WatchEvent } from '../src/kube/types.js';
-import { systemClock } from '../src/runtime/clock.js';
+import { systemClock } from '../src/kube/clock.js';
 import { SupervisedInformer } from '../src/runtime/informer.js';
 import { controllerManagerLog, createNamespace, grantControllerManagerGcRole, sleep, startBenchCluster, type BenchCluster } from './cluster.js';
 

@@ -17,7 +17,7 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUNDLE_RESOURCE_TYPE } from '../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../src/kube/bundle-resource.js';
 import { repoRoot } from '../src/api/crd-paths.js';
 import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../src/controllers/softdelete/release-key.js';
 import { applyCrd } from '../hack/crd-install.js';

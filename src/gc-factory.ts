@@ -4,7 +4,7 @@ import type { GcMetrics } from './controllers/gc/metrics.js';
 import type { KubeClient } from './kube/client.js';
 import type { Logger } from './observability/logger.js';
 import type { OperatorMetrics } from './observability/metrics.js';
-import type { Clock } from './runtime/clock.js';
+import type { Clock } from './kube/clock.js';
 import type { GcMode } from './core/gc/scope.js';
 
 export interface GarbageCollectorFactoryOptions {

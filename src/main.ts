@@ -14,7 +14,7 @@ import { startHttpEndpoints, type Readiness } from './observability/http.js';
 import { MetricsAuthorizer } from './observability/metrics-auth.js';
 import { metricsTls } from './observability/metrics-tls.js';
 import { reviewNonResourceAccess, reviewToken } from './kube/reviews.js';
-import { systemClock } from './runtime/clock.js';
+import { systemClock } from './kube/clock.js';
 import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
 import { Operator } from './operator.js';
 import { createGarbageCollector } from './gc-factory.js';

@@ -8,7 +8,7 @@ import type { KubeClient } from './kube/client.js';
 import { Discovery } from './kube/discovery.js';
 import type { Logger } from './observability/logger.js';
 import type { OperatorMetrics } from './observability/metrics.js';
-import type { Clock, ServerTime } from './runtime/clock.js';
+import type { Clock, ServerTime } from './kube/clock.js';
 import { BundleController } from './controllers/bundle/controller.js';
 import { ReleasedObjectSweeper } from './controllers/softdelete/released-sweeper.js';
 import { apiEventRecorder, type EventRecorder } from './controllers/events.js';

@@ -8,8 +8,8 @@ import type { Config } from './config.js';
 import { KubeClient } from './kube/client.js';
 import type { SendGuard } from './kube/errors.js';
 import type { TransportOptions } from './kube/transport.js';
-import { systemClock, type Clock } from './runtime/clock.js';
-import { RequestBudget } from './runtime/ratelimiter.js';
+import { systemClock, type Clock } from './kube/clock.js';
+import { RequestBudget } from './kube/request-budget.js';
 
 export type ProcessClientConfig = Pick<Config, 'kubeconfig' | 'qps' | 'burst' | 'impersonate' | 'leaderElect' | 'leaseDurationSeconds' | 'metricsAuth'>;
 

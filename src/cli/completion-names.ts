@@ -3,7 +3,7 @@
  * A completion must answer at once and never fail: a cluster that cannot
  * answer within a moment gives no names (the shell then offers none).
  */
-import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
 import { connectCluster, type Cluster } from './cluster.js';
 import type { ClusterNames, CompletionContext } from './completion.js';
 

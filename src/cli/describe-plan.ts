@@ -5,7 +5,7 @@
  * results are diff.ts's.
  */
 import { Annotations } from '../api/names.js';
-import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
 import type { ClaimAction } from '../core/bundle/claims.js';
 import { objectKey, type LiveObject } from '../core/bundle/objects.js';
 import { listedObjectKeys } from '../core/bundle/ownership.js';

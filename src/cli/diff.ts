@@ -8,7 +8,7 @@
  * prune back as in the controller).
  */
 import { FIELD_MANAGER } from '../api/names.js';
-import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
 import { BundleSpecSchema, type BundleSpec } from '../api/bundle.js';
 import type { CrdReadinessTable, KindInfo, KindTable } from '../core/bundle/kinds.js';
 import { kindKey } from '../core/bundle/objects.js';

@@ -5,7 +5,7 @@
  * Read-only: nothing here writes.
  */
 import { BundleSchema, type Bundle } from '../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
 import { preferredVersions } from '../kube/discovery.js';
 import { errorMessage } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';

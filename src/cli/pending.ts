@@ -11,7 +11,7 @@
  */
 import { formerBundleOf } from '../core/softdelete/former-bundle.js';
 import { BundleSchema } from '../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
 import { Annotations, Labels } from '../api/names.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { controllerOf, jsonPointerSegment, objectKey, type LiveObject } from '../core/bundle/objects.js';

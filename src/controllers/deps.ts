@@ -3,7 +3,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { Logger } from '../observability/logger.js';
 import type { OperatorMetrics } from '../observability/metrics.js';
-import type { Clock, ServerTime } from '../runtime/clock.js';
+import type { Clock, ServerTime } from '../kube/clock.js';
 import type { EventRecorder } from './events.js';
 
 export interface ControllerDeps {

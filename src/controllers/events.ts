@@ -9,7 +9,7 @@ import { REPORTING_CONTROLLER } from '../api/names.js';
 import type { EventInput, KubeClient } from '../kube/client.js';
 import { errorMessage } from '../kube/errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../kube/clock.js';
 
 export interface EventTarget {
   apiVersion: string;

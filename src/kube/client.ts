@@ -6,7 +6,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransport, type RequestOptions, type TransportOptions } from './transport.js';
 import { KubeApiError, isApiStatus, isNotFound } from './errors.js';
-import type { ServerTime } from '../runtime/clock.js';
+import type { ServerTime } from './clock.js';
 import { isKubeObject, type KubeObject, type ResourceType, type WatchEvent } from './types.js';
 import { METADATA_ACCEPT, METADATA_LIST_ACCEPT, PATCH_CONTENT_TYPES, resourcePath, type ApplyOptions, type DeleteOptions, type EventInput, type ListOptions, type PatchOptions, type PatchType, type WatchOptions } from './requests.js';
 

@@ -10,8 +10,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, SendRefused, type SendGuard } from './errors.js';
-import { DateHeaderServerTime, parseHttpDate, systemClock } from '../runtime/clock.js';
-import { RequestBudget, type RequestLimiter, type RequestPriority } from '../runtime/ratelimiter.js';
+import { DateHeaderServerTime, parseHttpDate, systemClock } from './clock.js';
+import { RequestBudget, type RequestLimiter, type RequestPriority } from './request-budget.js';
 
 export interface TransportOptions {
   /** Connections kept per host; parallel requests beyond it wait for a free socket. */

@@ -18,7 +18,7 @@ import type { KubeClient } from '../kube/client.js';
 import { resourcePath } from '../kube/requests.js';
 import type { ResourceType } from '../kube/types.js';
 import type { RuntimeLogger } from './log.js';
-import type { Cancel, Clock } from './clock.js';
+import type { Cancel, Clock } from '../kube/clock.js';
 import { decideLeaderElection, observeLease, releaseLease, type LeaseObservation, type LeaseSpec } from './leader-election-decision.js';
 
 export interface StoredLease {

@@ -14,7 +14,7 @@
  * once instead of handing out what is still queued. The queue stops because
  * the process is stopping or lost its lease; another replica owns that work.
  */
-import type { Cancel, Clock } from './clock.js';
+import type { Cancel, Clock } from '../kube/clock.js';
 import { controllerRateLimiter, type RateLimiter } from './ratelimiter.js';
 
 /**

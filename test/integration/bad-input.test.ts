@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { freePort } from '../../hack/ports.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { conditionOf, connect, createNamespace, resourceType, run, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, configMap, types, waitForReady, type KnownTypes } from './bundles.js';

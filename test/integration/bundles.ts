@@ -1,6 +1,6 @@
 /** Bundle fixtures and probes shared by the reconciler and soft-delete integration tests. */
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { conditionOf, resourceType, waitFor, type TestEnv } from './harness.js';
 
 export { BUNDLE_RESOURCE_TYPE };

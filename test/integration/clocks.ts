@@ -1,4 +1,4 @@
-import type { Cancel, Clock } from '../../src/runtime/clock.js';
+import type { Cancel, Clock } from '../../src/kube/clock.js';
 
 /**
  * Real time plus an offset that a test can jump forward: work keeps flowing

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
-import type { Clock, ServerTime } from '../../src/runtime/clock.js';
+import type { Clock, ServerTime } from '../../src/kube/clock.js';
 
 export function kubeconfigPath(): string {
   const path = process.env.BUNDLESMITH_TEST_KUBECONFIG;

@@ -11,7 +11,7 @@ import { BundleSchema } from '../../src/api/bundle.js';
 import { planBundle } from '../../src/core/bundle/plan.js';
 import type { KindTable } from '../../src/core/bundle/kinds.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { systemClock } from '../../src/runtime/clock.js';
+import { systemClock } from '../../src/kube/clock.js';
 import { kubeLeaseStore, LeaderElector } from '../../src/runtime/leader-election.js';
 import { connect, createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
 

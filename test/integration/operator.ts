@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { silentLogger, createLogger } from '../../src/observability/logger.js';
 import { OperatorMetrics } from '../../src/observability/metrics.js';
-import { systemClock, type Clock, type ServerTime } from '../../src/runtime/clock.js';
+import { systemClock, type Clock, type ServerTime } from '../../src/kube/clock.js';
 import { Operator, type GarbageCollectorPart } from '../../src/operator.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { connect, createNamespace, kubeconfigPath, waitFor, type TestEnv } from './harness.js';

@@ -32,7 +32,7 @@ import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { conditionOf, expectKept, kubectl, uniqueName, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 
 const f = operatorFixture('rt-edit');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

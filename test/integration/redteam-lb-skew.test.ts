@@ -10,7 +10,7 @@
  * balancer and keep-alive), an object with deletionDelay 10m leaves its
  * Bundle and is stamped by B's clock (real time - 30 min). Then A answers
  * (B's connections reset, A takes them): the lower bound of the server's time
- * jumps 30 minutes (runtime/clock.ts DateHeaderServerTime: the greatest lower
+ * jumps 30 minutes (kube/clock.ts DateHeaderServerTime: the greatest lower
  * bound over the samples of both servers; the operator then even holds
  * lower > upper, bounds that contradict each other), and the next pass finds
  * the countdown expired 20 minutes ago: the object is deleted within a second

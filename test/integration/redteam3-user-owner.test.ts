@@ -40,7 +40,7 @@ import { expectKept, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady, type KnownTypes } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { referenceFixture } from './reference-cluster.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -39,7 +39,7 @@
  * decides over the proofs on the object (src/core/bundle/countdown.ts).
  */
 import { Annotations } from '../../src/api/names.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, kubectl, waitFor } from './harness.js';
 import { configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';

@@ -33,7 +33,7 @@
  * release key, or a ConfigMap in the operator's namespace).
  */
 import { Annotations } from '../../src/api/names.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, kubectl, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';

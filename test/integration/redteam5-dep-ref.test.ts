@@ -24,7 +24,7 @@
  * annotation been removed rather than rewritten.
  */
 import { Annotations } from '../../src/api/names.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { conditionOf, expectKept, uniqueName, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';

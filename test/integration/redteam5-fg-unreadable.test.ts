@@ -20,7 +20,7 @@
  * that could not be read" holds there and not under foreground.
  */
 import { Annotations, Finalizers } from '../../src/api/names.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';

@@ -9,7 +9,7 @@ import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Operator, type OperatorOptions } from '../../src/operator.js';
-import { systemClock } from '../../src/runtime/clock.js';
+import { systemClock } from '../../src/kube/clock.js';
 import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../src/controllers/softdelete/release-key.js';
 import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
 import { types, type KnownTypes } from './bundles.js';

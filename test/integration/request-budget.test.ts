@@ -12,7 +12,7 @@ import type { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { kubeLeaseStore } from '../../src/runtime/leader-election.js';
 import { reviewNonResourceAccess } from '../../src/kube/reviews.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { systemClock } from '../../src/runtime/clock.js';
+import { systemClock } from '../../src/kube/clock.js';
 import type { ResourceType } from '../../src/kube/types.js';
 import { connect, createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
 

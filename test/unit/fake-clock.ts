@@ -1,5 +1,5 @@
-/** The unit tests' clock (src/runtime/clock.ts has the real one). */
-import type { Cancel, Clock } from '../../src/runtime/clock.js';
+/** The unit tests' clock (src/kube/clock.ts has the real one). */
+import type { Cancel, Clock } from '../../src/kube/clock.js';
 
 interface FakeTimer {
   dueAt: number;

@@ -9,7 +9,7 @@
  * re-decisions come from core/bundle.
  */
 import type { Bundle } from '../../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
@@ -25,7 +25,7 @@ import { redact } from '../../core/bundle/redact.js';
 import { errorMessage, isConflict, isForbidden, isInvalidWrite, isManifestRejected, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
-import type { ServerTime } from '../../runtime/clock.js';
+import type { ServerTime } from '../../kube/clock.js';
 import type { EventRecorder, EventTarget } from '../events.js';
 import type { BundleApi } from './api.js';
 import { bundleTarget } from './bundle-resource.js';

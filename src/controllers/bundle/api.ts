@@ -7,7 +7,7 @@
 import type { ApplyOptions, DeleteOptions, KubeClient, PatchOptions, PatchType } from '../../kube/client.js';
 import type { Discovery, GroupKindLookup } from '../../kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import type { ActingIdentity } from '../../core/bundle/identity.js';
 
 export interface BundleApi {

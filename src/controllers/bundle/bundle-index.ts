@@ -5,7 +5,7 @@
  * and the envRefHash watch (ConfigMaps and Secrets its workloads read) each
  * keep one.
  */
-import type { BundleKey } from './object-cache.js';
+import type { BundleKey } from './bundle-key.js';
 
 export class BundleIndex {
   private readonly byKey = new Map<string, Set<BundleKey>>();

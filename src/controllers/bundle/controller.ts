@@ -6,7 +6,7 @@
  * a stored event.
  */
 import { BundleSchema, formatIssues, type Bundle } from '../../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass } from '../../core/bundle/next-pass.js';
@@ -23,7 +23,7 @@ import { CRD_RESOURCE } from '../../kube/crds.js';
 import { errorMessage, isConflict, isNotFound } from '../../kube/errors.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { objectRef, type Logger } from '../../observability/logger.js';
-import type { ServerTime } from '../../runtime/clock.js';
+import type { ServerTime } from '../../kube/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';

@@ -8,7 +8,7 @@
  * cannot let it go says why in the Bundle's status.
  */
 import type { Bundle } from '../../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
@@ -23,7 +23,7 @@ import type { StampSeal } from '../../core/softdelete/stamp-seal.js';
 import { errorMessage, isConflict, isForbidden, isInvalidWrite, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
-import type { Clock, ServerTime } from '../../runtime/clock.js';
+import type { Clock, ServerTime } from '../../kube/clock.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { BundleApi } from './api.js';

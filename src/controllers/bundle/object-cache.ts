@@ -17,8 +17,9 @@ import { isBundleReference } from '../../core/bundle/ownership.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
 import { BundleIndex } from './bundle-index.js';
+import type { BundleKey } from './bundle-key.js';
 
-export type BundleKey = string; // "namespace/name"
+export type { BundleKey } from './bundle-key.js';
 
 function coordinates(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {
   return `${kindKey(apiVersion, kind)}|${namespace ?? ''}|${name}`;

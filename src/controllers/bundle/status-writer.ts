@@ -4,7 +4,7 @@
  * and the gauges summed over every Bundle.
  */
 import type { BundleStatus } from '../../api/bundle.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { transitionEvents, type StatusSubject } from '../../core/bundle/exit-status.js';
 import { statusEqual } from '../../core/bundle/status.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';

@@ -8,7 +8,7 @@ import { KubeClient } from '../../kube/client.js';
 import { Discovery, preferredVersions } from '../../kube/discovery.js';
 import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
-import { systemClock, type Cancel, type Clock } from '../../runtime/clock.js';
+import { systemClock, type Cancel, type Clock } from '../../kube/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { decideSyncGate } from '../../core/gc/sync-gate.js';
 import { GcEngine, type GcApi, type GcLog } from './engine.js';

@@ -15,7 +15,7 @@
 import { Finalizers } from '../../api/names.js';
 import { KubeApiError, errorMessage } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/types.js';
-import type { Clock } from '../../runtime/clock.js';
+import type { Clock } from '../../kube/clock.js';
 import { ExponentialBackoffRateLimiter, MaxOfRateLimiter, TokenBucketRateLimiter } from '../../runtime/ratelimiter.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
@@ -32,11 +32,10 @@ import { WorkerGate } from './worker-gate.js';
 import { GraphWriter, type GraphChange } from './graph-writer.js';
 import { releaseDependents, removeFinalizer, type GcApi } from './writes.js';
 import { decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
+import type { GcLog } from './gc-log.js';
 
 export type { GcApi } from './writes.js';
-
-export type GcLogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type GcLog = (level: GcLogLevel, message: string, fields?: Record<string, unknown>) => void;
+export type { GcLog, GcLogLevel } from './gc-log.js';
 
 export interface GcEngineOptions {
   mode: Exclude<GcMode, 'off'>;

@@ -14,10 +14,10 @@ import type { Propagation } from '../../core/gc/decide.js';
 import { describeOwnerChain } from '../../core/gc/decide.js';
 import { formatIdentity, type Graph, type Identity, type OwnerRef } from '../../core/gc/graph.js';
 import { errorMessage } from '../../kube/errors.js';
-import type { Clock } from '../../runtime/clock.js';
+import type { Clock } from '../../kube/clock.js';
 import type { GcEventText } from '../../core/gc/events.js';
 import { eventInput, microTime, writeEvent } from '../events.js';
-import type { GcLog } from './engine.js';
+import type { GcLog } from './gc-log.js';
 import type { GcMetrics } from './metrics.js';
 import type { GcApi } from './writes.js';
 

@@ -11,7 +11,7 @@
  * - a found owner's state is reused for a short time, and forgotten as soon
  *   as the graph sees any change to that owner.
  */
-import type { Clock } from '../../runtime/clock.js';
+import type { Clock } from '../../kube/clock.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { errorMessage } from '../../kube/errors.js';
 import { Finalizers } from '../../api/names.js';

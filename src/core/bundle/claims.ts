@@ -10,7 +10,7 @@ import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
-import type { PlanBundle, PlanInput } from './plan.js';
+import type { PlanBundle, PlanInput } from './plan-types.js';
 import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
 /**

@@ -15,7 +15,7 @@ import { dependenciesOf, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable } from './kinds.js';
 import { describeObject, type LiveObject } from './objects.js';
 import type { Ownership } from './ownership.js';
-import type { ApplyStep, PlanInput, ResourcePlan } from './plan.js';
+import type { ApplyStep, PlanInput, ResourcePlan } from './plan-types.js';
 import { readinessOf, type Readiness } from './readiness.js';
 import { redactionsFor } from './redact.js';
 import { resolveObject } from './references.js';

@@ -4,98 +4,21 @@
  * controller gathers the inputs (live objects, kind tables, the time) and
  * carries the plan out; nothing here talks to the API server.
  */
-import type { BundleSpec, DeclaredRules, DeletionDefaults, KubeObjectManifest, OwnerReference, Resource } from '../../api/bundle.js';
+import type { DeclaredRules, DeletionDefaults, Resource } from '../../api/bundle.js';
 import { declaredRulesOf, type CountdownRecord } from './countdown.js';
-import type { Reasons } from '../../api/names.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
-import type { SourceData } from './env-ref-hash.js';
-import type { CrdReadinessTable, KindTable } from './kinds.js';
+import type { CrdReadinessTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { decideOwnership, listedObjectKeys, type BundleClaim, type Ownership } from './ownership.js';
 import { planClaims, planWithdrawals, type ClaimAction, type ClaimWithdrawal } from './claims.js';
 import { planResource } from './plan-resource.js';
-import { planPrune, type PlannedEvent, type PruneAction, type WithheldPrune } from './prune.js';
-import { readinessOf, type Readiness } from './readiness.js';
+import { planPrune, type PruneAction, type WithheldPrune } from './prune.js';
+import { readinessOf } from './readiness.js';
 import { validateBundle, type ValidationIssue } from './validate.js';
+import type { PlanBundle, PlanInput, ResourcePlan } from './plan-types.js';
 
-export interface PlanBundle {
-  name: string;
-  namespace: string;
-  uid: string;
-  generation?: number;
-  /** When the Bundle was created: the age of its claims (the older claim wins an object two Bundles list). */
-  creationTimestamp?: string;
-}
-
-export interface PlanInput {
-  bundle: PlanBundle;
-  spec: BundleSpec;
-  kinds: KindTable;
-  crdReadiness: CrdReadinessTable;
-  /** The live object at each resource's coordinates, by resource name; absent when there is none. */
-  live: ReadonlyMap<string, LiveObject>;
-  /** Every live object whose controller ownerReference has the Bundle's uid, wherever found. */
-  controlled: readonly LiveObject[];
-  /** Epoch milliseconds: a lower bound of the API server's time; expiry is decided on it. */
-  now: number;
-  /** Epoch milliseconds: an upper bound of the API server's time, written in new countdown stamps. Defaults to `now`. */
-  stampAt?: number;
-  /**
-   * Every live Bundle in the namespace that lists each object (by objectKey),
-   * this one included or not. Absent: no other Bundle lists anything.
-   */
-  claims?: ReadonlyMap<string, readonly BundleClaim[]>;
-  /**
-   * Live objects this Bundle does not control that carry its claim (a
-   * non-controller reference to it, written when it lost a Conflict). Those
-   * it no longer lists get the claim withdrawn.
-   */
-  claimed?: readonly LiveObject[];
-  /**
-   * Whether the Bundle is Ready with this spec: its Ready condition True at
-   * its current generation, as last written. A deleteWhen BundleReady gate
-   * opens on it; absent, the gate stays shut.
-   */
-  bundleReady?: boolean;
-  /** Proves the countdown stamps this operator wrote (core/softdelete/stamp-seal.ts); absent, every stamp is taken as written. */
-  stampSeal?: StampSeal;
-  /** What the Bundle's status records of its countdowns (core/bundle/countdown.ts): it decides over proofs written back on an object. */
-  countdownRecord?: CountdownRecord;
-  /**
-   * What was read of each ConfigMap and Secret the Bundle's workloads read
-   * (workload-env-hash.ts), by `${kind}/${name}` in the Bundle's namespace:
-   * its data, null when it does not exist, or why it could not be read.
-   * Absent entries count as not existing.
-   */
-  envSources?: ReadonlyMap<string, EnvSourceRead>;
-}
-
-export type EnvSourceRead = SourceData | null | { unreadable: string };
-
-/** What to send for a resource: the manifest to server-side apply and whether it differs from the live object. */
-export interface ApplyStep {
-  desired: KubeObjectManifest;
-  hash: string;
-  /** False when the live object already matches: send nothing. */
-  needed: boolean;
-  /** True when there is no live object yet. */
-  create: boolean;
-  /** What the references substituted: blanked out of every message about this apply (see redact.ts). */
-  redactions: readonly string[];
-}
-
-export type ResourcePlan =
-  | { name: string; action: 'apply'; apply: ApplyStep; readiness: Readiness }
-  /** The live object has no controller: the apply takes ownership. */
-  | { name: string; action: 'adopt'; apply: ApplyStep; readiness: Readiness; event: PlannedEvent }
-  /** Waiting for dependencies, or (EnvSourceNotFound) for a ConfigMap or Secret its pod template reads. */
-  | { name: string; action: 'blocked'; reason: typeof Reasons.DependenciesNotReady | typeof Reasons.EnvSourceNotFound; message: string; waitingFor: string[]; blockedByError: boolean }
-  /** Controlled by something else: left untouched. */
-  | { name: string; action: 'conflict'; message: string; controller?: OwnerReference; event: PlannedEvent }
-  /** The live object is being deleted by the API server; apply again once it is gone. */
-  | { name: string; action: 'wait-deleting'; message: string }
-  | { name: string; action: 'error'; terminal: boolean; message: string };
+export type { ApplyStep, EnvSourceRead, PlanBundle, PlanInput, ResourcePlan } from './plan-types.js';
 
 export interface BundlePlan {
   bundle: PlanBundle;

@@ -13,7 +13,7 @@ import type { GroupKindLookup } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
-import { BUNDLE_RESOURCE_TYPE } from '../../../src/api/bundle-resource.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../../src/kube/bundle-resource.js';
 import type { BundleApi } from '../../../src/controllers/bundle/api.js';
 import type { EventRecorder, EventTarget } from '../../../src/controllers/events.js';
 

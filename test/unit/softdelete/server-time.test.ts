@@ -8,7 +8,7 @@
 import { Annotations } from '../../../src/api/names.js';
 import { decideSoftDelete } from '../../../src/core/softdelete/decide.js';
 import { parseRfc3339 } from '../../../src/core/rfc3339.js';
-import { DateHeaderServerTime, parseHttpDate, serverTimeBounds, type ServerDateSample } from '../../../src/runtime/clock.js';
+import { DateHeaderServerTime, parseHttpDate, serverTimeBounds, type ServerDateSample } from '../../../src/kube/clock.js';
 
 /** A simulated exchange: the server's clock is `skew` ahead of the local monotonic one (ms), and writes Date at `writeAt`. */
 function exchange(skew: number, sentAt: number, writeAt: number, receivedAt: number): ServerDateSample {

@@ -1,4 +1,4 @@
-import { systemClock } from '../../../src/runtime/clock.js';
+import { systemClock } from '../../../src/kube/clock.js';
 import { FakeClock } from '../fake-clock.js';
 
 const START = Date.UTC(2026, 10, 21, 12);

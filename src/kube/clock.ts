@@ -1,7 +1,9 @@
 /**
  * The one place time comes from. Everything that schedules or compares time
  * takes a Clock, so tests drive time with a fake one (test/unit/fake-clock.ts)
- * instead of sleeping (cert-manager's injected clock).
+ * instead of sleeping (cert-manager's injected clock). It lives with the
+ * client, which reads the server's time from its Date header (ServerTime),
+ * so kube/ imports nothing from runtime/.
  */
 
 /** Cancels a scheduled callback; calling it after the callback ran, or twice, does nothing. */
