@@ -16,7 +16,7 @@ import { planFinalize, propagationOf, type FinalizeStep } from '../../core/bundl
 import { countdownRecordOf } from '../../core/bundle/countdown.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
 import { objectKey, type LiveObject } from '../../core/bundle/objects.js';
-import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
+import { claimsByObject, listedObjectKeys, type NamedOwner } from '../../core/bundle/ownership.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
 import type { StampSeal } from '../../core/softdelete/stamp-seal.js';
@@ -111,6 +111,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
     ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
     countdownRecord: countdownRecordOf(bundle.status, bundle.metadata.namespace ?? ''),
     declared: declaredAnnotations(bundle),
+    namedOwners: namedOwnersOf(bundle),
   });
   if (plan.done) {
     await removeFinalizer(input);
@@ -178,6 +179,19 @@ function declaredAnnotations(bundle: Bundle): Map<string, Readonly<Record<string
     if (o?.metadata.annotations) declared.set(objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }), o.metadata.annotations);
   }
   return declared;
+}
+
+/** The ownerReferences each listed object's manifest names itself, by objectKey. */
+function namedOwnersOf(bundle: Bundle): Map<string, NamedOwner[]> {
+  const namespace = bundle.metadata.namespace;
+  const named = new Map<string, NamedOwner[]>();
+  for (const r of bundle.spec.resources) {
+    const o = r.spec.object;
+    const refs = o?.metadata.ownerReferences;
+    if (o === undefined || refs === undefined || refs.length === 0) continue;
+    named.set(objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }), refs.map((ref) => ({ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid })));
+  }
+  return named;
 }
 
 /** The objects the Bundle's spec lists and its status counts as pending deletion, by objectKey. */

@@ -8,7 +8,7 @@
 import type { Resource } from '../../api/bundle.js';
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { readDeletionRules } from '../softdelete/rules.js';
-import { declaredIdentityOf } from './countdown.js';
+import { declarationToSeal, declaredIdentityOf } from './countdown.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
@@ -120,9 +120,8 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
 function declareOps(resource: Resource, live: LiveObject, input: PlanInput): JsonPatchOperation[] {
   const object = resource.spec.object;
   if (input.stampSeal === undefined || object === undefined) return [];
-  const annotations = object.metadata.annotations;
-  if (!readDeletionRules(annotations, input.spec.deletionDefaults).ok) return [];
-  const proof = input.stampSeal.sealDeclared(declaredIdentityOf(object, input.bundle.namespace), annotations);
+  if (!readDeletionRules(object.metadata.annotations, input.spec.deletionDefaults).ok) return [];
+  const proof = input.stampSeal.sealDeclared(declaredIdentityOf(object, input.bundle.namespace), declarationToSeal(object.metadata.annotations, input.spec.deletionDefaults));
   if (proof === undefined || proof === live.metadata.annotations?.[Annotations.declaredRules]) return [];
   if (live.metadata.annotations === undefined) return [{ op: 'add', path: '/metadata/annotations', value: { [Annotations.declaredRules]: proof } }];
   return [{ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.declaredRules)}`, value: proof }];

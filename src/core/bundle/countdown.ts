@@ -13,8 +13,8 @@
  * the operator writes, keeps the record that decides over them: the rules
  * each listed object's manifest declares (status.declaredRules) and each
  * countdown's stamp and earliest deletion (status.pendingDeletions). A
- * proven stamp earlier than the recorded one reads as the recorded one,
- * and the recorded deadline is a floor. Pure.
+ * proven stamp earlier than the recorded one reads as none (the countdown
+ * starts again), and the recorded deadline is a floor. Pure.
  */
 import type { DeclaredRules, DeletionDefaults, PendingDeletion } from '../../api/bundle.js';
 import { Annotations } from '../../api/names.js';
@@ -45,6 +45,8 @@ export interface CountdownRecord {
   declared: ReadonlyMap<string, Readonly<Record<string, string>>> | undefined;
   /** The countdowns the last status reported. */
   pending: ReadonlyMap<string, Pick<PendingDeletion, 'deletionTimestamp' | 'deleteAfter' | 'waitingFor'>>;
+  /** The entries as the status holds them, by identityKey: a pass that does not decide an object carries its entries on (carriedRecord). */
+  entries: { declared: ReadonlyMap<string, DeclaredRules>; pending: ReadonlyMap<string, PendingDeletion> };
 }
 
 const DECLARED_KEYS = [
@@ -55,6 +57,8 @@ const DECLARED_KEYS = [
 
 /** The record, as a Bundle's status holds it. */
 export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined, namespace: string): CountdownRecord {
+  const declaredEntries = new Map((status?.declaredRules ?? []).map((d) => [declaredEntryKey(d, namespace), d] as const));
+  const pendingEntries = new Map((status?.pendingDeletions ?? []).map((p) => [pendingEntryKey(p, namespace), p] as const));
   const declared = status?.declaredRules === undefined ? undefined : new Map(
     status.declaredRules.map((d) => {
       const annotations: Record<string, string> = {};
@@ -62,11 +66,75 @@ export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRul
         const value = d[field];
         if (value !== undefined) annotations[name] = value;
       }
-      return [identityKey({ group: keyGroupOf(d.group ?? '', d.kind), kind: d.kind, namespace, name: d.name }), annotations] as const;
+      return [declaredEntryKey(d, namespace), annotations] as const;
     }),
   );
-  const pending = new Map((status?.pendingDeletions ?? []).map((p) => [identityKey(declaredIdentityOf({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name } }, namespace)), p] as const));
-  return { declared, pending };
+  return { declared, pending: pendingEntries, entries: { declared: declaredEntries, pending: pendingEntries } };
+}
+
+function declaredEntryKey(d: DeclaredRules, namespace: string): string {
+  return identityKey({ group: keyGroupOf(d.group ?? '', d.kind), kind: d.kind, namespace, name: d.name });
+}
+
+export function pendingEntryKey(p: Pick<PendingDeletion, 'apiVersion' | 'kind' | 'name'>, namespace: string): string {
+  return identityKey(declaredIdentityOf({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name } }, namespace));
+}
+
+/**
+ * The record's entries a pass carries on because it did not decide their
+ * object: one the Bundle still controls, that its spec no longer lists, and
+ * whose prune this pass did not plan (an invalid spec, prunes held back
+ * while another resource fails). Dropping them there would let a proof
+ * written back decide (red team 7). An entry goes once its object is listed
+ * again (the spec's own entry stands), released, handed over or gone; a
+ * pending entry also once a pass decides the object's prune again (the
+ * status keeps only the carried entries of objects no prune action of the
+ * pass names: buildBundleStatus).
+ */
+export function carriedRecord(record: CountdownRecord | undefined, carry: { listed: ReadonlySet<string>; held: ReadonlySet<string> }): { declared: DeclaredRules[]; pending: PendingDeletion[] } {
+  if (record === undefined) return { declared: [], pending: [] };
+  const keep = (key: string): boolean => !carry.listed.has(key) && carry.held.has(key);
+  return {
+    declared: [...record.entries.declared].filter(([key]) => keep(key)).map(([, d]) => d),
+    pending: [...record.entries.pending].filter(([key]) => keep(key)).map(([, p]) => p),
+  };
+}
+
+/**
+ * The spec's entries for status.declaredRules: a manifest whose rules
+ * cannot be read (its resource is an error, not applied) keeps the entry
+ * the record has for its object, as that object still carries what was
+ * applied before.
+ */
+export function readableDeclaredRules(fromSpec: readonly DeclaredRules[], record: CountdownRecord | undefined, defaults: DeletionDefaults | undefined, namespace: string): DeclaredRules[] {
+  return fromSpec.flatMap((d) => {
+    const annotations: Record<string, string> = {};
+    for (const [field, name] of DECLARED_KEYS) {
+      const value = d[field];
+      if (value !== undefined) annotations[name] = value;
+    }
+    if (readDeletionRules(annotations, defaults).ok) return [d];
+    const previous = record?.entries.declared.get(declaredEntryKey(d, namespace));
+    return previous === undefined ? [] : [previous];
+  });
+}
+
+/**
+ * The deletion annotations an object's declared-rules proof seals: the
+ * manifest's own, and a keeping policy (Orphan, Approve) it takes from the
+ * Bundle's defaults, which the apply writes onto the object too. Sealed, a
+ * policy taken off the object by hand is still what the chart's deletion
+ * guard reads in the proof (red team 7).
+ */
+export function declarationToSeal(annotations: Readonly<Record<string, string>> | undefined, defaults: DeletionDefaults | undefined): Record<string, string> {
+  const sealed: Record<string, string> = {};
+  for (const [, name] of DECLARED_KEYS) {
+    const value = annotations?.[name];
+    if (value !== undefined) sealed[name] = value;
+  }
+  const fromDefaults = defaults?.deletionPolicy;
+  if (sealed[Annotations.deletionPolicy] === undefined && (fromDefaults === 'Orphan' || fromDefaults === 'Approve')) sealed[Annotations.deletionPolicy] = fromDefaults;
+  return sealed;
 }
 
 /** status.declaredRules for a spec: one entry per resource whose manifest declares a deletion rule, in spec order. */
@@ -113,14 +181,22 @@ function declaredFloorOf(o: LiveObject, identity: DeclaredIdentity, key: string,
   return stricterOf(recorded?.ok === true ? recorded.rules : undefined, proven);
 }
 
-/** A proven stamp earlier than the recorded one (an earlier countdown's, written back) reads as the recorded one. */
+/**
+ * A proven stamp earlier than the recorded one (an earlier countdown's,
+ * written back) reads as none, with the approval given for it, as an
+ * unproven stamp does: the countdown starts again from now (never earlier
+ * than the recorded one, whose deadline stays a floor), and the new stamp
+ * written over the old one shows the deletion guard, which reads only the
+ * object, that an old approval is older than the countdown.
+ */
 function notEarlierThanRecorded(annotations: Readonly<Record<string, string>> | undefined, recorded: Pick<PendingDeletion, 'deletionTimestamp'> | undefined): Readonly<Record<string, string>> | undefined {
   const stamp = annotations?.[Annotations.deletionTimestamp];
   if (annotations === undefined || stamp === undefined || recorded === undefined) return annotations;
   const live = Date.parse(stamp);
   const kept = Date.parse(recorded.deletionTimestamp);
   if (!Number.isFinite(kept) || (Number.isFinite(live) && live >= kept)) return annotations;
-  return { ...annotations, [Annotations.deletionTimestamp]: recorded.deletionTimestamp };
+  const { [Annotations.deletionTimestamp]: _stamp, [Annotations.deletionApproved]: _approval, ...rest } = annotations;
+  return rest;
 }
 
 /** The rules a recorded countdown implies: its delay (deleteAfter - deletionTimestamp), an approval or readiness it waited for. */

@@ -31,7 +31,7 @@ import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
+import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type NamedOwner, type ReferenceOwnerContext } from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
 import { countdownOf, type CountdownRecord } from './countdown.js';
@@ -86,6 +86,12 @@ export interface FinalizeInput {
    * or Approve object into one deleted outright.
    */
   declared?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /**
+   * The ownerReferences each listed object's manifest names itself, by
+   * objectKey: the user's, even when the operator's apply wrote them (see
+   * ReferenceOwnerContext.namedByManifest).
+   */
+  namedOwners?: ReadonlyMap<string, readonly NamedOwner[]>;
 }
 
 /**
@@ -285,7 +291,8 @@ function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleClaim):
 /** Which of an object's references the operator wrote, as the finalizer sees it: the claims of live Bundles listing it stay. */
 function referenceContext(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): ReferenceOwnerContext {
   const claims = input.claims.get(objectKey(o)) ?? [];
-  return { siblingUids: siblings, liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)) };
+  const named = input.namedOwners?.get(objectKey(o));
+  return { siblingUids: siblings, liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)), ...(named !== undefined ? { namedByManifest: named } : {}) };
 }
 
 /**

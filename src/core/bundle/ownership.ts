@@ -15,7 +15,7 @@
  */
 import type { OwnerReference } from '../../api/bundle.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, FIELD_MANAGER, GROUP } from '../../api/names.js';
-import { controllerOf, describeObject, isRecord, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { controllerOf, describeObject, groupOf, isRecord, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 
 /** A live Bundle that lists an object. */
 export interface BundleClaim {
@@ -133,6 +133,26 @@ export interface ReferenceOwnerContext {
    * object keeps it, as kube-controller-manager's collector would.
    */
   siblingUids?: ReadonlySet<string> | undefined;
+  /**
+   * The ownerReferences the object's manifest names itself (its uid may be a
+   * "!{...}" reference the apply resolved): the user's, whoever applied them
+   * and whatever they point at (red team 7: one naming a sibling, with
+   * blockOwnerDeletion, was taken for a dependency reference and the object
+   * deleted although its owner was kept).
+   */
+  namedByManifest?: readonly NamedOwner[] | undefined;
+}
+
+/** An ownerReference as a manifest names it: matched by uid, or by group, kind and name when its uid is not literal. */
+export interface NamedOwner {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  name?: string | undefined;
+  uid?: string | undefined;
+}
+
+function namedBy(ref: OwnerReference, named: readonly NamedOwner[] | undefined): boolean {
+  return (named ?? []).some((n) => n.uid === ref.uid || (n.kind === ref.kind && n.name === ref.name && groupOf(n.apiVersion ?? '') === groupOf(ref.apiVersion)));
 }
 
 /**
@@ -152,7 +172,7 @@ export function operatorWrittenReferences(meta: { ownerReferences?: readonly Own
   const applied = referencesAppliedBy(meta.managedFields, FIELD_MANAGER);
   return (meta.ownerReferences ?? []).filter((ref) => {
     if (isBundleReference(ref)) return ref.controller === true || !(ctx.liveClaimUids?.has(ref.uid) ?? false);
-    if (ref.controller === true) return false;
+    if (ref.controller === true || namedBy(ref, ctx.namedByManifest)) return false;
     if (dependencies.has(ref.uid)) return true;
     return ref.blockOwnerDeletion === true && (ctx.siblingUids?.has(ref.uid) ?? false) && (applied === undefined || applied.has(ref.uid));
   });

@@ -8,7 +8,7 @@
 import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
 import { Annotations, EventReasons, Reasons } from '../../api/names.js';
 import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.js';
-import { declaredIdentityOf } from './countdown.js';
+import { declarationToSeal, declaredIdentityOf } from './countdown.js';
 import { declaresSameRules } from '../softdelete/stamp-seal.js';
 import { buildDesired, needsApply } from './desired.js';
 import { dependenciesOf, type DependencyGraph } from './graph.js';
@@ -102,7 +102,7 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   const keepingPolicyFromDefaults = policyFromDefaults && (policy === 'Orphan' || policy === 'Approve') ? policy : undefined;
   // The manifest's own deletion rules, sealed onto the object: a floor for what a later hand edit writes there (countdown.ts).
   // Without the key (the CLI), the live object's proof stands in when it declares the same rules: the same manifest, the same hash.
-  const manifestRules = resolved.object.metadata.annotations;
+  const manifestRules = declarationToSeal(resolved.object.metadata.annotations, input.spec.deletionDefaults);
   const liveProof = live?.metadata.annotations?.[Annotations.declaredRules];
   const declaredRulesProof = input.stampSeal ? input.stampSeal.sealDeclared(declaredIdentityOf(env.object, input.bundle.namespace), manifestRules) : declaresSameRules(liveProof, manifestRules) ? liveProof : undefined;
   const { manifest, hash } = buildDesired({ bundle: input.bundle, object: env.object, dependencies, keepingPolicyFromDefaults, declaredRulesProof });

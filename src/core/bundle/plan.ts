@@ -4,8 +4,8 @@
  * controller gathers the inputs (live objects, kind tables, the time) and
  * carries the plan out; nothing here talks to the API server.
  */
-import type { DeclaredRules, DeletionDefaults, Resource } from '../../api/bundle.js';
-import { declaredRulesOf, type CountdownRecord } from './countdown.js';
+import type { DeclaredRules, DeletionDefaults, PendingDeletion, Resource } from '../../api/bundle.js';
+import { carriedRecord, declaredIdentityOf, declaredRulesOf, identityKey, readableDeclaredRules, type CountdownRecord } from './countdown.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { CrdReadinessTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
@@ -42,11 +42,32 @@ export interface BundlePlan {
   requeueAfterMs?: number;
   /** What the deletion rules were read with: a delete decided again on a fresh read (redecideDelete) uses the same. */
   deletionContext: { defaults?: DeletionDefaults | undefined; bundleReady: boolean; stampSeal?: StampSeal; countdownRecord?: CountdownRecord };
-  /** status.declaredRules for this spec: the deletion rules each listed object's manifest declares. */
+  /**
+   * status.declaredRules: the deletion rules each listed object's manifest
+   * declares, and the record's entries this pass carries on (carriedRecord).
+   */
   declaredRules: DeclaredRules[];
+  /**
+   * The record's status.pendingDeletions entries of objects the Bundle
+   * still holds and no longer lists (carriedRecord): the status keeps those
+   * whose prune the pass did not carry out (buildBundleStatus).
+   */
+  carriedPendingDeletions?: PendingDeletion[];
 }
 
 export function planBundle(input: PlanInput): BundlePlan {
+  const plan = planWithoutRecord(input);
+  const namespace = input.bundle.namespace;
+  const keyOf = (o: { apiVersion: string; kind: string; metadata: { name: string } }): string => identityKey(declaredIdentityOf(o, namespace));
+  const carried = carriedRecord(input.countdownRecord, {
+    listed: new Set(input.spec.resources.flatMap((r) => (r.spec.object !== undefined ? [keyOf(r.spec.object)] : []))),
+    held: new Set(input.controlled.map(keyOf)),
+  });
+  const fromSpec = readableDeclaredRules(plan.declaredRules, input.countdownRecord, input.spec.deletionDefaults, namespace);
+  return { ...plan, declaredRules: [...fromSpec, ...carried.declared], carriedPendingDeletions: carried.pending };
+}
+
+function planWithoutRecord(input: PlanInput): BundlePlan {
   const { bundle, spec } = input;
   const graph = resourceGraph(spec.resources);
   const order = topologicalOrder(graph);

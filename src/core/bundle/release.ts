@@ -106,11 +106,6 @@ export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: D
   // Only a stamp this operator wrote is signed into the release: one written by hand starts over from now.
   const proven = countdownOf(o, { seal: read.seal, defaults: bundle.defaults, extra: read.floor, record: read.record });
   const annotations = { ...(proven.annotations ?? {}) };
-  // A stamp earlier than the Bundle's record (an earlier countdown's, written back) is replaced by the recorded one.
-  const stamp = annotations[Annotations.deletionTimestamp];
-  if (stamp !== undefined && stamp !== o.metadata.annotations?.[Annotations.deletionTimestamp]) {
-    ops.push({ op: 'add', path: annotationPath(Annotations.deletionTimestamp), value: stamp });
-  }
   const reading = readDeletionRules(annotations, bundle.defaults);
   if (reading.ok) {
     const rules = stricterRules(reading.rules, proven.floor);

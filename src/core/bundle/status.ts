@@ -10,6 +10,7 @@ import { condition, mergeConditions } from './conditions.js';
 import { canonicalJson } from './hash.js';
 import { groupOf, versionOf } from './objects.js';
 import { pendingDeletionsOf } from './pending.js';
+import { pendingEntryKey } from './countdown.js';
 import { withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from './plan.js';
 import type { ObjectTarget } from './prune.js';
 import { formatIssue } from './validate.js';
@@ -62,7 +63,10 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
   const ready = [...states.values()].filter((s) => s.state === 'ready').length;
   const notReady = [...states].filter(([, st]) => st.state !== 'ready').map(([name]) => name);
   const conditions = mergeConditions(previous?.conditions, decideBundleConditions({ kind: 'reconciled', problems, ready, total, notReady }, plan.bundle.generation), nowIso);
-  const pendingDeletions = pendingDeletionsOf(plan);
+  // The record's entries of objects this pass did not decide (an invalid spec, prunes held back) stay: see carriedRecord.
+  const decided = new Set(plan.prune.map((a) => pendingEntryKey(a.target, plan.bundle.namespace)));
+  const carried = (plan.carriedPendingDeletions ?? []).filter((p) => !decided.has(pendingEntryKey(p, plan.bundle.namespace)));
+  const pendingDeletions = [...pendingDeletionsOf(plan), ...carried];
   return {
     ...(plan.bundle.generation !== undefined ? { observedGeneration: plan.bundle.generation } : {}),
     conditions,

@@ -9,11 +9,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { Annotations } from '../../../src/api/names.js';
 import { countdownRecordOf, declaredRulesOf, identityKey, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
+import { planBundle } from '../../../src/core/bundle/plan.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
+import { buildBundleStatus } from '../../../src/core/bundle/status.js';
 import { releasePatch } from '../../../src/core/bundle/release.js';
 import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
 import { stampSeal } from '../../../src/core/softdelete/stamp-seal.js';
-import { configMap, controlledByBundle, live, NOW, withAnnotation, withUid } from './builders.js';
+import { bundle, configMap, controlledByBundle, live, NOW, planInput, resource, withAnnotation, withRef, withResource, withUid } from './builders.js';
 
 const seal = stampSeal(new Uint8Array(32).fill(7));
 const HOUR = 3_600_000;
@@ -84,15 +86,16 @@ describe('status.pendingDeletions', () => {
   const replayed = object({ [Annotations.deletionDelay]: '20s', [Annotations.deletionTimestamp]: earlier, [Annotations.stampProof]: seal.sign('a-uid', earlier, { delayMs: 20_000, policy: 'Delete' }) });
   const pending = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', deletionTimestamp: running, deleteAfter: iso(NOW - 30_000 + HOUR), waitingFor: 'Delay' as const };
 
-  it('an earlier countdown\'s stamp and proofs written back over a running 1h countdown: it goes on waiting', () => {
-    expect(prune(replayed, record({ pendingDeletions: [pending] }))).toMatchObject({ action: 'wait', deletionTimestamp: running, deleteAfter: iso(NOW - 30_000 + HOUR) });
+  it('an earlier countdown\'s stamp and proofs written back over a running 1h countdown: it starts again, with the recorded delay', () => {
+    expect(prune(replayed, record({ pendingDeletions: [pending] }))).toMatchObject({ action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR) });
     // Without the record, the replayed countdown would have ended.
     expect(prune(replayed, undefined)?.action).toBe('delete');
   });
 
-  it('a countdown that waited for an approval goes on waiting for one', () => {
+  it('a countdown that waited for an approval waits for one again, an old approval written back with the old stamp not counting', () => {
+    const approved = object({ ...replayed.metadata.annotations, [Annotations.deletionApproved]: iso(NOW - 5 * 60_000) });
     const due = { ...pending, deleteAfter: running, waitingFor: 'Approval' as const };
-    expect(prune(replayed, record({ pendingDeletions: [due] }))).toMatchObject({ action: 'await', waitingFor: 'Approval' });
+    expect(prune(approved, record({ pendingDeletions: [due] }))).toMatchObject({ action: 'mark', gates: ['Approval'] });
   });
 
   it('a later stamp than the record (a countdown started again) stands', () => {
@@ -100,8 +103,39 @@ describe('status.pendingDeletions', () => {
     expect(prune(later, record({ pendingDeletions: [{ ...pending, deletionTimestamp: earlier, deleteAfter: iso(NOW - 10 * 60_000 + 20_000) }] }))).toMatchObject({ action: 'wait', deletionTimestamp: running });
   });
 
-  it('a release writes the recorded stamp onto the object, so the sweeper reads the same countdown', () => {
+  it('a release starts the countdown again over a stamp written back, so the sweeper and the deletion guard read the new one', () => {
     const ops = releasePatch(replayed, { name: 'b' }, {}, { now: NOW, stampAt: NOW }, releaseSigner(new Uint8Array(32).fill(3)), { seal, record: record({ pendingDeletions: [pending] }) });
-    expect(ops).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionTimestamp.replace('/', '~1')}`, value: running });
+    expect(ops).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionTimestamp.replace('/', '~1')}`, value: iso(NOW) });
+  });
+});
+
+describe('the record is carried on by a pass that does not decide an object (red team 7)', () => {
+  const gone = live(configMap('gone'), controlledByBundle(), withUid('gone-uid'));
+  const previous = {
+    declaredRules: [{ kind: 'ConfigMap', name: 'gone', deletionDelay: '1h' }],
+    pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gone', deletionTimestamp: iso(NOW - 60_000), deleteAfter: iso(NOW - 60_000 + HOUR), waitingFor: 'Delay' as const }],
+  };
+  const statusOf = (b: ReturnType<typeof bundle>, controlled: ReturnType<typeof live>[]) =>
+    buildBundleStatus(planBundle(planInput(b, {}, { controlled, countdownRecord: countdownRecordOf(previous, NS), stampSeal: seal })), {}, undefined, iso(NOW));
+
+  it('an invalid spec keeps both entries of an object the Bundle still holds', () => {
+    const invalid = bundle('b', withResource(resource('a', configMap('a'), withRef('ghost'))));
+    const status = statusOf(invalid, [gone]);
+    expect(status.pendingDeletions).toEqual(previous.pendingDeletions);
+    expect(status.declaredRules).toEqual(previous.declaredRules);
+  });
+
+  it('prunes held back by a failing resource keep them too', () => {
+    const failing = bundle('b', withResource(resource('a', configMap('a', withAnnotation(Annotations.deletionDelay, '1hour')))));
+    const status = statusOf(failing, [gone]);
+    expect(status.pendingDeletions).toEqual(previous.pendingDeletions);
+    expect(status.declaredRules).toEqual(previous.declaredRules);
+  });
+
+  it('an object no longer held (released, handed over, gone) or listed again leaves the record', () => {
+    expect(statusOf(bundle('b', withResource(resource('a', configMap('a')))), [])).toMatchObject({ pendingDeletions: [], declaredRules: [] });
+    const relisted = statusOf(bundle('b', withResource(resource('gone', configMap('gone')))), [gone]);
+    expect(relisted.pendingDeletions).toEqual([]);
+    expect(relisted.declaredRules).toEqual([]);
   });
 });

@@ -48,3 +48,17 @@ describe('declare: the manifest\'s deletion rules, sealed, written onto the obje
     expect(claim?.patch.some((op) => op.op === 'add' && op.path.endsWith('declared-rules'))).toBe(true);
   });
 });
+
+describe('a keeping policy from the Bundle\'s defaults is sealed too (red team 7)', () => {
+  it('the proof of a manifest that declares nothing, under deletionDefaults Orphan, carries Orphan', () => {
+    const b = bundle('b', withResource(resource('plain', configMap('plain'))));
+    const withDefaults = { ...b, spec: { ...b.spec, deletionDefaults: { deletionPolicy: 'Orphan' as const } } };
+    const plainLive = live(configMap('plain'), controlledByBundle(), withUid('plain-uid'), withAnnotation('other', 'x'));
+    const claim = planBundle(planInput(withDefaults, { plain: plainLive }, { stampSeal: seal })).claims[0];
+    expect(claim?.kind).toBe('declare');
+    const written = claim?.patch.find((op) => op.op === 'add');
+    expect(written !== undefined && written.op === 'add' ? String(written.value).split(':')[2] : undefined).toBe('Orphan');
+    // Without a keeping default there is nothing to seal.
+    expect(planBundle(planInput(b, { plain: plainLive }, { stampSeal: seal })).claims).toEqual([]);
+  });
+});

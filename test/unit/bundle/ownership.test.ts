@@ -41,6 +41,16 @@ describe('operatorWrittenReferences / userReferences', () => {
     const meta = { ownerReferences: [bundleRef('b1'), depRef('sib')], annotations: recorded('stale'), managedFields };
     expect(operatorWrittenReferences(meta, { siblingUids: new Set(['sib']) }).map((r) => r.uid)).toEqual(expected);
   });
+
+  // Red team 7: a reference the manifest names itself (its uid a "!{...}" reference) is the user's, though the operator applied it.
+  it('a reference the manifest names is the user\'s, by uid or by kind and name', () => {
+    const meta = { ownerReferences: [bundleRef('b1'), depRef('sib')], managedFields: [managed('bundlesmith', 'b1', 'sib')] };
+    const ctx = { siblingUids: new Set(['sib']) };
+    expect(operatorWrittenReferences(meta, ctx).map((r) => r.uid)).toEqual(['b1', 'sib']);
+    expect(operatorWrittenReferences(meta, { ...ctx, namedByManifest: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm-sib', uid: '!{owner-uid}' }] }).map((r) => r.uid)).toEqual(['b1']);
+    expect(operatorWrittenReferences(meta, { ...ctx, namedByManifest: [{ uid: 'sib' }] }).map((r) => r.uid)).toEqual(['b1']);
+    expect(operatorWrittenReferences(meta, { ...ctx, namedByManifest: [{ apiVersion: 'apps/v1', kind: 'ConfigMap', name: 'cm-sib' }] }).map((r) => r.uid)).toEqual(['b1', 'sib']);
+  });
 });
 
 describe('withdrawClaimPatch', () => {
