@@ -42,8 +42,8 @@ export type WriteOutcome<R> =
   | { kind: 'refused'; error: SendRefused; sends: number }
   | { kind: 'failed'; error: unknown; sends: number };
 
-/** The outcomes that carry an error of the write. */
-export type WriteFailure<R = unknown> = Extract<WriteOutcome<R>, { kind: 'stale' | 'forbidden' | 'invalid' | 'refused' | 'failed' }> | (Extract<WriteOutcome<R>, { kind: 'gone' }> & { error: KubeApiError });
+/** The outcomes of a write that did not go through (`gone` without an error: a DELETE answered 'not-found'). */
+export type WriteFailure<R = unknown> = Exclude<WriteOutcome<R>, { kind: 'written' | 'declined' }>;
 
 /**
  * Read fresh and decide again. `read(n)` is the n-th fresh read (0 is the one
