@@ -25,6 +25,7 @@ import { decideOrphanSweep, sweepable } from '../core/softdelete/sweep.js';
 import { parseRfc3339 } from '../core/rfc3339.js';
 import { preferredVersions } from '../kube/discovery.js';
 import { errorMessage, isNotFound, isStaleWrite } from '../kube/errors.js';
+import { guardedDelete } from '../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../kube/types.js';
 import { EXIT_PROBLEMS, formatObjectRef, type ObjectRef } from './args.js';
 import { resolveObjectRef, type Cluster } from './cluster.js';
@@ -265,12 +266,9 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
 export async function deletePendingNow(cluster: Cluster, ref: ObjectRef, namespace: string, io: CliIo): Promise<void> {
   const target = await pendingTarget(cluster, ref, namespace);
   const { uid, resourceVersion } = target.object.metadata;
-  try {
-    const result = await cluster.client.delete(target.rt, namespace, target.object.metadata.name, { uid, resourceVersion, propagationPolicy: 'Background' });
-    if (result === 'not-found') throw new CliError(`delete ${target.ref}: it is gone already`, EXIT_PROBLEMS);
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    throw failed('delete', target, err);
-  }
+  // One send; `failed` words each error (a 422 without field causes as a change, as isStaleWrite counts it).
+  const deleted = await guardedDelete(cluster.client, { rt: target.rt, namespace, name: target.object.metadata.name }, { opts: { uid, resourceVersion, propagationPolicy: 'Background' }, stale: 'conflict-or-failed-test' });
+  if (deleted.kind === 'gone' && !deleted.error) throw new CliError(`delete ${target.ref}: it is gone already`, EXIT_PROBLEMS);
+  if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw failed('delete', target, deleted.error);
   io.out(`deleted: ${target.ref} in ${namespace} (uid ${uid})`);
 }

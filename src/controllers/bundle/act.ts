@@ -23,6 +23,8 @@ import type { ActionFailure } from '../../core/bundle/status.js';
 import { isRecord, kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
 import { errorMessage, isConflict, isForbidden, isInvalidWrite, isManifestRejected, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
+import { guardedDelete, guardedPatch, type WriteOutcome } from '../../kube/guarded-write.js';
+import type { DeleteOptions } from '../../kube/requests.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../kube/clock.js';
@@ -253,13 +255,9 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
     const rt = await d.api.resolve(w.target.apiVersion, w.target.kind);
     if (!rt) continue;
     outcome.wrote = true; // either way, look again soon
-    try {
-      await d.api.patch(rt, w.target.namespace, w.target.name, w.patch, 'json', { fieldManager: FIELD_MANAGER });
-      d.log.info({ object: { kind: w.target.kind, name: w.target.name } }, 'withdrew the claim on an object no longer listed');
-    } catch (err) {
-      if (isStaleWrite(err) || isNotFound(err)) continue;
-      d.log.warn({ object: { kind: w.target.kind, name: w.target.name }, err: errorMessage(err) }, 'withdrawing a claim failed');
-    }
+    const written = await guardedPatch(d.api, { rt, namespace: w.target.namespace, name: w.target.name }, { patch: w.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
+    if (written.kind === 'written') d.log.info({ object: { kind: w.target.kind, name: w.target.name } }, 'withdrew the claim on an object no longer listed');
+    else if (written.kind !== 'stale' && written.kind !== 'gone' && written.kind !== 'declined') d.log.warn({ object: { kind: w.target.kind, name: w.target.name }, err: errorMessage(written.error) }, 'withdrawing a claim failed');
   }
 }
 
@@ -291,30 +289,34 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
       if (!rt || !t.uid) return;
       if (action.action === 'mark' || action.action === 'release') {
         outcome.wrote = true; // either way, look again soon
-        try {
-          await d.api.patch(rt, t.namespace, t.name, action.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
-        } catch (err) {
-          // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
-          // decides on what the object is now.
-          if (isStaleWrite(err)) return;
-          throw err;
-        }
+        const written = await guardedPatch(d.api, { rt, namespace: t.namespace, name: t.name }, { patch: action.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) } });
+        // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
+        // decides on what the object is now. (A 404 is reported as any other failure.)
+        if (written.kind === 'stale' || written.kind === 'declined') return; // (declined: never, the patch is given)
+        if (written.kind !== 'written') return failed(written.error);
         const alone = action.action === 'release' || (action.gates?.length ?? 0) > 0;
         done.push({ kind: t.kind, name: t.name, event: action.event, ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}), ...(alone ? { alone } : {}) });
         return;
       }
       const result = await deleteDecided(d, rt, t, action.afterDelay, plan, fresh, guard);
-      if (result === 'conflict') {
+      if (result.kind === 'stale') {
         outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
         return;
       }
-      if (result === 'kept') return;
+      if (result.kind === 'declined') return;
+      // A DELETE answered 'not-found' is gone (the pass wrote: look again); any error, a thrown 404 too, is a failure.
+      if (result.kind !== 'written' && (result.kind !== 'gone' || result.error)) return failed(result.error);
       outcome.wrote = true;
-      if (result !== 'deleted') return;
+      if (result.kind !== 'written') return;
       d.log.info({ object: { kind: t.kind, name: t.name }, uid: t.uid, reason: action.event.reason }, action.afterDelay ? 'deleted after its deletion delay' : 'pruned');
       d.metrics?.deleted(t.kind, action.event.reason);
       done.push({ kind: t.kind, name: t.name, event: action.event });
     } catch (err) {
+      // A discovery or fresh-read error: reported as a write's failure is.
+      failed(err);
+    }
+    /** A write (or a read before it) that did not go through, but for a stale one. */
+    function failed(err: unknown): void {
       if (isSendRefused(err)) {
         // Not sent: the Bundle (or one listing the object) changed since the prune was decided. Nothing more starts.
         outcome.abandoned ??= errorMessage(err);
@@ -353,31 +355,32 @@ async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, 
 }
 
 /**
- * One decided delete. An expired countdown was read from the cache: decide
- * again on a fresh read first. A delete refused because the object changed
- * (a status write, a new annotation) gets one fresh read, the same rules and
- * one more try. 'kept': a fresh read said no.
+ * One decided delete, through the guarded write (kube/guarded-write.ts). An
+ * expired countdown was read from the cache: decide again on a fresh read
+ * first (the wave's listed read when there is one). A delete refused because
+ * the object changed (a 409: a status write, a new annotation) gets one fresh
+ * read, the same rules and one more try. `declined`: a fresh read said no.
+ * A DELETE carries no JSON-patch test, so only a 409 is stale here: a 422 is
+ * the server (or an admission webhook) refusing it, a failure.
  */
-async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads, guard: SendGuard | undefined): Promise<'deleted' | 'not-found' | 'conflict' | 'kept'> {
-  const resourceVersion = afterDelay ? await freshDeletableVersion(d, rt, t, plan, listed.get(freshReadKey(t))) : t.resourceVersion;
-  if (resourceVersion === undefined) return 'kept';
-  const result = await deleteWithPreconditions(d, rt, t, resourceVersion, guard);
-  if (result !== 'conflict') return result;
-  const fresher = await freshDeletableVersion(d, rt, t, plan);
-  if (fresher === undefined) return 'kept';
-  return await deleteWithPreconditions(d, rt, t, fresher, guard);
-}
-
-async function deleteWithPreconditions(d: ActDeps, rt: ResourceType, t: ObjectTarget, resourceVersion: string | undefined, guard: SendGuard | undefined): Promise<'deleted' | 'not-found' | 'conflict'> {
-  if (!t.uid) return 'not-found';
-  try {
-    return await d.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) });
-  } catch (err) {
-    // A failed uid or resourceVersion precondition is a 409. A DELETE carries no JSON-patch test, so a 422 here is
-    // the server (or an admission webhook) refusing it: a failure, not a stale read.
-    if (isConflict(err)) return 'conflict';
-    throw err;
-  }
+async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads, guard: SendGuard | undefined): Promise<WriteOutcome<'deleted'>> {
+  const uid = t.uid;
+  if (!uid) return { kind: 'gone', sends: 0 };
+  const opts = (resourceVersion: string | undefined): DeleteOptions => ({ uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) });
+  const wave = listed.get(freshReadKey(t));
+  return await guardedDelete(d.api, { rt, namespace: t.namespace, name: t.name }, {
+    ...(afterDelay ? {} : { opts: opts(t.resourceVersion) }),
+    stale: 'conflict',
+    redecide: {
+      readFirst: afterDelay,
+      retries: 1,
+      read: (n) => (n === 0 && afterDelay && wave ? Promise.resolve(wave) : d.api.tryGet(rt, t.namespace, t.name)),
+      decide: (fresh) => {
+        const resourceVersion = redecideFresh(d, t, plan, fresh);
+        return resourceVersion === undefined ? undefined : opts(resourceVersion);
+      },
+    },
+  });
 }
 
 /** Fresh reads of a wave's expired countdowns, by freshReadKey. */
@@ -433,12 +436,11 @@ async function listFreshReads(d: ActDeps, wave: readonly WritingPruneAction[]): 
 }
 
 /**
- * Reads the object fresh (or takes the wave's listed read of it) and applies the prune rules again
- * (core/bundle/prune.ts, redecideDelete): the resourceVersion to delete it
- * at, or undefined (left to the next pass).
+ * Applies the prune rules again to an object just read fresh (or the wave's
+ * listed read of it) (core/bundle/prune.ts, redecideDelete): the
+ * resourceVersion to delete it at, or undefined (left to the next pass).
  */
-async function freshDeletableVersion(d: ActDeps, rt: ResourceType, t: ObjectTarget, plan: BundlePlan, listed?: KubeObject): Promise<string | undefined> {
-  const fresh = listed ?? (await d.api.tryGet(rt, t.namespace, t.name));
+function redecideFresh(d: ActDeps, t: ObjectTarget, plan: BundlePlan, fresh: KubeObject | undefined): string | undefined {
   // The read just made refreshed the server-time estimate: decide on its lower bound.
   const now = d.serverTime.lowerBound();
   if (now === undefined) return undefined;

@@ -20,7 +20,8 @@ import { claimsByObject, listedObjectKeys, type NamedOwner } from '../../core/bu
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
 import type { StampSeal } from '../../core/softdelete/stamp-seal.js';
-import { errorMessage, isConflict, isForbidden, isInvalidWrite, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
+import { errorMessage, type SendGuard } from '../../kube/errors.js';
+import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, ServerTime } from '../../kube/clock.js';
@@ -145,28 +146,31 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
   const t = step.target;
   const rt = await input.api.resolve(t.apiVersion, t.kind);
   if (!rt || !t.uid) return 'sent';
-  try {
-    if (step.action === 'delete') {
-      const result = await input.api.delete(rt, t.namespace, t.name, { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) });
-      if (result === 'deleted') await input.events.normal(bundleTarget(input.bundle), step.event.reason, step.event.message);
-    } else {
-      await input.api.patch(rt, t.namespace, t.name, step.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
-      await input.events.normal(bundleTarget(input.bundle), step.event.reason, step.event.message);
-    }
+  const at = { rt, namespace: t.namespace, name: t.name };
+  // One send each, no retry: the next pass decides on fresh lists. A DELETE's 422 without field causes counts as stale
+  // here (isStaleWrite), as the collector and the sweeper count it; the prune counts only a 409 (see act.ts).
+  const written =
+    step.action === 'delete'
+      ? await guardedDelete(input.api, at, { opts: { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) }, stale: 'conflict-or-failed-test' })
+      : await guardedPatch(input.api, at, { patch: step.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) } });
+  if (written.kind === 'declined') return 'sent'; // never: what to send is given
+  if (written.kind === 'refused') return 'refused';
+  if (written.kind === 'written' || (written.kind === 'gone' && !written.error)) {
+    // A DELETE answered 'not-found' counts as written, without the event.
+    if (written.kind === 'written') await input.events.normal(bundleTarget(input.bundle), step.event.reason, step.event.message);
     outcome.wrote++;
-  } catch (err) {
-    if (isSendRefused(err)) return 'refused';
-    // Changed since it was read (a precondition or a patch test failed) or gone: the next pass decides on what is there.
-    if (isStaleWrite(err) || isNotFound(err)) {
-      outcome.changed++;
-      report.changed.push(t);
-    } else {
-      outcome.failed++;
-      // Forbidden (the identity may not) and an invalid write (refused as such) cannot finish without a change: Stalled.
-      report.failures.push({ target: t, action: step.action, message: errorMessage(err), ...(isForbidden(err) ? { reason: Reasons.Forbidden } : isInvalidWrite(err) ? { reason: Reasons.InvalidWrite, terminal: true } : {}) });
-    }
-    input.logger.warn({ object: { kind: t.kind, name: t.name }, step: step.action, err: errorMessage(err) }, 'finalizing: step failed');
+    return 'sent';
   }
+  if (written.kind === 'stale' || written.kind === 'gone') {
+    // Changed since it was read (a precondition or a patch test failed) or gone: the next pass decides on what is there.
+    outcome.changed++;
+    report.changed.push(t);
+  } else {
+    outcome.failed++;
+    // Forbidden (the identity may not) and an invalid write (refused as such) cannot finish without a change: Stalled.
+    report.failures.push({ target: t, action: step.action, message: errorMessage(written.error), ...(written.kind === 'forbidden' ? { reason: Reasons.Forbidden } : written.kind === 'invalid' ? { reason: Reasons.InvalidWrite, terminal: true } : {}) });
+  }
+  input.logger.warn({ object: { kind: t.kind, name: t.name }, step: step.action, err: errorMessage(written.error) }, 'finalizing: step failed');
   return 'sent';
 }
 
@@ -233,12 +237,10 @@ async function kindsOfBundle(input: FinalizerContext): Promise<{ types: Resource
 async function removeFinalizer(input: FinalizerContext): Promise<void> {
   const { bundle, api } = input;
   const remaining = (bundle.metadata.finalizers ?? []).filter((f) => f !== Finalizers.deleteResources);
-  try {
-    await api.patch(BUNDLE_RESOURCE_TYPE, bundle.metadata.namespace, bundle.metadata.name, { metadata: { finalizers: remaining, resourceVersion: bundle.metadata.resourceVersion } }, 'merge');
-  } catch (err) {
-    if (isConflict(err) || isNotFound(err)) return; // a newer version comes through the watch
-    throw err;
-  }
+  // A merge patch pinned by resourceVersion: only a 409 is stale.
+  const written = await guardedPatch(api, { rt: BUNDLE_RESOURCE_TYPE, namespace: bundle.metadata.namespace, name: bundle.metadata.name }, { patch: { metadata: { finalizers: remaining, resourceVersion: bundle.metadata.resourceVersion } }, type: 'merge', stale: 'conflict' });
+  if (written.kind === 'written' || written.kind === 'stale' || written.kind === 'gone' || written.kind === 'declined') return; // a newer version comes through the watch
+  throw written.error;
 }
 
 async function writeStatus(input: FinalizerContext, status: Parameters<typeof writeBundleStatus>[2]): Promise<void> {

@@ -5,7 +5,7 @@
  * again on what it reads.
  */
 import { Finalizers } from '../../api/names.js';
-import { isStaleWrite } from '../../kube/errors.js';
+import { guardedDelete, guardedPatch, type WriteFailure } from '../../kube/guarded-write.js';
 import type { KubeObject } from '../../kube/types.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import { classifyReferences } from '../../core/gc/classify.js';
@@ -98,48 +98,63 @@ export async function decideAndAct(ctx: AttemptContext, item: ItemSnapshot, isRe
   const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
   ctx.debug(`attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
   const namespace = rt.namespaced ? id.namespace : undefined;
-  try {
-    switch (decision.kind) {
-      case 'keep':
-      case 'forget':
-        return 'forget';
-      case 'requeue':
-        return 'requeue';
-      case 'remove-refs':
-        await ctx.api.patch(rt, namespace, id.name, removeRefsPatch(id.uid, item.refs, new Set(decision.uids)), 'json');
-        return 'forget';
-      case 'delete': {
-        let resourceVersion = item.resourceVersion;
-        const unblock = decision.unblockRefsFirst ? unblockRefsPatch(id.uid, item.refs) : [];
-        if (unblock.length > 0) {
-          const patched = await ctx.api.patch(rt, namespace, id.name, unblock, 'json');
-          resourceVersion = patched.metadata.resourceVersion;
+  const at = { rt, namespace, name: id.name };
+  // Each write is sent once through the guarded write; a stale answer (409, or a 422 without field causes, on the
+  // patches and the DELETE alike) is decided again below on a fresh read, once: the decision itself may change.
+  let failure: WriteFailure;
+  switch (decision.kind) {
+    case 'keep':
+    case 'forget':
+      return 'forget';
+    case 'requeue':
+      return 'requeue';
+    case 'remove-refs': {
+      const written = await guardedPatch(ctx.api, at, { patch: removeRefsPatch(id.uid, item.refs, new Set(decision.uids)), type: 'json' });
+      if (written.kind === 'written' || written.kind === 'declined') return 'forget'; // (declined: never, the patch is given)
+      failure = written;
+      break;
+    }
+    case 'delete': {
+      let resourceVersion = item.resourceVersion;
+      const unblock = decision.unblockRefsFirst ? unblockRefsPatch(id.uid, item.refs) : [];
+      if (unblock.length > 0) {
+        const patched = await guardedPatch(ctx.api, at, { patch: unblock, type: 'json' });
+        if (patched.kind === 'declined') return 'forget'; // never: the patch is given
+        if (patched.kind !== 'written') {
+          failure = patched;
+          break;
         }
-        const result = await ctx.api.delete(rt, namespace, id.name, { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation });
-        if (result === 'not-found') {
-          ctx.virtualDelete(id);
-          return 'forget';
-        }
+        resourceVersion = patched.result.metadata.resourceVersion;
+      }
+      const deleted = await guardedDelete(ctx.api, at, { opts: { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation }, stale: 'conflict-or-failed-test' });
+      if (deleted.kind === 'gone' && !deleted.error) {
+        ctx.virtualDelete(id);
+        return 'forget';
+      }
+      if (deleted.kind === 'declined') return 'forget'; // never: the preconditions are given
+      if (deleted.kind === 'written') {
         ctx.metrics.deleted(id.kind, decision.propagation);
         ctx.collected(id, decision.propagation, decision.causes);
         return 'forget';
       }
+      failure = deleted;
+      break;
     }
-  } catch (err) {
-    if (!isStaleWrite(err)) {
-      ctx.metrics.error(id.kind, decision.kind === 'delete' ? 'delete' : 'remove-refs');
-      throw err;
-    }
-    // The object changed since the decision: read it once and decide again.
-    if (isRetry) return 'requeue';
-    const fresh = await ctx.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
-    if (!fresh || fresh.metadata.uid !== id.uid) {
-      ctx.virtualDelete(id);
-      return 'forget';
-    }
-    if (fresh.metadata.deletionTimestamp) return 'forget';
-    const again = snapshotOfRead(id, fresh.metadata);
-    if (again.refs.length === 0) return 'forget';
-    return decideAndAct(ctx, again, true);
   }
+  if (failure.kind !== 'stale') {
+    // A thrown 404 included: an error of the collector's, as any but a stale answer.
+    ctx.metrics.error(id.kind, decision.kind === 'delete' ? 'delete' : 'remove-refs');
+    throw failure.error;
+  }
+  // The object changed since the decision: read it once and decide again.
+  if (isRetry) return 'requeue';
+  const fresh = await ctx.api.tryGet(rt, namespace, id.name, { metadataOnly: true });
+  if (!fresh || fresh.metadata.uid !== id.uid) {
+    ctx.virtualDelete(id);
+    return 'forget';
+  }
+  if (fresh.metadata.deletionTimestamp) return 'forget';
+  const again = snapshotOfRead(id, fresh.metadata);
+  if (again.refs.length === 0) return 'forget';
+  return decideAndAct(ctx, again, true);
 }

@@ -4,7 +4,7 @@
  * object again and recomputes, a few times at most.
  */
 import type { KubeObject, ResourceType } from '../../kube/types.js';
-import { isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { guardedPatch } from '../../kube/guarded-write.js';
 import { removeFinalizerPatch, removeRefsPatch } from '../../core/gc/patches.js';
 import { identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
 import type { DeleteOptions, EventInput, PatchType } from '../../kube/client.js';
@@ -21,45 +21,49 @@ export interface GcApi extends OwnerLookupApi {
   updateEventSeries(namespace: string, name: string, series: { count: number; lastObservedTime: string }, note: string): Promise<void>;
 }
 
-/** Returns false when the object (this UID) or the finalizer was already gone. */
+/**
+ * Returns false when the object (this UID) or the finalizer was already gone.
+ * Read first, then up to three more fresh reads after a stale answer.
+ */
 export async function removeFinalizer(api: GcApi, metrics: GcMetrics, rt: ResourceType, id: Identity, finalizer: string): Promise<boolean> {
   const namespace = rt.namespaced ? id.namespace : undefined;
-  for (let attempt = 0; ; attempt++) {
-    const live = await api.tryGet(rt, namespace, id.name, { metadataOnly: true });
-    if (!live || live.metadata.uid !== id.uid) return false;
-    const patch = removeFinalizerPatch(id.uid, live.metadata.finalizers ?? [], finalizer);
-    if (!patch) return false;
-    try {
-      await api.patch(rt, namespace, id.name, patch, 'json');
-      return true;
-    } catch (err) {
-      if (isStaleWrite(err) && attempt < 3) continue;
-      metrics.error(id.kind, 'remove-finalizer');
-      throw err;
-    }
-  }
+  const written = await guardedPatch(api, { rt, namespace, name: id.name }, {
+    type: 'json',
+    redecide: {
+      readFirst: true,
+      retries: 3,
+      read: () => api.tryGet(rt, namespace, id.name, { metadataOnly: true }),
+      decide: (live) => (!live || live.metadata.uid !== id.uid ? undefined : removeFinalizerPatch(id.uid, live.metadata.finalizers ?? [], finalizer)),
+    },
+  });
+  if (written.kind === 'written') return true;
+  if (written.kind === 'declined') return false;
+  // Any other outcome (a 404 on the patch too) is an error of the collector's.
+  metrics.error(id.kind, 'remove-finalizer');
+  throw written.error;
 }
 
-/** Removes the reference to `ownerUid` from one dependent (this UID); nothing when it is gone or no longer refers to the owner. */
+/**
+ * Removes the reference to `ownerUid` from one dependent (this UID); nothing
+ * when it is gone or no longer refers to the owner. Up to two fresh reads
+ * after a stale answer.
+ */
 export async function removeOwnerRef(api: GcApi, metrics: GcMetrics, rt: ResourceType, id: Identity, refs: readonly { uid: string }[], ownerUid: string): Promise<void> {
   const namespace = rt.namespaced ? id.namespace : undefined;
-  for (let attempt = 0; ; attempt++) {
-    if (!refs.some((r) => r.uid === ownerUid)) return;
-    try {
-      await api.patch(rt, namespace, id.name, removeRefsPatch(id.uid, refs, new Set([ownerUid])), 'json');
-      metrics.orphaned(id.kind);
-      return;
-    } catch (err) {
-      if (isNotFound(err)) return;
-      if (!isStaleWrite(err) || attempt >= 2) {
-        metrics.error(id.kind, 'orphan');
-        throw err;
-      }
-      const fresh = await api.tryGet(rt, namespace, id.name, { metadataOnly: true });
-      if (!fresh || fresh.metadata.uid !== id.uid) return;
-      refs = fresh.metadata.ownerReferences ?? [];
-    }
-  }
+  const patchOf = (current: readonly { uid: string }[]) => (current.some((r) => r.uid === ownerUid) ? removeRefsPatch(id.uid, current, new Set([ownerUid])) : undefined);
+  const written = await guardedPatch(api, { rt, namespace, name: id.name }, {
+    patch: patchOf(refs),
+    type: 'json',
+    redecide: {
+      retries: 2,
+      read: () => api.tryGet(rt, namespace, id.name, { metadataOnly: true }),
+      decide: (fresh) => (!fresh || fresh.metadata.uid !== id.uid ? undefined : patchOf(fresh.metadata.ownerReferences ?? [])),
+    },
+  });
+  if (written.kind === 'written') metrics.orphaned(id.kind);
+  if (written.kind === 'written' || written.kind === 'declined' || written.kind === 'gone') return;
+  metrics.error(id.kind, 'orphan');
+  throw written.error;
 }
 
 /**

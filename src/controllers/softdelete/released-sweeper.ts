@@ -26,7 +26,8 @@ import { claimsByObject } from '../../core/bundle/ownership.js';
 import { kindKey, objectKey, parseKindKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
-import { errorMessage, isNotFound, isSendRefused, isStaleWrite } from '../../kube/errors.js';
+import { errorMessage } from '../../kube/errors.js';
+import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
 import { changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
@@ -190,7 +191,9 @@ export class ReleasedObjectSweeper {
         await this.reportOnce(`${cached.metadata.uid ?? ''}@${decision.deletionTimestamp}`, () => this.o.events.normal(target, EventReasons.AwaitingApproval, `released by deleted Bundle ${formerBundleOf(cached.metadata) ?? '?'}: ${decision.message}`));
         return 'forget';
       case 'mark': {
-        await this.writerFor(namespace).patch(rt, namespace, name, markPatch(cached, decision.deletionTimestamp), 'json', { fieldManager: FIELD_MANAGER });
+        // Any failure (a stale one too) is the work item's: logged, retried with backoff.
+        const marked = await guardedPatch(this.writerFor(namespace), { rt, namespace, name }, { patch: markPatch(cached, decision.deletionTimestamp), type: 'json', opts: { fieldManager: FIELD_MANAGER } });
+        if (marked.kind !== 'written' && marked.kind !== 'declined') throw marked.error;
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       }
       case 'delete':
@@ -210,13 +213,13 @@ export class ReleasedObjectSweeper {
         const again = decideOrphanSweep(fresh.metadata, nowFresh, nowFresh);
         if (again.action === 'skip' || !deletesNow(again)) return 'requeue';
         if (!(await this.proven(rt, fresh))) return 'forget';
-        try {
-          await this.writerFor(namespace).delete(rt, namespace, name, { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard });
-        } catch (err) {
-          if (isStaleWrite(err) || isSendRefused(err)) return 'requeue';
-          if (isNotFound(err)) return 'forget';
-          throw err;
-        }
+        // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422
+        // without field causes counts as stale here (isStaleWrite), as the finalizer counts it; the prune counts only a 409.
+        const deleted = await guardedDelete(this.writerFor(namespace), { rt, namespace, name }, { opts: { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard }, stale: 'conflict-or-failed-test' });
+        if (deleted.kind === 'stale' || deleted.kind === 'refused') return 'requeue';
+        if (deleted.kind === 'gone' && deleted.error) return 'forget';
+        // A DELETE answered 'not-found' is reported as deleted below, as before.
+        if (deleted.kind !== 'written' && deleted.kind !== 'gone' && deleted.kind !== 'declined') throw deleted.error;
         const former = formerBundleOf(fresh.metadata) ?? '?';
         const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);
         await this.o.events.normal(target, EventReasons.DeletedAfterDelay, `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`);
