@@ -73,7 +73,7 @@ describe('readinessOf custom resources', () => {
     ['Ready=True', live(widget('w', withConditions({ type: 'Ready', status: 'True' }))), new Map(), ready],
     ['Ready=True for the current generation', live(widget('w', withGeneration(2), withConditions({ type: 'Ready', status: 'True', observedGeneration: 2 }))), new Map(), ready],
     ['Ready=True for an older generation', live(widget('w', withGeneration(3), withConditions({ type: 'Ready', status: 'True', observedGeneration: 2 }))), new Map(), inProgress('Ready condition is for generation 2, object is at 3')],
-    ['Ready=True, status observedGeneration old', live(widget('w', withGeneration(3), withStatus({ observedGeneration: 1 }), withConditions({ type: 'Ready', status: 'True' }))), new Map(), inProgress('Ready condition is for generation 1, object is at 3')],
+    ['Ready=True, status observedGeneration old', live(widget('w', withGeneration(3), withStatus({ observedGeneration: 1 }), withConditions({ type: 'Ready', status: 'True' }))), new Map(), inProgress('waiting for the controller to observe generation 3 (observed 1)')],
     ['Ready=False with a reason', live(widget('w', withConditions({ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating database' }))), new Map(), inProgress('not ready: Provisioning: creating database')],
     ['Ready=Unknown', live(widget('w', withConditions({ type: 'Ready', status: 'Unknown' }))), new Map(), inProgress('not ready: no reason given')],
     ['status without a Ready condition', live(widget('w', withStatus({ phase: 'x' }))), new Map(), inProgress('waiting for a Ready condition')],
