@@ -33,6 +33,21 @@ describe('validate (offline)', () => {
       'f.yaml:7:7: Bundle default/b: resource "r": ClusterRole is cluster-scoped: a namespaced Bundle cannot own it',
     ],
     ['a YAML syntax error', 'apiVersion: [\n', 'f.yaml:2:1: YAML: '],
+    [
+      'a CEL readiness rule that does not compile',
+      `${header}spec:\n  healthChecks:\n    - {apiVersion: example.com/v1, kind: Widget, current: 'status.phase ==', failed: 'status.reason'}\n  resources: []\n`,
+      "Bundle default/b: spec.healthChecks[0].current: does not compile: at 1:14: found = but expecting end of input",
+    ],
+    [
+      'a CEL readiness rule that returns a non-bool',
+      `${header}spec:\n  healthChecks:\n    - {apiVersion: example.com/v1, kind: Widget, current: 'size(status.items)'}\n  resources: []\n`,
+      'Bundle default/b: spec.healthChecks[0].current: returns the result of size, not a bool',
+    ],
+    [
+      'a CEL readiness rule without current',
+      `${header}spec:\n  healthChecks:\n    - {apiVersion: example.com/v1, kind: Widget, failed: 'true'}\n  resources: []\n`,
+      'Bundle default/b: spec.healthChecks[0].current: Required value',
+    ],
   ])('reports %s', (_case, text, want) => {
     expect(problems(text).join('\n')).toContain(want);
   });
