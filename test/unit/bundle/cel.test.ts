@@ -95,7 +95,7 @@ describe('cost bound', () => {
 
   it('charges a readiness rule over a real object little', () => {
     const result = evaluate('status.conditions.exists(c, c.type == "Ready" && c.status == "True")', certificate);
-    expect(result.ok && result.cost).toBeLessThan(100);
+    expect('ok' in result && result.ok ? result.cost : Infinity).toBeLessThan(100);
   });
 });
 
