@@ -14,6 +14,7 @@
  *   comprehension whose loop condition errs stops at once: a hostile
  *   expression ends in about the time the budget allows, whatever it asks.
  */
+import { strings } from '@bufbuild/cel/ext';
 import { celEnv, celFunc, CelScalar, isCelError, isCelList, isCelMap, parse, plan, type CelEnv, type CelInput, type CelValue } from '@bufbuild/cel';
 
 /** Longest expression text accepted (the schema holds the same bound). */
@@ -54,6 +55,9 @@ interface Meter {
   exhausted: boolean;
 }
 
+/** CEL's strings extension (lowerAscii, split, join, ...), which Flux's environment also loads. */
+const EXTENSIONS = strings;
+
 /** The functions the rewritten tree calls, bound to one meter. */
 function meteredEnv(meter: Meter): CelEnv {
   const charge = (cost: number, value: CelValue): CelValue => {
@@ -64,6 +68,7 @@ function meteredEnv(meter: Meter): CelEnv {
   };
   return celEnv({
     funcs: [
+      ...EXTENSIONS,
       celFunc(METER_SHALLOW, [CelScalar.DYN], CelScalar.DYN, (value) => charge(1 + shallowSize(value), value)),
       celFunc(METER_UNIT, [CelScalar.DYN], CelScalar.DYN, (value) => charge(1, value)),
       celFunc(METER_DEEP, [CelScalar.DYN], CelScalar.DYN, (value) => charge(deepSize(value, Math.max(meter.remaining, 0) + 1), value)),
@@ -71,8 +76,8 @@ function meteredEnv(meter: Meter): CelEnv {
   });
 }
 
-/** Functions known to the standard environment, for the compile-time check. */
-const STANDARD_ENV = celEnv();
+/** Functions known to the environment, for the compile-time check. */
+const STANDARD_ENV = celEnv({ funcs: EXTENSIONS });
 
 function shallowSize(value: CelValue): number {
   if (typeof value === 'string') return Math.floor(value.length / 64);

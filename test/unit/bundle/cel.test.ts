@@ -4,6 +4,7 @@
  * through the metered tree, so metering is shown not to change a result.
  */
 import { isCelError, run } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
 import { getConformanceSuite } from '@bufbuild/cel-spec/testdata/tests.js';
 import { COST_LIMIT, compileExpression, type Evaluation } from '../../../src/core/bundle/cel.js';
 
@@ -50,6 +51,8 @@ describe('compileExpression', () => {
     ['has(status.atProvider.arn) && !has(status.atProvider.id)', true],
     ['status.conditions.exists_one(c, c.type == "Ready")', true],
     ['status.conditions.size() == 3', false],
+    // The strings extension, as in Flux's environment.
+    ['status.conditions.exists(c, c.type.lowerAscii() == "synced")', true],
   ])('evaluates %s', (text, value) => {
     expect(evaluate(text, certificate)).toMatchObject({ ok: true, value });
   });
@@ -106,7 +109,7 @@ describe('cost bound', () => {
  * passes are kept, and the metered evaluation must give the same answer.
  */
 describe('CEL conformance (upstream cases through the metered evaluator)', () => {
-  const SUITES = new Set(['basic', 'comparisons', 'logic', 'macros', 'macros2', 'lists', 'string', 'fields', 'integer_math', 'fp_math', 'conversions', 'plumbing']);
+  const SUITES = new Set(['basic', 'comparisons', 'logic', 'macros', 'macros2', 'lists', 'string', 'string_ext', 'fields', 'integer_math', 'fp_math', 'conversions', 'plumbing']);
   interface Case {
     name: string;
     expr: string;
@@ -126,7 +129,7 @@ describe('CEL conformance (upstream cases through the metered evaluator)', () =>
         if (kind?.case === 'boolValue') expected = kind.value as boolean;
       }
       if (expected === undefined) continue;
-      const reference = run(o.expr);
+      const reference = run(o.expr, {}, { funcs: strings });
       const passes = expected === 'error' ? isCelError(reference) : reference === expected;
       if (passes) cases.push({ name: `${path}/${t.name}`, expr: o.expr, expected });
     }
