@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { HealthCheck } from '../../src/api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { conditionOf, createNamespace, resourceType, waitFor } from './harness.js';
-import { bundleManifest, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import { bundleManifest, eventsFor, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { operatorFixture, startOperatorProcess } from './operator.js';
 
 const GROUP = 'cel.bundlesmith.dev';
@@ -82,6 +82,8 @@ describe('spec.healthChecks', () => {
     expect(resourceCondition(failed, 'db', 'Error')?.message).toContain(`failed by spec.healthChecks[0].failed (${databaseRule.failed})`);
     expect(resourceCondition(failed, 'after', 'Blocked')).toMatchObject({ status: 'True' });
     expect(conditionOf(failed, 'Ready')?.status).toBe('False');
+    // Reported: a Warning event on the Bundle names the failed rule.
+    await waitFor('a Warning event naming the rule', async () => (await eventsFor(f.env, f.ns, 'flip')).some((e) => e.type === 'Warning' && e.reason === 'ReconcileError' && e.note.includes('spec.healthChecks[0].failed')));
   });
 
   it('an expression that does not compile or can only be a non-bool is an error of the Bundle at once, and nothing is applied', async () => {
