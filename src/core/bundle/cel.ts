@@ -162,28 +162,39 @@ function metered(e: Expr, deep: boolean, accumulators: ReadonlySet<string>): Exp
   }
 }
 
-/** Problems visible without an object: unknown functions, and a root that can only be a non-bool. */
+/**
+ * How deep the tree may nest. The planner and the evaluator recurse over it:
+ * `a.b.b.b...` two thousand deep overflows the stack inside @bufbuild/cel.
+ * Real rules nest a few tens deep at most.
+ */
+export const MAX_NESTING = 100;
+
+/** Problems visible without an object: nesting too deep, unknown functions, and a root that can only be a non-bool. */
 function staticProblem(root: Expr): string | undefined {
   const unknown = new Set<string>();
-  const stack: Expr[] = [root];
+  const stack: [Expr, number][] = [[root, 1]];
   while (stack.length > 0) {
-    const e = stack.pop() as Expr;
+    const [e, depth] = stack.pop() as [Expr, number];
+    if (depth > MAX_NESTING) return `nests deeper than ${MAX_NESTING} levels`;
+    const push = (...children: Expr[]): void => {
+      for (const child of children) stack.push([child, depth + 1]);
+    };
     const kind = e.exprKind;
     if (kind.case === 'callExpr') {
       const name = kind.value.function;
       if (!SPECIAL_FUNCTIONS.has(name) && STANDARD_ENV.funcs.find(name) === undefined) unknown.add(name);
-      if (kind.value.target) stack.push(kind.value.target);
-      stack.push(...kind.value.args);
-    } else if (kind.case === 'selectExpr' && kind.value.operand) stack.push(kind.value.operand);
-    else if (kind.case === 'listExpr') stack.push(...kind.value.elements);
+      if (kind.value.target) push(kind.value.target);
+      push(...kind.value.args);
+    } else if (kind.case === 'selectExpr' && kind.value.operand) push(kind.value.operand);
+    else if (kind.case === 'listExpr') push(...kind.value.elements);
     else if (kind.case === 'structExpr') {
       for (const entry of kind.value.entries) {
-        if (entry.keyKind.case === 'mapKey') stack.push(entry.keyKind.value);
-        if (entry.value) stack.push(entry.value);
+        if (entry.keyKind.case === 'mapKey') push(entry.keyKind.value);
+        if (entry.value) push(entry.value);
       }
     } else if (kind.case === 'comprehensionExpr') {
       const c = kind.value;
-      for (const x of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result]) if (x) stack.push(x);
+      for (const x of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result]) if (x) push(x);
     }
   }
   if (unknown.size > 0) return `unknown function${unknown.size > 1 ? 's' : ''}: ${[...unknown].sort().join(', ')}`;
@@ -245,8 +256,14 @@ function compileUncached(text: string): CompiledExpression {
   const problem = staticProblem(parsed.expr);
   if (problem !== undefined) return { ok: false, text, message: problem };
   const meter: Meter = { remaining: 0, exhausted: false };
-  parsed.expr = metered(parsed.expr, false, new Set());
-  const program = plan(meteredEnv(meter), parsed);
+  let program: ReturnType<typeof plan>;
+  try {
+    parsed.expr = metered(parsed.expr, false, new Set());
+    program = plan(meteredEnv(meter), parsed);
+  } catch (e) {
+    // Never expected past the nesting bound; a planner that throws still must not take a reconcile down.
+    return { ok: false, text, message: `cannot be planned: ${e instanceof Error ? e.message : String(e)}` };
+  }
   const evaluate = (bindings: Readonly<Record<string, unknown>>, limit = COST_LIMIT): Evaluation => {
     meter.remaining = limit;
     meter.exhausted = false;

@@ -35,6 +35,11 @@ describe('compileExpression', () => {
     ['{"a": true}', /^returns a map, not a bool$/],
     ['x'.repeat(5000), /over the limit of 4096/],
     ['('.repeat(3000) + 'true' + ')'.repeat(3000), /over the limit|does not compile/],
+    // Deep nesting within the length limit: the parser's or the planner's stack would overflow; refused, never thrown.
+    ['('.repeat(2040) + 'true' + ')'.repeat(2040), /does not compile|nests deeper/],
+    [`a${'.b'.repeat(2040)} == 1`, /^nests deeper than 100 levels$/],
+    ['['.repeat(2040) + ']'.repeat(2040) + ' == []', /does not compile|nests deeper/],
+    [`${'size('.repeat(500)}a${')'.repeat(500)} > 0`, /^nests deeper than 100 levels$/],
   ])('refuses %s', (text, message) => {
     const compiled = compileExpression(text);
     expect(compiled.ok).toBe(false);
