@@ -117,6 +117,9 @@ function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict | u
     case 'reference':
       // The resource stays in Conflict; the claim reference is a note on that verdict (see withClaimReference).
       return undefined;
+    case 'declare':
+      // Bookkeeping the apply does too: the resource's own verdict says what happens to it.
+      return undefined;
   }
 }
 

@@ -152,7 +152,8 @@ describe('helm chart', () => {
     expect(c.args).toEqual(
       expect.arrayContaining(['--leader-elect=true', '--leader-election-namespace=ops', '--leader-election-id=bundlesmith-leader', '--gc=bundles', '--log-level=debug', '--metrics-addr=127.0.0.1:8080', '--metrics-auth=none', '--health-addr=:8081']),
     );
-    expect(c.args.some((a) => a.startsWith('--namespace'))).toBe(false);
+    expect(c.args.some((a) => a.startsWith('--namespace') || a.startsWith('--debug-addr'))).toBe(false);
+    expect(container(await template('r1', 'ops', ['debugAddr=:8082']), 'r1-bundlesmith').args).toContain('--debug-addr=:8082');
     expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
     const pod = (find(docs, 'Deployment', 'r1-bundlesmith')?.spec as { replicas: number; template: { spec: { securityContext: Record<string, unknown>; serviceAccountName: string } } });
     expect(pod.replicas).toBe(2);

@@ -7,6 +7,8 @@
  */
 import type { Resource } from '../../api/bundle.js';
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
+import { readDeletionRules } from '../softdelete/rules.js';
+import { declaredIdentityOf } from './countdown.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
@@ -29,12 +31,15 @@ import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
  *    deletes the object when the controlling Bundle is deleted in the
  *    foreground (the object still has a live owner), and we take it over
  *    afterwards.
+ *  - declare: ours already, and its manifest declares deletion rules the
+ *    object's declared-rules proof does not carry yet: the proof is written
+ *    now (see declareOps), with any of the claims above too.
  * `patch` is a JSON patch guarded by uid and resourceVersion tests: it lands
  * only on the object as read.
  */
 export interface ClaimAction {
   name: string;
-  kind: 'cancel' | 'adopt' | 'hand-over' | 'reference';
+  kind: 'cancel' | 'adopt' | 'hand-over' | 'reference' | 'declare';
   target: ObjectTarget;
   patch: JsonPatchOperation[];
   /** Events on this Bundle once the patch went through. */
@@ -52,7 +57,7 @@ export function planClaims(resources: readonly Resource[], ownership: ReadonlyMa
     const owned = ownership.get(r.name);
     if (live === undefined || owned === undefined || live.metadata.deletionTimestamp !== undefined || live.metadata.uid === undefined) continue;
     if (seen.has(live.metadata.uid)) continue;
-    const claim = claimFor(r.name, live, owned, input);
+    const claim = claimFor(r, live, owned, input);
     if (claim === undefined) continue;
     seen.add(live.metadata.uid);
     out.push(claim);
@@ -60,8 +65,10 @@ export function planClaims(resources: readonly Resource[], ownership: ReadonlyMa
   return out;
 }
 
-function claimFor(name: string, live: LiveObject, ownership: Ownership, input: PlanInput): ClaimAction | undefined {
+function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, input: PlanInput): ClaimAction | undefined {
+  const name = resource.name;
   const what = describeObject(live);
+  const declare = declareOps(resource, live, input);
   // A stale approval goes with the stamp: it must never count for a later countdown.
   const stamped = live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined || live.metadata.annotations?.[Annotations.deletionApproved] !== undefined;
   const released = live.metadata.labels?.[Labels.formerBundle] !== undefined;
@@ -69,19 +76,19 @@ function claimFor(name: string, live: LiveObject, ownership: Ownership, input: P
   const target = targetOf(live);
   switch (ownership.kind) {
     case 'own':
-      if (!stamped && !released) return undefined;
-      return { name, kind: 'cancel', target, patch: claimPatch(live, undefined), events: cancelled };
+      if (!stamped && !released) return declare.length === 0 ? undefined : { name, kind: 'declare', target, patch: [...uidTest(live), ...declare], events: [] };
+      return { name, kind: 'cancel', target, patch: [...claimPatch(live, undefined), ...declare], events: cancelled };
     case 'adopt':
       // An uncontrolled object without a countdown is adopted by the apply, after the dependency gate.
       if (!stamped && !released) return undefined;
-      return { name, kind: 'adopt', target, patch: claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }] };
+      return { name, kind: 'adopt', target, patch: [...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), ...declare], events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }] };
     case 'hand-over': {
       const from = ownership.from;
       return {
         name,
         kind: 'hand-over',
         target,
-        patch: claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }),
+        patch: [...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), ...declare],
         events: [...cancelled, { reason: EventReasons.HandedOver, message: `resource "${name}": took over ${what} from Bundle ${from.name}, which no longer lists it` }],
         from: { name: from.name, uid: from.uid, event: { reason: EventReasons.HandedOver, message: `handed ${what} over to Bundle ${input.bundle.name}, which lists it` } },
       };
@@ -96,6 +103,33 @@ function claimFor(name: string, live: LiveObject, ownership: Ownership, input: P
     default:
       return undefined;
   }
+}
+
+/**
+ * The manifest's deletion rules, sealed (declared-rules), written onto the
+ * object before anything else in the pass when its proof does not carry them
+ * yet. The apply writes the same, but a resource blocked behind its
+ * dependencies (or failing) is not applied, while a foreground deletion of
+ * the Bundle, and the chart's deletion guard that orders the collector
+ * behind the finalizer, read the object: an Orphan or Approve added to the
+ * manifest must reach it at once. Only the proof is written (the guard reads
+ * its policy in clear; every decision reads it as a floor); the rules
+ * themselves wait for the apply. None without the key (the CLI), or for rules
+ * that cannot be read (the resource is an error then).
+ */
+function declareOps(resource: Resource, live: LiveObject, input: PlanInput): JsonPatchOperation[] {
+  const object = resource.spec.object;
+  if (input.stampSeal === undefined || object === undefined) return [];
+  const annotations = object.metadata.annotations;
+  if (!readDeletionRules(annotations, input.spec.deletionDefaults).ok) return [];
+  const proof = input.stampSeal.sealDeclared(declaredIdentityOf(object, input.bundle.namespace), annotations);
+  if (proof === undefined || proof === live.metadata.annotations?.[Annotations.declaredRules]) return [];
+  if (live.metadata.annotations === undefined) return [{ op: 'add', path: '/metadata/annotations', value: { [Annotations.declaredRules]: proof } }];
+  return [{ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.declaredRules)}`, value: proof }];
+}
+
+function uidTest(live: LiveObject): JsonPatchOperation[] {
+  return live.metadata.uid === undefined ? [] : [{ op: 'test', path: '/metadata/uid', value: live.metadata.uid }];
 }
 
 /** A claim reference to take out: the Bundle no longer lists the object. */

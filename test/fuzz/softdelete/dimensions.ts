@@ -9,7 +9,10 @@
  *   hand: takes the managed label off (one object or every object of the
  *   namespace, as `kubectl label --all` does), sets it to another value,
  *   adds other labels and annotations, removes every ownerReference, or adds
- *   one to a live object outside the seed; and the scenario of issue 23's
+ *   one to a live object outside the seed, or writes back the object's
+ *   deletion annotations as an earlier read saw them (an old `kubectl get
+ *   -o yaml` re-applied, a restore: its stamp, proofs and rules); and the
+ *   scenario of issue 23's
  *   second class (a Bundle drops all its ConfigMaps, their managed label is
  *   taken off, the Bundle is deleted).
  * - `crdVersions`: two of the seed's objects (`cr-2`, `cr-3`) are custom
@@ -144,7 +147,7 @@ export function dimensionsText(d: SoftDeleteDimensions): string {
 }
 
 /** The edits another field manager makes by hand. */
-export type HandEdit = 'unlabel-managed' | 'label-managed-false' | 'label-other' | 'annotate-other' | 'drop-owner-refs' | 'add-foreign-owner';
+export type HandEdit = 'unlabel-managed' | 'label-managed-false' | 'label-other' | 'annotate-other' | 'drop-owner-refs' | 'add-foreign-owner' | 'replay-annotations';
 
 /** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */
 export function longName(prefix: string, length: number, rnd: Random): string {

@@ -244,6 +244,12 @@ export interface ObjectModel {
    */
   foreignOwner?: boolean;
   /**
+   * Another field manager wrote back its deletion annotations as an earlier
+   * read saw them (red team 4): an older, stricter proof may hold the
+   * deletion back, so only "not before" is judged for this incarnation.
+   */
+  replayed?: boolean;
+  /**
    * Removed from its Bundle with deletionPolicy Orphan in every possible
    * history, and a settle has shown the Bundle's pass over that removal ran
    * (nothing blocking its prunes): the pass released it (took the
@@ -673,6 +679,11 @@ export class SoftDeleteModel {
     this.object(object).foreignOwner = true;
   }
 
+  /** Another field manager wrote back the object's deletion annotations as an earlier read saw them (a hand edit). */
+  handReplayed(object: string): void {
+    this.object(object).replayed = true;
+  }
+
   /** A read showed a controller on the object: a Bundle took it. */
   confirmControlled(object: string): void {
     delete this.object(object).mayBeUncontrolled;
@@ -695,6 +706,7 @@ export class SoftDeleteModel {
     o.exists = false;
     delete o.mayBeUncontrolled;
     delete o.foreignOwner;
+    delete o.replayed;
     delete o.orphanReleased;
     const listers = this.listers(object);
     const current = listers.flatMap((b) => b.entries.filter((e) => e.object === object).map((e) => writtenBy(e, b.defaults)));
@@ -748,7 +760,7 @@ export class SoftDeleteModel {
     // "not before" side is judged for those.
     const effective = this.effectiveRules(o);
     if (effective.some((p) => p.rule !== 'Delete')) return Infinity;
-    if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled || o.foreignOwner) return Infinity;
+    if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled || o.foreignOwner || o.replayed) return Infinity;
     // Once the old version is unserved the operator may not reach these objects at all: only "not before" is judged.
     if (this.oldVersionUnserved && this.versioned.has(o.name)) return Infinity;
     const delay = maxDelayMs(effective);

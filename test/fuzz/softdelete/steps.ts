@@ -114,6 +114,7 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'annotate-other': 'set the annotation example.com/last-edited-by',
   'drop-owner-refs': 'remove every ownerReference',
   'add-foreign-owner': 'add an ownerReference to a live Secret outside the seed',
+  'replay-annotations': 'write back its deletion annotations as an earlier read saw them (stamp, proofs, rules)',
 };
 
 /** What the generator needs to know of the widened dimensions. */
@@ -320,7 +321,7 @@ export class StepGenerator {
     const handObjects = () => [...this.model.objects.values()].filter((o) => o.kind === 'ConfigMap' && o.standing.kind !== 'absent').map((o) => o.name);
     return [
       [dims.handEdits ? 2 : 0, () => {
-        const edit = rnd.weighted<HandEdit>([[3, 'unlabel-managed'], [1, 'label-managed-false'], [1, 'label-other'], [1, 'annotate-other'], [1.5, 'drop-owner-refs'], [1.5, 'add-foreign-owner']]);
+        const edit = rnd.weighted<HandEdit>([[3, 'unlabel-managed'], [1, 'label-managed-false'], [1, 'label-other'], [1, 'annotate-other'], [1.5, 'drop-owner-refs'], [1.5, 'add-foreign-owner'], [2, 'replay-annotations']]);
         const pool = handObjects();
         if (pool.length === 0) return undefined;
         // Labels are often changed on every object at once (kubectl label --all); references one at a time.

@@ -384,6 +384,7 @@ class SeedRun {
           touched.add(object);
           if (step.edit === 'drop-owner-refs') this.model.handDisowned(object);
           if (step.edit === 'add-foreign-owner') this.model.handForeignOwner(object);
+          if (step.edit === 'replay-annotations') this.model.handReplayed(object);
         }
         break;
       case 'drop-configmaps':

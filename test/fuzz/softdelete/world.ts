@@ -22,6 +22,21 @@ import { FUZZ_GROUP, operatorRoles, revokedRights, withoutRights, type OperatorR
 
 /** The field manager of the hand edits: anyone but the operator. */
 export const HAND_MANAGER = 'fuzz-hand';
+
+/** The annotations an old copy of an object brings back: its countdown, the operator's proofs, its rules. */
+const REPLAYED_ANNOTATIONS = [
+  Annotations.deletionTimestamp,
+  Annotations.stampProof,
+  Annotations.declaredRules,
+  Annotations.deletionDelay,
+  Annotations.deletionPolicy,
+  Annotations.deleteWhen,
+  Annotations.deletionApproved,
+] as const;
+
+function deletionAnnotationsOf(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return Object.fromEntries(REPLAYED_ANNOTATIONS.flatMap((k) => (annotations?.[k] !== undefined ? [[k, annotations[k]]] : [])));
+}
 /** Logical names of the custom resources of the seed's versioned CRD (crdVersions). */
 export const isVersioned = (object: string): boolean => object.startsWith('cr-');
 /** The live Secret outside the seed that hand edits name as a foreign owner. */
@@ -227,6 +242,8 @@ export class SeedWorld {
   /** The seed's versioned CRD (crdVersions): its kind, plural, and the version objects are read at now. */
   private readonly versioned: { kind: string; plural: string; rt: ResourceType } | undefined;
   private anchorUid: string | undefined;
+  /** What replay-annotations read of each incarnation (`object/uid`), oldest first. */
+  private readonly replayHistory = new Map<string, Record<string, string>[]>();
   /** The rbac dimension: the operator's roles as granted, the revocation in force, and the processes killed on purpose. */
   private roles: OperatorRole[] = [];
   private revoked: RbacRevocation | undefined;
@@ -469,6 +486,9 @@ export class SeedWorld {
       const live = await this.cluster.client.tryGet(rt, this.namespace, name, { metadataOnly: true });
       if (!live || live.metadata.deletionTimestamp !== undefined) return false;
       const rv = live.metadata.resourceVersion;
+      // Every hand edit reads the object: what it reads is a copy a later replay-annotations may write back.
+      const historyKey = `${object}/${live.metadata.uid ?? ''}`;
+      if (attempt === 0) this.replayHistory.set(historyKey, [...(this.replayHistory.get(historyKey) ?? []), deletionAnnotationsOf(live.metadata.annotations)]);
       let meta: Record<string, unknown>;
       switch (edit) {
         case 'unlabel-managed':
@@ -492,6 +512,17 @@ export class SeedWorld {
           if (!this.anchorUid) return false;
           meta = { ownerReferences: [...(live.metadata.ownerReferences ?? []), { apiVersion: 'v1', kind: 'Secret', name: ANCHOR, uid: this.anchorUid }] };
           break;
+        case 'replay-annotations': {
+          // Puts back the earliest copy of this incarnation (every hand edit saved what it read) that differs. Only on an
+          // object a Bundle still holds: a released one is judged by its signed release alone (a known limit, docs/safety.md).
+          const now = deletionAnnotationsOf(live.metadata.annotations);
+          const history = this.replayHistory.get(historyKey) ?? [];
+          if (live.metadata.labels?.[Labels.formerBundle] !== undefined) return false;
+          const earlier = history.find((h) => JSON.stringify(h) !== JSON.stringify(now));
+          if (earlier === undefined) return false;
+          meta = { annotations: Object.fromEntries(REPLAYED_ANNOTATIONS.map((k) => [k, earlier[k] ?? null])) };
+          break;
+        }
       }
       try {
         await this.cluster.client.patch(rt, this.namespace, name, { metadata: { resourceVersion: rv, ...meta } }, 'merge', { fieldManager: HAND_MANAGER });

@@ -1,0 +1,50 @@
+/**
+ * The manifest's deletion rules reach the live object before anything else
+ * in a pass (red team 3: an Orphan added to the manifest of a resource
+ * Blocked behind a dependency was not applied, so the chart's deletion
+ * guard let kube-controller-manager delete it in a foreground cascade).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { Annotations } from '../../../src/api/names.js';
+import { declaredIdentityOf } from '../../../src/core/bundle/countdown.js';
+import { planBundle } from '../../../src/core/bundle/plan.js';
+import { stampSeal } from '../../../src/core/softdelete/stamp-seal.js';
+import { bundle, configMap, controlledByBundle, deployment, live, planInput, resource, withAnnotation, withRef, withResource, withUid } from './builders.js';
+
+const seal = stampSeal(new Uint8Array(32).fill(5));
+const ORPHAN = { [Annotations.deletionPolicy]: 'Orphan' };
+
+function keepOrphan(): ReturnType<typeof configMap> {
+  return configMap('keep', withAnnotation(Annotations.deletionPolicy, 'Orphan'));
+}
+
+describe('declare: the manifest\'s deletion rules, sealed, written onto the object at once', () => {
+  const b = bundle('b', withResource(resource('web', deployment('web'))), withResource(resource('keep', keepOrphan(), withRef('web'))));
+  const liveKeep = live(configMap('keep'), controlledByBundle(), withUid('keep-uid'), withAnnotation('other', 'x'));
+
+  it('a resource Blocked behind a dependency gets its declared-rules proof, guarded by uid', () => {
+    const plan = planBundle(planInput(b, { keep: liveKeep }, { stampSeal: seal }));
+    expect(plan.resources.find((r) => r.name === 'keep')?.action).toBe('blocked');
+    const proof = seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN);
+    expect(plan.claims).toEqual([
+      expect.objectContaining({ name: 'keep', kind: 'declare', patch: [{ op: 'test', path: '/metadata/uid', value: 'keep-uid' }, expect.objectContaining({ op: 'add', value: proof })] }),
+    ]);
+    // The proof's policy is readable in clear by the deletion guard.
+    expect(proof?.split(':')[2]).toBe('Orphan');
+  });
+
+  it('nothing when the object carries the proof already, without the key (the CLI), or for rules that cannot be read', () => {
+    const proof = seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN) ?? '';
+    expect(planBundle(planInput(b, { keep: live(liveKeep, withAnnotation(Annotations.declaredRules, proof)) }, { stampSeal: seal })).claims).toEqual([]);
+    expect(planBundle(planInput(b, { keep: liveKeep })).claims).toEqual([]);
+    const bad = bundle('b', withResource(resource('keep', configMap('keep', withAnnotation(Annotations.deletionDelay, 'soon')))));
+    expect(planBundle(planInput(bad, { keep: liveKeep }, { stampSeal: seal })).claims).toEqual([]);
+  });
+
+  it('rides along with a cancel', () => {
+    const counting = live(liveKeep, withAnnotation(Annotations.deletionTimestamp, '2026-01-01T00:00:00Z'));
+    const claim = planBundle(planInput(b, { keep: counting }, { stampSeal: seal })).claims[0];
+    expect(claim?.kind).toBe('cancel');
+    expect(claim?.patch.some((op) => op.op === 'add' && op.path.endsWith('declared-rules'))).toBe(true);
+  });
+});
