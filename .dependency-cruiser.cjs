@@ -72,5 +72,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^dist/' },
+    // Packages that publish only an "exports" map (@bufbuild/cel-spec/testdata/*.js) resolve as Node resolves them.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
   },
 };

@@ -60,6 +60,13 @@ export const ConfigSchema = z.object({
     .optional(),
   /** Run the released-object sweeper (on by default; with several shards, one runs it). */
   sweepReleased: z.boolean().default(true),
+  /**
+   * A YAML or JSON file of CEL readiness rules ({apiVersion, kind, current,
+   * inProgress, failed}, Flux's healthCheckExprs shape) for every Bundle; a
+   * Bundle's spec.healthChecks win for the same kind. Read once at start: a
+   * rule that does not compile stops the operator there.
+   */
+  healthChecksFile: z.string().min(1).optional(),
   defaultServiceAccount: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a ServiceAccount name').max(253).optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;

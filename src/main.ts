@@ -3,7 +3,11 @@
  * signals. Wiring only.
  * `npm start -- --namespace team-a --gc=bundles --leader-elect`
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { parse as parseYaml } from 'yaml';
+import type { HealthCheck } from './api/bundle.js';
+import { readHealthChecksFile } from './core/bundle/health-checks.js';
 import { metricsSecure, parseArgs, type Config } from './config.js';
 import type { KubeClient } from './kube/client.js';
 import { createProcessClients } from './process-clients.js';
@@ -55,7 +59,25 @@ async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: 
   }
 }
 
-async function main(config: Config): Promise<void> {
+/** The --health-checks-file rules; a file that cannot be read or a rule that does not compile ends the process here, before any Bundle is judged by it. */
+function loadHealthChecksFile(path: string | undefined): HealthCheck[] {
+  if (path === undefined) return [];
+  let document: unknown;
+  try {
+    document = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    console.error(`bundlesmith: --health-checks-file ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(2);
+  }
+  const read = readHealthChecksFile(document);
+  if (!read.ok) {
+    for (const issue of read.issues) console.error(`bundlesmith: --health-checks-file ${path}: ${issue}`);
+    process.exit(2);
+  }
+  return read.rules;
+}
+
+async function main(config: Config, healthCheckDefaults: readonly HealthCheck[]): Promise<void> {
   const logger = createLogger(config.logLevel);
   const instance = `${hostname()}-${process.pid}`;
   // With --leader-elect, a write of the controllers leaves only while this replica holds its Lease (checked by the
@@ -91,6 +113,7 @@ async function main(config: Config): Promise<void> {
     ...(config.bundleSelector ? { bundleSelector: config.bundleSelector } : {}),
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.defaultServiceAccount ? { defaultServiceAccount: config.defaultServiceAccount } : {}),
+    ...(healthCheckDefaults.length > 0 ? { healthCheckDefaults } : {}),
     ...(garbageCollector ? { garbageCollector } : {}),
   });
 
@@ -203,11 +226,12 @@ if (!parsed.ok) {
   console.error(
     'usage: bundlesmith-operator [--kubeconfig PATH] [--namespace NS] [--workers N] [--gc=cluster|bundles|off] [--gc-workers N] ' +
       '[--leader-elect] [--leader-election-namespace NS] [--leader-election-id NAME] [--lease-duration-seconds N] ' +
-      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--metrics-secure[=false]] [--metrics-cert-dir DIR] [--metrics-cert-name FILE] [--metrics-cert-key FILE] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER] [--default-service-account NAME]',
+      '[--metrics-addr HOST:PORT] [--metrics-auth=none|kubernetes] [--metrics-secure[=false]] [--metrics-cert-dir DIR] [--metrics-cert-name FILE] [--metrics-cert-key FILE] [--health-addr HOST:PORT] [--debug-addr HOST:PORT] [--log-level LEVEL] [--qps N] [--burst N] [--impersonate USER] [--default-service-account NAME] [--health-checks-file PATH]',
   );
   process.exit(2);
 }
-main(parsed.config).catch((err: unknown) => {
+const healthCheckDefaults = loadHealthChecksFile(parsed.config.healthChecksFile);
+main(parsed.config, healthCheckDefaults).catch((err: unknown) => {
   console.error(`bundlesmith: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -4,6 +4,7 @@
  * clock. main.ts adds flags, signals, leader election and HTTP endpoints;
  * integration tests build an Operator directly with a fake clock.
  */
+import type { HealthCheck } from './api/bundle.js';
 import type { KubeClient } from './kube/client.js';
 import { Discovery } from './kube/discovery.js';
 import type { Logger } from './observability/logger.js';
@@ -39,6 +40,8 @@ export interface OperatorOptions {
   watchSyncTimeoutMs?: number;
   /** Lockdown (--default-service-account): see BundleControllerOptions.defaultServiceAccount. */
   defaultServiceAccount?: string;
+  /** --health-checks-file: see BundleControllerOptions.healthCheckDefaults. */
+  healthCheckDefaults?: readonly HealthCheck[];
   /** The key releases are signed with (controllers/softdelete/release-key.ts loads it). */
   releaseKey: Uint8Array;
   /** Sharding (--bundle-selector): see BundleControllerOptions.bundleSelector. */
@@ -58,7 +61,7 @@ export class Operator {
     this.discovery = new Discovery(o.client);
     const events = o.events ?? apiEventRecorder(o.client, o.clock, o.logger, o.instance ?? 'bundlesmith');
     const common = { client: o.client, discovery: this.discovery, releaseKey: o.releaseKey, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.serverTime ? { serverTime: o.serverTime } : {}), ...(o.defaultServiceAccount ? { defaultServiceAccount: o.defaultServiceAccount } : {}) };
-    this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}), ...(o.bundleSelector ? { bundleSelector: o.bundleSelector } : {}) });
+    this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}), ...(o.bundleSelector ? { bundleSelector: o.bundleSelector } : {}), ...(o.healthCheckDefaults ? { healthCheckDefaults: o.healthCheckDefaults } : {}) });
     this.sweeper = o.sweepReleased === false ? undefined : new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
   }
 

@@ -126,6 +126,34 @@ export const DeletionDefaultsSchema = z
   .describe('How the Bundle\'s objects leave the cluster, unless an object\'s own annotations say otherwise. An extension of Smith\'s schema.');
 export type DeletionDefaults = z.infer<typeof DeletionDefaultsSchema>;
 
+/** Longest CEL expression accepted (core/bundle/cel.ts holds the same bound). */
+export const MAX_HEALTH_CHECK_EXPRESSION = 4096;
+export const MAX_HEALTH_CHECKS = 64;
+
+const celExpression = (what: string) => z.string().min(1).max(MAX_HEALTH_CHECK_EXPRESSION).describe(what);
+
+export const HealthCheckSchema = z
+  .object({
+    apiVersion: z.string().min(1).max(316).describe('API version of the objects the rule is for (group/version, or version for the core group), e.g. "cert-manager.io/v1".'),
+    kind: z.string().min(1).max(63).describe('Kind of the objects the rule is for.'),
+    current: celExpression('CEL over the live object (its top-level fields are the variables: metadata, spec, status...): true when the object is ready. Required.'),
+    inProgress: celExpression('CEL: true while the object is still working; checked first.').optional(),
+    failed: celExpression('CEL: true when the object has failed for good: a terminal error of the resource; checked after inProgress.').optional(),
+  })
+  .describe("A readiness rule for one kind, in Flux's healthCheckExprs shape: the object's status.observedGeneration must match its generation, then inProgress, failed and current are tried in that order; none true is in progress. An extension of Smith's schema.");
+export type HealthCheck = z.infer<typeof HealthCheckSchema>;
+
+/**
+ * The operator's --health-checks-file: a list of rules, or an object holding
+ * it under healthChecks (a Bundle's field) or healthCheckExprs (a Flux
+ * Kustomization's), so a block can be pasted from either.
+ */
+export const HealthChecksFileSchema = z.union([
+  z.array(HealthCheckSchema).max(MAX_HEALTH_CHECKS),
+  z.object({ healthChecks: z.array(HealthCheckSchema).max(MAX_HEALTH_CHECKS) }).transform((o) => o.healthChecks),
+  z.object({ healthCheckExprs: z.array(HealthCheckSchema).max(MAX_HEALTH_CHECKS) }).transform((o) => o.healthCheckExprs),
+]);
+
 export const BundleSpecSchema = z
   .object({
     resources: z
@@ -151,6 +179,12 @@ export const BundleSpecSchema = z
         "A ServiceAccount in the Bundle's namespace whose rights every request for the Bundle's objects uses (reads, adoption, apply, prune, soft-delete stamps and deletes, release): the operator impersonates it. An extension of Smith's schema. Unset: the operator's --default-service-account if it has one, else the operator's own identity.",
       ),
     deletionDefaults: DeletionDefaultsSchema.optional(),
+    healthChecks: z
+      .array(HealthCheckSchema)
+      .max(MAX_HEALTH_CHECKS)
+      .optional()
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['apiVersion', 'kind'] })
+      .describe(`Readiness rules (CEL) by apiVersion and kind, tried before every built-in rule; over the operator's --health-checks-file rules for the same kind. At most ${MAX_HEALTH_CHECKS}, one per apiVersion and kind. An extension of Smith's schema.`),
   })
   .describe('What the Bundle holds.');
 export type BundleSpec = z.infer<typeof BundleSpecSchema>;

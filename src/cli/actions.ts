@@ -18,7 +18,9 @@ import { DEFAULT_DEBUG_URL, fetchGraph, parseGraphView, renderGraph } from './gc
 import { readBundle, readBundles, readLiveObjects, readOwnedObjects } from './inspect.js';
 import { describeStatus, formatSummaryTable, summarize } from './status.js';
 import { buildTree, palette, renderTree } from './tree.js';
-import { formatProblem, validateFile, type FileValidation } from './validate.js';
+import { formatProblem, validateFile, type FileValidation, type Problem } from './validate.js';
+import { readHealthChecksFile } from '../core/bundle/health-checks.js';
+import { parse as parseYaml } from 'yaml';
 
 function readManifestFile(file: string): string {
   try {
@@ -42,7 +44,7 @@ export function validateCommand(cmd: ParsedCommand, io: CliIo): number {
     }
     results.push({ file, result: validateFile(parseManifests(file, text), defaultNamespace) });
   }
-  const problems = results.flatMap((r) => r.result.problems);
+  const problems = [...results.flatMap((r) => r.result.problems), ...healthChecksFileProblems(cmd.flags.healthChecksFile)];
   const valid = results.flatMap((r) => r.result.bundles.map((b) => `${b.namespace}/${b.name}`));
   if (isStructured(cmd.flags.output)) {
     emit(io, cmd.flags.output, { valid, problems, skipped: results.flatMap((r) => r.result.skipped.map((s) => ({ file: r.file, object: s }))) });
@@ -52,6 +54,19 @@ export function validateCommand(cmd: ParsedCommand, io: CliIo): number {
     io.err(`${valid.length} Bundle${valid.length === 1 ? '' : 's'} valid, ${problems.length} problem${problems.length === 1 ? '' : 's'}`);
   }
   return problems.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
+}
+
+/** The operator's --health-checks-file, judged by the reader the operator runs at start. */
+function healthChecksFileProblems(file: string | undefined): Problem[] {
+  if (file === undefined) return [];
+  let document: unknown;
+  try {
+    document = parseYaml(readManifestFile(file));
+  } catch (err) {
+    return [{ file, line: 0, col: 0, message: err instanceof Error ? err.message : String(err) }];
+  }
+  const read = readHealthChecksFile(document);
+  return read.ok ? [] : read.issues.map((message) => ({ file, line: 0, col: 0, message }));
 }
 
 async function withCluster<T>(cmd: ParsedCommand, fn: (cluster: Cluster) => Promise<T>): Promise<T> {

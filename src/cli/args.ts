@@ -37,6 +37,8 @@ export interface CommonFlags {
   timeoutMs?: number;
   /** tree: no colour even on a terminal. */
   noColor?: boolean;
+  /** validate: the operator's --health-checks-file, checked as the operator reads it at start. */
+  healthChecksFile?: string;
 }
 
 export interface ParsedCommand {

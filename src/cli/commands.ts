@@ -86,9 +86,10 @@ export const COMMANDS: readonly CommandDeclaration[] = [
     examples: [
       { what: 'Check two files', args: 'validate app.yaml db.yaml' },
       { what: 'Check what a template renders', args: 'validate -' },
+      { what: "Check Bundles and the operator's CEL readiness rules", args: 'validate app.yaml --health-checks-file rules.yaml' },
       { what: 'A misspelt field and a delay that is not a Go duration', args: 'validate bad.yaml', runInDocs: true },
     ],
-    options: () => [namespace('namespace of Bundles that name none (default: default)'), output(['text', 'json', 'yaml'])],
+    options: () => [namespace('namespace of Bundles that name none (default: default)'), new Option('--health-checks-file <path>', "also check the operator's --health-checks-file (CEL readiness rules), as the operator reads it at start"), output(['text', 'json', 'yaml'])],
     run: validateCommand,
   },
   {
@@ -186,6 +187,7 @@ export function flagsOf(command: Command): CommonFlags {
   set('context', str('context'));
   set('namespace', str('namespace'));
   set('debugUrl', str('debugUrl'));
+  set('healthChecksFile', str('healthChecksFile'));
   set('owner', o.owner as ObjectRef | undefined);
   set('timeoutMs', typeof o.timeout === 'number' ? o.timeout : undefined);
   if (o.allNamespaces === true || o.all === true) flags.all = true;

@@ -101,6 +101,11 @@ export const operatorCases: OperatorCase[] = [
     resources: (i) => [res('creds', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'suite-secret' } }), res('leak', withMeta(`leak-${i}`, { labels: { pw: '!{pw}' } }), [{ name: 'pw', resource: 'creds', path: 'data.password' }])],
     says: /resource "leak": .*\[redacted\]/,
   },
+  // CEL readiness rules (spec.healthChecks): judged before anything is applied, by the operator and by validate alike.
+  { title: 'a CEL readiness rule that does not compile', resources: (i) => [res('a', cm(`cel-syntax-${i}`))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: "data.a == 'b' &&" }] }, says: /spec\.healthChecks\[0\]\.current: does not compile: at 1:/ },
+  { title: 'a CEL readiness rule naming an unknown function', resources: (i) => [res('a', cm(`cel-fn-${i}`))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: 'isReady(data)' }] }, says: /spec\.healthChecks\[0\]\.current: unknown function: isReady/ },
+  { title: 'a CEL readiness rule that can only return a non-bool', resources: (i) => [res('a', cm(`cel-type-${i}`))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: 'true', failed: "data.map(k, k)" }] }, says: /spec\.healthChecks\[0\]\.failed: returns a list \(map or filter\), not a bool/ },
+  { title: 'a CEL readiness rule nesting too deep', resources: (i) => [res('a', cm(`cel-deep-${i}`))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: `data${'.a'.repeat(150)} == 'b'` }] }, says: /spec\.healthChecks\[0\]\.current: nests deeper than 100 levels/ },
 ];
 
 /**
@@ -120,6 +125,9 @@ export interface DoorCase {
 }
 
 export const doorCases: DoorCase[] = [
+  { title: 'a CEL readiness rule without current', resources: [res('a', cm('cel-nocurrent'))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', failed: 'true' }] }, says: /spec\.healthChecks\[0\]\.current: Required value/ },
+  { title: 'two CEL readiness rules for one kind', resources: [res('a', cm('cel-dup'))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: 'true' }, { apiVersion: 'v1', kind: 'ConfigMap', current: 'false' }] }, says: /spec\.healthChecks: duplicate entries for key \[apiVersion="v1",kind="ConfigMap"\]/ },
+  { title: 'a CEL expression over 4096 characters', resources: [res('a', cm('cel-long'))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: `true${' || true'.repeat(600)}` }] }, says: /spec\.healthChecks\[0\]\.current: Too long: may not be (longer|more) than 4096/ },
   { title: 'duplicate resource names (resources is a list keyed by name)', resources: [res('a', cm('dup1')), res('a', cm('dup2'))], says: /duplicate entries for key \[name="a"\]/ },
   { title: 'a self reference (a CEL rule)', resources: [res('a', cm('self'), [{ resource: 'a' }])], says: /spec\.resources\[0\]\.references: Invalid value: a resource may not reference itself/ },
   { title: '10,000 resources', resources: Array.from({ length: 10_000 }, (_, i) => res(`r${i}`, cm(`many-${i}`))), says: /spec\.resources: Too many: 10000: must have at most 256 items/ },

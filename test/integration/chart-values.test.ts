@@ -5,7 +5,11 @@
  * shard, and pods spread across nodes with more than one replica.
  * chart-shapes.test.ts installs and runs these shapes.
  */
-import { parseAllDocuments } from 'yaml';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { readHealthChecksFile } from '../../src/core/bundle/health-checks.js';
 import { chart } from './chart.js';
 import { run } from './harness.js';
 
@@ -37,6 +41,7 @@ const SHAPES: [string, string[]][] = [
   ['gc.mode=cluster', ['gc.mode=cluster']],
   ['gc.mode=off', ['gc.mode=off']],
   ['deletion guard off', ['deletionGuard.enabled=false']],
+  ['operator-wide CEL readiness rules', ['healthChecks[0].apiVersion=example.com/v1', 'healthChecks[0].kind=Widget', 'healthChecks[0].current=status.phase == "Ready"']],
   ['finalizer guard off', ['finalizerGuard.enabled=false']],
   ['one namespace, metrics with Kubernetes auth, a NetworkPolicy', ['watchNamespace=team-a', 'metrics.auth=kubernetes', 'networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring']],
   ['the monitoring kit, metrics over HTTPS with a cert-manager Certificate', ['metrics.auth=kubernetes', 'metrics.tls.certManager.enabled=true', 'metrics.tls.certManager.issuerRef.name=ca', 'monitoring.serviceMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true']],
@@ -57,6 +62,7 @@ describe('the chart in every shape', () => {
     ['an unknown rbac key', 'rbac.extraRules=x', /additional properties 'extraRules' not allowed/],
     ['a shard with an unknown key', 'sharding.shards[0].label=x', /additional properties 'label' not allowed|missing propert/],
     ['an unknown finalizerGuard key', 'finalizerGuard.users=x', /additional properties 'users' not allowed/],
+    ['a health check without current', 'healthChecks[0].apiVersion=v1,healthChecks[0].kind=ConfigMap', /missing propert(y|ies).*current|current.*required/],
   ])('refuses %s (%s)', async (_name, set, message) => {
     const result = await run('helm', ['template', 'r', chart, '--set', set]);
     expect(result.code).not.toBe(0);
@@ -108,5 +114,25 @@ describe('the chart in every shape', () => {
   it('takes topologySpreadConstraints as given instead of the default', async () => {
     const docs = await template(['topologySpreadConstraints[0].maxSkew=2', 'topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone', 'topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule']);
     expect(docs.find((d) => d.kind === 'Deployment')?.spec?.template?.spec.topologySpreadConstraints).toEqual([{ maxSkew: 2, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }]);
+  });
+
+  it('mounts healthChecks as the --health-checks-file, and rolls the pods when they change', async () => {
+    const rule = { apiVersion: 'example.com/v1', kind: 'Widget', current: "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')", failed: "status.phase == 'Failed'" };
+    const values = join(mkdtempSync(join(tmpdir(), 'bundlesmith-hc-')), 'values.yaml');
+    writeFileSync(values, stringify({ healthChecks: [rule] }));
+    const docs = await template([], ['-f', values]);
+    const configMap = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.endsWith('-health-checks')) as unknown as { data: Record<string, string> } | undefined;
+    expect(configMap).toBeDefined();
+    // What the operator reads is what it would accept (the same reader as at start).
+    expect(readHealthChecksFile(parse(configMap?.data['health-checks.yaml'] ?? ''))).toEqual({ ok: true, rules: [rule] });
+    const deployment = docs.find((d) => d.kind === 'Deployment') as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> }; spec: { containers: { args: string[]; volumeMounts: { name: string; mountPath: string }[] }[]; volumes: { name: string; configMap?: { name: string } }[] } } } };
+    const pod = deployment.spec.template;
+    expect(pod.spec.containers[0]?.args).toContain('--health-checks-file=/etc/bundlesmith/health-checks/health-checks.yaml');
+    expect(pod.spec.containers[0]?.volumeMounts).toContainEqual(expect.objectContaining({ name: 'health-checks', mountPath: '/etc/bundlesmith/health-checks' }));
+    expect(pod.spec.volumes).toContainEqual({ name: 'health-checks', configMap: { name: configMap ? (configMap as unknown as Rendered).metadata.name : '' } });
+    expect(pod.metadata.annotations?.['checksum/health-checks']).toMatch(/^[0-9a-f]{64}$/);
+    // Without rules: no file, no flag.
+    const plain = await template([]);
+    expect(plain.some((d) => d.kind === 'ConfigMap' && d.metadata.name.endsWith('-health-checks'))).toBe(false);
   });
 });

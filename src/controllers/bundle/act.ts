@@ -16,6 +16,7 @@ import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../
 import { recordKinds, unrecordedKinds } from '../../core/bundle/kind-inventory.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
 import { keepListedElsewhere, withAppliedReadiness, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import type { HealthCheckTable } from '../../core/bundle/health-checks.js';
 import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
 import { isWritingPrune, pruneWaves, redecideDelete, type ObjectTarget, type WritingPruneAction } from '../../core/bundle/prune.js';
 import { prunePassEvents, type PrunedObject } from '../../core/bundle/prune-events.js';
@@ -50,6 +51,7 @@ export interface ActDeps {
    * applied an object can report it Ready.
    */
   crdReadiness?: CrdReadinessTable;
+  healthChecks?: HealthCheckTable;
   /** Counts every delete by kind and reason (the per-object trail beside the log). */
   metrics?: { deleted(kind: string, reason: string): void };
   /** Send-time checks of the prune's writes; without one, a prune is checked only when it starts. */
@@ -128,7 +130,7 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
 
   await applyResources(d, plan, types, failedClaims, outcome, target);
   plan = withholdAfterFailedApplies(plan, [...outcome.applyFailures.keys()]);
-  if (d.crdReadiness) plan = withAppliedReadiness(plan, outcome.applied, d.crdReadiness);
+  if (d.crdReadiness) plan = withAppliedReadiness(plan, outcome.applied, d.crdReadiness, d.healthChecks);
   if (plan.prune.some(isWritingPrune)) {
     // A prune decided on stale Bundles could remove what was just put back, here or in another Bundle: list the
     // namespace's Bundles fresh, check this one is unchanged, and keep whatever another live Bundle lists. The epoch is

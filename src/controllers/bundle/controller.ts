@@ -5,7 +5,7 @@
  * on every path. Level-based: the result of a pass is the next requeue, never
  * a stored event.
  */
-import { BundleSchema, formatIssues, type Bundle } from '../../api/bundle.js';
+import { BundleSchema, formatIssues, type Bundle, type HealthCheck } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
@@ -50,6 +50,8 @@ export interface BundleControllerOptions extends ControllerDeps {
   applyConcurrency?: number;
   /** How long a reconcile waits for a new kind's watch to sync before failing (and retrying). */
   watchSyncTimeoutMs?: number;
+  /** CEL readiness rules for every Bundle (--health-checks-file), compiled and checked at start; a Bundle's spec.healthChecks win for the same kind. */
+  healthCheckDefaults?: readonly HealthCheck[];
   /** Lockdown: the ServiceAccount (in each Bundle's namespace) a Bundle without spec.serviceAccountName acts as. */
   defaultServiceAccount?: string;
   /**
@@ -280,6 +282,7 @@ export class BundleController {
       bundle,
       kinds,
       crdReadiness: crdReadinessTable(this.crds.list()),
+      ...(this.o.healthCheckDefaults !== undefined ? { healthCheckDefaults: this.o.healthCheckDefaults } : {}),
       objects: [...atCoordinates, ...controlledElsewhere(this.objects, bundle, identity, specObjects, types)],
       bundles: [],
       claims: this.claimsOf(namespace),
@@ -291,7 +294,7 @@ export class BundleController {
     const planned = planBundle(input);
 
     // 6. Act (act.ts): claims, applies level by level, prunes only after every apply, withdrawals.
-    const acted = await actOnPlan({ api, fence: this.fenceFor(key), readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
+    const acted = await actOnPlan({ api, fence: this.fenceFor(key), readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(input.healthChecks !== undefined ? { healthChecks: input.healthChecks } : {}), ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
       if (acted.kind === 'kinds-not-recorded') return 'requeue';

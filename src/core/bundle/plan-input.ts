@@ -5,7 +5,8 @@
  * the live object at each resource's coordinates, what the Bundle controls,
  * the claims of the namespace's live Bundles, the CRD readiness table.
  */
-import type { BundleSpec, Condition, DeclaredRules, PendingDeletion } from '../../api/bundle.js';
+import type { BundleSpec, Condition, DeclaredRules, HealthCheck, PendingDeletion } from '../../api/bundle.js';
+import { healthCheckTable } from './health-checks.js';
 import { countdownRecordOf } from './countdown.js';
 import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
@@ -48,6 +49,8 @@ export interface PlanSources {
   /** The spec's kinds that discovery resolved, by kindKey; a kind missing here is not served. */
   kinds: KindTable;
   crdReadiness: CrdReadinessTable;
+  /** The operator's --health-checks-file rules; the Bundle's spec.healthChecks win for the same kind. */
+  healthCheckDefaults?: readonly HealthCheck[];
   /**
    * Live objects as read: at least the ones at the spec's coordinates and
    * every one that references the Bundle (it controls them, or they carry
@@ -133,6 +136,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     spec: bundle.spec,
     kinds: s.kinds,
     crdReadiness: s.crdReadiness,
+    healthChecks: healthCheckTable(s.healthCheckDefaults, bundle.spec.healthChecks),
     live,
     controlled,
     claimed,

@@ -12,6 +12,7 @@ import { declarationToSeal, declaredIdentityOf } from './countdown.js';
 import { declaresSameRules } from '../softdelete/stamp-seal.js';
 import { buildDesired, needsApply } from './desired.js';
 import { dependenciesOf, type DependencyGraph } from './graph.js';
+import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';
 import { describeObject, type LiveObject } from './objects.js';
 import type { Ownership } from './ownership.js';
@@ -108,7 +109,7 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   const { manifest, hash } = buildDesired({ bundle: input.bundle, object: env.object, dependencies, keepingPolicyFromDefaults, declaredRulesProof });
   const needed = needsApply(manifest, live);
   const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined, redactions: redactionsFor(resolved.substituted) };
-  const readiness = effectiveReadiness(apply, live, input.crdReadiness);
+  const readiness = effectiveReadiness(apply, live, input.crdReadiness, input.healthChecks);
 
   // A claimed object was taken (and its events planned) by the claim; the apply only brings it to the spec.
   if (live !== undefined && ownership.kind === 'adopt' && !claimed) return { name, action: 'adopt', apply, readiness, event: { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${describeObject(live)}` } };
@@ -175,8 +176,8 @@ function withEnvRefHash(name: string, object: KubeObjectManifest, live: LiveObje
 }
 
 /** Until an apply that changes something has been observed, the live object's readiness says nothing about the new spec. */
-function effectiveReadiness(apply: ApplyStep, live: LiveObject | undefined, crdReadiness: CrdReadinessTable): Readiness {
+function effectiveReadiness(apply: ApplyStep, live: LiveObject | undefined, crdReadiness: CrdReadinessTable, healthChecks: HealthCheckTable | undefined): Readiness {
   if (live === undefined) return { state: 'in-progress', message: 'creating' };
   if (apply.needed) return { state: 'in-progress', message: 'applying changes' };
-  return readinessOf(live, crdReadiness);
+  return readinessOf(live, crdReadiness, healthChecks);
 }

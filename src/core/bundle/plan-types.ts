@@ -6,6 +6,7 @@
 import type { BundleSpec, KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
 import type { Reasons } from '../../api/names.js';
 import type { SourceData } from './env-ref-hash.js';
+import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import type { LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
@@ -28,6 +29,8 @@ export interface PlanInput {
   spec: BundleSpec;
   kinds: KindTable;
   crdReadiness: CrdReadinessTable;
+  /** The CEL readiness rules that apply (the operator's defaults under spec.healthChecks); none when absent. */
+  healthChecks?: HealthCheckTable;
   /** The live object at each resource's coordinates, by resource name; absent when there is none. */
   live: ReadonlyMap<string, LiveObject>;
   /** Every live object whose controller ownerReference has the Bundle's uid, wherever found. */

@@ -7,6 +7,7 @@
 import type { DeclaredRules, DeletionDefaults, PendingDeletion, Resource } from '../../api/bundle.js';
 import { carriedRecord, declaredIdentityOf, declaredRulesOf, identityKey, readableDeclaredRules, type CountdownRecord } from './countdown.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
+import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
@@ -164,12 +165,12 @@ export function keepListedElsewhere(plan: BundlePlan, claims: ReadonlyMap<string
  * it rather than in the next one. A resource whose apply did not go through
  * (absent from `applied`) keeps its planned readiness.
  */
-export function withAppliedReadiness(plan: BundlePlan, applied: ReadonlyMap<string, LiveObject>, crdReadiness: CrdReadinessTable): BundlePlan {
+export function withAppliedReadiness(plan: BundlePlan, applied: ReadonlyMap<string, LiveObject>, crdReadiness: CrdReadinessTable, healthChecks?: HealthCheckTable): BundlePlan {
   if (applied.size === 0) return plan;
   const resources = plan.resources.map((r): ResourcePlan => {
     if (r.action !== 'apply' && r.action !== 'adopt') return r;
     const answer = applied.get(r.name);
-    return answer === undefined ? r : { ...r, readiness: readinessOf(answer, crdReadiness) };
+    return answer === undefined ? r : { ...r, readiness: readinessOf(answer, crdReadiness, healthChecks) };
   });
   return { ...plan, resources };
 }

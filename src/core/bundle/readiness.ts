@@ -1,11 +1,17 @@
 /**
- * Whether a live object is ready, as a pure function of the object (and, for
- * custom resources, of its CRD's readiness annotations). Built-in kinds have
- * their own rules; other built-in kinds are ready as soon as they exist.
+ * Whether a live object is ready, as a pure function of the object, of the
+ * CEL readiness rules that apply (spec.healthChecks over the operator's
+ * defaults) and, for custom resources, of their CRD's readiness annotations.
+ * Order: a rule for the object's apiVersion and kind; else the built-in
+ * kinds' own checks (other built-in kinds are ready as soon as they exist);
+ * else kstatus's conventions (observedGeneration, Reconciling, Stalled) and
+ * Smith's CRD annotations, then a Ready condition.
  */
 import { Annotations } from '../../api/names.js';
 import type { CrdReadiness, CrdReadinessTable } from './kinds.js';
 import { findCondition, groupOf, isRecord, kindKey, type JsonRecord, type LiveObject } from './objects.js';
+import type { Evaluation } from './cel.js';
+import { EMPTY_HEALTH_CHECKS, type CompiledHealthCheck, type HealthCheckTable } from './health-checks.js';
 import { getPath } from './path.js';
 
 export type Readiness = { state: 'ready' } | { state: 'in-progress'; message: string } | { state: 'error'; terminal: boolean; message: string };
@@ -20,7 +26,9 @@ export function crdReadinessFromAnnotations(annotations: Readonly<Record<string,
   return fieldPath === undefined || fieldValue === undefined ? undefined : { fieldPath, fieldValue };
 }
 
-export function readinessOf(live: LiveObject, crdReadiness: CrdReadinessTable = new Map()): Readiness {
+export function readinessOf(live: LiveObject, crdReadiness: CrdReadinessTable = new Map(), healthChecks: HealthCheckTable = EMPTY_HEALTH_CHECKS): Readiness {
+  const rule = healthChecks.get(kindKey(live.apiVersion, live.kind));
+  if (rule !== undefined) return ruleReadiness(live, rule);
   const group = groupOf(live.apiVersion);
   const checker = BUILT_IN_CHECKS.get(`${group}/${live.kind}`);
   if (checker !== undefined) return checker(live);
@@ -140,6 +148,8 @@ function conditionText(c: JsonRecord): string {
  * progress: the object reports state, just not readiness yet.
  */
 function customResourceReadiness(live: LiveObject, crd: CrdReadiness | undefined): Readiness {
+  const kstatus = kstatusReadiness(live);
+  if (kstatus !== undefined) return kstatus;
   if (crd !== undefined) {
     const found = getPath(live, crd.fieldPath);
     if ('message' in found) return { state: 'error', terminal: false, message: `CRD readiness annotation: ${found.message}` };
@@ -159,6 +169,66 @@ function customResourceReadiness(live: LiveObject, crd: CrdReadiness | undefined
   const generation = live.metadata.generation;
   if (typeof observed === 'number' && generation !== undefined && observed < generation) return inProgress(`Ready condition is for generation ${observed}, object is at ${generation}`);
   return READY;
+}
+
+/**
+ * A status that names the generation it describes, and an older one. Unlike
+ * the built-in kinds' controllers, a custom resource's may never write
+ * observedGeneration: only a reported one counts (as kstatus and Flux read it).
+ */
+function reportedGenerationBehind(live: LiveObject): Readiness | undefined {
+  const observed = record(live['status'])['observedGeneration'];
+  const generation = live.metadata.generation;
+  if (typeof observed !== 'number' || generation === undefined || observed >= generation) return undefined;
+  return inProgress(`waiting for the controller to observe generation ${generation} (observed ${observed})`);
+}
+
+/**
+ * kstatus's conventions that hold an object back whatever else it says: a
+ * status for an older generation, Reconciling True, Stalled True (kstatus's
+ * Failed: reported as an error, retried, since a stalled controller may
+ * recover). Undefined when none applies.
+ */
+function kstatusReadiness(live: LiveObject): Readiness | undefined {
+  const stale = reportedGenerationBehind(live);
+  if (stale) return stale;
+  const stalled = findCondition(live, 'Stalled');
+  if (stalled?.['status'] === 'True') return { state: 'error', terminal: false, message: `stalled: ${conditionText(stalled)}` };
+  const reconciling = findCondition(live, 'Reconciling');
+  if (reconciling?.['status'] === 'True') return inProgress(`reconciling: ${conditionText(reconciling)}`);
+  return undefined;
+}
+
+/**
+ * A CEL rule, as Flux's kstatus reader runs it: a status for an older
+ * generation is in progress; then inProgress, failed, current in that order;
+ * none true is in progress. An expression that fails on this object (a
+ * field not there yet) leaves it in progress, with the reason; one that
+ * returns a non-bool or runs out of budget is an error of the resource,
+ * never a silent "ready".
+ */
+function ruleReadiness(live: LiveObject, rule: CompiledHealthCheck): Readiness {
+  const stale = reportedGenerationBehind(live);
+  if (stale) return stale;
+  const steps = [
+    ['inProgress', rule.inProgress],
+    ['failed', rule.failed],
+    ['current', rule.current],
+  ] as const;
+  for (const [field, expression] of steps) {
+    if (expression === undefined) continue;
+    const result: Evaluation = expression.evaluate(live);
+    const where = `${rule.source}.${field}`;
+    if (!result.ok) {
+      if (result.reason === 'error') return inProgress(`${where} cannot be evaluated yet: ${result.message}`);
+      return { state: 'error', terminal: result.reason === 'not-bool', message: `${where}: ${result.message}` };
+    }
+    if (!result.value) continue;
+    if (field === 'inProgress') return inProgress(`${where} is true`);
+    if (field === 'failed') return { state: 'error', terminal: true, message: `failed by ${where} (${expression.text})` };
+    return READY;
+  }
+  return inProgress(`${rule.source}.current is false`);
 }
 
 function scalarText(value: unknown): string {

@@ -8,6 +8,7 @@ import { readDelayText } from '../softdelete/rules.js';
 import type { BundleSpec, Resource } from '../../api/bundle.js';
 import { Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
 import { buildGraph, findCycles, formatCycle } from './graph.js';
+import { healthCheckIssues } from './health-checks.js';
 import type { KindTable } from './kinds.js';
 import { describeObject, groupOf, isRequestableName, keyGroupOf, kindKey } from './objects.js';
 import { parsePath } from './path.js';
@@ -35,7 +36,7 @@ export const MAX_OBJECT_DEPTH = 100;
 
 export function validateBundle(bundle: BundleRef, spec: BundleSpec, kinds: KindTable): ValidationIssue[] {
   const names = new Set(spec.resources.map((r) => r.name));
-  return [...deletionDefaultsIssues(spec), ...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
+  return [...deletionDefaultsIssues(spec), ...healthCheckIssues(spec.healthChecks, 'spec.healthChecks').map((message) => ({ message, retriable: false })), ...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
 }
 
 /** The defaults' delay must read as a Go duration (policy and gate are enums the schema checks). */

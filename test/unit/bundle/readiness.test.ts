@@ -1,4 +1,6 @@
+import type { HealthCheck } from '../../../src/api/bundle.js';
 import { Annotations } from '../../../src/api/names.js';
+import { healthCheckIssues, healthCheckTable, readHealthChecksFile } from '../../../src/core/bundle/health-checks.js';
 import type { CrdReadinessTable } from '../../../src/core/bundle/kinds.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { crdReadinessFromAnnotations, readinessOf, type Readiness } from '../../../src/core/bundle/readiness.js';
@@ -73,7 +75,7 @@ describe('readinessOf custom resources', () => {
     ['Ready=True', live(widget('w', withConditions({ type: 'Ready', status: 'True' }))), new Map(), ready],
     ['Ready=True for the current generation', live(widget('w', withGeneration(2), withConditions({ type: 'Ready', status: 'True', observedGeneration: 2 }))), new Map(), ready],
     ['Ready=True for an older generation', live(widget('w', withGeneration(3), withConditions({ type: 'Ready', status: 'True', observedGeneration: 2 }))), new Map(), inProgress('Ready condition is for generation 2, object is at 3')],
-    ['Ready=True, status observedGeneration old', live(widget('w', withGeneration(3), withStatus({ observedGeneration: 1 }), withConditions({ type: 'Ready', status: 'True' }))), new Map(), inProgress('Ready condition is for generation 1, object is at 3')],
+    ['Ready=True, status observedGeneration old', live(widget('w', withGeneration(3), withStatus({ observedGeneration: 1 }), withConditions({ type: 'Ready', status: 'True' }))), new Map(), inProgress('waiting for the controller to observe generation 3 (observed 1)')],
     ['Ready=False with a reason', live(widget('w', withConditions({ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'creating database' }))), new Map(), inProgress('not ready: Provisioning: creating database')],
     ['Ready=Unknown', live(widget('w', withConditions({ type: 'Ready', status: 'Unknown' }))), new Map(), inProgress('not ready: no reason given')],
     ['status without a Ready condition', live(widget('w', withStatus({ phase: 'x' }))), new Map(), inProgress('waiting for a Ready condition')],
@@ -87,5 +89,94 @@ describe('readinessOf custom resources', () => {
     ['none', undefined, undefined],
   ])('crdReadinessFromAnnotations: %s', (_name, annotations, expected) => {
     expect(crdReadinessFromAnnotations(annotations)).toEqual(expected);
+  });
+});
+
+describe('readinessOf with CEL rules (spec.healthChecks, --health-checks-file)', () => {
+  const database = (status: Record<string, unknown>, ...mods: Mod<Obj>[]): LiveObject => live(widget('db', withGeneration(2), withStatus(status), ...mods));
+  const rule: HealthCheck = {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    inProgress: 'status.phase == "Provisioning"',
+    failed: 'status.phase == "Failed"',
+    current: 'status.phase == "Available" && status.endpoint != ""',
+  };
+  const table = healthCheckTable(undefined, [rule]);
+
+  it.each<[string, LiveObject, Readiness]>([
+    ['current', database({ phase: 'Available', endpoint: 'db:5432' }), ready],
+    ['inProgress', database({ phase: 'Provisioning' }), inProgress('spec.healthChecks[0].inProgress is true')],
+    ['failed: terminal', database({ phase: 'Failed' }), terminalError('failed by spec.healthChecks[0].failed (status.phase == "Failed")')],
+    ['none true: in progress', database({ phase: 'Available', endpoint: '' }), inProgress('spec.healthChecks[0].current is false')],
+    ['a field not there yet: in progress with the reason', live(widget('db', withStatus({ other: 1 }))), inProgress('spec.healthChecks[0].inProgress cannot be evaluated yet: field not found: phase')],
+    ['a status for an older generation comes first', database({ phase: 'Available', endpoint: 'x', observedGeneration: 1 }), inProgress('waiting for the controller to observe generation 2 (observed 1)')],
+    // The rule is tried before a Ready condition or the CRD annotations would say ready.
+    ['the rule before a Ready condition', database({ phase: 'Provisioning', conditions: [{ type: 'Ready', status: 'True' }] }), inProgress('spec.healthChecks[0].inProgress is true')],
+  ])('%s', (_name, o, expected) => {
+    expect(readinessOf(o, new Map([['example.com/v1/Widget', { fieldPath: 'status.phase', fieldValue: 'Provisioning' }]]), table)).toEqual(expected);
+  });
+
+  it('is tried before a built-in kind', () => {
+    const strict = healthCheckTable(undefined, [{ apiVersion: 'v1', kind: 'ConfigMap', current: 'has(data.ready)' }]);
+    expect(readinessOf(live(configMap('c')), new Map(), strict)).toEqual(inProgress('spec.healthChecks[0].current cannot be evaluated yet: unresolved attribute'));
+  });
+
+  it('a non-bool result is a terminal error of the resource, never ready', () => {
+    const wrong = healthCheckTable(undefined, [{ apiVersion: 'example.com/v1', kind: 'Widget', current: 'status.phase' }]);
+    expect(readinessOf(database({ phase: 'Available' }), new Map(), wrong)).toEqual(terminalError('spec.healthChecks[0].current: returned a string, not a bool'));
+  });
+
+  it('a rule out of budget is an error of the resource, retried', () => {
+    const costly = healthCheckTable(undefined, [{ apiVersion: 'example.com/v1', kind: 'Widget', current: 'status.items.all(a, status.items.all(b, a == b || true))' }]);
+    const items = Array.from({ length: 2000 }, (_, i) => ({ i }));
+    expect(readinessOf(database({ items }), new Map(), costly)).toEqual({ state: 'error', terminal: false, message: 'spec.healthChecks[0].current: evaluation cost limit exceeded (100000 units)' });
+  });
+
+  it("the Bundle's rule wins over the operator's for the same kind; the operator's apply to the rest", () => {
+    const both = healthCheckTable(
+      [
+        { apiVersion: 'example.com/v1', kind: 'Widget', current: 'false' },
+        { apiVersion: 'v1', kind: 'ConfigMap', current: 'false' },
+      ],
+      [{ apiVersion: 'example.com/v1', kind: 'Widget', current: 'true' }],
+    );
+    expect(readinessOf(database({}), new Map(), both)).toEqual(ready);
+    expect(readinessOf(live(configMap('c')), new Map(), both)).toEqual(inProgress('--health-checks-file[1].current is false'));
+  });
+});
+
+describe('kstatus conventions for custom resources', () => {
+  it.each<[string, LiveObject, Readiness]>([
+    ['Stalled True: an error, retried', live(widget('w', withConditions({ type: 'Stalled', status: 'True', reason: 'BadConfig' }, { type: 'Ready', status: 'False' }))), { state: 'error', terminal: false, message: 'stalled: BadConfig' }],
+    ['Reconciling True: in progress even if Ready', live(widget('w', withConditions({ type: 'Reconciling', status: 'True', reason: 'Progressing' }, { type: 'Ready', status: 'True' }))), inProgress('reconciling: Progressing')],
+    ['status for an older generation before the CRD annotation', live(widget('w', withGeneration(2), withStatus({ observedGeneration: 1, phase: 'Ready' }))), inProgress('waiting for the controller to observe generation 2 (observed 1)')],
+  ])('%s', (_name, o, expected) => {
+    expect(readinessOf(o, new Map([['example.com/v1/Widget', { fieldPath: 'status.phase', fieldValue: 'Ready' }]]))).toEqual(expected);
+  });
+});
+
+describe('healthCheckIssues and the --health-checks-file', () => {
+  it('names every expression that cannot run, and a second rule for one kind', () => {
+    expect(
+      healthCheckIssues(
+        [
+          { apiVersion: 'example.com/v1', kind: 'Widget', current: 'status.phase ==', failed: '"no"' },
+          { apiVersion: 'example.com/v1', kind: 'Widget', current: 'true' },
+        ],
+        'spec.healthChecks',
+      ),
+    ).toEqual(['spec.healthChecks[0].current: does not compile: at 1:14: found = but expecting end of input', 'spec.healthChecks[0].failed: returns a string, not a bool', 'spec.healthChecks[1]: a second rule for example.com/v1 Widget (first at spec.healthChecks[0])']);
+  });
+
+  it('reads a list, a Bundle-style healthChecks or a Flux-style healthCheckExprs block', () => {
+    const rules = [{ apiVersion: 'example.com/v1', kind: 'Widget', current: 'true' }];
+    expect(readHealthChecksFile(rules)).toEqual({ ok: true, rules });
+    expect(readHealthChecksFile({ healthChecks: rules })).toEqual({ ok: true, rules });
+    expect(readHealthChecksFile({ healthCheckExprs: rules })).toEqual({ ok: true, rules });
+  });
+
+  it('refuses a file with a rule that does not compile or has no current', () => {
+    expect(readHealthChecksFile([{ apiVersion: 'example.com/v1', kind: 'Widget', current: 'foo(' }])).toMatchObject({ ok: false, issues: [expect.stringMatching(/^--health-checks-file\[0\]\.current: does not compile/)] });
+    expect(readHealthChecksFile([{ apiVersion: 'example.com/v1', kind: 'Widget' }])).toMatchObject({ ok: false });
   });
 });

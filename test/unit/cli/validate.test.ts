@@ -1,4 +1,10 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EXIT_PROBLEMS } from '../../../src/cli/args.js';
+import type { CliIo } from '../../../src/cli/io.js';
 import { parseManifests } from '../../../src/cli/manifests.js';
+import { runCli } from '../../../src/cli/program.js';
 import { formatProblem, validateFile } from '../../../src/cli/validate.js';
 
 function problems(text: string, namespace = 'default'): string[] {
@@ -33,6 +39,21 @@ describe('validate (offline)', () => {
       'f.yaml:7:7: Bundle default/b: resource "r": ClusterRole is cluster-scoped: a namespaced Bundle cannot own it',
     ],
     ['a YAML syntax error', 'apiVersion: [\n', 'f.yaml:2:1: YAML: '],
+    [
+      'a CEL readiness rule that does not compile',
+      `${header}spec:\n  healthChecks:\n    - {apiVersion: example.com/v1, kind: Widget, current: 'status.phase ==', failed: 'status.reason'}\n  resources: []\n`,
+      "Bundle default/b: spec.healthChecks[0].current: does not compile: at 1:14: found = but expecting end of input",
+    ],
+    [
+      'a CEL readiness rule that returns a non-bool',
+      `${header}spec:\n  healthChecks:\n    - {apiVersion: example.com/v1, kind: Widget, current: 'size(status.items)'}\n  resources: []\n`,
+      'Bundle default/b: spec.healthChecks[0].current: returns the result of size, not a bool',
+    ],
+    [
+      'a CEL readiness rule without current',
+      `${header}spec:\n  healthChecks:\n    - {apiVersion: example.com/v1, kind: Widget, failed: 'true'}\n  resources: []\n`,
+      'Bundle default/b: spec.healthChecks[0].current: Required value',
+    ],
   ])('reports %s', (_case, text, want) => {
     expect(problems(text).join('\n')).toContain(want);
   });
@@ -62,3 +83,30 @@ describe('a document nested deeper than the YAML parser can recurse', () => {
     expect(found.every((p) => p.includes('document nests too deeply to read as YAML'))).toBe(true);
   });
 });
+
+describe('validate --health-checks-file', () => {
+  const capture = (): { io: CliIo; out: string[]; err: string[] } => {
+    const out: string[] = [];
+    const err: string[] = [];
+    return { io: { out: (l) => void out.push(l), err: (l) => void err.push(l) }, out, err };
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'bundlesmith-validate-'));
+  const bundle = join(dir, 'bundle.yaml');
+  writeFileSync(bundle, `${header}spec:\n  resources: []\n`);
+
+  it("judges the operator's rules as the operator does at start", async () => {
+    const rules = join(dir, 'bad-rules.yaml');
+    writeFileSync(rules, 'healthCheckExprs:\n  - {apiVersion: example.com/v1, kind: Widget, current: "status.phase =="}\n');
+    const c = capture();
+    expect(await runCli(['validate', bundle, '--health-checks-file', rules], c.io)).toBe(EXIT_PROBLEMS);
+    expect(c.out).toEqual([`${rules}: --health-checks-file[0].current: does not compile: at 1:14: found = but expecting end of input`]);
+  });
+
+  it('accepts a good file', async () => {
+    const rules = join(dir, 'rules.json');
+    writeFileSync(rules, JSON.stringify([{ apiVersion: 'example.com/v1', kind: 'Widget', current: "status.phase == 'Ready'" }]));
+    const c = capture();
+    expect(await runCli(['validate', bundle, '--health-checks-file', rules], c.io)).toBe(0);
+  });
+});
+
