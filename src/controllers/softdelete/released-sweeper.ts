@@ -217,9 +217,9 @@ export class ReleasedObjectSweeper {
         // without field causes counts as stale here (isStaleWrite), as the finalizer counts it; the prune counts only a 409.
         const deleted = await guardedDelete(this.writerFor(namespace), { rt, namespace, name }, { opts: { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard }, stale: 'conflict-or-failed-test' });
         if (deleted.kind === 'stale' || deleted.kind === 'refused') return 'requeue';
-        if (deleted.kind === 'gone' && deleted.error) return 'forget';
-        // A DELETE answered 'not-found' is reported as deleted below, as before.
-        if (deleted.kind !== 'written' && deleted.kind !== 'gone' && deleted.kind !== 'declined') throw deleted.error;
+        // Gone before the DELETE (someone else deleted it): nothing was deleted here, so nothing is reported as deleted.
+        if (deleted.kind === 'gone') return 'forget';
+        if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw deleted.error;
         const former = formerBundleOf(fresh.metadata) ?? '?';
         const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);
         await this.o.events.normal(target, EventReasons.DeletedAfterDelay, `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`);
