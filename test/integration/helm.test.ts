@@ -39,6 +39,7 @@ interface RenderedContainer {
   args: string[];
   ports: { name: string; containerPort: number }[];
   securityContext: Record<string, unknown>;
+  env?: { name: string; value: string }[];
 }
 
 function container(docs: Rendered[], name: string): RenderedContainer {
@@ -154,6 +155,8 @@ describe('helm chart', () => {
     );
     expect(c.args.some((a) => a.startsWith('--namespace') || a.startsWith('--debug-addr'))).toBe(false);
     expect(container(await template('r1', 'ops', ['debugAddr=:8082']), 'r1-bundlesmith').args).toContain('--debug-addr=:8082');
+    expect(c.env).toBeUndefined();
+    expect(container(await template('r1', 'ops', ['heapLimitMiB=4096']), 'r1-bundlesmith').env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=4096' }]);
     expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
     const pod = (find(docs, 'Deployment', 'r1-bundlesmith')?.spec as { replicas: number; template: { spec: { securityContext: Record<string, unknown>; serviceAccountName: string } } });
     expect(pod.replicas).toBe(2);
