@@ -107,11 +107,19 @@ export const ResourceSchema = z
   .describe('One object of the Bundle.');
 export type Resource = z.infer<typeof ResourceSchema>;
 
+/** A non-negative Go duration, as src/core/duration.ts reads it (the deletion guard's test too): the syntax, then Go's range. */
+export const GO_DURATION_RULE = "self.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self) >= duration('0s')";
+
 export const DeletionDefaultsSchema = z
   .object({
     deletionDelay: z
       .string()
       .max(64)
+      .meta({
+        // The API server refuses a default no one can read: the chart's deletion guard reads only objects, so an
+        // unreadable default would let a collector delete in a foreground cascade what the finalizer keeps (red team 8).
+        'x-kubernetes-validations': [{ rule: GO_DURATION_RULE, message: 'must be a non-negative Go duration, such as "24h" or "1h30m"' }],
+      })
       .optional()
       .describe('Go duration (e.g. "24h"): the deletionDelay of every object of the Bundle without its own smith.atlassian.com/deletionDelay annotation.'),
     deletionPolicy: z

@@ -5,7 +5,9 @@
  * CRD gains a rule without one (so `validate` never silently skips a rule
  * the API server enforces).
  */
+import { GO_DURATION_RULE } from '../api/bundle.js';
 import { isRecord } from '../core/bundle/objects.js';
+import { readDelayText } from '../core/softdelete/rules.js';
 import { formatFieldPath, type FieldPath } from './field-path.js';
 
 export interface RuleProblem {
@@ -21,6 +23,7 @@ export interface CelRule {
 
 /** Each rule's reading: whether `self` satisfies it. */
 export const CEL_RULE_READINGS: ReadonlyMap<string, (self: unknown) => boolean> = new Map([
+  [GO_DURATION_RULE, (self: unknown) => typeof self !== 'string' || readDelayText(self, 'the value').ok],
   [
     '!has(self.references) || self.references.all(ref, ref.resource != self.name)',
     (self: unknown) => {

@@ -139,6 +139,7 @@ export const doorCases: DoorCase[] = [
   { title: 'a misspelt resources (strict field validation)', resources: [], spec: { resourses: [res('a', cm('misspelt'))] }, strict: true, says: /unknown field "spec\.resourses"/ },
   { title: 'a misspelt references (strict field validation)', resources: [{ name: 'a', referencess: [{ resource: 'b' }], spec: { object: cm('misspelt-ref') } }], strict: true, says: /unknown field "spec\.resources\[0\]\.referencess"/ },
   { title: 'a deletionDefaults policy that is not one', resources: [res('a', cm('bad-default'))], spec: { deletionDefaults: { deletionPolicy: 'Keep' } }, says: /spec\.deletionDefaults\.deletionPolicy: Unsupported value: "Keep": supported values: "Delete", "Orphan", "Approve"/ },
+  { title: 'a deletionDefaults delay that is not a Go duration (a CEL rule)', resources: [res('a', cm('bad-default-delay'))], spec: { deletionDefaults: { deletionDelay: '1h-30m' } }, says: /spec\.deletionDefaults\.deletionDelay: Invalid value: .*must be a non-negative Go duration/ },
   { title: 'a deletionDefaults gate that is not one', resources: [res('a', cm('bad-gate'))], spec: { deletionDefaults: { deleteWhen: 'Later' } }, says: /spec\.deletionDefaults\.deleteWhen: Unsupported value: "Later"/ },
 ];
 

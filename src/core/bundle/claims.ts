@@ -7,7 +7,6 @@
  */
 import type { Resource } from '../../api/bundle.js';
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
-import { readDeletionRules } from '../softdelete/rules.js';
 import { declarationToSeal, declaredIdentityOf } from './countdown.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
@@ -114,13 +113,14 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
  * behind the finalizer, read the object: an Orphan or Approve added to the
  * manifest must reach it at once. Only the proof is written (the guard reads
  * its policy in clear; every decision reads it as a floor); the rules
- * themselves wait for the apply. None without the key (the CLI), or for rules
- * that cannot be read (the resource is an error then).
+ * themselves wait for the apply. Rules that cannot be read are sealed too
+ * (the resource is an error and not applied): the guard then holds the
+ * collector back from the object, as the finalizer keeps it. None without
+ * the key (the CLI).
  */
 function declareOps(resource: Resource, live: LiveObject, input: PlanInput): JsonPatchOperation[] {
   const object = resource.spec.object;
   if (input.stampSeal === undefined || object === undefined) return [];
-  if (!readDeletionRules(object.metadata.annotations, input.spec.deletionDefaults).ok) return [];
   const proof = input.stampSeal.sealDeclared(declaredIdentityOf(object, input.bundle.namespace), declarationToSeal(object.metadata.annotations, input.spec.deletionDefaults));
   if (proof === undefined || proof === live.metadata.annotations?.[Annotations.declaredRules]) return [];
   if (live.metadata.annotations === undefined) return [{ op: 'add', path: '/metadata/annotations', value: { [Annotations.declaredRules]: proof } }];

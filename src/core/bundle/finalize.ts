@@ -108,6 +108,23 @@ function manifestFloor(o: LiveObject, input: FinalizeInput): DeletionRules | und
   return reading.ok ? reading.rules : undefined;
 }
 
+/**
+ * Why the deletion rules the object's manifest declares cannot be read, if
+ * they cannot (a typo beside an Orphan, a `!{...}` reference): nothing is
+ * deleted on them, so the object is kept (red team 8: the live object,
+ * without the rules its manifest could not apply, was deleted).
+ */
+function unreadableManifest(o: LiveObject, input: FinalizeInput): string | undefined {
+  const declared = input.declared?.get(objectKey(o));
+  if (declared === undefined) return undefined;
+  const reading = readDeletionRules(declared, input.bundle.defaults);
+  return reading.ok ? undefined : reading.message;
+}
+
+function keptForUnreadableManifest(o: LiveObject, input: FinalizeInput, refs: ReferenceOwnerContext, why: string): FinalizeStep {
+  return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${describeObject(o)}: the deletion rules its manifest declares cannot be read (${why}); kept (deletionPolicy Orphan written onto it), never deleted on a value that could not be read` } };
+}
+
 export type FinalizeStep =
   /** Delete with uid and resourceVersion preconditions (background, no deletionDelay). */
   | { action: 'delete'; target: ObjectTarget; event: PlannedEvent }
@@ -203,6 +220,13 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
         return [{ action: 'leave', target: action.target, reason: 'terminating' }];
       case 'listed-elsewhere':
         return [letGoStep(o, referenceContext(o, input, siblings), action.by)];
+      default: {
+        const why = unreadableManifest(o, input);
+        if (why !== undefined) return [keptForUnreadableManifest(o, input, referenceContext(o, input, siblings), why)];
+        break;
+      }
+    }
+    switch (action.action) {
       case 'delete': {
         if (action.afterDelay) break;
         // Another owner's reference (the user's, or another tool's) on it: as kube-controller-manager's collector does with an
@@ -258,6 +282,8 @@ function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string
  */
 function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
+  const why = unreadableManifest(o, input);
+  if (why !== undefined) return keptForUnreadableManifest(o, input, referenceContext(o, input, siblings), why);
   const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
   const floor = manifestFloor(o, input);
   const countdown = countdownOf(o, { seal: input.stampSeal, defaults: input.bundle.defaults, extra: floor, record: input.countdownRecord });

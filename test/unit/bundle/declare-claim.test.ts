@@ -33,12 +33,13 @@ describe('declare: the manifest\'s deletion rules, sealed, written onto the obje
     expect(proof?.split(':')[2]).toBe('Orphan');
   });
 
-  it('nothing when the object carries the proof already, without the key (the CLI), or for rules that cannot be read', () => {
+  it('nothing when the object carries the proof already, or without the key (the CLI); rules that cannot be read are sealed too, for the guard', () => {
     const proof = seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN) ?? '';
     expect(planBundle(planInput(b, { keep: live(liveKeep, withAnnotation(Annotations.declaredRules, proof)) }, { stampSeal: seal })).claims).toEqual([]);
     expect(planBundle(planInput(b, { keep: liveKeep })).claims).toEqual([]);
-    const bad = bundle('b', withResource(resource('keep', configMap('keep', withAnnotation(Annotations.deletionDelay, 'soon')))));
-    expect(planBundle(planInput(bad, { keep: liveKeep }, { stampSeal: seal })).claims).toEqual([]);
+    const bad = bundle('b', withResource(resource('keep', configMap('keep', withAnnotation(Annotations.deletionDelay, 'soon'), withAnnotation(Annotations.deletionPolicy, 'Orphan')))));
+    const sealed = planBundle(planInput(bad, { keep: liveKeep }, { stampSeal: seal })).claims[0]?.patch.find((op) => op.op === 'add');
+    expect(sealed !== undefined && sealed.op === 'add' ? String(sealed.value).split(':').slice(0, 4) : undefined).toEqual(['d1', 'soon', 'Orphan', '-']);
   });
 
   it('rides along with a cancel', () => {

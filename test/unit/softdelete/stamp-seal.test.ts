@@ -212,6 +212,12 @@ describe('finalizer: the stricter of the live rules and the manifest\'s (red-tea
   it('nothing declared, nothing live: deleted as before', () => {
     expect(step({}, {})?.action).toBe('delete');
   });
+  // Red team 8: a manifest whose rules cannot be read (a typo beside an Orphan) was not applied; its object is kept.
+  it.each(['background', 'foreground'] as const)('%s: the manifest\'s rules cannot be read: kept (released, Orphan written)', (propagation) => {
+    const s = step({}, { [Annotations.deletionPolicy]: 'Orphan', [Annotations.deletionDelay]: '1h30' }, propagation);
+    expect(s?.action).toBe('release');
+    expect(s?.action === 'release' ? s.patch : []).toContainEqual(policyOp('Orphan'));
+  });
 });
 
 describe('a sealed countdown whose delay or gate was taken off by hand', () => {
