@@ -252,14 +252,14 @@ export async function orphanLeavesOnlyUserReferences(c: PropagationContext): Pro
 
 /**
  * The chart's deletion guard (templates/deletionguard.yaml), rendered by the
- * real helm for this namespace and this collector's user, applied; in force
- * once the collector's dry-run delete of `probe` is refused by it. Returns
- * what removes it again.
+ * real helm for namespace `c.ns` and the collector's user, applied; in force
+ * once the collector's dry-run delete of `probe` (an object of type `rt` in
+ * `c.ns` the guard protects) is refused by it. Returns what removes it again.
  */
-async function installDeletionGuard(c: PropagationContext, probe: KubeObject): Promise<() => Promise<void>> {
+export async function installDeletionGuard(c: Pick<PropagationContext, 'env' | 'ns' | 'collector'>, rt: ResourceType, probe: { name: string; uid: string }): Promise<() => Promise<void>> {
   return await installChartPolicy(c.env, c.ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([c.collector.user])}`], async () => {
     try {
-      await c.collector.client.delete(c.t.configMap, c.ns, probe.metadata.name, { uid: probe.metadata.uid, dryRun: true });
+      await c.collector.client.delete(rt, c.ns, probe.name, { uid: probe.uid, dryRun: true });
       return false;
     } catch (err) {
       return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
@@ -328,7 +328,7 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
   expect(byDefault.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
   // Another tool writes a deletionDelay no one can read onto a listed object (the operator's apply does not own the key).
   const unreadable = await c.env.client.patch(c.t.configMap, c.ns, 'fgg-unreadable', { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } }, 'merge', { fieldManager: 'another-tool' });
-  const removeGuard = await installDeletionGuard(c, keep);
+  const removeGuard = await installDeletionGuard(c, c.t.configMap, keep.metadata);
   try {
     await deleteBundle(c, 'fgg', 'Foreground');
     await waitFor('fgg to be gone', async () => (await getBundle(c.env, c.ns, 'fgg')) === undefined, { timeoutMs: c.collectorTimeoutMs });

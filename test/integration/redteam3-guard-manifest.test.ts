@@ -39,54 +39,33 @@
  * (docs/safety.md), so this file keeps the Blocked case and its control.
  */
 import { Annotations } from '../../src/api/names.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import type { Operator } from '../../src/operator.js';
-import { createNamespace, expectKept, waitFor, type TestEnv } from './harness.js';
-import { installChartPolicy } from './deletion-propagation.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { BUNDLE_RESOURCE_TYPE, applyBundle, configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
+import { expectKept, waitFor } from './harness.js';
+import { installDeletionGuard } from './deletion-propagation.js';
+import { referenceFixture } from './reference-cluster.js';
+import { BUNDLE_RESOURCE_TYPE, applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 
-let ref: ReferenceCluster;
-let env: TestEnv;
-let t: KnownTypes;
-let ns: string;
-let op: Operator | undefined;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const COLLECTOR = 'system:kube-controller-manager';
+
+const f = referenceFixture('rt3-guard');
 
 beforeAll(async () => {
-  ref = await startReferenceCluster({ bundleCrd: true });
-  env = ref.env;
-  t = await types(env);
-  ns = await createNamespace(env, 'rt3-guard');
-  op = await ref.startOperator(ns);
+  const { env, ns, t } = f;
   // The chart's deletion guard, rendered by helm for this namespace and kube-controller-manager's user; in force once the
   // collector's dry-run delete of an Orphan object a Bundle controls is refused.
   await applyBundle(env, ns, 'probe', [{ name: 'p', object: configMap('guard-probe', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) }]);
   await waitForReady(env, ns, 'probe');
   const probe = await env.client.get(t.configMap, ns, 'guard-probe');
-  const asCollector = env.client.impersonating({ user: COLLECTOR });
-  await installChartPolicy(env, ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([COLLECTOR])}`], async () => {
-    try {
-      await asCollector.delete(t.configMap, ns, 'guard-probe', { uid: probe.metadata.uid, dryRun: true });
-      return false;
-    } catch (err) {
-      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-    }
-  });
-}, 240_000);
-
-afterAll(async () => {
-  await ref?.stop();
-});
+  await installDeletionGuard(f, t.configMap, probe.metadata);
+}, 60_000);
 
 async function deleteForeground(name: string): Promise<void> {
+  const { env, ns } = f;
   const b = await getBundle(env, ns, name);
   await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, name, { uid: b?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
 }
 
 it('a resource Blocked behind a dependency that is not Ready, marked Orphan, then a foreground delete: the object is kept', async () => {
-  if (!op) op = await ref.startOperator(ns);
+  const { env, ns, t } = f;
   await applyBundle(env, ns, 'gb', [{ name: 'keep', object: configMap('gb-keep') }]);
   await waitForReady(env, ns, 'gb');
   const keep = await env.client.get(t.configMap, ns, 'gb-keep');
@@ -108,7 +87,7 @@ it('a resource Blocked behind a dependency that is not Ready, marked Orphan, the
 }, 240_000);
 
 it('control (passes): the same Blocked resource marked Orphan, then a background delete: the finalizer keeps it', async () => {
-  if (!op) op = await ref.startOperator(ns);
+  const { env, ns, t } = f;
   await applyBundle(env, ns, 'gc', [{ name: 'keep', object: configMap('gc-keep') }]);
   await waitForReady(env, ns, 'gc');
   const keep = await env.client.get(t.configMap, ns, 'gc-keep');

@@ -43,30 +43,14 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import type { Operator } from '../../src/operator.js';
-import { conditionOf, createNamespace, expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, types, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { installChartPolicy } from './deletion-propagation.js';
+import { conditionOf, expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, getBundle, waitForBundle, waitForReady } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
+import { installDeletionGuard } from './deletion-propagation.js';
 
-const KCM = 'system:kube-controller-manager';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-let ref: ReferenceCluster;
-let operator: Operator;
-let ns: string;
-let t: KnownTypes;
-
-beforeAll(async () => {
-  ref = await startReferenceCluster({ bundleCrd: true });
-  t = await types(ref.env);
-  ns = await createNamespace(ref.env, 'rt6cl');
-  operator = await ref.startOperator(ns);
-}, 180_000);
-afterAll(async () => {
-  await ref?.stop();
-});
+const f = referenceFixture('rt6cl');
 
 const deployment = (name: string): Record<string, unknown> => ({
   apiVersion: 'apps/v1',
@@ -76,7 +60,7 @@ const deployment = (name: string): Record<string, unknown> => ({
 });
 
 it('foreground, deletion guard installed: an Orphan object held by a Bundle\'s claim alone is not deleted by the collector', async () => {
-  const env = ref.env;
+  const { env, ns, t } = f;
   const orphan = { [Annotations.deletionPolicy]: 'Orphan' };
   await applyBundle(env, ns, 'rt6c-one', [
     { name: 'x', object: configMap('rt6c-x', { k: 'v' }, orphan) },
@@ -95,34 +79,26 @@ it('foreground, deletion guard installed: an Orphan object held by a Bundle\'s c
   });
   // rt6c-one is deleted with --cascade=orphan while the operator restarts: the collector takes its reference
   // out, rt6c-two's claim stays; rt6c-two adopts it only by the apply, after its gate opens.
-  await operator.stop();
+  await f.operator.stop();
   await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt6c-one', { uid: one.metadata.uid, propagationPolicy: 'Orphan' });
   const x = await waitFor('rt6c-x to be held by rt6c-two\'s claim alone', async () => {
     const o = await env.client.get(t.configMap, ns, 'rt6c-x');
     const refs = o.metadata.ownerReferences ?? [];
     return refs.length === 1 && refs[0]?.uid === two.metadata.uid && refs[0]?.controller !== true ? o : undefined;
   }, { timeoutMs: 90_000 });
-  operator = await ref.startOperator(ns);
+  await f.startOperator();
   await waitFor('rt6c-one to be gone', async () => (await getBundle(env, ns, 'rt6c-one')) === undefined, { timeoutMs: 60_000 });
   await sleep(3_000);
   expect((await env.client.get(t.configMap, ns, 'rt6c-x')).metadata.ownerReferences).toEqual(x.metadata.ownerReferences);
   const keep = await env.client.get(t.configMap, ns, 'rt6c-keep');
 
-  const kcm = env.client.impersonating({ user: KCM });
-  const removeGuard = await installChartPolicy(env, ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([KCM])}`], async () => {
-    try {
-      await kcm.delete(t.configMap, ns, 'rt6c-keep', { uid: keep.metadata.uid, dryRun: true });
-      return false;
-    } catch (err) {
-      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-    }
-  });
+  const removeGuard = await installDeletionGuard(f, t.configMap, keep.metadata);
   try {
-    await operator.stop();
+    await f.operator.stop();
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt6c-two', { uid: two.metadata.uid, propagationPolicy: 'Foreground' });
     await waitFor('the collector to take the gate', async () => (await env.client.tryGet(t.deployment, ns, 'rt6c-gate')) === undefined, { timeoutMs: 90_000 });
     await sleep(5_000);
-    operator = await ref.startOperator(ns);
+    await f.startOperator();
     await waitFor('rt6c-two to be gone', async () => (await getBundle(env, ns, 'rt6c-two')) === undefined, { timeoutMs: 90_000 });
     await sleep(3_000);
     expectKept(await env.client.tryGet(t.configMap, ns, 'rt6c-keep'), keep.metadata.uid);

@@ -47,33 +47,17 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import type { Operator } from '../../src/operator.js';
-import { createNamespace, expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { installChartPolicy } from './deletion-propagation.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
+import { installDeletionGuard } from './deletion-propagation.js';
 
-const KCM = 'system:kube-controller-manager';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-let ref: ReferenceCluster;
-let operator: Operator;
-let ns: string;
-let t: KnownTypes;
-
-beforeAll(async () => {
-  ref = await startReferenceCluster({ bundleCrd: true });
-  t = await types(ref.env);
-  ns = await createNamespace(ref.env, 'rt6he');
-  operator = await ref.startOperator(ns);
-}, 180_000);
-afterAll(async () => {
-  await ref?.stop();
-});
+const f = referenceFixture('rt6he');
 
 it('foreground, deletion guard installed: an Orphan object whose live policy was edited by hand while the operator was down is not deleted by the collector', async () => {
-  const env = ref.env;
+  const { env, ns, t } = f;
   const orphan = { [Annotations.deletionPolicy]: 'Orphan' };
   await applyBundle(env, ns, 'he', [
     { name: 'edited', object: configMap('rt6h-edited', { k: 'v' }, orphan) },
@@ -88,25 +72,17 @@ it('foreground, deletion guard installed: an Orphan object whose live policy was
   expect(edited.metadata.annotations?.[Annotations.declaredRules]).toBeDefined();
   expect(removed.metadata.annotations?.[Annotations.declaredRules]).toBeDefined();
 
-  const kcm = env.client.impersonating({ user: KCM });
-  const removeGuard = await installChartPolicy(env, ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([KCM])}`], async () => {
-    try {
-      await kcm.delete(t.configMap, ns, 'rt6h-control', { uid: control.metadata.uid, dryRun: true });
-      return false;
-    } catch (err) {
-      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-    }
-  });
+  const removeGuard = await installDeletionGuard(f, t.configMap, control.metadata);
   try {
     // The operator is down (a restart); another tool edits the live policies meanwhile.
-    await operator.stop();
+    await f.operator.stop();
     await env.client.patch(t.configMap, ns, 'rt6h-edited', { metadata: { annotations: { [Annotations.deletionPolicy]: 'Delete' } } }, 'merge', { fieldManager: 'another-tool' });
     await env.client.patch(t.configMap, ns, 'rt6h-removed', { metadata: { annotations: { [Annotations.deletionPolicy]: null } } }, 'merge', { fieldManager: 'another-tool' });
     const bundle = await getBundle(env, ns, 'he');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'he', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
     await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt6h-plain')) === undefined, { timeoutMs: 90_000 });
     await sleep(5_000);
-    operator = await ref.startOperator(ns);
+    await f.startOperator();
     await waitFor('he to be gone', async () => (await getBundle(env, ns, 'he')) === undefined, { timeoutMs: 90_000 });
     await sleep(3_000);
     expectKept(await env.client.tryGet(t.configMap, ns, 'rt6h-control'), control.metadata.uid);

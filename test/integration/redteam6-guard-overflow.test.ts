@@ -38,33 +38,17 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import type { Operator } from '../../src/operator.js';
-import { createNamespace, expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { installChartPolicy } from './deletion-propagation.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
+import { installDeletionGuard } from './deletion-propagation.js';
 
-const KCM = 'system:kube-controller-manager';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-let ref: ReferenceCluster;
-let operator: Operator;
-let ns: string;
-let t: KnownTypes;
-
-beforeAll(async () => {
-  ref = await startReferenceCluster({ bundleCrd: true });
-  t = await types(ref.env);
-  ns = await createNamespace(ref.env, 'rt6ov');
-  operator = await ref.startOperator(ns);
-}, 180_000);
-afterAll(async () => {
-  await ref?.stop();
-});
+const f = referenceFixture('rt6ov');
 
 it('foreground, deletion guard installed: an object whose deletionDelay overflows Go\'s Duration is not deleted by the collector', async () => {
-  const env = ref.env;
+  const { env, ns, t } = f;
   await applyBundle(env, ns, 'ov', [
     { name: 'over', object: configMap('rt6o-over') },
     { name: 'soon', object: configMap('rt6o-soon') },
@@ -75,24 +59,15 @@ it('foreground, deletion guard installed: an object whose deletionDelay overflow
   const soon = await env.client.patch(t.configMap, ns, 'rt6o-soon', { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } }, 'merge', { fieldManager: 'another-tool' });
   await sleep(2_000);
 
-  const kcm = env.client.impersonating({ user: KCM });
-  const refusedToCollector = async (uid: string, name: string): Promise<boolean> => {
-    try {
-      await kcm.delete(t.configMap, ns, name, { uid, dryRun: true });
-      return false;
-    } catch (err) {
-      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-    }
-  };
-  const removeGuard = await installChartPolicy(env, ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([KCM])}`], () => refusedToCollector(soon.metadata.uid, 'rt6o-soon'));
+  const removeGuard = await installDeletionGuard(f, t.configMap, soon.metadata);
   try {
     // The operator restarts; the Bundle is deleted meanwhile.
-    await operator.stop();
+    await f.operator.stop();
     const bundle = await getBundle(env, ns, 'ov');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ov', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
     await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt6o-plain')) === undefined, { timeoutMs: 90_000 });
     await sleep(5_000);
-    operator = await ref.startOperator(ns);
+    await f.startOperator();
     await waitFor('ov to be gone', async () => (await getBundle(env, ns, 'ov')) === undefined, { timeoutMs: 90_000 });
     await sleep(3_000);
     // The control: an unreadable delay the guard recognises is kept.

@@ -51,33 +51,17 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import type { Operator } from '../../src/operator.js';
-import { createNamespace, expectKept, waitFor } from './harness.js';
-import { configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { installChartPolicy } from './deletion-propagation.js';
+import { expectKept, waitFor } from './harness.js';
+import { configMap, getBundle, waitForReady } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
+import { installDeletionGuard } from './deletion-propagation.js';
 
-const KCM = 'system:kube-controller-manager';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-let ref: ReferenceCluster;
-let operator: Operator;
-let ns: string;
-let t: KnownTypes;
-
-beforeAll(async () => {
-  ref = await startReferenceCluster({ bundleCrd: true });
-  t = await types(ref.env);
-  ns = await createNamespace(ref.env, 'rt7gd');
-  operator = await ref.startOperator(ns);
-}, 180_000);
-afterAll(async () => {
-  await ref?.stop();
-});
+const f = referenceFixture('rt7gd');
 
 it('foreground, deletion guard installed: an object Orphan by the Bundle\'s defaults, its live policy taken off by hand, is not deleted by the collector', async () => {
-  const env = ref.env;
+  const { env, ns, t } = f;
   const bundleManifest = {
     apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'gd', namespace: ns },
     spec: {
@@ -96,24 +80,16 @@ it('foreground, deletion guard installed: an object Orphan by the Bundle\'s defa
   expect(edited.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
   expect(control.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
 
-  const kcm = env.client.impersonating({ user: KCM });
-  const removeGuard = await installChartPolicy(env, ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([KCM])}`], async () => {
-    try {
-      await kcm.delete(t.configMap, ns, 'rt7g-control', { uid: control.metadata.uid, dryRun: true });
-      return false;
-    } catch (err) {
-      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-    }
-  });
+  const removeGuard = await installDeletionGuard(f, t.configMap, control.metadata);
   try {
     // The operator is down (a restart); another tool takes the policy off one object meanwhile.
-    await operator.stop();
+    await f.operator.stop();
     await env.client.patch(t.configMap, ns, 'rt7g-edited', { metadata: { annotations: { [Annotations.deletionPolicy]: null } } }, 'merge', { fieldManager: 'another-tool' });
     const bundle = await getBundle(env, ns, 'gd');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'gd', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
     await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt7g-plain')) === undefined, { timeoutMs: 90_000 });
     await sleep(5_000);
-    operator = await ref.startOperator(ns);
+    await f.startOperator();
     await waitFor('gd to be gone', async () => (await getBundle(env, ns, 'gd')) === undefined, { timeoutMs: 90_000 });
     await sleep(3_000);
     expectKept(await env.client.tryGet(t.configMap, ns, 'rt7g-control'), control.metadata.uid);

@@ -52,33 +52,17 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { KubeApiError } from '../../src/kube/errors.js';
-import type { Operator } from '../../src/operator.js';
-import { createNamespace, expectKept, waitFor } from './harness.js';
-import { configMap, getBundle, types, waitForReady, type KnownTypes } from './bundles.js';
-import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { installChartPolicy } from './deletion-propagation.js';
+import { expectKept, waitFor } from './harness.js';
+import { configMap, getBundle, waitForReady } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
+import { installDeletionGuard } from './deletion-propagation.js';
 
-const KCM = 'system:kube-controller-manager';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-let ref: ReferenceCluster;
-let operator: Operator;
-let ns: string;
-let t: KnownTypes;
-
-beforeAll(async () => {
-  ref = await startReferenceCluster({ bundleCrd: true });
-  t = await types(ref.env);
-  ns = await createNamespace(ref.env, 'rt7ap');
-  operator = await ref.startOperator(ns);
-}, 180_000);
-afterAll(async () => {
-  await ref?.stop();
-});
+const f = referenceFixture('rt7ap');
 
 it('foreground, deletion guard installed: an approval from an earlier countdown, written back with its stamp, does not let the collector delete an Approve object', async () => {
-  const env = ref.env;
+  const { env, ns, t } = f;
   const gated = { [Annotations.deletionPolicy]: 'Approve', [Annotations.deletionDelay]: '1h' };
   const x = configMap('rt7a-x', { k: 'v' }, gated);
   const control = configMap('rt7a-control', { k: 'v' }, gated);
@@ -115,15 +99,7 @@ it('foreground, deletion guard installed: an approval from an earlier countdown,
     return p.some((e) => e.name === 'rt7a-x' && Date.parse(e.deletionTimestamp) > Date.parse(old[Annotations.deletionApproved] ?? '')) && p.some((e) => e.name === 'rt7a-control');
   });
 
-  const kcm = env.client.impersonating({ user: KCM });
-  const removeGuard = await installChartPolicy(env, ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([KCM])}`], async () => {
-    try {
-      await kcm.delete(t.configMap, ns, 'rt7a-control', { uid: controlUid, dryRun: true });
-      return false;
-    } catch (err) {
-      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-    }
-  });
+  const removeGuard = await installDeletionGuard(f, t.configMap, { name: 'rt7a-control', uid: controlUid });
   try {
     // The first countdown's annotations are written back (a restore, an old copy re-applied).
     const keys = [Annotations.deletionTimestamp, Annotations.stampProof, Annotations.deletionApproved];
@@ -135,12 +111,12 @@ it('foreground, deletion guard installed: an approval from an earlier countdown,
     expectKept(await env.client.tryGet(t.configMap, ns, 'rt7a-x'), xUid);
 
     // The operator is down (a restart); the Bundle is deleted in the foreground.
-    await operator.stop();
+    await f.operator.stop();
     const bundle = await getBundle(env, ns, 'ap');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ap', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
     await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt7a-plain')) === undefined, { timeoutMs: 90_000 });
     await sleep(5_000);
-    operator = await ref.startOperator(ns);
+    await f.startOperator();
     await waitFor('ap to be gone', async () => (await getBundle(env, ns, 'ap')) === undefined, { timeoutMs: 90_000 });
     await sleep(3_000);
     expectKept(await env.client.tryGet(t.configMap, ns, 'rt7a-control'), controlUid);

@@ -14,6 +14,9 @@ import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../src/controller
 import { createNamespace, resourceType, waitFor, type TestEnv } from './harness.js';
 import { types, type KnownTypes } from './bundles.js';
 
+/** The user kube-controller-manager acts as here (its garbage collector's deletes come from it). */
+export const KCM_USER = 'system:kube-controller-manager';
+
 export interface ReferenceCluster {
   state: ControlPlaneState;
   env: TestEnv;
@@ -43,7 +46,7 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
     kind: 'ClusterRoleBinding',
     metadata: { name: 'bundlesmith-test:kcm-garbage-collector' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:controller:generic-garbage-collector' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: KCM_USER }],
   });
   let operator: Operator | undefined;
   return {
@@ -74,19 +77,31 @@ export interface ReferenceFixture {
   env: TestEnv;
   t: KnownTypes;
   ns: string;
+  /** The operator running on `ns` (the one the last `startOperator` started); a test may stop it. */
+  operator: Operator;
+  /** Starts our operator on `ns` again (after `operator.stop()`), kept as `operator`; ready when this resolves. */
+  startOperator: () => Promise<Operator>;
+  /** kube-controller-manager's user and a client acting as it (for the chart's deletion guard). */
+  collector: { user: string; client: KubeClient };
 }
 
 /** Starts the reference cluster (the Bundle CRD installed) and our operator on a namespace `prefix`-..., before all tests; stops it after. */
 export function referenceFixture(prefix: string): ReferenceFixture {
   const fixture = {} as ReferenceFixture;
   let started: ReferenceCluster | undefined;
+  fixture.startOperator = async () => {
+    if (!started) throw new Error('the reference cluster is not started');
+    fixture.operator = await started.startOperator(fixture.ns);
+    return fixture.operator;
+  };
   beforeAll(async () => {
     started = await startReferenceCluster({ bundleCrd: true });
     fixture.ref = started;
     fixture.env = started.env;
+    fixture.collector = { user: KCM_USER, client: started.env.client.impersonating({ user: KCM_USER }) };
     fixture.t = await types(started.env);
     fixture.ns = await createNamespace(started.env, prefix);
-    await started.startOperator(fixture.ns);
+    await fixture.startOperator();
   }, 180_000);
   afterAll(async () => {
     await started?.stop();
