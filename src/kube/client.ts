@@ -234,8 +234,7 @@ export class KubeClient {
   /** Creates an events.k8s.io/v1 Event; resolves with its name (for a series update). */
   async createEvent(input: EventInput): Promise<string> {
     const namespace = input.namespace ?? input.regarding.namespace ?? 'default';
-    const suffix = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
-    const name = `${input.regarding.name}.${suffix}`.slice(0, 253);
+    const name = eventName(input.regarding.name, `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`);
     await this.send('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
       body: {
         apiVersion: 'events.k8s.io/v1',
@@ -276,4 +275,17 @@ export function loadKubeConfig(path?: string): KubeConfig {
   if (path) kc.loadFromFile(path);
   else kc.loadFromDefault();
   return kc;
+}
+
+/**
+ * An Event's name: the object's name and a unique suffix, within a DNS
+ * subdomain's 253 characters. The name is cut, never the suffix: cut from
+ * the end, every event of an object with a 253-character name had one
+ * name, and all but the first were refused ("already exists"). A cut that
+ * ends a label with '-' or '.' is trimmed back to a letter or digit.
+ */
+export function eventName(objectName: string, suffix: string): string {
+  const room = 253 - suffix.length - 1;
+  const head = objectName.length <= room ? objectName : objectName.slice(0, room).replace(/[-.]+$/, '');
+  return `${head}.${suffix}`;
 }
