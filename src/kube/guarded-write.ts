@@ -120,7 +120,8 @@ export interface WriteTarget {
 export function guardedDelete(api: DeleteApi, t: WriteTarget, w: { opts?: DeleteOptions | undefined; stale?: StaleRule; redecide?: Redecide<DeleteOptions> }): Promise<WriteOutcome<'deleted'>> {
   return guardedWrite<DeleteOptions, 'deleted' | 'not-found'>({
     first: w.opts,
-    send: (opts) => api.delete(t.rt, t.namespace, t.name, opts),
+    // Every delete carries a UID precondition: one without is a caller's bug, never sent (failed, nothing deleted).
+    send: (opts) => (opts.uid === '' ? Promise.reject(new Error(`a DELETE of ${t.name} without a UID precondition is never sent`)) : api.delete(t.rt, t.namespace, t.name, opts)),
     stale: w.stale ?? 'conflict',
     ...(w.redecide ? { redecide: w.redecide } : {}),
     isGone: (r) => r === 'not-found',

@@ -61,15 +61,20 @@ export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRul
   const pendingEntries = new Map((status?.pendingDeletions ?? []).map((p) => [pendingEntryKey(p, namespace), p] as const));
   const declared = status?.declaredRules === undefined ? undefined : new Map(
     status.declaredRules.map((d) => {
-      const annotations: Record<string, string> = {};
-      for (const [field, name] of DECLARED_KEYS) {
-        const value = d[field];
-        if (value !== undefined) annotations[name] = value;
-      }
-      return [declaredEntryKey(d, namespace), annotations] as const;
+      return [declaredEntryKey(d, namespace), annotationsOfEntry(d)] as const;
     }),
   );
   return { declared, pending: pendingEntries, entries: { declared: declaredEntries, pending: pendingEntries } };
+}
+
+/** A status.declaredRules entry as the annotations it records. */
+function annotationsOfEntry(d: DeclaredRules): Record<string, string> {
+  const annotations: Record<string, string> = {};
+  for (const [field, name] of DECLARED_KEYS) {
+    const value = d[field];
+    if (value !== undefined) annotations[name] = value;
+  }
+  return annotations;
 }
 
 function declaredEntryKey(d: DeclaredRules, namespace: string): string {
@@ -108,12 +113,7 @@ export function carriedRecord(record: CountdownRecord | undefined, carry: { list
  */
 export function readableDeclaredRules(fromSpec: readonly DeclaredRules[], record: CountdownRecord | undefined, defaults: DeletionDefaults | undefined, namespace: string): DeclaredRules[] {
   return fromSpec.flatMap((d) => {
-    const annotations: Record<string, string> = {};
-    for (const [field, name] of DECLARED_KEYS) {
-      const value = d[field];
-      if (value !== undefined) annotations[name] = value;
-    }
-    if (readDeletionRules(annotations, defaults).ok) return [d];
+    if (readDeletionRules(annotationsOfEntry(d), defaults).ok) return [d];
     const previous = record?.entries.declared.get(declaredEntryKey(d, namespace));
     return previous === undefined ? [] : [previous];
   });

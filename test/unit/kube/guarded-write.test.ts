@@ -61,6 +61,14 @@ describe('guardedDelete', () => {
     expect(api.callsOf('delete')).toEqual([{ verb: 'delete', what: 'ConfigMap ns1/a', detail: { uid: 'uid-a', resourceVersion: '5' } }]);
   });
 
+  it('never sends a DELETE without a UID precondition: failed, nothing deleted', async () => {
+    const { api } = setup();
+    const outcome = await guardedDelete(api, at, { opts: { uid: '' } });
+    expect(outcome.kind).toBe('failed');
+    expect(api.callsOf('delete')).toEqual([]);
+    expect(await api.tryGet(CONFIGMAPS, 'ns1', 'a')).toBeDefined();
+  });
+
   it("a DELETE answered 'not-found' is gone, without an error", async () => {
     const api = new FakeBundleApi();
     expect(await guardedDelete(api, at, { opts: { uid: 'uid-a' } })).toEqual({ kind: 'gone', sends: 1 });
