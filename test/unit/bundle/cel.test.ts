@@ -88,12 +88,8 @@ describe('cost bound', () => {
     ['a large string walked in every step', 'spec.items.all(a, status.blob.contains(a.name) || true)', big],
     ['quadratic map', 'spec.items.map(a, spec.items.map(b, b.name)).size() > 0', big],
   ])('stops %s within the budget', (_name, text, bindings) => {
-    const started = performance.now();
-    const result = evaluate(text, bindings);
-    const elapsed = performance.now() - started;
-    expect(result).toEqual({ ok: false, reason: 'cost', message: `evaluation cost limit exceeded (${COST_LIMIT} units)` });
-    // The bound is in units; wall time is only checked loosely (a shared CI machine).
-    expect(elapsed).toBeLessThan(2_000);
+    // The bound is in units, not time (timings belong in `npm run bench`, never in a test).
+    expect(evaluate(text, bindings)).toEqual({ ok: false, reason: 'cost', message: `evaluation cost limit exceeded (${COST_LIMIT} units)` });
   });
 
   it('lets a linear rule over a large list through', () => {
