@@ -1,0 +1,73 @@
+/**
+ * Red team 9 probe: a status writer other than the operator clears
+ * status.pendingDeletions while the operator is down, and the object's
+ * earlier countdown stamp (with its still-valid stamp proof) is written
+ * back. The declared-rules annotation is never touched (so not the known
+ * limit about a removed/edited declared-rules annotation).
+ *
+ * Steps: rd-x declares deletionDelay 20s. Removed at T1 (stamped T1),
+ * annotations saved; re-added (stamp removed); after T1+20s removed again
+ * (stamped T2, deadline T2+20s). Operator stopped; status.pendingDeletions
+ * wiped via the status subresource; the T1 stamp and proof written back;
+ * operator started. Expected: kept until T2+20s.
+ * Actual: deleted within 8s of the restart (~10s after T2). Control (same
+ * steps, no status wipe): kept, the record's T2 stamp rejects T1.
+ * Cause: countdown.ts countdownOf reads record.pending only; with the entry
+ * gone notEarlierThanRecorded returns the T1 stamp unchanged and
+ * recordedFloor is undefined, and the next pass trusts the proven T1 stamp.
+ */
+import { Annotations } from '../../src/api/names.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
+import { expectKept, kubectl, waitFor } from './harness.js';
+import { configMap, getBundle, waitForReady } from './bundles.js';
+import { operatorFixture, startOperator } from './operator.js';
+
+const f = operatorFixture('rt9-wipe');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+it('a wiped pendingDeletions record does not let an earlier stamp written back bring the deletion forward', async () => {
+  const { env, ns, t } = f;
+  const manifest = (objects: Record<string, unknown>[]) => ({
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'rd', namespace: ns },
+    spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+  });
+  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const x = () => configMap('rd-x', { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
+
+  await apply([x(), configMap('rd-y')]);
+  await waitForReady(env, ns, 'rd');
+  const uid = (await env.client.get(t.configMap, ns, 'rd-x')).metadata.uid;
+
+  // T1: removed, stamped.
+  await apply([configMap('rd-y')]);
+  let saved: Record<string, string> = {};
+  await waitFor('first stamp', async () => {
+    const o = await env.client.get(t.configMap, ns, 'rd-x');
+    saved = o.metadata.annotations ?? {};
+    return saved[Annotations.deletionTimestamp] !== undefined && saved[Annotations.stampProof] !== undefined;
+  });
+  // Re-added: countdown cancelled.
+  await apply([x(), configMap('rd-y')]);
+  await waitFor('stamp removed', async () => (await env.client.get(t.configMap, ns, 'rd-x')).metadata.annotations?.[Annotations.deletionTimestamp] === undefined);
+  await sleep(22_000);
+  // T2: removed again.
+  await apply([configMap('rd-y')]);
+  await waitFor('second stamp recorded', async () => {
+    const o = await env.client.get(t.configMap, ns, 'rd-x');
+    const b = await getBundle(env, ns, 'rd');
+    const p = (b?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
+    return o.metadata.annotations?.[Annotations.deletionTimestamp] !== saved[Annotations.deletionTimestamp] && o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined && p.some((e) => e.name === 'rd-x');
+  });
+  const t2 = Date.now();
+
+  // Operator down; another status writer clears the record; the T1 stamp is written back.
+  await f.op.stop();
+  await kubectl(['patch', 'bundle.smith.atlassian.com', 'rd', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } })]);
+  await kubectl(['annotate', '--overwrite', 'configmap', 'rd-x', '-n', ns, `${Annotations.deletionTimestamp}=${saved[Annotations.deletionTimestamp]}`, `${Annotations.stampProof}=${saved[Annotations.stampProof]}`]);
+  f.op = await startOperator({ namespace: ns });
+  await sleep(8_000);
+  expect(Date.now() - t2).toBeLessThan(19_000);
+  expectKept(await env.client.tryGet(t.configMap, ns, 'rd-x'), uid);
+}, 120_000);
