@@ -13,12 +13,18 @@
  * Actual: deleted within 8s of the restart (~10s after T2). Control (same
  * steps, no status wipe): kept, the record's T2 stamp rejects T1.
  * Cause: countdown.ts countdownOf reads record.pending only; with the entry
- * gone notEarlierThanRecorded returns the T1 stamp unchanged and
- * recordedFloor is undefined, and the next pass trusts the proven T1 stamp.
+ * gone the T1 stamp was taken unchanged and recordedFloor was undefined, so
+ * the next pass trusted the proven T1 stamp.
+ * Fixed: every countdown is recorded in status.pendingDeletions before its
+ * stamp is written (act.ts recordCountdownsFirst), and a proven stamp the
+ * record does not hold reads as none (countdown.ts stampTheRecordHolds): the
+ * countdown starts again from the restart. The chart's record guard
+ * (templates/recordguard.yaml) refuses the wipe itself (second test).
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { expectKept, kubectl, waitFor } from './harness.js';
+import { expectKept, kubectl, run, waitFor } from './harness.js';
+import { installChartPolicy } from './deletion-propagation.js';
 import { configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
 
@@ -71,3 +77,47 @@ it('a wiped pendingDeletions record does not let an earlier stamp written back b
   expect(Date.now() - t2).toBeLessThan(19_000);
   expectKept(await env.client.tryGet(t.configMap, ns, 'rd-x'), uid);
 }, 120_000);
+
+it('the chart\'s record guard refuses another writer\'s change to the record (status.pendingDeletions, declaredRules, managedKinds); other status fields stay writable', async () => {
+  const { env, ns } = f;
+  const manifest = (objects: Record<string, unknown>[]) => ({
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'rg', namespace: ns },
+    spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+  });
+  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  await apply([configMap('rg-x', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }), configMap('rg-y')]);
+  await waitForReady(env, ns, 'rg');
+  await apply([configMap('rg-y')]);
+  const recordOf = async () => {
+    const status = (await getBundle(env, ns, 'rg'))?.status as { pendingDeletions?: unknown[]; declaredRules?: unknown[]; managedKinds?: unknown[] } | undefined;
+    return { pendingDeletions: status?.pendingDeletions, declaredRules: status?.declaredRules, managedKinds: status?.managedKinds };
+  };
+  await waitFor('the countdown recorded', async () => ((await recordOf()).pendingDeletions ?? []).length === 1);
+  const before = await recordOf();
+
+  // The operator is stopped: its own status writes would be refused too (in this test it runs as the admin, not the chart's ServiceAccount).
+  await f.op.stop();
+  const statusPatch = (patch: unknown, dryRun = false) =>
+    run('kubectl', ['patch', 'bundle.smith.atlassian.com', 'rg', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify(patch), ...(dryRun ? ['--dry-run=server'] : [])]);
+  const remove = await installChartPolicy(env, ns, 'recordguard.yaml', [], async () => {
+    const r = await statusPatch({ status: { pendingDeletions: null } }, true);
+    return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
+  });
+  try {
+    for (const field of ['pendingDeletions', 'declaredRules', 'managedKinds']) {
+      const cleared = await statusPatch({ status: { [field]: null } });
+      expect(cleared.code).not.toBe(0);
+      expect(cleared.stderr).toMatch(/bundlesmith record guard: this status write changes the operator's record of Bundle rg/);
+    }
+    const rewritten = await statusPatch({ status: { pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rg-x', deletionTimestamp: '2020-01-01T00:00:00Z', deleteAfter: '2020-01-01T00:00:01Z' }] } });
+    expect(rewritten.code).not.toBe(0);
+    const message = await statusPatch({ status: { message: 'written by another tool' } });
+    expect(message.code).toBe(0);
+    expect(await recordOf()).toEqual(before);
+  } finally {
+    await remove();
+    f.op = await startOperator({ namespace: ns });
+  }
+}, 180_000);

@@ -8,12 +8,14 @@
  * claim withdrawals. Decides nothing itself: the plan and the
  * re-decisions come from core/bundle.
  */
-import type { Bundle } from '../../api/bundle.js';
+import type { Bundle, BundleStatus } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import { recordKinds, unrecordedKinds } from '../../core/bundle/kind-inventory.js';
+import { pendingRecordedAhead } from '../../core/bundle/countdown.js';
+import { pendingDeletionsOf } from '../../core/bundle/pending.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
 import { keepListedElsewhere, withAppliedReadiness, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
 import type { HealthCheckTable } from '../../core/bundle/health-checks.js';
@@ -94,6 +96,8 @@ export interface PassOutcome {
   wrote: boolean;
   /** Set when a send-time check stopped the prune part-way: why. Nothing more of the pass is written; it is decided again. */
   abandoned?: string;
+  /** The Bundle as this pass's last write-ahead of its record left it: the pass's status is written over it (not over the older read). */
+  recorded?: KubeObject;
 }
 
 export type ActResult =
@@ -101,8 +105,12 @@ export type ActResult =
   | { kind: 'acted'; plan: BundlePlan; outcome: PassOutcome }
   /** Nothing written: the cached Bundle is not the live incarnation (`fresh` as read; undefined when gone). */
   | { kind: 'stale-bundle'; fresh: KubeObject | undefined }
-  /** Nothing written to objects: recording their kinds in status.managedKinds first did not go through (a newer Bundle). */
-  | { kind: 'kinds-not-recorded' }
+  /**
+   * A write-ahead of the record did not go through (a newer Bundle): nothing
+   * written to objects of a kind status.managedKinds did not hold yet, no
+   * countdown stamped that status.pendingDeletions did not hold.
+   */
+  | { kind: 'not-recorded' }
   /** Claims and applies done, nothing pruned: the Bundle changed since it was read. */
   | { kind: 'changed-before-prune'; outcome: PassOutcome; fresh: KubeObject | undefined }
   /** Pruning stopped part-way: a Bundle changed after the prune was decided (outcome.abandoned says which). */
@@ -121,7 +129,9 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
       d.log.debug({ cached: bundle.metadata.uid, live: fresh?.metadata.uid }, 'the cached Bundle is not the live incarnation: nothing written, wait for the cache');
       return { kind: 'stale-bundle', fresh };
     }
-    if (fresh && !(await recordKindsFirst(d, plan, fresh))) return { kind: 'kinds-not-recorded' };
+    const recorded = fresh && (await recordKindsFirst(d, plan, fresh));
+    if (recorded === false) return { kind: 'not-recorded' };
+    if (typeof recorded === 'object') keepRecorded(outcome, recorded, bundle);
   }
   const target = bundleTarget(bundle);
   const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);
@@ -143,6 +153,9 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
       return { kind: 'changed-before-prune', outcome, fresh };
     }
     plan = keepListedElsewhere(plan, claimsByObject(bundlesNow));
+    const recorded = fresh && (await recordCountdownsFirst(d, plan, fresh));
+    if (recorded === false) return { kind: 'not-recorded' };
+    if (typeof recorded === 'object') keepRecorded(outcome, recorded, bundle);
     await pruneObjects(d, plan, outcome, target, decidedAt);
     if (outcome.abandoned !== undefined) {
       d.log.info({ reason: outcome.abandoned }, 'a Bundle changed while pruning; the rest of the prune is decided again');
@@ -170,18 +183,54 @@ async function announceWaits(d: ActDeps, plan: BundlePlan, bundle: Bundle, targe
 /**
  * Write-ahead of status.managedKinds (see unrecordedKinds): the kinds this
  * pass will make the Bundle own are stored before any object of them is
- * written, on the fresh Bundle with its resourceVersion. False when that
- * write lost to a newer Bundle: write nothing this pass.
+ * written, on the fresh Bundle with its resourceVersion. The Bundle as
+ * written (true: nothing to write); false when that write lost to a newer
+ * Bundle: write nothing this pass.
  */
-async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<boolean> {
+async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | boolean> {
   const recorded = statusManagedKinds(fresh);
   const missing = unrecordedKinds(plan, recorded);
   if (missing.length === 0) return true;
+  const written = await writeRecordAhead(d, fresh, { managedKinds: recordKinds(recorded, missing) });
+  if (written) d.log.debug({ kinds: missing }, 'recorded new kinds in status.managedKinds before writing objects of them');
+  return written;
+}
+
+/**
+ * Write-ahead of status.pendingDeletions (see pendingRecordedAhead): the
+ * countdowns this pass will stamp are recorded before any stamp is written,
+ * on the Bundle as the prune's fresh list read it. A stamp the record does
+ * not hold reads as none, so a record cleared by another status writer
+ * cannot let an earlier stamp written back decide (red team 9). The Bundle
+ * as written (true: nothing to write); false when the write lost to a newer
+ * Bundle: nothing is pruned this pass.
+ */
+async function recordCountdownsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | boolean> {
+  const stamping = pendingDeletionsOf({ ...plan, prune: plan.prune.filter((a) => a.action === 'mark') });
+  if (stamping.length === 0) return true;
+  const status = isRecord(fresh.status) ? (fresh.status as BundleStatus) : undefined;
+  const pendingDeletions = pendingRecordedAhead(status?.pendingDeletions, stamping, plan.bundle.namespace);
+  if (pendingDeletions === undefined) return true;
+  const written = await writeRecordAhead(d, fresh, { pendingDeletions });
+  if (written) d.log.debug({ countdowns: stamping.length }, 'recorded new countdowns in status.pendingDeletions before stamping them');
+  return written;
+}
+
+/**
+ * The pass's status goes over its own write-ahead only where that write
+ * landed on the spec the pass planned: on a newer one the status write
+ * loses (as over the older read) and the pass on the newer spec writes it.
+ */
+function keepRecorded(outcome: PassOutcome, recorded: KubeObject, bundle: Bundle): void {
+  if (recorded.metadata.generation === bundle.metadata.generation) outcome.recorded = recorded;
+  else delete outcome.recorded;
+}
+
+/** One write-ahead: `fields` over the fresh Bundle's status, at its resourceVersion. False when a newer Bundle won. */
+async function writeRecordAhead(d: ActDeps, fresh: KubeObject, fields: Partial<BundleStatus>): Promise<KubeObject | false> {
   const status = isRecord(fresh.status) ? fresh.status : {};
   try {
-    await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, managedKinds: recordKinds(recorded, missing) } });
-    d.log.debug({ kinds: missing }, 'recorded new kinds in status.managedKinds before writing objects of them');
-    return true;
+    return await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, ...fields } });
   } catch (err) {
     if (isConflict(err) || isNotFound(err)) return false;
     throw err;

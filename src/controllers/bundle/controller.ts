@@ -297,7 +297,7 @@ export class BundleController {
     const acted = await actOnPlan({ api, fence: this.fenceFor(key), readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(input.healthChecks !== undefined ? { healthChecks: input.healthChecks } : {}), ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
-      if (acted.kind === 'kinds-not-recorded') return 'requeue';
+      if (acted.kind === 'not-recorded') return 'requeue';
       // Stopped part-way: the next pass decides on the Bundles as they are now, at once.
       if (acted.kind === 'changed-during-prune') return { requeueAfterMs: 0 };
       if (acted.fresh) await writeBundleStatus(this.api, acted.fresh, interruptedStatus(statusSubject(acted.fresh), staleReadMessage(acted.fresh, bundle.metadata), this.nowIso()), log);
@@ -310,7 +310,9 @@ export class BundleController {
     const inventory: InventoryInput = { recorded: bundle.status?.managedKinds, specObjects, controlled: input.controlled, plan };
     status.managedKinds = managedKinds(inventory, await this.confirmedEmpty(api, bundle, dropCandidates(inventory)));
     this.gauges.record(key, status);
-    if (await writeBundleStatus(this.api, cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
+    // Over the Bundle as the pass's write-ahead left it, if it wrote one: pinned to the pass's own write, a status
+    // that changed since (another writer) still wins.
+    if (await writeBundleStatus(this.api, outcome.recorded ?? cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
     const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, sincePlannedMs: this.o.clock.now() - plannedAt, ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);

@@ -12,8 +12,9 @@
  * re-applied, a restore) still checks. So the Bundle's status, which only
  * the operator writes, keeps the record that decides over them: the rules
  * each listed object's manifest declares (status.declaredRules) and each
- * countdown's stamp and earliest deletion (status.pendingDeletions). A
- * proven stamp earlier than the recorded one reads as none (the countdown
+ * countdown's stamp and earliest deletion (status.pendingDeletions,
+ * recorded before the stamp is written). A proven stamp the record does not
+ * hold, or one earlier than the recorded one, reads as none (the countdown
  * starts again), and the recorded deadline is a floor. Pure.
  */
 import type { DeclaredRules, DeletionDefaults, PendingDeletion } from '../../api/bundle.js';
@@ -106,6 +107,25 @@ export function carriedRecord(record: CountdownRecord | undefined, carry: { list
 }
 
 /**
+ * status.pendingDeletions with the countdowns a pass is about to stamp
+ * recorded first: the record must hold a stamp before the object does
+ * (stampTheRecordHolds), as status.managedKinds holds a kind before any
+ * object of it is written. Each stamped object's entry replaces the one
+ * recorded for it; the rest stay as recorded. Undefined when the record
+ * already holds every one of them as given (nothing to write).
+ */
+export function pendingRecordedAhead(recorded: readonly PendingDeletion[] | undefined, stamping: readonly PendingDeletion[], namespace: string): PendingDeletion[] | undefined {
+  const byKey = new Map((recorded ?? []).map((p) => [pendingEntryKey(p, namespace), p] as const));
+  const missing = stamping.filter((p) => {
+    const held = byKey.get(pendingEntryKey(p, namespace));
+    return held === undefined || held.deletionTimestamp !== p.deletionTimestamp || held.deleteAfter !== p.deleteAfter || held.waitingFor !== p.waitingFor;
+  });
+  if (missing.length === 0) return undefined;
+  const replaced = new Set(missing.map((p) => pendingEntryKey(p, namespace)));
+  return [...(recorded ?? []).filter((p) => !replaced.has(pendingEntryKey(p, namespace))), ...missing];
+}
+
+/**
  * The spec's entries for status.declaredRules: a manifest whose rules
  * cannot be read (its resource is an error, not applied) keeps the entry
  * the record has for its object, as that object still carries what was
@@ -160,7 +180,8 @@ export function countdownOf(o: LiveObject, context: { seal: StampSeal | undefine
   const key = identityKey(identity);
   const reading = provenCountdown(o.metadata.annotations, o.metadata.uid, context.seal);
   const recorded = context.record?.pending.get(key);
-  const annotations = notEarlierThanRecorded(reading.annotations, recorded);
+  // Without a seal (a preview that cannot check proofs) a stamp is read as written, the record only bounding it below.
+  const annotations = stampTheRecordHolds(reading.annotations, recorded, context.seal !== undefined);
   const floor = stricterOf(stricterOf(stricterOf(reading.floor, declaredFloorOf(o, identity, key, context)), context.extra), recordedFloor(recorded));
   return floor === undefined ? { annotations } : { annotations, floor };
 }
@@ -182,19 +203,26 @@ function declaredFloorOf(o: LiveObject, identity: DeclaredIdentity, key: string,
 }
 
 /**
- * A proven stamp earlier than the recorded one (an earlier countdown's,
- * written back) reads as none, with the approval given for it, as an
+ * A proven stamp counts only with its record: the operator records each
+ * countdown in status.pendingDeletions before it stamps the object
+ * (pendingRecordedAhead), so a stamp the record does not hold is one the
+ * record lost (another status writer cleared it: red team 9) or one written
+ * back from an earlier countdown. Such a stamp, and one earlier than the
+ * recorded stamp, reads as none, with the approval given for it, as an
  * unproven stamp does: the countdown starts again from now (never earlier
  * than the recorded one, whose deadline stays a floor), and the new stamp
  * written over the old one shows the deletion guard, which reads only the
- * object, that an old approval is older than the countdown.
+ * object, that an old approval is older than the countdown. A countdown
+ * stamped by a version before the write-ahead starts again once.
  */
-function notEarlierThanRecorded(annotations: Readonly<Record<string, string>> | undefined, recorded: Pick<PendingDeletion, 'deletionTimestamp'> | undefined): Readonly<Record<string, string>> | undefined {
+function stampTheRecordHolds(annotations: Readonly<Record<string, string>> | undefined, recorded: Pick<PendingDeletion, 'deletionTimestamp'> | undefined, sealed: boolean): Readonly<Record<string, string>> | undefined {
   const stamp = annotations?.[Annotations.deletionTimestamp];
-  if (annotations === undefined || stamp === undefined || recorded === undefined) return annotations;
-  const live = Date.parse(stamp);
-  const kept = Date.parse(recorded.deletionTimestamp);
-  if (!Number.isFinite(kept) || (Number.isFinite(live) && live >= kept)) return annotations;
+  if (annotations === undefined || stamp === undefined || (recorded === undefined && !sealed)) return annotations;
+  if (recorded !== undefined) {
+    const live = Date.parse(stamp);
+    const kept = Date.parse(recorded.deletionTimestamp);
+    if (Number.isFinite(kept) && Number.isFinite(live) && live >= kept) return annotations;
+  }
   const { [Annotations.deletionTimestamp]: _stamp, [Annotations.deletionApproved]: _approval, ...rest } = annotations;
   return rest;
 }

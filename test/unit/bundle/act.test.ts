@@ -108,7 +108,7 @@ describe('act phase: kinds recorded before objects of them are written (softdele
 
     const result = await act(s);
 
-    expect(result.kind).toBe('kinds-not-recorded');
+    expect(result.kind).toBe('not-recorded');
     expect(s.api.log()).toEqual(['get Bundle ns1/b', 'status Bundle ns1/b']);
   });
 
@@ -121,6 +121,53 @@ describe('act phase: kinds recorded before objects of them are written (softdele
     await act(s);
 
     expect(s.api.log()).toEqual(['get Bundle ns1/b', 'apply ConfigMap ns1/a']);
+  });
+});
+
+describe('act phase: countdowns recorded before they are stamped (red team 9)', () => {
+  const b = bundle('b', withResource(resource('keep', configMap('keep'))));
+  const keep = ours(configMap('keep'), withResourceVersion('3'));
+  const recordedKinds = (s: Setup): void => {
+    const stored = s.api.find('Bundle', 'b');
+    if (stored) s.api.put({ ...stored, status: { managedKinds: ['ConfigMap'] } });
+  };
+
+  it('stores the new countdown in status.pendingDeletions first, then stamps the object; the pass\'s status goes over that write', async () => {
+    const stamping = ours(configMap('stamping'), delayed, withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, stamping], [keep, stamping]);
+    recordedKinds(s);
+
+    const result = await act(s);
+
+    expect(result.kind).toBe('acted');
+    const writes = s.api.log().filter((c) => c.startsWith('status') || c.startsWith('patch'));
+    expect(writes).toEqual(['status Bundle ns1/b', 'patch ConfigMap ns1/stamping']);
+    const pending = (s.api.find('Bundle', 'b')?.['status'] as { pendingDeletions?: { name: string; deletionTimestamp: string; deleteAfter: string }[] } | undefined)?.pendingDeletions;
+    expect(pending).toEqual([expect.objectContaining({ name: 'stamping', deletionTimestamp: new Date(NOW).toISOString(), deleteAfter: new Date(NOW + HOUR).toISOString() })]);
+    if (result.kind !== 'acted') return;
+    expect(result.outcome.recorded?.metadata.resourceVersion).toBe(s.api.find('Bundle', 'b')?.metadata.resourceVersion);
+  });
+
+  it('stamps nothing when recording the countdown loses to a newer Bundle', async () => {
+    const stamping = ours(configMap('stamping'), delayed, withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, stamping], [keep, stamping]);
+    recordedKinds(s);
+    s.api.failNext('status', new KubeApiError(409, 'Conflict', 'the object has been modified', 'PUT', 'b'));
+
+    const result = await act(s);
+
+    expect(result.kind).toBe('not-recorded');
+    expect(s.api.log().filter((c) => c.startsWith('patch') || c.startsWith('delete'))).toEqual([]);
+  });
+
+  it('writes no status first when the record already holds the countdown', async () => {
+    const expired = ours(configMap('expired'), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'));
+    const s = setup(b, { keep }, [keep, expired], [keep, expired]);
+    recordedKinds(s);
+
+    await act(s);
+
+    expect(s.api.log().filter((c) => c.startsWith('status'))).toEqual([]);
   });
 });
 

@@ -3,7 +3,8 @@
  * only what matters to it. Modifiers mutate the fresh object the builder made.
  */
 import type { BundleSpec, KubeObjectManifest, OwnerReference, Reference, Resource } from '../../../src/api/bundle.js';
-import { API_VERSION, BUNDLE_KIND } from '../../../src/api/names.js';
+import { Annotations, API_VERSION, BUNDLE_KIND } from '../../../src/api/names.js';
+import { countdownRecordOf, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
 import { buildGraph, type DependencyGraph } from '../../../src/core/bundle/graph.js';
 import type { CrdReadinessTable, KindInfo, KindTable } from '../../../src/core/bundle/kinds.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
@@ -151,4 +152,18 @@ export function dag(...specs: string[]): DependencyGraph {
     for (let i = 0; i + 1 < parts.length; i++) edges.push([parts[i] ?? '', parts[i + 1] ?? '']);
   }
   return buildGraph(nodes, edges);
+}
+
+/**
+ * The countdown record a Bundle's status holds for these objects' stamps
+ * (status.pendingDeletions, written before each stamp: a sealed stamp the
+ * record does not hold reads as none). Recorded with no delay, so the
+ * record adds no floor of its own.
+ */
+export function recordOf(...objects: LiveObject[]): CountdownRecord {
+  const pendingDeletions = objects.flatMap((o) => {
+    const stamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
+    return stamp === undefined ? [] : [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, deletionTimestamp: stamp, deleteAfter: stamp }];
+  });
+  return countdownRecordOf({ pendingDeletions }, objects[0]?.metadata.namespace ?? 'ns1');
 }

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Annotations } from '../../../src/api/names.js';
-import { countdownRecordOf, declaredRulesOf, identityKey, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
+import { countdownRecordOf, declaredRulesOf, identityKey, pendingRecordedAhead, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';
@@ -88,8 +88,17 @@ describe('status.pendingDeletions', () => {
 
   it('an earlier countdown\'s stamp and proofs written back over a running 1h countdown: it starts again, with the recorded delay', () => {
     expect(prune(replayed, record({ pendingDeletions: [pending] }))).toMatchObject({ action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR) });
-    // Without the record, the replayed countdown would have ended.
-    expect(prune(replayed, undefined)?.action).toBe('delete');
+    // The record cleared by another status writer (red team 9): a stamp it does not hold reads as none, the countdown
+    // starts again from now (before, the replayed countdown had ended and the object was deleted).
+    expect(prune(replayed, record({ pendingDeletions: [] }))).toMatchObject({ action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 20_000) });
+    expect(prune(replayed, undefined)).toMatchObject({ action: 'mark', deletionTimestamp: iso(NOW) });
+  });
+
+  it('a stamp the record holds as written counts (the countdown ends); a later one counts too (it only puts the deletion off)', () => {
+    const heldEntry = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', deletionTimestamp: earlier, deleteAfter: iso(NOW - 10 * 60_000 + 20_000), waitingFor: 'Delay' as const };
+    expect(prune(replayed, record({ pendingDeletions: [heldEntry] }))?.action).toBe('delete');
+    const olderEntry = { ...heldEntry, deletionTimestamp: iso(NOW - 20 * 60_000), deleteAfter: iso(NOW - 20 * 60_000 + 20_000) };
+    expect(prune(replayed, record({ pendingDeletions: [olderEntry] }))?.action).toBe('delete');
   });
 
   it('a countdown that waited for an approval waits for one again, an old approval written back with the old stamp not counting', () => {
@@ -106,6 +115,24 @@ describe('status.pendingDeletions', () => {
   it('a release starts the countdown again over a stamp written back, so the sweeper and the deletion guard read the new one', () => {
     const ops = releasePatch(replayed, { name: 'b' }, {}, { now: NOW, stampAt: NOW }, releaseSigner(new Uint8Array(32).fill(3)), { seal, record: record({ pendingDeletions: [pending] }) });
     expect(ops).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionTimestamp.replace('/', '~1')}`, value: iso(NOW) });
+  });
+});
+
+describe('the countdowns a pass stamps are recorded first (pendingRecordedAhead)', () => {
+  const entry = (name: string, stamp: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, deletionTimestamp: stamp, deleteAfter: stamp, waitingFor: 'Delay' as const });
+  it('adds the new countdowns, replaces an object\'s older entry, keeps the others', () => {
+    const recorded = [entry('a', iso(NOW - 1000)), entry('b', iso(NOW - 1000))];
+    expect(pendingRecordedAhead(recorded, [entry('b', iso(NOW)), entry('c', iso(NOW))], 'ns1')).toEqual([entry('a', iso(NOW - 1000)), entry('b', iso(NOW)), entry('c', iso(NOW))]);
+    expect(pendingRecordedAhead(undefined, [entry('c', iso(NOW))], 'ns1')).toEqual([entry('c', iso(NOW))]);
+  });
+  it('nothing to write when the record holds every one as given', () => {
+    expect(pendingRecordedAhead([entry('a', iso(NOW))], [entry('a', iso(NOW))], 'ns1')).toBeUndefined();
+    expect(pendingRecordedAhead([entry('a', iso(NOW))], [], 'ns1')).toBeUndefined();
+  });
+  it('one object at another version of its kind is the same entry (group and kind, not the version)', () => {
+    const atV1 = { ...entry('x', iso(NOW - 1000)), apiVersion: 'example.com/v1', kind: 'Widget' };
+    const atV2 = { ...entry('x', iso(NOW)), apiVersion: 'example.com/v2', kind: 'Widget' };
+    expect(pendingRecordedAhead([atV1], [atV2], 'ns1')).toEqual([atV2]);
   });
 });
 

@@ -11,7 +11,7 @@ import { planFinalize } from '../../../src/core/bundle/finalize.js';
 import { provenCountdown, stampSeal } from '../../../src/core/softdelete/stamp-seal.js';
 import { createHmac } from 'node:crypto';
 import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
-import { BUNDLE_UID, configMap, controlledByBundle, live, NOW, withAnnotation, withUid } from '../bundle/builders.js';
+import { BUNDLE_UID, configMap, controlledByBundle, live, NOW, recordOf, withAnnotation, withUid } from '../bundle/builders.js';
 
 const seal = stampSeal(new Uint8Array(32).fill(7));
 const otherSeal = stampSeal(new Uint8Array(32).fill(8));
@@ -62,14 +62,17 @@ describe('prune and finalizer on a stamp written by hand', () => {
     if (forged?.action !== 'mark') return;
     const proofOp = forged.patch.find((op) => op.path.endsWith('stamp-proof'));
     expect(proofOp).toMatchObject({ op: 'add', value: sign('a-uid', forged.deletionTimestamp) });
-    const [ours] = planPrune({ controlled: [proven], inSpec: new Set(), now: NOW, stampSeal: seal });
+    const [ours] = planPrune({ controlled: [proven], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(proven) });
+    // The same proven stamp the record does not hold (cleared by another status writer: red team 9): the countdown starts again.
+    expect(planPrune({ controlled: [proven], inSpec: new Set(), now: NOW, stampSeal: seal })[0]?.action).toBe('mark');
     expect(ours?.action).toBe('delete');
   });
 
   it('the fresh read before an expired delete refuses a stamp written by hand', () => {
     const target = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: 'ns1', uid: 'a-uid', resourceVersion: '1' };
     expect(redecideDelete({ fresh: handStamped, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
-    expect(redecideDelete({ fresh: proven, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBe(proven.metadata.resourceVersion);
+    expect(redecideDelete({ fresh: proven, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(proven) })).toBe(proven.metadata.resourceVersion);
+    expect(redecideDelete({ fresh: proven, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
   });
 
   it('finalizer: the release signs a countdown started now, not the stamp written by hand', () => {
@@ -94,13 +97,10 @@ describe('prune and finalizer on a stamp written by hand', () => {
 
 describe('an approval dated in the future is not given yet (red-team find d)', () => {
   it('waits for an approval dated well ahead of the server (2099); one a little ahead (an approver\'s clock) counts', () => {
-    const approve = (approved: string) =>
-      planPrune({
-        controlled: [live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionPolicy, 'Approve'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, sign('a-uid', OLD)), withAnnotation(Annotations.deletionApproved, approved))],
-        inSpec: new Set(),
-        now: NOW,
-        stampSeal: seal,
-      })[0]?.action;
+    const approve = (approved: string) => {
+      const o = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionPolicy, 'Approve'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, sign('a-uid', OLD)), withAnnotation(Annotations.deletionApproved, approved));
+      return planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })[0]?.action;
+    };
     expect(approve('2099-01-01T00:00:00Z')).toBe('await');
     expect(approve('2025-06-01T00:00:00Z')).toBe('delete');
     expect(approve(new Date(NOW + 30_000).toISOString())).toBe('delete');
@@ -143,13 +143,13 @@ describe('a countdown\'s rules are sealed with its stamp: an edit can put the de
     for (const [k, v] of Object.entries(liveRules)) o = live(o, withAnnotation(k, v));
     return o;
   };
-  const prune = (o: ReturnType<typeof counting>) => planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal })[0];
+  const prune = (o: ReturnType<typeof counting>) => planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })[0];
   const target = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: 'ns1', uid: 'a-uid', resourceVersion: '1' };
 
   it('a delay shortened by hand (1h sealed, 1s live): the countdown still ends an hour after its stamp', () => {
     const o = counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H);
     expect(prune(o)).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + HOUR).toISOString() });
-    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
+    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })).toBeUndefined();
   });
   it('a delay lengthened by hand (1h sealed, 2h live) is followed', () => {
     expect(prune(counting({ [Annotations.deletionDelay]: '2h' }, DELETE_1H))).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + 2 * HOUR).toISOString() });
@@ -157,7 +157,7 @@ describe('a countdown\'s rules are sealed with its stamp: an edit can put the de
   it('deletionPolicy Approve overwritten with Delete: still waits for approval once due', () => {
     const o = counting({ [Annotations.deletionDelay]: '0s', [Annotations.deletionPolicy]: 'Delete' }, { delayMs: 0, policy: 'Approve' });
     expect(prune(o)).toMatchObject({ action: 'await', waitingFor: 'Approval' });
-    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
+    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })).toBeUndefined();
   });
   it('the sealed rules agree with the live ones: unchanged (expired at stamp + delay)', () => {
     expect(prune(counting({ [Annotations.deletionDelay]: '1m' }, { delayMs: 60_000, policy: 'Delete' }))).toMatchObject({ action: 'delete', afterDelay: true });
@@ -228,10 +228,11 @@ describe('a sealed countdown whose delay or gate was taken off by hand', () => {
     return x;
   };
   it('a delay taken off is kept and reported, as before (the floor never makes an object deletable that was kept)', () => {
-    expect(planPrune({ controlled: [o(DELETE_1H)], inSpec: new Set(), now: NOW, stampSeal: seal })[0]?.action).toBe('invalid');
+    expect(planPrune({ controlled: [o(DELETE_1H)], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o(DELETE_1H)) })[0]?.action).toBe('invalid');
   });
   it('an Approve countdown whose policy was overwritten with Delete still waits for its approval', () => {
-    expect(planPrune({ controlled: [o({ delayMs: 0, policy: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' })], inSpec: new Set(), now: NOW, stampSeal: seal })[0]).toMatchObject({ action: 'await', waitingFor: 'Approval' });
+    const approveToDelete = o({ delayMs: 0, policy: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' });
+    expect(planPrune({ controlled: [approveToDelete], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(approveToDelete) })[0]).toMatchObject({ action: 'await', waitingFor: 'Approval' });
   });
   it('an unproven stamp with no delay is kept as before (the delay meant is unknown)', () => {
     const forged = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP));
