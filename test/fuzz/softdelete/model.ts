@@ -684,6 +684,18 @@ export class SoftDeleteModel {
     this.object(object).replayed = true;
   }
 
+  /**
+   * Another status writer cleared part of the Bundle's record: the
+   * countdowns of what it removed may start again (a stamp the record does
+   * not hold reads as none), so only "not before" is judged for them, as
+   * for a replay. Returns those objects.
+   */
+  recordWiped(bundle: string): string[] {
+    const counting = [...this.objects.values()].filter((o) => o.standing.kind === 'removed' && o.standing.by === bundle);
+    for (const o of counting) o.replayed = true;
+    return counting.map((o) => o.name);
+  }
+
   /** A read showed a controller on the object: a Bundle took it. */
   confirmControlled(object: string): void {
     delete this.object(object).mayBeUncontrolled;

@@ -29,6 +29,8 @@ export type Step =
   // ---- the widened dimensions (dimensions.ts) ----
   /** Another field manager edits the live objects by hand. */
   | { kind: 'hand-edit'; edit: HandEdit; objects: string[] }
+  /** Another status writer clears part of the Bundle's record (status.pendingDeletions, declaredRules, managedKinds): red team 9. */
+  | { kind: 'wipe-record'; bundle: string; fields: RecordField[] }
   /** The Bundle drops every ConfigMap it lists (its Gate and custom resources stay): the kind may leave status.managedKinds. */
   | { kind: 'drop-configmaps'; bundle: string }
   /** The seed's versioned CRD: gains v1 as its storage version, or stops serving v1alpha1. */
@@ -102,10 +104,22 @@ export function describeStep(s: Step): string {
       return `RBAC: revoke ${RBAC_REVOCATION_TEXT[s.what]} from the operator's ServiceAccount`;
     case 'rbac-grant':
       return 'RBAC: grant the operator its rights back';
+    case 'wipe-record':
+      return `another status writer clears ${s.bundle}'s ${s.fields.map((f) => `status.${f}`).join(', ')}`;
     case 'flap':
       return `drop ${s.objects.length} objects from ${s.bundle} and put them back ${s.gapMs} ms later${s.pauseLeader ? ' (SIGSTOP the leader half-way; SIGCONT it past its Lease, SIGKILL it 2 s later)' : ''}`;
   }
 }
+
+/**
+ * The fields of a Bundle's record the generator clears, as a status writer
+ * other than the operator would (the chart's record guard, which refuses
+ * it, is not installed here). Not status.declaredRules: with it cleared and
+ * an earlier declared-rules proof written back, the floor is that proof's (a
+ * documented limit the record guard closes, docs/safety.md).
+ */
+export type RecordField = 'pendingDeletions' | 'managedKinds';
+export const RECORD_FIELDS: readonly RecordField[] = ['pendingDeletions', 'managedKinds'];
 
 const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'unlabel-managed': 'remove the label smith.atlassian.com/managed',
@@ -309,7 +323,7 @@ export class StepGenerator {
       const step = rnd.weighted(choices)();
       if (!step) continue;
       if (step.kind === 'delete-bundle') this.deleting(step.bundle);
-      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve' && step.kind !== 'hand-edit' && step.kind !== 'crd-version';
+      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve' && step.kind !== 'hand-edit' && step.kind !== 'wipe-record' && step.kind !== 'crd-version';
       return { step, settle: writes && rnd.chance(0.35) };
     }
   }
@@ -361,6 +375,16 @@ export class StepGenerator {
         const e = rnd.pick(kept.length > 0 ? kept : legacy);
         this.queued.push({ kind: 'sleep', ms: rnd.int(3, 8) * 100 }, { kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
         return { kind: 'remove', bundle: b.name, object: e.object };
+      }],
+      [dims.handEdits ? 1 : 0, () => {
+        // Red team 9: another status writer clears the Bundle's record, often with an earlier copy of a counting-down
+        // object's annotations written back after it; a countdown may then only start again, never end early.
+        if (live.length === 0) return undefined;
+        const b = rnd.pick(live);
+        const fields = RECORD_FIELDS.filter(() => rnd.chance(0.6));
+        const removed = [...this.model.objects.values()].filter((o) => o.kind === 'ConfigMap' && o.standing.kind === 'removed' && o.standing.by === b.name).map((o) => o.name);
+        if (removed.length > 0 && rnd.chance(0.6)) this.queued.push({ kind: 'sleep', ms: rnd.int(1, 10) * 100 }, { kind: 'hand-edit', edit: 'replay-annotations', objects: [rnd.pick(removed)] });
+        return { kind: 'wipe-record', bundle: b.name, fields: fields.length > 0 ? fields : ['pendingDeletions'] };
       }],
       // Issue 23's fifth class: a Bundle with a long name releasing what it controls (a label value holds the name).
       [dims.longNames ? 1 : 0, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: 'background' })],

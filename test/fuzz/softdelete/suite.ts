@@ -387,6 +387,12 @@ class SeedRun {
           if (step.edit === 'replay-annotations') this.model.handReplayed(object);
         }
         break;
+      case 'wipe-record':
+        if (!(await this.world.wipeRecord(step.bundle, step.fields))) break;
+        this.handEdits++;
+        // The countdowns it records start again (later, never earlier): only "not before" is judged for them.
+        for (const object of this.model.recordWiped(step.bundle)) touched.add(object);
+        break;
       case 'drop-configmaps':
         add(await this.write(step.bundle, this.entriesOf(step.bundle).filter((e) => e.kind !== 'ConfigMap' || isVersioned(e.object))));
         break;

@@ -411,6 +411,17 @@ export class SeedWorld {
     return { sentAt, ackedAt: Date.now() };
   }
 
+  /** Clears these fields of the Bundle's status as another status writer would; false when the Bundle is gone. */
+  async wipeRecord(bundle: string, fields: readonly string[]): Promise<boolean> {
+    try {
+      await this.cluster.client.patch(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle), { status: Object.fromEntries(fields.map((f) => [f, null])) }, 'merge', { subresource: 'status', fieldManager: HAND_MANAGER });
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return false;
+      throw err;
+    }
+  }
+
   /** The Bundle's conditions that are not True, as `Type=Reason`, for the record of a held deletion. */
   async bundleTrouble(bundle: string): Promise<string> {
     const b = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle));
