@@ -6,99 +6,27 @@
  * prunes (deletes with uid and resourceVersion preconditions, countdown
  * stamps; dependents first, wave by wave, each wave concurrently), then
  * claim withdrawals. Decides nothing itself: the plan and the
- * re-decisions come from core/bundle.
+ * re-decisions come from core/bundle. The prune's writes are
+ * prune-writes.ts; the record written ahead of them, record.ts.
  */
-import type { Bundle, BundleStatus } from '../../api/bundle.js';
+import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
-import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
+import { FIELD_MANAGER } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
-import { recordKinds, unrecordedKinds } from '../../core/bundle/kind-inventory.js';
-import { pendingRecordedAhead } from '../../core/bundle/countdown.js';
-import { pendingDeletionsOf } from '../../core/bundle/pending.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
 import { keepListedElsewhere, withAppliedReadiness, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
-import type { HealthCheckTable } from '../../core/bundle/health-checks.js';
-import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
-import { isWritingPrune, pruneWaves, redecideDelete, type ObjectTarget, type WritingPruneAction } from '../../core/bundle/prune.js';
-import { prunePassEvents, type PrunedObject } from '../../core/bundle/prune-events.js';
-import type { ActionFailure } from '../../core/bundle/status.js';
-import { isRecord, kindKey } from '../../core/bundle/objects.js';
+import { isWritingPrune } from '../../core/bundle/prune.js';
+import { kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
-import { errorMessage, isConflict, isForbidden, isInvalidWrite, isManifestRejected, isNotFound, isSendRefused, isStaleWrite, type SendGuard } from '../../kube/errors.js';
-import { guardedDelete, guardedPatch, type WriteOutcome } from '../../kube/guarded-write.js';
-import type { DeleteOptions } from '../../kube/requests.js';
+import { errorMessage, isForbidden, isManifestRejected, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import { guardedPatch } from '../../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
-import type { Logger } from '../../observability/logger.js';
-import type { ServerTime } from '../../kube/clock.js';
-import type { EventRecorder, EventTarget } from '../events.js';
-import type { BundleApi } from './api.js';
+import type { EventTarget } from '../events.js';
 import { bundleTarget } from './bundle-resource.js';
-
-export interface ActDeps {
-  api: BundleApi;
-  /** By resource name: objects the Bundle's identity may not read; they are not written, and nothing is pruned. */
-  readFailures?: ReadonlyMap<string, ActionFailure>;
-  events: EventRecorder;
-  /** The read before an expired delete refreshes it; that delete is decided on its lower bound. */
-  serverTime: Pick<ServerTime, 'lowerBound'>;
-  log: Logger;
-  /** Claims and applies in flight at once within one Bundle. */
-  applyConcurrency: number;
-  /** Prune actions (deletes, stamps, releases) of one wave in flight at once within one Bundle; PRUNE_CONCURRENCY by default. */
-  pruneConcurrency?: number;
-  /**
-   * The CRDs' readiness rules: given, the readiness of what the pass applied
-   * is read from the apply's answer (withAppliedReadiness), so the pass that
-   * applied an object can report it Ready.
-   */
-  crdReadiness?: CrdReadinessTable;
-  healthChecks?: HealthCheckTable;
-  /** Counts every delete by kind and reason (the per-object trail beside the log). */
-  metrics?: { deleted(kind: string, reason: string): void };
-  /** Send-time checks of the prune's writes; without one, a prune is checked only when it starts. */
-  fence?: PruneFence;
-}
-
-/**
- * The send-time check of a prune's writes (ListingEpochs): each delete,
- * stamp and release goes only while its Bundle, and every Bundle listing its
- * object, is unchanged since the prune was decided.
- */
-export interface PruneFence {
-  /** The epoch the prune is decided at, taken right before the fresh list of the namespace's Bundles. */
-  decidedAt(): number;
-  /** Refuses a write on `target` once its Bundle or a Bundle listing the object changed after `decidedAt`. */
-  guard(decidedAt: number, target: ObjectTarget): SendGuard;
-}
-
-/**
- * Reads, claims and applies in flight at once within one Bundle, by default
- * (the controller's applyConcurrency). A Bundle's objects at one level are
- * independent: four at a time made a Bundle of 200 ConfigMaps wait about 50
- * round trips for its reads and as many for its applies.
- */
-export const APPLY_CONCURRENCY = 32;
-
-/**
- * Prune actions of one wave in flight at once, by default. Each is a fresh
- * read and a delete (or one patch); a Bundle holds at most 256 objects, so
- * a pass's due objects go in a few round trips rather than one per object.
- */
-export const PRUNE_CONCURRENCY = 32;
-
-/** What a pass did to the cluster, for the status and the requeue decision. */
-export interface PassOutcome {
-  applyFailures: Map<string, ActionFailure>;
-  /** By resource name: the object as the API server answered this pass's apply. */
-  applied: Map<string, KubeObject>;
-  pruneFailures: { target: ObjectTarget; message: string; reason?: string }[];
-  wrote: boolean;
-  /** Set when a send-time check stopped the prune part-way: why. Nothing more of the pass is written; it is decided again. */
-  abandoned?: string;
-  /** The Bundle as this pass's last write-ahead of its record left it: the pass's status is written over it (not over the older read). */
-  recorded?: KubeObject;
-}
+import { forbiddenFailure, forEachBounded, type ActDeps, type PassOutcome } from './act-deps.js';
+import { keepRecorded, recordCountdownsFirst, recordKindsFirst } from './record.js';
+import { pruneObjects } from './prune-writes.js';
 
 export type ActResult =
   /** The plan as finally carried out (prunes withheld or kept for other Bundles) and what happened. */
@@ -181,68 +109,6 @@ async function announceWaits(d: ActDeps, plan: BundlePlan, bundle: Bundle, targe
 }
 
 /**
- * Write-ahead of status.managedKinds (see unrecordedKinds): the kinds this
- * pass will make the Bundle own are stored before any object of them is
- * written, on the fresh Bundle with its resourceVersion. The Bundle as
- * written (true: nothing to write); false when that write lost to a newer
- * Bundle: write nothing this pass.
- */
-async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | boolean> {
-  const recorded = statusManagedKinds(fresh);
-  const missing = unrecordedKinds(plan, recorded);
-  if (missing.length === 0) return true;
-  const written = await writeRecordAhead(d, fresh, { managedKinds: recordKinds(recorded, missing) });
-  if (written) d.log.debug({ kinds: missing }, 'recorded new kinds in status.managedKinds before writing objects of them');
-  return written;
-}
-
-/**
- * Write-ahead of status.pendingDeletions (see pendingRecordedAhead): the
- * countdowns this pass will stamp are recorded before any stamp is written,
- * on the Bundle as the prune's fresh list read it. A stamp the record does
- * not hold reads as none, so a record cleared by another status writer
- * cannot let an earlier stamp written back decide (red team 9). The Bundle
- * as written (true: nothing to write); false when the write lost to a newer
- * Bundle: nothing is pruned this pass.
- */
-async function recordCountdownsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | boolean> {
-  const stamping = pendingDeletionsOf({ ...plan, prune: plan.prune.filter((a) => a.action === 'mark') });
-  if (stamping.length === 0) return true;
-  const status = isRecord(fresh.status) ? (fresh.status as BundleStatus) : undefined;
-  const pendingDeletions = pendingRecordedAhead(status?.pendingDeletions, stamping, plan.bundle.namespace);
-  if (pendingDeletions === undefined) return true;
-  const written = await writeRecordAhead(d, fresh, { pendingDeletions });
-  if (written) d.log.debug({ countdowns: stamping.length }, 'recorded new countdowns in status.pendingDeletions before stamping them');
-  return written;
-}
-
-/**
- * The pass's status goes over its own write-ahead only where that write
- * landed on the spec the pass planned: on a newer one the status write
- * loses (as over the older read) and the pass on the newer spec writes it.
- */
-function keepRecorded(outcome: PassOutcome, recorded: KubeObject, bundle: Bundle): void {
-  if (recorded.metadata.generation === bundle.metadata.generation) outcome.recorded = recorded;
-  else delete outcome.recorded;
-}
-
-/** One write-ahead: `fields` over the fresh Bundle's status, at its resourceVersion. False when a newer Bundle won. */
-async function writeRecordAhead(d: ActDeps, fresh: KubeObject, fields: Partial<BundleStatus>): Promise<KubeObject | false> {
-  const status = isRecord(fresh.status) ? fresh.status : {};
-  try {
-    return await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, ...fields } });
-  } catch (err) {
-    if (isConflict(err) || isNotFound(err)) return false;
-    throw err;
-  }
-}
-
-function statusManagedKinds(o: KubeObject): string[] {
-  const kinds = isRecord(o.status) ? o.status['managedKinds'] : undefined;
-  return Array.isArray(kinds) ? kinds.filter((k): k is string => typeof k === 'string') : [];
-}
-
-/**
  * Claims (cancel, adopt, hand-over, reference) as JSON patches guarded by
  * uid and resourceVersion. Returns the resources whose claim did not go
  * through: they are not applied this pass (an apply would fight over the
@@ -310,206 +176,4 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
     if (written.kind === 'written') d.log.info({ object: { kind: w.target.kind, name: w.target.name } }, 'withdrew the claim on an object no longer listed');
     else if (written.kind !== 'stale' && written.kind !== 'gone' && written.kind !== 'declined') d.log.warn({ object: { kind: w.target.kind, name: w.target.name }, err: errorMessage(written.error) }, 'withdrawing a claim failed');
   }
-}
-
-/**
- * Dependents first: the plan's waves (core/bundle/prune.ts, pruneWaves) one
- * after another, the actions of a wave up to `pruneConcurrency` at once, so
- * every object is gone (or being deleted) before the next wave starts on
- * what it references. Each delete keeps its own preconditions and fresh
- * read (deleteDecided). The first action of each wave goes alone: a 403 on
- * it stops the pass's prunes before any other starts; after any 403 no
- * further action starts (those already in flight finish). The Events are
- * written once the waves are done (core/bundle/prune-events.ts: one per
- * object in a small pass, a summary per reason in a large one); every
- * object goes to the log and the deletes metric as it happens.
- */
-async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget, decidedAt: number | undefined): Promise<void> {
-  const done: PrunedObject[] = [];
-  let forbidden = false;
-  const guardOf = (t: ObjectTarget): SendGuard | undefined => (d.fence && decidedAt !== undefined ? d.fence.guard(decidedAt, t) : undefined);
-  /** The wave's fresh reads made by one LIST per kind (listFreshReads). */
-  let fresh: FreshReads = new Map();
-  const carryOut = async (action: WritingPruneAction): Promise<void> => {
-    if (forbidden || outcome.abandoned !== undefined) return;
-    const t = action.target;
-    const guard = guardOf(t);
-    try {
-      // Inside the try: a discovery failure is this action's, not a rejection that leaves the wave's other lanes running.
-      const rt = await d.api.resolve(t.apiVersion, t.kind);
-      if (!rt || !t.uid) return;
-      if (action.action === 'mark' || action.action === 'release') {
-        outcome.wrote = true; // either way, look again soon
-        const written = await guardedPatch(d.api, { rt, namespace: t.namespace, name: t.name }, { patch: action.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) } });
-        // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
-        // decides on what the object is now. (A 404 is reported as any other failure.)
-        if (written.kind === 'stale' || written.kind === 'declined') return; // (declined: never, the patch is given)
-        if (written.kind !== 'written') return failed(written.error);
-        const alone = action.action === 'release' || (action.gates?.length ?? 0) > 0;
-        done.push({ kind: t.kind, name: t.name, event: action.event, ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}), ...(alone ? { alone } : {}) });
-        return;
-      }
-      const result = await deleteDecided(d, rt, t, action.afterDelay, plan, fresh, guard);
-      if (result.kind === 'stale') {
-        outcome.pruneFailures.push({ target: t, message: 'changed while being deleted; will decide again on the next pass' });
-        return;
-      }
-      if (result.kind === 'declined') return;
-      // A DELETE answered 'not-found' is gone (the pass wrote: look again); any error, a thrown 404 too, is a failure.
-      if (result.kind !== 'written' && (result.kind !== 'gone' || result.error)) return failed(result.error);
-      outcome.wrote = true;
-      if (result.kind !== 'written') return;
-      d.log.info({ object: { kind: t.kind, name: t.name }, uid: t.uid, reason: action.event.reason }, action.afterDelay ? 'deleted after its deletion delay' : 'pruned');
-      d.metrics?.deleted(t.kind, action.event.reason);
-      done.push({ kind: t.kind, name: t.name, event: action.event });
-    } catch (err) {
-      // A discovery or fresh-read error: reported as a write's failure is.
-      failed(err);
-    }
-    /** A write (or a read before it) that did not go through, but for a stale one. */
-    function failed(err: unknown): void {
-      if (isSendRefused(err)) {
-        // Not sent: the Bundle (or one listing the object) changed since the prune was decided. Nothing more starts.
-        outcome.abandoned ??= errorMessage(err);
-        return;
-      }
-      d.log.warn({ object: { kind: t.kind, name: t.name }, err: errorMessage(err) }, 'prune failed');
-      if (isInvalidWrite(err)) {
-        // The server found the write itself invalid: sending it again cannot help. Reported, not retried silently.
-        outcome.pruneFailures.push({ target: t, message: errorMessage(err), reason: Reasons.InvalidWrite });
-        return;
-      }
-      if (isForbidden(err)) {
-        // The identity may not delete here: nothing else of this Bundle is started in this pass.
-        forbidden = true;
-        outcome.pruneFailures.push({ target: t, message: errorMessage(err), reason: Reasons.Forbidden });
-        return;
-      }
-      outcome.pruneFailures.push({ target: t, message: errorMessage(err) });
-    }
-  };
-  for (const wave of pruneWaves(plan.prune)) {
-    if (forbidden || outcome.abandoned !== undefined) break;
-    const [first, ...rest] = wave;
-    fresh = new Map();
-    // The rest's fresh reads are listed while the first action goes alone: a read, and each delete still carries the
-    // uid and resourceVersion it lists.
-    // Never rejects (it would be unhandled while the first action runs): a failure means a GET for each.
-    const listing = listFreshReads(d, rest).catch((): FreshReads => new Map());
-    if (first !== undefined) await carryOut(first);
-    const listed = await listing;
-    if (forbidden || outcome.abandoned !== undefined) break;
-    fresh = listed;
-    await forEachBounded(rest, d.pruneConcurrency ?? PRUNE_CONCURRENCY, carryOut);
-  }
-  for (const e of prunePassEvents(done)) await d.events.normal(target, e.reason, e.message);
-}
-
-/**
- * One decided delete, through the guarded write (kube/guarded-write.ts). An
- * expired countdown was read from the cache: decide again on a fresh read
- * first (the wave's listed read when there is one). A delete refused because
- * the object changed (a 409: a status write, a new annotation) gets one fresh
- * read, the same rules and one more try. `declined`: a fresh read said no.
- * A DELETE carries no JSON-patch test, so only a 409 is stale here: a 422 is
- * the server (or an admission webhook) refusing it, a failure.
- */
-async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads, guard: SendGuard | undefined): Promise<WriteOutcome<'deleted'>> {
-  const uid = t.uid;
-  if (!uid) return { kind: 'gone', sends: 0 };
-  const opts = (resourceVersion: string | undefined): DeleteOptions => ({ uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) });
-  const wave = listed.get(freshReadKey(t));
-  return await guardedDelete(d.api, { rt, namespace: t.namespace, name: t.name }, {
-    ...(afterDelay ? {} : { opts: opts(t.resourceVersion) }),
-    stale: 'conflict',
-    redecide: {
-      readFirst: afterDelay,
-      retries: 1,
-      read: (n) => (n === 0 && afterDelay && wave ? Promise.resolve(wave) : d.api.tryGet(rt, t.namespace, t.name)),
-      decide: (fresh) => {
-        const resourceVersion = redecideFresh(d, t, plan, fresh);
-        return resourceVersion === undefined ? undefined : opts(resourceVersion);
-      },
-    },
-  });
-}
-
-/** Fresh reads of a wave's expired countdowns, by freshReadKey. */
-type FreshReads = ReadonlyMap<string, KubeObject>;
-
-function freshReadKey(t: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): string {
-  return `${t.apiVersion}|${t.kind}|${t.namespace ?? ''}|${t.name}`;
-}
-
-/**
- * A wave's expired countdowns of one kind and namespace, at least this
- * many: one fresh LIST reads them all instead of a GET each.
- */
-export const LIST_FRESH_READS_FROM = 8;
-
-/**
- * The fresh read before an expired countdown's delete, made for many at
- * once: one LIST (metadata only, the managed label the cache selects on) per
- * kind and namespace holding at least LIST_FRESH_READS_FROM of them. A list
- * without a resourceVersion is read from the server's storage, as a GET is;
- * each object is then decided again on what it shows, and deleted with its
- * uid and the resourceVersion listed, so a change since the list is a 409 and
- * another fresh read (deleteDecided). An object the list misses (its label
- * taken off), or a list that fails, is read with a GET of its own.
- */
-async function listFreshReads(d: ActDeps, wave: readonly WritingPruneAction[]): Promise<FreshReads> {
-  const groups = new Map<string, ObjectTarget[]>();
-  for (const a of wave) {
-    if (a.action !== 'delete' || !a.afterDelay) continue;
-    const key = `${a.target.apiVersion}|${a.target.kind}|${a.target.namespace ?? ''}`;
-    const group = groups.get(key);
-    if (group) group.push(a.target);
-    else groups.set(key, [a.target]);
-  }
-  const reads = new Map<string, KubeObject>();
-  for (const targets of groups.values()) {
-    const first = targets[0];
-    if (first === undefined || targets.length < LIST_FRESH_READS_FROM) continue;
-    const rt = await d.api.resolve(first.apiVersion, first.kind);
-    if (!rt) continue;
-    const wanted = new Set(targets.map((t) => t.name));
-    let items: KubeObject[];
-    try {
-      ({ items } = await d.api.list(rt, first.namespace, { metadataOnly: true, labelSelector: `${Labels.managed}=true` }));
-    } catch (err) {
-      // An identity that may delete but not list, or a failed list: each object gets its own GET instead.
-      d.log.debug({ kind: first.kind, err: errorMessage(err) }, 'could not list for fresh reads; reading one by one');
-      continue;
-    }
-    for (const o of items) if (wanted.has(o.metadata.name)) reads.set(freshReadKey({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace, name: o.metadata.name }), o);
-  }
-  return reads;
-}
-
-/**
- * Applies the prune rules again to an object just read fresh (or the wave's
- * listed read of it) (core/bundle/prune.ts, redecideDelete): the
- * resourceVersion to delete it at, or undefined (left to the next pass).
- */
-function redecideFresh(d: ActDeps, t: ObjectTarget, plan: BundlePlan, fresh: KubeObject | undefined): string | undefined {
-  // The read just made refreshed the server-time estimate: decide on its lower bound.
-  const now = d.serverTime.lowerBound();
-  if (now === undefined) return undefined;
-  return redecideDelete({ fresh, target: t, bundleUid: plan.bundle.uid, now, ...plan.deletionContext });
-}
-
-/** A 403: the message is the API server's, which names the identity, the verb and the resource. */
-export function forbiddenFailure(err: unknown): ActionFailure {
-  return { message: errorMessage(err), terminal: false, reason: Reasons.Forbidden };
-}
-
-export async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(lanes);
 }

@@ -12,7 +12,7 @@ import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } fr
 import { nextPass } from '../../core/bundle/next-pass.js';
 import { claimsByObject, listedObjects, type BundleClaim } from '../../core/bundle/ownership.js';
 import { objectKey } from '../../core/bundle/objects.js';
-import { dropCandidates, groupKindKey, managedKinds, referencesBundle, withSpecKinds, type GroupKind, type InventoryInput } from '../../core/bundle/kind-inventory.js';
+import { dropCandidates, managedKinds, withSpecKinds, type GroupKind, type InventoryInput } from '../../core/bundle/kind-inventory.js';
 import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
 import { buildBundleStatus } from '../../core/bundle/status.js';
@@ -29,7 +29,8 @@ import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ReconcileResult } from '../../observability/metrics.js';
 import type { ControllerDeps } from '../deps.js';
-import { actOnPlan, APPLY_CONCURRENCY, type PruneFence } from './act.js';
+import { actOnPlan } from './act.js';
+import { APPLY_CONCURRENCY, type PruneFence } from './act-deps.js';
 import { bundleEpochKey, changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import { BundleApis, type BundleApi } from './api.js';
 import { controlledElsewhere, gatherBundle, type Gathered } from './gather.js';
@@ -40,6 +41,7 @@ import { EnvSourceWatch } from './env-sources.js';
 import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
 import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
+import { confirmedEmpty } from './record.js';
 import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { stampSeal, type StampSeal } from '../../core/softdelete/stamp-seal.js';
 import { BundleGauges, reportTransitions, statusSubject, writeBundleStatus } from './status-writer.js';
@@ -308,7 +310,7 @@ export class BundleController {
     // 7. Status, written only when it changed.
     const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
     const inventory: InventoryInput = { recorded: bundle.status?.managedKinds, specObjects, controlled: input.controlled, plan };
-    status.managedKinds = managedKinds(inventory, await this.confirmedEmpty(api, bundle, dropCandidates(inventory)));
+    status.managedKinds = managedKinds(inventory, await confirmedEmpty({ api, crdDefines: (gk) => this.crdDefines(gk), unlabelled: this.unlabelled, logger: this.o.logger }, bundle, dropCandidates(inventory)));
     this.gauges.record(key, status);
     // Over the Bundle as the pass's write-ahead left it, if it wrote one: pinned to the pass's own write, a status
     // that changed since (another writer) still wins.
@@ -345,35 +347,6 @@ export class BundleController {
         return this.epochs.guard(decidedAt, [bundleKey, target], `Bundle ${key}, or a Bundle listing ${t.kind} ${t.name},`);
       },
     };
-  }
-
-  /**
-   * Of the recorded kinds a pass no longer sees a use for, those that a fresh
-   * list (metadata only, no label selector: the label is not evidence) shows
-   * to hold nothing referencing the Bundle, and those that no longer exist at
-   * all; only these may leave the kind inventory. A list that fails proves
-   * nothing: the kind stays.
-   */
-  private async confirmedEmpty(api: BundleApi, bundle: Bundle, candidates: readonly GroupKind[]): Promise<Set<string>> {
-    const empty = new Set<string>();
-    for (const gk of candidates) {
-      const found = await api.resolveGroupKind(gk.group, gk.kind);
-      if (found.state === 'unknown') continue;
-      if (found.state === 'not-served') {
-        if (!this.crdDefines(gk)) empty.add(groupKindKey(gk));
-        continue;
-      }
-      try {
-        const { items } = await api.list(found.type, found.type.namespaced ? bundle.metadata.namespace : undefined, { metadataOnly: true });
-        const held = items.filter((o) => referencesBundle(o, bundle.metadata.uid));
-        if (held.length === 0) empty.add(groupKindKey(gk));
-        // Still held, yet unseen by the caches: the managed label was taken off. Put it back so the passes see them.
-        else if (found.type.namespaced) await this.unlabelled.label(api, bundle.metadata.namespace, found.type, held, this.o.logger);
-      } catch (err) {
-        this.o.logger.debug({ namespace: bundle.metadata.namespace, name: bundle.metadata.name, kind: groupKindKey(gk), err: errorMessage(err) }, 'could not confirm a kind holds nothing of the Bundle; it stays recorded');
-      }
-    }
-    return empty;
   }
 
   /** Whether a CustomResourceDefinition defines this group and kind, served or not. */

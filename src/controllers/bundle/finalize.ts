@@ -28,7 +28,7 @@ import type { Clock, ServerTime } from '../../kube/clock.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { BundleApi } from './api.js';
-import type { PruneFence } from './act.js';
+import type { PruneFence } from './act-deps.js';
 import { bundleTarget } from './bundle-resource.js';
 import { statusSubject, writeBundleStatus } from './status-writer.js';
 
@@ -148,7 +148,7 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
   if (!rt || !t.uid) return 'sent';
   const at = { rt, namespace: t.namespace, name: t.name };
   // One send each, no retry: the next pass decides on fresh lists. A DELETE's 422 without field causes counts as stale
-  // here (isStaleWrite), as the collector and the sweeper count it; the prune counts only a 409 (see act.ts).
+  // here (isStaleWrite), as the collector and the sweeper count it; the prune counts only a 409 (see prune-writes.ts).
   const written =
     step.action === 'delete'
       ? await guardedDelete(input.api, at, { opts: { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) }, stale: 'conflict-or-failed-test' })

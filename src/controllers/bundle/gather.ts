@@ -18,7 +18,7 @@ import { inventoryKinds } from '../../core/bundle/kind-inventory.js';
 import { isForbidden } from '../../kube/errors.js';
 import type { ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
-import { forbiddenFailure, forEachBounded } from './act.js';
+import { forbiddenFailure, forEachBounded } from './act-deps.js';
 import type { BundleApi } from './api.js';
 import { WatchNotSynced, type BundleKey, type ObjectCache } from './object-cache.js';
 import type { UnlabelledObjects } from './unlabelled.js';
