@@ -31,6 +31,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../kube/clock.js';
 import type { EventRecorder, EventTarget } from '../events.js';
 import type { BundleApi } from './api.js';
+import { syncApplySetParent } from './applyset-parent.js';
 import { bundleTarget } from './bundle-resource.js';
 
 export interface ActDeps {
@@ -101,7 +102,7 @@ export type ActResult =
   | { kind: 'acted'; plan: BundlePlan; outcome: PassOutcome }
   /** Nothing written: the cached Bundle is not the live incarnation (`fresh` as read; undefined when gone). */
   | { kind: 'stale-bundle'; fresh: KubeObject | undefined }
-  /** Nothing written to objects: recording their kinds in status.managedKinds first did not go through (a newer Bundle). */
+  /** Nothing written to objects: recording their kinds in status.managedKinds (or the ApplySet parent metadata) first did not go through (a newer Bundle). */
   | { kind: 'kinds-not-recorded' }
   /** Claims and applies done, nothing pruned: the Bundle changed since it was read. */
   | { kind: 'changed-before-prune'; outcome: PassOutcome; fresh: KubeObject | undefined }
@@ -115,14 +116,18 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
   // Every claim and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
   // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
   // once (its owner is absent). So before any such write the incarnation is confirmed on a fresh read.
+  let recorded: KubeObject | undefined;
   if (writesOwnerReference(plan)) {
     const fresh = await d.api.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
     if (!isLiveIncarnation(fresh, bundle.metadata.uid)) {
       d.log.debug({ cached: bundle.metadata.uid, live: fresh?.metadata.uid }, 'the cached Bundle is not the live incarnation: nothing written, wait for the cache');
       return { kind: 'stale-bundle', fresh };
     }
-    if (fresh && !(await recordKindsFirst(d, plan, fresh))) return { kind: 'kinds-not-recorded' };
+    recorded = fresh && (await recordKindsFirst(d, plan, fresh));
+    if (recorded === undefined) return { kind: 'kinds-not-recorded' };
   }
+  // The ApplySet parent metadata covers the kinds just recorded before any member of them is written (applyset-parent.ts).
+  if (!(await syncApplySetParent(d, bundle, recorded))) return { kind: 'kinds-not-recorded' };
   const target = bundleTarget(bundle);
   const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);
   for (const name of d.readFailures?.keys() ?? []) failedClaims.add(name);
@@ -170,20 +175,21 @@ async function announceWaits(d: ActDeps, plan: BundlePlan, bundle: Bundle, targe
 /**
  * Write-ahead of status.managedKinds (see unrecordedKinds): the kinds this
  * pass will make the Bundle own are stored before any object of them is
- * written, on the fresh Bundle with its resourceVersion. False when that
+ * written, on the fresh Bundle with its resourceVersion. Returns the Bundle
+ * as it stands after (`fresh` when nothing was missing); undefined when that
  * write lost to a newer Bundle: write nothing this pass.
  */
-async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<boolean> {
+async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | undefined> {
   const recorded = statusManagedKinds(fresh);
   const missing = unrecordedKinds(plan, recorded);
-  if (missing.length === 0) return true;
+  if (missing.length === 0) return fresh;
   const status = isRecord(fresh.status) ? fresh.status : {};
   try {
-    await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, managedKinds: recordKinds(recorded, missing) } });
+    const written = await d.api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...fresh, status: { ...status, managedKinds: recordKinds(recorded, missing) } });
     d.log.debug({ kinds: missing }, 'recorded new kinds in status.managedKinds before writing objects of them');
-    return true;
+    return written;
   } catch (err) {
-    if (isConflict(err) || isNotFound(err)) return false;
+    if (isConflict(err) || isNotFound(err)) return undefined;
     throw err;
   }
 }
