@@ -127,7 +127,8 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
     if (recorded === undefined) return { kind: 'kinds-not-recorded' };
   }
   // The ApplySet parent metadata covers the kinds just recorded before any member of them is written (applyset-parent.ts).
-  if (!(await syncApplySetParent(d, bundle, recorded))) return { kind: 'kinds-not-recorded' };
+  // An invalid spec writes nothing but its claims: the metadata then waits for a pass that writes objects, or a valid spec.
+  if ((plan.issues.length === 0 || recorded !== undefined) && !(await syncApplySetParent(d, bundle, recorded))) return { kind: 'kinds-not-recorded' };
   const target = bundleTarget(bundle);
   const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);
   for (const name of d.readFailures?.keys() ?? []) failedClaims.add(name);
