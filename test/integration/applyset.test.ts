@@ -148,6 +148,21 @@ describe('the Bundle as an ApplySet parent', () => {
   });
 });
 
+describe('a Bundle deleted with orphan propagation', () => {
+  it('lets its members go without the part-of label (same UID, no owner)', async () => {
+    await applyBundle(f.env, f.ns, 'orphaning', [{ name: 'one', object: configMap('orph-one') }]);
+    await waitForReady(f.env, f.ns, 'orphaning');
+    const uid = await uidOf(f.env, f.t.configMap, f.ns, 'orph-one');
+    expect((await run('kubectl', ['delete', 'bundle', 'orphaning', '-n', f.ns, '--cascade=orphan', '--wait=false'])).code).toBe(0);
+    const letGo = await waitFor('orph-one to be let go', async () => {
+      const o = await f.env.client.get(f.t.configMap, f.ns, 'orph-one');
+      return (o.metadata.ownerReferences ?? []).length === 0 ? o : undefined;
+    });
+    expectKept(letGo, uid);
+    expect(partOf(letGo)).toBeUndefined();
+  });
+});
+
 describe("kubectl's prune and a Bundle's set", () => {
   it('kubectl apply --prune --applyset of another set prunes its own member and never touches a Bundle’s', async () => {
     await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: configMap('held-a') }, { name: 'b', object: configMap('held-b') }]);
