@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { stringify } from 'yaml';
 import { BundleSpecSchema, BundleStatusSchema } from './bundle.js';
-import { BUNDLE_KIND, BUNDLE_PLURAL, BUNDLE_RESOURCE, GROUP, VERSION } from './names.js';
+import { ApplySetLabels, BUNDLE_KIND, BUNDLE_PLURAL, BUNDLE_RESOURCE, GROUP, VERSION } from './names.js';
 
 type JsonSchema = { [key: string]: unknown };
 
@@ -79,7 +79,9 @@ export function buildBundleCrd(): JsonSchema {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: BUNDLE_RESOURCE },
+    // A Bundle is an ApplySet parent (KEP-3659): kubectl accepts `--applyset=bundles.smith.atlassian.com/NAME` only for a
+    // CRD that says so, and then refuses to prune it, since its tooling annotation names bundlesmith.
+    metadata: { name: BUNDLE_RESOURCE, labels: { [ApplySetLabels.isParentType]: 'true' } },
     spec: {
       group: GROUP,
       scope: 'Namespaced',

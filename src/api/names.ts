@@ -108,6 +108,41 @@ export const Labels = {
   managed: `${GROUP}/managed`,
 } as const;
 
+/**
+ * ApplySet (KEP-3659, kubectl's `apply --prune --applyset`): every Bundle is
+ * an ApplySet parent and the objects it holds are its members, so tools
+ * that speak the protocol see the set. The names are the KEP's, verbatim.
+ * They describe; they never decide: what the operator deletes goes by the
+ * controller reference and status.managedKinds alone.
+ */
+export const ApplySetLabels = {
+  /** On the Bundle: its ApplySet id (core/bundle/applyset.ts applySetId). */
+  id: 'applyset.kubernetes.io/id',
+  /** On each object the Bundle holds: the Bundle's ApplySet id. Taken off when the object is let go. */
+  partOf: 'applyset.kubernetes.io/part-of',
+  /** On the Bundle CRD: "true" makes Bundles a parent type kubectl accepts in `--applyset=bundles.smith.atlassian.com/NAME`. */
+  isParentType: 'applyset.kubernetes.io/is-parent-type',
+} as const;
+
+export const ApplySetAnnotations = {
+  /** On the Bundle: which tool manages the set. kubectl refuses to prune a set whose tooling is not its own. */
+  tooling: 'applyset.kubernetes.io/tooling',
+  /** On the Bundle: the kinds its members may be of, `Kind.group` sorted and comma-separated (status.managedKinds). */
+  containsGroupKinds: 'applyset.kubernetes.io/contains-group-kinds',
+} as const;
+
+/** The tooling annotation's value, `<tool>/<version>` as the KEP asks: the version of this protocol's use, not of the release. */
+export const APPLYSET_TOOLING = 'bundlesmith/v1';
+
+/**
+ * Field manager of the Bundle's ApplySet metadata (the id label, the tooling
+ * and contains-group-kinds annotations), and of nothing else: a server-side
+ * apply under a manager of its own owns exactly those three fields, so it
+ * can neither take nor drop a label, annotation or finalizer that the user,
+ * Helm or another operator write path set on the Bundle.
+ */
+export const APPLYSET_FIELD_MANAGER = 'bundlesmith-applyset';
+
 /** The label selector of the Bundle controller's object caches. */
 export const MANAGED_SELECTOR = `${GROUP}/managed=true`;
 

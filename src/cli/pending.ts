@@ -16,6 +16,7 @@ import { Annotations, Labels } from '../api/names.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { controllerOf, jsonPointerSegment, objectKey, type LiveObject } from '../core/bundle/objects.js';
 import { claimsByObject, isBundleReference, userReferences, type BundleClaim } from '../core/bundle/ownership.js';
+import { partOfRemoval } from '../core/bundle/applyset.js';
 import { pendingDeletionsOf } from '../core/bundle/pending.js';
 import { buildPlanInput } from '../core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan.js';
@@ -243,6 +244,8 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   const kept = userReferences(metadata);
   if (kept.length !== refs.length) {
     ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs }, { op: 'replace', path: '/metadata/ownerReferences', value: kept });
+    // Let go, it is no member of the Bundle's ApplySet any more (core/bundle/applyset.ts).
+    ops.push(...partOfRemoval(target.object, refs.filter((r) => !kept.includes(r))));
   }
   if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
   if (metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });

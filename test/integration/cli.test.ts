@@ -7,7 +7,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
-import { Annotations, Labels } from '../../src/api/names.js';
+import { Annotations, ApplySetLabels, Labels } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { conditionOf, connect, createNamespace, kubeconfigPath, resourceType, run, uniqueName, waitFor, waitForGone, type RunResult, type TestEnv } from './harness.js';
 import { startOperator, type InProcessOperator } from './operator.js';
@@ -322,6 +322,8 @@ describe('bundlesmith CLI', () => {
     const kept = await env.client.get(configMaps, ns, 'cancel-b');
     expect(kept.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
     expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+    // Let go, it is no member of the Bundle's ApplySet any more.
+    expect(kept.metadata.labels?.[ApplySetLabels.partOf]).toBeUndefined();
     // The operator does not stamp it again: it is no longer the Bundle's.
     await waitFor('the Bundle to report no pending deletions', async () => {
       const live = await env.client.get(bundles, ns, 'cancelme');

@@ -290,7 +290,8 @@ describe('helm chart', () => {
     const docs = await template('c1', 'ops');
     const crd = find(docs, 'CustomResourceDefinition', 'bundles.smith.atlassian.com');
     expect(crd?.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
-    expect(crd?.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm' });
+    // The generated labels stay beside the chart's: without is-parent-type kubectl would not take a Bundle as an ApplySet parent.
+    expect(crd?.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm', ...(buildBundleCrd() as { metadata: { labels: Record<string, string> } }).metadata.labels });
     expect(crd?.spec).toEqual((buildBundleCrd() as { spec: unknown }).spec);
     expect(find(await template('c1', 'ops', ['crds.install=false']), 'CustomResourceDefinition', 'bundles.smith.atlassian.com')).toBeUndefined();
   });

@@ -23,6 +23,7 @@ import { errorMessage, isForbidden, isManifestRejected, isNotFound, isStaleWrite
 import { guardedPatch } from '../../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { EventTarget } from '../events.js';
+import { syncApplySetParent } from './applyset-parent.js';
 import { bundleTarget } from './bundle-resource.js';
 import { forbiddenFailure, forEachBounded, type ActDeps, type PassOutcome } from './act-deps.js';
 import { keepRecorded, recordCountdownsFirst, recordKindsFirst } from './record.js';
@@ -34,9 +35,10 @@ export type ActResult =
   /** Nothing written: the cached Bundle is not the live incarnation (`fresh` as read; undefined when gone). */
   | { kind: 'stale-bundle'; fresh: KubeObject | undefined }
   /**
-   * A write-ahead of the record did not go through (a newer Bundle): nothing
-   * written to objects of a kind status.managedKinds did not hold yet, no
-   * countdown stamped that status.pendingDeletions did not hold.
+   * A write-ahead of the record (or the ApplySet parent metadata written
+   * after it) did not go through (a newer Bundle): nothing written to
+   * objects of a kind status.managedKinds did not hold yet, no countdown
+   * stamped that status.pendingDeletions did not hold.
    */
   | { kind: 'not-recorded' }
   /** Claims and applies done, nothing pruned: the Bundle changed since it was read. */
@@ -51,15 +53,24 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
   // Every claim and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
   // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
   // once (its owner is absent). So before any such write the incarnation is confirmed on a fresh read.
+  let recorded: KubeObject | undefined;
   if (writesOwnerReference(plan)) {
     const fresh = await d.api.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
     if (!isLiveIncarnation(fresh, bundle.metadata.uid)) {
       d.log.debug({ cached: bundle.metadata.uid, live: fresh?.metadata.uid }, 'the cached Bundle is not the live incarnation: nothing written, wait for the cache');
       return { kind: 'stale-bundle', fresh };
     }
-    const recorded = fresh && (await recordKindsFirst(d, plan, fresh));
-    if (recorded === false) return { kind: 'not-recorded' };
-    if (typeof recorded === 'object') keepRecorded(outcome, recorded, bundle);
+    const kinds = fresh && (await recordKindsFirst(d, plan, fresh));
+    if (kinds === false) return { kind: 'not-recorded' };
+    recorded = typeof kinds === 'object' ? kinds : fresh;
+    if (typeof kinds === 'object') keepRecorded(outcome, kinds, bundle);
+  }
+  // The ApplySet parent metadata covers the kinds just recorded before any member of them is written (applyset-parent.ts).
+  // An invalid spec writes nothing but its claims: the metadata then waits for a pass that writes objects, or a valid spec.
+  if (plan.issues.length === 0 || recorded !== undefined) {
+    const parent = await syncApplySetParent(d, bundle, recorded);
+    if (parent === false) return { kind: 'not-recorded' };
+    if (typeof parent === 'object') keepRecorded(outcome, parent, bundle);
   }
   const target = bundleTarget(bundle);
   const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);

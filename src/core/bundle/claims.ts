@@ -8,6 +8,7 @@
 import type { Resource } from '../../api/bundle.js';
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { declarationToSeal, declaredIdentityOf } from './countdown.js';
+import { partOfTakeover } from './applyset.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
@@ -185,6 +186,7 @@ function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: r
     const kept = userReferences(live.metadata, { liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)) });
     ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
     if (annotations[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
+    ops.push(...partOfTakeover(live, take.bundle));
   }
   return ops;
 }

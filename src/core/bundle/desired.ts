@@ -4,7 +4,8 @@
  * no write at all).
  */
 import type { KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
-import { API_VERSION, Annotations, BUNDLE_KIND, Labels } from '../../api/names.js';
+import { API_VERSION, Annotations, ApplySetLabels, BUNDLE_KIND, Labels } from '../../api/names.js';
+import { applySetId } from './applyset.js';
 import { contentHash } from './hash.js';
 import { cloneJson, isRecord, type LiveObject } from './objects.js';
 import { formatDependencyUids } from './ownership.js';
@@ -78,7 +79,9 @@ export function buildDesired(input: DesiredInput): DesiredObject {
   metadata.ownerReferences = [...ours, ...userRefs];
 
   // The caches select on it (see Labels.managed); a manifest cannot opt out.
-  metadata.labels = { ...(metadata.labels ?? {}), [Labels.managed]: 'true' };
+  // The Bundle's ApplySet membership (applyset.ts): a description for kubectl, read by no decision. A manifest's own
+  // part-of value is replaced, as the Bundle is the set that holds the object.
+  metadata.labels = { ...(metadata.labels ?? {}), [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId(input.bundle.name, input.bundle.namespace) };
 
   const annotations = { ...(metadata.annotations ?? {}) };
   delete annotations[APPLIED_HASH_ANNOTATION];

@@ -19,6 +19,7 @@ import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { countdownOf, type CountdownRecord } from './countdown.js';
 import { isGated, readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { partOfRemoval } from './applyset.js';
 import { userReferences, type ReferenceOwnerContext } from './ownership.js';
 
 const annotationPath = (name: string): string => `/metadata/annotations/${jsonPointerSegment(name)}`;
@@ -27,7 +28,7 @@ const annotationPath = (name: string): string => `/metadata/annotations/${jsonPo
  * The ownerReferences left to an object the operator gives up, with a test
  * on the list as read (a concurrent change, such as the collector's, fails
  * the patch and the next pass decides again), and the bookkeeping
- * annotation removed.
+ * annotation and the ApplySet part-of label removed.
  */
 export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
@@ -35,8 +36,11 @@ export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): Jso
     // Nothing to replace; the resourceVersion guards the rest of the patch.
     if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
   } else {
+    const kept = userReferences(o.metadata, refs);
     ops.push({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
-    ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, refs) });
+    ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: kept });
+    // Let go, it is no longer a member of the Bundle's ApplySet (applyset.ts partOfRemoval), under the same test.
+    ops.push(...partOfRemoval(o, o.metadata.ownerReferences.filter((ref) => !kept.includes(ref))));
   }
   if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: annotationPath(Annotations.dependencyReferences) });
   return ops;

@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { BundleSchema, type Bundle } from '../../../src/api/bundle.js';
-import { API_VERSION, Annotations, BUNDLE_KIND, BundleConditionTypes, Finalizers, Labels, Reasons } from '../../../src/api/names.js';
+import { API_VERSION, Annotations, ApplySetAnnotations, ApplySetLabels, BUNDLE_KIND, BundleConditionTypes, Finalizers, Labels, Reasons } from '../../../src/api/names.js';
+import { applySetId } from '../../../src/core/bundle/applyset.js';
+import { applySetParentMetadata } from '../../../src/core/bundle/applyset-parent.js';
 import { actOnPlan, type ActResult } from '../../../src/controllers/bundle/act.js';
 import { finalizeBundle } from '../../../src/controllers/bundle/finalize.js';
 import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
@@ -97,8 +99,22 @@ describe('act phase: kinds recorded before objects of them are written (softdele
     const result = await act(s);
 
     expect(result.kind).toBe('acted');
-    expect(s.api.log()).toEqual(['get Bundle ns1/b', 'status Bundle ns1/b', 'apply ConfigMap ns1/a']);
+    // The ApplySet parent metadata covers the kind too before the first object of it carries the part-of label.
+    expect(s.api.log()).toEqual(['get Bundle ns1/b', 'status Bundle ns1/b', 'apply Bundle ns1/b', 'apply ConfigMap ns1/a']);
     expect((s.api.find('Bundle', 'b')?.['status'] as { managedKinds?: string[] } | undefined)?.managedKinds).toEqual(['ConfigMap']);
+    expect(s.api.find('Bundle', 'b')?.metadata.annotations?.[ApplySetAnnotations.containsGroupKinds]).toBe('ConfigMap');
+    expect(s.api.find('Bundle', 'b')?.metadata.labels?.[ApplySetLabels.id]).toBe(applySetId('b', NAMESPACE));
+  });
+
+  it('writes no object when the ApplySet parent metadata loses to a newer Bundle', async () => {
+    const b = bundle('b', withResource(resource('a', configMap('a'))));
+    const s = setup(b, {}, [], []);
+    s.api.failNext('apply', new KubeApiError(409, 'Conflict', 'the object has been modified', 'PATCH', 'b'), 'Bundle ns1/b');
+
+    const result = await act(s);
+
+    expect(result.kind).toBe('not-recorded');
+    expect(s.api.log()).toEqual(['get Bundle ns1/b', 'status Bundle ns1/b', 'apply Bundle ns1/b']);
   });
 
   it('writes no object when recording the kind loses to a newer Bundle', async () => {
@@ -116,10 +132,12 @@ describe('act phase: kinds recorded before objects of them are written (softdele
     const b = bundle('b', withResource(resource('a', configMap('a'))));
     const s = setup(b, {}, [], []);
     const stored = s.api.find('Bundle', 'b');
-    if (stored) s.api.put({ ...stored, status: { managedKinds: ['v1/ConfigMap'] } });
+    const parent = applySetParentMetadata({ name: 'b', namespace: NAMESPACE }, ['ConfigMap']);
+    if (stored) s.api.put({ ...stored, metadata: { ...stored.metadata, ...parent }, status: { managedKinds: ['v1/ConfigMap'] } });
 
     await act(s);
 
+    // Nor the ApplySet parent metadata, which it carries already.
     expect(s.api.log()).toEqual(['get Bundle ns1/b', 'apply ConfigMap ns1/a']);
   });
 });
@@ -180,7 +198,7 @@ describe('act phase: prunes', () => {
     const stamping = ours(configMap('stamping'), delayed, withResourceVersion('4'));
     const s = setup(b, { keep }, [keep, gone, stamping], [keep, gone, stamping]);
     expect(s.plan.prune.map((a) => a.action)).toEqual(expect.arrayContaining(['delete', 'mark']));
-    s.api.failNext('apply', new KubeApiError(500, 'InternalError', 'etcd unavailable', 'PATCH', 'keep'));
+    s.api.failNext('apply', new KubeApiError(500, 'InternalError', 'etcd unavailable', 'PATCH', 'keep'), 'ConfigMap ns1/keep');
 
     const result = await act(s);
 
@@ -360,7 +378,7 @@ describe('act phase: a Bundle identity that is refused (403)', () => {
     const b = bundle('b', withResource(resource('keep', configMap('keep'))));
     const gone = ours(configMap('gone'), withResourceVersion('4'));
     const s = setup(b, { keep: live(configMap('keep')) }, [gone], [gone]);
-    s.api.failNext('apply', forbidden('patch', 'configmaps'));
+    s.api.failNext('apply', forbidden('patch', 'configmaps'), 'ConfigMap ns1/keep');
 
     const result = await act(s);
 

@@ -1,5 +1,6 @@
 import type { KubeObjectManifest } from '../../../src/api/bundle.js';
-import { Annotations, Labels } from '../../../src/api/names.js';
+import { Annotations, ApplySetLabels, Labels } from '../../../src/api/names.js';
+import { applySetId } from '../../../src/core/bundle/applyset.js';
 import { APPLIED_HASH_ANNOTATION, buildDesired, isSubset, needsApply, type BundleIdentity } from '../../../src/core/bundle/desired.js';
 import { canonicalJson, contentHash } from '../../../src/core/bundle/hash.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
@@ -14,7 +15,7 @@ describe('buildDesired', () => {
     expect(manifest).toEqual({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true' }, annotations: { [APPLIED_HASH_ANNOTATION]: hash } },
+      metadata: { name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) }, annotations: { [APPLIED_HASH_ANNOTATION]: hash } },
       data: { a: '1' },
     });
     expect(hash).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -35,14 +36,14 @@ describe('buildDesired', () => {
     });
     const before = structuredClone(input);
     const { manifest, hash } = buildDesired({ bundle: B, object: input, dependencies: [] });
-    expect(manifest.metadata).toEqual({ name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true' }, annotations: { keep: 'me', [APPLIED_HASH_ANNOTATION]: hash } });
+    expect(manifest.metadata).toEqual({ name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) }, annotations: { keep: 'me', [APPLIED_HASH_ANNOTATION]: hash } });
     expect(manifest['status']).toBeUndefined();
     expect(input).toEqual(before);
   });
 
   it('keeps the manifest own labels and always sets the managed label (a manifest cannot opt out of the caches)', () => {
     const { manifest } = buildDesired({ bundle: B, object: configMap('cm', (o) => (o.metadata.labels = { app: 'web', [Labels.managed]: 'false' })), dependencies: [] });
-    expect(manifest.metadata.labels).toEqual({ app: 'web', [Labels.managed]: 'true' });
+    expect(manifest.metadata.labels).toEqual({ app: 'web', [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) });
   });
 
   it('writes a keeping deletionPolicy taken from the defaults onto the object (the deletion guard reads only the object); its own policy wins', () => {
