@@ -9,7 +9,7 @@ import { BundleSchema, formatIssues, type Bundle, type HealthCheck } from '../..
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
-import { nextPass } from '../../core/bundle/next-pass.js';
+import { nextPass, type NextPass } from '../../core/bundle/next-pass.js';
 import { claimsByObject, listedObjects, type BundleClaim } from '../../core/bundle/ownership.js';
 import { objectKey } from '../../core/bundle/objects.js';
 import { dropCandidates, managedKinds, withSpecKinds, type GroupKind, type InventoryInput } from '../../core/bundle/kind-inventory.js';
@@ -42,9 +42,10 @@ import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
 import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
 import { confirmedEmpty } from './record.js';
+import { finishPass, nextOnly, type PassReport } from './pass-report.js';
 import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { stampSeal, type StampSeal } from '../../core/softdelete/stamp-seal.js';
-import { BundleGauges, reportTransitions, statusSubject, writeBundleStatus } from './status-writer.js';
+import { BundleGauges, statusSubject } from './status-writer.js';
 
 export interface BundleControllerOptions extends ControllerDeps {
   workers?: number;
@@ -189,7 +190,10 @@ export class BundleController {
     let result: WorkResult = 'forget';
     let outcome: ReconcileResult = 'success';
     try {
-      result = await this.reconcile(key);
+      // The one exit of a pass (pass-report.ts): its status written once, its next step mapped onto the queue.
+      const slash = key.indexOf('/');
+      const log = this.o.logger.child({ namespace: key.slice(0, slash), name: key.slice(slash + 1) });
+      result = await finishPass({ api: this.api, events: this.o.events, log, now: () => this.o.clock.now() }, await this.reconcile(key, log));
       if (result === 'requeue') outcome = 'requeue';
       else if (typeof result === 'object') outcome = 'requeue_after';
       return result;
@@ -203,7 +207,7 @@ export class BundleController {
     }
   }
 
-  private async reconcile(key: BundleKey): Promise<WorkResult> {
+  private async reconcile(key: BundleKey, log: Logger): Promise<PassReport> {
     const slash = key.indexOf('/');
     const namespace = key.slice(0, slash);
     const name = key.slice(slash + 1);
@@ -213,22 +217,20 @@ export class BundleController {
       this.envSources.undeclare(key);
       this.gauges.forget(key);
       this.watchWaits.delete(key);
-      return 'forget';
+      return nextOnly({ kind: 'idle' });
     }
     // Another shard's Bundle (or one relabelled away, handed over as it is: nothing deleted, nothing released).
     if (this.o.bundleSelector !== undefined && !matchesSelector(this.o.bundleSelector, cached.metadata.labels)) {
       this.gauges.forget(key);
       this.envSources.undeclare(key);
-      return 'forget';
+      return nextOnly({ kind: 'idle' });
     }
-    const log = this.o.logger.child({ namespace, name });
 
     // 1. Parse. A Bundle the schema rejects changes nothing but its status.
     const parsed = BundleSchema.safeParse(cached);
     if (!parsed.success) {
       const message = `invalid Bundle: ${formatIssues(parsed.error).join('; ')}`;
-      await writeBundleStatus(this.api, cached, errorStatus(statusSubject(cached), Reasons.TerminalError, message, this.nowIso()), log);
-      return 'forget';
+      return { status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.TerminalError, message, this.nowIso()) }, next: { kind: 'idle' } };
     }
     const bundle = parsed.data;
     // Whose rights the requests for this Bundle's objects use (core/bundle/identity).
@@ -242,7 +244,7 @@ export class BundleController {
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.
-    if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return await this.addFinalizer(bundle, log);
+    if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return await this.addFinalizer(bundle);
 
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
     let gathered: Gathered;
@@ -255,8 +257,7 @@ export class BundleController {
       // crowd out another's Bundles.
       const waits = (this.watchWaits.get(key) ?? 0) + 1;
       this.watchWaits.set(key, waits);
-      await writeBundleStatus(this.api, cached, errorStatus(statusSubject(cached), Reasons.WatchNotSynced, `waiting for a watch: ${err.message}`, this.nowIso()), log);
-      return { requeueAfterMs: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) };
+      return { status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.WatchNotSynced, `waiting for a watch: ${err.message}`, this.nowIso()) }, next: { kind: 'after', ms: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) } };
     }
     this.watchWaits.delete(key);
     const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = gathered;
@@ -274,8 +275,7 @@ export class BundleController {
     const stampAt = this.serverTime.upperBound();
     const plannedAt = this.o.clock.now();
     if (now === undefined || stampAt === undefined) {
-      await writeBundleStatus(this.api, cached, interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()), log);
-      return 'requeue';
+      return { status: { over: cached, status: interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()) }, next: { kind: 'retry' } };
     }
 
     // 5. Decide. Claims come from every live Bundle of the namespace (the Bundle informer has synced before any
@@ -299,11 +299,11 @@ export class BundleController {
     const acted = await actOnPlan({ api, fence: this.fenceFor(key), readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(input.healthChecks !== undefined ? { healthChecks: input.healthChecks } : {}), ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
-      if (acted.kind === 'not-recorded') return 'requeue';
+      if (acted.kind === 'not-recorded') return nextOnly({ kind: 'retry' });
       // Stopped part-way: the next pass decides on the Bundles as they are now, at once.
-      if (acted.kind === 'changed-during-prune') return { requeueAfterMs: 0 };
-      if (acted.fresh) await writeBundleStatus(this.api, acted.fresh, interruptedStatus(statusSubject(acted.fresh), staleReadMessage(acted.fresh, bundle.metadata), this.nowIso()), log);
-      return acted.kind === 'stale-bundle' ? { requeueAfterMs: STALE_BUNDLE_RECHECK_MS } : 'requeue';
+      if (acted.kind === 'changed-during-prune') return nextOnly({ kind: 'after', ms: 0 });
+      const next: NextPass = acted.kind === 'stale-bundle' ? { kind: 'after', ms: STALE_BUNDLE_RECHECK_MS } : { kind: 'retry' };
+      return acted.fresh ? { status: { over: acted.fresh, status: interruptedStatus(statusSubject(acted.fresh), staleReadMessage(acted.fresh, bundle.metadata), this.nowIso()) }, next } : nextOnly(next);
     }
     const { plan, outcome } = acted;
 
@@ -312,13 +312,12 @@ export class BundleController {
     const inventory: InventoryInput = { recorded: bundle.status?.managedKinds, specObjects, controlled: input.controlled, plan };
     status.managedKinds = managedKinds(inventory, await confirmedEmpty({ api, crdDefines: (gk) => this.crdDefines(gk), unlabelled: this.unlabelled, logger: this.o.logger }, bundle, dropCandidates(inventory)));
     this.gauges.record(key, status);
-    // Over the Bundle as the pass's write-ahead left it, if it wrote one: pinned to the pass's own write, a status
-    // that changed since (another writer) still wins.
-    if (await writeBundleStatus(this.api, outcome.recorded ?? cached, status, log)) await reportTransitions(this.o.events, bundleTarget(bundle), bundle.status, status, errorEventReason(plan));
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
     const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, sincePlannedMs: this.o.clock.now() - plannedAt, ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
-    return next.kind === 'retry' ? 'requeue' : next.kind === 'after' ? { requeueAfterMs: next.ms } : 'forget';
+    // Over the Bundle as the pass's write-ahead left it, if it wrote one: pinned to the pass's own write, a status
+    // that changed since (another writer) still wins.
+    return { status: { over: outcome.recorded ?? cached, status, transitions: { target: bundleTarget(bundle), before: bundle.status, errorReason: errorEventReason(plan) } }, next, decidedAtMs: this.o.clock.now() };
   }
 
   /**
@@ -358,20 +357,19 @@ export class BundleController {
   }
 
   /** Adds the finalizer, and says in status that the first pass comes next (the update wakes us). */
-  private async addFinalizer(bundle: Bundle, log: Logger): Promise<WorkResult> {
+  private async addFinalizer(bundle: Bundle): Promise<PassReport> {
     const { namespace, name } = bundle.metadata;
     let updated: KubeObject;
     try {
       updated = await this.o.client.patch(BUNDLE_RESOURCE_TYPE, namespace, name, { metadata: { finalizers: [...(bundle.metadata.finalizers ?? []), Finalizers.deleteResources], resourceVersion: bundle.metadata.resourceVersion } }, 'merge');
     } catch (err) {
-      if (isConflict(err) || isNotFound(err)) return 'forget'; // a newer version comes through the watch
+      if (isConflict(err) || isNotFound(err)) return nextOnly({ kind: 'idle' }); // a newer version comes through the watch
       throw err;
     }
     // With the spec's kinds recorded in status.managedKinds (the write-ahead recordKindsFirst makes otherwise): the
     // first pass then writes objects without a status write of its own first. Recording more kinds only widens what
     // the finalizer looks at.
-    await writeBundleStatus(this.api, updated, withSpecKinds(interruptedStatus(statusSubject(updated), 'finalizer added; reconciling', this.nowIso()), bundle), log);
-    return 'forget';
+    return { status: { over: updated, status: withSpecKinds(interruptedStatus(statusSubject(updated), 'finalizer added; reconciling', this.nowIso()), bundle) }, next: { kind: 'idle' } };
   }
 
   private async reportFailure(key: BundleKey, err: unknown): Promise<void> {
@@ -381,7 +379,7 @@ export class BundleController {
     // A Bundle being deleted says so too: its finalizer could not finish this pass.
     const what = cached.metadata.deletionTimestamp ? 'being deleted: finalizing failed, retrying' : 'reconcile failed, retrying';
     try {
-      await writeBundleStatus(this.api, cached, errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso()), this.o.logger);
+      await finishPass({ api: this.api, events: this.o.events, log: this.o.logger, now: () => this.o.clock.now() }, { status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso()) }, next: { kind: 'retry' } });
     } catch (statusErr) {
       this.o.logger.warn({ ...objectRef(key), err: errorMessage(statusErr) }, 'could not report the failure in status');
     }

@@ -7,7 +7,7 @@
  * only once a pass on fresh lists finds nothing left to write. A pass that
  * cannot let it go says why in the Bundle's status.
  */
-import type { Bundle } from '../../api/bundle.js';
+import type { Bundle, BundleStatus } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
@@ -25,12 +25,12 @@ import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, ServerTime } from '../../kube/clock.js';
-import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { BundleApi } from './api.js';
 import type { PruneFence } from './act-deps.js';
 import { bundleTarget } from './bundle-resource.js';
-import { statusSubject, writeBundleStatus } from './status-writer.js';
+import { statusSubject } from './status-writer.js';
+import { nextOnly, type PassReport, type StatusReport } from './pass-report.js';
 
 /** After a pass that wrote, decide again this soon (on fresh lists). */
 const RECHECK_MS = 500;
@@ -64,10 +64,10 @@ export interface FinalizerContext {
   stampSeal?: StampSeal;
 }
 
-export async function finalizeBundle(input: FinalizerContext): Promise<WorkResult> {
+export async function finalizeBundle(input: FinalizerContext): Promise<PassReport> {
   const { bundle, api } = input;
   const namespace = bundle.metadata.namespace;
-  if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return 'forget';
+  if (!(bundle.metadata.finalizers ?? []).includes(Finalizers.deleteResources)) return nextOnly({ kind: 'idle' });
 
   // 1. Fetch, fresh: the objects of every kind the Bundle may hold, and who else lists them. A kind that cannot be
   // listed holds the finalizer: letting the Bundle go would hand its unseen objects to the collector. The epoch is
@@ -85,8 +85,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
   if (unlistable.length > 0) {
     const message = `being deleted: the finalizer holds, since objects of these kinds cannot be seen: ${unlistable.join('; ')}`;
     input.logger.warn({ unlistable }, 'finalizing: a kind the Bundle may control cannot be listed; holding the finalizer');
-    await writeStatus(input, errorStatus(statusSubject(input.live), Reasons.KindNotListable, message, nowIso(input)));
-    return { requeueAfterMs: UNLISTABLE_RECHECK_MS };
+    return { status: statusOver(input, errorStatus(statusSubject(input.live), Reasons.KindNotListable, message, nowIso(input))), next: { kind: 'after', ms: UNLISTABLE_RECHECK_MS } };
   }
   // The watches only bring us back when those objects change; decisions are made on the lists above.
   // A watch that cannot list (yet) is no reason to stop: the lists decided, and the recheck below comes anyway.
@@ -95,8 +94,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
   const now = input.serverTime.lowerBound();
   const stampAt = input.serverTime.upperBound();
   if (now === undefined || stampAt === undefined) {
-    await writeStatus(input, interruptedStatus(statusSubject(input.live), "being deleted: waiting for the API server's time", nowIso(input)));
-    return 'requeue';
+    return { status: statusOver(input, interruptedStatus(statusSubject(input.live), "being deleted: waiting for the API server's time", nowIso(input))), next: { kind: 'retry' } };
   }
 
   // 2. Decide.
@@ -116,7 +114,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
   });
   if (plan.done) {
     await removeFinalizer(input);
-    return 'forget';
+    return nextOnly({ kind: 'idle' });
   }
 
   // 3. Act, one step at a time in the plan's order (background: dependents first), then say why the Bundle is still here.
@@ -127,12 +125,10 @@ export async function finalizeBundle(input: FinalizerContext): Promise<WorkResul
     if ((await carryOut(step, input, outcome, report, guard)) === 'refused') {
       // A Bundle changed after this pass decided: the rest is decided again on fresh lists, at once.
       input.logger.info('finalizing: a Bundle changed since the steps were decided; deciding again');
-      return { requeueAfterMs: 0 };
+      return nextOnly({ kind: 'after', ms: 0 });
     }
   }
-  await writeStatus(input, finalizingStatus(statusSubject(input.live), report, nowIso(input)));
-  const next = finalizeNext(outcome, RECHECK_MS);
-  return next.kind === 'retry' ? 'requeue' : { requeueAfterMs: next.afterMs };
+  return { status: statusOver(input, finalizingStatus(statusSubject(input.live), report, nowIso(input))), next: finalizeNext(outcome, RECHECK_MS) };
 }
 
 /** The report a pass fills in as it carries its steps out. */
@@ -243,8 +239,9 @@ async function removeFinalizer(input: FinalizerContext): Promise<void> {
   throw written.error;
 }
 
-async function writeStatus(input: FinalizerContext, status: Parameters<typeof writeBundleStatus>[2]): Promise<void> {
-  await writeBundleStatus(input.api, input.live, status, input.logger);
+/** A finalize pass's status, over the stored Bundle it read. */
+function statusOver(input: FinalizerContext, status: BundleStatus): StatusReport {
+  return { over: input.live, status };
 }
 
 function nowIso(input: FinalizerContext): string {

@@ -67,14 +67,12 @@ export interface FinalizeOutcome {
   failed: number;
 }
 
-export type FinalizeNext =
-  /** Retry with backoff: something failed. */
-  | { kind: 'retry' }
-  /** Decide again soon, on fresh lists: the finalizer goes only in a pass that finds nothing to write. */
-  | { kind: 'recheck'; afterMs: number };
-
-/** After a finalize pass whose plan was not done. */
-export function finalizeNext(outcome: FinalizeOutcome, recheckMs: number): FinalizeNext {
+/**
+ * After a finalize pass whose plan was not done: retry with backoff when a
+ * step failed, else decide again after `recheckMs`, on fresh lists (the
+ * finalizer goes only in a pass that finds nothing to write).
+ */
+export function finalizeNext(outcome: FinalizeOutcome, recheckMs: number): NextPass {
   if (outcome.failed > 0) return { kind: 'retry' };
-  return { kind: 'recheck', afterMs: recheckMs };
+  return { kind: 'after', ms: recheckMs };
 }

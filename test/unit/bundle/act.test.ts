@@ -11,6 +11,7 @@ import { applySetId } from '../../../src/core/bundle/applyset.js';
 import { applySetParentMetadata } from '../../../src/core/bundle/applyset-parent.js';
 import { actOnPlan, type ActResult } from '../../../src/controllers/bundle/act.js';
 import { finalizeBundle } from '../../../src/controllers/bundle/finalize.js';
+import { finishPass } from '../../../src/controllers/bundle/pass-report.js';
 import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
@@ -330,8 +331,11 @@ describe('finalizer', () => {
   const b = bundle('b', withResource(resource('a', configMap('a'))));
   const deleting = (): Bundle => storedBundle(b, { deletionTimestamp: '2026-01-01T00:00:00Z' });
 
-  function finalizer(api: FakeBundleApi, stored: Bundle): Promise<unknown> {
-    return finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events: new RecordingEvents(), serverTime, clock, logger: silentLogger(), signRelease: releaseSigner(new Uint8Array(32)), crdDefines: () => false });
+  /** One finalize pass through the pass's one exit (finishPass): its status written, its next step as the queue gets it. */
+  async function finalizer(api: FakeBundleApi, stored: Bundle): Promise<unknown> {
+    const events = new RecordingEvents();
+    const report = await finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events, serverTime, clock, logger: silentLogger(), signRelease: releaseSigner(new Uint8Array(32)), crdDefines: () => false });
+    return finishPass({ api, events, log: silentLogger(), now: clock.now }, report);
   }
   /** The Bundle as the fake has it now (the cache caught up). */
   const current = (api: FakeBundleApi): Bundle => BundleSchema.parse(api.find('Bundle', 'b'));

@@ -237,8 +237,8 @@ describe('effectivePropagation: the collector removed the orphan finalizer befor
 
 describe('finalizeNext', () => {
   it.each<[string, { wrote: number; changed: number; failed: number }, ReturnType<typeof finalizeNext>]>([
-    ['wrote: decide again soon on fresh lists', { wrote: 2, changed: 0, failed: 0 }, { kind: 'recheck', afterMs: 500 }],
-    ['changed under us: decide again soon', { wrote: 0, changed: 1, failed: 0 }, { kind: 'recheck', afterMs: 500 }],
+    ['wrote: decide again soon on fresh lists', { wrote: 2, changed: 0, failed: 0 }, { kind: 'after', ms: 500 }],
+    ['changed under us: decide again soon', { wrote: 0, changed: 1, failed: 0 }, { kind: 'after', ms: 500 }],
     ['a failure: retry with backoff', { wrote: 1, changed: 1, failed: 1 }, { kind: 'retry' }],
   ])('%s', (_name, outcome, expected) => {
     expect(finalizeNext(outcome, 500)).toEqual(expected);
