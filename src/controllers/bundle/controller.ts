@@ -42,6 +42,7 @@ import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
 import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
 import { confirmedEmpty } from './record.js';
+import { listedKeysOf, withListedCountdownsCancelled } from '../../core/bundle/countdown.js';
 import { finishPass, nextOnly, type PassReport } from './pass-report.js';
 import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { stampSeal, type StampSeal } from '../../core/softdelete/stamp-seal.js';
@@ -257,7 +258,8 @@ export class BundleController {
       // crowd out another's Bundles.
       const waits = (this.watchWaits.get(key) ?? 0) + 1;
       this.watchWaits.set(key, waits);
-      return { status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.WatchNotSynced, `waiting for a watch: ${err.message}`, this.nowIso()) }, next: { kind: 'after', ms: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) } };
+      const stuck = errorStatus(statusSubject(cached), Reasons.WatchNotSynced, `waiting for a watch: ${err.message}`, this.nowIso());
+      return { status: { over: cached, status: withListedCountdownsCancelled(stuck, this.listedNow(bundle), namespace) }, next: { kind: 'after', ms: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) } };
     }
     this.watchWaits.delete(key);
     const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = gathered;
@@ -275,7 +277,7 @@ export class BundleController {
     const stampAt = this.serverTime.upperBound();
     const plannedAt = this.o.clock.now();
     if (now === undefined || stampAt === undefined) {
-      return { status: { over: cached, status: interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()) }, next: { kind: 'retry' } };
+      return { status: { over: cached, status: withListedCountdownsCancelled(interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()), this.listedNow(bundle), namespace) }, next: { kind: 'retry' } };
     }
 
     // 5. Decide. Claims come from every live Bundle of the namespace (the Bundle informer has synced before any
@@ -336,6 +338,11 @@ export class BundleController {
     return claims;
   }
 
+  /** What the live Bundles of this Bundle's namespace list now (its own spec included), by object key: see withListedCountdownsCancelled. */
+  private listedNow(bundle: Bundle): Set<string> {
+    return new Set([...listedKeysOf(bundle.spec.resources, bundle.metadata.namespace), ...this.claimsOf(bundle.metadata.namespace).keys()]);
+  }
+
   /** The send-time check of this Bundle's deletes and releases (ListingEpochs). */
   private fenceFor(key: BundleKey): PruneFence {
     const bundleKey = bundleEpochKey(key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1));
@@ -379,7 +386,11 @@ export class BundleController {
     // A Bundle being deleted says so too: its finalizer could not finish this pass.
     const what = cached.metadata.deletionTimestamp ? 'being deleted: finalizing failed, retrying' : 'reconcile failed, retrying';
     try {
-      await finishPass({ api: this.api, events: this.o.events, log: this.o.logger, now: () => this.o.clock.now() }, { status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso()) }, next: { kind: 'retry' } });
+      const failed = errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso());
+      // Listing an object cancels its countdown in the record even when the pass failed before it could remove the stamp.
+      const parsed = BundleSchema.safeParse(cached);
+      const status = parsed.success ? withListedCountdownsCancelled(failed, this.listedNow(parsed.data), parsed.data.metadata.namespace) : failed;
+      await finishPass({ api: this.api, events: this.o.events, log: this.o.logger, now: () => this.o.clock.now() }, { status: { over: cached, status }, next: { kind: 'retry' } });
     } catch (statusErr) {
       this.o.logger.warn({ ...objectRef(key), err: errorMessage(statusErr) }, 'could not report the failure in status');
     }

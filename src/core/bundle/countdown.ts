@@ -126,6 +126,33 @@ export function pendingRecordedAhead(recorded: readonly PendingDeletion[] | unde
 }
 
 /**
+ * The record as a pass that stops before deciding (a watch not synced, a
+ * failure) leaves it: the countdowns of objects a live Bundle lists
+ * (`listed`, by identityKey: this one's spec again, or another's, which
+ * takes the object over) are cancelled in the record, though the pass cannot
+ * remove their stamps. A stamp the record does not hold reads as none, so
+ * an object listed again while its Bundle was stuck, and left again before
+ * a pass could decide, starts a new countdown from then instead of ending
+ * the cancelled one (red team 10); an approval given for the cancelled
+ * countdown goes with it.
+ */
+export function listedKeysOf(resources: readonly { spec: { object?: { apiVersion: string; kind: string; metadata: { name: string } } | undefined } }[], namespace: string): Set<string> {
+  return new Set(resources.flatMap((r) => (r.spec.object !== undefined ? [identityKey(declaredIdentityOf(r.spec.object, namespace))] : [])));
+}
+
+/** See listedKeysOf. */
+export function withListedCountdownsCancelled<S extends { pendingDeletions?: PendingDeletion[] | undefined; pendingDeletionCount?: number | undefined; awaitingApprovalCount?: number | undefined }>(
+  status: S,
+  listed: ReadonlySet<string>,
+  namespace: string,
+): S {
+  if (status.pendingDeletions === undefined || status.pendingDeletions.length === 0) return status;
+  const pendingDeletions = status.pendingDeletions.filter((p) => !listed.has(pendingEntryKey(p, namespace)));
+  if (pendingDeletions.length === status.pendingDeletions.length) return status;
+  return { ...status, pendingDeletions, pendingDeletionCount: pendingDeletions.length, awaitingApprovalCount: pendingDeletions.filter((p) => p.waitingFor === 'Approval').length };
+}
+
+/**
  * The spec's entries for status.declaredRules: a manifest whose rules
  * cannot be read (its resource is an error, not applied) keeps the entry
  * the record has for its object, as that object still carries what was

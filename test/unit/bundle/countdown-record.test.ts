@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Annotations } from '../../../src/api/names.js';
-import { countdownRecordOf, declaredRulesOf, identityKey, pendingRecordedAhead, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
+import { countdownRecordOf, declaredRulesOf, identityKey, listedKeysOf, pendingRecordedAhead, withListedCountdownsCancelled, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';
@@ -133,6 +133,26 @@ describe('the countdowns a pass stamps are recorded first (pendingRecordedAhead)
     const atV1 = { ...entry('x', iso(NOW - 1000)), apiVersion: 'example.com/v1', kind: 'Widget' };
     const atV2 = { ...entry('x', iso(NOW)), apiVersion: 'example.com/v2', kind: 'Widget' };
     expect(pendingRecordedAhead([atV1], [atV2], 'ns1')).toEqual([atV2]);
+  });
+});
+
+describe('a pass that stops before deciding cancels the countdowns of what the spec lists again, in the record (red team 10)', () => {
+  const entry = (name: string, waitingFor: 'Delay' | 'Approval' = 'Delay') => ({ apiVersion: 'v1', kind: 'ConfigMap', name, deletionTimestamp: iso(NOW), deleteAfter: iso(NOW), waitingFor });
+  const listing = (...names: string[]) => listedKeysOf(names.map((n) => ({ spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n } } } })), 'ns1');
+  it('drops the entries of listed objects and counts again; the others stay', () => {
+    const status = { pendingDeletions: [entry('a'), entry('b', 'Approval'), entry('c', 'Approval')], pendingDeletionCount: 3, awaitingApprovalCount: 2 };
+    expect(withListedCountdownsCancelled(status, listing('b', 'x'), 'ns1')).toEqual({ pendingDeletions: [entry('a'), entry('c', 'Approval')], pendingDeletionCount: 2, awaitingApprovalCount: 1 });
+  });
+  it('nothing listed again: the status as it was', () => {
+    const status = { pendingDeletions: [entry('a')], pendingDeletionCount: 1 };
+    expect(withListedCountdownsCancelled(status, listing('x'), 'ns1')).toBe(status);
+  });
+  it('a sealed stamp of a countdown cancelled in the record reads as none: a new countdown starts from now', () => {
+    const stamp = iso(NOW - 60_000);
+    const o = object({ [Annotations.deletionDelay]: '20s', [Annotations.deletionTimestamp]: stamp, [Annotations.stampProof]: seal.sign('a-uid', stamp, { delayMs: 20_000, policy: 'Delete' }) });
+    const held = { pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', deletionTimestamp: stamp, deleteAfter: iso(NOW - 40_000), waitingFor: 'Delay' as const }] };
+    expect(prune(o, record(held))?.action).toBe('delete');
+    expect(prune(o, record(withListedCountdownsCancelled(held, listing('a'), 'ns1')))).toMatchObject({ action: 'mark', deletionTimestamp: iso(NOW) });
   });
 });
 

@@ -511,3 +511,17 @@ describe('withAppliedReadiness: readiness from the apply\'s answer', () => {
     expect(withAppliedReadiness(plan, new Map(), new Map())).toBe(plan);
   });
 });
+
+describe('deleteWhen BundleReady: the gate opens on the stored Ready only while every resource reads ready this pass (red team 10)', () => {
+  const b = bundle('b', withResource(resource('app', deployment('app'))));
+  const gated = live(configMap('old'), controlledByBundle(), withUid('old-uid'), withAnnotation(Annotations.deleteWhen, 'BundleReady'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'));
+  const app = (status: Record<string, unknown>): Obj => appliedLive(b, 'app', {}, controlledByBundle(), withUid('app-uid'), withStatus(status));
+  const prune = (appLive: Obj) => planBundle(planInput(b, { app: appLive }, { controlled: [appLive, gated], bundleReady: true })).prune.find((a) => a.target.name === 'old');
+
+  it('the stored status says Ready (written by another tool) but the Deployment is not rolled out: the gate stays closed', () => {
+    expect(prune(app({ replicas: 1, updatedReplicas: 0, availableReplicas: 0 }))).toMatchObject({ action: 'await', waitingFor: 'BundleReady' });
+  });
+  it('the stored Ready and every resource ready: deleted', () => {
+    expect(prune(app({ replicas: 1, updatedReplicas: 1, availableReplicas: 1 }))).toMatchObject({ action: 'delete' });
+  });
+});
