@@ -41,12 +41,12 @@ const f = operatorFixture('rt10-relist', () => ({ watchSyncTimeoutMs: 2_000 }));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const GROUP = 'rt10relist.example.com';
-const crd = (conversion: Record<string, unknown>) => ({
+const crd = (conversion: Record<string, unknown>, group: string = GROUP) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
-  metadata: { name: `widgets.${GROUP}` },
+  metadata: { name: `widgets.${group}` },
   spec: {
-    group: GROUP,
+    group,
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
     scope: 'Namespaced',
     versions: [
@@ -55,6 +55,10 @@ const crd = (conversion: Record<string, unknown>) => ({
     ],
     conversion,
   },
+});
+const GROUP_A = 'rt10relista.example.com';
+afterAll(async () => {
+  await run('kubectl', ['delete', 'crd', `widgets.${GROUP}`, `widgets.${GROUP_A}`, '--wait=false']);
 });
 const broken = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } } };
 
@@ -121,6 +125,61 @@ it('a countdown the spec listed again while the Bundle was stuck on a watch is n
     expect(Date.now() - back).toBeLessThan(19_000);
     expectKept(await env.client.tryGet(t.configMap, ns, X), uid);
   } finally {
-    await run('kubectl', ['delete', 'crd', `widgets.${GROUP}`, '--wait=false']);
+    // The CRD is deleted after the file (afterAll).
+  }
+}, 180_000);
+
+/**
+ * The same gate with deletionPolicy Approve. sa-x (Approve) leaves the spec:
+ * stamped, waiting for an approval. The Bundle gets stuck on the Widget's
+ * watch (an edit adding it). sa-x is approved (`deletionApproved`, later
+ * than the stamp); the stuck Bundle does not act on it. Its owner changes
+ * their mind and lists sa-x again (re-listing removes the approval with the
+ * stamp: docs/safety.md), then, in a later edit, takes it out again: a new
+ * removal, which needs a new approval. The webhook comes back.
+ * Expected: sa-x kept (no approval later than its new countdown).
+ * Actual (same cause as above): deleted by the first pass after the
+ * webhook's return, on the approval of the countdown the re-listing
+ * cancelled.
+ */
+it('an approval of a countdown cancelled by listing the object again (while stuck) does not delete it when it leaves again', async () => {
+  const { env, ns, t } = f;
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'sa', namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+  const X = 'sa-x';
+  const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionPolicy]: 'Approve' });
+  const widget = { apiVersion: `${GROUP_A}/v2`, kind: 'Widget', metadata: { name: 'sa-widget' }, spec: { size: 1 } };
+  let r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd(broken, GROUP_A)) });
+  expect(r.stderr).toBe('');
+  await waitFor('the CRD established', async () => (await run('kubectl', ['get', `widgets.v1.${GROUP_A}`, '-n', ns])).code === 0);
+  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: `${GROUP_A}/v1`, kind: 'Widget', metadata: { name: 'stored-v1a', namespace: ns }, spec: { size: 0 } }) });
+  expect(r.code).toBe(0);
+  await waitFor('v2 lists fail', async () => (await run('kubectl', ['get', `widgets.v2.${GROUP_A}`, '-n', ns])).code !== 0);
+  try {
+    await apply([x(), configMap('sa-y')]);
+    await waitForReady(env, ns, 'sa');
+    const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid!;
+    await apply([configMap('sa-y')]);
+    await waitForBundle(env, ns, 'sa', 'waiting for approval', (b) => ((b.status as { pendingDeletions?: { name: string; waitingFor?: string }[] } | undefined)?.pendingDeletions ?? []).some((p) => p.name === X && p.waitingFor === 'Approval'));
+    // Stuck on the Widget's watch.
+    await apply([configMap('sa-y'), widget]);
+    await waitForBundle(env, ns, 'sa', 'WatchNotSynced', (b) => JSON.stringify(b.status ?? {}).includes('WatchNotSynced'), 30_000);
+    await sleep(1_500);
+    // Approved; the stuck Bundle does not act on it.
+    await run('kubectl', ['annotate', '--overwrite', 'configmap', X, '-n', ns, `${Annotations.deletionApproved}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`]);
+    await sleep(3_000);
+    expectKept(await env.client.tryGet(t.configMap, ns, X), uid);
+    // Listed again (keep it after all), then, later, taken out again: a new removal.
+    await apply([x(), configMap('sa-y'), widget]);
+    await sleep(5_000);
+    await apply([configMap('sa-y'), widget]);
+    await sleep(3_000);
+    r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd({ strategy: 'None' }, GROUP_A)) });
+    expect(r.code).toBe(0);
+    await waitForBundle(env, ns, 'sa', 'reconciled past the watch', (b) => !JSON.stringify(b.status ?? {}).includes('WatchNotSynced'), 60_000);
+    await sleep(3_000);
+    expectKept(await env.client.tryGet(t.configMap, ns, X), uid);
+  } finally {
+    // The CRD is deleted after the file (afterAll).
   }
 }, 180_000);
