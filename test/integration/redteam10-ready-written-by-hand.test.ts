@@ -40,6 +40,7 @@
  * writable, so the chart does not close it either.
  */
 import { Annotations } from '../../src/api/names.js';
+import type { KubeObject } from '../../src/kube/types.js';
 import { applyBundle, configMap, getBundle, markDeploymentAvailable, waitForBundle, waitForReady } from './bundles.js';
 import { conditionOf, expectKept, run, uidOf, waitFor } from './harness.js';
 import { installChartPolicy } from './deletion-propagation.js';
@@ -55,7 +56,7 @@ const deployment = (config: string): Record<string, unknown> => ({
   spec: { selector: { matchLabels: { app: 'rr' } }, template: { metadata: { labels: { app: 'rr' } }, spec: { containers: [{ name: 'web', image: 'registry.example/web:1', envFrom: [{ configMapRef: { name: config } }] }] } } },
 });
 const config = (name: string) => ({ name, object: configMap(name, { v: name }, { [Annotations.deleteWhen]: 'BundleReady' }) });
-const waitingFor = (b: { status?: unknown } | undefined, name: string): string | undefined =>
+const waitingFor = (b: KubeObject | undefined, name: string): string | undefined =>
   ((b?.status as { pendingDeletions?: { name: string; waitingFor?: string }[] } | undefined)?.pendingDeletions ?? []).find((p) => p.name === name)?.waitingFor;
 
 async function scenario(name: string, mode: 'control' | 'operator-down' | 'operator-running'): Promise<void> {

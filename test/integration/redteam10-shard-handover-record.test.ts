@@ -117,7 +117,7 @@ async function scenario(prefix: string, shardOneDown: boolean): Promise<void> {
   await apply(b2, 'two', [configMap(`${prefix}-z`)]);
   await waitForReady(env, ns, b1);
   await waitForReady(env, ns, b2);
-  const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid!;
+  const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid;
 
   // T1: s-x leaves s1; shard one stamps and records it. A copy of its metadata is kept.
   await apply(b1, 'one', [configMap(`${prefix}-y`)]);
@@ -126,7 +126,7 @@ async function scenario(prefix: string, shardOneDown: boolean): Promise<void> {
     const o = await env.client.get(t.configMap, ns, X);
     const b = await getBundle(env, ns, b1);
     const p = (b?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
-    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: (o.metadata.ownerReferences ?? []) as unknown[] };
+    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: (o.metadata.ownerReferences ?? []) };
     return saved.annotations[Annotations.deletionTimestamp] !== undefined && saved.annotations[Annotations.stampProof] !== undefined && p.some((e) => e.name === X);
   });
   const t1 = Date.now();

@@ -69,7 +69,7 @@ it('control: the same edits without the Widget (not stuck): the re-listing cance
   const x = () => configMap('sc-x', { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   await apply([x(), configMap('sc-y')]);
   await waitForReady(env, ns, 'sc');
-  const uid = (await env.client.get(t.configMap, ns, 'sc-x')).metadata.uid!;
+  const uid = (await env.client.get(t.configMap, ns, 'sc-x')).metadata.uid;
   await apply([configMap('sc-y')]);
   await waitFor('first stamp', async () => (await env.client.get(t.configMap, ns, 'sc-x')).metadata.annotations?.[Annotations.deletionTimestamp] !== undefined);
   await apply([x(), configMap('sc-y')]);
@@ -99,7 +99,7 @@ it('a countdown the spec listed again while the Bundle was stuck on a watch is n
   try {
     await apply([x(), configMap('sr-y')]);
     await waitForReady(env, ns, 'sr');
-    const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid!;
+    const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid;
 
     // T1: sr-x leaves.
     await apply([configMap('sr-y')]);
@@ -158,7 +158,7 @@ it('an approval of a countdown cancelled by listing the object again (while stuc
   try {
     await apply([x(), configMap('sa-y')]);
     await waitForReady(env, ns, 'sa');
-    const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid!;
+    const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid;
     await apply([configMap('sa-y')]);
     await waitForBundle(env, ns, 'sa', 'waiting for approval', (b) => ((b.status as { pendingDeletions?: { name: string; waitingFor?: string }[] } | undefined)?.pendingDeletions ?? []).some((p) => p.name === X && p.waitingFor === 'Approval'));
     // Stuck on the Widget's watch.
@@ -183,3 +183,4 @@ it('an approval of a countdown cancelled by listing the object again (while stuc
     // The CRD is deleted after the file (afterAll).
   }
 }, 180_000);
+

@@ -84,7 +84,7 @@ it('a Bundle stuck on a watch keeps a record entry of a countdown another Bundle
   await apply('w2', [configMap('w-z')]);
   await waitForReady(env, ns, 'w1');
   await waitForReady(env, ns, 'w2');
-  const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid!;
+  const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid;
 
   // T1: w-x leaves w1.
   await apply('w1', [configMap('w-y')]);
@@ -92,7 +92,7 @@ it('a Bundle stuck on a watch keeps a record entry of a countdown another Bundle
   await waitFor('first stamp, recorded', async () => {
     const o = await env.client.get(t.configMap, ns, X);
     const p = ((await getBundle(env, ns, 'w1'))?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
-    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: (o.metadata.ownerReferences ?? []) as unknown[] };
+    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: (o.metadata.ownerReferences ?? []) };
     return saved.annotations[Annotations.deletionTimestamp] !== undefined && p.some((e) => e.name === X);
   });
   const t1 = Date.now();
