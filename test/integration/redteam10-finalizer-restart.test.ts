@@ -31,7 +31,7 @@ async function scenario(name: string, wipe: boolean): Promise<void> {
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   await apply([x(), configMap(`${name}-y`)]);
   await waitForReady(env, ns, name);
-  const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid!;
+  const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid;
 
   await apply([configMap(`${name}-y`)]);
   let saved: Record<string, string> = {};

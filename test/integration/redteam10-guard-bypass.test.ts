@@ -29,7 +29,7 @@ it('the record guard refuses every shape of status write that changes pendingDel
   const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   await apply([configMap('gb-a', {}, { [Annotations.deletionDelay]: '1h' }), configMap('gb-b', {}, { [Annotations.deletionDelay]: '2h' }), configMap('gb-y')]);
   await waitForReady(env, ns, 'gb');
-  const uids = { a: (await env.client.get(t.configMap, ns, 'gb-a')).metadata.uid!, b: (await env.client.get(t.configMap, ns, 'gb-b')).metadata.uid! };
+  const uids = { a: (await env.client.get(t.configMap, ns, 'gb-a')).metadata.uid, b: (await env.client.get(t.configMap, ns, 'gb-b')).metadata.uid };
   await apply([configMap('gb-y')]);
   const pendingOf = async () => ((await getBundle(env, ns, 'gb'))?.status as { pendingDeletions?: Record<string, string>[] } | undefined)?.pendingDeletions ?? [];
   await waitFor('two countdowns recorded', async () => (await pendingOf()).length === 2);
