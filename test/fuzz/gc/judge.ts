@@ -332,7 +332,13 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
     if (r.present && !r.deleting && (!a.present || a.deleting)) {
       const why = startUp.get(o.id);
       if (why !== undefined) {
-        tolerated.push(`${what}: ours collected it, the reference has not attempted it (${why === 'start-up' ? 'a dependent of an owner already waiting in foreground deletion at a collector start' : why === 'start-up, wait finished' ? 'a dependent of an owner waiting in foreground deletion at a collector start, whose wait the reference finished before attempting it' : why}): ours ${ra}; reference ${rr}`);
+        const how =
+          why === 'start-up'
+            ? 'the reference has not attempted it (a dependent of an owner already waiting in foreground deletion at a collector start)'
+            : why === 'start-up, wait finished'
+              ? 'the reference finished the wait of its owner (waiting in foreground deletion at a collector start) before attempting it'
+              : `the reference has not attempted it (${why})`;
+        tolerated.push(`${what}: ours collected it, ${how}: ours ${ra}; reference ${rr}`);
         continue;
       }
       divergences.push({ id: o.id, wrongfulDelete: true, line: `WRONGFUL DELETE: ${what}: ours ${ra}; the reference kept it: ${rr}` });

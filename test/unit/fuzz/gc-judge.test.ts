@@ -151,7 +151,7 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
     const reference = cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'], ['o4']);
     const verdict = judge(p, ours, reference);
     expect(verdict.divergences).toEqual([]);
-    expect(verdict.tolerated[0]).toContain('whose wait the reference finished');
+    expect(verdict.tolerated[0]).toContain('the reference finished the wait of its owner');
   });
 
   it('a finished wait is tolerated only for the dependent itself, recorded at the start, of an owner recorded waiting there: otherwise a wrongful delete', () => {
