@@ -148,6 +148,8 @@ export class PlanExecutor {
   readonly foregroundDependentsAtStart = new Set<string>();
   /** UIDs of the owners waiting in foreground deletion at a collector (re)start. */
   readonly foregroundOwnersAtStart = new Set<string>();
+  /** UIDs of objects referring, at a collector (re)start, both to an owner orphaning its dependents and to one waiting in foreground deletion (the judge's orphanRaceLeak). */
+  readonly orphanAndForegroundDependentsAtStart = new Set<string>();
 
   constructor(
     readonly cluster: FuzzCluster,
@@ -205,6 +207,7 @@ export class PlanExecutor {
           const snap = await this.snapshot();
           for (const uid of nonBlockingDependentsOfForegroundOwners(snap)) this.foregroundDependentsAtStart.add(uid);
           for (const uid of foregroundOwners(snap)) this.foregroundOwnersAtStart.add(uid);
+          for (const uid of dependentsOfOrphanAndForegroundOwners(snap)) this.orphanAndForegroundDependentsAtStart.add(uid);
         }
         await this.cluster.collector.start();
         this.needsProbe = true;
@@ -495,5 +498,24 @@ export function nonBlockingDependentsOfForegroundOwners(snap: Snapshot): string[
   const waiting = foregroundOwners(snap);
   const out: string[] = [];
   for (const o of snap.values()) if ((o.metadata.ownerReferences ?? []).some((r) => waiting.has(r.uid) && r.blockOwnerDeletion !== true)) out.push(o.metadata.uid);
+  return out;
+}
+
+/** Owners being deleted with the `orphan` finalizer: their dependents are released, not deleted. */
+function orphaningOwners(snap: Snapshot): Set<string> {
+  const orphaning = new Set<string>();
+  for (const o of snap.values()) if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('orphan')) orphaning.add(o.metadata.uid);
+  return orphaning;
+}
+
+/** Objects with a reference to an owner orphaning its dependents and one to an owner waiting in foreground deletion. */
+export function dependentsOfOrphanAndForegroundOwners(snap: Snapshot): string[] {
+  const waiting = foregroundOwners(snap);
+  const orphaning = orphaningOwners(snap);
+  const out: string[] = [];
+  for (const o of snap.values()) {
+    const refs = o.metadata.ownerReferences ?? [];
+    if (refs.some((r) => waiting.has(r.uid)) && refs.some((r) => orphaning.has(r.uid))) out.push(o.metadata.uid);
+  }
   return out;
 }

@@ -52,6 +52,20 @@
  *   that owner's wait since, another finalizer keeping it: seed 6000). The reverse (ours kept, the
  *   reference deleted) is not tolerated: ours attempts every such
  *   dependent, so keeping one is a difference of ours.
+ *   A dependent recorded at the start is also tolerated when its owner did
+ *   wait there and the reference has finished that wait since (no blocking
+ *   dependent; another finalizer keeps the owner: seeds 11425, 15336).
+ *   Upstream queues the owner and the dependents in its graph together
+ *   (processTransitions); processDeletingDependentsItem removes the
+ *   owner's `foregroundDeletion` finalizer while another worker's
+ *   attemptToDeleteItem classifies the dependent by a live GET of the
+ *   owner: still waiting, the dependent is deleted (no solid owner); after,
+ *   the owner is solid (being deleted without `foregroundDeletion`) and the
+ *   dependent kept. Not extended to what follows from such a dependent.
+ * - The orphan race (orphanRaceLeak; seed 15352): an object referring at
+ *   a start to an owner orphaning it and to one waiting in foreground
+ *   deletion, kept by ours with no reference left where the reference
+ *   deleted it: upstream's own order, a leak, never a delete.
  */
 import type { KubeObject } from '../../../src/kube/types.js';
 import { snapshotKey, type Snapshot } from './executor.js';
@@ -66,6 +80,8 @@ export interface ClusterEnd {
   foregroundDependentsAtStart?: ReadonlySet<string>;
   /** UIDs of the owners waiting in foreground deletion at those starts (PlanExecutor.foregroundOwnersAtStart). */
   foregroundOwnersAtStart?: ReadonlySet<string>;
+  /** UIDs of objects that at those starts referred both to an owner orphaning its dependents and to one waiting in foreground deletion (PlanExecutor.orphanAndForegroundDependentsAtStart). */
+  orphanAndForegroundDependentsAtStart?: ReadonlySet<string>;
 }
 
 export type ObjectView = { present: false } | { present: true; incarnation: string; deleting: boolean; finalizers: string[]; owners: string[] };
@@ -215,6 +231,27 @@ function waitedAtStart(reference: ClusterEnd, owner: KubeObject): boolean {
   return owner.metadata.deletionTimestamp !== undefined && (reference.foregroundOwnersAtStart ?? new Set<string>()).has(owner.metadata.uid);
 }
 
+/**
+ * Seed 15352 (a leak, tolerated): at a collector start the object had a
+ * reference to an owner being deleted with the `orphan` finalizer and one
+ * to an owner waiting in foreground deletion. Upstream's classifyReferences
+ * counts the orphaning owner as solid (only deletionTimestamp plus
+ * `foregroundDeletion` makes an owner waiting), so attemptToDeleteItem, when
+ * it attempts the object before the orphan worker has removed that owner's
+ * reference, removes the waiting owner's reference (its `len(solid) != 0`
+ * branch) and keeps it; the orphan then removes the other reference, and
+ * the object stays with none. Attempted after the orphan, it has only the
+ * waiting owner and is deleted. Both workers are queued at the start, so
+ * either order is kube-controller-manager's. Tolerated only as that end:
+ * ours kept the same incarnation, not being deleted, with no reference left
+ * (a third, solid owner keeps it in both orders and must still be there).
+ */
+function orphanRaceLeak(plan: Plan, ours: ClusterEnd, id: string): boolean {
+  const live = liveOf(plan, id, ours);
+  if (!live || live.metadata.deletionTimestamp || (live.metadata.ownerReferences ?? []).length > 0) return false;
+  return (ours.orphanAndForegroundDependentsAtStart ?? new Set<string>()).has(live.metadata.uid);
+}
+
 function waitsInForeground(o: KubeObject): boolean {
   return o.metadata.deletionTimestamp !== undefined && (o.metadata.finalizers ?? []).includes('foregroundDeletion');
 }
@@ -253,19 +290,27 @@ export function startUpClass(plan: Plan, ours: ClusterEnd, reference: ClusterEnd
       if (tolerated.has(id)) continue;
       let viaTolerated: string | undefined;
       let ok = true;
+      let viaFinishedWait = false;
       for (const r of live.metadata.ownerReferences ?? []) {
         const owner = byUid.get(r.uid);
         const ownerId = refIdOf.get(r.uid);
         const ourOwner = ownerId === undefined ? undefined : viewOf(plan, ownerId, ours);
         if (!owner || ownerId === undefined || !ourOwner || (ourOwner.present && !ourOwner.deleting)) ok = false;
         else if (waitsInForeground(owner)) continue;
+        else if (atStart.has(live.metadata.uid) && waitedAtStart(reference, owner)) {
+          // Seeds 11425, 15336: the reference finished this owner's wait (no blocking dependent; another
+          // finalizer keeps it) before it attempted the dependent, and then holds it as a solid owner. Queued
+          // together at the start, it deletes the dependent when it attempts it first (see finishedWaitAtStart).
+          viaFinishedWait = true;
+          continue;
+        }
         else if (tolerated.has(ownerId)) viaTolerated = ownerId;
         else ok = false;
         if (!ok) break;
       }
       if (!ok) continue;
-      if (viaTolerated !== undefined) tolerated.set(id, `follows from ${viaTolerated}`);
-      else if (atStart.has(live.metadata.uid)) tolerated.set(id, 'start-up');
+      if (viaTolerated !== undefined && !viaFinishedWait) tolerated.set(id, `follows from ${viaTolerated}`);
+      else if (atStart.has(live.metadata.uid) && viaTolerated === undefined) tolerated.set(id, viaFinishedWait ? 'start-up, wait finished' : 'start-up');
       else continue;
       changed = true;
     }
@@ -287,10 +332,20 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
     if (r.present && !r.deleting && (!a.present || a.deleting)) {
       const why = startUp.get(o.id);
       if (why !== undefined) {
-        tolerated.push(`${what}: ours collected it, the reference has not attempted it (${why === 'start-up' ? 'a dependent of an owner already waiting in foreground deletion at a collector start' : why}): ours ${ra}; reference ${rr}`);
+        const how =
+          why === 'start-up'
+            ? 'the reference has not attempted it (a dependent of an owner already waiting in foreground deletion at a collector start)'
+            : why === 'start-up, wait finished'
+              ? 'the reference finished the wait of its owner (waiting in foreground deletion at a collector start) before attempting it'
+              : `the reference has not attempted it (${why})`;
+        tolerated.push(`${what}: ours collected it, ${how}: ours ${ra}; reference ${rr}`);
         continue;
       }
       divergences.push({ id: o.id, wrongfulDelete: true, line: `WRONGFUL DELETE: ${what}: ours ${ra}; the reference kept it: ${rr}` });
+      continue;
+    }
+    if (a.present && !a.deleting && (!r.present || r.deleting) && orphanRaceLeak(plan, ours, o.id)) {
+      tolerated.push(`${what}: ours kept it with no reference left, the reference collected it (an owner orphaning it and one waiting in foreground deletion at a collector start: which finished first is order, in kube-controller-manager too): ours ${ra}; reference ${rr}`);
       continue;
     }
     if (r.present && r.deleting && !a.present) {

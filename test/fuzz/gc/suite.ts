@@ -178,7 +178,7 @@ export class GcFuzzSuite implements FuzzSuite {
     const executors = [new PlanExecutor(ours, plan), new PlanExecutor(reference, plan)] as const;
     await Promise.all(executors.map((e) => e.prepare()));
     const [oursExec, refExec] = executors;
-    const end = (e: PlanExecutor, snapshot = e.lastSnapshot) => ({ snapshot, uids: e.uids, notes: e.notes, foregroundDependentsAtStart: e.foregroundDependentsAtStart, foregroundOwnersAtStart: e.foregroundOwnersAtStart });
+    const end = (e: PlanExecutor, snapshot = e.lastSnapshot) => ({ snapshot, uids: e.uids, notes: e.notes, foregroundDependentsAtStart: e.foregroundDependentsAtStart, foregroundOwnersAtStart: e.foregroundOwnersAtStart, orphanAndForegroundDependentsAtStart: e.orphanAndForegroundDependentsAtStart });
     // Judged at every settle, not only at the end: a wrongful delete that a
     // later step would hide (an owner deleted too early whose held
     // dependents are released afterwards) is caught where it happens.

@@ -3,7 +3,7 @@
  * each tolerance, where it applies and where it must not.
  */
 import type { KubeObject } from '../../../src/kube/types.js';
-import { nonBlockingDependentsOfForegroundOwners, snapshotKey, type Snapshot } from '../../fuzz/gc/executor.js';
+import { dependentsOfOrphanAndForegroundOwners, nonBlockingDependentsOfForegroundOwners, snapshotKey, type Snapshot } from '../../fuzz/gc/executor.js';
 import { judge, type ClusterEnd } from '../../fuzz/gc/judge.js';
 import { KINDS, namespaceName, objectName, type KindName, type Plan, type PlanObject } from '../../fuzz/gc/plan.js';
 
@@ -25,7 +25,7 @@ const cm = (id: string, ns: 'a' | 'b' = 'a'): PlanObject => ({ id, kind: 'Config
 const role = (id: string): PlanObject => ({ id, kind: 'ClusterRole', hold: false });
 
 /** One cluster's end: `present` maps logical ids to their state (UIDs are `${cluster}-${id}`). */
-function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: string[] = [], ownersAtStart: string[] = []): ClusterEnd {
+function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: string[] = [], ownersAtStart: string[] = [], orphanRaceAtStart: string[] = []): ClusterEnd {
   const uidOf = (id: string) => `${name}-${id}`;
   const snapshot: Snapshot = new Map();
   for (const [id, spec] of Object.entries(present)) {
@@ -53,7 +53,7 @@ function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: 
   }
   // Every object of the plan was created once in this cluster (absent ones are gone).
   const uids = new Map(p.objects.map((o) => [o.id, [uidOf(o.id)]]));
-  return { snapshot, uids, notes: [], foregroundDependentsAtStart: new Set(atStart.map(uidOf)), foregroundOwnersAtStart: new Set(ownersAtStart.map(uidOf)) };
+  return { snapshot, uids, notes: [], foregroundDependentsAtStart: new Set(atStart.map(uidOf)), foregroundOwnersAtStart: new Set(ownersAtStart.map(uidOf)), orphanAndForegroundDependentsAtStart: new Set(orphanRaceAtStart.map(uidOf)) };
 }
 
 const WAITING: Spec = { deleting: true, finalizers: ['foregroundDeletion', 'x/hold'] };
@@ -145,6 +145,29 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
     }
   });
 
+  it('seeds 11425, 15336 shape: the reference finished the owner\'s wait (another finalizer keeps it) and kept the dependent; ours collected it: tolerated', () => {
+    const finished: Spec = { deleting: true, finalizers: ['x/hold'] };
+    const ours = cluster(p, 'ours', { o4: finished });
+    const reference = cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'], ['o4']);
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated[0]).toContain('the reference finished the wait of its owner');
+  });
+
+  it('a finished wait is tolerated only for the dependent itself, recorded at the start, of an owner recorded waiting there: otherwise a wrongful delete', () => {
+    const finished: Spec = { deleting: true, finalizers: ['x/hold'] };
+    const ours = cluster(p, 'ours', { o4: finished });
+    // Not a dependent of a waiting owner at the start.
+    expect(judge(p, ours, cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, [], ['o4'])).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', true]]);
+    // The owner did not wait at a start (it was deleted without foregroundDeletion, or later).
+    expect(judge(p, ours, cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'])).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', true]]);
+    // The owner is not being deleted in the reference any more: solid.
+    expect(judge(p, cluster(p, 'ours', { o4: {} }), cluster(p, 'ref', { o4: {}, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'], ['o4'])).divergences.map((d) => [d.id, d.wrongfulDelete])).toContainEqual(['o7', true]);
+    // What the dependent kept in the reference does not follow from a finished wait.
+    const withChild = cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }, { owner: 'o4', block: false }] } }, ['o7'], ['o4']);
+    expect(judge(p, ours, withChild).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o8', true]]);
+  });
+
   it('the executor records only non-blocking dependents of waiting owners (blocking ones upstream re-queues itself)', () => {
     const snap = cluster(p, 'x', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o4', block: true }] }, o9: { refs: [{ owner: 'o4' }] } }).snapshot;
     expect(nonBlockingDependentsOfForegroundOwners(snap).sort()).toEqual(['x-o7', 'x-o9']);
@@ -209,5 +232,43 @@ describe('gc judge: a foreground owner ours finished, the reference still waitin
     const ours = cluster(p, 'ours', { across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
     const reference = cluster(p, 'ref', { owner: WAITING, across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
     expect(judge(p, ours, reference).divergences.find((d) => d.id === 'owner')?.wrongfulDelete).toBe(true);
+  });
+});
+
+describe('gc judge: an owner orphaning and one waiting in foreground deletion at a collector start (seed 15352)', () => {
+  const p = plan([cm('o7'), cm('o8'), cm('o9'), cm('o10')]);
+  const ORPHANING: Spec = { deleting: true, finalizers: ['orphan'] };
+
+  it('ours kept the dependent with no reference left, the reference collected it: tolerated (a leak of order)', () => {
+    const ours = cluster(p, 'ours', { o10: {} }, [], [], ['o10']);
+    const reference = cluster(p, 'ref', {});
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated[0]).toContain('no reference left');
+  });
+
+  it('a reference left, being deleted, or no start record: divergences', () => {
+    const reference = cluster(p, 'ref', {});
+    const cases: [Record<string, Spec>, string[]][] = [
+      [{ o9: {}, o10: { refs: [{ owner: 'o9' }] } }, ['o10']],
+      [{ o10: { refs: [{ owner: 'o8', block: true }] } }, ['o10']],
+      [{ o10: {} }, []],
+    ];
+    for (const [o, atStart] of cases) {
+      expect(judge(p, cluster(p, 'ours', o, [], [], atStart), reference).divergences.map((d) => d.id)).toContain('o10');
+    }
+    // Ours deleting it where the reference kept it is not this class.
+    const kept = cluster(p, 'ref', { o10: {} });
+    expect(judge(p, cluster(p, 'ours', {}, [], [], ['o10']), kept).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o10', true]]);
+  });
+
+  it('the executor records objects referring to both an orphaning and a waiting owner, and only those', () => {
+    const snap = cluster(p, 'x', {
+      o7: ORPHANING,
+      o8: WAITING,
+      o9: { refs: [{ owner: 'o7' }] },
+      o10: { refs: [{ owner: 'o8', block: true }, { owner: 'o7' }] },
+    }).snapshot;
+    expect(dependentsOfOrphanAndForegroundOwners(snap)).toEqual(['x-o10']);
   });
 });
