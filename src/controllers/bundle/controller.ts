@@ -5,7 +5,7 @@
  * on every path. Level-based: the result of a pass is the next requeue, never
  * a stored event.
  */
-import { BundleSchema, formatIssues, type Bundle, type HealthCheck } from '../../api/bundle.js';
+import { BundleSchema, formatIssues, type Bundle, type HealthCheck, type PendingDeletion } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
@@ -42,7 +42,7 @@ import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
 import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
 import { confirmedEmpty } from './record.js';
-import { listedKeysOf, withListedCountdownsCancelled } from '../../core/bundle/countdown.js';
+import { latestStampsElsewhere, listedKeysOf, withListedCountdownsCancelled } from '../../core/bundle/countdown.js';
 import { finishPass, nextOnly, type PassReport } from './pass-report.js';
 import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { stampSeal, type StampSeal } from '../../core/softdelete/stamp-seal.js';
@@ -97,6 +97,8 @@ export class BundleController {
   private readonly serverTime: ServerTime;
   /** Claims of each namespace's live Bundles (claimsOf), dropped on any Bundle event there. */
   private readonly claimsByNamespace = new Map<string, ReadonlyMap<string, readonly BundleClaim[]>>();
+  /** The latest countdown stamp each namespace's Bundles record per object (latestStampsElsewhere), rebuilt as claimsByNamespace is. */
+  private readonly stampsByNamespace = new Map<string, ReadonlyMap<string, string>>();
   /** The ConfigMaps and Secrets the Bundles' workloads read (envRefHash), watched by metadata. */
   private readonly envSources: EnvSourceWatch;
   /** Bundles waiting for a kind's watch, and how many times in a row: their next look grows with it. */
@@ -131,7 +133,9 @@ export class BundleController {
       if (changesListing(b, old)) this.epochs.bump(epochKeysOf(b, old));
       // The namespace's claims change with any of its Bundles: rebuilt on the next pass that needs them.
       this.claimsByNamespace.delete(b.metadata.namespace ?? '');
+      this.stampsByNamespace.delete(b.metadata.namespace ?? '');
       if (old) this.claimsByNamespace.delete(old.metadata.namespace ?? '');
+      if (old) this.stampsByNamespace.delete(old.metadata.namespace ?? '');
       this.queue.add(keyOf(b));
       for (const o of [...listedObjects(b), ...(old ? listedObjects(old) : [])]) {
         for (const k of this.objects.bundlesDeclaring(o.apiVersion, o.kind, o.namespace, o.name)) this.queue.add(k);
@@ -290,6 +294,7 @@ export class BundleController {
       objects: [...atCoordinates, ...controlledElsewhere(this.objects, bundle, identity, specObjects, types)],
       bundles: [],
       claims: this.claimsOf(namespace),
+      stampsElsewhere: this.stampsOf(namespace),
       now,
       stampAt,
       stampSeal: this.stampSeal,
@@ -336,6 +341,20 @@ export class BundleController {
       this.claimsByNamespace.set(namespace, claims);
     }
     return claims;
+  }
+
+  /**
+   * The latest countdown stamp the namespace's Bundles record for each
+   * object (this one's own record included: its entries are never later
+   * than what it decides on), kept as claimsOf keeps the claims.
+   */
+  private stampsOf(namespace: string): ReadonlyMap<string, string> {
+    let stamps = this.stampsByNamespace.get(namespace);
+    if (stamps === undefined) {
+      stamps = latestStampsElsewhere(this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace).map((b) => b.status as { pendingDeletions?: PendingDeletion[] } | undefined), namespace);
+      this.stampsByNamespace.set(namespace, stamps);
+    }
+    return stamps;
   }
 
   /** What the live Bundles of this Bundle's namespace list now (its own spec included), by object key: see withListedCountdownsCancelled. */

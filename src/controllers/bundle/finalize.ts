@@ -7,13 +7,13 @@
  * only once a pass on fresh lists finds nothing left to write. A pass that
  * cannot let it go says why in the Bundle's status.
  */
-import type { Bundle, BundleStatus } from '../../api/bundle.js';
+import type { Bundle, BundleStatus, PendingDeletion } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { planFinalize, propagationOf, type FinalizeStep } from '../../core/bundle/finalize.js';
-import { countdownRecordOf } from '../../core/bundle/countdown.js';
+import { countdownRecordOf, latestStampsElsewhere } from '../../core/bundle/countdown.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
 import { objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys, type NamedOwner } from '../../core/bundle/ownership.js';
@@ -108,7 +108,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
     stampAt,
     signRelease: input.signRelease,
     ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
-    countdownRecord: countdownRecordOf(bundle.status, bundle.metadata.namespace ?? ''),
+    countdownRecord: countdownRecordOf(bundle.status, bundle.metadata.namespace ?? '', latestStampsElsewhere(bundlesNow.map((b) => b.status as { pendingDeletions?: PendingDeletion[] } | undefined), bundle.metadata.namespace ?? '')),
     declared: declaredAnnotations(bundle),
     namedOwners: namedOwnersOf(bundle),
   });

@@ -48,6 +48,30 @@ export interface CountdownRecord {
   pending: ReadonlyMap<string, Pick<PendingDeletion, 'deletionTimestamp' | 'deleteAfter' | 'waitingFor'>>;
   /** The entries as the status holds them, by identityKey: a pass that does not decide an object carries its entries on (carriedRecord). */
   entries: { declared: ReadonlyMap<string, DeclaredRules>; pending: ReadonlyMap<string, PendingDeletion> };
+  /**
+   * The latest countdown stamp the other Bundles of the namespace record for
+   * each object, by identityKey (latestStampsElsewhere). A stamp earlier than
+   * one of them belongs to a countdown that was cancelled when the object
+   * passed to that Bundle, whatever this Bundle's record says (it may not
+   * have seen the hand-over: its shard down, its passes stuck: red team 10).
+   */
+  elsewhere?: ReadonlyMap<string, string>;
+}
+
+/** See CountdownRecord.elsewhere: over the statuses of the namespace's other Bundles. */
+export function latestStampsElsewhere(statuses: readonly ({ pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined)[], namespace: string): Map<string, string> {
+  const latest = new Map<string, string>();
+  for (const status of statuses) {
+    for (const p of status?.pendingDeletions ?? []) {
+      // Read from other Bundles as stored (the CRD's schema checks the shape; a value of another shape is skipped).
+      if (typeof p.apiVersion !== 'string' || typeof p.kind !== 'string' || typeof p.name !== 'string' || typeof p.deletionTimestamp !== 'string') continue;
+      const key = pendingEntryKey(p, namespace);
+      const at = Date.parse(p.deletionTimestamp);
+      const known = latest.get(key);
+      if (Number.isFinite(at) && (known === undefined || at > Date.parse(known))) latest.set(key, p.deletionTimestamp);
+    }
+  }
+  return latest;
 }
 
 const DECLARED_KEYS = [
@@ -57,7 +81,7 @@ const DECLARED_KEYS = [
 ] as const;
 
 /** The record, as a Bundle's status holds it. */
-export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined, namespace: string): CountdownRecord {
+export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined, namespace: string, elsewhere?: ReadonlyMap<string, string>): CountdownRecord {
   const declaredEntries = new Map((status?.declaredRules ?? []).map((d) => [declaredEntryKey(d, namespace), d] as const));
   const pendingEntries = new Map((status?.pendingDeletions ?? []).map((p) => [pendingEntryKey(p, namespace), p] as const));
   const declared = status?.declaredRules === undefined ? undefined : new Map(
@@ -65,7 +89,7 @@ export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRul
       return [declaredEntryKey(d, namespace), annotationsOfEntry(d)] as const;
     }),
   );
-  return { declared, pending: pendingEntries, entries: { declared: declaredEntries, pending: pendingEntries } };
+  return { declared, pending: pendingEntries, entries: { declared: declaredEntries, pending: pendingEntries }, ...(elsewhere !== undefined && elsewhere.size > 0 ? { elsewhere } : {}) };
 }
 
 /** A status.declaredRules entry as the annotations it records. */
@@ -208,7 +232,7 @@ export function countdownOf(o: LiveObject, context: { seal: StampSeal | undefine
   const reading = provenCountdown(o.metadata.annotations, o.metadata.uid, context.seal);
   const recorded = context.record?.pending.get(key);
   // Without a seal (a preview that cannot check proofs) a stamp is read as written, the record only bounding it below.
-  const annotations = stampTheRecordHolds(reading.annotations, recorded, context.seal !== undefined);
+  const annotations = notBeforeElsewhere(stampTheRecordHolds(reading.annotations, recorded, context.seal !== undefined), context.record?.elsewhere?.get(key));
   const floor = stricterOf(stricterOf(stricterOf(reading.floor, declaredFloorOf(o, identity, key, context)), context.extra), recordedFloor(recorded));
   return floor === undefined ? { annotations } : { annotations, floor };
 }
@@ -250,6 +274,16 @@ function stampTheRecordHolds(annotations: Readonly<Record<string, string>> | und
     const kept = Date.parse(recorded.deletionTimestamp);
     if (Number.isFinite(kept) && Number.isFinite(live) && live >= kept) return annotations;
   }
+  const { [Annotations.deletionTimestamp]: _stamp, [Annotations.deletionApproved]: _approval, ...rest } = annotations;
+  return rest;
+}
+
+/** A stamp earlier than a countdown another Bundle records for the object reads as none (see CountdownRecord.elsewhere). */
+function notBeforeElsewhere(annotations: Readonly<Record<string, string>> | undefined, later: string | undefined): Readonly<Record<string, string>> | undefined {
+  const stamp = annotations?.[Annotations.deletionTimestamp];
+  if (annotations === undefined || stamp === undefined || later === undefined) return annotations;
+  const live = Date.parse(stamp);
+  if (Number.isFinite(live) && live >= Date.parse(later)) return annotations;
   const { [Annotations.deletionTimestamp]: _stamp, [Annotations.deletionApproved]: _approval, ...rest } = annotations;
   return rest;
 }

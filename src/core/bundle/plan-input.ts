@@ -7,7 +7,7 @@
  */
 import type { BundleSpec, Condition, DeclaredRules, HealthCheck, PendingDeletion } from '../../api/bundle.js';
 import { healthCheckTable } from './health-checks.js';
-import { countdownRecordOf } from './countdown.js';
+import { countdownRecordOf, latestStampsElsewhere } from './countdown.js';
 import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
@@ -74,6 +74,12 @@ export interface PlanSources {
   stampAt: number;
   /** Proves the countdown stamps the operator wrote (the controller's; the CLI reads stamps as written). */
   stampSeal?: StampSeal;
+  /**
+   * The latest countdown stamp the namespace's other Bundles record for each
+   * object (latestStampsElsewhere), when the caller keeps them already; else
+   * read from `bundles`.
+   */
+  stampsElsewhere?: ReadonlyMap<string, string>;
   /** What was read of the ConfigMaps and Secrets the workloads read (see PlanInput.envSources). */
   envSources?: ReadonlyMap<string, EnvSourceRead>;
 }
@@ -144,17 +150,28 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     stampAt: s.stampAt,
     claims,
     bundleReady: isReadyWithCurrentSpec(bundle),
-    countdownRecord: countdownRecordOf(bundle.status, namespace),
+    countdownRecord: countdownRecordOf(bundle.status, namespace, s.stampsElsewhere ?? latestStampsElsewhere(othersOf(s.bundles, bundle).map((b) => statusOf(b)), namespace)),
     ...(s.stampSeal !== undefined ? { stampSeal: s.stampSeal } : {}),
     ...(s.envSources !== undefined ? { envSources: s.envSources } : {}),
   };
 }
 
+/** The namespace's Bundles but this one. */
+function othersOf(bundles: readonly BundleLike[], bundle: BundleToPlan): BundleLike[] {
+  const namespace = bundle.metadata.namespace;
+  return bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);
+}
+
+/** A Bundle's status as read, for its record of countdowns; only its pendingDeletions are read, each checked for shape. */
+function statusOf(b: BundleLike): { pendingDeletions: PendingDeletion[] } {
+  const status = (b as { status?: unknown }).status;
+  const pending = isRecord(status) && Array.isArray(status['pendingDeletions']) ? status['pendingDeletions'] : [];
+  return { pendingDeletions: pending.filter((p): p is PendingDeletion => isRecord(p) && typeof p['apiVersion'] === 'string' && typeof p['kind'] === 'string' && typeof p['name'] === 'string' && typeof p['deletionTimestamp'] === 'string' && typeof p['deleteAfter'] === 'string') };
+}
+
 /** Claims as they will stand: this Bundle's current spec replaces whatever version of it was read. */
 function claimsWithCurrentSpec(bundles: readonly BundleLike[], bundle: BundleToPlan, planned: PlanBundle): Map<string, BundleClaim[]> {
-  const namespace = bundle.metadata.namespace;
-  const others = bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);
-  return claimsByObject([...others, { metadata: planned, spec: bundle.spec }]);
+  return claimsByObject([...othersOf(bundles, bundle), { metadata: planned, spec: bundle.spec }]);
 }
 
 /** The readiness table from the cluster's CRDs (their CrReadyWhenField annotations), for every served version. */

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Annotations } from '../../../src/api/names.js';
-import { countdownRecordOf, declaredRulesOf, identityKey, listedKeysOf, pendingRecordedAhead, withListedCountdownsCancelled, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
+import { countdownRecordOf, declaredRulesOf, identityKey, latestStampsElsewhere, listedKeysOf, pendingRecordedAhead, withListedCountdownsCancelled, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';
@@ -153,6 +153,24 @@ describe('a pass that stops before deciding cancels the countdowns of what the s
     const held = { pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', deletionTimestamp: stamp, deleteAfter: iso(NOW - 40_000), waitingFor: 'Delay' as const }] };
     expect(prune(o, record(held))?.action).toBe('delete');
     expect(prune(o, record(withListedCountdownsCancelled(held, listing('a'), 'ns1')))).toMatchObject({ action: 'mark', deletionTimestamp: iso(NOW) });
+  });
+});
+
+describe('a countdown another Bundle of the namespace records later cancels an earlier stamp (red team 10: a hand-over this Bundle did not see)', () => {
+  const t1 = iso(NOW - 60_000);
+  const t3 = iso(NOW - 10_000);
+  const o = object({ [Annotations.deletionDelay]: '20s', [Annotations.deletionTimestamp]: t1, [Annotations.stampProof]: seal.sign('a-uid', t1, { delayMs: 20_000, policy: 'Delete' }) });
+  const own = { pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', deletionTimestamp: t1, deleteAfter: iso(NOW - 40_000), waitingFor: 'Delay' as const }] };
+  const other = { pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', deletionTimestamp: t3, deleteAfter: iso(NOW + 10_000), waitingFor: 'Delay' as const }] };
+  it('the latest stamp per object over the other Bundles\' records', () => {
+    expect(latestStampsElsewhere([own, other, undefined], NS)).toEqual(new Map([[identityKey({ group: '', kind: 'ConfigMap', namespace: NS, name: 'a' }), t3]]));
+  });
+  it('this Bundle\'s record holds T1, another Bundle recorded T3 since: T1 reads as none, the countdown starts again from now', () => {
+    expect(prune(o, countdownRecordOf(own, NS))?.action).toBe('delete');
+    expect(prune(o, countdownRecordOf(own, NS, latestStampsElsewhere([other], NS)))).toMatchObject({ action: 'mark', deletionTimestamp: iso(NOW) });
+  });
+  it('another Bundle\'s earlier countdown changes nothing', () => {
+    expect(prune(o, countdownRecordOf(own, NS, latestStampsElsewhere([{ pendingDeletions: [{ ...other.pendingDeletions[0]!, deletionTimestamp: iso(NOW - 90_000) }] }], NS)))?.action).toBe('delete');
   });
 });
 
