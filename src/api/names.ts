@@ -252,3 +252,10 @@ export type DeletionPolicy = (typeof DELETION_POLICIES)[number];
 /** Values of the deleteWhen annotation and of spec.deletionDefaults.deleteWhen. */
 export const DELETE_WHEN_GATES = ['BundleReady'] as const;
 export type DeleteWhenGate = (typeof DELETE_WHEN_GATES)[number];
+
+/**
+ * How an owner's deletion reaches its dependents (metav1.DeletionPropagation,
+ * the API's values): the one word for it, in a Bundle's finalizer, the
+ * garbage collector and a DELETE's propagationPolicy.
+ */
+export type DeletionPropagation = 'Background' | 'Foreground' | 'Orphan';

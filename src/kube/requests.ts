@@ -3,6 +3,7 @@
  * path of a resource, the media types, and the options each verb of
  * KubeClient takes. Pure.
  */
+import type { DeletionPropagation } from '../api/names.js';
 import type { ResourceType } from './types.js';
 import type { SendGuard } from './errors.js';
 
@@ -31,7 +32,7 @@ export interface DeleteOptions {
   uid: string;
   /** Precondition: delete only if unchanged since the decision was made. */
   resourceVersion?: string;
-  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  propagationPolicy?: DeletionPropagation;
   dryRun?: boolean;
   /** Checked at the moment the DELETE is sent (see RequestOptions.guard). */
   guard?: SendGuard;

@@ -9,7 +9,8 @@ import { guardedDelete, guardedPatch, type WriteFailure } from '../../kube/guard
 import type { KubeObject } from '../../kube/types.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import { classifyReferences } from '../../core/gc/classify.js';
-import { decideAttemptToDelete, itemFacts, type Propagation } from '../../core/gc/decide.js';
+import { decideAttemptToDelete, itemFacts } from '../../core/gc/decide.js';
+import type { DeletionPropagation } from '../../api/names.js';
 import { OwnerRef, formatIdentity, identityOf, refBits, NodeFlags, type Graph, type GraphNode, type Identity } from '../../core/gc/graph.js';
 import { removeRefsPatch, unblockRefsPatch } from '../../core/gc/patches.js';
 import type { GcMetrics } from './metrics.js';
@@ -28,7 +29,7 @@ export interface AttemptContext {
   graphComplete(): boolean;
   /** Nothing with this identity exists (verified live): tell the graph writer. */
   virtualDelete(identity: Identity): void;
-  collected(identity: Identity, propagation: Propagation, causes: readonly OwnerRef[]): void;
+  collected(identity: Identity, propagation: DeletionPropagation, causes: readonly OwnerRef[]): void;
 }
 
 /** A dependent as a decision sees it: from the graph, or from a fresh read after a conflict. */

@@ -10,7 +10,7 @@
  * collector's work.
  */
 import { CascadeEvents, type CascadeEventWrite, type CascadeOwner } from '../../core/gc/cascade-events.js';
-import type { Propagation } from '../../core/gc/decide.js';
+import type { DeletionPropagation } from '../../api/names.js';
 import { describeOwnerChain } from '../../core/gc/decide.js';
 import { formatIdentity, type Graph, type Identity, type OwnerRef } from '../../core/gc/graph.js';
 import { errorMessage } from '../../kube/errors.js';
@@ -41,7 +41,7 @@ export class GcEvents {
   ) {}
 
   /** The collector deleted `identity` because of `causes` (its owner references that let it go). */
-  collected(identity: Identity, propagation: Propagation, causes: readonly OwnerRef[]): void {
+  collected(identity: Identity, propagation: DeletionPropagation, causes: readonly OwnerRef[]): void {
     const ownerChain = describeOwnerChain(this.graph, causes);
     this.log('info', 'garbage collected', { apiVersion: identity.apiVersion, kind: identity.kind, namespace: identity.namespace, name: identity.name, uid: identity.uid, propagation, ownerChain });
     const cause = causes[0];

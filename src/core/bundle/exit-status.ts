@@ -9,7 +9,8 @@ import type { BundleStatus, Condition } from '../../api/bundle.js';
 import { BundleConditionTypes, EventReasons, Reasons } from '../../api/names.js';
 import { decideBundleConditions, summaryOf } from './bundle-conditions.js';
 import { findConditionByType, mergeConditions } from './conditions.js';
-import type { FinalizeStep, Propagation } from './finalize.js';
+import type { DeletionPropagation } from '../../api/names.js';
+import type { FinalizeStep } from './finalize.js';
 import type { BundlePlan } from './plan.js';
 import type { ObjectTarget } from './prune.js';
 
@@ -50,7 +51,7 @@ export function interruptedStatus(live: StatusSubject, message: string, nowIso: 
 
 /** What one finalizer pass that could not let the Bundle go did and met. */
 export interface FinalizeReport {
-  propagation: Propagation;
+  propagation: DeletionPropagation;
   /** The plan's steps (those that write, and those left alone). */
   steps: readonly FinalizeStep[];
   /** Writes refused because the object changed since it was read, or went. */
@@ -80,7 +81,7 @@ export function finalizingStatus(live: StatusSubject, report: FinalizeReport, no
     ...(terminating.length > 0 ? [`terminating: ${listTargets(terminating)}`] : []),
     ...(report.changed.length > 0 ? [`changed since read (deciding again): ${listTargets(report.changed)}`] : []),
   ];
-  const message = `being deleted (${report.propagation} propagation)${parts.length > 0 ? `: ${parts.join('; ')}` : ''}; the finalizer goes once a pass on fresh lists finds nothing left to write`;
+  const message = `being deleted (${report.propagation.toLowerCase()} propagation)${parts.length > 0 ? `: ${parts.join('; ')}` : ''}; the finalizer goes once a pass on fresh lists finds nothing left to write`;
   const failures = report.failures.map((f) => ({ message: `${f.action} ${describeTarget(f.target)} failed: ${f.message}`, terminal: f.terminal === true, reason: f.reason }));
   return withConditions(previous, decideBundleConditions({ kind: 'finalizing', message, failures }, live.metadata.generation), nowIso);
 }

@@ -26,7 +26,7 @@
  * Pure: no client, no clock.
  */
 import type { DeletionDefaults } from '../../api/bundle.js';
-import { Annotations, EventReasons, Finalizers, Labels } from '../../api/names.js';
+import { Annotations, EventReasons, Finalizers, Labels, type DeletionPropagation } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
@@ -37,21 +37,20 @@ import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './
 import { countdownOf, type CountdownRecord } from './countdown.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
-export type Propagation = 'background' | 'foreground' | 'orphan';
 
 /**
  * From the Bundle's finalizers. The API server never sets both orphan and
  * foregroundDeletion; were both there, orphan is the reading that deletes
  * nothing.
  */
-export function propagationOf(finalizers: readonly string[] | undefined): Propagation {
-  if (finalizers?.includes(Finalizers.orphan)) return 'orphan';
-  if (finalizers?.includes(Finalizers.foregroundDeletion)) return 'foreground';
-  return 'background';
+export function propagationOf(finalizers: readonly string[] | undefined): DeletionPropagation {
+  if (finalizers?.includes(Finalizers.orphan)) return 'Orphan';
+  if (finalizers?.includes(Finalizers.foregroundDeletion)) return 'Foreground';
+  return 'Background';
 }
 
 export interface FinalizeInput {
-  propagation: Propagation;
+  propagation: DeletionPropagation;
   /** The Bundle, with its spec.deletionDefaults (a released object takes what it needs of them along). */
   bundle: { name: string; uid: string; defaults?: DeletionDefaults | undefined };
   /**
@@ -141,7 +140,7 @@ export type FinalizeStep =
 
 export interface FinalizePlan {
   /** The propagation acted on (see effectivePropagation). */
-  propagation: Propagation;
+  propagation: DeletionPropagation;
   /** Background: dependents before what they reference. */
   steps: FinalizeStep[];
   /** Nothing left to write: the finalizer may go. */
@@ -165,8 +164,8 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  * Mistaking a background deletion for an orphan one keeps objects; the
  * reverse would delete them, so any such trace decides.
  */
-export function effectivePropagation(input: FinalizeInput): Propagation {
-  if (input.propagation !== 'background') return input.propagation;
+export function effectivePropagation(input: FinalizeInput): DeletionPropagation {
+  if (input.propagation !== 'Background') return input.propagation;
   const orphaned = input.objects.some((o) => {
     const meta = o.metadata;
     return (
@@ -178,7 +177,7 @@ export function effectivePropagation(input: FinalizeInput): Propagation {
       listedByOther(o, input.claims, input.bundle.uid) === undefined
     );
   });
-  return orphaned ? 'orphan' : 'background';
+  return orphaned ? 'Orphan' : 'Background';
 }
 
 function stepsFor(input: FinalizeInput): FinalizeStep[] {
@@ -189,13 +188,13 @@ function stepsFor(input: FinalizeInput): FinalizeStep[] {
 function propagationSteps(input: FinalizeInput): FinalizeStep[] {
   const controlled = input.objects.filter((o) => isHeldBy(o, input.bundle.uid));
   switch (input.propagation) {
-    case 'background':
+    case 'Background':
       return backgroundSteps(controlled, input);
-    case 'foreground': {
+    case 'Foreground': {
       const siblings = siblingUids(controlled);
       return controlled.map((o) => letGo(o, input, siblings) ?? keptFromCascade(o, input, siblings) ?? { action: 'leave', target: targetOf(o), reason: o.metadata.deletionTimestamp !== undefined ? 'terminating' : 'collector-deletes' });
     }
-    case 'orphan': {
+    case 'Orphan': {
       const candidates = input.objects.filter((o) => isOrphanCandidate(o, input));
       const siblings = siblingUids(candidates);
       return candidates.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings)));

@@ -8,7 +8,7 @@
  * write.
  */
 import { EventReasons } from '../../api/names.js';
-import type { Propagation } from './decide.js';
+import type { DeletionPropagation } from '../../api/names.js';
 
 /** The owner a collection is summed under: the first owner reference that let the object go. */
 export interface CascadeOwner {
@@ -22,7 +22,7 @@ export interface CascadeOwner {
 
 interface Cascade {
   owner: CascadeOwner;
-  propagation: Propagation;
+  propagation: DeletionPropagation;
   /** How the owner chain read at the latest collection (describeOwnerChain's text). */
   ownerChain: string;
   byKind: Map<string, number>;
@@ -42,7 +42,7 @@ export type CascadeEventWrite =
 
 export const SAMPLE_NAMES = 5;
 
-export function cascadeMessage(c: { propagation: Propagation; total: number; byKind: ReadonlyMap<string, number>; samples: readonly string[] }, ownerChain: string): string {
+export function cascadeMessage(c: { propagation: DeletionPropagation; total: number; byKind: ReadonlyMap<string, number>; samples: readonly string[] }, ownerChain: string): string {
   const kinds = [...c.byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, n]) => `${kind}: ${n}`).join(', ');
   const more = c.total > c.samples.length ? `, ${c.total - c.samples.length} more` : '';
   return `Deleted ${c.total} dependent${c.total === 1 ? '' : 's'} (${kinds}) by the garbage collector (propagation ${c.propagation}): no owner keeps them. e.g. ${c.samples.join(', ')}${more}. Owner chain: ${ownerChain}`;
@@ -58,7 +58,7 @@ export class CascadeEvents {
 
   constructor(private readonly idleMs: number) {}
 
-  record(owner: CascadeOwner, propagation: Propagation, dependent: { kind: string; name: string }, at: number, ownerChain: string): void {
+  record(owner: CascadeOwner, propagation: DeletionPropagation, dependent: { kind: string; name: string }, at: number, ownerChain: string): void {
     let c = this.cascades.get(owner.uid);
     if (!c) {
       c = { owner, propagation, ownerChain, byKind: new Map(), samples: [], total: 0, unsaid: 0, lastCollectedAt: at };

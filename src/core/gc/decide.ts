@@ -3,11 +3,12 @@
  * the item and, when needed, the already-fetched owner states. The
  * controller gathers the facts, calls these, and carries out the result.
  */
+import type { DeletionPropagation } from '../../api/names.js';
 import { Finalizers } from '../../api/names.js';
 import type { Classification } from './classify.js';
 import { NodeFlags, type Graph, type GraphNode, type OwnerRef } from './graph.js';
 
-export type Propagation = 'Background' | 'Foreground' | 'Orphan';
+
 
 /** The first step of an attempt-to-delete: what information the decision needs. */
 export type AttemptToDeletePlan =
@@ -64,7 +65,7 @@ export type AttemptToDeleteDecision =
    * references before a foreground delete, because one of its dependents is
    * also waiting on it (upstream's cycle guard).
    */
-  | { kind: 'delete'; propagation: Propagation; unblockRefsFirst: boolean; causes: OwnerRef[] };
+  | { kind: 'delete'; propagation: DeletionPropagation; unblockRefsFirst: boolean; causes: OwnerRef[] };
 
 /** Upstream's attemptToDeleteItem switch, after classification. */
 export function decideAttemptToDelete(item: ItemFacts, c: Classification): AttemptToDeleteDecision {
@@ -83,7 +84,7 @@ export function decideAttemptToDelete(item: ItemFacts, c: Classification): Attem
     return { kind: 'delete', propagation: 'Foreground', unblockRefsFirst: item.dependentDeletingDependents, causes: [...c.waiting, ...c.dangling] };
   }
   // No solid owner and nobody needs it gone first: honour a finalizer the item already has.
-  const propagation: Propagation = item.orphanFinalizer ? 'Orphan' : item.foregroundFinalizer ? 'Foreground' : 'Background';
+  const propagation: DeletionPropagation = item.orphanFinalizer ? 'Orphan' : item.foregroundFinalizer ? 'Foreground' : 'Background';
   return { kind: 'delete', propagation, unblockRefsFirst: false, causes: [...c.dangling, ...c.waiting] };
 }
 

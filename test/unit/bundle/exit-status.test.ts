@@ -55,7 +55,7 @@ describe('finalizingStatus', () => {
     { action: 'leave', target: target('c'), reason: 'terminating' },
   ];
   it('names what the pass wrote and what is terminating; no failure, no Error', () => {
-    const s = finalizingStatus({ metadata: {}, status: ready }, { propagation: 'background', steps, changed: [], failures: [] }, T1);
+    const s = finalizingStatus({ metadata: {}, status: ready }, { propagation: 'Background', steps, changed: [], failures: [] }, T1);
     expect(cond(s, BundleConditionTypes.Ready)).toMatchObject({
       status: 'False',
       reason: Reasons.BeingDeleted,
@@ -64,13 +64,13 @@ describe('finalizingStatus', () => {
     expect(cond(s, BundleConditionTypes.Error)?.status).toBe('False');
   });
   it('a failed step sets Error with the failure; a changed object is named', () => {
-    const s = finalizingStatus({ metadata: {} }, { propagation: 'orphan', steps: [], changed: [target('x')], failures: [{ target: target('a'), action: 'delete', message: 'forbidden' }] }, T1);
+    const s = finalizingStatus({ metadata: {} }, { propagation: 'Orphan', steps: [], changed: [target('x')], failures: [{ target: target('a'), action: 'delete', message: 'forbidden' }] }, T1);
     expect(cond(s, BundleConditionTypes.Error)).toMatchObject({ status: 'True', reason: Reasons.RetriableError, message: 'being deleted: delete ConfigMap a failed: forbidden' });
     expect(cond(s, BundleConditionTypes.InProgress)?.message).toContain('changed since read (deciding again): ConfigMap x');
   });
   it('lists at most five objects by name', () => {
     const many: FinalizeStep[] = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((n) => ({ action: 'delete', target: target(n), event: { reason: '', message: '' } }));
-    const s = finalizingStatus({ metadata: {} }, { propagation: 'background', steps: many, changed: [], failures: [] }, T1);
+    const s = finalizingStatus({ metadata: {} }, { propagation: 'Background', steps: many, changed: [], failures: [] }, T1);
     expect(cond(s, BundleConditionTypes.InProgress)?.message).toContain('deleting ConfigMap a, ConfigMap b, ConfigMap c, ConfigMap d, ConfigMap e and 2 more;');
   });
 });

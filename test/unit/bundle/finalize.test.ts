@@ -1,6 +1,7 @@
 import type { OwnerReference } from '../../../src/api/bundle.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
-import { planFinalize, propagationOf, type FinalizeInput, type FinalizeStep, type Propagation } from '../../../src/core/bundle/finalize.js';
+import { planFinalize, propagationOf, type FinalizeInput, type FinalizeStep } from '../../../src/core/bundle/finalize.js';
+import type { DeletionPropagation } from '../../../src/api/names.js';
 import { finalizeNext } from '../../../src/core/bundle/next-pass.js';
 import { objectKey, type JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import type { BundleClaim } from '../../../src/core/bundle/ownership.js';
@@ -21,7 +22,7 @@ const dependsOn = (uid: string): Mod<Obj> => (o) => {
 const keyOf = (o: Obj): string => objectKey(o);
 
 const KEY = new Uint8Array(32).fill(7);
-function input(propagation: Propagation, objects: Obj[], extra: Partial<FinalizeInput> = {}): FinalizeInput {
+function input(propagation: DeletionPropagation, objects: Obj[], extra: Partial<FinalizeInput> = {}): FinalizeInput {
   return { propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW + 500, signRelease: releaseSigner(KEY), ...extra };
 }
 const listedBy = (o: Obj, claim = OTHER): Map<string, BundleClaim[]> => new Map([[keyOf(o), [claim]]]);
@@ -48,12 +49,12 @@ function patched(o: Obj, patch: readonly JsonPatchOperation[]): Obj {
 const summary = (steps: FinalizeStep[]): string[] => steps.map((s) => `${s.action}:${s.target.name}${s.action === 'leave' ? `(${s.reason})` : ''}`);
 
 describe('propagationOf', () => {
-  it.each<[string[] | undefined, Propagation]>([
-    [undefined, 'background'],
-    [[Finalizers.deleteResources], 'background'],
-    [[Finalizers.deleteResources, Finalizers.foregroundDeletion], 'foreground'],
-    [[Finalizers.orphan, Finalizers.deleteResources], 'orphan'],
-    [[Finalizers.foregroundDeletion, Finalizers.orphan], 'orphan'],
+  it.each<[string[] | undefined, DeletionPropagation]>([
+    [undefined, 'Background'],
+    [[Finalizers.deleteResources], 'Background'],
+    [[Finalizers.deleteResources, Finalizers.foregroundDeletion], 'Foreground'],
+    [[Finalizers.orphan, Finalizers.deleteResources], 'Orphan'],
+    [[Finalizers.foregroundDeletion, Finalizers.orphan], 'Orphan'],
   ])('%j -> %s', (finalizers, expected) => {
     expect(propagationOf(finalizers)).toBe(expected);
   });
@@ -69,24 +70,24 @@ describe('planFinalize: what each object gets, per propagation', () => {
   const notOurs = live(configMap('theirs'), controlledBy('ReplicaSet', 'rs'));
   const claims = listedBy(elsewhere);
 
-  it.each<[Propagation, string, Obj]>([
-    ['background', 'delete:plain', plain],
-    ['background', 'release:delay', withDelay],
-    ['background', 'release:counting', counting],
-    ['background', 'release:bad', badDelay],
-    ['background', 'leave:going(terminating)', going],
-    ['background', 'let-go:elsewhere', elsewhere],
-    ['foreground', 'leave:plain(collector-deletes)', plain],
-    ['foreground', 'leave:delay(collector-deletes)', withDelay],
-    ['foreground', 'leave:counting(collector-deletes)', counting],
-    ['foreground', 'leave:going(terminating)', going],
-    ['foreground', 'let-go:elsewhere', elsewhere],
+  it.each<[DeletionPropagation, string, Obj]>([
+    ['Background', 'delete:plain', plain],
+    ['Background', 'release:delay', withDelay],
+    ['Background', 'release:counting', counting],
+    ['Background', 'release:bad', badDelay],
+    ['Background', 'leave:going(terminating)', going],
+    ['Background', 'let-go:elsewhere', elsewhere],
+    ['Foreground', 'leave:plain(collector-deletes)', plain],
+    ['Foreground', 'leave:delay(collector-deletes)', withDelay],
+    ['Foreground', 'leave:counting(collector-deletes)', counting],
+    ['Foreground', 'leave:going(terminating)', going],
+    ['Foreground', 'let-go:elsewhere', elsewhere],
     // Red team 5: nothing is deleted on a value that could not be read, the cascade included.
-    ['foreground', 'release:bad', badDelay],
-    ['orphan', 'orphan:plain', plain],
-    ['orphan', 'orphan:delay', withDelay],
-    ['orphan', 'leave:going(terminating)', going],
-    ['orphan', 'let-go:elsewhere', elsewhere],
+    ['Foreground', 'release:bad', badDelay],
+    ['Orphan', 'orphan:plain', plain],
+    ['Orphan', 'orphan:delay', withDelay],
+    ['Orphan', 'leave:going(terminating)', going],
+    ['Orphan', 'let-go:elsewhere', elsewhere],
   ])('%s: %s', (propagation, expected, o) => {
     const plan = planFinalize(input(propagation, [o, notOurs], { claims }));
     expect(summary(plan.steps)).toEqual([expected]);
@@ -94,7 +95,7 @@ describe('planFinalize: what each object gets, per propagation', () => {
   });
 
   it('an object controlled by someone else is never a step, whatever the propagation', () => {
-    for (const p of ['background', 'foreground', 'orphan'] as const) {
+    for (const p of ['Background', 'Foreground', 'Orphan'] as const) {
       const plan = planFinalize(input(p, [notOurs, live(configMap('theirs-annotated'), controlledBy('ReplicaSet', 'rs'), dependsOn('x'))], { coordinates: new Set([keyOf(notOurs)]) }));
       expect(plan.steps).toEqual([]);
       expect(plan.done).toBe(true);
@@ -104,11 +105,11 @@ describe('planFinalize: what each object gets, per propagation', () => {
   it('background: dependents are deleted before what they reference', () => {
     const base = live(configMap('base'), controlledByBundle());
     const top = live(configMap('top'), controlledByBundle(), dependsOn('base-uid'));
-    expect(summary(planFinalize(input('background', [base, top])).steps)).toEqual(['delete:top', 'delete:base']);
+    expect(summary(planFinalize(input('Background', [base, top])).steps)).toEqual(['delete:top', 'delete:base']);
   });
 
   it('background: a delete carries the uid and resourceVersion it was decided on', () => {
-    const [step] = planFinalize(input('background', [live(plain, (o) => (o.metadata.resourceVersion = '42'))])).steps;
+    const [step] = planFinalize(input('Background', [live(plain, (o) => (o.metadata.resourceVersion = '42'))])).steps;
     expect(step?.target).toMatchObject({ uid: 'plain-uid', resourceVersion: '42' });
   });
 });
@@ -117,7 +118,7 @@ describe('the patches: what is left on the object', () => {
   const web = live(configMap('web'), controlledByBundle(), dependsOn('cfg-uid'), withOwner(userRef), delayed);
 
   it('release with countdown: only the user\'s references, no bookkeeping, the former-bundle label and a stamp at the upper bound', () => {
-    const [step] = planFinalize(input('background', [web])).steps;
+    const [step] = planFinalize(input('Background', [web])).steps;
     expect(step?.action).toBe('release');
     if (step?.action !== 'release') return;
     expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: web.metadata.ownerReferences });
@@ -133,14 +134,14 @@ describe('the patches: what is left on the object', () => {
 
   it('a release that keeps a running countdown signs the stamp already there', () => {
     const counting = live(configMap('web'), controlledByBundle(), delayed, stamped);
-    const [step] = planFinalize(input('background', [counting])).steps;
+    const [step] = planFinalize(input('Background', [counting])).steps;
     if (step?.action !== 'release') throw new Error('expected a release');
     const after = patched(counting, step.patch);
     expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBe('2025-12-31T23:30:00Z');
     expect(checkReleaseProof(KEY, after.metadata)).toEqual({ proven: true });
   });
 
-  it.each<Propagation>(['background', 'foreground', 'orphan'])('%s: let-go to another live Bundle keeps the user\'s references only, starts no countdown', (propagation) => {
+  it.each<DeletionPropagation>(['Background', 'Foreground', 'Orphan'])('%s: let-go to another live Bundle keeps the user\'s references only, starts no countdown', (propagation) => {
     const [step] = planFinalize(input(propagation, [web], { claims: listedBy(web) })).steps;
     expect(step?.action).toBe('let-go');
     if (step?.action !== 'let-go') return;
@@ -154,12 +155,12 @@ describe('the patches: what is left on the object', () => {
 
   it('the Bundle being deleted does not count as a claim on its own objects', () => {
     const self: BundleClaim = { name: 'b', uid: BUNDLE_UID };
-    expect(summary(planFinalize(input('foreground', [web], { claims: listedBy(web, self) })).steps)).toEqual(['leave:web(collector-deletes)']);
+    expect(summary(planFinalize(input('Foreground', [web], { claims: listedBy(web, self) })).steps)).toEqual(['leave:web(collector-deletes)']);
   });
 
   it('orphan: the user\'s references stay, the dependency references, the annotation and a countdown stamp go', () => {
     const countingWeb = live(web, stamped);
-    const [step] = planFinalize(input('orphan', [countingWeb])).steps;
+    const [step] = planFinalize(input('Orphan', [countingWeb])).steps;
     expect(step?.action).toBe('orphan');
     if (step?.action !== 'orphan') return;
     const after = patched(countingWeb, step.patch);
@@ -183,7 +184,7 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     ['released by a Bundle (former-bundle label): the sweeper\'s, untouched', live(configMap('web'), delayed, stamped, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b0' })), coordinates, []],
     ['controlled by another Bundle, annotation and all: untouched', live(configMap('web'), withOwner(bundleRef('b2-uid')), dependsOn('cfg-uid')), coordinates, []],
   ])('%s', (_name, o, coords, expected) => {
-    const plan = planFinalize(input('orphan', [o], { coordinates: coords }));
+    const plan = planFinalize(input('Orphan', [o], { coordinates: coords }));
     expect(summary(plan.steps)).toEqual(expected);
     expect(plan.done).toBe(expected.length === 0);
     const step = plan.steps[0];
@@ -192,7 +193,7 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
 
   it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
     const bare = live(configMap('bare'), withAnnotation(Annotations.dependencyReferences, 'cfg-uid'), (o) => (o.metadata.resourceVersion = '7'));
-    const [step] = planFinalize(input('orphan', [bare], { coordinates: new Set([keyOf(bare)]) })).steps;
+    const [step] = planFinalize(input('Orphan', [bare], { coordinates: new Set([keyOf(bare)]) })).steps;
     expect(step?.action).toBe('orphan');
     if (step?.action !== 'orphan') return;
     expect(step.patch).toEqual([
@@ -204,7 +205,7 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
   it('objects applied before references were recorded: a blocking reference to a sibling is the operator\'s', () => {
     const cfg = live(configMap('cfg'), controlledByBundle());
     const legacy = live(configMap('web'), controlledByBundle(), withOwner(depRef('cfg-uid')), withOwner(userRef));
-    const step = planFinalize(input('orphan', [cfg, legacy])).steps.find((s) => s.target.name === 'web');
+    const step = planFinalize(input('Orphan', [cfg, legacy])).steps.find((s) => s.target.name === 'web');
     expect(step?.action).toBe('orphan');
     if (step?.action === 'orphan') expect(patched(legacy, step.patch).metadata.ownerReferences).toEqual([userRef]);
   });
@@ -216,22 +217,22 @@ describe('effectivePropagation: the collector removed the orphan finalizer befor
   const orphaned = live(configMap('cfg'), applied);
   const controlled = live(configMap('plain'), controlledByBundle(), applied);
 
-  it.each<[string, Obj[], Set<string>, Map<string, BundleClaim[]> | undefined, Propagation]>([
-    ['an applied object at its coordinates that nothing controls: orphan', [orphaned, controlled], at(orphaned, controlled), undefined, 'orphan'],
-    ['everything still controlled: background', [controlled], at(controlled), undefined, 'background'],
-    ['released (former-bundle label): background', [live(orphaned, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }))], at(orphaned), undefined, 'background'],
-    ['let go to another live Bundle: background', [orphaned], at(orphaned), listedBy(orphaned), 'background'],
-    ['not at its coordinates: background', [orphaned], new Set(), undefined, 'background'],
-    ['never applied by the operator (no applied-hash): background', [live(configMap('cfg'))], at(orphaned), undefined, 'background'],
+  it.each<[string, Obj[], Set<string>, Map<string, BundleClaim[]> | undefined, DeletionPropagation]>([
+    ['an applied object at its coordinates that nothing controls: orphan', [orphaned, controlled], at(orphaned, controlled), undefined, 'Orphan'],
+    ['everything still controlled: background', [controlled], at(controlled), undefined, 'Background'],
+    ['released (former-bundle label): background', [live(orphaned, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }))], at(orphaned), undefined, 'Background'],
+    ['let go to another live Bundle: background', [orphaned], at(orphaned), listedBy(orphaned), 'Background'],
+    ['not at its coordinates: background', [orphaned], new Set(), undefined, 'Background'],
+    ['never applied by the operator (no applied-hash): background', [live(configMap('cfg'))], at(orphaned), undefined, 'Background'],
   ])('%s', (_name, objects, coordinates, claims, expected) => {
-    const plan = planFinalize(input('background', objects, { coordinates, ...(claims ? { claims } : {}) }));
+    const plan = planFinalize(input('Background', objects, { coordinates, ...(claims ? { claims } : {}) }));
     expect(plan.propagation).toBe(expected);
     // Orphan deletes nothing.
-    if (expected === 'orphan') expect(plan.steps.filter((s) => s.action === 'delete')).toEqual([]);
+    if (expected === 'Orphan') expect(plan.steps.filter((s) => s.action === 'delete')).toEqual([]);
   });
 
   it('foreground and orphan finalizers are taken as they are', () => {
-    expect(planFinalize(input('foreground', [orphaned], { coordinates: at(orphaned) })).propagation).toBe('foreground');
+    expect(planFinalize(input('Foreground', [orphaned], { coordinates: at(orphaned) })).propagation).toBe('Foreground');
   });
 });
 
@@ -248,7 +249,7 @@ describe('finalizeNext', () => {
 describe('claims: a Bundle that lost a Conflict recorded a non-controller reference to itself', () => {
   const claimRef = (uid: string, name: string): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name, uid, controller: false, blockOwnerDeletion: false });
 
-  it.each<Propagation>(['background', 'foreground', 'orphan'])('%s: the claim on an object another Bundle controls is withdrawn, nothing else', (propagation) => {
+  it.each<DeletionPropagation>(['Background', 'Foreground', 'Orphan'])('%s: the claim on an object another Bundle controls is withdrawn, nothing else', (propagation) => {
     const theirs = live(configMap('theirs'), controlledByBundle('b2-uid', 'b2'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
     const plan = planFinalize(input(propagation, [theirs], { claims: listedBy(theirs) }));
     expect(summary(plan.steps)).toEqual(['withdraw:theirs']);
@@ -261,7 +262,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   it('a released object keeps no Bundle reference that would not hold it (a stale claim of a Bundle that does not list it)', () => {
     const o = live(configMap('delay'), controlledByBundle(), delayed, withOwner(claimRef('b3-uid', 'b3')), withOwner(userRef));
-    const [step] = planFinalize(input('background', [o])).steps;
+    const [step] = planFinalize(input('Background', [o])).steps;
     expect(step?.action).toBe('release');
     if (step?.action !== 'release') return;
     expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
@@ -269,7 +270,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   // Fuzz seed 3041: b2 let the object go to b1 (b1's claim left alone on it), b2 was re-created listing it, and b1 was
   // deleted before it took the object; the collector then deleted it with b1 although b2 lists it.
-  it.each<Propagation>(['background', 'foreground'])('%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)', (propagation) => {
+  it.each<DeletionPropagation>(['Background', 'Foreground'])('%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)', (propagation) => {
     const o = live(configMap('claimed'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
     const plan = planFinalize(input(propagation, [o], { claims: listedBy(o) }));
     expect(summary(plan.steps)).toEqual(['let-go:claimed']);
@@ -281,7 +282,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   it('background: an uncontrolled object carrying only its claim, listed by nobody else, goes as a controlled one would: released with its deletionDelay', () => {
     const o = live(configMap('claimed'), delayed, withOwner(claimRef(BUNDLE_UID, 'b')));
-    const [step] = planFinalize(input('background', [o])).steps;
+    const [step] = planFinalize(input('Background', [o])).steps;
     expect(step?.action).toBe('release');
     if (step?.action !== 'release') return;
     const after = patched(o, step.patch);
@@ -292,7 +293,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   it('a claim on an object a Bundle controls that no longer lists it, with another lister: every operator reference goes, the lister\'s claim stays', () => {
     const o = live(configMap('stale'), controlledByBundle('b3-uid', 'b3'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(claimRef('b2-uid', 'b2')), withOwner(userRef));
-    const plan = planFinalize(input('background', [o], { claims: listedBy(o) }));
+    const plan = planFinalize(input('Background', [o], { claims: listedBy(o) }));
     expect(summary(plan.steps)).toEqual(['withdraw:stale']);
     const [step] = plan.steps;
     if (step?.action !== 'withdraw') throw new Error('expected a withdraw');
@@ -301,7 +302,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   it('let go to a live Bundle that lists it: that Bundle\'s claim stays, until it takes the object', () => {
     const o = live(configMap('elsewhere'), controlledByBundle(), withOwner(claimRef('b2-uid', 'b2')));
-    const [step] = planFinalize(input('background', [o], { claims: listedBy(o) })).steps;
+    const [step] = planFinalize(input('Background', [o], { claims: listedBy(o) })).steps;
     expect(step?.action).toBe('let-go');
     if (step?.action !== 'let-go') return;
     expect(patched(o, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid']);
@@ -310,7 +311,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
 describe('background: an object another owner also holds (red-team round three)', () => {
   const userOwner: OwnerReference = { apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: 'parent-uid' };
-  const plan = (o: Obj) => planFinalize({ propagation: 'background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [o], coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)) });
+  const plan = (o: Obj) => planFinalize({ propagation: 'Background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [o], coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)) });
   it('only the Bundle\'s references go; the collector decides, as kube-controller-manager would', () => {
     const [step] = plan(live(configMap('x'), controlledByBundle(), withOwner(userOwner))).steps;
     expect(step?.action).toBe('orphan');

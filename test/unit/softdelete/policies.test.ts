@@ -110,7 +110,7 @@ describe('prune and finalize', () => {
   const obj = (name: string, annotations: Record<string, string> = {}): Obj =>
     live(configMap(name, controlledByBundle(), withUid(`${name}-uid`), ...Object.entries(annotations).map(([k, v]) => withAnnotation(k, v))));
   const finalize = (objects: Obj[], defaults?: DeletionDefaults): ReturnType<typeof planFinalize> => {
-    const input: FinalizeInput = { propagation: 'background', bundle: { name: 'b', uid: BUNDLE_UID, defaults }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(KEY) };
+    const input: FinalizeInput = { propagation: 'Background', bundle: { name: 'b', uid: BUNDLE_UID, defaults }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(KEY) };
     return planFinalize(input);
   };
   const adds = (patch: readonly JsonPatchOperation[]): Record<string, unknown> => Object.fromEntries(patch.flatMap((op) => (op.op === 'add' || op.op === 'replace' ? [[op.path, op.value] as const] : [])));
@@ -203,7 +203,7 @@ describe('foreground: Orphan and Approve objects are released from the cascade',
     live(configMap(name, controlledByBundle(), withUid(`${name}-uid`), ...Object.entries(annotations).map(([k, v]) => withAnnotation(k, v))));
   it('the rest is left to the collector', () => {
     const plan = planFinalize({
-      propagation: 'foreground',
+      propagation: 'Foreground',
       bundle: { name: 'b', uid: BUNDLE_UID, defaults: { deletionPolicy: 'Approve' } },
       objects: [obj('plain', { [A.deletionPolicy]: 'Delete' }), obj('slow', { [A.deletionPolicy]: 'Delete', [A.deletionDelay]: '1h' }), obj('kept', { [A.deletionPolicy]: 'Orphan' }), obj('approve')],
       coordinates: new Set(),

@@ -77,7 +77,7 @@ describe('prune and finalizer on a stamp written by hand', () => {
 
   it('finalizer: the release signs a countdown started now, not the stamp written by hand', () => {
     const plan = planFinalize({
-      propagation: 'background',
+      propagation: 'Background',
       bundle: { name: 'b', uid: BUNDLE_UID },
       objects: [handStamped],
       coordinates: new Set(),
@@ -111,7 +111,7 @@ describe('finalizer: the manifest\'s deletion rules stand in for any the live ob
   const plain = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
   const plan = (declared: Record<string, string>) =>
     planFinalize({
-      propagation: 'background',
+      propagation: 'Background',
       bundle: { name: 'b', uid: BUNDLE_UID },
       objects: [plain],
       coordinates: new Set(['/ConfigMap/ns1/a']),
@@ -171,7 +171,7 @@ describe('a countdown\'s rules are sealed with its stamp: an edit can put the de
   });
   it('the finalizer\'s release carries the sealed delay, not the shortened one (the sweeper reads only the object)', () => {
     const plan = planFinalize({
-      propagation: 'background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H)],
+      propagation: 'Background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H)],
       coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)), stampSeal: seal,
     });
     const step = plan.steps[0];
@@ -186,7 +186,7 @@ describe('finalizer: the stricter of the live rules and the manifest\'s (red-tea
     for (const [k, v] of Object.entries(rules)) o = live(o, withAnnotation(k, v));
     return o;
   };
-  const step = (liveRules: Record<string, string>, declared: Record<string, string>, propagation: 'background' | 'foreground' = 'background') =>
+  const step = (liveRules: Record<string, string>, declared: Record<string, string>, propagation: 'Background' | 'Foreground' = 'Background') =>
     planFinalize({
       propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects: [withRules(liveRules)], coordinates: new Set(['/ConfigMap/ns1/a']), claims: new Map(),
       now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)), stampSeal: seal, declared: new Map([['/ConfigMap/ns1/a', declared]]),
@@ -197,7 +197,7 @@ describe('finalizer: the stricter of the live rules and the manifest\'s (red-tea
     ['Approve declared, Delete live', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Approve' }, 'Approve'],
     ['Approve declared, Delete live, foreground', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Approve' }, 'Approve'],
   ])('%s: released, the stricter policy written onto it', (name, liveRules, declared, policy) => {
-    const s = step(liveRules, declared, name.endsWith('foreground') ? 'foreground' : 'background');
+    const s = step(liveRules, declared, name.endsWith('foreground') ? 'Foreground' : 'Background');
     expect(s?.action).toBe('release');
     expect(s?.action === 'release' ? s.patch : []).toContainEqual(policyOp(policy));
   });
@@ -213,7 +213,7 @@ describe('finalizer: the stricter of the live rules and the manifest\'s (red-tea
     expect(step({}, {})?.action).toBe('delete');
   });
   // Red team 8: a manifest whose rules cannot be read (a typo beside an Orphan) was not applied; its object is kept.
-  it.each(['background', 'foreground'] as const)('%s: the manifest\'s rules cannot be read: kept (released, Orphan written)', (propagation) => {
+  it.each(['Background', 'Foreground'] as const)('%s: the manifest\'s rules cannot be read: kept (released, Orphan written)', (propagation) => {
     const s = step({}, { [Annotations.deletionPolicy]: 'Orphan', [Annotations.deletionDelay]: '1h30' }, propagation);
     expect(s?.action).toBe('release');
     expect(s?.action === 'release' ? s.patch : []).toContainEqual(policyOp('Orphan'));
