@@ -6,7 +6,7 @@
  * no Bundle left). Both are decided as the operator decides them: a live
  * Bundle's through the controller's plan (buildPlanInput, planBundle, and the
  * pendingDeletionsOf that fills status.pendingDeletions), a released
- * object's through the sweep's decideOrphanSweep. Stamped objects the
+ * object's through the sweep's decideReleasedSweep. Stamped objects the
  * operator will not delete are listed too, with the reason.
  */
 import { formerBundleOf } from '../core/softdelete/former-bundle.js';
@@ -22,7 +22,7 @@ import { buildPlanInput } from '../core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan.js';
 import { formatRemaining } from '../core/duration.js';
 import { pendingDeletionOf } from '../core/softdelete/decide.js';
-import { decideOrphanSweep, sweepable } from '../core/softdelete/sweep.js';
+import { decideReleasedSweep, sweepable } from '../core/softdelete/sweep.js';
 import { parseRfc3339 } from '../core/rfc3339.js';
 import { preferredVersions } from '../kube/discovery.js';
 import { errorMessage, isNotFound, isStaleWrite } from '../kube/errors.js';
@@ -124,7 +124,7 @@ export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name:
 
 /**
  * What the operator's sweep does with an object a deleted Bundle released
- * (the same decideOrphanSweep and pendingDeletionOf): undefined when it is
+ * (the same decideReleasedSweep and pendingDeletionOf): undefined when it is
  * not a released object. A live Bundle that lists it takes it (claims), so
  * it is not swept.
  */
@@ -132,7 +132,7 @@ export function releasedEntry(o: LiveObject, claims: ReadonlyMap<string, readonl
   const base = { namespace: o.metadata.namespace ?? '', apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: formerBundleOf(o.metadata) ?? '', state: 'released' as const };
   const stamp = stampOf(o) ?? '';
   if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined) return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
-  const decision = decideOrphanSweep(o.metadata, now, stampAt);
+  const decision = decideReleasedSweep(o.metadata, now, stampAt);
   if (decision.action === 'skip') return undefined;
   const claim = claims.get(objectKey(o))?.[0];
   if (claim !== undefined) return { ...base, deletionTimestamp: stamp, problem: `Bundle ${claim.name} lists it: the operator adopts it` };

@@ -15,7 +15,7 @@
  * right before a delete. Times are the API server's (ServerTime).
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
-import { decideOrphanSweep, sweepable } from '../../core/softdelete/sweep.js';
+import { decideReleasedSweep, sweepable } from '../../core/softdelete/sweep.js';
 import { deletesNow } from '../../core/softdelete/decide.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import { checkReleaseProof } from '../../core/softdelete/provenance.js';
@@ -174,7 +174,7 @@ export class ReleasedObjectSweeper {
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';
-    const decision = decideOrphanSweep(cached.metadata, now, stampAt);
+    const decision = decideReleasedSweep(cached.metadata, now, stampAt);
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
     if (decision.action !== 'skip' && !(await this.proven(rt, cached))) return 'forget';
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid };
@@ -210,7 +210,7 @@ export class ReleasedObjectSweeper {
         // The reads just made refreshed the server-time estimate.
         const nowFresh = this.serverTime.lowerBound();
         if (nowFresh === undefined) return 'requeue';
-        const again = decideOrphanSweep(fresh.metadata, nowFresh, nowFresh);
+        const again = decideReleasedSweep(fresh.metadata, nowFresh, nowFresh);
         if (again.action === 'skip' || !deletesNow(again)) return 'requeue';
         if (!(await this.proven(rt, fresh))) return 'forget';
         // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422

@@ -26,14 +26,14 @@ export function isReleasedByBundle(meta: ReleasedObjectMeta): boolean {
   return !(meta.ownerReferences ?? []).some((reference) => reference.controller === true);
 }
 
-export type OrphanSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
+export type ReleasedSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
 
 /**
  * The orphan sweep's decision for one object: `skip` when the object is not
  * a released one, otherwise the soft-delete rules for an object no Bundle
  * lists (`inSpec: false`), so released objects keep their countdown.
  */
-export function decideOrphanSweep(meta: ReleasedObjectMeta, now: number, stampAt: number = now): OrphanSweepDecision {
+export function decideReleasedSweep(meta: ReleasedObjectMeta, now: number, stampAt: number = now): ReleasedSweepDecision {
   if (meta.labels?.[Labels.formerBundle] === undefined) {
     return { action: 'skip', reason: `no ${Labels.formerBundle} label` };
   }

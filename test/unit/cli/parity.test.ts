@@ -17,7 +17,7 @@ import { buildPlanInput, type PlanSources } from '../../../src/core/bundle/plan-
 import { planBundle, type BundlePlan, type PlanInput } from '../../../src/core/bundle/plan.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';
 import { pendingDeletionOf } from '../../../src/core/softdelete/decide.js';
-import { decideOrphanSweep } from '../../../src/core/softdelete/sweep.js';
+import { decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
 import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 import { BUNDLE_UID, KINDS, NAMESPACE, NOW, configMap, controlledBy, controlledByBundle, live, resource, terminating, withAnnotation, withOwner, type Mod, type Obj } from '../bundle/builders.js';
 
@@ -190,7 +190,7 @@ describe('released objects: pending says what the sweep does', () => {
     ['stamp without a delay', rel(stamp(HOUR / 2)), false],
   ])('%s', (_name, o, deleted) => {
     const entry = releasedEntry(o, noBundles, NOW, NOW + 1000);
-    const sweep = decideOrphanSweep(o.metadata, NOW, NOW + 1000);
+    const sweep = decideReleasedSweep(o.metadata, NOW, NOW + 1000);
     expect(entry?.deleteAfter).toEqual(sweep.action === 'skip' ? undefined : pendingDeletionOf(sweep)?.deleteAfter);
     expect(entry?.deleteAfter !== undefined).toBe(deleted);
     if (!deleted) expect(entry?.problem).toEqual(expect.any(String));

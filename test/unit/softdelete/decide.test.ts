@@ -1,6 +1,6 @@
 import { Annotations, Labels } from '../../../src/api/names.js';
 import { decideSoftDelete, deletesNow, pendingDeletionOf, type SoftDeleteDecision } from '../../../src/core/softdelete/decide.js';
-import { decideOrphanSweep, isReleasedByBundle, type ReleasedObjectMeta } from '../../../src/core/softdelete/sweep.js';
+import { decideReleasedSweep, isReleasedByBundle, type ReleasedObjectMeta } from '../../../src/core/softdelete/sweep.js';
 import { formatRfc3339, parseRfc3339 } from '../../../src/core/rfc3339.js';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0); // 2026-11-21T12:00:00.000Z
@@ -221,7 +221,7 @@ describe('orphan sweep', () => {
     expect(isReleasedByBundle(meta)).toBe(want);
   });
 
-  it.each<[string, ReleasedObjectMeta, ReturnType<typeof decideOrphanSweep>]>([
+  it.each<[string, ReleasedObjectMeta, ReturnType<typeof decideReleasedSweep>]>([
     ['not released', { labels: {} }, { action: 'skip', reason: `no ${Labels.formerBundle} label` }],
     ['adopted again', released({ ownerReferences: [{ controller: true }], annotations: annotations(delay('1h')) }), { action: 'skip', reason: 'has a controller owner' }],
     ['no delay: a label alone is no permission to delete', released(), { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` }],
@@ -240,12 +240,12 @@ describe('orphan sweep', () => {
       released({ annotations: annotations(delay('1h'), stamp(iso(NOW - HOUR))) }),
       { action: 'expired', deletionTimestamp: iso(NOW - HOUR), deleteAfter: iso(NOW) },
     ],
-  ])('decideOrphanSweep: %s', (_name, meta, want) => {
-    expect(decideOrphanSweep(meta, NOW)).toEqual(want);
+  ])('decideReleasedSweep: %s', (_name, meta, want) => {
+    expect(decideReleasedSweep(meta, NOW)).toEqual(want);
   });
 
   it('keeps a released object whose delay cannot be read', () => {
-    expect(decideOrphanSweep(released({ annotations: annotations(delay('1d'), stamp(iso(NOW - 48 * HOUR))) }), NOW).action).toBe('invalid');
+    expect(decideReleasedSweep(released({ annotations: annotations(delay('1d'), stamp(iso(NOW - 48 * HOUR))) }), NOW).action).toBe('invalid');
   });
 });
 

@@ -10,7 +10,7 @@ import type { JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { approvalTime } from '../../../src/cli/approve.js';
 import { decideSoftDelete, deletedAfterWords } from '../../../src/core/softdelete/decide.js';
-import { decideOrphanSweep } from '../../../src/core/softdelete/sweep.js';
+import { decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
 import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 import { checkReleaseProof, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
 import { readDeletionRules } from '../../../src/core/softdelete/rules.js';
@@ -101,7 +101,7 @@ describe('the sweeper: the Bundle is gone', () => {
     ['Approve, approved', { [A.deletionPolicy]: 'Approve', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW) }, 'expired'],
     ['BundleReady: no replacement to wait for', { [A.deleteWhen]: 'BundleReady', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP }, 'expired'],
   ])('%s', (_name, annotations, want) => {
-    expect(decideOrphanSweep(released(annotations), NOW).action).toBe(want);
+    expect(decideReleasedSweep(released(annotations), NOW).action).toBe(want);
   });
 });
 
@@ -174,7 +174,7 @@ describe('prune and finalize', () => {
       expect(step?.action).toBe('release');
       if (step?.action !== 'release') continue;
       expect(adds(step.patch)[policyPath]).toBe('Orphan');
-      expect(decideOrphanSweep(released(step.patch, own), NOW)).toEqual({ action: 'skip', reason: `${A.deletionPolicy} Orphan: kept` });
+      expect(decideReleasedSweep(released(step.patch, own), NOW)).toEqual({ action: 'skip', reason: `${A.deletionPolicy} Orphan: kept` });
     }
     const [pruned] = planPrune({ controlled: [obj('p')], inSpec: new Set(), now: NOW, bundleName: 'b', defaults: { deletionPolicy: 'Orphan' } });
     expect(pruned?.action).toBe('release');
