@@ -349,3 +349,30 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
     await removeGuard();
   }
 }
+
+/**
+ * A user who may write Bundles and their status in `ns` and nothing else
+ * (not the operators' `write-record` verb), as another tool with those
+ * rights would be: the kubectl arguments that act as it. The test's own
+ * identity holds every verb and is exempt from the record guard.
+ */
+export async function statusWriterArgs(env: TestEnv, ns: string): Promise<string[]> {
+  const user = 'status-writer@example.com';
+  const as = { fieldManager: 'test-admin' };
+  await env.client.apply(await resourceTypeOf(env, 'rbac.authorization.k8s.io/v1', 'Role'), {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'status-writer', namespace: ns },
+    rules: [{ apiGroups: ['smith.atlassian.com'], resources: ['bundles', 'bundles/status'], verbs: ['get', 'list', 'update', 'patch'] }],
+  }, as);
+  await env.client.apply(await resourceTypeOf(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding'), {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'status-writer', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'status-writer' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  }, as);
+  return ['--as', user];
+}
+
+async function resourceTypeOf(env: TestEnv, apiVersion: string, kind: string): Promise<ResourceType> {
+  const rt = await env.discovery.resolve(apiVersion, kind);
+  if (!rt) throw new Error(`the apiserver does not serve ${kind}`);
+  return rt;
+}

@@ -12,7 +12,7 @@
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, run, waitFor } from './harness.js';
-import { installChartPolicy } from './deletion-propagation.js';
+import { installChartPolicy, statusWriterArgs } from './deletion-propagation.js';
 import { configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
 
@@ -36,12 +36,14 @@ it('the record guard refuses every shape of status write that changes pendingDel
   const before = await pendingOf();
 
   await f.op.stop();
+  // Another tool with rights on bundles/status (the test's own identity holds every verb and is exempt).
+  const asWriter = await statusWriterArgs(env, ns);
   const remove = await installChartPolicy(env, ns, 'recordguard.yaml', [], async () => {
-    const r = await run('kubectl', ['patch', 'bundle.smith.atlassian.com', 'gb', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } }), '--dry-run=server']);
+    const r = await run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'gb', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } }), '--dry-run=server']);
     return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
   });
   try {
-    const jsonPatch = (ops: unknown[]) => run('kubectl', ['patch', 'bundle.smith.atlassian.com', 'gb', '-n', ns, '--subresource=status', '--type=json', '-p', JSON.stringify(ops)]);
+    const jsonPatch = (ops: unknown[]) => run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'gb', '-n', ns, '--subresource=status', '--type=json', '-p', JSON.stringify(ops)]);
     expect((await jsonPatch([{ op: 'replace', path: '/status/pendingDeletions/0/deleteAfter', value: '2020-01-01T00:00:00Z' }])).code).not.toBe(0);
     expect((await jsonPatch([{ op: 'remove', path: '/status/pendingDeletions/1' }])).code).not.toBe(0);
     expect((await jsonPatch([{ op: 'move', from: '/status/pendingDeletions/0', path: '/status/pendingDeletions/1' }])).code).not.toBe(0);
@@ -50,16 +52,16 @@ it('the record guard refuses every shape of status write that changes pendingDel
     // kubectl replace --subresource=status of the Bundle with one entry gone.
     const live = await getBundle(env, ns, 'gb');
     const older = { ...live, status: { ...(live!.status as Record<string, unknown>), pendingDeletions: before.slice(0, 1) } };
-    const replaced = await run('kubectl', ['replace', '--subresource=status', '-f', '-'], { input: JSON.stringify(older) });
+    const replaced = await run('kubectl', [...asWriter, 'replace', '--subresource=status', '-f', '-'], { input: JSON.stringify(older) });
     expect(replaced.code).not.toBe(0);
     expect(replaced.stderr).toMatch(/record guard/);
 
     // Server-side apply on the status subresource by another field manager.
-    const ssa = await run('kubectl', ['apply', '--server-side', '--force-conflicts', '--field-manager=restore-tool', '--subresource=status', '-f', '-'], { input: JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'gb', namespace: ns }, status: { pendingDeletions: [] } }) });
+    const ssa = await run('kubectl', [...asWriter, 'apply', '--server-side', '--force-conflicts', '--field-manager=restore-tool', '--subresource=status', '-f', '-'], { input: JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'gb', namespace: ns }, status: { pendingDeletions: [] } }) });
     expect(ssa.code).not.toBe(0);
 
     // The main resource: status is not written there.
-    const main = await run('kubectl', ['replace', '-f', '-'], { input: JSON.stringify({ ...(await getBundle(env, ns, 'gb')), status: { pendingDeletions: [] } }) });
+    const main = await run('kubectl', [...asWriter, 'replace', '-f', '-'], { input: JSON.stringify({ ...(await getBundle(env, ns, 'gb')), status: { pendingDeletions: [] } }) });
     expect(main.code).toBe(0);
     expect(await pendingOf()).toEqual(before);
   } finally {

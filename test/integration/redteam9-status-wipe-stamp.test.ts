@@ -24,7 +24,7 @@
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, kubectl, run, waitFor } from './harness.js';
-import { installChartPolicy } from './deletion-propagation.js';
+import { installChartPolicy, statusWriterArgs } from './deletion-propagation.js';
 import { configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
 
@@ -99,8 +99,10 @@ it('the chart\'s record guard refuses another writer\'s change to the record (st
 
   // The operator is stopped: its own status writes would be refused too (in this test it runs as the admin, not the chart's ServiceAccount).
   await f.op.stop();
+  // Another tool with rights on bundles/status (the test's own identity holds every verb and is exempt).
+  const asWriter = await statusWriterArgs(env, ns);
   const statusPatch = (patch: unknown, dryRun = false) =>
-    run('kubectl', ['patch', 'bundle.smith.atlassian.com', 'rg', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify(patch), ...(dryRun ? ['--dry-run=server'] : [])]);
+    run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'rg', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify(patch), ...(dryRun ? ['--dry-run=server'] : [])]);
   const remove = await installChartPolicy(env, ns, 'recordguard.yaml', [], async () => {
     const r = await statusPatch({ status: { pendingDeletions: null } }, true);
     return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
