@@ -146,11 +146,12 @@ export const JSON_POINTER_PATTERN = '^(/([^~]|~[01])*)+$';
  * ownership, and the operator's own annotations and labels (core/bundle/drift.ts
  * refuses the same, for annotations and Bundles stored under an older CRD).
  */
-export const IGNORABLE_POINTER_RULES = [
-  { rule: "!self.matches('^/(apiVersion|kind)(/.*)?$')", message: 'may not ignore apiVersion or kind' },
-  { rule: "!self.matches('^/metadata(/(name|namespace|ownerReferences)(/.*)?|/annotations|/labels)?$')", message: 'may not ignore metadata, its name, namespace or ownerReferences, or all of its annotations or labels' },
-  { rule: "!self.matches('^/metadata/(annotations|labels)/smith[.]atlassian[.]com~1.*$')", message: "may not ignore the operator's own smith.atlassian.com annotations and labels" },
+export const UNIGNORABLE_POINTERS = [
+  { pattern: '^/(apiVersion|kind)(/.*)?$', message: 'may not ignore apiVersion or kind' },
+  { pattern: '^/metadata(/(name|namespace|ownerReferences)(/.*)?|/annotations|/labels)?$', message: 'may not ignore metadata, its name, namespace or ownerReferences, or all of its annotations or labels' },
+  { pattern: '^/metadata/(annotations|labels)/smith[.]atlassian[.]com~1.*$', message: "may not ignore the operator's own smith.atlassian.com annotations and labels" },
 ] as const;
+export const IGNORABLE_POINTER_RULES = UNIGNORABLE_POINTERS.map((p) => ({ rule: `!self.matches('${p.pattern}')`, message: p.message }));
 
 export const DriftDefaultsSchema = z
   .object({
@@ -162,10 +163,10 @@ export const DriftDefaultsSchema = z
       .array(
         z
           .string()
-          .min(2)
+          .min(1)
           .max(MAX_POINTER_LENGTH)
           .regex(new RegExp(JSON_POINTER_PATTERN), 'must be a JSON pointer (RFC 6901), such as "/spec/replicas"')
-          .meta({ 'x-kubernetes-validations': IGNORABLE_POINTER_RULES.map((r) => ({ ...r })) }),
+          .meta({ 'x-kubernetes-validations': IGNORABLE_POINTER_RULES }),
       )
       .max(MAX_IGNORED_POINTERS)
       .optional()
