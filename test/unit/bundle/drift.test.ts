@@ -15,7 +15,7 @@ const applyOf = (p: ResourcePlan | undefined) => {
 /** The live object the API server holds after the plan's apply of `name`. */
 function applied(b: TestBundle, name: string, liveSoFar: Record<string, Obj> = {}): Obj {
   const r = planBundle(planInput(b, liveSoFar)).resources.find((p) => p.name === name);
-  return live(structuredClone(applyOf(r).desired) as Obj, withUid(`${name}-uid`), withResourceVersion('1'));
+  return live(structuredClone(applyOf(r).desired), withUid(`${name}-uid`), withResourceVersion('1'));
 }
 
 describe('parseJsonPointer and unignorable', () => {
