@@ -159,7 +159,7 @@ function driftCondition(p: ResourcePlan | undefined): Condition[] {
   if (p === undefined || (p.action !== 'apply' && p.action !== 'adopt') || p.apply.drifted === undefined) return [];
   const fields = p.apply.drifted;
   if (fields.length === 0) return [condition(ResourceConditionTypes.Drifted, false, Reasons.NoDrift)];
-  return [condition(ResourceConditionTypes.Drifted, true, Reasons.FieldsDrifted, `${fields.length} field${fields.length === 1 ? '' : 's'} differ from the manifest (drift: Warn, not written): ${describeDrift(fields)}`)];
+  return [condition(ResourceConditionTypes.Drifted, true, Reasons.FieldsDrifted, `${fields.length === 1 ? '1 field differs' : `${fields.length} fields differ`} from the manifest (drift: Warn, not written): ${describeDrift(fields)}`)];
 }
 
 function objectToDelete(t: ObjectTarget): ObjectToDelete {
