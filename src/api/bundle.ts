@@ -170,7 +170,7 @@ export const DriftDefaultsSchema = z
       )
       .max(MAX_IGNORED_POINTERS)
       .optional()
-      .describe(`JSON pointers (RFC 6901, e.g. "/spec/replicas") left to other field managers once an object exists: applied with the live value, never counted as drift. For every object without its own smith.atlassian.com/ignore annotation (a comma-separated list). At most ${MAX_IGNORED_POINTERS}.`),
+      .describe(`JSON pointers (RFC 6901, e.g. "/spec/replicas") left to other field managers once an object exists: applied with the live value (left out once another field manager owns it), never counted as drift. For every object without its own smith.atlassian.com/ignore annotation (a comma-separated list). At most ${MAX_IGNORED_POINTERS}.`),
     drift: z
       .enum(DRIFT_MODES)
       .optional()

@@ -96,8 +96,8 @@ export const Annotations = {
   /**
    * Drift control: comma-separated JSON pointers (RFC 6901) the operator
    * leaves to others once the object exists: applied with the live value
-   * (the manifest's only at creation), never counted as drift. Overrides
-   * spec.driftDefaults.ignore.
+   * (the manifest's only at creation), left out once another field manager
+   * owns it, never counted as drift. Replaces spec.driftDefaults.ignore.
    */
   ignore: `${GROUP}/ignore`,
   /**

@@ -54,10 +54,13 @@ it('ignore: another manager keeps an ignored field; a field that is not ignored 
     const o = await cm('ig');
     return dataOf(o).a === 'mine' ? o : undefined;
   });
-  // ...and leaves b to the other manager.
+  // ...and leaves b to the other manager: the operator let go of it, so their next apply needs no force.
   expect(dataOf(after).b).toBe('theirs');
   expect(dataKeysOwnedBy(after, OTHER)).toContain('b');
+  expect(dataKeysOwnedBy(after, FIELD_MANAGER)).toEqual(['a']);
   expectKept(after, created.metadata.uid ?? '');
+  await f.env.client.apply(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ig', namespace: f.ns }, data: { b: 'theirs again' } }, { fieldManager: OTHER, force: false });
+  expect(dataOf(await cm('ig')).b).toBe('theirs again');
 
   // An edit of the Bundle is applied, b still untouched.
   await applyBundle(f.env, f.ns, 'ignore', [{ name: 'cm', object: { ...object, data: { a: 'mine', b: 'initial', c: 'new' } } }]);
@@ -65,7 +68,7 @@ it('ignore: another manager keeps an ignored field; a field that is not ignored 
     const o = await cm('ig');
     return dataOf(o).c === 'new' ? o : undefined;
   });
-  expect(dataOf(edited)).toEqual({ a: 'mine', b: 'theirs', c: 'new' });
+  expect(dataOf(edited)).toEqual({ a: 'mine', b: 'theirs again', c: 'new' });
   expect(conditionOf(await waitForReady(f.env, f.ns, 'ignore'), 'Error')?.status).toBe('False');
 });
 

@@ -16,7 +16,7 @@
  * object). The claims (claims.ts) and the prune's stamps are written as
  * before, whatever the controls say.
  */
-import { APPLY_MODES, Annotations, DRIFT_MODES, GROUP, Labels, type ApplyMode, type DriftMode } from '../../api/names.js';
+import { APPLY_MODES, Annotations, DRIFT_MODES, FIELD_MANAGER, GROUP, Labels, type ApplyMode, type DriftMode } from '../../api/names.js';
 import { MAX_IGNORED_POINTERS, MAX_POINTER_LENGTH, type BundleSpec, type DriftDefaults, type KubeObjectManifest } from '../../api/bundle.js';
 import { cloneJson, isRecord, jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { recordedDependencyUids } from './ownership.js';
@@ -163,17 +163,41 @@ export function withoutIgnored<T extends KubeObjectManifest>(object: T, ignore: 
  * The manifest to apply, its ignored fields taken from `source`: the live
  * object once there is one (the operator never changes them, so another
  * manager may), the manifest itself at creation. A field the source lacks
- * is left out. status is never applied, so it is never carried.
+ * is left out, and so is a scalar field another field manager owns on the
+ * live object (its managedFields): the operator lets go of it, and the
+ * other manager, still owning it, keeps its value (a server-side apply of
+ * theirs then meets no conflict). One only the operator owns keeps the live
+ * value: left out, the API server would remove it. status is never
+ * applied, so it is never carried.
  */
-export function withIgnoredFrom<T extends KubeObjectManifest>(desired: T, source: unknown, ignore: DriftControls['ignore']): T {
+export function withIgnoredFrom<T extends KubeObjectManifest>(desired: T, source: unknown, ignore: DriftControls['ignore'], managedFields?: unknown): T {
   if (ignore.length === 0) return desired;
   const copy = cloneJson(desired);
   for (const segments of ignore) {
     if (segments[0] === 'status') continue;
     const value = valueAt(source, segments);
-    setAt(copy, segments, value === undefined ? undefined : cloneJson(value));
+    setAt(copy, segments, value === undefined || ownedByAnother(managedFields, segments) ? undefined : cloneJson(value));
   }
   return copy;
+}
+
+/**
+ * Whether a field manager other than the operator owns the scalar field at
+ * `segments` (a leaf of its fieldsV1, reached through map keys). A map, a
+ * list or a path through a list is never read as owned: leaving out a
+ * whole map the operator shares could remove the keys only it owns.
+ */
+function ownedByAnother(managedFields: unknown, segments: readonly string[]): boolean {
+  if (!Array.isArray(managedFields)) return false;
+  return managedFields.some((entry: unknown) => {
+    if (!isRecord(entry) || entry['manager'] === FIELD_MANAGER) return false;
+    let node: unknown = entry['fieldsV1'];
+    for (const s of segments) {
+      node = isRecord(node) ? node[`f:${s}`] : undefined;
+      if (node === undefined) return false;
+    }
+    return isRecord(node) && Object.keys(node).length === 0;
+  });
 }
 
 /** Fields of a drift report at most: the condition and the event name this many, then say how many more. */

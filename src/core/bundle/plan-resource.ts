@@ -114,7 +114,7 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   // The hash leaves the ignored fields out, so another manager's change to one is not a change of the manifest.
   const built = buildDesired({ bundle: input.bundle, object: withoutIgnored(env.object, ignore), dependencies, keepingPolicyFromDefaults, declaredRulesProof });
   const { hash } = built;
-  const manifest = withIgnoredFrom(built.manifest, live ?? env.object, ignore);
+  const manifest = withIgnoredFrom(built.manifest, live ?? env.object, ignore, live?.metadata['managedFields']);
   const decision = decideDrift(drift.controls, manifest, hash, live);
   const redactions = redactionsFor(resolved.substituted);
   const apply: ApplyStep =

@@ -78,6 +78,16 @@ describe('ignored fields', () => {
     expect(withIgnoredFrom(stripped, live(configMap('cm', withData({ a: '9' }))), [['data', 'b']])['data']).toEqual({ a: '1' });
   });
 
+  it('a scalar another field manager owns is left out (the operator lets go of it); one only the operator owns, or a whole map, keeps the live value', () => {
+    const stripped = withoutIgnored(object, [['data', 'b']]);
+    const theirs = live(configMap('cm', withData({ a: '1', b: 'theirs' })));
+    const managed = (manager: string, fields: Record<string, unknown>) => [{ manager, operation: 'Apply', fieldsV1: fields }];
+    expect(withIgnoredFrom(stripped, theirs, [['data', 'b']], managed('other', { 'f:data': { 'f:b': {} } }))['data']).toEqual({ a: '1' });
+    expect(withIgnoredFrom(stripped, theirs, [['data', 'b']], managed('bundlesmith', { 'f:data': { 'f:b': {} } }))['data']).toEqual({ a: '1', b: 'theirs' });
+    const noData = withoutIgnored(object, [['data']]);
+    expect(withIgnoredFrom(noData, theirs, [['data']], managed('other', { 'f:data': { 'f:b': {} } }))['data']).toEqual({ a: '1', b: 'theirs' });
+  });
+
   it('a change of an ignored field by another manager is not a change: no apply; a change of another field is put back', () => {
     const b = bundle('b', withResource(resource('cm', configMap('cm', withData({ a: '1', b: '2' }), withAnnotation(Annotations.ignore, '/data/b')))));
     const was = applied(b, 'cm');
