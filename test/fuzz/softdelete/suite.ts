@@ -131,7 +131,9 @@ class SeedRun {
     const replicaRnd = replicaRandom(seed);
     // The rbac dimension and its schedule come from a stream of their own; 12 is the fewest planned steps a seed draws.
     const driftRnd = driftRandom(seed);
-    this.dims = widen ? drawDrift(drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12), driftRnd) : NO_DIMENSIONS;
+    // SOFTDELETE_FUZZ_DRIFT=0 runs a seed without its drift controls (its other draws and steps unchanged): is a divergence theirs?
+    const withDrift = (d: SoftDeleteDimensions): SoftDeleteDimensions => (process.env.SOFTDELETE_FUZZ_DRIFT === '0' ? d : drawDrift(d, driftRnd));
+    this.dims = widen ? withDrift(drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12)) : NO_DIMENSIONS;
     const base: readonly string[] = this.dims.crdVersions ? WITH_VERSIONED : CONFIG_MAPS;
     const budget = this.dims.budget;
     this.bulk = budget ? Array.from({ length: budget.bulk }, (_, i) => `bulk-${String(i).padStart(3, '0')}`) : [];
