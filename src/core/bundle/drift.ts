@@ -236,9 +236,20 @@ export function driftedFields(desired: KubeObjectManifest, live: LiveObject, lim
   return out;
 }
 
+/**
+ * Labels the operator writes on every object it holds: its managed label
+ * and, where objects are members of their Bundle's kubectl ApplySet, the
+ * applyset.kubernetes.io/ labels (the membership follows the Bundle that
+ * holds the object, so an object not re-applied gets them too).
+ */
+function isOperatorLabel(key: string): boolean {
+  return key === Labels.managed || key.startsWith('applyset.kubernetes.io/');
+}
+
 function isBookkeeping(path: readonly string[]): boolean {
   if (path[0] !== 'metadata') return false;
   if (path[1] === 'ownerReferences' || path[1] === 'managedFields') return true;
+  if (path.length >= 3 && path[1] === 'labels' && isOperatorLabel(path[2] ?? '')) return true;
   if (path.length >= 3 && (path[1] === 'annotations' || path[1] === 'labels')) return (path[2] ?? '').startsWith(`${GROUP}/`);
   return false;
 }
@@ -259,7 +270,7 @@ export function describeDrift(fields: readonly string[]): string {
  * guarded by the object's uid and resourceVersion: the references the
  * manifest's apply would hold (the Bundle's controller reference, the
  * dependency references; those it recorded and no longer wants go), the
- * managed label, and every smith.atlassian.com annotation the manifest
+ * operator's labels (managed, ApplySet membership), and every smith.atlassian.com annotation the manifest
  * carries (deletion rules, their sealed proof, the dependency record, the
  * drift controls). Nothing else is touched, and nothing is removed but a
  * dependency reference (and its record) the operator wrote. Empty: nothing
@@ -276,8 +287,11 @@ export function bookkeepingPatch(desired: KubeObjectManifest, live: LiveObject):
   const refs = [...liveRefs.filter((r) => !dropped.has(r.uid)).map((r) => wanted.find((w) => w.uid === r.uid) ?? r), ...wanted.filter((w) => !liveRefs.some((r) => r.uid === w.uid))];
   if (JSON.stringify(refs) !== JSON.stringify(liveRefs)) ops.push({ op: 'add', path: '/metadata/ownerReferences', value: refs });
 
-  if (meta.labels?.[Labels.managed] !== 'true') {
-    ops.push(meta.labels === undefined ? { op: 'add', path: '/metadata/labels', value: { [Labels.managed]: 'true' } } : { op: 'add', path: `/metadata/labels/${jsonPointerSegment(Labels.managed)}`, value: 'true' });
+  const labels = Object.entries(desired.metadata.labels ?? {}).filter(([k, v]) => isOperatorLabel(k) && meta.labels?.[k] !== v);
+  if (meta.labels === undefined) {
+    if (labels.length > 0) ops.push({ op: 'add', path: '/metadata/labels', value: Object.fromEntries(labels) });
+  } else {
+    for (const [k, v] of labels) ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(k)}`, value: v });
   }
 
   const wantedAnnotations = Object.entries(desired.metadata.annotations ?? {}).filter(([k]) => k.startsWith(`${GROUP}/`) && k !== Annotations.appliedHash);

@@ -149,6 +149,15 @@ describe('apply: IfNotPresent', () => {
     expect(JSON.stringify(a.bookkeeping)).not.toContain('theirs');
   });
 
+  it('the operator\'s labels follow the desired manifest (an ApplySet membership too); the user\'s labels are not written', () => {
+    const was = applied(b, 'cm');
+    const desired = structuredClone(was);
+    desired.metadata.labels = { ...desired.metadata.labels, 'applyset.kubernetes.io/part-of': 'applyset-b2', team: 'mine' };
+    was.metadata.labels = { ...was.metadata.labels, 'applyset.kubernetes.io/part-of': 'applyset-b1', team: 'theirs' };
+    expect(bookkeepingPatch(desired, was).filter((op) => op.op !== 'test')).toEqual([{ op: 'add', path: '/metadata/labels/applyset.kubernetes.io~1part-of', value: 'applyset-b2' }]);
+    expect(driftedFields(desired, was)).toEqual(['/metadata/labels/team']);
+  });
+
   it('a changed deletion rule in the manifest reaches the live object; a dependency reference the operator recorded and no longer wants goes', () => {
     const was = applied(b, 'cm');
     was.metadata.annotations = { ...was.metadata.annotations, [Annotations.deletionDelay]: '5m', [Annotations.dependencyReferences]: 'gone-uid' };
