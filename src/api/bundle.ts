@@ -4,7 +4,7 @@
  * (see crd.ts), and the controller parses every Bundle it reads with them.
  */
 import { z } from 'zod';
-import { API_VERSION, BUNDLE_KIND, DELETE_WHEN_GATES, DELETION_POLICIES } from './names.js';
+import { API_VERSION, APPLY_MODES, BUNDLE_KIND, DELETE_WHEN_GATES, DELETION_POLICIES, DRIFT_MODES } from './names.js';
 
 /** Marks a schema whose content the apiserver must keep as-is (a full Kubernetes object, free-form values). */
 const preserveUnknown = { 'x-kubernetes-preserve-unknown-fields': true } as const;
@@ -46,7 +46,7 @@ export const ObjectMetaSchema = z
     annotations: z
       .record(z.string(), z.string())
       .optional()
-      .describe('Annotations of the object. How it may leave the cluster once it leaves the Bundle: smith.atlassian.com/deletionDelay (a Go duration: a cancellable countdown), smith.atlassian.com/deletionPolicy (Delete, Orphan: kept, Approve: deleted once approved) and smith.atlassian.com/deleteWhen (BundleReady); each overrides spec.deletionDefaults.'),
+      .describe('Annotations of the object. How it may leave the cluster once it leaves the Bundle: smith.atlassian.com/deletionDelay (a Go duration: a cancellable countdown), smith.atlassian.com/deletionPolicy (Delete, Orphan: kept, Approve: deleted once approved) and smith.atlassian.com/deleteWhen (BundleReady); each overrides spec.deletionDefaults. How it is kept in line: smith.atlassian.com/apply (Always, IfNotPresent), smith.atlassian.com/ignore (comma-separated JSON pointers) and smith.atlassian.com/drift (Correct, Warn); each overrides spec.driftDefaults.'),
     ownerReferences: z.array(OwnerReferenceSchema).optional().describe('Owners the user declares (non-controller); kept when the operator releases the object.'),
   })
   .loose()
@@ -134,6 +134,51 @@ export const DeletionDefaultsSchema = z
   .describe('How the Bundle\'s objects leave the cluster, unless an object\'s own annotations say otherwise. An extension of Smith\'s schema.');
 export type DeletionDefaults = z.infer<typeof DeletionDefaultsSchema>;
 
+/** At most this many JSON pointers to ignore, in spec.driftDefaults.ignore and in one object's annotation alike. */
+export const MAX_IGNORED_POINTERS = 64;
+export const MAX_POINTER_LENGTH = 1024;
+
+/** An RFC 6901 JSON pointer into an object: "/" then segments, "~" only as "~0" or "~1" (core/bundle/drift.ts reads the same). */
+export const JSON_POINTER_PATTERN = '^(/([^~]|~[01])*)+$';
+
+/**
+ * What no ignore may name, as CEL over one pointer: the object's identity and
+ * ownership, and the operator's own annotations and labels (core/bundle/drift.ts
+ * refuses the same, for annotations and Bundles stored under an older CRD).
+ */
+export const UNIGNORABLE_POINTERS = [
+  { pattern: '^/(apiVersion|kind)(/.*)?$', message: 'may not ignore apiVersion or kind' },
+  { pattern: '^/metadata(/(name|namespace|ownerReferences)(/.*)?|/annotations|/labels)?$', message: 'may not ignore metadata, its name, namespace or ownerReferences, or all of its annotations or labels' },
+  { pattern: '^/metadata/(annotations|labels)/smith[.]atlassian[.]com~1.*$', message: "may not ignore the operator's own smith.atlassian.com annotations and labels" },
+] as const;
+export const IGNORABLE_POINTER_RULES = UNIGNORABLE_POINTERS.map((p) => ({ rule: `!self.matches('${p.pattern}')`, message: p.message }));
+
+export const DriftDefaultsSchema = z
+  .object({
+    apply: z
+      .enum(APPLY_MODES)
+      .optional()
+      .describe('Always (default: every pass applies the manifest) or IfNotPresent (created when absent, never updated afterwards; still owned, pruned and soft-deleted): for every object without its own smith.atlassian.com/apply annotation.'),
+    ignore: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(MAX_POINTER_LENGTH)
+          .regex(new RegExp(JSON_POINTER_PATTERN), 'must be a JSON pointer (RFC 6901), such as "/spec/replicas"')
+          .meta({ 'x-kubernetes-validations': IGNORABLE_POINTER_RULES }),
+      )
+      .max(MAX_IGNORED_POINTERS)
+      .optional()
+      .describe(`JSON pointers (RFC 6901, e.g. "/spec/replicas") left to other field managers once an object exists: applied with the live value (left out once another field manager owns it), never counted as drift. For every object without its own smith.atlassian.com/ignore annotation (a comma-separated list). At most ${MAX_IGNORED_POINTERS}.`),
+    drift: z
+      .enum(DRIFT_MODES)
+      .optional()
+      .describe('Correct (default: a changed field is put back) or Warn (reported as the resource\'s Drifted condition, a Drifted event and a metric, not written; an edit of the manifest is still applied): for every object without its own smith.atlassian.com/drift annotation.'),
+  })
+  .describe("How the Bundle's objects are kept in line with their manifests, unless an object's own annotations say otherwise. An extension of Smith's schema.");
+export type DriftDefaults = z.infer<typeof DriftDefaultsSchema>;
+
 /** Longest CEL expression accepted (core/bundle/cel.ts holds the same bound). */
 export const MAX_HEALTH_CHECK_EXPRESSION = 4096;
 export const MAX_HEALTH_CHECKS = 64;
@@ -187,6 +232,7 @@ export const BundleSpecSchema = z
         "A ServiceAccount in the Bundle's namespace whose rights every request for the Bundle's objects uses (reads, adoption, apply, prune, soft-delete stamps and deletes, release): the operator impersonates it. An extension of Smith's schema. Unset: the operator's --default-service-account if it has one, else the operator's own identity.",
       ),
     deletionDefaults: DeletionDefaultsSchema.optional(),
+    driftDefaults: DriftDefaultsSchema.optional(),
     healthChecks: z
       .array(HealthCheckSchema)
       .max(MAX_HEALTH_CHECKS)
@@ -202,7 +248,7 @@ export type ConditionStatus = z.infer<typeof ConditionStatusSchema>;
 
 export const ConditionSchema = z
   .object({
-    type: z.string().describe('InProgress, Ready, Error, Reconciling or Stalled (Bundle); Blocked, InProgress, Ready or Error (resource).'),
+    type: z.string().describe('InProgress, Ready, Error, Reconciling or Stalled (Bundle); Blocked, InProgress, Ready, Error or Drifted (resource).'),
     status: ConditionStatusSchema.describe('True, False or Unknown.'),
     reason: z.string().optional().describe('Why, in one CamelCase word.'),
     message: z.string().optional().describe('Why, for humans.'),

@@ -85,6 +85,28 @@ export const Annotations = {
    * the object released).
    */
   formerBundle: `${GROUP}/former-bundle`,
+  /**
+   * Drift control: Always (the default: every pass applies the manifest) or
+   * IfNotPresent (created when absent, its fields never written again; still
+   * owned, pruned and soft-deleted: the operator's bookkeeping, its
+   * ownerReferences, label and smith.atlassian.com annotations, goes on).
+   * Overrides spec.driftDefaults.apply.
+   */
+  apply: `${GROUP}/apply`,
+  /**
+   * Drift control: comma-separated JSON pointers (RFC 6901) the operator
+   * leaves to others once the object exists: applied with the live value
+   * (the manifest's only at creation), left out once another field manager
+   * owns it, never counted as drift. Replaces spec.driftDefaults.ignore.
+   */
+  ignore: `${GROUP}/ignore`,
+  /**
+   * Drift control: Correct (the default: a changed field is put back by the
+   * next apply) or Warn (reported, as the resource's Drifted condition, an
+   * event and a metric, and not written; an edit of the manifest is still
+   * applied). Overrides spec.driftDefaults.drift.
+   */
+  drift: `${GROUP}/drift`,
   /** On a CRD: JSONPath (dot form) of the field that says a custom resource is ready. */
   crReadyWhenFieldPath: `${GROUP}/CrReadyWhenFieldPath`,
   /** On a CRD: the value that field has when the custom resource is ready. */
@@ -169,6 +191,8 @@ export const ResourceConditionTypes = {
   InProgress: 'InProgress',
   Ready: 'Ready',
   Error: 'Error',
+  /** True while fields of a drift: Warn object differ from its manifest (not written); informational: the resource stays Ready. */
+  Drifted: 'Drifted',
 } as const;
 
 /** Condition reasons. */
@@ -204,6 +228,10 @@ export const Reasons = {
   Stalled: 'Stalled',
   /** Stalled=False. */
   CanProgress: 'CanProgress',
+  /** Drifted=True: live fields of a drift: Warn object differ from its manifest. */
+  FieldsDrifted: 'FieldsDrifted',
+  /** Drifted=False. */
+  NoDrift: 'NoDrift',
 } as const;
 
 /** Event reasons, on the Bundle unless said otherwise. */
@@ -229,6 +257,8 @@ export const EventReasons = {
   UnprovenRelease: 'UnprovenRelease',
   /** An object counting down after its Bundle dropped it moved to the Bundle that lists it now (on both Bundles). */
   HandedOver: 'HandedOver',
+  /** Warning: live fields of a drift: Warn object differ from its manifest (named, capped); written when the set changes. */
+  Drifted: 'Drifted',
   /** Garbage collector events, on the object concerned. */
   GarbageCollected: 'GarbageCollected',
   OwnerRefInvalidNamespace: 'OwnerRefInvalidNamespace',
@@ -259,3 +289,11 @@ export type DeleteWhenGate = (typeof DELETE_WHEN_GATES)[number];
  * garbage collector and a DELETE's propagationPolicy.
  */
 export type DeletionPropagation = 'Background' | 'Foreground' | 'Orphan';
+
+/** Values of the apply annotation and of spec.driftDefaults.apply. */
+export const APPLY_MODES = ['Always', 'IfNotPresent'] as const;
+export type ApplyMode = (typeof APPLY_MODES)[number];
+
+/** Values of the drift annotation and of spec.driftDefaults.drift. */
+export const DRIFT_MODES = ['Correct', 'Warn'] as const;
+export type DriftMode = (typeof DRIFT_MODES)[number];

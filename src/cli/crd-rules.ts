@@ -5,7 +5,7 @@
  * CRD gains a rule without one (so `validate` never silently skips a rule
  * the API server enforces).
  */
-import { GO_DURATION_RULE } from '../api/bundle.js';
+import { GO_DURATION_RULE, IGNORABLE_POINTER_RULES, UNIGNORABLE_POINTERS } from '../api/bundle.js';
 import { isRecord } from '../core/bundle/objects.js';
 import { readDelayText } from '../core/softdelete/rules.js';
 import { formatFieldPath, type FieldPath } from './field-path.js';
@@ -31,6 +31,8 @@ export const CEL_RULE_READINGS: ReadonlyMap<string, (self: unknown) => boolean> 
       return self.references.every((ref) => !isRecord(ref) || ref.resource !== self.name);
     },
   ],
+  // spec.driftDefaults.ignore: each rule is "!self.matches(pattern)", read with the same pattern (anchored: RE2 and JavaScript agree).
+  ...IGNORABLE_POINTER_RULES.map((r, i): [string, (self: unknown) => boolean] => [r.rule, (self: unknown) => typeof self !== 'string' || !new RegExp(UNIGNORABLE_POINTERS[i]?.pattern ?? '$^').test(self)]),
 ]);
 
 /** Each rule `self` (at `path`) breaks, with the rule's message as the API server words it. */

@@ -86,6 +86,7 @@ function resourceVerdict(rp: ResourcePlan, dryRun: DryRunResult | undefined): Ve
       if (dryRun !== undefined && !dryRun.ok) return { action: 'invalid', detail: dryRun.error };
       if (!rp.apply.needed) return rp.action === 'adopt' ? { action: 'adopt' } : { action: 'unchanged' };
       if (rp.apply.create) return { action: 'create' };
+      if (rp.apply.bookkeeping !== undefined) return { action: rp.action === 'adopt' ? 'adopt' : 'change', detail: "the operator's references, label and annotations only (drift controls: no field of the manifest is written)" };
       const changes = dryRun?.ok ? dryRun.changes : [];
       const summary = summarize(changes.map((c) => c.path));
       if (rp.action === 'adopt') return summary ? { action: 'adopt', detail: `then changes ${summary}`, changes } : { action: 'adopt' };

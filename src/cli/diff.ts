@@ -76,7 +76,8 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
   const dryRuns = new Map<string, DryRunResult>();
   if (plan.issues.length === 0) {
     for (const rp of plan.resources) {
-      if ((rp.action !== 'apply' && rp.action !== 'adopt') || !rp.apply.needed) continue;
+      // A bookkeeping patch (drift controls) writes no field of the user's: there is nothing to dry-run.
+      if ((rp.action !== 'apply' && rp.action !== 'adopt') || !rp.apply.needed || rp.apply.bookkeeping !== undefined) continue;
       const desired = rp.apply.desired;
       const rt = types.get(kindKey(desired.apiVersion, desired.kind));
       if (!rt) continue;

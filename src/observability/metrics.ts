@@ -49,6 +49,7 @@ export class OperatorMetrics {
   readonly bundlesByCondition: Gauge<'condition' | 'status'>;
   readonly pendingDeletions: Gauge;
   readonly awaitingApproval: Gauge;
+  readonly resourcesDrifted: Gauge<'namespace' | 'bundle'>;
   readonly gcGraphNodes: Gauge;
   readonly gcActions: Counter<'action' | 'kind' | 'result'>;
   readonly bundleDeletesTotal: Counter<'kind' | 'reason'>;
@@ -91,6 +92,7 @@ export class OperatorMetrics {
     this.queueRetries = new Counter({ name: 'bundlesmith_workqueue_retries_total', help: 'Rate-limited re-adds', labelNames: ['queue'], registers });
     this.bundlesByCondition = new Gauge({ name: 'bundlesmith_bundles', help: 'Bundles by condition type and status', labelNames: ['condition', 'status'], registers });
     this.pendingDeletions = new Gauge({ name: 'bundlesmith_pending_deletions', help: 'Objects that left their Bundle and wait for their deletion (delay, approval, Bundle readiness)', registers });
+    this.resourcesDrifted = new Gauge({ name: 'bundlesmith_resources_drifted', help: 'Resources of a Bundle with drift: Warn whose live fields differ from the manifest (Drifted=True; not written)', labelNames: ['namespace', 'bundle'], registers });
     this.awaitingApproval = new Gauge({ name: 'bundlesmith_deletions_awaiting_approval', help: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', registers });
     this.gcGraphNodes = new Gauge({ name: 'bundlesmith_gc_graph_nodes', help: 'Objects tracked by the garbage collector graph', registers });
     this.gcActions = new Counter({ name: 'bundlesmith_gc_actions_total', help: 'Garbage collector deletes, orphanings and errors', labelNames: ['action', 'kind', 'result'], registers });

@@ -101,6 +101,16 @@ export const operatorCases: OperatorCase[] = [
     resources: (i) => [res('creds', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'suite-secret' } }), res('leak', withMeta(`leak-${i}`, { labels: { pw: '!{pw}' } }), [{ name: 'pw', resource: 'creds', path: 'data.password' }])],
     says: /resource "leak": .*\[redacted\]/,
   },
+  // Drift controls (issue 27): an object's annotations the CRD cannot see into, judged before anything is applied.
+  ...(
+    [
+      ['apply Once', Annotations.apply, 'Once', /resource "a": annotation smith\.atlassian\.com\/apply "Once" is not one of Always, IfNotPresent/],
+      ['drift warn', Annotations.drift, 'warn', /resource "a": annotation smith\.atlassian\.com\/drift "warn" is not one of Correct, Warn/],
+      ['ignore spec.replicas', Annotations.ignore, '/data/a, spec.replicas', /resource "a": annotation smith\.atlassian\.com\/ignore: "spec\.replicas" is not a JSON pointer/],
+      ['ignore ownerReferences', Annotations.ignore, '/metadata/ownerReferences', /resource "a": annotation smith\.atlassian\.com\/ignore: "\/metadata\/ownerReferences" may not be ignored/],
+      ['ignore deletionDelay', Annotations.ignore, '/metadata/annotations/smith.atlassian.com~1deletionDelay', /resource "a": annotation smith\.atlassian\.com\/ignore: ".*deletionDelay" may not be ignored: smith\.atlassian\.com\/deletionDelay is the operator's own/],
+    ] as const
+  ).map(([title, annotation, value, says]): OperatorCase => ({ title: `the drift annotation ${title}`, resources: (i) => [res('a', withMeta(`drift-${title.replace(/[^a-z]/gi, '').toLowerCase()}-${i}`, { annotations: { [annotation]: value } }))], says })),
   // CEL readiness rules (spec.healthChecks): judged before anything is applied, by the operator and by validate alike.
   { title: 'a CEL readiness rule that does not compile', resources: (i) => [res('a', cm(`cel-syntax-${i}`))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: "data.a == 'b' &&" }] }, says: /spec\.healthChecks\[0\]\.current: does not compile: at 1:/ },
   { title: 'a CEL readiness rule naming an unknown function', resources: (i) => [res('a', cm(`cel-fn-${i}`))], spec: { healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', current: 'isReady(data)' }] }, says: /spec\.healthChecks\[0\]\.current: unknown function: isReady/ },
@@ -140,6 +150,12 @@ export const doorCases: DoorCase[] = [
   { title: 'a misspelt references (strict field validation)', resources: [{ name: 'a', referencess: [{ resource: 'b' }], spec: { object: cm('misspelt-ref') } }], strict: true, says: /unknown field "spec\.resources\[0\]\.referencess"/ },
   { title: 'a deletionDefaults policy that is not one', resources: [res('a', cm('bad-default'))], spec: { deletionDefaults: { deletionPolicy: 'Keep' } }, says: /spec\.deletionDefaults\.deletionPolicy: Unsupported value: "Keep": supported values: "Delete", "Orphan", "Approve"/ },
   { title: 'a deletionDefaults delay that is not a Go duration (a CEL rule)', resources: [res('a', cm('bad-default-delay'))], spec: { deletionDefaults: { deletionDelay: '1h-30m' } }, says: /spec\.deletionDefaults\.deletionDelay: Invalid value: .*must be a non-negative Go duration/ },
+  { title: 'a driftDefaults apply that is not one', resources: [res('a', cm('bad-drift-apply'))], spec: { driftDefaults: { apply: 'Once' } }, says: /spec\.driftDefaults\.apply: Unsupported value: "Once": supported values: "Always", "IfNotPresent"/ },
+  { title: 'a driftDefaults drift that is not one', resources: [res('a', cm('bad-drift-mode'))], spec: { driftDefaults: { drift: 'Ignore' } }, says: /spec\.driftDefaults\.drift: Unsupported value: "Ignore": supported values: "Correct", "Warn"/ },
+  { title: 'a driftDefaults ignore that is not a JSON pointer', resources: [res('a', cm('bad-drift-pointer'))], spec: { driftDefaults: { ignore: ['spec/replicas'] } }, says: /spec\.driftDefaults\.ignore\[0\]: Invalid value: "spec\/replicas": spec\.driftDefaults\.ignore\[0\] in body should match/ },
+  { title: 'a driftDefaults ignore of the kind (a CEL rule)', resources: [res('a', cm('bad-drift-kind'))], spec: { driftDefaults: { ignore: ['/kind'] } }, says: /spec\.driftDefaults\.ignore\[0\]: Invalid value: .*may not ignore apiVersion or kind/ },
+  { title: 'a driftDefaults ignore of ownerReferences (a CEL rule)', resources: [res('a', cm('bad-drift-refs'))], spec: { driftDefaults: { ignore: ['/metadata/ownerReferences/0'] } }, says: /spec\.driftDefaults\.ignore\[0\]: Invalid value: .*may not ignore metadata, its name, namespace or ownerReferences/ },
+  { title: "a driftDefaults ignore of the operator's label (a CEL rule)", resources: [res('a', cm('bad-drift-label'))], spec: { driftDefaults: { ignore: ['/metadata/labels/smith.atlassian.com~1managed'] } }, says: /spec\.driftDefaults\.ignore\[0\]: Invalid value: .*may not ignore the operator's own smith\.atlassian\.com annotations and labels/ },
   { title: 'a deletionDefaults gate that is not one', resources: [res('a', cm('bad-gate'))], spec: { deletionDefaults: { deleteWhen: 'Later' } }, says: /spec\.deletionDefaults\.deleteWhen: Unsupported value: "Later"/ },
 ];
 

@@ -155,7 +155,15 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
     const rt = types.get(kindKey(desired.apiVersion, desired.kind));
     if (!rt) return;
     try {
-      if (r.apply.needed) {
+      if (r.apply.bookkeeping !== undefined) {
+        // The drift controls hold the user's fields back: only the operator's bookkeeping is written. An object claimed
+        // this pass has changed since it was read (the guard would fail): the claim's own watch event brings the next pass.
+        if (r.apply.needed && !plan.claims.some((c) => c.name === r.name)) {
+          await d.api.patch(rt, desired.metadata.namespace, desired.metadata.name, r.apply.bookkeeping, 'json', { fieldManager: FIELD_MANAGER });
+          outcome.wrote = true;
+          d.log.debug({ object: { kind: desired.kind, name: desired.metadata.name } }, 'bookkeeping written (drift controls: fields not applied)');
+        }
+      } else if (r.apply.needed) {
         outcome.applied.set(r.name, await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true }));
         outcome.wrote = true;
         d.log.debug({ object: { kind: desired.kind, name: desired.metadata.name }, create: r.apply.create }, 'applied');
@@ -166,7 +174,9 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
       // change when someone grants the identity more: retried, with backoff.
       // The server's message may echo a value a reference substituted (a Secret's): never let it out.
       const message = redact(errorMessage(err), r.apply.redactions);
-      outcome.applyFailures.set(r.name, isForbidden(err) ? { ...forbiddenFailure(err), message } : { message, terminal: isManifestRejected(err) });
+      // A bookkeeping patch guarded by what was read: a changed object is decided again on the next pass.
+      if (r.apply.bookkeeping !== undefined && (isStaleWrite(err) || isNotFound(err))) outcome.applyFailures.set(r.name, { message: `${desired.kind} ${desired.metadata.name} changed since it was read; retrying`, terminal: false });
+      else outcome.applyFailures.set(r.name, isForbidden(err) ? { ...forbiddenFailure(err), message } : { message, terminal: isManifestRejected(err) });
       d.log.warn({ resource: r.name, err: message }, 'apply failed');
     }
   });

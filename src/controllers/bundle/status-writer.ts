@@ -4,6 +4,7 @@
  * and the gauges summed over every Bundle.
  */
 import type { BundleStatus } from '../../api/bundle.js';
+import { ResourceConditionTypes } from '../../api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { transitionEvents, type StatusSubject } from '../../core/bundle/exit-status.js';
 import { statusEqual } from '../../core/bundle/status.js';
@@ -73,6 +74,7 @@ export class BundleGauges {
   record(key: BundleKey, status: BundleStatus): void {
     this.metrics?.pendingDeletions.set(setShare(this.pendingByBundle, key, status.pendingDeletionCount ?? 0));
     this.metrics?.awaitingApproval.set(setShare(this.awaitingByBundle, key, status.awaitingApprovalCount ?? 0));
+    this.setDrifted(key, (status.resourceStatuses ?? []).filter((r) => r.conditions?.some((c) => c.type === ResourceConditionTypes.Drifted && c.status === 'True')).length);
     this.setConditions(key, status);
     const ready = status.conditions?.find((c) => c.type === 'Ready');
     const since = ready?.lastTransitionTime !== undefined ? Date.parse(ready.lastTransitionTime) : NaN;
@@ -88,6 +90,7 @@ export class BundleGauges {
     this.metrics?.pendingDeletions.set(setShare(this.pendingByBundle, key, 0));
     this.metrics?.awaitingApproval.set(setShare(this.awaitingByBundle, key, 0));
     this.setConditions(key, undefined);
+    this.setDrifted(key, 0);
     this.notReadySince.delete(key);
     this.deleteAfters.delete(key);
   }
@@ -106,6 +109,16 @@ export class BundleGauges {
       }
     }
     return { notReadyOldestSeconds: (now - oldest) / 1000, overdueDeletions: overdue, overdueOldestSeconds: (now - earliestDue) / 1000 };
+  }
+
+  /** bundlesmith_resources_drifted{namespace,bundle}: a series only while the Bundle has drifted resources. */
+  private setDrifted(key: BundleKey, count: number): void {
+    const gauge = this.metrics?.resourcesDrifted;
+    if (!gauge) return;
+    const slash = key.indexOf('/');
+    const labels = { namespace: key.slice(0, slash), bundle: key.slice(slash + 1) };
+    if (count === 0) gauge.remove(labels);
+    else gauge.set(labels, count);
   }
 
   private setConditions(key: BundleKey, status: BundleStatus | undefined): void {

@@ -6,7 +6,7 @@
  * stale, the finalizer added, a deletion that has not finished. Pure.
  */
 import type { BundleStatus, Condition } from '../../api/bundle.js';
-import { BundleConditionTypes, EventReasons, Reasons } from '../../api/names.js';
+import { BundleConditionTypes, EventReasons, Reasons, ResourceConditionTypes } from '../../api/names.js';
 import { decideBundleConditions, summaryOf } from './bundle-conditions.js';
 import { findConditionByType, mergeConditions } from './conditions.js';
 import type { DeletionPropagation } from '../../api/names.js';
@@ -138,6 +138,13 @@ export function transitionEvents(before: BundleStatus | undefined, after: Bundle
   const err = findConditionByType(after.conditions, BundleConditionTypes.Error);
   const errBefore = findConditionByType(before?.conditions, BundleConditionTypes.Error);
   if (err?.status === 'True' && (errBefore?.status !== 'True' || errBefore.message !== err.message)) out.push({ type: 'Warning', reason: errorReason, message: err.message ?? 'error' });
+  // A drift: Warn resource: once when its drift appears or the fields named change, not on every pass.
+  const driftBefore = new Map((before?.resourceStatuses ?? []).map((r) => [r.name, findConditionByType(r.conditions, ResourceConditionTypes.Drifted)]));
+  for (const r of after.resourceStatuses ?? []) {
+    const drifted = findConditionByType(r.conditions, ResourceConditionTypes.Drifted);
+    const was = driftBefore.get(r.name);
+    if (drifted?.status === 'True' && (was?.status !== 'True' || was.message !== drifted.message)) out.push({ type: 'Warning', reason: EventReasons.Drifted, message: `resource "${r.name}": ${drifted.message ?? 'drifted'}` });
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@ import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.j
 import { declarationToSeal, declaredIdentityOf } from './countdown.js';
 import { declaresSameRules } from '../softdelete/stamp-seal.js';
 import { buildDesired, needsApply } from './desired.js';
+import { decideDrift, readDriftControls, withIgnoredFrom, withoutIgnored } from './drift.js';
 import { dependenciesOf, type DependencyGraph } from './graph.js';
 import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';
@@ -106,9 +107,20 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   const manifestRules = declarationToSeal(resolved.object.metadata.annotations, input.spec.deletionDefaults);
   const liveProof = live?.metadata.annotations?.[Annotations.declaredRules];
   const declaredRulesProof = input.stampSeal ? input.stampSeal.sealDeclared(declaredIdentityOf(env.object, input.bundle.namespace), manifestRules) : declaresSameRules(liveProof, manifestRules) ? liveProof : undefined;
-  const { manifest, hash } = buildDesired({ bundle: input.bundle, object: env.object, dependencies, keepingPolicyFromDefaults, declaredRulesProof });
-  const needed = needsApply(manifest, live);
-  const apply: ApplyStep = { desired: manifest, hash, needed, create: live === undefined, redactions: redactionsFor(resolved.substituted) };
+  // Drift controls (drift.ts): validateBundle refuses what cannot be read; this keeps the type honest.
+  const drift = readDriftControls(resolved.object.metadata.annotations, input.spec.driftDefaults);
+  if (!drift.ok) return { name, action: 'error', terminal: true, message: drift.message };
+  const { ignore } = drift.controls;
+  // The hash leaves the ignored fields out, so another manager's change to one is not a change of the manifest.
+  const built = buildDesired({ bundle: input.bundle, object: withoutIgnored(env.object, ignore), dependencies, keepingPolicyFromDefaults, declaredRulesProof });
+  const { hash } = built;
+  const manifest = withIgnoredFrom(built.manifest, live ?? env.object, ignore, live?.metadata['managedFields']);
+  const decision = decideDrift(drift.controls, manifest, hash, live);
+  const redactions = redactionsFor(resolved.substituted);
+  const apply: ApplyStep =
+    decision.kind === 'apply'
+      ? { desired: manifest, hash, needed: needsApply(manifest, live), create: live === undefined, redactions }
+      : { desired: manifest, hash, needed: decision.patch.length > 0, create: false, redactions, bookkeeping: decision.patch, ...(decision.drifted !== undefined ? { drifted: decision.drifted } : {}) };
   const readiness = effectiveReadiness(apply, live, input.crdReadiness, input.healthChecks);
 
   // A claimed object was taken (and its events planned) by the claim; the apply only brings it to the spec.
@@ -178,6 +190,7 @@ function withEnvRefHash(name: string, object: KubeObjectManifest, live: LiveObje
 /** Until an apply that changes something has been observed, the live object's readiness says nothing about the new spec. */
 function effectiveReadiness(apply: ApplyStep, live: LiveObject | undefined, crdReadiness: CrdReadinessTable, healthChecks: HealthCheckTable | undefined): Readiness {
   if (live === undefined) return { state: 'in-progress', message: 'creating' };
-  if (apply.needed) return { state: 'in-progress', message: 'applying changes' };
+  // A bookkeeping patch changes no field the object's controller acts on: its readiness is the live object's.
+  if (apply.needed && apply.bookkeeping === undefined) return { state: 'in-progress', message: 'applying changes' };
   return readinessOf(live, crdReadiness, healthChecks);
 }

@@ -8,7 +8,7 @@ import type { Reasons } from '../../api/names.js';
 import type { SourceData } from './env-ref-hash.js';
 import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
-import type { LiveObject } from './objects.js';
+import type { JsonPatchOperation, LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import type { BundleClaim } from './ownership.js';
 import type { PlannedEvent } from './prune.js';
@@ -81,6 +81,15 @@ export interface ApplyStep {
   create: boolean;
   /** What the references substituted: blanked out of every message about this apply (see redact.ts). */
   redactions: readonly string[];
+  /**
+   * Set when the drift controls hold the user's fields back (IfNotPresent,
+   * or drift Warn with the manifest unchanged; drift.ts): instead of the
+   * apply, this JSON patch of the operator's bookkeeping is sent (when
+   * `needed`).
+   */
+  bookkeeping?: JsonPatchOperation[];
+  /** drift Warn: the JSON pointers of the manifest's fields the live object differs in (empty: none). */
+  drifted?: readonly string[];
 }
 
 export type ResourcePlan =

@@ -7,6 +7,7 @@ import type { BundleStatus, Condition, ObjectToDelete, ResourceStatus } from '..
 import { Reasons, ResourceConditionTypes } from '../../api/names.js';
 import { decideBundleConditions, summaryOf, type PassProblem } from './bundle-conditions.js';
 import { condition, mergeConditions } from './conditions.js';
+import { describeDrift } from './drift.js';
 import { canonicalJson } from './hash.js';
 import { groupOf, versionOf } from './objects.js';
 import { pendingDeletionsOf } from './pending.js';
@@ -49,7 +50,7 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
   const states = new Map(plan.order.map((name) => [name, resourceState(name, { planned, issuesOf, anyIssue: plan.issues.length > 0 }, applyFailures)]));
   const resourceStatuses: ResourceStatus[] = plan.order.map((name) => {
     const before = previousOf.get(name);
-    return { name, conditions: mergeConditions(before, resourceConditions(states.get(name) ?? { state: 'ready' }), nowIso) };
+    return { name, conditions: mergeConditions(before, [...resourceConditions(states.get(name) ?? { state: 'ready' }), ...driftCondition(planned.get(name))], nowIso) };
   });
 
   const problems: PassProblem[] = [
@@ -146,6 +147,19 @@ function resourceConditions(s: ResourceState): Condition[] {
     condition(ResourceConditionTypes.Ready, is('ready'), is('ready') ? Reasons.Ready : undefined),
     condition(ResourceConditionTypes.Error, is('error'), ...detail('error')),
   ];
+}
+
+/**
+ * Drifted, on a drift: Warn resource only: True naming the live fields that
+ * differ from the manifest (capped), False once none does. Information, as
+ * the soft deletes are: the resource stays Ready (kstatus reads Current), the
+ * operator writes none of those fields.
+ */
+function driftCondition(p: ResourcePlan | undefined): Condition[] {
+  if (p === undefined || (p.action !== 'apply' && p.action !== 'adopt') || p.apply.drifted === undefined) return [];
+  const fields = p.apply.drifted;
+  if (fields.length === 0) return [condition(ResourceConditionTypes.Drifted, false, Reasons.NoDrift)];
+  return [condition(ResourceConditionTypes.Drifted, true, Reasons.FieldsDrifted, `${fields.length === 1 ? '1 field differs' : `${fields.length} fields differ`} from the manifest (drift: Warn, not written): ${describeDrift(fields)}`)];
 }
 
 function objectToDelete(t: ObjectTarget): ObjectToDelete {

@@ -7,6 +7,7 @@
 import { readDelayText } from '../softdelete/rules.js';
 import type { BundleSpec, Resource } from '../../api/bundle.js';
 import { Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
+import { driftControlIssues } from './drift.js';
 import { buildGraph, findCycles, formatCycle } from './graph.js';
 import { healthCheckIssues } from './health-checks.js';
 import type { KindTable } from './kinds.js';
@@ -36,7 +37,8 @@ export const MAX_OBJECT_DEPTH = 100;
 
 export function validateBundle(bundle: BundleRef, spec: BundleSpec, kinds: KindTable): ValidationIssue[] {
   const names = new Set(spec.resources.map((r) => r.name));
-  return [...deletionDefaultsIssues(spec), ...healthCheckIssues(spec.healthChecks, 'spec.healthChecks').map((message) => ({ message, retriable: false })), ...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
+  const drift = driftControlIssues(spec).map((i): ValidationIssue => ({ ...i, retriable: false }));
+  return [...deletionDefaultsIssues(spec), ...drift, ...healthCheckIssues(spec.healthChecks, 'spec.healthChecks').map((message) => ({ message, retriable: false })), ...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
 }
 
 /** The defaults' delay must read as a Go duration (policy and gate are enums the schema checks). */

@@ -47,7 +47,18 @@
  *   after (at once when a Bundle deletion is held by the revocation). Liveness is judged with the
  *   revoked interval plus the operator's backoff added; "not before" stays
  *   strict.
+ * - `drift` (drawn from a fifth stream, `driftRandom`, which also draws
+ *   every Bundle write's drift annotations, so every seed keeps its other
+ *   draws and steps): each object of each Bundle write may carry issue 27's
+ *   drift controls, `smith.atlassian.com/apply: IfNotPresent`, an
+ *   `ignore` of its data or spec, `drift: Warn`, and a Bundle's
+ *   spec.driftDefaults may say IfNotPresent or Warn for all: drawn again at
+ *   every write, so objects removed, re-added and moved between Bundles
+ *   carry them, lose them and gain them. They hold back the user's fields,
+ *   never the operator's bookkeeping: the model is unchanged (nothing may
+ *   be deleted, kept or left differently).
  */
+import { Annotations } from '../../../src/api/names.js';
 import { Random } from '../random.js';
 
 export interface SoftDeleteDimensions {
@@ -57,6 +68,7 @@ export interface SoftDeleteDimensions {
   budget?: { qps: number; burst: number; bulk: number };
   replicas?: { leaseSeconds: number };
   rbac?: { revocations: RbacRevocationPlan[] };
+  drift?: boolean;
 }
 
 /** What a revocation takes away from the operator's ServiceAccount. */
@@ -134,6 +146,31 @@ export function drawRbac(d: SoftDeleteDimensions, rnd: Random, steps: number): S
   return { ...d, rbac: { revocations } };
 }
 
+/** The drift dimension's own stream (see the top of this file): whether, and each write's annotations. */
+export function driftRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 668265263) + 0x3d) >>> 0);
+}
+
+/** Adds the drift dimension about one seed in two. */
+export function drawDrift(d: SoftDeleteDimensions, rnd: Random): SoftDeleteDimensions {
+  return rnd.chance(0.5) ? { ...d, drift: true } : d;
+}
+
+/** What one object of one Bundle write carries of the drift controls (pointers into a ConfigMap's data or a custom resource's spec). */
+export function drawDriftAnnotations(rnd: Random): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (rnd.chance(0.35)) out[Annotations.apply] = 'IfNotPresent';
+  if (rnd.chance(0.3)) out[Annotations.ignore] = rnd.pick(['/data/bundle', '/spec/bundle', '/data/bundle,/metadata/labels/team', '/data/missing']);
+  if (rnd.chance(0.3)) out[Annotations.drift] = 'Warn';
+  return out;
+}
+
+/** A Bundle write's spec.driftDefaults, or none. */
+export function drawDriftDefaults(rnd: Random): Record<string, unknown> | undefined {
+  if (!rnd.chance(0.2)) return undefined;
+  return rnd.pick([{ apply: 'IfNotPresent' }, { drift: 'Warn' }, { ignore: ['/data/bundle'] }, { apply: 'IfNotPresent', drift: 'Warn' }]);
+}
+
 export function dimensionsText(d: SoftDeleteDimensions): string {
   const parts = [
     ...(d.handEdits ? ['hand edits'] : []),
@@ -141,6 +178,7 @@ export function dimensionsText(d: SoftDeleteDimensions): string {
     ...(d.longNames ? ['long names'] : []),
     ...(d.budget ? [`qps ${d.budget.qps}/burst ${d.budget.burst} with ${d.budget.bulk} bulk ConfigMaps`] : []),
     ...(d.replicas ? [`two replicas (Lease ${d.replicas.leaseSeconds} s)`] : []),
+    ...(d.drift ? ['drift controls'] : []),
     ...(d.rbac ? [`RBAC revoked ${d.rbac.revocations.map((r) => `${r.what} (before step ${r.at + 1}, for ${r.steps} steps and at least ${r.minMs / 1000} s)`).join(', ')}`] : []),
   ];
   return parts.length === 0 ? 'no widened dimension' : parts.join(', ');

@@ -19,7 +19,7 @@ import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
 import { DUE_MARGIN_MS, SoftDeleteModel, type Defaults, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
 import { describeStep, randomDefaults, StepGenerator, type Step, type WidenedWorld } from './steps.js';
 import { FuzzCluster, isVersioned, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
-import { dimensionRandom, dimensionsText, drawDimensions, drawRbac, drawReplicas, Naming, NO_DIMENSIONS, rbacRandom, replicaRandom, type SoftDeleteDimensions } from './dimensions.js';
+import { dimensionRandom, dimensionsText, drawDimensions, drawDrift, drawRbac, drawReplicas, driftRandom, Naming, NO_DIMENSIONS, rbacRandom, replicaRandom, type SoftDeleteDimensions } from './dimensions.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
 export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
@@ -130,7 +130,10 @@ class SeedRun {
     this.dimRnd = dimensionRandom(seed);
     const replicaRnd = replicaRandom(seed);
     // The rbac dimension and its schedule come from a stream of their own; 12 is the fewest planned steps a seed draws.
-    this.dims = widen ? drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12) : NO_DIMENSIONS;
+    const driftRnd = driftRandom(seed);
+    // SOFTDELETE_FUZZ_DRIFT=0 runs a seed without its drift controls (its other draws and steps unchanged): is a divergence theirs?
+    const withDrift = (d: SoftDeleteDimensions): SoftDeleteDimensions => (process.env.SOFTDELETE_FUZZ_DRIFT === '0' ? d : drawDrift(d, driftRnd));
+    this.dims = widen ? withDrift(drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12)) : NO_DIMENSIONS;
     const base: readonly string[] = this.dims.crdVersions ? WITH_VERSIONED : CONFIG_MAPS;
     const budget = this.dims.budget;
     this.bulk = budget ? Array.from({ length: budget.bulk }, (_, i) => `bulk-${String(i).padStart(3, '0')}`) : [];
@@ -146,7 +149,7 @@ class SeedRun {
     this.generator = new StepGenerator(this.rnd, this.model, base, gateOf, widened);
     const naming = new Naming({ bundles: BUNDLES, objects: [...base, ...this.bulk, ...BUNDLES.map(gateOf)] }, this.dims.longNames, this.dimRnd);
     // The namespace name is not drawn from the seed: a seed may run twice against one control plane.
-    this.world = new SeedWorld(cluster, `sd-${seed}-${randomBytes(3).toString('hex')}`, this.dims, naming);
+    this.world = new SeedWorld(cluster, `sd-${seed}-${randomBytes(3).toString('hex')}`, this.dims, naming, this.dims.drift === true ? driftRnd : undefined);
   }
 
   async run(): Promise<SeedResult> {

@@ -17,11 +17,22 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { Defaults, Entry, Propagation, Rule, Spoil } from './model.js';
-import { NO_DIMENSIONS, type HandEdit, type Naming, type RbacRevocation, type SoftDeleteDimensions } from './dimensions.js';
+import { drawDriftAnnotations, drawDriftDefaults, NO_DIMENSIONS, type HandEdit, type Naming, type RbacRevocation, type SoftDeleteDimensions } from './dimensions.js';
+import type { Random } from '../random.js';
 import { FUZZ_GROUP, operatorRoles, revokedRights, withoutRights, type OperatorRole, type PolicyRule } from './rbac.js';
 
 /** The field manager of the hand edits: anyone but the operator. */
 export const HAND_MANAGER = 'fuzz-hand';
+
+/**
+ * The budget dimension's bulk ConfigMaps carry no drift controls: drawn anew
+ * at every write of b1, they would make each of its 60-120 objects a write
+ * under the tight budget (seed 18003 was then left past the model's bound),
+ * which the model's budget allowance does not count.
+ */
+function isBulk(object: string): boolean {
+  return object.startsWith('bulk-');
+}
 
 /** The annotations an old copy of an object brings back: its countdown, the operator's proofs, its rules. */
 const REPLAYED_ANNOTATIONS = [
@@ -257,6 +268,8 @@ export class SeedWorld {
     readonly namespace: string,
     readonly dims: SoftDeleteDimensions = NO_DIMENSIONS,
     readonly names?: Naming,
+    /** The drift dimension's stream: each Bundle write's drift annotations and defaults are drawn from it. */
+    private readonly driftRnd?: Random,
   ) {
     const record = (o: Observation) => {
       // Real names back to the model's; anything else in the namespace (the anchor, leftovers) is not the seed's.
@@ -648,7 +661,7 @@ export class SeedWorld {
     const bundle = this.real(logicalBundle);
     const resources: Record<string, unknown>[] = entries.map((e) => {
       if (e.kind === 'Gate') return { name: 'gate', spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: this.real(e.object) }, spec: { bundle } } } };
-      const annotations = { ...(e.delay.kind === 'none' ? {} : { [Annotations.deletionDelay]: e.delay.text }), ...RULE_ANNOTATIONS[e.rule ?? 'Delete'] };
+      const annotations = { ...(e.delay.kind === 'none' ? {} : { [Annotations.deletionDelay]: e.delay.text }), ...RULE_ANNOTATIONS[e.rule ?? 'Delete'], ...(this.driftRnd && !isBulk(e.object) ? drawDriftAnnotations(this.driftRnd) : {}) };
       const metadata = { name: this.real(e.object), ...(Object.keys(annotations).length > 0 ? { annotations } : {}) };
       const v = this.versioned;
       const object = isVersioned(e.object) && v ? { apiVersion: `${GATE_GROUP}/${e.legacy === true ? 'v1alpha1' : 'v1'}`, kind: v.kind, metadata, spec: { bundle } } : { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { bundle } };
@@ -668,7 +681,8 @@ export class SeedWorld {
       ...(defaults.rule === 'Orphan' || defaults.rule === 'Approve' ? { deletionPolicy: defaults.rule } : {}),
       ...(defaults.rule === 'BundleReady' ? { deleteWhen: 'BundleReady' } : {}),
     };
-    return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: bundle, namespace: this.namespace }, spec: { resources, ...(Object.keys(deletionDefaults).length > 0 ? { deletionDefaults } : {}) } };
+    const driftDefaults = this.driftRnd ? drawDriftDefaults(this.driftRnd) : undefined;
+    return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: bundle, namespace: this.namespace }, spec: { resources, ...(Object.keys(deletionDefaults).length > 0 ? { deletionDefaults } : {}), ...(driftDefaults ? { driftDefaults } : {}) } };
   }
 
   async applyBundle(bundle: string, entries: readonly Entry[], spoil: Spoil, defaults: Defaults): Promise<BundleWrite> {

@@ -4,7 +4,7 @@
  * and the names they write are valid at the API's limits.
  */
 import { Random } from '../../fuzz/random.js';
-import { dimensionRandom, drawDimensions, drawRbac, drawReplicas, longName, Naming, rbacRandom, replicaRandom } from '../../fuzz/softdelete/dimensions.js';
+import { dimensionRandom, drawDimensions, drawDrift, drawRbac, drawReplicas, driftRandom, longName, Naming, rbacRandom, replicaRandom } from '../../fuzz/softdelete/dimensions.js';
 import { operatorRoles, revokedRights, withoutRights } from '../../fuzz/softdelete/rbac.js';
 import { generatePlan, objectName, type Plan } from '../../fuzz/gc/plan.js';
 
@@ -43,6 +43,18 @@ describe('widened generators (issue 23)', () => {
       expect(n).toBeLessThan(180);
     }
     expect(drawn.some((d) => !d.handEdits && !d.crdVersions && !d.longNames && !d.budget)).toBe(true);
+  });
+
+  it('soft-delete drift: on some seeds, from a stream of its own, never changing the other draws', () => {
+    let withDrift = 0;
+    for (let seed = 18000; seed < 18100; seed++) {
+      const base = drawRbac(drawReplicas(drawDimensions(dimensionRandom(seed)), replicaRandom(seed)), rbacRandom(seed), 12);
+      const d = drawDrift(base, driftRandom(seed));
+      expect({ ...d, drift: undefined }).toEqual({ ...base, drift: undefined });
+      if (d.drift === true) withDrift++;
+    }
+    expect(withDrift).toBeGreaterThan(20);
+    expect(withDrift).toBeLessThan(80);
   });
 
   it('soft-delete rbac: on some seeds, never changing the other draws, never on the widened CI seeds, revocations in order', () => {
