@@ -263,7 +263,7 @@ export class BundleController {
       const waits = (this.watchWaits.get(key) ?? 0) + 1;
       this.watchWaits.set(key, waits);
       const stuck = errorStatus(statusSubject(cached), Reasons.WatchNotSynced, `waiting for a watch: ${err.message}`, this.nowIso());
-      return { status: { over: cached, status: withListedCountdownsCancelled(stuck, this.listedNow(bundle), namespace) }, next: { kind: 'after', ms: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) } };
+      return { status: { over: cached, status: withListedCountdownsCancelled(stuck, this.listedNow(bundle), namespace, this.notHeldInCache(bundle)) }, next: { kind: 'after', ms: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) } };
     }
     this.watchWaits.delete(key);
     const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = gathered;
@@ -281,7 +281,7 @@ export class BundleController {
     const stampAt = this.serverTime.upperBound();
     const plannedAt = this.o.clock.now();
     if (now === undefined || stampAt === undefined) {
-      return { status: { over: cached, status: withListedCountdownsCancelled(interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()), this.listedNow(bundle), namespace) }, next: { kind: 'retry' } };
+      return { status: { over: cached, status: withListedCountdownsCancelled(interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()), this.listedNow(bundle), namespace, this.notHeldInCache(bundle)) }, next: { kind: 'retry' } };
     }
 
     // 5. Decide. Claims come from every live Bundle of the namespace (the Bundle informer has synced before any
@@ -357,6 +357,21 @@ export class BundleController {
     return stamps;
   }
 
+  /**
+   * A countdown over for a pass that cannot decide: its object, as a synced
+   * cache of its kind shows it, is gone or not controlled by this Bundle
+   * (cancelled by hand, let go, handed over). A kind with no synced cache
+   * says nothing: the entry stays.
+   */
+  private notHeldInCache(bundle: Bundle): (p: PendingDeletion) => boolean {
+    return (p) => {
+      const informer = this.objects.informerFor(p.apiVersion, p.kind);
+      if (informer === undefined || !informer.hasSynced()) return false;
+      const o = informer.get(bundle.metadata.namespace, p.name);
+      return o === undefined || !(o.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === bundle.metadata.uid);
+    };
+  }
+
   /** What the live Bundles of this Bundle's namespace list now (its own spec included), by object key: see withListedCountdownsCancelled. */
   private listedNow(bundle: Bundle): Set<string> {
     return new Set([...listedKeysOf(bundle.spec.resources, bundle.metadata.namespace), ...this.claimsOf(bundle.metadata.namespace).keys()]);
@@ -408,7 +423,7 @@ export class BundleController {
       const failed = errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso());
       // Listing an object cancels its countdown in the record even when the pass failed before it could remove the stamp.
       const parsed = BundleSchema.safeParse(cached);
-      const status = parsed.success ? withListedCountdownsCancelled(failed, this.listedNow(parsed.data), parsed.data.metadata.namespace) : failed;
+      const status = parsed.success ? withListedCountdownsCancelled(failed, this.listedNow(parsed.data), parsed.data.metadata.namespace, this.notHeldInCache(parsed.data)) : failed;
       await finishPass({ api: this.api, events: this.o.events, log: this.o.logger, now: () => this.o.clock.now() }, { status: { over: cached, status }, next: { kind: 'retry' } });
     } catch (statusErr) {
       this.o.logger.warn({ ...objectRef(key), err: errorMessage(statusErr) }, 'could not report the failure in status');

@@ -13,9 +13,9 @@ import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { planFinalize, propagationOf, type FinalizeStep } from '../../core/bundle/finalize.js';
-import { countdownRecordOf, latestStampsElsewhere } from '../../core/bundle/countdown.js';
+import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
-import { objectKey, type LiveObject } from '../../core/bundle/objects.js';
+import { groupOf, objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys, type NamedOwner } from '../../core/bundle/ownership.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
@@ -85,7 +85,8 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
   if (unlistable.length > 0) {
     const message = `being deleted: the finalizer holds, since objects of these kinds cannot be seen: ${unlistable.join('; ')}`;
     input.logger.warn({ unlistable }, 'finalizing: a kind the Bundle may control cannot be listed; holding the finalizer');
-    return { status: statusOver(input, errorStatus(statusSubject(input.live), Reasons.KindNotListable, message, nowIso(input))), next: { kind: 'after', ms: UNLISTABLE_RECHECK_MS } };
+    const held = withListedCountdownsCancelled(errorStatus(statusSubject(input.live), Reasons.KindNotListable, message, nowIso(input)), new Set(), namespace, notHeldIn(types, objects, bundle));
+    return { status: statusOver(input, held), next: { kind: 'after', ms: UNLISTABLE_RECHECK_MS } };
   }
   // The watches only bring us back when those objects change; decisions are made on the lists above.
   // A watch that cannot list (yet) is no reason to stop: the lists decided, and the recheck below comes anyway.
@@ -128,7 +129,8 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
       return nextOnly({ kind: 'after', ms: 0 });
     }
   }
-  return { status: statusOver(input, finalizingStatus(statusSubject(input.live), report, nowIso(input))), next: finalizeNext(outcome, RECHECK_MS) };
+  const finalizing = withListedCountdownsCancelled(finalizingStatus(statusSubject(input.live), report, nowIso(input)), new Set(), namespace, notHeldIn(types, objects, bundle));
+  return { status: statusOver(input, finalizing), next: finalizeNext(outcome, RECHECK_MS) };
 }
 
 /** The report a pass fills in as it carries its steps out. */
@@ -237,6 +239,19 @@ async function removeFinalizer(input: FinalizerContext): Promise<void> {
   const written = await guardedPatch(api, { rt: BUNDLE_RESOURCE_TYPE, namespace: bundle.metadata.namespace, name: bundle.metadata.name }, { patch: { metadata: { finalizers: remaining, resourceVersion: bundle.metadata.resourceVersion } }, type: 'merge', stale: 'conflict' });
   if (written.kind === 'written' || written.kind === 'stale' || written.kind === 'gone' || written.kind === 'declined') return; // a newer version comes through the watch
   throw written.error;
+}
+
+/**
+ * The countdowns of the record that a finalize pass's fresh lists show over:
+ * an object of a listed kind that is gone or not controlled by the Bundle
+ * (handed over, let go, cancelled by hand while the finalizer held). Its
+ * entry goes, so a copy of its old stamp written back later reads as none
+ * (red team 11). An object of a kind not listed says nothing.
+ */
+function notHeldIn(types: readonly ResourceType[], objects: readonly LiveObject[], bundle: Bundle): (p: PendingDeletion) => boolean {
+  const listedKinds = new Set(types.map((t) => `${t.group}/${t.kind}`));
+  const held = new Set(objects.filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === bundle.metadata.uid)).map((o) => `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`));
+  return (p) => listedKinds.has(`${groupOf(p.apiVersion)}/${p.kind}`) && !held.has(`${groupOf(p.apiVersion)}/${p.kind}/${p.name}`);
 }
 
 /** A finalize pass's status, over the stored Bundle it read. */

@@ -164,14 +164,21 @@ export function listedKeysOf(resources: readonly { spec: { object?: { apiVersion
   return new Set(resources.flatMap((r) => (r.spec.object !== undefined ? [identityKey(declaredIdentityOf(r.spec.object, namespace))] : [])));
 }
 
-/** See listedKeysOf. */
+/**
+ * See listedKeysOf. `cancelled` says which else are over: an object the
+ * caller knows (a synced cache, a fresh list) to be gone or no longer held
+ * by this Bundle (`bundlesmith cancel`, another tool's edit, a hand-over
+ * behind a finalizer that holds: red team 11). Dropping an entry only ever
+ * starts a countdown again.
+ */
 export function withListedCountdownsCancelled<S extends { pendingDeletions?: PendingDeletion[] | undefined; pendingDeletionCount?: number | undefined; awaitingApprovalCount?: number | undefined }>(
   status: S,
   listed: ReadonlySet<string>,
   namespace: string,
+  cancelled: (p: PendingDeletion) => boolean = () => false,
 ): S {
   if (status.pendingDeletions === undefined || status.pendingDeletions.length === 0) return status;
-  const pendingDeletions = status.pendingDeletions.filter((p) => !listed.has(pendingEntryKey(p, namespace)));
+  const pendingDeletions = status.pendingDeletions.filter((p) => !listed.has(pendingEntryKey(p, namespace)) && !cancelled(p));
   if (pendingDeletions.length === status.pendingDeletions.length) return status;
   return { ...status, pendingDeletions, pendingDeletionCount: pendingDeletions.length, awaitingApprovalCount: pendingDeletions.filter((p) => p.waitingFor === 'Approval').length };
 }

@@ -143,6 +143,10 @@ describe('a pass that stops before deciding cancels the countdowns of what the s
     const status = { pendingDeletions: [entry('a'), entry('b', 'Approval'), entry('c', 'Approval')], pendingDeletionCount: 3, awaitingApprovalCount: 2 };
     expect(withListedCountdownsCancelled(status, listing('b', 'x'), 'ns1')).toEqual({ pendingDeletions: [entry('a'), entry('c', 'Approval')], pendingDeletionCount: 2, awaitingApprovalCount: 1 });
   });
+  it('an entry the caller knows is over (its object gone or no longer held) goes too; the counts follow', () => {
+    const status = { pendingDeletions: [entry('a'), entry('b', 'Approval')], pendingDeletionCount: 2, awaitingApprovalCount: 1 };
+    expect(withListedCountdownsCancelled(status, listing(), 'ns1', (p) => p.name === 'b')).toEqual({ pendingDeletions: [entry('a')], pendingDeletionCount: 1, awaitingApprovalCount: 0 });
+  });
   it('nothing listed again: the status as it was', () => {
     const status = { pendingDeletions: [entry('a')], pendingDeletionCount: 1 };
     expect(withListedCountdownsCancelled(status, listing('x'), 'ns1')).toBe(status);
