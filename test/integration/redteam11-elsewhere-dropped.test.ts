@@ -5,6 +5,12 @@
  * Steps: as redteam10-stuck-watch-handover-record, plus after the write-back w2 is edited and its record
  * checked to no longer hold w-x before w1 is unstuck.
  * Expected: w-x kept until T3+20s.
+ * Result: HELD (main 440f513). The hand-over wakes w1 (the object's old
+ * controller, object-cache.ts wake); its stuck pass sees w2 list w-x and
+ * cancels {w-x, T1} in w1's record (withListedCountdownsCancelled), so
+ * w1's record is already empty when w2's entry goes. The same shape with
+ * w1's finalizer holding instead of its reconcile stuck is the finding
+ * redteam11-finalizer-held-handover.
  */
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
