@@ -42,26 +42,13 @@ import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, run, waitFor } from './harness.js';
 import { configMap, getBundle, waitForBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { widgetCrdWithDownConversion } from './stuck-kind.js';
 
 const f = operatorFixture('rt10-stuck', () => ({ watchSyncTimeoutMs: 2_000 }));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const GROUP = 'rt10stuck.example.com';
-const crd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `widgets.${GROUP}` },
-  spec: {
-    group: GROUP,
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    scope: 'Namespaced',
-    versions: [
-      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-      { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-    ],
-    conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } } },
-  },
-};
+const crd = widgetCrdWithDownConversion(GROUP);
 
 it('a Bundle stuck on a watch keeps a record entry of a countdown another Bundle cancelled; the old stamp written back ends it early', async () => {
   const { env, ns, t } = f;

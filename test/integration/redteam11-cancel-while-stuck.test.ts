@@ -54,6 +54,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, kubeconfigPath, run, waitFor, type RunResult } from './harness.js';
 import { configMap, getBundle, waitForBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { widgetCrdWithDownConversion } from './stuck-kind.js';
 
 const f = operatorFixture('rt11-cancel', () => ({ watchSyncTimeoutMs: 2_000 }));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -68,21 +69,7 @@ async function cli(args: string[]): Promise<RunResult> {
 }
 
 const GROUP = 'rt11cancel.example.com';
-const crd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `widgets.${GROUP}` },
-  spec: {
-    group: GROUP,
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    scope: 'Namespaced',
-    versions: [
-      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-      { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-    ],
-    conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } } },
-  },
-};
+const crd = widgetCrdWithDownConversion(GROUP);
 
 type Pending = { pendingDeletions?: { name: string }[] } | undefined;
 
