@@ -92,7 +92,7 @@ describe('the chart in every shape', () => {
     expect(guard(await template(['deletionGuard.enabled=false']))).toHaveLength(2);
   });
 
-  it('renders the record guard for bundles/status updates only, exempting the operator\'s own ServiceAccount, and only when recordGuard.enabled', async () => {
+  it('renders the record guard for bundles/status updates only, exempting every operator (the verb write-record), and only when recordGuard.enabled', async () => {
     type Policy = Rendered & { spec: { matchConstraints: unknown; matchConditions: { expression: string }[]; validations: { expression: string; messageExpression: string }[] } };
     const guard = (docs: Rendered[]): Rendered[] => docs.filter((d) => d.metadata.name === 'r-bundlesmith-record-guard');
     const on = guard(await template(['serviceAccount.name=op']));
