@@ -118,6 +118,27 @@ export function conditionOf(obj: KubeObject | undefined, type: string): { status
 }
 
 /**
+ * Kept, with its countdown started again: waits until the object carries a
+ * countdown stamp other than `oldStamp` (a pass decided on it and read the
+ * stamp written back, or the cancelled countdown, as none), failing at once
+ * if the object is gone or being deleted first; then asserts it kept. No
+ * timing is asserted: the new countdown cannot end before its stamp exists,
+ * and the wrong outcome (the old countdown ended) deletes the object before
+ * any new stamp.
+ */
+export async function expectCountdownRestarted(env: TestEnv, rt: ResourceType, namespace: string, name: string, uid: string, oldStamp: string | undefined): Promise<void> {
+  let last: KubeObject | undefined;
+  await waitFor(`${name} stamped again (not ${oldStamp ?? 'unstamped'}), or deleted`, async () => {
+    last = await env.client.tryGet(rt, namespace, name);
+    if (last === undefined || last.metadata.uid !== uid || last.metadata.deletionTimestamp !== undefined) return 'deleted';
+    const stamp = last.metadata.annotations?.['smith.atlassian.com/deletionTimestamp'];
+    return stamp !== undefined && stamp !== oldStamp ? 'stamped again' : false;
+  }, { timeoutMs: 90_000 });
+  // Deleted first: the old countdown ended (this fails with the object as found).
+  expectKept(last, uid);
+}
+
+/**
  * "Kept" means the same object, still alive: the UID it had before (not
  * deleted and re-created) and no deletionTimestamp (not being deleted).
  * A name that still resolves proves neither. (jest's global `expect`: this
