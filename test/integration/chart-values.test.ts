@@ -43,7 +43,7 @@ const SHAPES: [string, string[]][] = [
   ['deletion guard off', ['deletionGuard.enabled=false']],
   ['operator-wide CEL readiness rules', ['healthChecks[0].apiVersion=example.com/v1', 'healthChecks[0].kind=Widget', 'healthChecks[0].current=status.phase == "Ready"']],
   ['finalizer guard off', ['finalizerGuard.enabled=false']],
-  ['record guard off', ['recordGuard.enabled=false']],
+  ['record guard on', ['recordGuard.enabled=true']],
   ['one namespace, metrics with Kubernetes auth, a NetworkPolicy', ['watchNamespace=team-a', 'metrics.auth=kubernetes', 'networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring']],
   ['the monitoring kit, metrics over HTTPS with a cert-manager Certificate', ['metrics.auth=kubernetes', 'metrics.tls.certManager.enabled=true', 'metrics.tls.certManager.issuerRef.name=ca', 'monitoring.serviceMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true']],
 ];
@@ -92,17 +92,18 @@ describe('the chart in every shape', () => {
     expect(guard(await template(['deletionGuard.enabled=false']))).toHaveLength(2);
   });
 
-  it('renders the record guard for bundles/status updates only, exempting every operator (the verb write-record), and only when recordGuard.enabled', async () => {
+  it('renders the record guard for bundles/status updates only, exempting every operator (the verb write-record), and only when recordGuard.enabled (off by default)', async () => {
     type Policy = Rendered & { spec: { matchConstraints: unknown; matchConditions: { expression: string }[]; validations: { expression: string; messageExpression: string }[] } };
     const guard = (docs: Rendered[]): Rendered[] => docs.filter((d) => d.metadata.name === 'r-bundlesmith-record-guard');
-    const on = guard(await template(['serviceAccount.name=op']));
+    const on = guard(await template(['serviceAccount.name=op', 'recordGuard.enabled=true']));
     expect(on.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const policy = on[0] as Policy;
     expect(policy.spec.matchConstraints).toEqual({ resourceRules: [{ apiGroups: ['smith.atlassian.com'], apiVersions: ['*'], resources: ['bundles/status'], operations: ['UPDATE'] }] });
     // Every operator is exempt (the verb write-record the chart grants each ServiceAccount), so releases never refuse each other.
     expect(policy.spec.matchConditions.map((c) => c.expression)).toEqual(["!authorizer.group('smith.atlassian.com').resource('bundles').subresource('status').namespace(request.namespace).check('write-record').allowed()"]);
     expect(policy.spec.validations[0]?.expression).toContain('variables.pendingBefore == variables.pendingAfter');
-    expect(guard(await template(['recordGuard.enabled=false']))).toEqual([]);
+    // Off by default.
+    expect(guard(await template(['serviceAccount.name=op']))).toEqual([]);
   });
 
   it('lets each shard get and update its own Lease, <leaseName>-<shard>', async () => {

@@ -38,7 +38,7 @@ it('the record guard refuses every shape of status write that changes pendingDel
   await f.op.stop();
   // Another tool with rights on bundles/status (the test's own identity holds every verb and is exempt).
   const asWriter = await statusWriterArgs(env, ns);
-  const remove = await installChartPolicy(env, ns, 'recordguard.yaml', [], async () => {
+  const remove = await installChartPolicy(env, ns, 'recordguard.yaml', ['--set', 'recordGuard.enabled=true'], async () => {
     const r = await run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'gb', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } }), '--dry-run=server']);
     return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
   });

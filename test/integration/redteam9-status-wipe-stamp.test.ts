@@ -101,7 +101,7 @@ it('the chart\'s record guard refuses another writer\'s change to the record (st
   const asWriter = await statusWriterArgs(env, ns);
   const statusPatch = (patch: unknown, dryRun = false) =>
     run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'rg', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify(patch), ...(dryRun ? ['--dry-run=server'] : [])]);
-  const remove = await installChartPolicy(env, ns, 'recordguard.yaml', [], async () => {
+  const remove = await installChartPolicy(env, ns, 'recordguard.yaml', ['--set', 'recordGuard.enabled=true'], async () => {
     const r = await statusPatch({ status: { pendingDeletions: null } }, true);
     return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
   });
