@@ -11,7 +11,7 @@ import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass, type NextPass } from '../../core/bundle/next-pass.js';
 import { claimsByObject, listedObjects, type BundleClaim } from '../../core/bundle/ownership.js';
-import { objectKey } from '../../core/bundle/objects.js';
+import { isControlledBy, objectKey } from '../../core/bundle/objects.js';
 import { dropCandidates, managedKinds, withSpecKinds, type GroupKind, type InventoryInput } from '../../core/bundle/kind-inventory.js';
 import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
@@ -368,7 +368,7 @@ export class BundleController {
       const informer = this.objects.informerFor(p.apiVersion, p.kind);
       if (informer === undefined || !informer.hasSynced()) return false;
       const o = informer.get(bundle.metadata.namespace, p.name);
-      return o === undefined || !(o.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === bundle.metadata.uid);
+      return o === undefined || !isControlledBy(o, bundle.metadata.uid);
     };
   }
 

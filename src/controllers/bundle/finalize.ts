@@ -15,7 +15,7 @@ import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../.
 import { planFinalize, propagationOf, type FinalizeStep } from '../../core/bundle/finalize.js';
 import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
-import { groupOf, objectKey, type LiveObject } from '../../core/bundle/objects.js';
+import { groupOf, isControlledBy, objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys, type NamedOwner } from '../../core/bundle/ownership.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
@@ -250,7 +250,7 @@ async function removeFinalizer(input: FinalizerContext): Promise<void> {
  */
 function notHeldIn(types: readonly ResourceType[], objects: readonly LiveObject[], bundle: Bundle): (p: PendingDeletion) => boolean {
   const listedKinds = new Set(types.map((t) => `${t.group}/${t.kind}`));
-  const held = new Set(objects.filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === bundle.metadata.uid)).map((o) => `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`));
+  const held = new Set(objects.filter((o) => isControlledBy(o, bundle.metadata.uid)).map((o) => `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`));
   return (p) => listedKinds.has(`${groupOf(p.apiVersion)}/${p.kind}`) && !held.has(`${groupOf(p.apiVersion)}/${p.kind}/${p.name}`);
 }
 
