@@ -64,26 +64,3 @@ export async function reviewNonResourceAccess(client: KubeClient, user: Reviewed
   const reason = typeof body.status?.reason === 'string' && body.status.reason !== '' ? body.status.reason : undefined;
   return reason ? { allowed, reason } : { allowed };
 }
-
-export interface AccessQuestion {
-  verb: string;
-  group: string;
-  resource: string;
-  /** Undefined: all namespaces (or a cluster-scoped resource). */
-  namespace?: string;
-}
-
-/**
- * Whether the client's own identity may do this (POST
- * selfsubjectaccessreviews, which every authenticated user may ask; nothing
- * is stored). Lets a controller skip what RBAC will refuse anyway instead of
- * retrying a failing watch forever.
- */
-export async function mayI(client: KubeClient, q: AccessQuestion): Promise<boolean> {
-  const body = (await client.raw('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-    apiVersion: 'authorization.k8s.io/v1',
-    kind: 'SelfSubjectAccessReview',
-    spec: { resourceAttributes: { verb: q.verb, group: q.group, resource: q.resource, ...(q.namespace !== undefined ? { namespace: q.namespace } : {}) } },
-  })) as { status?: { allowed?: unknown } };
-  return body.status?.allowed === true;
-}

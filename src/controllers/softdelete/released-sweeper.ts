@@ -26,7 +26,7 @@ import { claimsByObject } from '../../core/bundle/ownership.js';
 import { kindKey, objectKey, parseKindKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
-import { errorMessage } from '../../kube/errors.js';
+import { errorMessage, isForbidden } from '../../kube/errors.js';
 import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
 import { changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
@@ -34,11 +34,10 @@ import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ControllerDeps } from '../deps.js';
-import { mayI } from '../../kube/reviews.js';
 import type { KubeClient } from '../../kube/client.js';
 import { serviceAccountUser } from '../../core/bundle/identity.js';
 
-/** How long a resource the operator may not watch is left alone before RBAC is asked again. */
+/** How long a resource the operator may not watch is left alone before its watch is tried again. */
 const NOT_LISTABLE_RECHECK_MS = 5 * 60_000;
 
 export interface ReleasedSweeperOptions extends ControllerDeps {
@@ -85,8 +84,10 @@ export class ReleasedObjectSweeper {
 
   async start(): Promise<void> {
     this.bundles.start();
-    await this.syncInformers();
+    // Workers first: a released object is swept as soon as its own watch and the Bundle watch have listed (each
+    // sweep checks both), not after every resource's watch has (a slow or refused one would hold them all).
     this.workersDone = runWorkers(this.queue, this.o.workers ?? 2, (key) => this.sweep(key), (key, err) => this.o.logger.warn({ ...sweepKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed'));
+    await this.syncInformers();
     this.scheduleRediscovery();
   }
 
@@ -136,12 +137,17 @@ export class ReleasedObjectSweeper {
       const id = `${rt.group}/${rt.plural}`;
       if (this.informers.has(id)) continue;
       // A kind the operator may not list holds nothing it applied (its Bundle caches could not have watched it):
-      // skip it rather than retry a forbidden watch forever; asked again after a while (RBAC may grow).
-      if (!(await this.mayWatch(rt, id))) continue;
+      // a refused list or watch stops that watch rather than retrying it forever; tried again after a while (RBAC
+      // may grow). The refusal itself is the answer: asking RBAC first would cost two reviews per kind at every
+      // start, requests the Bundle passes wait for under a small budget.
+      if (this.recentlyRefused(id)) continue;
       const informer = new SupervisedInformer(this.o.client, rt, {
         metadataOnly: true,
         labelSelector: Labels.formerBundle,
         ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
+        onError: (err) => {
+          if (isForbidden(err)) this.refused(id, informer);
+        },
       });
       const enqueue = (obj: { metadata: { namespace?: string; name: string } }) => this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
       informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
@@ -155,7 +161,7 @@ export class ReleasedObjectSweeper {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(started.map((i) => i.waitForSync())), new Promise<void>((resolve) => (timer = setTimeout(resolve, this.o.syncTimeoutMs ?? 10_000)))]);
     clearTimeout(timer);
-    const unsynced = started.filter((i) => !i.hasSynced()).map((i) => `${i.resource.plural}.${i.resource.group || 'core'}: ${i.health().lastError ?? 'not synced'}`);
+    const unsynced = started.filter((i) => !i.hasSynced() && this.informers.get(`${i.resource.group}/${i.resource.plural}`) === i).map((i) => `${i.resource.plural}.${i.resource.group || 'core'}: ${i.health().lastError ?? 'not synced'}`);
     if (unsynced.length > 0) this.o.logger.warn({ unsynced }, 'released-object sweep: some resources could not be watched yet; retrying in the background');
     this.initialSyncDone = true;
   }
@@ -256,19 +262,18 @@ export class ReleasedObjectSweeper {
     await report();
   }
 
-  /** Whether the operator may list and watch the resource; a refusal is remembered for NOT_LISTABLE_RECHECK_MS. */
-  private async mayWatch(rt: ResourceType, id: string): Promise<boolean> {
+  private recentlyRefused(id: string): boolean {
     const refusedAt = this.notListable.get(id);
-    if (refusedAt !== undefined && this.o.clock.now() - refusedAt < NOT_LISTABLE_RECHECK_MS) return false;
-    const namespace = this.o.namespace;
-    const ask = (verb: string) => mayI(this.o.client, { verb, group: rt.group, resource: rt.plural, ...(namespace ? { namespace } : {}) });
-    const allowed = (await ask('list')) && (await ask('watch'));
-    if (allowed) this.notListable.delete(id);
-    else {
-      if (refusedAt === undefined) this.o.logger.debug({ resource: id }, 'released-object sweep: not allowed to watch this resource; skipped');
-      this.notListable.set(id, this.o.clock.now());
-    }
-    return allowed;
+    return refusedAt !== undefined && this.o.clock.now() - refusedAt < NOT_LISTABLE_RECHECK_MS;
+  }
+
+  /** RBAC refused the watch of a resource: stop it (it holds nothing this operator applied); tried again after NOT_LISTABLE_RECHECK_MS. */
+  private refused(id: string, informer: SupervisedInformer): void {
+    if (this.informers.get(id) !== informer) return;
+    this.informers.delete(id);
+    if (!this.notListable.has(id)) this.o.logger.debug({ resource: id }, 'released-object sweep: not allowed to watch this resource; skipped');
+    this.notListable.set(id, this.o.clock.now());
+    informer.stop().catch((err: unknown) => this.o.logger.warn({ resource: id, err: errorMessage(err) }, 'stopping a refused watch failed'));
   }
 
   /** Who writes to released objects of a namespace: the lockdown identity there, else the operator. */
