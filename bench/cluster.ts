@@ -181,8 +181,19 @@ export interface OwnerWithDependents {
 }
 
 /** One ConfigMap owner and `count` ConfigMaps that name it in an ownerReference (as a Bundle's objects name their Bundle). */
-export async function createOwnerWithDependents(cluster: BenchCluster, namespace: string, prefix: string, count: number, label: string): Promise<OwnerWithDependents> {
-  const owner = await cluster.admin.create(cluster.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-owner`, namespace }, data: { role: 'owner' } });
+export async function createOwnerWithDependents(
+  cluster: BenchCluster,
+  namespace: string,
+  prefix: string,
+  count: number,
+  label: string,
+): Promise<OwnerWithDependents> {
+  const owner = await cluster.admin.create(cluster.configMaps, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `${prefix}-owner`, namespace },
+    data: { role: 'owner' },
+  });
   const dependents: KubeObject[] = new Array<KubeObject>(count);
   await forEachConcurrently(count, 32, async (i) => {
     dependents[i] = await cluster.admin.create(cluster.configMaps, {
@@ -192,7 +203,16 @@ export async function createOwnerWithDependents(cluster: BenchCluster, namespace
         name: `${prefix}-dep-${i}`,
         namespace,
         labels: { 'bench.bundlesmith.dev/set': label },
-        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            name: owner.metadata.name,
+            uid: owner.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
       data: { index: String(i), payload: 'x'.repeat(64) },
     });
@@ -225,15 +245,24 @@ export class DeletionWatch {
   }
 
   static async start(cluster: BenchCluster, namespace: string, label: string, expected: number): Promise<DeletionWatch> {
-    const list = await cluster.admin.list(cluster.configMaps, namespace, { labelSelector: `bench.bundlesmith.dev/set=${label}`, metadataOnly: true });
+    const list = await cluster.admin.list(cluster.configMaps, namespace, {
+      labelSelector: `bench.bundlesmith.dev/set=${label}`,
+      metadataOnly: true,
+    });
     if (list.items.length !== expected) throw new Error(`expected ${expected} objects labelled ${label}, found ${list.items.length}`);
     return new DeletionWatch(expected, async (watch, signal) => {
-      await cluster.admin.watch(cluster.configMaps, namespace, list.resourceVersion, { labelSelector: `bench.bundlesmith.dev/set=${label}`, metadataOnly: true, timeoutSeconds: 600, signal }, (event) => {
-        if (event.type !== 'DELETED') return;
-        watch.deleted++;
-        watch.lastAt = performance.now();
-        if (watch.deleted >= watch.expected) watch.waiter?.();
-      });
+      await cluster.admin.watch(
+        cluster.configMaps,
+        namespace,
+        list.resourceVersion,
+        { labelSelector: `bench.bundlesmith.dev/set=${label}`, metadataOnly: true, timeoutSeconds: 600, signal },
+        (event) => {
+          if (event.type !== 'DELETED') return;
+          watch.deleted++;
+          watch.lastAt = performance.now();
+          if (watch.deleted >= watch.expected) watch.waiter?.();
+        },
+      );
     });
   }
 

@@ -108,12 +108,19 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 
 export function benchConfig(argv: readonly string[], env: NodeJS.ProcessEnv): BenchConfig {
   const quick = argv.includes('--quick');
-  const only = new Set((env.BENCH_ONLY ?? BENCH_SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
+  const only = new Set(
+    (env.BENCH_ONLY ?? BENCH_SCENARIOS.join(','))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   const runs = positiveInt(env, 'BENCH_RUNS', quick ? 1 : 2);
   const outFlag = argv.findIndex((a) => a === '--out' || a.startsWith('--out='));
   const outArg = outFlag < 0 ? undefined : argv[outFlag]?.startsWith('--out=') ? argv[outFlag]?.slice('--out='.length) : argv[outFlag + 1];
   const outDir = outArg || env.BENCH_OUT_DIR || undefined;
-  for (const name of only) if (!(BENCH_SCENARIOS as readonly string[]).includes(name)) throw new Error(`BENCH_ONLY: unknown scenario ${JSON.stringify(name)} (known: ${BENCH_SCENARIOS.join(', ')})`);
+  for (const name of only)
+    if (!(BENCH_SCENARIOS as readonly string[]).includes(name))
+      throw new Error(`BENCH_ONLY: unknown scenario ${JSON.stringify(name)} (known: ${BENCH_SCENARIOS.join(', ')})`);
   return {
     quick,
     only,

@@ -9,7 +9,15 @@ import { KubeClient, loadKubeConfig } from '../src/kube/client.js';
 import type { ResourceType } from '../src/kube/types.js';
 import { forEachConcurrently } from './cluster.js';
 
-const CONFIG_MAPS: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, verbs: ['create'] };
+const CONFIG_MAPS: ResourceType = {
+  group: '',
+  version: 'v1',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+  verbs: ['create'],
+};
 
 async function createObjects(kubeconfig: string, namespace: string, count: number, perOwner: number): Promise<void> {
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { maxSockets: Infinity });
@@ -17,7 +25,12 @@ async function createObjects(kubeconfig: string, namespace: string, count: numbe
     const owners = Math.ceil(count / perOwner);
     const ownerRefs: { name: string; uid: string }[] = [];
     await forEachConcurrently(owners, 32, async (i) => {
-      const owner = await client.create(CONFIG_MAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `owner-${i}`, namespace }, data: { role: 'owner' } });
+      const owner = await client.create(CONFIG_MAPS, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `owner-${i}`, namespace },
+        data: { role: 'owner' },
+      });
       ownerRefs[i] = { name: owner.metadata.name, uid: owner.metadata.uid };
     });
     await forEachConcurrently(count - owners, 32, async (i) => {
@@ -26,7 +39,14 @@ async function createObjects(kubeconfig: string, namespace: string, count: numbe
       await client.create(CONFIG_MAPS, {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: `dep-${i}`, namespace, labels: { app: `service-${i % owners}` }, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true }] },
+        metadata: {
+          name: `dep-${i}`,
+          namespace,
+          labels: { app: `service-${i % owners}` },
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true },
+          ],
+        },
         data: { index: String(i) },
       });
     });

@@ -47,12 +47,27 @@ const PER_BUNDLE = 250;
 
 /** Bundle `b` with objects [from, to), or with none of them but its keeper (a Bundle lists at least one resource). */
 function manifest(namespace: string, b: number, from: number, to: number, delay: string): Record<string, unknown> {
-  const keep = { name: 'keep', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `keep-${b}` }, data: { k: 'v' } } } };
+  const keep = {
+    name: 'keep',
+    spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `keep-${b}` }, data: { k: 'v' } } },
+  };
   const resources = Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k).map((i) => ({
     name: `cm-${i}`,
-    spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `exp-${i}`, labels: { [LABEL]: 'expiry' }, annotations: { [Annotations.deletionDelay]: delay } }, data: { i: String(i) } } },
+    spec: {
+      object: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `exp-${i}`, labels: { [LABEL]: 'expiry' }, annotations: { [Annotations.deletionDelay]: delay } },
+        data: { i: String(i) },
+      },
+    },
   }));
-  return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: `expiry-${b}`, namespace }, spec: { resources: [keep, ...resources] } };
+  return {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: `expiry-${b}`, namespace },
+    spec: { resources: [keep, ...resources] },
+  };
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -77,7 +92,8 @@ export async function expiryBench(config: BenchConfig, log: (line: string) => vo
     const delay = `${delaySeconds}s`;
     const bundles = Math.ceil(objects / PER_BUNDLE);
     const slice = (b: number): [number, number] => [b * PER_BUNDLE, Math.min(objects, (b + 1) * PER_BUNDLE)];
-    for (let b = 0; b < bundles; b++) await cluster.admin.apply(BUNDLE_RESOURCE_TYPE, manifest(namespace, b, ...slice(b), delay), { fieldManager: 'bench', force: true });
+    for (let b = 0; b < bundles; b++)
+      await cluster.admin.apply(BUNDLE_RESOURCE_TYPE, manifest(namespace, b, ...slice(b), delay), { fieldManager: 'bench', force: true });
     for (;;) {
       const { items } = await cluster.admin.list(BUNDLE_RESOURCE_TYPE, namespace);
       if (items.length === bundles && items.every(isReady)) break;
@@ -92,41 +108,62 @@ export async function expiryBench(config: BenchConfig, log: (line: string) => vo
     let lastStampAt = 0;
     const list = await cluster.admin.list(cluster.configMaps, namespace, { labelSelector: `${LABEL}=expiry` });
     const watching = cluster.admin
-      .watch(cluster.configMaps, namespace, list.resourceVersion, { labelSelector: `${LABEL}=expiry`, timeoutSeconds: 600, signal: abort.signal }, (event) => {
-        const name = event.object.metadata.name;
-        const stamp = event.object.metadata.annotations?.[Annotations.deletionTimestamp];
-        // The operator writes UTC with milliseconds, which Date.parse reads exactly.
-        const parsed = stamp === undefined ? NaN : Date.parse(stamp);
-        const stampMs = Number.isNaN(parsed) ? undefined : parsed;
-        if (stampMs !== undefined && !deadline.has(name)) lastStampAt = Date.now();
-        if (stampMs !== undefined) deadline.set(name, stampMs + delaySeconds * 1000);
-        if (event.type !== 'DELETED') return;
-        const due = deadline.get(name);
-        if (due === undefined) return;
-        const late = Date.now() - due;
-        if (late < 0) early++;
-        lateness.push(late);
-      })
+      .watch(
+        cluster.configMaps,
+        namespace,
+        list.resourceVersion,
+        { labelSelector: `${LABEL}=expiry`, timeoutSeconds: 600, signal: abort.signal },
+        (event) => {
+          const name = event.object.metadata.name;
+          const stamp = event.object.metadata.annotations?.[Annotations.deletionTimestamp];
+          // The operator writes UTC with milliseconds, which Date.parse reads exactly.
+          const parsed = stamp === undefined ? NaN : Date.parse(stamp);
+          const stampMs = Number.isNaN(parsed) ? undefined : parsed;
+          if (stampMs !== undefined && !deadline.has(name)) lastStampAt = Date.now();
+          if (stampMs !== undefined) deadline.set(name, stampMs + delaySeconds * 1000);
+          if (event.type !== 'DELETED') return;
+          const due = deadline.get(name);
+          if (due === undefined) return;
+          const late = Date.now() - due;
+          if (late < 0) early++;
+          lateness.push(late);
+        },
+      )
       .catch((err: unknown) => {
         if (!abort.signal.aborted) throw err;
       });
 
     const dropped = Date.now();
-    await Promise.all(Array.from({ length: bundles }, (_, b) => cluster.admin.apply(BUNDLE_RESOURCE_TYPE, manifest(namespace, b, 0, 0, delay), { fieldManager: 'bench', force: true })));
+    await Promise.all(
+      Array.from({ length: bundles }, (_, b) =>
+        cluster.admin.apply(BUNDLE_RESOURCE_TYPE, manifest(namespace, b, 0, 0, delay), { fieldManager: 'bench', force: true }),
+      ),
+    );
     const limit = Date.now() + delaySeconds * 1000 + 120_000;
     while (lateness.length < objects) {
       if (Date.now() > limit) {
         const left = (await cluster.admin.list(cluster.configMaps, namespace, { labelSelector: `${LABEL}=expiry` })).items;
         const stamped = left.filter((o) => o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined).length;
-        throw new Error(`only ${lateness.length} of ${objects} countdowns ended within ${delaySeconds + 120} s (${left.length} left, ${stamped} of them stamped; the watch saw ${deadline.size} stamps)`);
+        throw new Error(
+          `only ${lateness.length} of ${objects} countdowns ended within ${delaySeconds + 120} s (${left.length} left, ${stamped} of them stamped; the watch saw ${deadline.size} stamps)`,
+        );
       }
       await sleep(100);
     }
     abort.abort();
     await watching;
     lateness.sort((a, b) => a - b);
-    const result: ExpiryResult = { objects, delaySeconds, latenessMs: lateness, early, stampSeconds: (lastStampAt - dropped) / 1000, rawInFlight: RAW_IN_FLIGHT };
-    log(`  stamps written in ${result.stampSeconds.toFixed(2)} s; lateness min ${lateness[0] ?? NaN} ms, p50 ${percentile(lateness, 50)} ms, p99 ${percentile(lateness, 99)} ms, max ${lateness[lateness.length - 1] ?? NaN} ms, ${early} early`);
+    const result: ExpiryResult = {
+      objects,
+      delaySeconds,
+      latenessMs: lateness,
+      early,
+      stampSeconds: (lastStampAt - dropped) / 1000,
+      rawInFlight: RAW_IN_FLIGHT,
+    };
+    log(
+      `  stamps written in ${result.stampSeconds.toFixed(2)} s; lateness min ${lateness[0] ?? NaN} ms, p50 ${percentile(lateness, 50)} ms, p99 ${percentile(lateness, 99)} ms, max ${lateness[lateness.length - 1] ?? NaN} ms, ${early} early`,
+    );
 
     // The reference: the same number of ConfigMaps, each read fresh and deleted with preconditions by the bench.
     await operator.stop();
@@ -134,16 +171,28 @@ export async function expiryBench(config: BenchConfig, log: (line: string) => vo
     const rawNs = await createNamespace(cluster, 'bench-expiry-raw');
     const names = Array.from({ length: objects }, (_, i) => `raw-${i}`);
     await forEachConcurrently(objects, 32, async (i) => {
-      await cluster.admin.create(cluster.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: names[i], namespace: rawNs }, data: { i: String(i) } });
+      await cluster.admin.create(cluster.configMaps, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: names[i], namespace: rawNs },
+        data: { i: String(i) },
+      });
     });
     const rawStarted = performance.now();
-    const fresh = new Map((await cluster.admin.list(cluster.configMaps, rawNs, { metadataOnly: true })).items.map((o) => [o.metadata.name, o]));
+    const fresh = new Map(
+      (await cluster.admin.list(cluster.configMaps, rawNs, { metadataOnly: true })).items.map((o) => [o.metadata.name, o]),
+    );
     await forEachConcurrently(objects, RAW_IN_FLIGHT, async (i) => {
       const read = fresh.get(names[i] ?? '');
-      await cluster.admin.delete(cluster.configMaps, rawNs, names[i] ?? '', { uid: read?.metadata.uid ?? '', ...(read?.metadata.resourceVersion ? { resourceVersion: read.metadata.resourceVersion } : {}) });
+      await cluster.admin.delete(cluster.configMaps, rawNs, names[i] ?? '', {
+        uid: read?.metadata.uid ?? '',
+        ...(read?.metadata.resourceVersion ? { resourceVersion: read.metadata.resourceVersion } : {}),
+      });
     });
     result.rawSeconds = (performance.now() - rawStarted) / 1000;
-    log(`  reference: one fresh LIST, then ${objects} DELETEs with uid and resourceVersion preconditions, ${RAW_IN_FLIGHT} in flight, by the bench: ${result.rawSeconds.toFixed(2)} s`);
+    log(
+      `  reference: one fresh LIST, then ${objects} DELETEs with uid and resourceVersion preconditions, ${RAW_IN_FLIGHT} in flight, by the bench: ${result.rawSeconds.toFixed(2)} s`,
+    );
     return result;
   } finally {
     abort.abort();

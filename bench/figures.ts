@@ -25,21 +25,42 @@ export function cascadeFigures(results: readonly CascadeResult[], config: BenchC
   if (!ours) return [];
   const out: Figure[] = [];
   const rows = [
-    { id: 'gc-background-equal-budget', kcm: 'kcm-same-budget', what: `equal request budget (${qps} requests/s)`, flag: qps / 2, target: 2 },
-    { id: 'gc-background-equal-flag', kcm: 'kcm-same-flag', what: `equal flag value (--qps / --kube-api-qps ${qps})`, flag: qps, target: 1 },
+    {
+      id: 'gc-background-equal-budget',
+      kcm: 'kcm-same-budget',
+      what: `equal request budget (${qps} requests/s)`,
+      flag: qps / 2,
+      target: 2,
+    },
+    {
+      id: 'gc-background-equal-flag',
+      kcm: 'kcm-same-flag',
+      what: `equal flag value (--qps / --kube-api-qps ${qps})`,
+      flag: qps,
+      target: 1,
+    },
   ];
   for (const row of rows) {
     const kcm = representative(byId(results, row.kcm) ?? { label: '', runs: [] });
-    out.push(figure({
-      id: row.id,
-      name: `GC cascade (background), ${n} dependents, ${row.what}`,
-      value: ours.deletesPerSecond,
-      unit: 'deletes/s',
-      better: 'higher',
-      detail: requestsPerObject(ours, n),
-      ...(kcm ? { reference: { name: `kube-controller-manager at --kube-api-qps=${row.flag} (${requestsPerObject(kcm, n)})`, value: kcm.deletesPerSecond } } : {}),
-      target: { text: `>= ${row.target}x kube-controller-manager`, met: ({ ratio }) => ratio !== null && ratio >= row.target },
-    }));
+    out.push(
+      figure({
+        id: row.id,
+        name: `GC cascade (background), ${n} dependents, ${row.what}`,
+        value: ours.deletesPerSecond,
+        unit: 'deletes/s',
+        better: 'higher',
+        detail: requestsPerObject(ours, n),
+        ...(kcm
+          ? {
+              reference: {
+                name: `kube-controller-manager at --kube-api-qps=${row.flag} (${requestsPerObject(kcm, n)})`,
+                value: kcm.deletesPerSecond,
+              },
+            }
+          : {}),
+        target: { text: `>= ${row.target}x kube-controller-manager`, met: ({ ratio }) => ratio !== null && ratio >= row.target },
+      }),
+    );
   }
   return out;
 }
@@ -48,19 +69,26 @@ export function unthrottledFigures(results: readonly CascadeResult[], config: Be
   const n = config.cascade.unthrottledN;
   const raw = representative(byId(results, 'raw') ?? { label: '', runs: [] });
   const out: Figure[] = [];
-  for (const [id, workers] of [['ours-default-workers', config.gcWorkers], ['ours-high-workers', config.gcWorkersHigh]] as const) {
+  for (const [id, workers] of [
+    ['ours-default-workers', config.gcWorkers],
+    ['ours-high-workers', config.gcWorkersHigh],
+  ] as const) {
     const ours = representative(byId(results, id) ?? { label: '', runs: [] });
     if (!ours) continue;
-    out.push(figure({
-      id: `gc-unthrottled-${id === 'ours-default-workers' ? 'default' : 'high'}-workers`,
-      name: `GC cascade (background), ${n} dependents, no client limit, ${workers} workers`,
-      value: ours.deletesPerSecond,
-      unit: 'deletes/s',
-      better: 'higher',
-      detail: requestsPerObject(ours, n),
-      ...(raw ? { reference: { name: `raw parallel DELETE (${config.cascade.rawConcurrency} in flight)`, value: raw.deletesPerSecond } } : {}),
-      target: { text: '>= 0.8x raw', met: ({ ratio }) => ratio !== null && ratio >= 0.8 },
-    }));
+    out.push(
+      figure({
+        id: `gc-unthrottled-${id === 'ours-default-workers' ? 'default' : 'high'}-workers`,
+        name: `GC cascade (background), ${n} dependents, no client limit, ${workers} workers`,
+        value: ours.deletesPerSecond,
+        unit: 'deletes/s',
+        better: 'higher',
+        detail: requestsPerObject(ours, n),
+        ...(raw
+          ? { reference: { name: `raw parallel DELETE (${config.cascade.rawConcurrency} in flight)`, value: raw.deletesPerSecond } }
+          : {}),
+        target: { text: '>= 0.8x raw', met: ({ ratio }) => ratio !== null && ratio >= 0.8 },
+      }),
+    );
   }
   return out;
 }
@@ -73,43 +101,66 @@ export function policyFigures(results: readonly PolicyResult[], config: BenchCon
     const ours = representative(r.ours);
     const kcm = representative(r.kcm);
     if (!ours) continue;
-    out.push(figure({
-      id: `gc-${r.shape}-equal-budget`,
-      name: `GC cascade (${r.shape}), ${r.description} (${r.dependents} dependents), equal request budget (${qps} requests/s): time to the owner's removal`,
-      value: ours.seconds,
-      unit: 's',
-      better: 'lower',
-      detail: requestsPerObject(ours, r.dependents),
-      ...(kcm ? { reference: { name: `kube-controller-manager at --kube-api-qps=${qps / 2} (${requestsPerObject(kcm, r.dependents)})`, value: kcm.seconds } } : {}),
-    }));
+    out.push(
+      figure({
+        id: `gc-${r.shape}-equal-budget`,
+        name: `GC cascade (${r.shape}), ${r.description} (${r.dependents} dependents), equal request budget (${qps} requests/s): time to the owner's removal`,
+        value: ours.seconds,
+        unit: 's',
+        better: 'lower',
+        detail: requestsPerObject(ours, r.dependents),
+        ...(kcm
+          ? {
+              reference: {
+                name: `kube-controller-manager at --kube-api-qps=${qps / 2} (${requestsPerObject(kcm, r.dependents)})`,
+                value: kcm.seconds,
+              },
+            }
+          : {}),
+      }),
+    );
   }
   return out;
 }
 
 export function memoryFigures(synthetic: readonly MemoryRow[] | undefined, real: MemoryRow | undefined): Figure[] {
   const out: Figure[] = [];
-  const sizeId = (n: number) => (n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}m` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n));
+  const sizeId = (n: number) =>
+    n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}m` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
   // One row per size: flat from 10k to 1M is part of the target.
   for (const total of synthetic?.filter((m) => m.what.startsWith('collector total')) ?? []) {
-    out.push(figure({
-      id: `gc-heap-per-object-${sizeId(total.objects)}`,
-      name: `GC heap per tracked object, ${total.objects.toLocaleString('en-US')} synthetic objects (storeless informers + graph)`,
-      value: total.bytesPerObject,
-      unit: 'bytes/object',
-      better: 'lower',
-      target: { text: '<= 300 bytes/object', met: ({ value }) => value <= 300 },
-    }));
+    out.push(
+      figure({
+        id: `gc-heap-per-object-${sizeId(total.objects)}`,
+        name: `GC heap per tracked object, ${total.objects.toLocaleString('en-US')} synthetic objects (storeless informers + graph)`,
+        value: total.bytesPerObject,
+        unit: 'bytes/object',
+        better: 'lower',
+        target: { text: '<= 300 bytes/object', met: ({ value }) => value <= 300 },
+      }),
+    );
   }
   if (real) {
-    out.push(figure({
-      id: 'gc-heap-per-object-real',
-      name: `GC heap per tracked object, ${real.objects} ConfigMaps on a real apiserver (whole collector)`,
-      value: real.bytesPerObject,
-      unit: 'bytes/object',
-      better: 'lower',
-      ...(real.rssBytesPerObject !== undefined ? { detail: `our resident-set growth ${Math.round(real.rssBytesPerObject)} bytes/object` } : {}),
-      ...(real.referenceRssBytesPerObject !== undefined ? { reference: { name: 'kube-controller-manager, garbage collector only: resident-set growth', value: real.referenceRssBytesPerObject } } : {}),
-    }));
+    out.push(
+      figure({
+        id: 'gc-heap-per-object-real',
+        name: `GC heap per tracked object, ${real.objects} ConfigMaps on a real apiserver (whole collector)`,
+        value: real.bytesPerObject,
+        unit: 'bytes/object',
+        better: 'lower',
+        ...(real.rssBytesPerObject !== undefined
+          ? { detail: `our resident-set growth ${Math.round(real.rssBytesPerObject)} bytes/object` }
+          : {}),
+        ...(real.referenceRssBytesPerObject !== undefined
+          ? {
+              reference: {
+                name: 'kube-controller-manager, garbage collector only: resident-set growth',
+                value: real.referenceRssBytesPerObject,
+              },
+            }
+          : {}),
+      }),
+    );
   }
   return out;
 }
@@ -123,51 +174,76 @@ export function reconcilerFigures(rc: ReconcilerResult): Figure[] {
     const kubectl = median(single.runs.map((r) => r.kubectlS));
     const write = median(single.runs.map((r) => r.bundleWriteS));
     const detail = `${single.runs.length} runs; one write of the Bundle costs the API server ${(write * 1000).toFixed(0)} ms (median), a new Bundle needs three`;
-    out.push(figure({
-      id: 'reconciler-one-bundle-vs-raw',
-      name: `One Bundle of ${single.objects} ConfigMaps, Bundle applied -> Ready`,
-      value: operator,
-      unit: 's',
-      better: 'lower',
-      detail,
-      reference: { name: `raw parallel server-side apply of the same objects (${single.rawConcurrency} in flight)`, value: raw },
-      target: { text: '<= 1.3x raw', met: ({ ratio }) => ratio !== null && ratio <= 1.3 },
-    }));
-    out.push(figure({
-      id: 'reconciler-one-bundle-vs-kubectl',
-      name: `One Bundle of ${single.objects} ConfigMaps, Bundle applied -> Ready`,
-      value: operator,
-      unit: 's',
-      better: 'lower',
-      detail,
-      reference: { name: 'kubectl apply --server-side -f of the same objects', value: kubectl },
-      target: { text: '<= 0.8x kubectl', met: ({ ratio }) => ratio !== null && ratio <= 0.8 },
-    }));
+    out.push(
+      figure({
+        id: 'reconciler-one-bundle-vs-raw',
+        name: `One Bundle of ${single.objects} ConfigMaps, Bundle applied -> Ready`,
+        value: operator,
+        unit: 's',
+        better: 'lower',
+        detail,
+        reference: { name: `raw parallel server-side apply of the same objects (${single.rawConcurrency} in flight)`, value: raw },
+        target: { text: '<= 1.3x raw', met: ({ ratio }) => ratio !== null && ratio <= 1.3 },
+      }),
+    );
+    out.push(
+      figure({
+        id: 'reconciler-one-bundle-vs-kubectl',
+        name: `One Bundle of ${single.objects} ConfigMaps, Bundle applied -> Ready`,
+        value: operator,
+        unit: 's',
+        better: 'lower',
+        detail,
+        reference: { name: 'kubectl apply --server-side -f of the same objects', value: kubectl },
+        target: { text: '<= 0.8x kubectl', met: ({ ratio }) => ratio !== null && ratio <= 0.8 },
+      }),
+    );
   }
   const fleet = rc.fleet;
   if (fleet) {
     const objects = fleet.bundles * fleet.objectsPerBundle;
     const size = `${fleet.bundles} Bundles x ${fleet.objectsPerBundle} ConfigMaps`;
-    out.push(figure({ id: 'reconciler-ready', name: `Reconciler: ${size}, creation to all Ready`, value: objects / fleet.readySeconds, unit: 'objects Ready/s', better: 'higher', detail: `${fleet.readySeconds.toFixed(1)} s, ${fleet.workers} workers` }));
-    out.push(figure({ id: 'reconciler-heap', name: `Reconciler: the operator's heap with ${size} Ready`, value: fleet.heapBytes / 2 ** 20, unit: 'MiB', better: 'lower' }));
-    out.push(figure({
-      id: 'reconciler-noop',
-      name: `Reconciler: no-op passes over ${size}`,
-      value: fleet.noop.reconciles / fleet.noop.seconds,
-      unit: 'reconciles/s',
-      better: 'higher',
-      detail: `${fleet.noop.writes} writes`,
-      target: { text: '0 writes', met: () => fleet.noop.writes === 0 },
-    }));
-    out.push(figure({
-      id: 'reconciler-restart',
-      name: `Reconciler: restart with ${size} in place, until every Bundle is confirmed`,
-      value: fleet.restart.seconds,
-      unit: 's',
-      better: 'lower',
-      detail: `${fleet.restart.writes} writes, ${fleet.restart.reconciles} reconciles`,
-      target: { text: '0 writes', met: () => fleet.restart.writes === 0 },
-    }));
+    out.push(
+      figure({
+        id: 'reconciler-ready',
+        name: `Reconciler: ${size}, creation to all Ready`,
+        value: objects / fleet.readySeconds,
+        unit: 'objects Ready/s',
+        better: 'higher',
+        detail: `${fleet.readySeconds.toFixed(1)} s, ${fleet.workers} workers`,
+      }),
+    );
+    out.push(
+      figure({
+        id: 'reconciler-heap',
+        name: `Reconciler: the operator's heap with ${size} Ready`,
+        value: fleet.heapBytes / 2 ** 20,
+        unit: 'MiB',
+        better: 'lower',
+      }),
+    );
+    out.push(
+      figure({
+        id: 'reconciler-noop',
+        name: `Reconciler: no-op passes over ${size}`,
+        value: fleet.noop.reconciles / fleet.noop.seconds,
+        unit: 'reconciles/s',
+        better: 'higher',
+        detail: `${fleet.noop.writes} writes`,
+        target: { text: '0 writes', met: () => fleet.noop.writes === 0 },
+      }),
+    );
+    out.push(
+      figure({
+        id: 'reconciler-restart',
+        name: `Reconciler: restart with ${size} in place, until every Bundle is confirmed`,
+        value: fleet.restart.seconds,
+        unit: 's',
+        better: 'lower',
+        detail: `${fleet.restart.writes} writes, ${fleet.restart.reconciles} reconciles`,
+        target: { text: '0 writes', met: () => fleet.restart.writes === 0 },
+      }),
+    );
   }
   return out;
 }
@@ -177,27 +253,41 @@ export function hostileFigures(loop: LoopResult | undefined, heap: UnrelatedHeap
   const controller = loop?.cases.filter((c) => c.path === 'controller') ?? [];
   if (controller.length > 0) {
     const worst = Math.max(0, ...controller.flatMap((c) => c.runs.map((r) => r.longest.ms)));
-    out.push(figure({
-      id: 'hostile-longest-block',
-      name: 'Longest event-loop block on a hostile Bundle (the Bundle controller\'s steps)',
-      value: worst,
-      unit: 'ms',
-      better: 'lower',
-      target: { text: '< 100 ms', met: ({ value }) => value < 100 },
-    }));
+    out.push(
+      figure({
+        id: 'hostile-longest-block',
+        name: "Longest event-loop block on a hostile Bundle (the Bundle controller's steps)",
+        value: worst,
+        unit: 'ms',
+        better: 'lower',
+        target: { text: '< 100 ms', met: ({ value }) => value < 100 },
+      }),
+    );
   }
   if (heap) {
     const mib = (bytes: number) => bytes / 2 ** 20;
-    out.push(figure({
-      id: 'hostile-unrelated-heap',
-      name: `Bundle controller heap beside ${heap.perKind} unrelated Secrets + ${heap.perKind} Pods`,
-      value: mib(heap.afterBytes - heap.beforeBytes),
-      unit: 'MiB',
-      better: 'lower',
-      detail: `${heap.cachedObjects} objects cached, data growth ${mib(heap.dataGrowthBytes).toFixed(1)} MiB`,
-      ...(heap.unselected ? { reference: { name: `full-object informers without the managed-label selector (${heap.unselected.objects} cached)`, value: mib(heap.unselected.bytes) } } : {}),
-      target: { text: 'flat: < 1 MiB of data growth, 2 objects cached, Bundle Ready', met: () => heap.dataGrowthBytes < 2 ** 20 && heap.cachedObjects === 2 && heap.bundleReady },
-    }));
+    out.push(
+      figure({
+        id: 'hostile-unrelated-heap',
+        name: `Bundle controller heap beside ${heap.perKind} unrelated Secrets + ${heap.perKind} Pods`,
+        value: mib(heap.afterBytes - heap.beforeBytes),
+        unit: 'MiB',
+        better: 'lower',
+        detail: `${heap.cachedObjects} objects cached, data growth ${mib(heap.dataGrowthBytes).toFixed(1)} MiB`,
+        ...(heap.unselected
+          ? {
+              reference: {
+                name: `full-object informers without the managed-label selector (${heap.unselected.objects} cached)`,
+                value: mib(heap.unselected.bytes),
+              },
+            }
+          : {}),
+        target: {
+          text: 'flat: < 1 MiB of data growth, 2 objects cached, Bundle Ready',
+          met: () => heap.dataGrowthBytes < 2 ** 20 && heap.cachedObjects === 2 && heap.bundleReady,
+        },
+      }),
+    );
   }
   return out;
 }
@@ -212,7 +302,14 @@ export function expiryFigures(e: ExpiryResult): Figure[] {
       unit: 'ms',
       better: 'lower',
       detail: `p50 ${Math.round(percentile(e.latenessMs, 50))} ms, max ${Math.round(e.latenessMs[e.latenessMs.length - 1] ?? NaN)} ms, ${e.early} early`,
-      ...(e.rawSeconds !== undefined ? { reference: { name: `the API server's own time for the work: one LIST and ${e.objects} DELETEs with preconditions by the bench, ${e.rawInFlight} in flight`, value: e.rawSeconds * 1000 } } : {}),
+      ...(e.rawSeconds !== undefined
+        ? {
+            reference: {
+              name: `the API server's own time for the work: one LIST and ${e.objects} DELETEs with preconditions by the bench, ${e.rawInFlight} in flight`,
+              value: e.rawSeconds * 1000,
+            },
+          }
+        : {}),
       target: { text: '<= 500 ms late, 0 early', met: ({ value }) => value <= 500 && e.early === 0 },
     }),
   ];

@@ -76,14 +76,24 @@ export function counterDelta(before: Map<string, number>, after: Map<string, num
 const BENCH_OWN_REQUESTS: Record<string, number> = { 'DELETE configmaps': 1, 'LIST configmaps': 1, 'WATCH configmaps': 1 };
 
 /** One cascade: owner + n dependents created, collector given time to see them, owner deleted, dependents timed until gone. */
-async function cascade(cluster: BenchCluster, namespace: string, label: string, n: number, settle: () => Promise<void>, timeoutMs: number): Promise<CascadeRun> {
+async function cascade(
+  cluster: BenchCluster,
+  namespace: string,
+  label: string,
+  n: number,
+  settle: () => Promise<void>,
+  timeoutMs: number,
+): Promise<CascadeRun> {
   const { owner } = await createOwnerWithDependents(cluster, namespace, label, n, label);
   await settle();
   const watch = await DeletionWatch.start(cluster, namespace, label, n);
   const before = await requestCounters(cluster);
   const started = performance.now();
   try {
-    await cluster.admin.delete(cluster.configMaps, namespace, owner.metadata.name, { uid: owner.metadata.uid, propagationPolicy: 'Background' });
+    await cluster.admin.delete(cluster.configMaps, namespace, owner.metadata.name, {
+      uid: owner.metadata.uid,
+      propagationPolicy: 'Background',
+    });
     const lastGone = await watch.gone(timeoutMs);
     const seconds = (lastGone - started) / 1000;
     // Give in-flight work (events after the last DELETE) a moment to land in the counters.
@@ -107,13 +117,25 @@ export async function warmUp(cluster: BenchCluster, namespace: string, timeoutMs
   const label = `warmup-${warmUps++}`;
   const { owner } = await createOwnerWithDependents(cluster, namespace, label, 5, label);
   const watch = await DeletionWatch.start(cluster, namespace, label, 5);
-  await cluster.admin.delete(cluster.configMaps, namespace, owner.metadata.name, { uid: owner.metadata.uid, propagationPolicy: 'Background' });
+  await cluster.admin.delete(cluster.configMaps, namespace, owner.metadata.name, {
+    uid: owner.metadata.uid,
+    propagationPolicy: 'Background',
+  });
   await watch.gone(timeoutMs);
 }
 
 /** Waits until our collector's graph holds every object of a set (it has seen all the dependents). */
-export async function graphHas(gc: GarbageCollector, cluster: BenchCluster, namespace: string, label: string, timeoutMs: number): Promise<void> {
-  const { items } = await cluster.admin.list(cluster.configMaps, namespace, { labelSelector: `bench.bundlesmith.dev/set=${label}`, metadataOnly: true });
+export async function graphHas(
+  gc: GarbageCollector,
+  cluster: BenchCluster,
+  namespace: string,
+  label: string,
+  timeoutMs: number,
+): Promise<void> {
+  const { items } = await cluster.admin.list(cluster.configMaps, namespace, {
+    labelSelector: `bench.bundlesmith.dev/set=${label}`,
+    metadataOnly: true,
+  });
   const deadline = Date.now() + timeoutMs;
   while (!items.every((o) => gc.engine.graph.get(o.metadata.uid)?.observed)) {
     if (Date.now() > deadline) throw new Error(`the collector's graph did not see the ${label} objects within ${timeoutMs / 1000} s`);
@@ -136,7 +158,10 @@ export interface RunningCollector {
 export type EventRouting = 'same-client' | 'own-client' | 'drop';
 
 class EventRoutingClient extends KubeClient {
-  constructor(main: KubeClient, private readonly events: KubeClient | undefined) {
+  constructor(
+    main: KubeClient,
+    private readonly events: KubeClient | undefined,
+  ) {
     super(main.transport);
   }
 
@@ -149,12 +174,18 @@ class EventRoutingClient extends KubeClient {
   }
 }
 
-export async function startOurCollector(cluster: BenchCluster, workers: number, limit: { qps: number; burst: number } | undefined, events: EventRouting = 'same-client'): Promise<RunningCollector> {
+export async function startOurCollector(
+  cluster: BenchCluster,
+  workers: number,
+  limit: { qps: number; burst: number } | undefined,
+  events: EventRouting = 'same-client',
+): Promise<RunningCollector> {
   // As the operator builds its clients (process-clients.ts): 64 request sockets (watches have their own pool),
   // Events on a client of their own, and --qps/--burst one budget for both (the whole process).
   const budget = limit ? new RequestBudget(systemClock, limit) : undefined;
   const main = await cluster.client({ maxSockets: 64, ...(budget ? { limiter: budget } : {}) });
-  const eventsClient = events === 'own-client' ? await cluster.client({ maxSockets: 8, ...(budget ? { limiter: budget } : {}) }) : undefined;
+  const eventsClient =
+    events === 'own-client' ? await cluster.client({ maxSockets: 8, ...(budget ? { limiter: budget } : {}) }) : undefined;
   const client = events === 'same-client' ? main : new EventRoutingClient(main, eventsClient);
   // As the operator runs it (--gc=cluster), with its worker count.
   const gc = new GarbageCollector(client, { mode: 'cluster', workers });
@@ -182,8 +213,26 @@ export async function equalQpsCascade(config: BenchConfig, log: (line: string) =
   const results: CascadeResult[] = [];
 
   const variants = [
-    { eventsApart: true, result: { id: 'ours', label: `bundlesmith as shipped (qps ${qps}, burst ${burst}, ${config.gcWorkers} workers; Events on a client of their own, one budget for the process)`, runs: [] } as CascadeResult },
-    ...(config.cascade.eventsApartVariant ? [{ eventsApart: false, result: { id: 'ours-events-shared', label: `bundlesmith, Events through the collector's own client (the wiring before c0dcd27)`, runs: [] } as CascadeResult }] : []),
+    {
+      eventsApart: true,
+      result: {
+        id: 'ours',
+        label: `bundlesmith as shipped (qps ${qps}, burst ${burst}, ${config.gcWorkers} workers; Events on a client of their own, one budget for the process)`,
+        runs: [],
+      } as CascadeResult,
+    },
+    ...(config.cascade.eventsApartVariant
+      ? [
+          {
+            eventsApart: false,
+            result: {
+              id: 'ours-events-shared',
+              label: `bundlesmith, Events through the collector's own client (the wiring before c0dcd27)`,
+              runs: [],
+            } as CascadeResult,
+          },
+        ]
+      : []),
   ];
   log(`cascade at ${qps} qps: our collector (fresh control plane)`);
   {
@@ -192,15 +241,29 @@ export async function equalQpsCascade(config: BenchConfig, log: (line: string) =
       const namespace = await createNamespace(cluster, 'bench-cascade');
       for (let r = 0; r < runs; r++) {
         for (const variant of variants) {
-          const collector = await startOurCollector(cluster, config.gcWorkers, { qps, burst }, variant.eventsApart ? 'own-client' : 'same-client');
+          const collector = await startOurCollector(
+            cluster,
+            config.gcWorkers,
+            { qps, burst },
+            variant.eventsApart ? 'own-client' : 'same-client',
+          );
           try {
             await warmUp(cluster, namespace, 60_000);
             const label = `ours-${variant.eventsApart ? 'ev' : 'as'}-${r}`;
-            const run = await cascade(cluster, namespace, label, n, async () => {
-              await graphHas(collector.gc, cluster, namespace, label, 60_000);
-              await sleep(refillMs(qps, burst));
-            }, timeoutMs);
-            log(`  ${variant.result.label} run ${r + 1}: ${run.seconds.toFixed(2)} s, ${run.deletesPerSecond.toFixed(0)} deletes/s ${JSON.stringify(run.requests)}`);
+            const run = await cascade(
+              cluster,
+              namespace,
+              label,
+              n,
+              async () => {
+                await graphHas(collector.gc, cluster, namespace, label, 60_000);
+                await sleep(refillMs(qps, burst));
+              },
+              timeoutMs,
+            );
+            log(
+              `  ${variant.result.label} run ${r + 1}: ${run.seconds.toFixed(2)} s, ${run.deletesPerSecond.toFixed(0)} deletes/s ${JSON.stringify(run.requests)}`,
+            );
             variant.result.runs.push(run);
           } finally {
             await collector.stop();
@@ -220,23 +283,37 @@ export async function equalQpsCascade(config: BenchConfig, log: (line: string) =
   // same flag value as ours, and with half of it (the same request budget).
   const kcmSettings = [
     { id: 'kcm-same-flag', flagQps: qps, label: `kube-controller-manager (--kube-api-qps=${qps}: its GC client gets ${2 * qps} qps)` },
-    { id: 'kcm-same-budget', flagQps: qps / 2, label: `kube-controller-manager (--kube-api-qps=${qps / 2}: its GC client gets ${qps} qps, the same budget)` },
+    {
+      id: 'kcm-same-budget',
+      flagQps: qps / 2,
+      label: `kube-controller-manager (--kube-api-qps=${qps / 2}: its GC client gets ${qps} qps, the same budget)`,
+    },
   ];
   for (const setting of kcmSettings) {
     log(`cascade: ${setting.label} (fresh control plane)`);
     const kcm: CascadeResult = { id: setting.id, label: `${setting.label}, burst ${burst}`, runs: [] };
-    const cluster = await startBenchCluster({ withGarbageCollector: true, controllerManagerArgs: [`--kube-api-qps=${setting.flagQps}`, `--kube-api-burst=${burst}`] });
+    const cluster = await startBenchCluster({
+      withGarbageCollector: true,
+      controllerManagerArgs: [`--kube-api-qps=${setting.flagQps}`, `--kube-api-burst=${burst}`],
+    });
     try {
       await grantControllerManagerGcRole(cluster);
       const namespace = await createNamespace(cluster, 'bench-cascade');
       // Its informers start, fail on RBAC, back off and relist: give it time.
       await warmUp(cluster, namespace, 180_000);
       for (let r = 0; r < runs; r++) {
-        const run = await cascade(cluster, namespace, `kcm-${r}`, n, async () => {
-          // No way to ask kube-controller-manager what its graph holds: its
-          // watch delivers the creates within a second on loopback; wait more.
-          await sleep(2_000 + refillMs(setting.flagQps * 2, burst));
-        }, timeoutMs);
+        const run = await cascade(
+          cluster,
+          namespace,
+          `kcm-${r}`,
+          n,
+          async () => {
+            // No way to ask kube-controller-manager what its graph holds: its
+            // watch delivers the creates within a second on loopback; wait more.
+            await sleep(2_000 + refillMs(setting.flagQps * 2, burst));
+          },
+          timeoutMs,
+        );
         log(`  run ${r + 1}: ${run.seconds.toFixed(2)} s, ${run.deletesPerSecond.toFixed(0)} deletes/s ${JSON.stringify(run.requests)}`);
         kcm.runs.push(run);
       }
@@ -254,9 +331,18 @@ export async function unthrottledCascade(config: BenchConfig, log: (line: string
   const raw: CascadeResult = { id: 'raw', label: `raw parallel DELETE (${rawConcurrency} in flight, uid preconditions)`, runs: [] };
   const variants = [
     ...[...new Set([config.gcWorkers, config.gcWorkersHigh])].map((workers) => ({ workers, events: 'on' as const })),
-    ...(config.cascade.eventsApartVariant ? [...new Set([config.gcWorkers, config.gcWorkersHigh])].map((workers) => ({ workers, events: 'off' as const })) : []),
+    ...(config.cascade.eventsApartVariant
+      ? [...new Set([config.gcWorkers, config.gcWorkersHigh])].map((workers) => ({ workers, events: 'off' as const }))
+      : []),
   ];
-  const ours = variants.map((v): CascadeResult => ({ id: `ours-${v.workers === config.gcWorkers ? 'default' : 'high'}-workers${v.events === 'on' ? '' : '-no-events'}`, label: v.events === 'on' ? `bundlesmith, no client limit (${v.workers} workers)` : `bundlesmith, no Event per deletion (what if; ${v.workers} workers)`, runs: [] }));
+  const ours = variants.map((v): CascadeResult => ({
+    id: `ours-${v.workers === config.gcWorkers ? 'default' : 'high'}-workers${v.events === 'on' ? '' : '-no-events'}`,
+    label:
+      v.events === 'on'
+        ? `bundlesmith, no client limit (${v.workers} workers)`
+        : `bundlesmith, no Event per deletion (what if; ${v.workers} workers)`,
+    runs: [],
+  }));
 
   log('unthrottled: raw DELETE rate and our collector (one fresh control plane, one at a time)');
   const cluster = await startBenchCluster();
@@ -274,7 +360,8 @@ export async function unthrottledCascade(config: BenchConfig, log: (line: string
         const started = performance.now();
         await forEachConcurrently(dependents.length, rawConcurrency, async (i) => {
           const d = dependents[i];
-          if (d) await deleter.delete(cluster.configMaps, namespace, d.metadata.name, { uid: d.metadata.uid, propagationPolicy: 'Background' });
+          if (d)
+            await deleter.delete(cluster.configMaps, namespace, d.metadata.name, { uid: d.metadata.uid, propagationPolicy: 'Background' });
         });
         const seconds = ((await watch.gone(timeoutMs)) - started) / 1000;
         await sleep(500);
@@ -287,9 +374,18 @@ export async function unthrottledCascade(config: BenchConfig, log: (line: string
           try {
             await warmUp(cluster, namespace, 60_000);
             const ourLabel = `ours-${workers}-${events}-${r}`;
-            const run = await cascade(cluster, namespace, ourLabel, n, () => graphHas(collector.gc, cluster, namespace, ourLabel, 60_000), timeoutMs);
+            const run = await cascade(
+              cluster,
+              namespace,
+              ourLabel,
+              n,
+              () => graphHas(collector.gc, cluster, namespace, ourLabel, 60_000),
+              timeoutMs,
+            );
             ours[i]?.runs.push(run);
-            log(`  ${ours[i]?.label ?? ''} run ${r + 1}: ${run.seconds.toFixed(2)} s, ${run.deletesPerSecond.toFixed(0)} deletes/s ${JSON.stringify(run.requests)}`);
+            log(
+              `  ${ours[i]?.label ?? ''} run ${r + 1}: ${run.seconds.toFixed(2)} s, ${run.deletesPerSecond.toFixed(0)} deletes/s ${JSON.stringify(run.requests)}`,
+            );
           } finally {
             await collector.stop();
           }
@@ -306,7 +402,13 @@ export async function unthrottledCascade(config: BenchConfig, log: (line: string
 
 export function requestsPerObject(run: CascadeRun, n: number): string {
   const parts = Object.entries(run.requests)
-    .filter(([key]) => !key.startsWith('WATCH') && !key.startsWith('LIST') && !key.endsWith(' ') && (key.endsWith(' configmaps') || key.endsWith(' events')))
+    .filter(
+      ([key]) =>
+        !key.startsWith('WATCH') &&
+        !key.startsWith('LIST') &&
+        !key.endsWith(' ') &&
+        (key.endsWith(' configmaps') || key.endsWith(' events')),
+    )
     .map(([key, count]) => `${key} ${(count / n).toFixed(2)}`);
   return parts.join(', ') || '-';
 }
@@ -331,7 +433,14 @@ export function cascadeRows(results: CascadeResult[], n: number): Row[] {
   });
 }
 
-export const CASCADE_HEADER: Row = ['collector', 'dependents', 'runs (s)', 'reported (s)', 'deletes/s', 'requests per object (apiserver counters)'];
+export const CASCADE_HEADER: Row = [
+  'collector',
+  'dependents',
+  'runs (s)',
+  'reported (s)',
+  'deletes/s',
+  'requests per object (apiserver counters)',
+];
 
 export function ratio(a: CascadeResult | undefined, b: CascadeResult | undefined): number | undefined {
   const ra = a && representative(a);

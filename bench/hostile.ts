@@ -81,14 +81,28 @@ const NAMESPACE = 'bench-hostile';
 const KINDS: KindTable = new Map([['v1/ConfigMap', { namespaced: true, plural: 'configmaps' }]]);
 
 type Raw = Record<string, unknown>;
-const cm = (name: string, extra: Raw = {}): Raw => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: 'b' }, ...extra });
+const cm = (name: string, extra: Raw = {}): Raw => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data: { a: 'b' },
+  ...extra,
+});
 
 /** A Bundle as the API serves it: stored under an older CRD without bounds, our finalizer on, no status yet. */
 function storedBundle(name: string, resources: Raw[]): Raw {
   return {
     apiVersion: 'smith.atlassian.com/v1',
     kind: 'Bundle',
-    metadata: { name, namespace: NAMESPACE, uid: `0000-${name}`, generation: 1, resourceVersion: '1000', creationTimestamp: '2026-11-01T10:00:00Z', finalizers: ['smith.atlassian.com/deleteResources'] },
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      uid: `0000-${name}`,
+      generation: 1,
+      resourceVersion: '1000',
+      creationTimestamp: '2026-11-01T10:00:00Z',
+      finalizers: ['smith.atlassian.com/deleteResources'],
+    },
     spec: { resources },
   };
 }
@@ -107,13 +121,38 @@ interface HostileInput {
 
 function hostileInputs(h: BenchConfig['hostile']): HostileInput[] {
   return [
-    { title: `${h.resources.toLocaleString('en-US')} ConfigMaps`, bundle: () => storedBundle('wide', Array.from({ length: h.resources }, (_, i) => ({ name: `r${i}`, spec: { object: cm(`wide-${i}`) } }))) },
+    {
+      title: `${h.resources.toLocaleString('en-US')} ConfigMaps`,
+      bundle: () =>
+        storedBundle(
+          'wide',
+          Array.from({ length: h.resources }, (_, i) => ({ name: `r${i}`, spec: { object: cm(`wide-${i}`) } })),
+        ),
+    },
     {
       title: `a ${h.chain.toLocaleString('en-US')}-long reference chain`,
-      bundle: () => storedBundle('chain', Array.from({ length: h.chain }, (_, i) => ({ name: `c${i}`, ...(i > 0 ? { references: [{ resource: `c${i - 1}` }] } : {}), spec: { object: cm(`chain-${i}`) } }))),
+      bundle: () =>
+        storedBundle(
+          'chain',
+          Array.from({ length: h.chain }, (_, i) => ({
+            name: `c${i}`,
+            ...(i > 0 ? { references: [{ resource: `c${i - 1}` }] } : {}),
+            spec: { object: cm(`chain-${i}`) },
+          })),
+        ),
     },
-    { title: `an object nested ${h.depth.toLocaleString('en-US')} levels`, bundle: () => storedBundle('deep', [{ name: 'ok', spec: { object: cm('deep-ok') } }, { name: 'deep', spec: { object: cm('deep', { spec: nested(h.depth) }) } }]) },
-    { title: `a ${mib(h.stringBytes)} string (ConfigMap data)`, bundle: () => storedBundle('long', [{ name: 'long', spec: { object: cm('long', { data: { big: 'x'.repeat(h.stringBytes) } }) } }]) },
+    {
+      title: `an object nested ${h.depth.toLocaleString('en-US')} levels`,
+      bundle: () =>
+        storedBundle('deep', [
+          { name: 'ok', spec: { object: cm('deep-ok') } },
+          { name: 'deep', spec: { object: cm('deep', { spec: nested(h.depth) }) } },
+        ]),
+    },
+    {
+      title: `a ${mib(h.stringBytes)} string (ConfigMap data)`,
+      bundle: () => storedBundle('long', [{ name: 'long', spec: { object: cm('long', { data: { big: 'x'.repeat(h.stringBytes) } }) } }]),
+    },
   ];
 }
 
@@ -165,7 +204,9 @@ async function controllerPass(text: string, steps: LoopStep[]): Promise<string> 
   const bundle = parsed.data;
   // gatherBundle's reads are I/O; nothing is live yet, as for a new Bundle.
   const plan = await step(steps, 'buildPlanInput + planBundle', () =>
-    planBundle(buildPlanInput({ bundle, kinds: KINDS, crdReadiness: new Map(), objects: [], bundles: [bundle], now: NOW_MS, stampAt: NOW_MS })),
+    planBundle(
+      buildPlanInput({ bundle, kinds: KINDS, crdReadiness: new Map(), objects: [], bundles: [bundle], now: NOW_MS, stampAt: NOW_MS }),
+    ),
   );
   return await step(steps, 'buildBundleStatus', () => planOutcome(buildBundleStatus(plan, {}, bundle.status, NOW_ISO).conditions, plan));
 }
@@ -176,15 +217,22 @@ async function unboundedPass(bundle: BundleToPlan, steps: LoopStep[]): Promise<s
   const ref = { name: bundle.metadata.name, namespace: bundle.metadata.namespace };
   await step(steps, 'validateBundle', () => validateBundle(ref, spec, KINDS));
   await step(steps, 'topologicalOrder + levels', () => {
-    const graph = buildGraph(spec.resources.map((r) => r.name), spec.resources.flatMap((r) => (r.references ?? []).map((x) => [r.name, x.resource] as const)));
+    const graph = buildGraph(
+      spec.resources.map((r) => r.name),
+      spec.resources.flatMap((r) => (r.references ?? []).map((x) => [r.name, x.resource] as const)),
+    );
     return levels(graph).length + topologicalOrder(graph).length;
   });
   const plan = await step(steps, 'buildPlanInput + planBundle', () =>
-    planBundle(buildPlanInput({ bundle, kinds: KINDS, crdReadiness: new Map(), objects: [], bundles: [bundle], now: NOW_MS, stampAt: NOW_MS })),
+    planBundle(
+      buildPlanInput({ bundle, kinds: KINDS, crdReadiness: new Map(), objects: [], bundles: [bundle], now: NOW_MS, stampAt: NOW_MS }),
+    ),
   );
   const first = await step(steps, 'buildBundleStatus', () => buildBundleStatus(plan, {}, undefined, NOW_ISO));
   // Every later pass builds the status over the one it wrote before.
-  return await step(steps, 'buildBundleStatus over the previous status', () => planOutcome(buildBundleStatus(plan, {}, first, NOW_ISO).conditions, plan));
+  return await step(steps, 'buildBundleStatus over the previous status', () =>
+    planOutcome(buildBundleStatus(plan, {}, first, NOW_ISO).conditions, plan),
+  );
 }
 
 async function timed(pass: (steps: LoopStep[]) => Promise<string>): Promise<{ run: LoopRun; outcome: string }> {
@@ -218,7 +266,10 @@ export interface LoopResult {
 }
 
 function wideSpecBundle(resources: number): BundleToPlan {
-  const raw = storedBundle('wide', Array.from({ length: resources }, (_, i) => ({ name: `r${i}`, spec: { object: cm(`wide-${i}`) } })));
+  const raw = storedBundle(
+    'wide',
+    Array.from({ length: resources }, (_, i) => ({ name: `r${i}`, spec: { object: cm(`wide-${i}`) } })),
+  );
   // The schema's output for these is the input itself (no defaults to fill, no unknown keys to strip).
   return JSON.parse(JSON.stringify(raw)) as BundleToPlan;
 }
@@ -233,7 +284,17 @@ export async function hostileLoop(config: BenchConfig, log: (line: string) => vo
   const runs = h.runs;
   const inputs = hostileInputs(h);
   // Warm up: the same code paths on a small valid Bundle, so the first case does not pay for the JIT alone.
-  for (let i = 0; i < 20; i++) await controllerPass(JSON.stringify({ type: 'ADDED', object: storedBundle('warm', [{ name: 'a', spec: { object: cm('warm-a') } }, { name: 'b', references: [{ resource: 'a' }], spec: { object: cm('warm-b') } }]) }), []);
+  for (let i = 0; i < 20; i++)
+    await controllerPass(
+      JSON.stringify({
+        type: 'ADDED',
+        object: storedBundle('warm', [
+          { name: 'a', spec: { object: cm('warm-a') } },
+          { name: 'b', references: [{ resource: 'a' }], spec: { object: cm('warm-b') } },
+        ]),
+      }),
+      [],
+    );
 
   const cases: LoopCase[] = [];
   for (const input of inputs) {
@@ -244,7 +305,9 @@ export async function hostileLoop(config: BenchConfig, log: (line: string) => vo
       const { run, outcome } = await timed((steps) => controllerPass(text, steps));
       result.runs.push(run);
       result.outcome = outcome;
-      log(`  ${input.title}: ${run.totalMs.toFixed(0)} ms in all, longest block ${run.longest.ms.toFixed(1)} ms (${run.longest.name}); ${shorten(outcome, 100)}`);
+      log(
+        `  ${input.title}: ${run.totalMs.toFixed(0)} ms in all, longest block ${run.longest.ms.toFixed(1)} ms (${run.longest.name}); ${shorten(outcome, 100)}`,
+      );
       log(`    ${run.steps.map((x) => `${x.name} ${x.ms.toFixed(1)}`).join(', ')}`);
     }
     cases.push(result);
@@ -254,12 +317,20 @@ export async function hostileLoop(config: BenchConfig, log: (line: string) => vo
     const text = JSON.stringify(input.bundle());
     // The schema's output for these is the input itself (no defaults to fill, no unknown keys to strip).
     const bundle = JSON.parse(text) as BundleToPlan;
-    const result: LoopCase = { title: `${input.title}, past the schema's bound`, jsonBytes: Buffer.byteLength(text), path: 'unbounded', runs: [], outcome: '' };
+    const result: LoopCase = {
+      title: `${input.title}, past the schema's bound`,
+      jsonBytes: Buffer.byteLength(text),
+      path: 'unbounded',
+      runs: [],
+      outcome: '',
+    };
     for (let r = 0; r < runs; r++) {
       const { run, outcome } = await timed((steps) => unboundedPass(bundle, steps));
       result.runs.push(run);
       result.outcome = outcome;
-      log(`  ${result.title}: ${run.totalMs.toFixed(0)} ms in all, longest block ${run.longest.ms.toFixed(1)} ms (${run.longest.name}); ${shorten(outcome, 100)}`);
+      log(
+        `  ${result.title}: ${run.totalMs.toFixed(0)} ms in all, longest block ${run.longest.ms.toFixed(1)} ms (${run.longest.name}); ${shorten(outcome, 100)}`,
+      );
       log(`    ${run.steps.map((x) => `${x.name} ${x.ms.toFixed(1)}`).join(', ')}`);
     }
     cases.push(result);
@@ -276,13 +347,31 @@ export async function hostileLoop(config: BenchConfig, log: (line: string) => vo
   }
   const fullRuns = cases.find((c) => c.path === 'unbounded')?.runs ?? [];
   const names = fullRuns[0]?.steps.map((x) => x.name) ?? [];
-  const stepMs = (runsOf: readonly LoopRun[], name: string) => medianOf(runsOf.map((run) => run.steps.find((x) => x.name === name)?.ms ?? NaN));
-  const rows = names.map((name) => ({ name, boundMs: stepMs(boundRuns, name), halfMs: stepMs(halfRuns, name), fullMs: stepMs(fullRuns, name) }));
-  for (const row of rows) log(`  ${row.name}: ${row.boundMs.toFixed(1)} ms at ${MAX_RESOURCES}, ${row.halfMs.toFixed(1)} ms at ${half}, ${row.fullMs.toFixed(1)} ms at ${h.resources} (x${(row.fullMs / row.halfMs).toFixed(1)})`);
+  const stepMs = (runsOf: readonly LoopRun[], name: string) =>
+    medianOf(runsOf.map((run) => run.steps.find((x) => x.name === name)?.ms ?? NaN));
+  const rows = names.map((name) => ({
+    name,
+    boundMs: stepMs(boundRuns, name),
+    halfMs: stepMs(halfRuns, name),
+    fullMs: stepMs(fullRuns, name),
+  }));
+  for (const row of rows)
+    log(
+      `  ${row.name}: ${row.boundMs.toFixed(1)} ms at ${MAX_RESOURCES}, ${row.halfMs.toFixed(1)} ms at ${half}, ${row.fullMs.toFixed(1)} ms at ${h.resources} (x${(row.fullMs / row.halfMs).toFixed(1)})`,
+    );
   return { cases, scaling: { bound: MAX_RESOURCES, half, full: h.resources, rows } };
 }
 
-export const LOOP_HEADER = ['hostile Bundle', 'path', 'JSON size', 'total (ms)', 'longest block (ms)', 'step holding it', 'loop delay max (ms)', 'outcome'];
+export const LOOP_HEADER = [
+  'hostile Bundle',
+  'path',
+  'JSON size',
+  'total (ms)',
+  'longest block (ms)',
+  'step holding it',
+  'loop delay max (ms)',
+  'outcome',
+];
 
 export function loopRows(cases: readonly LoopCase[]): string[][] {
   return cases.map((c) => {
@@ -330,7 +419,16 @@ function unrelatedSecret(namespace: string, i: number): Raw {
     kind: 'Secret',
     metadata: { name: `unrelated-${i}`, namespace, labels: { app: `service-${i % 50}`, [WHO]: 'true' } },
     type: 'Opaque',
-    stringData: { username: `svc-${i}`, password: randomBytes(24).toString('base64'), 'config.json': JSON.stringify({ endpoint: `https://service-${i % 50}.example.internal:8443`, timeoutSeconds: 30, retries: 3, token: randomBytes(48).toString('hex') }) },
+    stringData: {
+      username: `svc-${i}`,
+      password: randomBytes(24).toString('base64'),
+      'config.json': JSON.stringify({
+        endpoint: `https://service-${i % 50}.example.internal:8443`,
+        timeoutSeconds: 30,
+        retries: 3,
+        token: randomBytes(48).toString('hex'),
+      }),
+    },
   };
 }
 
@@ -339,16 +437,26 @@ function unrelatedPod(namespace: string, i: number): Raw {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `unrelated-${i}`, namespace, labels: { app: `service-${i % 50}`, 'pod-template-hash': 'abc123', [WHO]: 'true' }, annotations: { 'example.com/revision': String(i % 7) } },
+    metadata: {
+      name: `unrelated-${i}`,
+      namespace,
+      labels: { app: `service-${i % 50}`, 'pod-template-hash': 'abc123', [WHO]: 'true' },
+      annotations: { 'example.com/revision': String(i % 7) },
+    },
     spec: {
-      containers: [{
-        name: 'app',
-        image: `registry.example.internal/service-${i % 50}:1.${i % 10}.0`,
-        args: ['--listen=:8080', '--log-format=json'],
-        env: [{ name: 'SERVICE_INDEX', value: String(i) }, { name: 'REGION', value: 'eu-west-1' }],
-        ports: [{ name: 'http', containerPort: 8080 }],
-        resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-      }],
+      containers: [
+        {
+          name: 'app',
+          image: `registry.example.internal/service-${i % 50}:1.${i % 10}.0`,
+          args: ['--listen=:8080', '--log-format=json'],
+          env: [
+            { name: 'SERVICE_INDEX', value: String(i) },
+            { name: 'REGION', value: 'eu-west-1' },
+          ],
+          ports: [{ name: 'http', containerPort: 8080 }],
+          resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
+        },
+      ],
     },
   };
 }
@@ -361,8 +469,29 @@ function guardedBundle(namespace: string, round: number): Raw {
     metadata: { name: 'guarded', namespace },
     spec: {
       resources: [
-        { name: 'credentials', spec: { object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-credentials', annotations }, stringData: { password: 'not-a-real-one' } } } },
-        { name: 'app', references: [{ resource: 'credentials' }], spec: { object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'app', annotations }, spec: { containers: [{ name: 'app', image: 'registry.example.internal/app:1.0.0' }] } } } },
+        {
+          name: 'credentials',
+          spec: {
+            object: {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: { name: 'app-credentials', annotations },
+              stringData: { password: 'not-a-real-one' },
+            },
+          },
+        },
+        {
+          name: 'app',
+          references: [{ resource: 'credentials' }],
+          spec: {
+            object: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: 'app', annotations },
+              spec: { containers: [{ name: 'app', image: 'registry.example.internal/app:1.0.0' }] },
+            },
+          },
+        },
       ],
     },
   };
@@ -379,7 +508,10 @@ async function waitForBundleReady(cluster: BenchCluster, namespace: string, gene
   for (;;) {
     const b = await cluster.admin.get(BUNDLE_RESOURCE_TYPE, namespace, 'guarded');
     if ((b.metadata.generation ?? 0) >= generation && isReady(b)) return b;
-    if (Date.now() > deadline) throw new Error(`Bundle ${namespace}/guarded not Ready at generation ${generation} within ${timeoutMs / 1000} s: ${JSON.stringify((b.status as { conditions?: unknown } | undefined)?.conditions ?? [])}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `Bundle ${namespace}/guarded not Ready at generation ${generation} within ${timeoutMs / 1000} s: ${JSON.stringify((b.status as { conditions?: unknown } | undefined)?.conditions ?? [])}`,
+      );
     await sleep(50);
   }
 }
@@ -393,7 +525,13 @@ function heapSpaces(): Map<string, number> {
 
 /** Which heap spaces grew, for the log (code space growing is the bench's own JIT, not data). */
 function spaceGrowth(before: Map<string, number>, after: Map<string, number>): string {
-  return [...after].map(([name, used]) => [name, used - (before.get(name) ?? 0)] as const).filter(([, d]) => Math.abs(d) >= 64 * 1024).map(([name, d]) => `${name} ${d >= 0 ? '+' : ''}${(d / 1024).toFixed(0)} KiB`).join(', ') || 'no space moved 64 KiB';
+  return (
+    [...after]
+      .map(([name, used]) => [name, used - (before.get(name) ?? 0)] as const)
+      .filter(([, d]) => Math.abs(d) >= 64 * 1024)
+      .map(([name, d]) => `${name} ${d >= 0 ? '+' : ''}${(d / 1024).toFixed(0)} KiB`)
+      .join(', ') || 'no space moved 64 KiB'
+  );
 }
 
 /** Lower of two settled samples a second apart (GC timing only ever adds upwards). */
@@ -418,14 +556,24 @@ export async function unrelatedObjectsHeap(config: BenchConfig, log: (line: stri
     const namespaces: string[] = [];
     for (let i = 0; i < nsCount; i++) {
       const ns = await createNamespace(cluster, i === 0 ? 'bench-guarded' : `bench-unrelated-${i}`);
-      await cluster.admin.create(serviceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } });
+      await cluster.admin.create(serviceAccounts, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'default', namespace: ns },
+      });
       namespaces.push(ns);
     }
     const home = namespaces[0] ?? 'bench-guarded';
 
     client = await cluster.client({ maxSockets: Infinity });
     // Cluster-wide (no --namespace): the case the issue measured, every namespace's Secrets and Pods in reach.
-    operator = new Operator({ client, clock: systemClock, logger: silentLogger(), workers: config.reconciler.workers, releaseKey: randomBytes(32) });
+    operator = new Operator({
+      client,
+      clock: systemClock,
+      logger: silentLogger(),
+      workers: config.reconciler.workers,
+      releaseKey: randomBytes(32),
+    });
     await operator.start();
     while (!operator.ready()) await sleep(20);
     await cluster.admin.apply(BUNDLE_RESOURCE_TYPE, guardedBundle(home, 1), { fieldManager: 'bench', force: true });
@@ -440,7 +588,10 @@ export async function unrelatedObjectsHeap(config: BenchConfig, log: (line: stri
     const creator = await cluster.client({ maxSockets: 32 });
     const started = performance.now();
     try {
-      for (const [rt, make] of [[secrets, unrelatedSecret], [pods, unrelatedPod]] as const) {
+      for (const [rt, make] of [
+        [secrets, unrelatedSecret],
+        [pods, unrelatedPod],
+      ] as const) {
         await forEachConcurrently(perKind, 32, async (i) => {
           await creator.create(rt, make(namespaces[i % namespaces.length] ?? home, i));
         });
@@ -457,15 +608,28 @@ export async function unrelatedObjectsHeap(config: BenchConfig, log: (line: stri
     const generation = edited.metadata.generation ?? 2;
     await waitForBundleReady(cluster, home, generation, 120_000);
     const cachedPod = operator.bundles.objects.get(pods, home, 'app');
-    const bundleReady = isReady(await cluster.admin.get(BUNDLE_RESOURCE_TYPE, home, 'guarded')) && cachedPod?.metadata.annotations?.['bench.bundlesmith.dev/round'] === '2';
+    const bundleReady =
+      isReady(await cluster.admin.get(BUNDLE_RESOURCE_TYPE, home, 'guarded')) &&
+      cachedPod?.metadata.annotations?.['bench.bundlesmith.dev/round'] === '2';
     await sleep(1_000);
     const afterBytes = await lowHeap();
     const spacesAfter = heapSpaces();
     const dataGrowthBytes = [...DATA_SPACES].reduce((sum, name) => sum + (spacesAfter.get(name) ?? 0) - (spacesBefore.get(name) ?? 0), 0);
     log(`  heap spaces: ${spaceGrowth(spacesBefore, spacesAfter)}`);
     const cachedObjects = operator.bundles.objects.size();
-    const result: UnrelatedHeapResult = { perKind, namespaces: namespaces.length, createSeconds, beforeBytes, afterBytes, dataGrowthBytes, cachedObjects, bundleReady };
-    log(`  heap ${(beforeBytes / 2 ** 20).toFixed(1)} -> ${(afterBytes / 2 ** 20).toFixed(1)} MiB over ${2 * perKind} unrelated objects (${((afterBytes - beforeBytes) / (2 * perKind)).toFixed(1)} bytes each); ${cachedObjects} cached; Ready: ${bundleReady}`);
+    const result: UnrelatedHeapResult = {
+      perKind,
+      namespaces: namespaces.length,
+      createSeconds,
+      beforeBytes,
+      afterBytes,
+      dataGrowthBytes,
+      cachedObjects,
+      bundleReady,
+    };
+    log(
+      `  heap ${(beforeBytes / 2 ** 20).toFixed(1)} -> ${(afterBytes / 2 ** 20).toFixed(1)} MiB over ${2 * perKind} unrelated objects (${((afterBytes - beforeBytes) / (2 * perKind)).toFixed(1)} bytes each); ${cachedObjects} cached; Ready: ${bundleReady}`,
+    );
 
     // For scale: what informers without the selector (the controller before issue 12) hold of the same cluster.
     for (const rt of [secrets, pods]) informers.push(new SupervisedInformer(client, rt));
@@ -473,7 +637,9 @@ export async function unrelatedObjectsHeap(config: BenchConfig, log: (line: stri
     await Promise.all(informers.map((i) => i.waitForSync()));
     const withUnselected = await lowHeap();
     result.unselected = { bytes: withUnselected - afterBytes, objects: informers.reduce((n, i) => n + i.list().length, 0) };
-    log(`  for scale, unselected informers on secrets and pods: +${(result.unselected.bytes / 2 ** 20).toFixed(1)} MiB for ${result.unselected.objects} objects`);
+    log(
+      `  for scale, unselected informers on secrets and pods: +${(result.unselected.bytes / 2 ** 20).toFixed(1)} MiB for ${result.unselected.objects} objects`,
+    );
     return result;
   } finally {
     await Promise.all(informers.map((i) => i.stop()));
@@ -483,22 +649,34 @@ export async function unrelatedObjectsHeap(config: BenchConfig, log: (line: stri
   }
 }
 
-export const HEAP_HEADER = ['what', 'unrelated objects', 'heap before (MiB)', 'heap after (MiB)', 'growth (MiB)', 'of which data (MiB)', 'bytes / unrelated object', 'objects cached', 'Bundle Ready after'];
+export const HEAP_HEADER = [
+  'what',
+  'unrelated objects',
+  'heap before (MiB)',
+  'heap after (MiB)',
+  'growth (MiB)',
+  'of which data (MiB)',
+  'bytes / unrelated object',
+  'objects cached',
+  'Bundle Ready after',
+];
 
 export function heapRows(r: UnrelatedHeapResult): string[][] {
   const total = 2 * r.perKind;
   const m = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
-  const rows = [[
-    'Bundle controller (operator in-process, cluster-wide, informers on the managed label)',
-    `${r.perKind} Secrets + ${r.perKind} Pods`,
-    m(r.beforeBytes),
-    m(r.afterBytes),
-    m(r.afterBytes - r.beforeBytes),
-    m(r.dataGrowthBytes),
-    ((r.afterBytes - r.beforeBytes) / total).toFixed(0),
-    String(r.cachedObjects),
-    String(r.bundleReady),
-  ]];
+  const rows = [
+    [
+      'Bundle controller (operator in-process, cluster-wide, informers on the managed label)',
+      `${r.perKind} Secrets + ${r.perKind} Pods`,
+      m(r.beforeBytes),
+      m(r.afterBytes),
+      m(r.afterBytes - r.beforeBytes),
+      m(r.dataGrowthBytes),
+      ((r.afterBytes - r.beforeBytes) / total).toFixed(0),
+      String(r.cachedObjects),
+      String(r.bundleReady),
+    ],
+  ];
   if (r.unselected) {
     rows.push([
       'for scale: the same cluster through full-object informers without the selector (as before issue 12)',

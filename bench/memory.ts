@@ -34,10 +34,33 @@ import type { KubeTransport } from '../src/kube/transport.js';
 import type { KubeObject, ResourceType, WatchEvent } from '../src/kube/types.js';
 import { systemClock } from '../src/kube/clock.js';
 import { SupervisedInformer } from '../src/runtime/informer.js';
-import { controllerManagerLog, createNamespace, grantControllerManagerGcRole, sleep, startBenchCluster, type BenchCluster } from './cluster.js';
+import {
+  controllerManagerLog,
+  createNamespace,
+  grantControllerManagerGcRole,
+  sleep,
+  startBenchCluster,
+  type BenchCluster,
+} from './cluster.js';
 
-const POD: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, verbs: ['list', 'watch', 'delete'] };
-const REPLICA_SET: ResourceType = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'ReplicaSet', plural: 'replicasets', namespaced: true, verbs: ['list', 'watch', 'delete'] };
+const POD: ResourceType = {
+  group: '',
+  version: 'v1',
+  apiVersion: 'v1',
+  kind: 'Pod',
+  plural: 'pods',
+  namespaced: true,
+  verbs: ['list', 'watch', 'delete'],
+};
+const REPLICA_SET: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  apiVersion: 'apps/v1',
+  kind: 'ReplicaSet',
+  plural: 'replicasets',
+  namespaced: true,
+  verbs: ['list', 'watch', 'delete'],
+};
 
 function forceGc(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -79,7 +102,16 @@ function syntheticUid(kind: number, index: number): string {
 }
 
 const CREATED = '2026-11-01T10:00:00Z';
-const MANAGED_FIELDS = [{ manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'v1', time: CREATED, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } } }];
+const MANAGED_FIELDS = [
+  {
+    manager: 'kube-controller-manager',
+    operation: 'Update',
+    apiVersion: 'v1',
+    time: CREATED,
+    fieldsType: 'FieldsV1',
+    fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } },
+  },
+];
 const RS_KIND = 10;
 const POD_KIND = 20;
 
@@ -110,7 +142,16 @@ class SyntheticCluster {
     return {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
-      metadata: { name, namespace: `team-${i % 100}`, uid: syntheticUid(RS_KIND, i), resourceVersion: String(1_000_000 + i), generation: 1, creationTimestamp: CREATED, labels: { app: `service-${i}`, 'pod-template-hash': name.slice(-10) }, managedFields: MANAGED_FIELDS },
+      metadata: {
+        name,
+        namespace: `team-${i % 100}`,
+        uid: syntheticUid(RS_KIND, i),
+        resourceVersion: String(1_000_000 + i),
+        generation: 1,
+        creationTimestamp: CREATED,
+        labels: { app: `service-${i}`, 'pod-template-hash': name.slice(-10) },
+        managedFields: MANAGED_FIELDS,
+      },
     };
   }
 
@@ -127,7 +168,16 @@ class SyntheticCluster {
         resourceVersion: String(1_000_000 + this.owners + j),
         creationTimestamp: CREATED,
         labels: { app: `service-${owner}`, 'pod-template-hash': ownerName.slice(-10) },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: ownerName, uid: syntheticUid(RS_KIND, owner), controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'ReplicaSet',
+            name: ownerName,
+            uid: syntheticUid(RS_KIND, owner),
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
         managedFields: MANAGED_FIELDS,
       },
     };
@@ -140,7 +190,8 @@ class SyntheticCluster {
   /** Objects [from, to) of a resource, each parsed from its own JSON text (fresh strings, as a list delivers them). */
   page(rt: ResourceType, from: number, to: number): KubeObject[] {
     const items: KubeObject[] = [];
-    for (let i = from; i < to; i++) items.push(JSON.parse(JSON.stringify(rt === REPLICA_SET ? this.replicaSet(i) : this.pod(i))) as KubeObject);
+    for (let i = from; i < to; i++)
+      items.push(JSON.parse(JSON.stringify(rt === REPLICA_SET ? this.replicaSet(i) : this.pod(i))) as KubeObject);
     return items;
   }
 }
@@ -154,7 +205,12 @@ class InMemoryListClient extends KubeClient {
     super(undefined as unknown as KubeTransport);
   }
 
-  override async listPages(rt: ResourceType, _namespace: string | undefined, _opts: ListOptions, onPage: (items: KubeObject[]) => void): Promise<string> {
+  override async listPages(
+    rt: ResourceType,
+    _namespace: string | undefined,
+    _opts: ListOptions,
+    onPage: (items: KubeObject[]) => void,
+  ): Promise<string> {
     const count = this.cluster.count(rt);
     for (let from = 0; from < count; from += PAGE) {
       onPage(this.cluster.page(rt, from, Math.min(count, from + PAGE)));
@@ -164,7 +220,13 @@ class InMemoryListClient extends KubeClient {
     return '3000000';
   }
 
-  override watch(_rt: ResourceType, _namespace: string | undefined, _rv: string, opts: WatchOptions, _onEvent: (event: WatchEvent) => void): Promise<void> {
+  override watch(
+    _rt: ResourceType,
+    _namespace: string | undefined,
+    _rv: string,
+    opts: WatchOptions,
+    _onEvent: (event: WatchEvent) => void,
+  ): Promise<void> {
     return new Promise((resolve) => {
       if (opts.signal?.aborted) resolve();
       opts.signal?.addEventListener('abort', () => resolve(), { once: true });
@@ -203,7 +265,12 @@ async function measure(what: string, total: number, build: () => Promise<Holder>
   const before = await settledHeap();
   const holder = await build();
   const after = await settledHeap();
-  const row: MemoryRow = { what, objects: total, bytesPerObject: (after - before) / total, ...(holder.graphNodes !== undefined ? { graphNodes: holder.graphNodes } : {}) };
+  const row: MemoryRow = {
+    what,
+    objects: total,
+    bytesPerObject: (after - before) / total,
+    ...(holder.graphNodes !== undefined ? { graphNodes: holder.graphNodes } : {}),
+  };
   await holder.release();
   return row;
 }
@@ -278,7 +345,8 @@ export async function syntheticMemory(options: SyntheticMemoryOptions, log: (lin
           },
         };
       });
-      for (const row of [graphOnly, collectorTotal]) log(`  ${total} objects, ${row.what}: ${row.bytesPerObject.toFixed(0)} bytes/object (run ${repeat + 1})`);
+      for (const row of [graphOnly, collectorTotal])
+        log(`  ${total} objects, ${row.what}: ${row.bytesPerObject.toFixed(0)} bytes/object (run ${repeat + 1})`);
       rows.push(graphOnly, collectorTotal);
     }
     const best = new Map<string, MemoryRow>();
@@ -355,7 +423,13 @@ export async function realMemory(count: number, objectsPerOwner: number, log: (l
     const rssBefore = await lowestResident(process.pid);
     const kcmBefore = await lowestResident(kcmPid);
     // Created from a process of its own: this one's resident set holds the collector, not the creating.
-    await runToCompletion(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'create-objects.js'), cluster.state.kubeconfig, namespace, String(count), String(objectsPerOwner)]);
+    await runToCompletion(process.execPath, [
+      join(dirname(fileURLToPath(import.meta.url)), 'create-objects.js'),
+      cluster.state.kubeconfig,
+      namespace,
+      String(count),
+      String(objectsPerOwner),
+    ]);
     const deadline = Date.now() + 120_000;
     while (gc.graphSize() < nodesBefore + count) {
       if (Date.now() > deadline) throw new Error(`the collector's graph reached ${gc.graphSize() - nodesBefore} of ${count} new objects`);
@@ -375,7 +449,9 @@ export async function realMemory(count: number, objectsPerOwner: number, log: (l
       rssBytesPerObject: (rssAfter - rssBefore) / count,
       referenceRssBytesPerObject: (kcmAfter - kcmBefore) / count,
     };
-    log(`  real: ${row.bytesPerObject.toFixed(0)} heap bytes/object, ${(row.rssBytesPerObject ?? 0).toFixed(0)} RSS bytes/object over ${count} objects; kube-controller-manager (GC only): ${(row.referenceRssBytesPerObject ?? 0).toFixed(0)} RSS bytes/object`);
+    log(
+      `  real: ${row.bytesPerObject.toFixed(0)} heap bytes/object, ${(row.rssBytesPerObject ?? 0).toFixed(0)} RSS bytes/object over ${count} objects; kube-controller-manager (GC only): ${(row.referenceRssBytesPerObject ?? 0).toFixed(0)} RSS bytes/object`,
+    );
     return row;
   } finally {
     await gc.stop();

@@ -105,7 +105,13 @@ function delta(before: Map<string, number>, after: Map<string, number>, less: Re
 }
 
 /** Reviews are POSTs that store nothing: the API server answers a question (may I?) and forgets it. */
-const QUESTIONS = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
+const QUESTIONS = new Set([
+  'selfsubjectaccessreviews',
+  'selfsubjectrulesreviews',
+  'subjectaccessreviews',
+  'localsubjectaccessreviews',
+  'tokenreviews',
+]);
 
 function writesIn(counts: RequestCounts): number {
   let n = 0;
@@ -125,14 +131,19 @@ function bundleManifest(namespace: string, name: string, objects: number): Recor
     apiVersion: 'smith.atlassian.com/v1',
     kind: 'Bundle',
     metadata: { name, namespace },
-    spec: { resources: Array.from({ length: objects }, (_, i) => ({ name: `cm-${i}`, spec: { object: configMapObject(`${name}-cm-${i}`, i) } })) },
+    spec: {
+      resources: Array.from({ length: objects }, (_, i) => ({ name: `cm-${i}`, spec: { object: configMapObject(`${name}-cm-${i}`, i) } })),
+    },
   };
 }
 
 /** Ready=True at the Bundle's current generation. */
 export function isReady(b: KubeObject): boolean {
   const status = b.status as { observedGeneration?: number; conditions?: { type: string; status: string }[] } | undefined;
-  return status?.observedGeneration === b.metadata.generation && (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return (
+    status?.observedGeneration === b.metadata.generation &&
+    (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+  );
 }
 
 async function reconcileCount(metrics: OperatorMetrics): Promise<number> {
@@ -145,19 +156,30 @@ async function reconcileCount(metrics: OperatorMetrics): Promise<number> {
  * of them are Ready at their generation. A watch, not a poll: listing large
  * Bundles every few milliseconds would load the API server being measured.
  */
-async function readyWatch(cluster: BenchCluster, namespace: string, count: number, timeoutMs: number): Promise<{ ready: () => Promise<void> }> {
+async function readyWatch(
+  cluster: BenchCluster,
+  namespace: string,
+  count: number,
+  timeoutMs: number,
+): Promise<{ ready: () => Promise<void> }> {
   const readyNames = new Set<string>();
   const abort = new AbortController();
   const { resourceVersion } = await cluster.admin.list(BUNDLE_RESOURCE_TYPE, namespace);
   let wake: (() => void) | undefined;
   let failure: Error | undefined;
   const watching = cluster.admin
-    .watch(BUNDLE_RESOURCE_TYPE, namespace, resourceVersion, { timeoutSeconds: Math.ceil(timeoutMs / 1000) + 60, signal: abort.signal }, (event) => {
-      if (event.type === 'BOOKMARK') return;
-      if (event.type !== 'DELETED' && isReady(event.object)) readyNames.add(event.object.metadata.name);
-      else readyNames.delete(event.object.metadata.name);
-      if (readyNames.size >= count) wake?.();
-    })
+    .watch(
+      BUNDLE_RESOURCE_TYPE,
+      namespace,
+      resourceVersion,
+      { timeoutSeconds: Math.ceil(timeoutMs / 1000) + 60, signal: abort.signal },
+      (event) => {
+        if (event.type === 'BOOKMARK') return;
+        if (event.type !== 'DELETED' && isReady(event.object)) readyNames.add(event.object.metadata.name);
+        else readyNames.delete(event.object.metadata.name);
+        if (readyNames.size >= count) wake?.();
+      },
+    )
     .catch((err: unknown) => {
       if (!abort.signal.aborted) failure = err instanceof Error ? err : new Error('the Bundle watch failed');
       wake?.();
@@ -178,13 +200,16 @@ async function readyWatch(cluster: BenchCluster, namespace: string, count: numbe
         await watching;
       }
       if (failure !== undefined) throw failure;
-      if (readyNames.size < count) throw new Error(`only ${readyNames.size} of ${count} Bundles became Ready within ${Math.round(timeoutMs / 1000)} s`);
+      if (readyNames.size < count)
+        throw new Error(`only ${readyNames.size} of ${count} Bundles became Ready within ${Math.round(timeoutMs / 1000)} s`);
     },
   };
 }
 
 async function bundleRvs(cluster: BenchCluster, namespace: string): Promise<Map<string, string | undefined>> {
-  return new Map((await cluster.admin.list(BUNDLE_RESOURCE_TYPE, namespace)).items.map((b) => [b.metadata.name, b.metadata.resourceVersion]));
+  return new Map(
+    (await cluster.admin.list(BUNDLE_RESOURCE_TYPE, namespace)).items.map((b) => [b.metadata.name, b.metadata.resourceVersion]),
+  );
 }
 
 function sameRvs(a: Map<string, string | undefined>, b: Map<string, string | undefined>): boolean {
@@ -215,7 +240,9 @@ async function started(operator: Operator): Promise<Operator> {
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { env, maxBuffer: 64 * 2 ** 20 }, (err, _stdout, stderr) => (err ? reject(new Error(`${file} ${args.join(' ')}: ${stderr || err.message}`)) : resolve()));
+    execFile(file, args, { env, maxBuffer: 64 * 2 ** 20 }, (err, _stdout, stderr) =>
+      err ? reject(new Error(`${file} ${args.join(' ')}: ${stderr || err.message}`)) : resolve(),
+    );
   });
 }
 
@@ -239,13 +266,20 @@ export async function singleBundleBench(config: BenchConfig, log: (line: string)
       const rawNs = await createNamespace(cluster, `bench-single-raw-${r}`);
       const rawStarted = performance.now();
       await forEachConcurrently(names.length, rawConcurrency, async (i) => {
-        await cluster.admin.apply(cluster.configMaps, { ...configMapObject(names[i] ?? '', i), metadata: { name: names[i], namespace: rawNs } }, { fieldManager: 'bench', force: true });
+        await cluster.admin.apply(
+          cluster.configMaps,
+          { ...configMapObject(names[i] ?? '', i), metadata: { name: names[i], namespace: rawNs } },
+          { fieldManager: 'bench', force: true },
+        );
       });
       const rawS = (performance.now() - rawStarted) / 1000;
 
       const kubectlNs = await createNamespace(cluster, `bench-single-kubectl-${r}`);
       const kubectlStarted = performance.now();
-      await run(tools.kubectl, ['apply', '--server-side', '--field-manager=bench', '-n', kubectlNs, '-f', file], { ...process.env, KUBECONFIG: cluster.state.kubeconfig });
+      await run(tools.kubectl, ['apply', '--server-side', '--field-manager=bench', '-n', kubectlNs, '-f', file], {
+        ...process.env,
+        KUBECONFIG: cluster.state.kubeconfig,
+      });
       const kubectlS = (performance.now() - kubectlStarted) / 1000;
 
       const opNs = await createNamespace(cluster, `bench-single-op-${r}`);
@@ -269,7 +303,9 @@ export async function singleBundleBench(config: BenchConfig, log: (line: string)
         }
         const bundleWriteS = [...writes].sort((a, b) => a - b)[2] ?? NaN;
         result.runs.push({ operatorS, rawS, kubectlS, bundleWriteS });
-        log(`  run ${r + 1}: one Bundle of ${objects} ConfigMaps Ready in ${operatorS.toFixed(2)} s; raw parallel apply ${rawS.toFixed(2)} s (${(operatorS / rawS).toFixed(2)}x); kubectl apply --server-side ${kubectlS.toFixed(2)} s (${(operatorS / kubectlS).toFixed(2)}x); one write of the Bundle ${(bundleWriteS * 1000).toFixed(0)} ms`);
+        log(
+          `  run ${r + 1}: one Bundle of ${objects} ConfigMaps Ready in ${operatorS.toFixed(2)} s; raw parallel apply ${rawS.toFixed(2)} s (${(operatorS / rawS).toFixed(2)}x); kubectl apply --server-side ${kubectlS.toFixed(2)} s (${(operatorS / kubectlS).toFixed(2)}x); one write of the Bundle ${(bundleWriteS * 1000).toFixed(0)} ms`,
+        );
       } finally {
         await running?.stop();
       }
@@ -300,7 +336,10 @@ export async function fleetBench(config: BenchConfig, log: (line: string) => voi
     const watch = await readyWatch(cluster, namespace, bundles, 900_000);
     const readyStarted = performance.now();
     await forEachConcurrently(names.length, 8, async (i) => {
-      await cluster.admin.apply(BUNDLE_RESOURCE_TYPE, bundleManifest(namespace, names[i] ?? '', objectsPerBundle), { fieldManager: 'bench', force: true });
+      await cluster.admin.apply(BUNDLE_RESOURCE_TYPE, bundleManifest(namespace, names[i] ?? '', objectsPerBundle), {
+        fieldManager: 'bench',
+        force: true,
+      });
     });
     await watch.ready();
     const readySeconds = (performance.now() - readyStarted) / 1000;
@@ -318,7 +357,9 @@ export async function fleetBench(config: BenchConfig, log: (line: string) => voi
       }
     }
     const heapBytes = (await settledHeap()) - heapBefore;
-    log(`  operator heap with every Bundle Ready: ${(heapBytes / 2 ** 20).toFixed(1)} MiB (${(heapBytes / bundles / 1024).toFixed(1)} KiB per Bundle)`);
+    log(
+      `  operator heap with every Bundle Ready: ${(heapBytes / 2 ** 20).toFixed(1)} MiB (${(heapBytes / bundles / 1024).toFixed(1)} KiB per Bundle)`,
+    );
 
     // A no-op pass: every Bundle re-queued while nothing changes.
     const rvsBefore = await bundleRvs(cluster, namespace);
@@ -332,8 +373,16 @@ export async function fleetBench(config: BenchConfig, log: (line: string) => voi
     const noopSeconds = (performance.now() - noopStarted) / 1000;
     // The bench's own: the LIST of Bundles below comes after the counters are read.
     const noopRequests = delta(countersBefore, await requestCounters(cluster));
-    const noop = { reconciles: noopRounds * names.length, seconds: noopSeconds, writes: writesIn(noopRequests), requests: noopRequests, bundleRvsUnchanged: sameRvs(rvsBefore, await bundleRvs(cluster, namespace)) };
-    log(`  no-op: ${noop.reconciles} reconciles in ${noopSeconds.toFixed(2)} s (${(noop.reconciles / noopSeconds).toFixed(0)}/s), ${noop.writes} writes, Bundle resourceVersions unchanged: ${noop.bundleRvsUnchanged}`);
+    const noop = {
+      reconciles: noopRounds * names.length,
+      seconds: noopSeconds,
+      writes: writesIn(noopRequests),
+      requests: noopRequests,
+      bundleRvsUnchanged: sameRvs(rvsBefore, await bundleRvs(cluster, namespace)),
+    };
+    log(
+      `  no-op: ${noop.reconciles} reconciles in ${noopSeconds.toFixed(2)} s (${(noop.reconciles / noopSeconds).toFixed(0)}/s), ${noop.writes} writes, Bundle resourceVersions unchanged: ${noop.bundleRvsUnchanged}`,
+    );
 
     // A restart with everything in place: a new operator, every Bundle reconciled once, nothing written.
     await operator.stop();
@@ -346,8 +395,16 @@ export async function fleetBench(config: BenchConfig, log: (line: string) => voi
     const reconciles = await reconciledAtLeast(operator, metrics, bundles, 900_000);
     const restartSeconds = (performance.now() - restartStarted) / 1000;
     const restartRequests = delta(countersBeforeRestart, await requestCounters(cluster));
-    const restart = { seconds: restartSeconds, reconciles, writes: writesIn(restartRequests), requests: restartRequests, bundleRvsUnchanged: sameRvs(rvsBeforeRestart, await bundleRvs(cluster, namespace)) };
-    log(`  restart: every Bundle confirmed ${restartSeconds.toFixed(2)} s after the start (${reconciles} reconciles), ${restart.writes} writes, Bundle resourceVersions unchanged: ${restart.bundleRvsUnchanged}`);
+    const restart = {
+      seconds: restartSeconds,
+      reconciles,
+      writes: writesIn(restartRequests),
+      requests: restartRequests,
+      bundleRvsUnchanged: sameRvs(rvsBeforeRestart, await bundleRvs(cluster, namespace)),
+    };
+    log(
+      `  restart: every Bundle confirmed ${restartSeconds.toFixed(2)} s after the start (${reconciles} reconciles), ${restart.writes} writes, Bundle resourceVersions unchanged: ${restart.bundleRvsUnchanged}`,
+    );
     return { bundles, objectsPerBundle, workers, readySeconds, heapBytes, noop, restart };
   } finally {
     await operator?.stop();

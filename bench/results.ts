@@ -73,7 +73,10 @@ export const BenchResultsSchema = z.object({
 /** Reads results.json text (a committed file, or one a run left in a temp dir); throws with the schema's complaint. */
 export function parseResults(text: string): BenchResults {
   const parsed = BenchResultsSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`results.json does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `results.json does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 
@@ -94,7 +97,8 @@ export function figure(f: {
   target?: { text: string; met: (f: { value: number; ratio: number | null }) => boolean };
 }): Figure {
   const reference = f.reference ? { name: f.reference.name, value: f.reference.value, unit: f.reference.unit ?? f.unit } : null;
-  const ratio = reference && reference.value !== 0 && Number.isFinite(reference.value) && Number.isFinite(f.value) ? f.value / reference.value : null;
+  const ratio =
+    reference && reference.value !== 0 && Number.isFinite(reference.value) && Number.isFinite(f.value) ? f.value / reference.value : null;
   const measured = Number.isFinite(f.value);
   return {
     id: f.id,
@@ -138,9 +142,11 @@ function targetCell(f: Figure): string {
   return `${f.target}: ${f.met === null ? 'not measured' : f.met ? '**met**' : '**missed**'}`;
 }
 
-export const SUMMARY_START = '<!-- bench-summary:start (generated from bench/results.json by `npm run bench:summary`; edits here are overwritten) -->';
+export const SUMMARY_START =
+  '<!-- bench-summary:start (generated from bench/results.json by `npm run bench:summary`; edits here are overwritten) -->';
 export const SUMMARY_END = '<!-- bench-summary:end -->';
-export const NOTES_START = '<!-- bench-notes:start (written by hand: what bounds the missed targets; `npm run bench` keeps what lies between these markers) -->';
+export const NOTES_START =
+  '<!-- bench-notes:start (written by hand: what bounds the missed targets; `npm run bench` keeps what lies between these markers) -->';
 export const NOTES_END = '<!-- bench-notes:end -->';
 
 /** The summary: one line on where the figures come from, then one table row per figure, in the order the run produced them. */
@@ -150,7 +156,10 @@ export function renderSummary(results: BenchResults): string {
   const lines = [
     `From bench/results.json: \`npm run bench${results.quick ? ' -- --quick' : ''}\` on ${when} at commit ${versions.commit}, ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB.toFixed(1)} GiB; Node ${versions.node}, Kubernetes ${versions.kubernetes}, etcd ${versions.etcd}.`,
     '',
-    markdownTable(['measure', 'bundlesmith', 'reference', 'ratio', 'target'], results.figures.map((f) => [f.name, valueCell(f), referenceCell(f), ratioCell(f), targetCell(f)])),
+    markdownTable(
+      ['measure', 'bundlesmith', 'reference', 'ratio', 'target'],
+      results.figures.map((f) => [f.name, valueCell(f), referenceCell(f), ratioCell(f), targetCell(f)]),
+    ),
   ];
   if (results.note !== null) lines.splice(1, 0, '', results.note);
   if (results.failures.length > 0) lines.push('', `Failed in that run (no figures): ${results.failures.join('; ')}.`);
@@ -161,7 +170,8 @@ export function renderSummary(results: BenchResults): string {
 export function replaceSummary(page: string, summary: string): string {
   const start = page.indexOf(SUMMARY_START);
   const end = page.indexOf(SUMMARY_END);
-  if (start < 0 || end < 0 || end < start) throw new Error(`docs/benchmarks.md has no summary markers (${SUMMARY_START} ... ${SUMMARY_END})`);
+  if (start < 0 || end < 0 || end < start)
+    throw new Error(`docs/benchmarks.md has no summary markers (${SUMMARY_START} ... ${SUMMARY_END})`);
   return `${page.slice(0, start + SUMMARY_START.length)}\n${summary}\n${page.slice(end)}`;
 }
 
@@ -170,7 +180,10 @@ export function notesOf(page: string): string | null {
   const start = page.indexOf(NOTES_START);
   const end = page.indexOf(NOTES_END);
   if (start < 0 || end < 0 || end < start) return null;
-  return page.slice(start + NOTES_START.length, end).replace(/^\n/, '').replace(/\n$/, '');
+  return page
+    .slice(start + NOTES_START.length, end)
+    .replace(/^\n/, '')
+    .replace(/\n$/, '');
 }
 
 /**

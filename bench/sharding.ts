@@ -51,7 +51,14 @@ function bundleManifest(namespace: string, i: number, objects: number, shards: n
     spec: {
       resources: Array.from({ length: objects }, (_, k) => ({
         name: `cm-${k}`,
-        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-cm-${k}` }, data: { index: String(k), payload: 'x'.repeat(64) } } },
+        spec: {
+          object: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `${name}-cm-${k}` },
+            data: { index: String(k), payload: 'x'.repeat(64) },
+          },
+        },
       })),
     },
   };
@@ -74,13 +81,40 @@ interface ShardProcess {
   exited: Promise<void>;
 }
 
-async function startShard(kubeconfig: string, namespace: string, workers: number, extraArgs: string[], logDir: string, name: string): Promise<ShardProcess> {
+async function startShard(
+  kubeconfig: string,
+  namespace: string,
+  workers: number,
+  extraArgs: string[],
+  logDir: string,
+  name: string,
+): Promise<ShardProcess> {
   const port = await freePort();
   const logFile = join(logDir, `${namespace}-${name}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'src', 'main.js'), '--kubeconfig', kubeconfig, '--namespace', namespace, '--gc=off', '--workers', String(workers), '--metrics-addr', '0', '--health-addr', `127.0.0.1:${port}`, '--log-level', 'warn', ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(repoRoot(), 'dist', 'src', 'main.js'),
+      '--kubeconfig',
+      kubeconfig,
+      '--namespace',
+      namespace,
+      '--gc=off',
+      '--workers',
+      String(workers),
+      '--metrics-addr',
+      '0',
+      '--health-addr',
+      `127.0.0.1:${port}`,
+      '--log-level',
+      'warn',
+      ...extraArgs,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   trackChild(child);
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
@@ -88,7 +122,10 @@ async function startShard(kubeconfig: string, namespace: string, workers: number
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`shard ${name} exited with ${child.exitCode} before it was ready (log: ${logFile})`);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) throw new Error(`shard ${name} was not ready within 60 s (log: ${logFile})`);
     await sleep(100);
@@ -104,22 +141,37 @@ async function stopShard(shard: ShardProcess): Promise<void> {
 }
 
 /** Resolves with the time (performance.now()) at which `expected` Bundles of the namespace were Ready at once. */
-async function allReady(cluster: BenchCluster, namespace: string, expected: number, timeoutMs: number, signal: AbortSignal): Promise<number> {
+async function allReady(
+  cluster: BenchCluster,
+  namespace: string,
+  expected: number,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<number> {
   const ready = new Set<string>();
   const list = await cluster.admin.list(BUNDLE_RESOURCE_TYPE, namespace);
   for (const b of list.items) if (isReady(b)) ready.add(b.metadata.name);
   if (ready.size >= expected) return performance.now();
   let done: ((at: number) => void) | undefined;
   const reached = new Promise<number>((resolve) => (done = resolve));
-  const watching = cluster.admin.watch(BUNDLE_RESOURCE_TYPE, namespace, list.resourceVersion, { timeoutSeconds: Math.ceil(timeoutMs / 1000) + 5, signal }, (event) => {
-    const name = event.object.metadata.name;
-    if (event.type !== 'DELETED' && isReady(event.object)) ready.add(name);
-    else ready.delete(name);
-    if (ready.size >= expected) done?.(performance.now());
-  });
+  const watching = cluster.admin.watch(
+    BUNDLE_RESOURCE_TYPE,
+    namespace,
+    list.resourceVersion,
+    { timeoutSeconds: Math.ceil(timeoutMs / 1000) + 5, signal },
+    (event) => {
+      const name = event.object.metadata.name;
+      if (event.type !== 'DELETED' && isReady(event.object)) ready.add(name);
+      else ready.delete(name);
+      if (ready.size >= expected) done?.(performance.now());
+    },
+  );
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`only ${ready.size} of ${expected} Bundles were Ready within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`only ${ready.size} of ${expected} Bundles were Ready within ${Math.round(timeoutMs / 1000)} s`)),
+      timeoutMs,
+    );
   });
   const ended = watching.then(() => {
     throw new Error(`the Bundle watch ended with ${ready.size} of ${expected} Ready`);
@@ -132,21 +184,38 @@ async function allReady(cluster: BenchCluster, namespace: string, expected: numb
   }
 }
 
-async function timeLayout(cluster: BenchCluster, config: BenchConfig, shards: number, run: number, logDir: string): Promise<{ readySeconds: number; appliedSeconds: number }> {
+async function timeLayout(
+  cluster: BenchCluster,
+  config: BenchConfig,
+  shards: number,
+  run: number,
+  logDir: string,
+): Promise<{ readySeconds: number; appliedSeconds: number }> {
   const { bundles, objectsPerBundle, workers } = config.sharding;
   const namespace = await createNamespace(cluster, `bench-shards-${shards}-${run}`);
-  const selectors = shards === 1 ? [[]] : Array.from({ length: shards }, (_, s) => ['--bundle-selector', `${SHARD_LABEL}=s${s}`, ...(s > 0 ? ['--sweep-released=false'] : [])]);
+  const selectors =
+    shards === 1
+      ? [[]]
+      : Array.from({ length: shards }, (_, s) => [
+          '--bundle-selector',
+          `${SHARD_LABEL}=s${s}`,
+          ...(s > 0 ? ['--sweep-released=false'] : []),
+        ]);
   const processes: ShardProcess[] = [];
   const abort = new AbortController();
   try {
-    for (const [s, args] of selectors.entries()) processes.push(await startShard(cluster.state.kubeconfig, namespace, workers, args, logDir, `shard-${s}`));
+    for (const [s, args] of selectors.entries())
+      processes.push(await startShard(cluster.state.kubeconfig, namespace, workers, args, logDir, `shard-${s}`));
     const timeoutMs = Math.max(300_000, bundles * objectsPerBundle * 20);
     const readyAt = allReady(cluster, namespace, bundles, timeoutMs, abort.signal);
     // Never an unhandled rejection while the applies run; awaited below.
     readyAt.catch(() => undefined);
     const started = performance.now();
     await forEachConcurrently(bundles, 16, async (i) => {
-      await cluster.admin.apply(BUNDLE_RESOURCE_TYPE, bundleManifest(namespace, i, objectsPerBundle, shards), { fieldManager: 'bench', force: true });
+      await cluster.admin.apply(BUNDLE_RESOURCE_TYPE, bundleManifest(namespace, i, objectsPerBundle, shards), {
+        fieldManager: 'bench',
+        force: true,
+      });
     });
     const appliedSeconds = (performance.now() - started) / 1000;
     const readySeconds = ((await readyAt) - started) / 1000;
@@ -175,7 +244,9 @@ export async function shardingBench(config: BenchConfig, log: (line: string) => 
           const t = await timeLayout(cluster, config, layout.shards, r, logDir);
           layout.readySeconds.push(t.readySeconds);
           layout.appliedSeconds.push(t.appliedSeconds);
-          log(`  ${layout.shards} shard(s) run ${r + 1}: ${bundles} Bundles x ${objectsPerBundle} ConfigMaps Ready in ${t.readySeconds.toFixed(2)} s (applied in ${t.appliedSeconds.toFixed(2)} s)`);
+          log(
+            `  ${layout.shards} shard(s) run ${r + 1}: ${bundles} Bundles x ${objectsPerBundle} ConfigMaps Ready in ${t.readySeconds.toFixed(2)} s (applied in ${t.appliedSeconds.toFixed(2)} s)`,
+          );
         } finally {
           cluster.stop();
         }

@@ -22,15 +22,20 @@ async function up(withGc: boolean, workloads: boolean): Promise<void> {
       return;
     }
   }
-  console.error(workloads
-    ? `starting etcd, kube-apiserver, kwok (${DEFAULT_SIMULATED_NODES} simulated nodes), kube-scheduler and kube-controller-manager (workload controllers${withGc ? ', garbage collector' : ''}) on loopback...`
-    : `starting etcd and kube-apiserver${withGc ? ' and kube-controller-manager (garbage collector)' : ''} on loopback...`);
+  console.error(
+    workloads
+      ? `starting etcd, kube-apiserver, kwok (${DEFAULT_SIMULATED_NODES} simulated nodes), kube-scheduler and kube-controller-manager (workload controllers${withGc ? ', garbage collector' : ''}) on loopback...`
+      : `starting etcd and kube-apiserver${withGc ? ' and kube-controller-manager (garbage collector)' : ''} on loopback...`,
+  );
   const state = await startControlPlane({ withGarbageCollector: withGc, workloads });
   await applyCrd(state.kubeconfig);
   mkdirSync(join(repoRoot(), '.cluster'), { recursive: true });
   writeFileSync(pointer, state.dir);
   console.error(`control plane up at ${state.server} (logs in ${state.dir}); the Bundle CRD is installed`);
-  if (workloads) console.error('Deployments, StatefulSets, DaemonSets and Jobs run: their pods are bound to simulated nodes and reported Running and Ready (Job pods Succeeded); no container runs');
+  if (workloads)
+    console.error(
+      'Deployments, StatefulSets, DaemonSets and Jobs run: their pods are bound to simulated nodes and reported Running and Ready (Job pods Succeeded); no container runs',
+    );
   console.error(`export KUBECONFIG=${state.kubeconfig}`);
   console.log(state.kubeconfig);
 }

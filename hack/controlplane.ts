@@ -80,7 +80,15 @@ export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 export const DEFAULT_SIMULATED_NODES = 2;
 
 const NODE_RT: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Node', plural: 'nodes', namespaced: false, verbs: [] };
-const CLUSTER_ROLE_BINDING_RT: ResourceType = { group: 'rbac.authorization.k8s.io', version: 'v1', apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false, verbs: [] };
+const CLUSTER_ROLE_BINDING_RT: ResourceType = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'ClusterRoleBinding',
+  plural: 'clusterrolebindings',
+  namespaced: false,
+  verbs: [],
+};
 
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -89,10 +97,49 @@ function openssl(args: string[], cwd: string): void {
 /** A CA, a serving certificate for 127.0.0.1/localhost, and a service-account signing key. */
 function makeCertificates(pki: string): void {
   mkdirSync(pki, { recursive: true });
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '30', '-subj', '/CN=bundlesmith-test-ca'], pki);
-  writeFileSync(join(pki, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n');
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '30',
+      '-subj',
+      '/CN=bundlesmith-test-ca',
+    ],
+    pki,
+  );
+  writeFileSync(
+    join(pki, 'san.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n',
+  );
   openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'serving.key', '-out', 'serving.csr', '-subj', '/CN=kube-apiserver'], pki);
-  openssl(['x509', '-req', '-in', 'serving.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'serving.crt', '-days', '30', '-extfile', 'san.ext'], pki);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'serving.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'serving.crt',
+      '-days',
+      '30',
+      '-extfile',
+      'san.ext',
+    ],
+    pki,
+  );
   openssl(['genrsa', '-out', 'sa.key', '2048'], pki);
   openssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], pki);
 }
@@ -162,10 +209,19 @@ async function httpOk(url: string, token?: string, caFile?: string): Promise<boo
   return await new Promise((resolve) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : http;
-    const req = mod.request(u, { method: 'GET', headers: token ? { Authorization: `Bearer ${token}` } : {}, ca: caFile ? readFileSync(caFile) : undefined, timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
+    const req = mod.request(
+      u,
+      {
+        method: 'GET',
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        ca: caFile ? readFileSync(caFile) : undefined,
+        timeout: 2000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
     req.on('error', () => resolve(false));
     req.on('timeout', () => req.destroy());
     req.end();
@@ -202,15 +258,24 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   // apiserver's bootstrap policy), and kwok's: it plays the kubelet of every
   // simulated node, which the node authorizer would need one identity per
   // node for, so it is an admin.
-  writeFileSync(join(pki, 'tokens.csv'), [
-    `${adminToken},admin,admin-uid,system:masters`,
-    `${gcToken},system:kube-controller-manager,kcm-uid,`,
-    `${schedulerToken},system:kube-scheduler,scheduler-uid,`,
-    `${kwokToken},kwok,kwok-uid,system:masters`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(pki, 'tokens.csv'),
+    [
+      `${adminToken},admin,admin-uid,system:masters`,
+      `${gcToken},system:kube-controller-manager,kcm-uid,`,
+      `${schedulerToken},system:kube-scheduler,scheduler-uid,`,
+      `${kwokToken},kwok,kwok-uid,system:masters`,
+      '',
+    ].join('\n'),
+  );
 
-  const [etcdClient, etcdPeer, apiPort, kcmPort, schedulerPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [etcdClient, etcdPeer, apiPort, kcmPort, schedulerPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const state: ControlPlaneState = {
     dir,
     kubeconfig: join(dir, 'kubeconfig'),
@@ -223,48 +288,70 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   const save = () => writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
   const timeout = opts.readyTimeoutMs ?? 90_000;
   try {
-    state.pids.etcd = startProcess('etcd', tools.etcd, [
-      '--name=default',
-      `--data-dir=${join(dir, 'etcd-data')}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
-      '--listen-metrics-urls=',
-      // Test data is disposable: skip fsync so a test run is not bound by disk latency.
-      '--unsafe-no-fsync=true',
-      '--log-level=warn',
-    ], dir);
+    state.pids.etcd = startProcess(
+      'etcd',
+      tools.etcd,
+      [
+        '--name=default',
+        `--data-dir=${join(dir, 'etcd-data')}`,
+        `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+        `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+        `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+        `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+        '--listen-metrics-urls=',
+        // Test data is disposable: skip fsync so a test run is not bound by disk latency.
+        '--unsafe-no-fsync=true',
+        '--log-level=warn',
+      ],
+      dir,
+    );
     save();
-    await waitFor('etcd', timeout, () => httpOk(`http://127.0.0.1:${etcdClient}/health`), () =>
-      alive(state.pids.etcd ?? 0) ? undefined : `etcd exited at start. Last lines of ${join(dir, 'etcd.log')}:\n${tail(join(dir, 'etcd.log'))}`,
+    await waitFor(
+      'etcd',
+      timeout,
+      () => httpOk(`http://127.0.0.1:${etcdClient}/health`),
+      () =>
+        alive(state.pids.etcd ?? 0)
+          ? undefined
+          : `etcd exited at start. Last lines of ${join(dir, 'etcd.log')}:\n${tail(join(dir, 'etcd.log'))}`,
     );
 
-    state.pids['kube-apiserver'] = startProcess('kube-apiserver', tools.kubeApiserver, [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${apiPort}`,
-      `--cert-dir=${join(dir, 'apiserver-certs')}`,
-      `--tls-cert-file=${join(pki, 'serving.crt')}`,
-      `--tls-private-key-file=${join(pki, 'serving.key')}`,
-      `--client-ca-file=${join(pki, 'ca.crt')}`,
-      `--token-auth-file=${join(pki, 'tokens.csv')}`,
-      '--authorization-mode=RBAC',
-      `--service-account-key-file=${join(pki, 'sa.pub')}`,
-      `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      '--service-account-issuer=https://kubernetes.default.svc',
-      '--service-cluster-ip-range=10.96.0.0/24',
-      '--allow-privileged=true',
-      // Nodes here are simulated at most; the endpoint reconciler would only log about them.
-      '--endpoint-reconciler-type=none',
-      '--profiling=false',
-      '--v=1',
-    ], dir);
+    state.pids['kube-apiserver'] = startProcess(
+      'kube-apiserver',
+      tools.kubeApiserver,
+      [
+        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${join(dir, 'apiserver-certs')}`,
+        `--tls-cert-file=${join(pki, 'serving.crt')}`,
+        `--tls-private-key-file=${join(pki, 'serving.key')}`,
+        `--client-ca-file=${join(pki, 'ca.crt')}`,
+        `--token-auth-file=${join(pki, 'tokens.csv')}`,
+        '--authorization-mode=RBAC',
+        `--service-account-key-file=${join(pki, 'sa.pub')}`,
+        `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
+        '--service-account-issuer=https://kubernetes.default.svc',
+        '--service-cluster-ip-range=10.96.0.0/24',
+        '--allow-privileged=true',
+        // Nodes here are simulated at most; the endpoint reconciler would only log about them.
+        '--endpoint-reconciler-type=none',
+        '--profiling=false',
+        '--v=1',
+      ],
+      dir,
+    );
     save();
-    await waitFor('kube-apiserver', timeout, () => httpOk(`${state.server}/readyz`, adminToken, join(pki, 'ca.crt')), () =>
-      alive(state.pids['kube-apiserver'] ?? 0) ? undefined : `kube-apiserver exited at start. Last lines of ${join(dir, 'kube-apiserver.log')}:\n${tail(join(dir, 'kube-apiserver.log'))}`,
+    await waitFor(
+      'kube-apiserver',
+      timeout,
+      () => httpOk(`${state.server}/readyz`, adminToken, join(pki, 'ca.crt')),
+      () =>
+        alive(state.pids['kube-apiserver'] ?? 0)
+          ? undefined
+          : `kube-apiserver exited at start. Last lines of ${join(dir, 'kube-apiserver.log')}:\n${tail(join(dir, 'kube-apiserver.log'))}`,
     );
     writeFileSync(state.kubeconfig, kubeconfigYaml(state.server, join(pki, 'ca.crt'), adminToken));
 
@@ -273,19 +360,27 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       writeFileSync(join(dir, 'kwok.kubeconfig'), kubeconfigYaml(state.server, join(pki, 'ca.crt'), kwokToken));
       writeFileSync(join(dir, 'scheduler.kubeconfig'), kubeconfigYaml(state.server, join(pki, 'ca.crt'), schedulerToken));
       await startSimulatedNodes(state, tools, nodes, timeout);
-      state.pids['kube-scheduler'] = startProcess('kube-scheduler', tools.kubeScheduler, [
-        `--kubeconfig=${join(dir, 'scheduler.kubeconfig')}`,
-        '--leader-elect=false',
-        '--bind-address=127.0.0.1',
-        `--secure-port=${schedulerPort}`,
-        `--cert-dir=${join(dir, 'scheduler-certs')}`,
-        '--v=1',
-      ], dir);
+      state.pids['kube-scheduler'] = startProcess(
+        'kube-scheduler',
+        tools.kubeScheduler,
+        [
+          `--kubeconfig=${join(dir, 'scheduler.kubeconfig')}`,
+          '--leader-elect=false',
+          '--bind-address=127.0.0.1',
+          `--secure-port=${schedulerPort}`,
+          `--cert-dir=${join(dir, 'scheduler-certs')}`,
+          '--v=1',
+        ],
+        dir,
+      );
       save();
       await waitForProcess(state, 'kube-scheduler', `https://127.0.0.1:${schedulerPort}/healthz`, timeout);
     }
     if (state.withGarbageCollector || state.withWorkloads) {
-      const controllers = [...(state.withGarbageCollector ? ['garbage-collector-controller'] : []), ...(state.withWorkloads ? WORKLOAD_CONTROLLERS : [])];
+      const controllers = [
+        ...(state.withGarbageCollector ? ['garbage-collector-controller'] : []),
+        ...(state.withWorkloads ? WORKLOAD_CONTROLLERS : []),
+      ];
       if (state.withWorkloads) await bindControllerRoles(state.kubeconfig, WORKLOAD_CONTROLLERS);
       writeFileSync(join(dir, 'kcm.kubeconfig'), kubeconfigYaml(state.server, join(pki, 'ca.crt'), gcToken));
       state.controllerManager = { port: kcmPort, args: opts.controllerManagerArgs ?? [], controllers };
@@ -309,13 +404,17 @@ async function bindControllerRoles(kubeconfig: string, controllers: readonly str
   try {
     for (const controller of controllers) {
       const role = `system:controller:${CONTROLLER_ROLES[controller] ?? controller}`;
-      await client.apply(CLUSTER_ROLE_BINDING_RT, {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name: `bundlesmith-test:kcm:${controller}` },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
-      }, { fieldManager: 'bundlesmith-test', force: true });
+      await client.apply(
+        CLUSTER_ROLE_BINDING_RT,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: `bundlesmith-test:kcm:${controller}` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' }],
+        },
+        { fieldManager: 'bundlesmith-test', force: true },
+      );
     }
   } finally {
     client.close();
@@ -332,31 +431,56 @@ async function startSimulatedNodes(state: ControlPlaneState, tools: Tools, count
   try {
     const names = Array.from({ length: count }, (_, i) => `kwok-node-${i}`);
     for (const name of names) {
-      await client.apply(NODE_RT, {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name, annotations: { [KWOK_NODE_ANNOTATION]: 'fake' }, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' } },
-      }, { fieldManager: 'bundlesmith-test', force: true });
+      await client.apply(
+        NODE_RT,
+        {
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: {
+            name,
+            annotations: { [KWOK_NODE_ANNOTATION]: 'fake' },
+            labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+          },
+        },
+        { fieldManager: 'bundlesmith-test', force: true },
+      );
     }
-    state.pids.kwok = startProcess('kwok', tools.kwok, [
-      `--kubeconfig=${join(dir, 'kwok.kubeconfig')}`,
-      `--config=${tools.kwokStages}`,
-      `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
-      // Addresses nothing routes to: no pod runs, kwok only reports them.
-      '--node-ip=10.254.0.1',
-      '--cidr=10.244.0.0/16',
-      '--v=INFO',
-    ], dir, {
-      // kwok also reads ~/.kwok/kwok.yaml when it exists: not a user's own here.
-      HOME: dir,
-    });
+    state.pids.kwok = startProcess(
+      'kwok',
+      tools.kwok,
+      [
+        `--kubeconfig=${join(dir, 'kwok.kubeconfig')}`,
+        `--config=${tools.kwokStages}`,
+        `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+        // Addresses nothing routes to: no pod runs, kwok only reports them.
+        '--node-ip=10.254.0.1',
+        '--cidr=10.244.0.0/16',
+        '--v=INFO',
+      ],
+      dir,
+      {
+        // kwok also reads ~/.kwok/kwok.yaml when it exists: not a user's own here.
+        HOME: dir,
+      },
+    );
     writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
     const log = join(dir, 'kwok.log');
-    await waitFor(`${count} simulated nodes to be Ready`, timeoutMs, async () => {
-      const { items } = await client.list(NODE_RT, undefined);
-      const ready = items.filter((n) => names.includes(n.metadata.name) && ((n.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
-      return ready.length === names.length;
-    }, () => (alive(state.pids.kwok ?? 0) ? undefined : `kwok exited at start. Last lines of ${log}:\n${tail(log)}`));
+    await waitFor(
+      `${count} simulated nodes to be Ready`,
+      timeoutMs,
+      async () => {
+        const { items } = await client.list(NODE_RT, undefined);
+        const ready = items.filter(
+          (n) =>
+            names.includes(n.metadata.name) &&
+            ((n.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some(
+              (c) => c.type === 'Ready' && c.status === 'True',
+            ),
+        );
+        return ready.length === names.length;
+      },
+      () => (alive(state.pids.kwok ?? 0) ? undefined : `kwok exited at start. Last lines of ${log}:\n${tail(log)}`),
+    );
     // The apiserver taints every new Node not-ready (TaintNodesByCondition);
     // in a real cluster the node lifecycle controller lifts the taint once
     // the node reports Ready. That controller does not run here (it would
@@ -371,8 +495,11 @@ async function startSimulatedNodes(state: ControlPlaneState, tools: Tools, count
 /** Waits until a started process answers on `url` (any HTTP answer: these ports need a client certificate for 200), failing fast if it exits. */
 async function waitForProcess(state: ControlPlaneState, name: string, url: string, timeoutMs: number): Promise<void> {
   const log = join(state.dir, `${name}.log`);
-  await waitFor(name, timeoutMs, () => httpAnswers(url), () =>
-    alive(state.pids[name] ?? 0) ? undefined : `${name} exited at start. Last lines of ${log}:\n${tail(log)}`,
+  await waitFor(
+    name,
+    timeoutMs,
+    () => httpAnswers(url),
+    () => (alive(state.pids[name] ?? 0) ? undefined : `${name} exited at start. Last lines of ${log}:\n${tail(log)}`),
   );
 }
 
@@ -387,17 +514,22 @@ export async function startControllerManager(state: ControlPlaneState, timeoutMs
   if (!kcm) throw new Error('this control plane was started without kube-controller-manager (withGarbageCollector or workloads)');
   const tools: Tools = await ensureTools();
   const dir = state.dir;
-  state.pids['kube-controller-manager'] = startProcess('kube-controller-manager', tools.kubeControllerManager, [
-    `--kubeconfig=${join(dir, 'kcm.kubeconfig')}`,
-    `--controllers=${(kcm.controllers ?? ['garbage-collector-controller']).join(',')}`,
-    '--leader-elect=false',
-    '--bind-address=127.0.0.1',
-    `--secure-port=${kcm.port}`,
-    `--cert-dir=${join(dir, 'kcm-certs')}`,
-    '--use-service-account-credentials=false',
-    '--v=1',
-    ...kcm.args,
-  ], dir);
+  state.pids['kube-controller-manager'] = startProcess(
+    'kube-controller-manager',
+    tools.kubeControllerManager,
+    [
+      `--kubeconfig=${join(dir, 'kcm.kubeconfig')}`,
+      `--controllers=${(kcm.controllers ?? ['garbage-collector-controller']).join(',')}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${kcm.port}`,
+      `--cert-dir=${join(dir, 'kcm-certs')}`,
+      '--use-service-account-credentials=false',
+      '--v=1',
+      ...kcm.args,
+    ],
+    dir,
+  );
   writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
   await waitForProcess(state, 'kube-controller-manager', `https://127.0.0.1:${kcm.port}/healthz`, timeoutMs);
 }

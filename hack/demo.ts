@@ -56,12 +56,38 @@ interface Demo {
   client?: KubeClient;
 }
 
-const BUNDLE_RT: ResourceType = { group: 'smith.atlassian.com', version: 'v1', apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', plural: 'bundles', namespaced: true, verbs: [] };
-const CONFIGMAP_RT: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, verbs: [] };
-const DEPLOYMENT_RT: ResourceType = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true, verbs: [] };
+const BUNDLE_RT: ResourceType = {
+  group: 'smith.atlassian.com',
+  version: 'v1',
+  apiVersion: 'smith.atlassian.com/v1',
+  kind: 'Bundle',
+  plural: 'bundles',
+  namespaced: true,
+  verbs: [],
+};
+const CONFIGMAP_RT: ResourceType = {
+  group: '',
+  version: 'v1',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+  verbs: [],
+};
+const DEPLOYMENT_RT: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  plural: 'deployments',
+  namespaced: true,
+  verbs: [],
+};
 
 function conditions(bundle: KubeObject | undefined): { type: string; status: string; reason?: string; message?: string }[] {
-  return (bundle?.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? [];
+  return (
+    (bundle?.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []
+  );
 }
 
 function observed(bundle: KubeObject | undefined): boolean {
@@ -71,8 +97,18 @@ function observed(bundle: KubeObject | undefined): boolean {
 function walkthroughBundle(names: string[]): string {
   const objects: Record<string, Record<string, unknown>> = {
     settings: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'walkthrough-settings' }, data: { mode: 'demo' } },
-    cache: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'walkthrough-cache', annotations: { [Annotations.deletionDelay]: '5s' } }, data: { warm: 'true' } },
-    keepsake: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'walkthrough-keepsake', annotations: { [Annotations.deletionDelay]: '5s' } }, data: { precious: 'true' } },
+    cache: {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'walkthrough-cache', annotations: { [Annotations.deletionDelay]: '5s' } },
+      data: { warm: 'true' },
+    },
+    keepsake: {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'walkthrough-keepsake', annotations: { [Annotations.deletionDelay]: '5s' } },
+      data: { precious: 'true' },
+    },
   };
   return JSON.stringify({
     apiVersion: 'smith.atlassian.com/v1',
@@ -84,7 +120,9 @@ function walkthroughBundle(names: string[]): string {
 
 async function run(demo: Demo): Promise<void> {
   step('Control plane');
-  say('starting etcd, kube-apiserver, kwok (simulated nodes), kube-scheduler and the workload controllers on loopback (the first run on a machine builds them: minutes)');
+  say(
+    'starting etcd, kube-apiserver, kwok (simulated nodes), kube-scheduler and the workload controllers on loopback (the first run on a machine builds them: minutes)',
+  );
   const tools = await ensureTools();
   const state = await startControlPlane({ workloads: true });
   demo.state = state;
@@ -96,24 +134,62 @@ async function run(demo: Demo): Promise<void> {
     input === undefined
       ? exec(tools.kubectl, args, { KUBECONFIG: state.kubeconfig })
       : new Promise<string>((resolve, reject) => {
-          const child = execFile(tools.kubectl, args, { env: { ...process.env, KUBECONFIG: state.kubeconfig } }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout)));
+          const child = execFile(tools.kubectl, args, { env: { ...process.env, KUBECONFIG: state.kubeconfig } }, (err, stdout, stderr) =>
+            err ? reject(new Error(stderr || err.message)) : resolve(stdout),
+          );
           child.stdin?.end(input);
         });
-  const cli = (args: string[], exitCodeIsAnAnswer = false) => exec(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', state.kubeconfig], {}, exitCodeIsAnAnswer);
+  const cli = (args: string[], exitCodeIsAnAnswer = false) =>
+    exec(
+      process.execPath,
+      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', state.kubeconfig],
+      {},
+      exitCodeIsAnAnswer,
+    );
   await kubectl(['create', 'namespace', NAMESPACE]);
 
   step('Operator');
   const metricsPort = await freePort();
   const logFile = join(state.dir, 'operator.log');
-  const operator = spawn(process.execPath, [join(repoRoot(), 'dist', 'src', 'main.js'), '--kubeconfig', state.kubeconfig, '--namespace', NAMESPACE, '--gc=bundles', '--leader-elect', '--leader-election-namespace', NAMESPACE, '--metrics-addr', `127.0.0.1:${metricsPort}`, '--health-addr', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const operator = spawn(
+    process.execPath,
+    [
+      join(repoRoot(), 'dist', 'src', 'main.js'),
+      '--kubeconfig',
+      state.kubeconfig,
+      '--namespace',
+      NAMESPACE,
+      '--gc=bundles',
+      '--leader-elect',
+      '--leader-election-namespace',
+      NAMESPACE,
+      '--metrics-addr',
+      `127.0.0.1:${metricsPort}`,
+      '--health-addr',
+      '0',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   demo.operator = operator;
   const log = createWriteStream(logFile);
   operator.stdout?.pipe(log);
   operator.stderr?.pipe(log);
   const lease = await waitFor('the operator to take the Lease', async () => {
-    const l = await client.tryGet({ group: 'coordination.k8s.io', version: 'v1', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true, verbs: [] }, NAMESPACE, 'bundlesmith-leader');
+    const l = await client.tryGet(
+      {
+        group: 'coordination.k8s.io',
+        version: 'v1',
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        plural: 'leases',
+        namespaced: true,
+        verbs: [],
+      },
+      NAMESPACE,
+      'bundlesmith-leader',
+    );
     return (l?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
   });
   say(`operator pid ${operator.pid} leads (Lease ${NAMESPACE}/bundlesmith-leader held by ${lease}); JSON logs in ${logFile}`);
@@ -121,14 +197,25 @@ async function run(demo: Demo): Promise<void> {
   step('Examples');
   const examples = join(repoRoot(), 'examples');
   say('validating them offline: bundlesmith validate examples/...');
-  await cli(['validate', join(examples, 'configmap-secret-deployment.yaml'), join(examples, 'soft-delete.yaml'), join(examples, 'adoption', 'bundle.yaml'), join(examples, 'custom-resource', 'bundle.yaml')]);
+  await cli([
+    'validate',
+    join(examples, 'configmap-secret-deployment.yaml'),
+    join(examples, 'soft-delete.yaml'),
+    join(examples, 'adoption', 'bundle.yaml'),
+    join(examples, 'custom-resource', 'bundle.yaml'),
+  ]);
   await kubectl(['apply', '--server-side', '-f', join(examples, 'custom-resource', 'crd.yaml')]);
   await kubectl(['apply', '--server-side', '-n', NAMESPACE, '-f', join(examples, 'adoption', 'existing-configmap.yaml')]);
   say('a pre-existing ConfigMap legacy-settings (no owner) and the example CRD are in place');
   // diff exits 1 when there are changes (kubectl diff's contract): here there are.
   const diff = await cli(['diff', join(examples, 'adoption', 'bundle.yaml'), '-n', NAMESPACE], true);
   say(`bundlesmith diff examples/adoption/bundle.yaml:\n${diff.trimEnd().replace(/^/gm, '        ')}`);
-  for (const file of ['configmap-secret-deployment.yaml', 'soft-delete.yaml', join('adoption', 'bundle.yaml'), join('custom-resource', 'bundle.yaml')]) {
+  for (const file of [
+    'configmap-secret-deployment.yaml',
+    'soft-delete.yaml',
+    join('adoption', 'bundle.yaml'),
+    join('custom-resource', 'bundle.yaml'),
+  ]) {
     await kubectl(['apply', '--server-side', '-n', NAMESPACE, '-f', join(examples, file)]);
   }
   say('applied 4 example Bundles; waiting for the operator to reconcile each');
@@ -140,7 +227,9 @@ async function run(demo: Demo): Promise<void> {
     });
     const ready = conditions(live).find((c) => c.type === 'Ready');
     const resources = (live.status as { resourcesReady?: string } | undefined)?.resourcesReady ?? '?';
-    say(`Bundle ${b.metadata.name}: Ready=${ready?.status ?? '?'} (${ready?.reason ?? ''}), resources ready ${resources}${ready?.status === 'True' ? '' : ` - ${ready?.message ?? ''}`}`);
+    say(
+      `Bundle ${b.metadata.name}: Ready=${ready?.status ?? '?'} (${ready?.reason ?? ''}), resources ready ${resources}${ready?.status === 'True' ? '' : ` - ${ready?.message ?? ''}`}`,
+    );
   }
   say('(no database controller runs here: the example Database never becomes ready, so orders-db waits for it, as it should)');
   const statusAll = await cli(['status', '-n', NAMESPACE], true);
@@ -148,30 +237,64 @@ async function run(demo: Demo): Promise<void> {
   const statusWeb = await cli(['status', 'web', '-n', NAMESPACE], true);
   say(`bundlesmith status web -n ${NAMESPACE}:\n${statusWeb.trimEnd().replace(/^/gm, '        ')}`);
   const adopted = await client.get(CONFIGMAP_RT, NAMESPACE, 'legacy-settings');
-  say(`legacy-settings adopted: controller ${adopted.metadata.ownerReferences?.find((r) => r.controller)?.kind ?? 'none'}, data ${JSON.stringify(adopted.data)}`);
+  say(
+    `legacy-settings adopted: controller ${adopted.metadata.ownerReferences?.find((r) => r.controller)?.kind ?? 'none'}, data ${JSON.stringify(adopted.data)}`,
+  );
 
   step('A Deployment that runs');
   const webReady = (generation?: number) => async () => {
     const web = await client.tryGet(BUNDLE_RT, NAMESPACE, 'web');
-    return web !== undefined && observed(web) && (generation === undefined || web.metadata.generation === generation) && conditions(web).some((c) => c.type === 'Ready' && c.status === 'True') ? web : undefined;
+    return web !== undefined &&
+      observed(web) &&
+      (generation === undefined || web.metadata.generation === generation) &&
+      conditions(web).some((c) => c.type === 'Ready' && c.status === 'True')
+      ? web
+      : undefined;
   };
   await waitFor('Bundle web to be Ready', webReady());
-  say('Bundle web is Ready: its Deployment has every replica updated and available (pods bound to simulated nodes by kube-scheduler, reported Running by kwok; no container runs)');
-  say(`kubectl get deployments,replicasets,pods -n ${NAMESPACE} -o wide:\n${(await kubectl(['get', 'deployments,replicasets,pods', '-n', NAMESPACE, '-o', 'wide'])).trimEnd().replace(/^/gm, '        ')}`);
-  const hashOf = async () => ((await client.get(DEPLOYMENT_RT, NAMESPACE, 'web')).spec as { template?: { metadata?: { annotations?: Record<string, string> } } }).template?.metadata?.annotations?.[Annotations.envRefHash];
+  say(
+    'Bundle web is Ready: its Deployment has every replica updated and available (pods bound to simulated nodes by kube-scheduler, reported Running by kwok; no container runs)',
+  );
+  say(
+    `kubectl get deployments,replicasets,pods -n ${NAMESPACE} -o wide:\n${(await kubectl(['get', 'deployments,replicasets,pods', '-n', NAMESPACE, '-o', 'wide'])).trimEnd().replace(/^/gm, '        ')}`,
+  );
+  const hashOf = async () =>
+    ((await client.get(DEPLOYMENT_RT, NAMESPACE, 'web')).spec as { template?: { metadata?: { annotations?: Record<string, string> } } })
+      .template?.metadata?.annotations?.[Annotations.envRefHash];
   const hashBefore = await hashOf();
-  say(`its pod template carries smith.atlassian.com/envRefHash=${hashBefore?.slice(0, 16) ?? '?'}…: Smith's hash of web-config and web-credentials, which its container reads`);
-  const patched = JSON.parse(await kubectl(['patch', 'bundle', 'web', '-n', NAMESPACE, '--type=json', '-o', 'json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/resources/0/spec/object/data/greeting', value: 'bonjour' }])])) as KubeObject;
-  say('changed greeting in the Bundle\'s ConfigMap, nothing in the Deployment: the ConfigMap is applied, then the Deployment with a new hash, so it rolls out');
+  say(
+    `its pod template carries smith.atlassian.com/envRefHash=${hashBefore?.slice(0, 16) ?? '?'}…: Smith's hash of web-config and web-credentials, which its container reads`,
+  );
+  const patched = JSON.parse(
+    await kubectl([
+      'patch',
+      'bundle',
+      'web',
+      '-n',
+      NAMESPACE,
+      '--type=json',
+      '-o',
+      'json',
+      '-p',
+      JSON.stringify([{ op: 'replace', path: '/spec/resources/0/spec/object/data/greeting', value: 'bonjour' }]),
+    ]),
+  ) as KubeObject;
+  say(
+    "changed greeting in the Bundle's ConfigMap, nothing in the Deployment: the ConfigMap is applied, then the Deployment with a new hash, so it rolls out",
+  );
   await waitFor('Bundle web to be Ready with the new ConfigMap', webReady(patched.metadata.generation));
   await waitFor('the new envRefHash', async () => ((await hashOf()) !== hashBefore ? true : undefined));
   say(`envRefHash is now ${(await hashOf())?.slice(0, 16) ?? '?'}…`);
   say('Bundle web is Ready again, once the new ReplicaSet was available and the old one scaled to 0:');
-  say(`kubectl get replicasets,pods -n ${NAMESPACE}:\n${(await kubectl(['get', 'replicasets,pods', '-l', 'app=web', '-n', NAMESPACE])).trimEnd().replace(/^/gm, '        ')}`);
+  say(
+    `kubectl get replicasets,pods -n ${NAMESPACE}:\n${(await kubectl(['get', 'replicasets,pods', '-l', 'app=web', '-n', NAMESPACE])).trimEnd().replace(/^/gm, '        ')}`,
+  );
 
   step('Soft delete: removal, cancellation, expiry');
   await kubectl(['apply', '--server-side', '-f', '-'], walkthroughBundle(['settings', 'cache', 'keepsake']));
-  await waitFor('walkthrough to be Ready', async () => conditions(await client.tryGet(BUNDLE_RT, NAMESPACE, 'walkthrough')).some((c) => c.type === 'Ready' && c.status === 'True'));
+  await waitFor('walkthrough to be Ready', async () =>
+    conditions(await client.tryGet(BUNDLE_RT, NAMESPACE, 'walkthrough')).some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
   say('Bundle walkthrough is Ready with settings, cache and keepsake (cache and keepsake carry deletionDelay: 5s)');
   const treeBefore = await cli(['tree', 'walkthrough', '-n', NAMESPACE]);
   say(`bundlesmith tree walkthrough -n ${NAMESPACE}:\n${treeBefore.trimEnd().replace(/^/gm, '        ')}`);
@@ -179,13 +302,21 @@ async function run(demo: Demo): Promise<void> {
   await kubectl(['apply', '--server-side', '-f', '-'], walkthroughBundle(['settings']));
   say('removed cache and keepsake from the Bundle');
   const [cacheStamp] = await waitFor('both to be stamped', async () => {
-    const [cache, keepsake] = await Promise.all([client.tryGet(CONFIGMAP_RT, NAMESPACE, 'walkthrough-cache'), client.tryGet(CONFIGMAP_RT, NAMESPACE, 'walkthrough-keepsake')]);
+    const [cache, keepsake] = await Promise.all([
+      client.tryGet(CONFIGMAP_RT, NAMESPACE, 'walkthrough-cache'),
+      client.tryGet(CONFIGMAP_RT, NAMESPACE, 'walkthrough-keepsake'),
+    ]);
     const a = cache?.metadata.annotations?.[Annotations.deletionTimestamp];
     const b = keepsake?.metadata.annotations?.[Annotations.deletionTimestamp];
     return a && b ? ([a, b] as const) : undefined;
   });
   say(`the operator stamped both instead of deleting them: ${Annotations.deletionTimestamp}=${cacheStamp}`);
-  await waitFor('the countdowns in the Bundle status', async () => ((await client.get(BUNDLE_RT, NAMESPACE, 'walkthrough')).status as { pendingDeletions?: unknown[] } | undefined)?.pendingDeletions?.length === 2);
+  await waitFor(
+    'the countdowns in the Bundle status',
+    async () =>
+      ((await client.get(BUNDLE_RT, NAMESPACE, 'walkthrough')).status as { pendingDeletions?: unknown[] } | undefined)?.pendingDeletions
+        ?.length === 2,
+  );
   const treeAfter = await cli(['tree', 'walkthrough', '-n', NAMESPACE]);
   say(`bundlesmith tree walkthrough -n ${NAMESPACE} (after the removal):\n${treeAfter.trimEnd().replace(/^/gm, '        ')}`);
   const pending = await cli(['pending', '-n', NAMESPACE]);
@@ -200,14 +331,24 @@ async function run(demo: Demo): Promise<void> {
   say('keepsake: stamp removed, the object stays (same UID, never recreated)');
 
   const stampedAt = Date.parse(cacheStamp);
-  await waitFor('cache to be deleted on expiry', async () => (await client.tryGet(CONFIGMAP_RT, NAMESPACE, 'walkthrough-cache')) === undefined, 30_000);
+  await waitFor(
+    'cache to be deleted on expiry',
+    async () => (await client.tryGet(CONFIGMAP_RT, NAMESPACE, 'walkthrough-cache')) === undefined,
+    30_000,
+  );
   say(`expiry: cache deleted ${((Date.now() - stampedAt) / 1000).toFixed(1)} s after it was stamped (deletionDelay 5s)`);
   const walkthrough = await client.get(BUNDLE_RT, NAMESPACE, 'walkthrough');
-  say(`Bundle walkthrough status.pendingDeletions: ${JSON.stringify((walkthrough.status as { pendingDeletions?: unknown[] }).pendingDeletions ?? [])}`);
+  say(
+    `Bundle walkthrough status.pendingDeletions: ${JSON.stringify((walkthrough.status as { pendingDeletions?: unknown[] }).pendingDeletions ?? [])}`,
+  );
 
   step('Metrics');
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  for (const line of metrics.split('\n').filter((l) => /^bundlesmith_(leader|reconcile_total|pending_deletions|bundles\{)/.test(l)).slice(0, 12)) say(line);
+  for (const line of metrics
+    .split('\n')
+    .filter((l) => /^bundlesmith_(leader|reconcile_total|pending_deletions|bundles\{)/.test(l))
+    .slice(0, 12))
+    say(line);
 }
 
 async function cleanup(demo: Demo): Promise<void> {

@@ -49,7 +49,12 @@ async function runBuild(what: string, script: string, expected: string): Promise
       const lines = out.trim().split('\n');
       const dir = lines[lines.length - 1];
       if (code === 0 && dir && existsSync(join(dir, expected))) resolve(dir);
-      else reject(new Error(`building ${what} failed (exit ${code}, last line ${JSON.stringify(dir ?? '')}); see the messages above. Is Go installed and the Go module proxy reachable?`));
+      else
+        reject(
+          new Error(
+            `building ${what} failed (exit ${code}, last line ${JSON.stringify(dir ?? '')}); see the messages above. Is Go installed and the Go module proxy reachable?`,
+          ),
+        );
     });
   });
 }

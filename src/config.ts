@@ -2,11 +2,16 @@
 import { z } from 'zod';
 import { parseLabelSelector } from './core/selector.js';
 
-const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$|^0$/, 'must be host:port (":8080" for all interfaces) or 0 to disable');
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$|^0$/, 'must be host:port (":8080" for all interfaces) or 0 to disable');
 
 export const ConfigSchema = z.object({
   kubeconfig: z.string().min(1).optional(),
-  namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
+  namespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')
+    .optional(),
   workers: z.coerce.number().int().min(1).max(256).default(4),
   gc: z.enum(['cluster', 'bundles', 'off']).default('cluster'),
   gcWorkers: z.coerce.number().int().min(1).max(1024).default(32),
@@ -28,8 +33,16 @@ export const ConfigSchema = z.object({
   metricsSecure: z.boolean().optional(),
   /** The directory holding the metrics certificate and key (a mounted Secret); unset: a self-signed certificate made at start. */
   metricsCertDir: z.string().min(1).optional(),
-  metricsCertName: z.string().min(1).regex(/^[^/]+$/, 'must be a file name in --metrics-cert-dir').default('tls.crt'),
-  metricsCertKey: z.string().min(1).regex(/^[^/]+$/, 'must be a file name in --metrics-cert-dir').default('tls.key'),
+  metricsCertName: z
+    .string()
+    .min(1)
+    .regex(/^[^/]+$/, 'must be a file name in --metrics-cert-dir')
+    .default('tls.crt'),
+  metricsCertKey: z
+    .string()
+    .min(1)
+    .regex(/^[^/]+$/, 'must be a file name in --metrics-cert-dir')
+    .default('tls.key'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   qps: z.coerce.number().min(0).default(0),
   burst: z.coerce.number().int().min(1).default(100),
@@ -43,7 +56,10 @@ export const ConfigSchema = z.object({
    * NAMESPACE/NAME of the Secret holding the key releases are signed with;
    * default: the leader-election namespace, bundlesmith-release-key.
    */
-  releaseKeySecret: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'must be NAMESPACE/NAME of a Secret').optional(),
+  releaseKeySecret: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'must be NAMESPACE/NAME of a Secret')
+    .optional(),
   /**
    * Sharding: reconcile only the Bundles whose labels this selector matches
    * (`shard=a`, `!shard`, `shard in (a,b)`); every Bundle is still read, so
@@ -67,7 +83,11 @@ export const ConfigSchema = z.object({
    * rule that does not compile stops the operator there.
    */
   healthChecksFile: z.string().min(1).optional(),
-  defaultServiceAccount: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a ServiceAccount name').max(253).optional(),
+  defaultServiceAccount: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a ServiceAccount name')
+    .max(253)
+    .optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -105,14 +125,27 @@ export function parseArgs(argv: readonly string[]): { ok: true; config: Config }
   if (errors.length > 0) return { ok: false, errors };
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    return { ok: false, errors: parsed.error.issues.map((i) => `--${String(i.path[0] ?? '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`) };
+    return {
+      ok: false,
+      errors: parsed.error.issues.map((i) => `--${String(i.path[0] ?? '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`),
+    };
   }
   // Impersonation does not nest: an operator that impersonates cannot act as each Bundle's ServiceAccount.
   if (parsed.data.impersonate !== undefined && parsed.data.defaultServiceAccount !== undefined) {
-    return { ok: false, errors: ['--impersonate and --default-service-account exclude each other: lockdown impersonates each Bundle\'s ServiceAccount, and impersonation does not nest (run the operator with its own credentials)'] };
+    return {
+      ok: false,
+      errors: [
+        "--impersonate and --default-service-account exclude each other: lockdown impersonates each Bundle's ServiceAccount, and impersonation does not nest (run the operator with its own credentials)",
+      ],
+    };
   }
   if (parsed.data.metricsAuth === 'kubernetes' && parsed.data.metricsSecure === false) {
-    return { ok: false, errors: ['--metrics-secure=false with --metrics-auth=kubernetes: scrapers\' bearer tokens would cross the network in clear HTTP (serve /metrics over HTTPS, or run without --metrics-auth on a loopback --metrics-addr)'] };
+    return {
+      ok: false,
+      errors: [
+        "--metrics-secure=false with --metrics-auth=kubernetes: scrapers' bearer tokens would cross the network in clear HTTP (serve /metrics over HTTPS, or run without --metrics-auth on a loopback --metrics-addr)",
+      ],
+    };
   }
   if (parsed.data.metricsCertDir !== undefined && parsed.data.metricsSecure === false) {
     return { ok: false, errors: ['--metrics-cert-dir needs --metrics-secure: the certificate is only used to serve /metrics over HTTPS'] };

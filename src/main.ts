@@ -42,7 +42,10 @@ const LOST_LEASE_BOUND_MS = 2_000;
  * may be starting); then the process exits with the reason.
  */
 async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: Logger): Promise<Uint8Array> {
-  const at = config.releaseKeySecret !== undefined ? parseReleaseKeySecret(config.releaseKeySecret) : { namespace: config.leaderElectionNamespace, name: DEFAULT_RELEASE_KEY_SECRET };
+  const at =
+    config.releaseKeySecret !== undefined
+      ? parseReleaseKeySecret(config.releaseKeySecret)
+      : { namespace: config.leaderElectionNamespace, name: DEFAULT_RELEASE_KEY_SECRET };
   if (at === undefined) throw new Error(`--release-key-secret: ${config.releaseKeySecret ?? ''} is not NAMESPACE/NAME`);
   const deadline = Date.now() + 60_000;
   for (let attempt = 1; ; attempt++) {
@@ -50,10 +53,16 @@ async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: 
       return await loadReleaseKey(client, at);
     } catch (err) {
       if (Date.now() > deadline) {
-        logger.fatal({ secret: { namespace: at.namespace, name: at.name }, err: errorMessage(err) }, 'cannot read or create the release key Secret (the operator needs get and create on it)');
+        logger.fatal(
+          { secret: { namespace: at.namespace, name: at.name }, err: errorMessage(err) },
+          'cannot read or create the release key Secret (the operator needs get and create on it)',
+        );
         process.exit(1);
       }
-      logger.warn({ secret: { namespace: at.namespace, name: at.name }, attempt, err: errorMessage(err) }, 'reading the release key failed; retrying');
+      logger.warn(
+        { secret: { namespace: at.namespace, name: at.name }, attempt, err: errorMessage(err) },
+        'reading the release key failed; retrying',
+      );
       await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** attempt)));
     }
   }
@@ -84,7 +93,8 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
   // monotonic clock at the moment it is sent). Armed once the elector exists: the release key, read or created
   // first, is the one write made before leading.
   const lease: { elector?: LeaderElector } = {};
-  const writeFence: SendGuard = () => (lease.elector && !lease.elector.holdsLease() ? 'this replica does not hold its leader-election Lease' : undefined);
+  const writeFence: SendGuard = () =>
+    lease.elector && !lease.elector.holdsLease() ? 'this replica does not hold its leader-election Lease' : undefined;
   // One request budget (--qps/--burst) for every client of the process.
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const clients = await createProcessClients(config, systemClock, writeFence, (request) => metrics.requestDone(request));
@@ -97,7 +107,19 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
   };
   isLeader.set(0);
   const clock = systemClock;
-  const garbageCollector = config.gc === 'off' ? undefined : createGarbageCollector({ client, eventClient, clock, logger: logger.child({ controller: 'gc' }), metrics, mode: config.gc, workers: config.gcWorkers, ...(config.namespace ? { namespace: config.namespace } : {}) });
+  const garbageCollector =
+    config.gc === 'off'
+      ? undefined
+      : createGarbageCollector({
+          client,
+          eventClient,
+          clock,
+          logger: logger.child({ controller: 'gc' }),
+          metrics,
+          mode: config.gc,
+          workers: config.gcWorkers,
+          ...(config.namespace ? { namespace: config.namespace } : {}),
+        });
   const events = apiEventRecorder(eventClient, clock, logger, instance);
   const releaseKey = await loadReleaseKeyOrExit(client, config, logger);
   const operator = new Operator({
@@ -123,7 +145,19 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
     if (stopping) return;
     operatorStarted = true;
     isLeader.set(1);
-    logger.info({ watchNamespace: config.namespace ?? '(all)', bundles: config.bundleSelector?.text ?? '(all)', sweepReleased: config.sweepReleased, gc: config.gc, workers: config.workers, tenancy: config.defaultServiceAccount ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one` : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights" }, 'starting controllers');
+    logger.info(
+      {
+        watchNamespace: config.namespace ?? '(all)',
+        bundles: config.bundleSelector?.text ?? '(all)',
+        sweepReleased: config.sweepReleased,
+        gc: config.gc,
+        workers: config.workers,
+        tenancy: config.defaultServiceAccount
+          ? `lockdown: Bundles act as their namespace's ServiceAccount ${config.defaultServiceAccount} unless they name one`
+          : "single-tenant: Bundles without spec.serviceAccountName act with the operator's rights",
+      },
+      'starting controllers',
+    );
     operator
       .start()
       .then(() => logger.info('controllers started'))
@@ -164,7 +198,9 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
     // A standby is ready once it takes part in the election: rollouts must
     // not wait for it to lead.
     if (elector && !elector.isLeader()) {
-      return elector.hasObservedLease() ? { ready: true, detail: 'standby: another replica holds the Lease' } : { ready: false, detail: 'has not read the Lease yet' };
+      return elector.hasObservedLease()
+        ? { ready: true, detail: 'standby: another replica holds the Lease' }
+        : { ready: false, detail: 'has not read the Lease yet' };
     }
     if (!operatorStarted || !operator.ready()) return { ready: false, detail: 'controllers starting: informers not synced yet' };
     return { ready: true, detail: elector ? 'leader: controllers running' : 'controllers running' };
@@ -176,9 +212,27 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
       })
     : undefined;
   // A certificate that cannot be read is an error at start, not a /metrics that never answers.
-  const tls = metricsSecure(config) && config.metricsAddr !== '0' ? metricsTls({ ...(config.metricsCertDir !== undefined ? { certDir: config.metricsCertDir } : {}), certName: config.metricsCertName, keyName: config.metricsCertKey }) : undefined;
-  const http = await startHttpEndpoints({ metricsAddr: config.metricsAddr, healthAddr: config.healthAddr, metrics, readiness, logger, ...(metricsAuthorizer ? { metricsAuthorizer } : {}), ...(tls ? { metricsTls: tls } : {}) });
-  const debug = config.debugAddr !== undefined && config.debugAddr !== '0' ? await startDebugEndpoint({ addr: config.debugAddr, graph: () => garbageCollector?.engine.graph, logger }) : undefined;
+  const tls =
+    metricsSecure(config) && config.metricsAddr !== '0'
+      ? metricsTls({
+          ...(config.metricsCertDir !== undefined ? { certDir: config.metricsCertDir } : {}),
+          certName: config.metricsCertName,
+          keyName: config.metricsCertKey,
+        })
+      : undefined;
+  const http = await startHttpEndpoints({
+    metricsAddr: config.metricsAddr,
+    healthAddr: config.healthAddr,
+    metrics,
+    readiness,
+    logger,
+    ...(metricsAuthorizer ? { metricsAuthorizer } : {}),
+    ...(tls ? { metricsTls: tls } : {}),
+  });
+  const debug =
+    config.debugAddr !== undefined && config.debugAddr !== '0'
+      ? await startDebugEndpoint({ addr: config.debugAddr, graph: () => garbageCollector?.engine.graph, logger })
+      : undefined;
 
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -213,7 +267,14 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
   setInterval(() => undefined, 1 << 30);
 
   if (elector) {
-    logger.info({ identity: instance, lease: { namespace: config.leaderElectionNamespace, name: config.leaderElectionId }, leaseDurationSeconds: config.leaseDurationSeconds }, 'waiting for leadership');
+    logger.info(
+      {
+        identity: instance,
+        lease: { namespace: config.leaderElectionNamespace, name: config.leaderElectionId },
+        leaseDurationSeconds: config.leaseDurationSeconds,
+      },
+      'waiting for leadership',
+    );
     elector.start();
   } else {
     startOperator();

@@ -15,7 +15,6 @@ import { ReleasedObjectSweeper } from './controllers/softdelete/released-sweeper
 import { apiEventRecorder, type EventRecorder } from './controllers/events.js';
 import type { LabelSelector } from './core/selector.js';
 
-
 /** What a garbage collector must offer the operator (src/controllers/gc implements it). */
 export interface GarbageCollectorPart {
   start(): Promise<void>;
@@ -60,9 +59,29 @@ export class Operator {
   constructor(private readonly o: OperatorOptions) {
     this.discovery = new Discovery(o.client);
     const events = o.events ?? apiEventRecorder(o.client, o.clock, o.logger, o.instance ?? 'bundlesmith');
-    const common = { client: o.client, discovery: this.discovery, releaseKey: o.releaseKey, clock: o.clock, events, ...(o.metrics ? { metrics: o.metrics } : {}), ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.serverTime ? { serverTime: o.serverTime } : {}), ...(o.defaultServiceAccount ? { defaultServiceAccount: o.defaultServiceAccount } : {}) };
-    this.bundles = new BundleController({ ...common, logger: o.logger.child({ controller: 'bundle' }), ...(o.workers ? { workers: o.workers } : {}), ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}), ...(o.bundleSelector ? { bundleSelector: o.bundleSelector } : {}), ...(o.healthCheckDefaults ? { healthCheckDefaults: o.healthCheckDefaults } : {}) });
-    this.sweeper = o.sweepReleased === false ? undefined : new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
+    const common = {
+      client: o.client,
+      discovery: this.discovery,
+      releaseKey: o.releaseKey,
+      clock: o.clock,
+      events,
+      ...(o.metrics ? { metrics: o.metrics } : {}),
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      ...(o.serverTime ? { serverTime: o.serverTime } : {}),
+      ...(o.defaultServiceAccount ? { defaultServiceAccount: o.defaultServiceAccount } : {}),
+    };
+    this.bundles = new BundleController({
+      ...common,
+      logger: o.logger.child({ controller: 'bundle' }),
+      ...(o.workers ? { workers: o.workers } : {}),
+      ...(o.watchSyncTimeoutMs ? { watchSyncTimeoutMs: o.watchSyncTimeoutMs } : {}),
+      ...(o.bundleSelector ? { bundleSelector: o.bundleSelector } : {}),
+      ...(o.healthCheckDefaults ? { healthCheckDefaults: o.healthCheckDefaults } : {}),
+    });
+    this.sweeper =
+      o.sweepReleased === false
+        ? undefined
+        : new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
   }
 
   async start(): Promise<void> {
@@ -78,6 +97,8 @@ export class Operator {
   }
 
   ready(): boolean {
-    return this.started && this.bundles.hasSynced() && (this.sweeper?.hasSynced() ?? true) && (this.o.garbageCollector?.hasSynced() ?? true);
+    return (
+      this.started && this.bundles.hasSynced() && (this.sweeper?.hasSynced() ?? true) && (this.o.garbageCollector?.hasSynced() ?? true)
+    );
   }
 }

@@ -11,7 +11,10 @@ import type { TransportOptions } from './kube/transport.js';
 import { systemClock, type Clock } from './kube/clock.js';
 import { RequestBudget } from './kube/request-budget.js';
 
-export type ProcessClientConfig = Pick<Config, 'kubeconfig' | 'qps' | 'burst' | 'impersonate' | 'leaderElect' | 'leaseDurationSeconds' | 'metricsAuth'>;
+export type ProcessClientConfig = Pick<
+  Config,
+  'kubeconfig' | 'qps' | 'burst' | 'impersonate' | 'leaderElect' | 'leaseDurationSeconds' | 'metricsAuth'
+>;
 
 export interface ProcessClients {
   /** The shared budget; undefined when --qps is 0 (no client-side limit). */
@@ -34,7 +37,12 @@ export interface ProcessClients {
  * Lease's own client and the review client have none: renewing the Lease and
  * reviewing a scrape must go on whatever the fence says.
  */
-export async function createProcessClients(config: ProcessClientConfig, clock: Clock = systemClock, writeFence?: SendGuard, requestObserver?: TransportOptions['requestObserver']): Promise<ProcessClients> {
+export async function createProcessClients(
+  config: ProcessClientConfig,
+  clock: Clock = systemClock,
+  writeFence?: SendGuard,
+  requestObserver?: TransportOptions['requestObserver'],
+): Promise<ProcessClients> {
   const budget = config.qps > 0 ? new RequestBudget(clock, { qps: config.qps, burst: config.burst }) : undefined;
   const shared = {
     ...(budget ? { limiter: budget } : {}),
@@ -57,7 +65,10 @@ export async function createProcessClients(config: ProcessClientConfig, clock: C
       })
     : undefined;
   // A scrape must not wait behind a cascade either (Prometheus gives up after its scrape timeout).
-  const reviewClient = config.metricsAuth === 'kubernetes' ? await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, priority: 'high', maxSockets: 4 }) : undefined;
+  const reviewClient =
+    config.metricsAuth === 'kubernetes'
+      ? await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, priority: 'high', maxSockets: 4 })
+      : undefined;
   return {
     budget,
     client,

@@ -21,12 +21,36 @@
  * directory the build runs in.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { TarWriter, readTar, type TarEntry } from './tar.js';
-import { MediaTypes, canonicalJson, sha256, writeOciArchive, type Blob, type Descriptor, type ImageConfig, type Index, type Manifest } from './oci.js';
+import {
+  MediaTypes,
+  canonicalJson,
+  sha256,
+  writeOciArchive,
+  type Blob,
+  type Descriptor,
+  type ImageConfig,
+  type Index,
+  type Manifest,
+} from './oci.js';
 
 /** The non-root user the image runs as (distroless's "nonroot"); the chart's runAsNonRoot checks a numeric one. */
 export const IMAGE_UID = 65532;
@@ -128,7 +152,8 @@ class Tree {
 function debsDir(root: string, log: (m: string) => void): string {
   const result = spawnSync('bash', [join(root, 'hack', 'image', 'debs.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const dir = result.stdout.trim().split('\n').pop() ?? '';
-  if (result.status !== 0 || dir === '' || !existsSync(dir)) throw new Error(`hack/image/debs.sh failed (exit ${result.status}); see the messages above`);
+  if (result.status !== 0 || dir === '' || !existsSync(dir))
+    throw new Error(`hack/image/debs.sh failed (exit ${result.status}); see the messages above`);
   log(`[image] Debian packages from ${dir}`);
   return dir;
 }
@@ -158,7 +183,11 @@ function addDeb(tree: Tree, deb: string): string {
   return `${name}=${version}`;
 }
 
-function baseLayerTree(root: string, arch: { oci: string; node: string }, log: (m: string) => void): { tree: Tree; packages: string[]; nodeVersion: string; osRelease: Record<string, string> } {
+function baseLayerTree(
+  root: string,
+  arch: { oci: string; node: string },
+  log: (m: string) => void,
+): { tree: Tree; packages: string[]; nodeVersion: string; osRelease: Record<string, string> } {
   const tree = new Tree();
   const dir = debsDir(root, log);
   const packages = readdirSync(dir)
@@ -170,33 +199,81 @@ function baseLayerTree(root: string, arch: { oci: string; node: string }, log: (
   const mozilla = 'usr/share/ca-certificates/mozilla';
   const certs = tree
     .sorted()
-    .filter((e): e is Extract<TarEntry, { type: 'file' }> => e.type === 'file' && e.path.startsWith(`${mozilla}/`) && e.path.endsWith('.crt'));
+    .filter(
+      (e): e is Extract<TarEntry, { type: 'file' }> => e.type === 'file' && e.path.startsWith(`${mozilla}/`) && e.path.endsWith('.crt'),
+    );
   if (certs.length === 0) throw new Error('no CA certificates in the ca-certificates package');
-  tree.set({ path: 'etc/ssl/certs/ca-certificates.crt', type: 'file', mode: 0o644, uid: 0, gid: 0, data: () => Buffer.concat(certs.map((c) => { const d = c.data(); return d[d.length - 1] === 0x0a ? d : Buffer.concat([d, Buffer.from('\n')]); })) });
+  tree.set({
+    path: 'etc/ssl/certs/ca-certificates.crt',
+    type: 'file',
+    mode: 0o644,
+    uid: 0,
+    gid: 0,
+    data: () =>
+      Buffer.concat(
+        certs.map((c) => {
+          const d = c.data();
+          return d[d.length - 1] === 0x0a ? d : Buffer.concat([d, Buffer.from('\n')]);
+        }),
+      ),
+  });
 
   // The release the packages come from (this machine's: debs.sh asks its apt).
   const osReleaseText = readFileSync(realpathSync('/etc/os-release'), 'utf8');
-  const osRelease = Object.fromEntries(osReleaseText.split('\n').flatMap((l) => { const m = /^([A-Z_]+)=("?)(.*)\2$/.exec(l); return m ? [[m[1]!, m[3]!]] : []; }));
-  if (osRelease.ID !== 'debian') throw new Error(`the image's base is made of Debian packages from this machine's apt; this machine is ${osRelease.ID ?? 'unknown'}, not Debian`);
+  const osRelease = Object.fromEntries(
+    osReleaseText.split('\n').flatMap((l) => {
+      const m = /^([A-Z_]+)=("?)(.*)\2$/.exec(l);
+      return m ? [[m[1]!, m[3]!]] : [];
+    }),
+  );
+  if (osRelease.ID !== 'debian')
+    throw new Error(
+      `the image's base is made of Debian packages from this machine's apt; this machine is ${osRelease.ID ?? 'unknown'}, not Debian`,
+    );
   tree.text('etc/os-release', osReleaseText);
   if (existsSync('/etc/debian_version')) tree.text('etc/debian_version', readFileSync('/etc/debian_version', 'utf8'));
-  tree.text('etc/passwd', ['root:x:0:0:root:/root:/sbin/nologin', 'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin', `nonroot:x:${IMAGE_UID}:${IMAGE_UID}:nonroot:/home/nonroot:/sbin/nologin`, ''].join('\n'));
+  tree.text(
+    'etc/passwd',
+    [
+      'root:x:0:0:root:/root:/sbin/nologin',
+      'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin',
+      `nonroot:x:${IMAGE_UID}:${IMAGE_UID}:nonroot:/home/nonroot:/sbin/nologin`,
+      '',
+    ].join('\n'),
+  );
   tree.text('etc/group', ['root:x:0:', 'nobody:x:65534:', `nonroot:x:${IMAGE_UID}:`, ''].join('\n'));
-  tree.text('etc/nsswitch.conf', ['passwd: files', 'group: files', 'shadow: files', 'hosts: files dns', 'networks: files', 'protocols: files', 'services: files', ''].join('\n'));
+  tree.text(
+    'etc/nsswitch.conf',
+    [
+      'passwd: files',
+      'group: files',
+      'shadow: files',
+      'hosts: files dns',
+      'networks: files',
+      'protocols: files',
+      'services: files',
+      '',
+    ].join('\n'),
+  );
   tree.set({ path: 'tmp', type: 'dir', mode: 0o1777, uid: 0, gid: 0 });
   tree.set({ path: 'root', type: 'dir', mode: 0o700, uid: 0, gid: 0 });
   tree.set({ path: 'home/nonroot', type: 'dir', mode: 0o700, uid: IMAGE_UID, gid: IMAGE_UID });
 
   // The pinned Node: the `node` devDependency's binary, the release the tests run on.
-  const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.node;
+  const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> })
+    .devDependencies.node;
   const nodePkg = join(root, 'node_modules', 'node');
   const nodeVersion = (JSON.parse(readFileSync(join(nodePkg, 'package.json'), 'utf8')) as { version: string }).version;
-  if (pinned !== nodeVersion) throw new Error(`node_modules/node is ${nodeVersion}, package.json pins ${pinned ?? '(none)'}: run npm install`);
+  if (pinned !== nodeVersion)
+    throw new Error(`node_modules/node is ${nodeVersion}, package.json pins ${pinned ?? '(none)'}: run npm install`);
   const binary = join(nodePkg, 'bin', 'node');
   const reported = execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
   if (reported !== `v${nodeVersion}`) throw new Error(`${binary} says ${reported}, expected v${nodeVersion}`);
   tree.copyFile('usr/local/bin/node', binary);
-  const license = [join(nodePkg, 'node_modules', `node-${arch.node}`, 'LICENSE'), join(root, 'node_modules', `node-${arch.node}`, 'LICENSE')].find((p) => existsSync(p));
+  const license = [
+    join(nodePkg, 'node_modules', `node-${arch.node}`, 'LICENSE'),
+    join(root, 'node_modules', `node-${arch.node}`, 'LICENSE'),
+  ].find((p) => existsSync(p));
   if (license) tree.copyFile('usr/local/share/doc/node/LICENSE', license);
   return { tree, packages, nodeVersion, osRelease };
 }
@@ -211,7 +288,8 @@ function compiledSources(root: string): string[] {
       if (statSync(abs).isDirectory()) walk(child);
       else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) {
         const js = join(root, 'dist', 'src', child.replace(/\.ts$/, '.js'));
-        if (!existsSync(js) || statSync(js).mtimeMs < statSync(abs).mtimeMs) throw new Error(`dist/src/${child.replace(/\.ts$/, '.js')} is missing or older than src/${child}: run npm run build`);
+        if (!existsSync(js) || statSync(js).mtimeMs < statSync(abs).mtimeMs)
+          throw new Error(`dist/src/${child.replace(/\.ts$/, '.js')} is missing or older than src/${child}: run npm run build`);
         out.push(child.replace(/\.ts$/, '.js'));
       }
     }
@@ -226,7 +304,9 @@ function appLayerTree(root: string): { tree: Tree; modules: number } {
   tree.copyTree('app/crds', join(root, 'crds'));
   for (const js of compiledSources(root)) tree.copyFile(`app/dist/src/${js}`, join(root, 'dist', 'src', js));
   // Production packages: the lock file's entries not marked dev, where npm put them.
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean; optional?: boolean; link?: boolean }> };
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string; dev?: boolean; optional?: boolean; link?: boolean }>;
+  };
   let modules = 0;
   for (const [path, meta] of Object.entries(lock.packages).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (path === '' || meta.dev === true) continue;
@@ -237,7 +317,8 @@ function appLayerTree(root: string): { tree: Tree; modules: number } {
       throw new Error(`${path} (a production dependency) is not installed: run npm install`);
     }
     const installed = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string }).version;
-    if (meta.version !== undefined && installed !== meta.version) throw new Error(`${path} is ${installed ?? '?'}, package-lock.json says ${meta.version}: run npm install`);
+    if (meta.version !== undefined && installed !== meta.version)
+      throw new Error(`${path} is ${installed ?? '?'}, package-lock.json says ${meta.version}: run npm install`);
     // Nested node_modules are entries of their own in the lock file; .bin holds links to tools.
     tree.copyTree(`app/${path}`, dir, (rel) => rel === 'node_modules' || rel.startsWith('node_modules/') || rel === '.bin');
     modules++;
@@ -272,7 +353,12 @@ function writeLayer(work: string, name: string, tree: Tree, mtime: number, creat
 export function buildImage(opts: BuildOptions = {}): BuildResult {
   const log = opts.log ?? ((m: string) => console.error(m));
   const root = repoRoot();
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string; description?: string; license?: string };
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+    description?: string;
+    license?: string;
+  };
   const arch = ARCH[process.arch];
   if (!arch) throw new Error(`no image for ${process.arch}: the builder knows ${Object.keys(ARCH).join(', ')}`);
   // Outside a git checkout (and without SOURCE_DATE_EPOCH) the epoch is 0: still the same bytes every time.
@@ -290,10 +376,24 @@ export function buildImage(opts: BuildOptions = {}): BuildResult {
     const app = appLayerTree(root);
     const baseRelease = `debian:${base.osRelease.VERSION_CODENAME ?? base.osRelease.VERSION_ID ?? ''}`;
     const layers = [
-      writeLayer(work, 'base', base.tree, epoch, `hack/image/build.ts: ${baseRelease} packages ${base.packages.join(' ')}; node v${base.nodeVersion}; nonroot user ${IMAGE_UID}`),
-      writeLayer(work, 'app', app.tree, epoch, `hack/image/build.ts: /app (${pkg.name} ${pkg.version}, ${app.modules} production packages)`),
+      writeLayer(
+        work,
+        'base',
+        base.tree,
+        epoch,
+        `hack/image/build.ts: ${baseRelease} packages ${base.packages.join(' ')}; node v${base.nodeVersion}; nonroot user ${IMAGE_UID}`,
+      ),
+      writeLayer(
+        work,
+        'app',
+        app.tree,
+        epoch,
+        `hack/image/build.ts: /app (${pkg.name} ${pkg.version}, ${app.modules} production packages)`,
+      ),
     ];
-    log(`[image] layers written in ${((Date.now() - started) / 1000).toFixed(1)} s: ${layers.map((l) => `${l.descriptor.digest.slice(0, 19)} ${(l.descriptor.size / 1e6).toFixed(1)} MB`).join(', ')}`);
+    log(
+      `[image] layers written in ${((Date.now() - started) / 1000).toFixed(1)} s: ${layers.map((l) => `${l.descriptor.digest.slice(0, 19)} ${(l.descriptor.size / 1e6).toFixed(1)} MB`).join(', ')}`,
+    );
 
     const labels: Record<string, string> = {
       'org.opencontainers.image.title': pkg.name,
@@ -311,7 +411,11 @@ export function buildImage(opts: BuildOptions = {}): BuildResult {
       os: 'linux',
       config: {
         User: `${IMAGE_UID}:${IMAGE_UID}`,
-        Env: ['PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin', 'NODE_ENV=production', 'SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt'],
+        Env: [
+          'PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin',
+          'NODE_ENV=production',
+          'SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt',
+        ],
         Entrypoint: ENTRYPOINT,
         WorkingDir: '/app',
         ExposedPorts: { '8080/tcp': {}, '8081/tcp': {} },
@@ -328,7 +432,11 @@ export function buildImage(opts: BuildOptions = {}): BuildResult {
       mediaType: MediaTypes.manifest,
       config: { mediaType: MediaTypes.config, digest: `sha256:${configBlob.sha256}`, size: configJson.length },
       layers: layers.map((l) => l.descriptor),
-      annotations: { 'org.opencontainers.image.created': created, 'org.opencontainers.image.version': pkg.version, ...(revision !== undefined ? { 'org.opencontainers.image.revision': revision } : {}) },
+      annotations: {
+        'org.opencontainers.image.created': created,
+        'org.opencontainers.image.version': pkg.version,
+        ...(revision !== undefined ? { 'org.opencontainers.image.revision': revision } : {}),
+      },
     };
     const manifestJson = canonicalJson(manifest);
     const manifestBlob: Blob = { sha256: sha256(manifestJson), data: () => manifestJson };
@@ -351,7 +459,9 @@ export function buildImage(opts: BuildOptions = {}): BuildResult {
     const partial = join(work, 'image.oci.tar');
     const written = writeOciArchive(partial, index, [...layers.map((l) => l.blob), configBlob, manifestBlob], epoch);
     renameOrCopy(partial, archive);
-    log(`[image] ${relative(process.cwd(), archive) || archive}: manifest ${index.manifests[0]!.digest}, archive sha256:${written.sha256} (${(written.size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    log(
+      `[image] ${relative(process.cwd(), archive) || archive}: manifest ${index.manifests[0]!.digest}, archive sha256:${written.sha256} (${(written.size / 1e6).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     return { archive, archiveSha256: written.sha256, manifestDigest: index.manifests[0]!.digest, version: pkg.version };
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -118,7 +118,10 @@ export function validateOciArchive(path: string): ValidatedImage {
   const files = new Map(entries.filter((e) => e.type === 'file').map((e) => [e.path, e.data]));
   const layout = files.get('oci-layout');
   check(layout, 'no oci-layout file');
-  check((JSON.parse(layout.toString('utf8')) as { imageLayoutVersion?: string }).imageLayoutVersion === '1.0.0', 'oci-layout is not version 1.0.0');
+  check(
+    (JSON.parse(layout.toString('utf8')) as { imageLayoutVersion?: string }).imageLayoutVersion === '1.0.0',
+    'oci-layout is not version 1.0.0',
+  );
   for (const [name, data] of files) {
     const m = /^blobs\/sha256\/([0-9a-f]{64})$/.exec(name);
     if (m) check(sha256(data) === m[1], `blob ${name} does not hash to its name`);
@@ -135,21 +138,36 @@ export function validateOciArchive(path: string): ValidatedImage {
   check(indexData, 'no index.json');
   const index = JSON.parse(indexData.toString('utf8')) as Index;
   // The index's mediaType is optional (image-spec 1.0 had none; skopeo 1.9 writes none).
-  check(index.schemaVersion === 2 && (index.mediaType === undefined || index.mediaType === MediaTypes.index), 'index.json is not an OCI image index, schemaVersion 2');
+  check(
+    index.schemaVersion === 2 && (index.mediaType === undefined || index.mediaType === MediaTypes.index),
+    'index.json is not an OCI image index, schemaVersion 2',
+  );
   check(index.manifests.length === 1, `index.json lists ${index.manifests.length} manifests, expected one`);
   const manifestDescriptor = index.manifests[0]!;
   const manifest = JSON.parse(blob(manifestDescriptor, MediaTypes.manifest).toString('utf8')) as Manifest;
-  check(manifest.schemaVersion === 2 && manifest.mediaType === MediaTypes.manifest, 'the manifest is not an OCI image manifest, schemaVersion 2');
+  check(
+    manifest.schemaVersion === 2 && manifest.mediaType === MediaTypes.manifest,
+    'the manifest is not an OCI image manifest, schemaVersion 2',
+  );
   const config = JSON.parse(blob(manifest.config, MediaTypes.config).toString('utf8')) as ImageConfig;
   // platform is optional in an index (skopeo 1.9 writes none); where given, it must be the config's.
   const platform = manifestDescriptor.platform;
-  check(platform === undefined || (platform.os === config.os && platform.architecture === config.architecture), 'the index\'s platform differs from the config\'s os/architecture');
+  check(
+    platform === undefined || (platform.os === config.os && platform.architecture === config.architecture),
+    "the index's platform differs from the config's os/architecture",
+  );
   check(config.rootfs?.type === 'layers', 'config rootfs.type is not "layers"');
-  check(config.rootfs.diff_ids.length === manifest.layers.length, `config has ${config.rootfs.diff_ids.length} diff_ids for ${manifest.layers.length} layers`);
+  check(
+    config.rootfs.diff_ids.length === manifest.layers.length,
+    `config has ${config.rootfs.diff_ids.length} diff_ids for ${manifest.layers.length} layers`,
+  );
   const layers = manifest.layers.map((d, i) => {
     const data = blob(d, MediaTypes.layerGzip);
     const diffId = `sha256:${sha256(gunzipSync(data))}`;
-    check(diffId === config.rootfs.diff_ids[i], `layer ${i} uncompressed is ${diffId}, the config's diff_id says ${config.rootfs.diff_ids[i]}`);
+    check(
+      diffId === config.rootfs.diff_ids[i],
+      `layer ${i} uncompressed is ${diffId}, the config's diff_id says ${config.rootfs.diff_ids[i]}`,
+    );
     return data;
   });
   const referenced = new Set([manifestDescriptor.digest, manifest.config.digest, ...manifest.layers.map((d) => d.digest)]);

@@ -36,7 +36,16 @@ function paxRecord(key: string, value: string): string {
   return `${length}${body}`;
 }
 
-function header(name: string, mode: number, uid: number, gid: number, size: number, mtime: number, typeflag: string, linkname: string): Buffer {
+function header(
+  name: string,
+  mode: number,
+  uid: number,
+  gid: number,
+  size: number,
+  mtime: number,
+  typeflag: string,
+  linkname: string,
+): Buffer {
   const h = Buffer.alloc(BLOCK);
   h.write(name, 0, 100, 'utf8');
   h.write(octal(mode & 0o7777, 8), 100, 'ascii');
@@ -90,11 +99,30 @@ export class TarWriter {
     if (pax !== '') {
       const body = Buffer.from(pax, 'utf8');
       const base = name.replace(/\/$/, '').split('/').pop() ?? 'entry';
-      this.out(header(`PaxHeaders/${Buffer.from(base).subarray(0, 80).toString('latin1').replace(/[^\x20-\x7e]/g, '_')}`, 0o644, 0, 0, body.length, this.mtime, 'x', ''));
+      this.out(
+        header(
+          `PaxHeaders/${Buffer.from(base)
+            .subarray(0, 80)
+            .toString('latin1')
+            .replace(/[^\x20-\x7e]/g, '_')}`,
+          0o644,
+          0,
+          0,
+          body.length,
+          this.mtime,
+          'x',
+          '',
+        ),
+      );
       this.out(body);
       this.pad(body.length);
     }
-    const shortName = fits(name, 100) ? name : Buffer.from(name).subarray(0, 99).toString('latin1').replace(/[^\x20-\x7e]/g, '_');
+    const shortName = fits(name, 100)
+      ? name
+      : Buffer.from(name)
+          .subarray(0, 99)
+          .toString('latin1')
+          .replace(/[^\x20-\x7e]/g, '_');
     const shortLink = fits(linkname, 100) ? linkname : '';
     if (entry.type === 'file') {
       const data = entry.data();
@@ -191,8 +219,26 @@ export function readTar(archive: Buffer): ReadEntry[] {
     let path = pax.path ?? longName ?? (prefix !== '' ? `${prefix}/${cstring(h, 0, 100)}` : cstring(h, 0, 100));
     path = path.replace(/^\.\//, '').replace(/\/+$/, '');
     const target = pax.linkpath ?? longLink ?? cstring(h, 157, 100);
-    const type = typeflag === '0' || typeflag === '\0' || typeflag === '7' ? 'file' : typeflag === '5' ? 'dir' : typeflag === '2' ? 'symlink' : typeflag === '1' ? 'hardlink' : 'other';
-    entries.push({ path, type, mode: readOctal(h, 100, 8), uid: readOctal(h, 108, 8), gid: readOctal(h, 116, 8), mtime: readOctal(h, 136, 12), target, data: Buffer.from(data) });
+    const type =
+      typeflag === '0' || typeflag === '\0' || typeflag === '7'
+        ? 'file'
+        : typeflag === '5'
+          ? 'dir'
+          : typeflag === '2'
+            ? 'symlink'
+            : typeflag === '1'
+              ? 'hardlink'
+              : 'other';
+    entries.push({
+      path,
+      type,
+      mode: readOctal(h, 100, 8),
+      uid: readOctal(h, 108, 8),
+      gid: readOctal(h, 116, 8),
+      mtime: readOctal(h, 136, 12),
+      target,
+      data: Buffer.from(data),
+    });
     pax = {};
     longName = undefined;
     longLink = undefined;

@@ -23,31 +23,46 @@ const dns1123Subdomain = z
   .string()
   .min(1)
   .max(253)
-  .regex(DNS1123_SUBDOMAIN, 'must be a DNS-1123 subdomain: lower case alphanumerics, "-" and ".", starting and ending with an alphanumeric');
+  .regex(
+    DNS1123_SUBDOMAIN,
+    'must be a DNS-1123 subdomain: lower case alphanumerics, "-" and ".", starting and ending with an alphanumeric',
+  );
 
 export const OwnerReferenceSchema = z
   .object({
     apiVersion: z.string().describe('API version of the owner.'),
     kind: z.string().describe('Kind of the owner.'),
-    name: z.string().describe('Name of the owner, in the object\'s namespace for a namespaced owner.'),
+    name: z.string().describe("Name of the owner, in the object's namespace for a namespaced owner."),
     uid: z.string().describe('UID of the owner: a reference names exactly one incarnation of it.'),
-    controller: z.boolean().optional().describe('Whether the owner is the managing controller; a Bundle object may not name a controller of its own (the Bundle is its controller).'),
+    controller: z
+      .boolean()
+      .optional()
+      .describe(
+        'Whether the owner is the managing controller; a Bundle object may not name a controller of its own (the Bundle is its controller).',
+      ),
     blockOwnerDeletion: z.boolean().optional().describe('In a foreground deletion, the owner waits until this object is gone.'),
   })
-  .describe('An owner of the object, as Kubernetes ownerReferences; the operator adds the Bundle and the referenced resources to the ones written here.');
+  .describe(
+    'An owner of the object, as Kubernetes ownerReferences; the operator adds the Bundle and the referenced resources to the ones written here.',
+  );
 export type OwnerReference = z.infer<typeof OwnerReferenceSchema>;
 
 /** What the operator needs of an object's metadata; everything else is kept. */
 export const ObjectMetaSchema = z
   .object({
     name: z.string().min(1).describe('Name of the object.'),
-    namespace: z.string().optional().describe('Must be empty or the Bundle\'s own namespace: a Bundle writes only there.'),
+    namespace: z.string().optional().describe("Must be empty or the Bundle's own namespace: a Bundle writes only there."),
     labels: z.record(z.string(), z.string()).optional().describe('Labels of the object.'),
     annotations: z
       .record(z.string(), z.string())
       .optional()
-      .describe('Annotations of the object. How it may leave the cluster once it leaves the Bundle: smith.atlassian.com/deletionDelay (a Go duration: a cancellable countdown), smith.atlassian.com/deletionPolicy (Delete, Orphan: kept, Approve: deleted once approved) and smith.atlassian.com/deleteWhen (BundleReady); each overrides spec.deletionDefaults. How it is kept in line: smith.atlassian.com/apply (Always, IfNotPresent), smith.atlassian.com/ignore (comma-separated JSON pointers) and smith.atlassian.com/drift (Correct, Warn); each overrides spec.driftDefaults.'),
-    ownerReferences: z.array(OwnerReferenceSchema).optional().describe('Owners the user declares (non-controller); kept when the operator releases the object.'),
+      .describe(
+        'Annotations of the object. How it may leave the cluster once it leaves the Bundle: smith.atlassian.com/deletionDelay (a Go duration: a cancellable countdown), smith.atlassian.com/deletionPolicy (Delete, Orphan: kept, Approve: deleted once approved) and smith.atlassian.com/deleteWhen (BundleReady); each overrides spec.deletionDefaults. How it is kept in line: smith.atlassian.com/apply (Always, IfNotPresent), smith.atlassian.com/ignore (comma-separated JSON pointers) and smith.atlassian.com/drift (Correct, Warn); each overrides spec.driftDefaults.',
+      ),
+    ownerReferences: z
+      .array(OwnerReferenceSchema)
+      .optional()
+      .describe('Owners the user declares (non-controller); kept when the operator releases the object.'),
   })
   .loose()
   .meta({ ...preserveUnknown, description: 'Metadata of the object; fields not listed here are kept as written.' });
@@ -60,16 +75,34 @@ export const KubeObjectSchema = z
     metadata: ObjectMetaSchema,
   })
   .loose()
-  .meta({ ...preserveUnknown, description: 'The full Kubernetes object to apply (server-side apply, field manager bundlesmith); "!{name}" placeholders are replaced by reference values.' });
+  .meta({
+    ...preserveUnknown,
+    description:
+      'The full Kubernetes object to apply (server-side apply, field manager bundlesmith); "!{name}" placeholders are replaced by reference values.',
+  });
 export type KubeObjectManifest = z.infer<typeof KubeObjectSchema>;
 
 export const ReferenceSchema = z
   .object({
-    name: z.string().min(1).optional().describe('Name of this reference: "!{name}" in the object is replaced by the referenced value. Without a name the reference only orders.'),
+    name: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Name of this reference: "!{name}" in the object is replaced by the referenced value. Without a name the reference only orders.',
+      ),
     resource: z.string().min(1).max(253).describe('Name of the Bundle resource referred to; it is applied and Ready before this one.'),
-    path: z.string().optional().describe('Path to the value on the referenced live object, in dot form (status.clusterIP, data.key, spec.ports[0].port) or kubectl form ({.status.host}).'),
-    example: z.unknown().optional().meta({ ...preserveUnknown, description: 'An example value, for tooling; ignored by the operator.' }),
-    modifier: z.string().optional().describe('Smith\'s value modifiers (e.g. bindsecret): not supported, reported as an error.'),
+    path: z
+      .string()
+      .optional()
+      .describe(
+        'Path to the value on the referenced live object, in dot form (status.clusterIP, data.key, spec.ports[0].port) or kubectl form ({.status.host}).',
+      ),
+    example: z
+      .unknown()
+      .optional()
+      .meta({ ...preserveUnknown, description: 'An example value, for tooling; ignored by the operator.' }),
+    modifier: z.string().optional().describe("Smith's value modifiers (e.g. bindsecret): not supported, reported as an error."),
   })
   .describe('A dependency of this resource on another resource of the Bundle, optionally reading a value from it.');
 export type Reference = z.infer<typeof ReferenceSchema>;
@@ -78,7 +111,10 @@ export const PluginSpecSchema = z
   .object({
     name: z.string().min(1).describe('Name of the Smith plugin.'),
     objectName: z.string().min(1).describe('Name of the object the plugin would create.'),
-    spec: z.record(z.string(), z.unknown()).optional().meta({ ...preserveUnknown, description: 'Input of the plugin.' }),
+    spec: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ ...preserveUnknown, description: 'Input of the plugin.' }),
   })
   .describe('A Smith plugin: accepted so Smith manifests apply, reported as unsupported.');
 
@@ -96,19 +132,26 @@ export const ResourceSchema = z
       .array(ReferenceSchema)
       .max(MAX_REFERENCES)
       .optional()
-      .describe(`Resources this one depends on: they are applied and Ready first, and values are read from them. At most ${MAX_REFERENCES}.`),
+      .describe(
+        `Resources this one depends on: they are applied and Ready first, and values are read from them. At most ${MAX_REFERENCES}.`,
+      ),
     spec: ResourceSpecSchema,
   })
   .meta({
     'x-kubernetes-validations': [
-      { rule: '!has(self.references) || self.references.all(ref, ref.resource != self.name)', message: 'a resource may not reference itself', fieldPath: '.references' },
+      {
+        rule: '!has(self.references) || self.references.all(ref, ref.resource != self.name)',
+        message: 'a resource may not reference itself',
+        fieldPath: '.references',
+      },
     ],
   })
   .describe('One object of the Bundle.');
 export type Resource = z.infer<typeof ResourceSchema>;
 
 /** A non-negative Go duration, as src/core/duration.ts reads it (the deletion guard's test too): the syntax, then Go's range. */
-export const GO_DURATION_RULE = "self.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self) >= duration('0s')";
+export const GO_DURATION_RULE =
+  "self.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self) >= duration('0s')";
 
 export const DeletionDefaultsSchema = z
   .object({
@@ -121,17 +164,25 @@ export const DeletionDefaultsSchema = z
         'x-kubernetes-validations': [{ rule: GO_DURATION_RULE, message: 'must be a non-negative Go duration, such as "24h" or "1h30m"' }],
       })
       .optional()
-      .describe('Go duration (e.g. "24h"): the deletionDelay of every object of the Bundle without its own smith.atlassian.com/deletionDelay annotation.'),
+      .describe(
+        'Go duration (e.g. "24h"): the deletionDelay of every object of the Bundle without its own smith.atlassian.com/deletionDelay annotation.',
+      ),
     deletionPolicy: z
       .enum(DELETION_POLICIES)
       .optional()
-      .describe('Delete (default), Orphan (released, never deleted) or Approve (deleted only once approved): for every object without its own smith.atlassian.com/deletionPolicy annotation.'),
+      .describe(
+        'Delete (default), Orphan (released, never deleted) or Approve (deleted only once approved): for every object without its own smith.atlassian.com/deletionPolicy annotation.',
+      ),
     deleteWhen: z
       .enum(DELETE_WHEN_GATES)
       .optional()
-      .describe('BundleReady: an object that leaves the Bundle is deleted only once the Bundle is Ready again; for every object without its own smith.atlassian.com/deleteWhen annotation.'),
+      .describe(
+        'BundleReady: an object that leaves the Bundle is deleted only once the Bundle is Ready again; for every object without its own smith.atlassian.com/deleteWhen annotation.',
+      ),
   })
-  .describe('How the Bundle\'s objects leave the cluster, unless an object\'s own annotations say otherwise. An extension of Smith\'s schema.');
+  .describe(
+    "How the Bundle's objects leave the cluster, unless an object's own annotations say otherwise. An extension of Smith's schema.",
+  );
 export type DeletionDefaults = z.infer<typeof DeletionDefaultsSchema>;
 
 /** At most this many JSON pointers to ignore, in spec.driftDefaults.ignore and in one object's annotation alike. */
@@ -148,8 +199,14 @@ export const JSON_POINTER_PATTERN = '^(/([^~]|~[01])*)+$';
  */
 export const UNIGNORABLE_POINTERS = [
   { pattern: '^/(apiVersion|kind)(/.*)?$', message: 'may not ignore apiVersion or kind' },
-  { pattern: '^/metadata(/(name|namespace|ownerReferences)(/.*)?|/annotations|/labels)?$', message: 'may not ignore metadata, its name, namespace or ownerReferences, or all of its annotations or labels' },
-  { pattern: '^/metadata/(annotations|labels)/smith[.]atlassian[.]com~1.*$', message: "may not ignore the operator's own smith.atlassian.com annotations and labels" },
+  {
+    pattern: '^/metadata(/(name|namespace|ownerReferences)(/.*)?|/annotations|/labels)?$',
+    message: 'may not ignore metadata, its name, namespace or ownerReferences, or all of its annotations or labels',
+  },
+  {
+    pattern: '^/metadata/(annotations|labels)/smith[.]atlassian[.]com~1.*$',
+    message: "may not ignore the operator's own smith.atlassian.com annotations and labels",
+  },
 ] as const;
 export const IGNORABLE_POINTER_RULES = UNIGNORABLE_POINTERS.map((p) => ({ rule: `!self.matches('${p.pattern}')`, message: p.message }));
 
@@ -158,7 +215,9 @@ export const DriftDefaultsSchema = z
     apply: z
       .enum(APPLY_MODES)
       .optional()
-      .describe('Always (default: every pass applies the manifest) or IfNotPresent (created when absent, never updated afterwards; still owned, pruned and soft-deleted): for every object without its own smith.atlassian.com/apply annotation.'),
+      .describe(
+        'Always (default: every pass applies the manifest) or IfNotPresent (created when absent, never updated afterwards; still owned, pruned and soft-deleted): for every object without its own smith.atlassian.com/apply annotation.',
+      ),
     ignore: z
       .array(
         z
@@ -170,13 +229,19 @@ export const DriftDefaultsSchema = z
       )
       .max(MAX_IGNORED_POINTERS)
       .optional()
-      .describe(`JSON pointers (RFC 6901, e.g. "/spec/replicas") left to other field managers once an object exists: applied with the live value (left out once another field manager owns it), never counted as drift. For every object without its own smith.atlassian.com/ignore annotation (a comma-separated list). At most ${MAX_IGNORED_POINTERS}.`),
+      .describe(
+        `JSON pointers (RFC 6901, e.g. "/spec/replicas") left to other field managers once an object exists: applied with the live value (left out once another field manager owns it), never counted as drift. For every object without its own smith.atlassian.com/ignore annotation (a comma-separated list). At most ${MAX_IGNORED_POINTERS}.`,
+      ),
     drift: z
       .enum(DRIFT_MODES)
       .optional()
-      .describe('Correct (default: a changed field is put back) or Warn (reported as the resource\'s Drifted condition, a Drifted event and a metric, not written; an edit of the manifest is still applied): for every object without its own smith.atlassian.com/drift annotation.'),
+      .describe(
+        "Correct (default: a changed field is put back) or Warn (reported as the resource's Drifted condition, a Drifted event and a metric, not written; an edit of the manifest is still applied): for every object without its own smith.atlassian.com/drift annotation.",
+      ),
   })
-  .describe("How the Bundle's objects are kept in line with their manifests, unless an object's own annotations say otherwise. An extension of Smith's schema.");
+  .describe(
+    "How the Bundle's objects are kept in line with their manifests, unless an object's own annotations say otherwise. An extension of Smith's schema.",
+  );
 export type DriftDefaults = z.infer<typeof DriftDefaultsSchema>;
 
 /** Longest CEL expression accepted (core/bundle/cel.ts holds the same bound). */
@@ -187,13 +252,23 @@ const celExpression = (what: string) => z.string().min(1).max(MAX_HEALTH_CHECK_E
 
 export const HealthCheckSchema = z
   .object({
-    apiVersion: z.string().min(1).max(316).describe('API version of the objects the rule is for (group/version, or version for the core group), e.g. "cert-manager.io/v1".'),
+    apiVersion: z
+      .string()
+      .min(1)
+      .max(316)
+      .describe('API version of the objects the rule is for (group/version, or version for the core group), e.g. "cert-manager.io/v1".'),
     kind: z.string().min(1).max(63).describe('Kind of the objects the rule is for.'),
-    current: celExpression('CEL over the live object (its top-level fields are the variables: metadata, spec, status...): true when the object is ready. Required.'),
+    current: celExpression(
+      'CEL over the live object (its top-level fields are the variables: metadata, spec, status...): true when the object is ready. Required.',
+    ),
     inProgress: celExpression('CEL: true while the object is still working; checked first.').optional(),
-    failed: celExpression('CEL: true when the object has failed for good: a terminal error of the resource; checked after inProgress.').optional(),
+    failed: celExpression(
+      'CEL: true when the object has failed for good: a terminal error of the resource; checked after inProgress.',
+    ).optional(),
   })
-  .describe("A readiness rule for one kind, in Flux's healthCheckExprs shape: the object's status.observedGeneration must match its generation, then inProgress, failed and current are tried in that order; none true is in progress. An extension of Smith's schema.");
+  .describe(
+    "A readiness rule for one kind, in Flux's healthCheckExprs shape: the object's status.observedGeneration must match its generation, then inProgress, failed and current are tried in that order; none true is in progress. An extension of Smith's schema.",
+  );
 export type HealthCheck = z.infer<typeof HealthCheckSchema>;
 
 /**
@@ -221,7 +296,9 @@ export const BundleSpecSchema = z
         // resources x references x resources string comparisons, far over
         // the apiserver's budget at these bounds: the operator checks that.
       })
-      .describe(`The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted as its deletion rules say (after its deletionDelay, once approved, or never for deletionPolicy Orphan). At most ${MAX_RESOURCES}, names unique.`),
+      .describe(
+        `The objects of the Bundle, applied dependencies first; an object that leaves this list is deleted as its deletion rules say (after its deletionDelay, once approved, or never for deletionPolicy Orphan). At most ${MAX_RESOURCES}, names unique.`,
+      ),
     serviceAccountName: z
       .string()
       .min(1)
@@ -238,7 +315,9 @@ export const BundleSpecSchema = z
       .max(MAX_HEALTH_CHECKS)
       .optional()
       .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['apiVersion', 'kind'] })
-      .describe(`Readiness rules (CEL) by apiVersion and kind, tried before every built-in rule; over the operator's --health-checks-file rules for the same kind. At most ${MAX_HEALTH_CHECKS}, one per apiVersion and kind. An extension of Smith's schema.`),
+      .describe(
+        `Readiness rules (CEL) by apiVersion and kind, tried before every built-in rule; over the operator's --health-checks-file rules for the same kind. At most ${MAX_HEALTH_CHECKS}, one per apiVersion and kind. An extension of Smith's schema.`,
+      ),
   })
   .describe('What the Bundle holds.');
 export type BundleSpec = z.infer<typeof BundleSpecSchema>;
@@ -248,7 +327,9 @@ export type ConditionStatus = z.infer<typeof ConditionStatusSchema>;
 
 export const ConditionSchema = z
   .object({
-    type: z.string().describe('InProgress, Ready, Error, Reconciling or Stalled (Bundle); Blocked, InProgress, Ready, Error or Drifted (resource).'),
+    type: z
+      .string()
+      .describe('InProgress, Ready, Error, Reconciling or Stalled (Bundle); Blocked, InProgress, Ready, Error or Drifted (resource).'),
     status: ConditionStatusSchema.describe('True, False or Unknown.'),
     reason: z.string().optional().describe('Why, in one CamelCase word.'),
     message: z.string().optional().describe('Why, for humans.'),
@@ -281,12 +362,14 @@ export const PendingDeletionSchema = z
     apiVersion: z.string().describe('API version of the object.'),
     kind: z.string().describe('Kind of the object.'),
     name: z.string().describe('Name of the object.'),
-    deletionTimestamp: z.string().describe('When the countdown started: the object\'s smith.atlassian.com/deletionTimestamp annotation.'),
+    deletionTimestamp: z.string().describe("When the countdown started: the object's smith.atlassian.com/deletionTimestamp annotation."),
     deleteAfter: z.string().describe('deletionTimestamp + deletionDelay: the earliest time the object is deleted.'),
     waitingFor: z
       .enum(['Delay', 'Approval', 'BundleReady'])
       .optional()
-      .describe('What the deletion waits for now: the delay to pass, an approval (deletionPolicy Approve), or the Bundle to be Ready (deleteWhen BundleReady).'),
+      .describe(
+        'What the deletion waits for now: the delay to pass, an approval (deletionPolicy Approve), or the Bundle to be Ready (deleteWhen BundleReady).',
+      ),
   })
   .describe('An object that left the spec and waits for its deletionDelay; putting it back cancels the deletion.');
 export type PendingDeletion = z.infer<typeof PendingDeletionSchema>;
@@ -300,7 +383,7 @@ export const DeclaredRulesSchema = z
     deletionPolicy: z.string().optional().describe('The smith.atlassian.com/deletionPolicy its manifest declares.'),
     deleteWhen: z.string().optional().describe('The smith.atlassian.com/deleteWhen its manifest declares.'),
   })
-  .describe('The deletion rules one listed object\'s manifest declares.');
+  .describe("The deletion rules one listed object's manifest declares.");
 export type DeclaredRules = z.infer<typeof DeclaredRulesSchema>;
 
 export const BundleStatusSchema = z
@@ -309,21 +392,37 @@ export const BundleStatusSchema = z
     conditions: z
       .array(ConditionSchema)
       .optional()
-      .describe("Smith's InProgress, Ready and Error conditions of the Bundle, and kstatus' Reconciling and Stalled (read by Helm's --wait, Flux and Config Sync)."),
-    message: z.string().optional().describe('What blocks the Bundle, what is wrong, what it waits for, or Ready: one short line (printer column).'),
+      .describe(
+        "Smith's InProgress, Ready and Error conditions of the Bundle, and kstatus' Reconciling and Stalled (read by Helm's --wait, Flux and Config Sync).",
+      ),
+    message: z
+      .string()
+      .optional()
+      .describe('What blocks the Bundle, what is wrong, what it waits for, or Ready: one short line (printer column).'),
     resourceStatuses: z.array(ResourceStatusSchema).optional().describe('Conditions of each resource, by name.'),
     objectsToDelete: z.array(ObjectToDeleteSchema).optional().describe('Objects that left the spec and are still to be deleted.'),
     pendingDeletions: z.array(PendingDeletionSchema).optional().describe('Objects that left the spec and wait for their deletionDelay.'),
     declaredRules: z
       .array(DeclaredRulesSchema)
       .optional()
-      .describe('The deletion rules each listed object\'s manifest declares, as the operator last read the spec: when the object leaves the spec, its deletion is never looser than these (over spec.deletionDefaults), whatever its own annotations say.'),
+      .describe(
+        "The deletion rules each listed object's manifest declares, as the operator last read the spec: when the object leaves the spec, its deletion is never looser than these (over spec.deletionDefaults), whatever its own annotations say.",
+      ),
     pendingDeletionCount: z.number().int().optional().describe('How many objects wait for their deletionDelay (printer column).'),
-    awaitingApprovalCount: z.number().int().optional().describe('How many objects are due and wait for their deletion to be approved (printer column).'),
+    awaitingApprovalCount: z
+      .number()
+      .int()
+      .optional()
+      .describe('How many objects are due and wait for their deletion to be approved (printer column).'),
     resourcesReady: z.string().optional().describe('Ready resources out of all, as "ready/total" (printer column).'),
     // Kinds, so that a restarted operator watches them, prunes leftovers of
     // kinds that left the spec and finds released objects.
-    managedKinds: z.array(z.string()).optional().describe('The kind inventory: Kind.group (Kind for the core group) of every kind this Bundle may control objects of, by group and kind, resolved at the version the server serves now. Recorded before any object of the kind is written; kept until a list of the kind shows nothing referencing the Bundle. Entries group/version/Kind written by earlier versions are read too.'),
+    managedKinds: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'The kind inventory: Kind.group (Kind for the core group) of every kind this Bundle may control objects of, by group and kind, resolved at the version the server serves now. Recorded before any object of the kind is written; kept until a list of the kind shows nothing referencing the Bundle. Entries group/version/Kind written by earlier versions are read too.',
+      ),
   })
   .describe('What the operator observed and did.');
 export type BundleStatus = z.infer<typeof BundleStatusSchema>;
@@ -355,7 +454,13 @@ export type Bundle = z.infer<typeof BundleSchema>;
 /** Turns zod issues into one readable line per problem, with the path of each. */
 export function formatIssues(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
-    const path = issue.path.length > 0 ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(root)';
+    const path =
+      issue.path.length > 0
+        ? issue.path
+            .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+            .join('')
+            .replace(/^\./, '')
+        : '(root)';
     return `${path}: ${issue.message}`;
   });
 }

@@ -102,14 +102,30 @@ export function buildBundleCrd(): JsonSchema {
           // What a person reads first by default; the rest with -o wide (priority 1).
           additionalPrinterColumns: [
             { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
-            { name: 'Status', type: 'string', description: 'What blocks the Bundle, what is wrong, what it waits for, or Ready', jsonPath: '.status.message' },
+            {
+              name: 'Status',
+              type: 'string',
+              description: 'What blocks the Bundle, what is wrong, what it waits for, or Ready',
+              jsonPath: '.status.message',
+            },
             { name: 'Resources', type: 'string', description: 'Ready resources out of all', jsonPath: '.status.resourcesReady' },
-            { name: 'Pending-Deletions', type: 'integer', description: 'Objects that left the Bundle and wait for their deletion (a delay, an approval, the Bundle to be Ready)', jsonPath: '.status.pendingDeletionCount' },
+            {
+              name: 'Pending-Deletions',
+              type: 'integer',
+              description: 'Objects that left the Bundle and wait for their deletion (a delay, an approval, the Bundle to be Ready)',
+              jsonPath: '.status.pendingDeletionCount',
+            },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
             { name: 'Reason', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].reason", priority: 1 },
             { name: 'Reconciling', type: 'string', jsonPath: ".status.conditions[?(@.type=='Reconciling')].status", priority: 1 },
             { name: 'Stalled', type: 'string', jsonPath: ".status.conditions[?(@.type=='Stalled')].status", priority: 1 },
-            { name: 'Awaiting-Approval', type: 'integer', description: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', jsonPath: '.status.awaitingApprovalCount', priority: 1 },
+            {
+              name: 'Awaiting-Approval',
+              type: 'integer',
+              description: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)',
+              jsonPath: '.status.awaitingApprovalCount',
+              priority: 1,
+            },
           ],
           schema: {
             openAPIV3Schema: {

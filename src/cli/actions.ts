@@ -39,7 +39,10 @@ export function validateCommand(cmd: ParsedCommand, io: CliIo): number {
       text = readManifestFile(file);
     } catch (err) {
       if (!(err instanceof CliError)) throw err;
-      results.push({ file, result: { bundles: [], withIssues: [], skipped: [], problems: [{ file, line: 0, col: 0, message: err.message }] } });
+      results.push({
+        file,
+        result: { bundles: [], withIssues: [], skipped: [], problems: [{ file, line: 0, col: 0, message: err.message }] },
+      });
       continue;
     }
     results.push({ file, result: validateFile(parseManifests(file, text), defaultNamespace) });
@@ -47,7 +50,11 @@ export function validateCommand(cmd: ParsedCommand, io: CliIo): number {
   const problems = [...results.flatMap((r) => r.result.problems), ...healthChecksFileProblems(cmd.flags.healthChecksFile)];
   const valid = results.flatMap((r) => r.result.bundles.map((b) => `${b.namespace}/${b.name}`));
   if (isStructured(cmd.flags.output)) {
-    emit(io, cmd.flags.output, { valid, problems, skipped: results.flatMap((r) => r.result.skipped.map((s) => ({ file: r.file, object: s }))) });
+    emit(io, cmd.flags.output, {
+      valid,
+      problems,
+      skipped: results.flatMap((r) => r.result.skipped.map((s) => ({ file: r.file, object: s }))),
+    });
   } else {
     for (const p of problems) io.out(formatProblem(p));
     for (const r of results) for (const s of r.result.skipped) io.err(`${r.file}: skipped ${s} (not a Bundle)`);
@@ -96,7 +103,9 @@ async function diffFile(cmd: ParsedCommand, io: CliIo): Promise<number> {
   const file = cmd.positionals[0] ?? '';
   const text = readManifestFile(file);
   return await withCluster(cmd, async (cluster) => {
-    const validation = validateFile(parseManifests(file, text), cmd.flags.namespace ?? cluster.contextNamespace, (spec) => discoveryKindTable(cluster, spec));
+    const validation = validateFile(parseManifests(file, text), cmd.flags.namespace ?? cluster.contextNamespace, (spec) =>
+      discoveryKindTable(cluster, spec),
+    );
     for (const p of validation.problems) io.err(formatProblem(p));
     // A Bundle the schema rejects is not reconciled at all; one with semantic issues is, partly (its claims): diff it too.
     const planned = [...validation.bundles, ...validation.withIssues];
@@ -172,7 +181,12 @@ export async function treeCommand(cmd: ParsedCommand, io: CliIo): Promise<number
     const namespace = cmd.flags.namespace ?? cluster.contextNamespace;
     return await drawLoop(cmd, io, async () => {
       const bundle = await readBundle(cluster, namespace, name);
-      const tree = buildTree({ bundle, live: await readLiveObjects(cluster, bundle), owners: await readOwnedObjects(cluster, namespace, io), now: io.now?.() ?? serverNow(cluster).now });
+      const tree = buildTree({
+        bundle,
+        live: await readLiveObjects(cluster, bundle),
+        owners: await readOwnedObjects(cluster, namespace, io),
+        now: io.now?.() ?? serverNow(cluster).now,
+      });
       if (isStructured(cmd.flags.output)) emit(io, cmd.flags.output, tree);
       else for (const line of renderTree(tree, palette(io.isTty === true && !cmd.flags.noColor))) io.out(line);
       return EXIT_OK;

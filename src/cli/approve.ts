@@ -25,7 +25,11 @@ export async function approveDeletion(cluster: Cluster, ref: ObjectRef, namespac
   const { metadata } = target.object;
   const stamp = metadata.annotations?.[Annotations.deletionTimestamp] ?? '';
   const stampMs = parseRfc3339(stamp);
-  if (stampMs === undefined) throw new CliError(`${target.ref} in ${namespace}: its ${Annotations.deletionTimestamp} ${JSON.stringify(stamp)} is not an RFC 3339 time; the operator restarts that countdown, approve after it does`, EXIT_PROBLEMS);
+  if (stampMs === undefined)
+    throw new CliError(
+      `${target.ref} in ${namespace}: its ${Annotations.deletionTimestamp} ${JSON.stringify(stamp)} is not an RFC 3339 time; the operator restarts that countdown, approve after it does`,
+      EXIT_PROBLEMS,
+    );
   const approvedAt = approvalTime(stampMs, serverNow(cluster).stampAt);
   const ops: unknown[] = [
     { op: 'test', path: '/metadata/uid', value: metadata.uid },
@@ -37,6 +41,11 @@ export async function approveDeletion(cluster: Cluster, ref: ObjectRef, namespac
   } catch (err) {
     throw failed('approve', target, err);
   }
-  io.out(`approved: ${target.ref} in ${namespace} may be deleted once its delay has passed (approval ${approvedAt}, countdown from ${stamp})`);
-  if (metadata.annotations?.[Annotations.deletionPolicy] === undefined) io.out(`note: it carries no ${Annotations.deletionPolicy} annotation; the approval counts only where its Bundle's deletionDefaults say Approve`);
+  io.out(
+    `approved: ${target.ref} in ${namespace} may be deleted once its delay has passed (approval ${approvedAt}, countdown from ${stamp})`,
+  );
+  if (metadata.annotations?.[Annotations.deletionPolicy] === undefined)
+    io.out(
+      `note: it carries no ${Annotations.deletionPolicy} annotation; the approval counts only where its Bundle's deletionDefaults say Approve`,
+    );
 }

@@ -25,7 +25,9 @@ export async function readCrdReadiness(cluster: Cluster, io: CliIo): Promise<Crd
   try {
     return crdReadinessTable((await cluster.client.list(CRD_RESOURCE, undefined, { metadataOnly: false })).items);
   } catch (err) {
-    io.err(`cannot list CustomResourceDefinitions (${errorMessage(err)}): custom resources' readiness is read without their CRD annotations`);
+    io.err(
+      `cannot list CustomResourceDefinitions (${errorMessage(err)}): custom resources' readiness is read without their CRD annotations`,
+    );
     return new Map();
   }
 }
@@ -34,7 +36,8 @@ export async function readCrdReadiness(cluster: Cluster, io: CliIo): Promise<Crd
 export function serverNow(cluster: Cluster): { now: number; stampAt: number } {
   const now = cluster.client.serverTime.lowerBound();
   const stampAt = cluster.client.serverTime.upperBound();
-  if (now === undefined || stampAt === undefined) throw new CliError('the API server sent no Date header: its time is unknown', EXIT_PROBLEMS);
+  if (now === undefined || stampAt === undefined)
+    throw new CliError('the API server sent no Date header: its time is unknown', EXIT_PROBLEMS);
   return { now, stampAt };
 }
 
@@ -44,7 +47,13 @@ export function resolveKinds(cluster: Cluster, keys: readonly string[]): Promise
 }
 
 /** Every object of these types in the namespace whose controller is the Bundle with this uid. */
-export async function listControlled(cluster: Cluster, namespace: string, bundleUid: string, types: readonly ResourceType[], io: CliIo): Promise<LiveObject[]> {
+export async function listControlled(
+  cluster: Cluster,
+  namespace: string,
+  bundleUid: string,
+  types: readonly ResourceType[],
+  io: CliIo,
+): Promise<LiveObject[]> {
   const out: LiveObject[] = [];
   const seen = new Set<string>();
   for (const rt of types) {
@@ -78,13 +87,22 @@ export interface ReadSources {
  */
 export async function readPlanSources(
   cluster: Cluster,
-  args: { bundle: BundleToPlan; controls: boolean; managedKinds: readonly string[]; bundles: readonly KubeObject[]; crdReadiness: CrdReadinessTable },
+  args: {
+    bundle: BundleToPlan;
+    controls: boolean;
+    managedKinds: readonly string[];
+    bundles: readonly KubeObject[];
+    crdReadiness: CrdReadinessTable;
+  },
   io: CliIo,
 ): Promise<ReadSources> {
   const { bundle } = args;
   const namespace = bundle.metadata.namespace;
   const spec: BundleSpec = bundle.spec;
-  const { kinds, types } = await resolveSpecKinds(cluster.discovery, spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : [])));
+  const { kinds, types } = await resolveSpecKinds(
+    cluster.discovery,
+    spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : [])),
+  );
   const objects: LiveObject[] = [];
   for (const r of spec.resources) {
     const o = r.spec.object;
@@ -94,9 +112,25 @@ export async function readPlanSources(
     if (found) objects.push(found);
   }
   // The ConfigMaps and Secrets the workloads read, for their envRefHash, as the controller reads them.
-  const atOwn = (kind: SourceKind, name: string) => objects.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === name);
-  const envSources = await readEnvSources(cluster.client, namespace, envSourcesOf(spec.resources, liveByResource(bundle, kinds, objects)), atOwn, 8);
-  if (args.controls) objects.push(...(await listControlled(cluster, namespace, bundle.metadata.uid, [...types.values(), ...(await resolveKinds(cluster, args.managedKinds))], io)));
+  const atOwn = (kind: SourceKind, name: string) =>
+    objects.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === name);
+  const envSources = await readEnvSources(
+    cluster.client,
+    namespace,
+    envSourcesOf(spec.resources, liveByResource(bundle, kinds, objects)),
+    atOwn,
+    8,
+  );
+  if (args.controls)
+    objects.push(
+      ...(await listControlled(
+        cluster,
+        namespace,
+        bundle.metadata.uid,
+        [...types.values(), ...(await resolveKinds(cluster, args.managedKinds))],
+        io,
+      )),
+    );
   // Taken after the reads, as the controller takes it after its caches synced.
   const { now, stampAt } = serverNow(cluster);
   return { sources: { bundle, kinds, crdReadiness: args.crdReadiness, objects, bundles: args.bundles, now, stampAt, envSources }, types };

@@ -20,7 +20,10 @@ export async function connectCluster(kubeconfig: string | undefined, context?: s
   try {
     kc = loadKubeConfig(kubeconfig);
   } catch (err) {
-    throw new CliError(`cannot load kubeconfig${kubeconfig ? ` ${kubeconfig}` : ''}: ${err instanceof Error ? err.message : String(err)}`, EXIT_PROBLEMS);
+    throw new CliError(
+      `cannot load kubeconfig${kubeconfig ? ` ${kubeconfig}` : ''}: ${err instanceof Error ? err.message : String(err)}`,
+      EXIT_PROBLEMS,
+    );
   }
   if (context !== undefined) {
     if (kc.getContextObject(context) === null || kc.getContextObject(context) === undefined) {
@@ -47,7 +50,11 @@ export async function connectCluster(kubeconfig: string | undefined, context?: s
  */
 export function resolveObjectRef(resources: readonly ResourceType[], ref: ObjectRef): ResourceType | undefined {
   const wanted = ref.kind.toLowerCase();
-  const matches = resources.filter((rt) => (ref.group === undefined || rt.group === ref.group) && (rt.kind.toLowerCase() === wanted || rt.plural === wanted || `${rt.kind.toLowerCase()}s` === wanted));
+  const matches = resources.filter(
+    (rt) =>
+      (ref.group === undefined || rt.group === ref.group) &&
+      (rt.kind.toLowerCase() === wanted || rt.plural === wanted || `${rt.kind.toLowerCase()}s` === wanted),
+  );
   // Core-group kinds first when no group is given: "configmap" is the core ConfigMap.
   return matches.find((rt) => rt.group === '') ?? matches[0];
 }

@@ -6,7 +6,18 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseGoDuration } from '../core/duration.js';
-import { diffCommand, gcGraphCommand, objectCommand, pendingCommand, statusCommand, treeCommand, validateCommand, approveDeletion, cancelPending, deletePendingNow } from './actions.js';
+import {
+  diffCommand,
+  gcGraphCommand,
+  objectCommand,
+  pendingCommand,
+  statusCommand,
+  treeCommand,
+  validateCommand,
+  approveDeletion,
+  cancelPending,
+  deletePendingNow,
+} from './actions.js';
 import { parseObjectRef, type CommonFlags, type ObjectRef, type OutputFormat, type ParsedCommand } from './args.js';
 import { DEFAULT_DEBUG_URL } from './gc-graph.js';
 import type { CliIo } from './io.js';
@@ -50,7 +61,8 @@ function timeoutArgument(text: string): number {
   return parsed.ms;
 }
 
-const output = (formats: readonly OutputFormat[]): Option => new Option('-o, --output <format>', 'output format (default: text)').choices(formats);
+const output = (formats: readonly OutputFormat[]): Option =>
+  new Option('-o, --output <format>', 'output format (default: text)').choices(formats);
 const namespace = (meaning: string): Option => new Option('-n, --namespace <namespace>', meaning);
 const allNamespaces = (): Option => new Option('-A, --all-namespaces', 'every namespace');
 const watch = (): Option => new Option('-w, --watch', 'redraw every 2 s until interrupted');
@@ -65,14 +77,23 @@ export function globalOptions(): Option[] {
   ];
 }
 
-const objectCommandDeclaration = (name: string, summary: string, description: string, action: typeof cancelPending, examples: Example[]): CommandDeclaration => ({
+const objectCommandDeclaration = (
+  name: string,
+  summary: string,
+  description: string,
+  action: typeof cancelPending,
+  examples: Example[],
+): CommandDeclaration => ({
   name,
   arguments: '<KIND/NAME>',
   summary,
   description,
   examples,
-  options: () => [namespace('namespace of the object (default: the context\'s)')],
-  check: (cmd) => (parseObjectRef(cmd.positionals[0] ?? '') === undefined ? `"${cmd.positionals[0] ?? ''}" is not KIND/NAME (e.g. ConfigMap/settings or deployment.apps/web)` : undefined),
+  options: () => [namespace("namespace of the object (default: the context's)")],
+  check: (cmd) =>
+    parseObjectRef(cmd.positionals[0] ?? '') === undefined
+      ? `"${cmd.positionals[0] ?? ''}" is not KIND/NAME (e.g. ConfigMap/settings or deployment.apps/web)`
+      : undefined,
   run: (cmd, io) => objectCommand(cmd, io, action),
 });
 
@@ -89,7 +110,14 @@ export const COMMANDS: readonly CommandDeclaration[] = [
       { what: "Check Bundles and the operator's CEL readiness rules", args: 'validate app.yaml --health-checks-file rules.yaml' },
       { what: 'A misspelt field and a delay that is not a Go duration', args: 'validate bad.yaml', runInDocs: true },
     ],
-    options: () => [namespace('namespace of Bundles that name none (default: default)'), new Option('--health-checks-file <path>', "also check the operator's --health-checks-file (CEL readiness rules), as the operator reads it at start"), output(['text', 'json', 'yaml'])],
+    options: () => [
+      namespace('namespace of Bundles that name none (default: default)'),
+      new Option(
+        '--health-checks-file <path>',
+        "also check the operator's --health-checks-file (CEL readiness rules), as the operator reads it at start",
+      ),
+      output(['text', 'json', 'yaml']),
+    ],
     run: validateCommand,
   },
   {
@@ -97,18 +125,19 @@ export const COMMANDS: readonly CommandDeclaration[] = [
     arguments: '<file>',
     summary: 'what the operator will do once the Bundles in a file are applied; exit 0 no changes, 1 changes, 2 error',
     description:
-      'Reads what the operator\'s next pass would see and runs the same plan, with a server-side dry run of each apply: one line per object (create, change, adopt, delete, soft-delete, refuse, ...), and under a change each field as old → new (Secret values masked). Exit codes as kubectl diff: 0 no changes, 1 changes, 2 or more an error (an invalid Bundle, an object the operator would refuse, no cluster).',
+      "Reads what the operator's next pass would see and runs the same plan, with a server-side dry run of each apply: one line per object (create, change, adopt, delete, soft-delete, refuse, ...), and under a change each field as old → new (Secret values masked). Exit codes as kubectl diff: 0 no changes, 1 changes, 2 or more an error (an invalid Bundle, an object the operator would refuse, no cluster).",
     examples: [
       { what: 'What applying app.yaml would change', args: 'diff app.yaml -n team-a' },
       { what: 'Gate a CI step on it', args: 'diff app.yaml -o json > plan.json; test $? -lt 2' },
     ],
-    options: () => [namespace('namespace of Bundles that name none (default: the context\'s)'), output(['text', 'json', 'yaml'])],
+    options: () => [namespace("namespace of Bundles that name none (default: the context's)"), output(['text', 'json', 'yaml'])],
     run: diffCommand,
   },
   {
     name: 'pending',
     summary: 'objects counting down to deletion and when they go',
-    description: 'Lists the objects that left a Bundle (or whose Bundle was deleted) and wait for their deletion: a delay, an approval, the Bundle to be Ready; and the stamped objects the operator keeps, with the reason. Every namespace unless -n names one.',
+    description:
+      'Lists the objects that left a Bundle (or whose Bundle was deleted) and wait for their deletion: a delay, an approval, the Bundle to be Ready; and the stamped objects the operator keeps, with the reason. Every namespace unless -n names one.',
     examples: [
       { what: 'Everything pending in one namespace', args: 'pending -n demo' },
       { what: 'As YAML, every namespace', args: 'pending -A -o yaml' },
@@ -117,34 +146,57 @@ export const COMMANDS: readonly CommandDeclaration[] = [
     check: (cmd) => (cmd.flags.all === true && cmd.flags.namespace !== undefined ? '-n and -A do not go together' : undefined),
     run: pendingCommand,
   },
-  objectCommandDeclaration('cancel', 'stop a pending deletion and keep the object', 'Removes the countdown from the object and lets go of it (the operator\'s references are removed, the user\'s kept): it is no longer the Bundle\'s, and nothing deletes it. Re-apply a Bundle that lists it to adopt it again.', cancelPending, [
-    { what: 'Keep a ConfigMap that left its Bundle', args: 'cancel ConfigMap/settings -n demo' },
-  ]),
-  objectCommandDeclaration('approve', 'approve a pending deletion (deletionPolicy Approve)', 'Approves the countdown the object is in now (a later countdown needs a new approval): it is deleted once its delay has passed.', approveDeletion, [{ what: 'Approve the deletion of a Deployment', args: 'approve deployment.apps/web -n demo' }]),
-  objectCommandDeclaration('delete-now', 'delete a pending object now', 'Deletes an object that is pending deletion without waiting for its delay, approval or gate; refuses an object that is not pending.', deletePendingNow, [{ what: 'Delete a released ConfigMap now', args: 'delete-now ConfigMap/rel-x -n demo' }]),
+  objectCommandDeclaration(
+    'cancel',
+    'stop a pending deletion and keep the object',
+    "Removes the countdown from the object and lets go of it (the operator's references are removed, the user's kept): it is no longer the Bundle's, and nothing deletes it. Re-apply a Bundle that lists it to adopt it again.",
+    cancelPending,
+    [{ what: 'Keep a ConfigMap that left its Bundle', args: 'cancel ConfigMap/settings -n demo' }],
+  ),
+  objectCommandDeclaration(
+    'approve',
+    'approve a pending deletion (deletionPolicy Approve)',
+    'Approves the countdown the object is in now (a later countdown needs a new approval): it is deleted once its delay has passed.',
+    approveDeletion,
+    [{ what: 'Approve the deletion of a Deployment', args: 'approve deployment.apps/web -n demo' }],
+  ),
+  objectCommandDeclaration(
+    'delete-now',
+    'delete a pending object now',
+    'Deletes an object that is pending deletion without waiting for its delay, approval or gate; refuses an object that is not pending.',
+    deletePendingNow,
+    [{ what: 'Delete a released ConfigMap now', args: 'delete-now ConfigMap/rel-x -n demo' }],
+  ),
   {
     name: 'tree',
     arguments: '<bundle>',
-    summary: 'a Bundle\'s resources by references, their state, what they own, pending deletions',
-    description: 'Draws the Bundle\'s resources as a tree of their references, each with its state (Ready, InProgress, Blocked, Error), the objects each owns, and the objects counting down to deletion.',
+    summary: "a Bundle's resources by references, their state, what they own, pending deletions",
+    description:
+      "Draws the Bundle's resources as a tree of their references, each with its state (Ready, InProgress, Blocked, Error), the objects each owns, and the objects counting down to deletion.",
     examples: [
       { what: 'The tree of Bundle web', args: 'tree web -n demo' },
       { what: 'Redrawn every 2 s', args: 'tree web -n demo --watch' },
     ],
-    options: () => [namespace('namespace of the Bundle (default: the context\'s)'), output(['text', 'json', 'yaml']), watch(), new Option('--no-color', 'plain text on a terminal too')],
+    options: () => [
+      namespace("namespace of the Bundle (default: the context's)"),
+      output(['text', 'json', 'yaml']),
+      watch(),
+      new Option('--no-color', 'plain text on a terminal too'),
+    ],
     run: treeCommand,
   },
   {
     name: 'status',
     arguments: '[bundle]',
-    summary: 'one line per Bundle, or one Bundle\'s conditions in words; exit 1 unless Ready',
-    description: 'Without a name, one line per Bundle of the namespace (-A: every namespace). With a name, that Bundle\'s conditions in words. Exit 1 unless every Bundle shown is Ready; --wait polls until it is.',
+    summary: "one line per Bundle, or one Bundle's conditions in words; exit 1 unless Ready",
+    description:
+      "Without a name, one line per Bundle of the namespace (-A: every namespace). With a name, that Bundle's conditions in words. Exit 1 unless every Bundle shown is Ready; --wait polls until it is.",
     examples: [
       { what: 'Every Bundle of every namespace', args: 'status -A' },
       { what: 'Wait up to two minutes for Bundle web to be Ready', args: 'status web -n demo --wait --timeout 2m' },
     ],
     options: () => [
-      namespace('namespace of the Bundles (default: the context\'s)'),
+      namespace("namespace of the Bundles (default: the context's)"),
       allNamespaces(),
       new Option('--all', 'the same as -A').hideHelp(),
       output(['text', 'json', 'yaml']),
@@ -162,13 +214,14 @@ export const COMMANDS: readonly CommandDeclaration[] = [
   },
   {
     name: 'gc-graph',
-    summary: 'the dependents the operator\'s garbage collector holds under an owner',
-    description: 'Asks the operator\'s debug endpoint (its --debug-addr, e.g. through kubectl port-forward) for the dependents its garbage collector holds under an owner.',
+    summary: "the dependents the operator's garbage collector holds under an owner",
+    description:
+      "Asks the operator's debug endpoint (its --debug-addr, e.g. through kubectl port-forward) for the dependents its garbage collector holds under an owner.",
     examples: [{ what: 'The dependents of a Deployment, as Graphviz', args: 'gc-graph --owner deployment.apps/web -n demo -o dot' }],
     options: () => [
       new Option('--owner <KIND/NAME>', 'the owner whose dependents to show').argParser(objectRefArgument).makeOptionMandatory(),
       namespace('namespace of the owner'),
-      new Option('--debug-url <url>', 'the operator\'s debug endpoint').default(DEFAULT_DEBUG_URL),
+      new Option('--debug-url <url>', "the operator's debug endpoint").default(DEFAULT_DEBUG_URL),
       output(['text', 'json', 'yaml', 'dot']),
     ],
     run: gcGraphCommand,

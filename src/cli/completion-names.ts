@@ -35,5 +35,8 @@ export const clusterNames: ClusterNames = {
       const namespaces = cluster.discovery.lookup('v1', 'Namespace');
       return namespaces ? (await cluster.client.list(namespaces, undefined)).items.map((n) => n.metadata.name) : [];
     }),
-  bundles: (at) => withClusterNames(at, async (cluster) => (await cluster.client.list(BUNDLE_RESOURCE_TYPE, at.namespace ?? cluster.contextNamespace)).items.map((b) => b.metadata.name)),
+  bundles: (at) =>
+    withClusterNames(at, async (cluster) =>
+      (await cluster.client.list(BUNDLE_RESOURCE_TYPE, at.namespace ?? cluster.contextNamespace)).items.map((b) => b.metadata.name),
+    ),
 };

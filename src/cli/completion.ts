@@ -39,7 +39,12 @@ export interface ClusterNames {
   bundles(at: CompletionContext): Promise<string[]>;
 }
 
-const CLUSTER_FLAGS: Record<string, keyof CompletionContext> = { '--kubeconfig': 'kubeconfig', '--context': 'context', '-n': 'namespace', '--namespace': 'namespace' };
+const CLUSTER_FLAGS: Record<string, keyof CompletionContext> = {
+  '--kubeconfig': 'kubeconfig',
+  '--context': 'context',
+  '-n': 'namespace',
+  '--namespace': 'namespace',
+};
 
 /** Candidates for the last of `words` (the word being typed, maybe empty), and the directive line. */
 export async function completeWords(program: Command, words: readonly string[], names: ClusterNames): Promise<string[]> {
@@ -72,7 +77,10 @@ export async function completeWords(program: Command, words: readonly string[], 
     if (sub !== undefined) command = sub;
     else positionals.push(word);
   }
-  const matching = (candidates: readonly [string, string][]): string[] => candidates.filter(([value]) => value.startsWith(partial)).map(([value, description]) => (description ? `${value}\t${description}` : value));
+  const matching = (candidates: readonly [string, string][]): string[] =>
+    candidates
+      .filter(([value]) => value.startsWith(partial))
+      .map(([value, description]) => (description ? `${value}\t${description}` : value));
 
   if (valueOf !== undefined) {
     if (valueOf.argChoices) return [...matching(valueOf.argChoices.map((c) => [c, ''])), `:${NO_FILES}`];
@@ -84,7 +92,10 @@ export async function completeWords(program: Command, words: readonly string[], 
     return [...matching([...flags.map((o): [string, string] => [o.long ?? '', o.description]), ['--help', 'show help']]), `:${NO_FILES}`];
   }
   if (command === program) {
-    return [...matching([...program.commands.map((c): [string, string] => [c.name(), c.summary()]), ['help', 'help for a command']]), `:${NO_FILES}`];
+    return [
+      ...matching([...program.commands.map((c): [string, string] => [c.name(), c.summary()]), ['help', 'help for a command']]),
+      `:${NO_FILES}`,
+    ];
   }
   const name = command.name();
   if (name === 'help') return [...matching(program.commands.map((c) => [c.name(), c.summary()])), `:${NO_FILES}`];
@@ -92,7 +103,8 @@ export async function completeWords(program: Command, words: readonly string[], 
   const declared = command.registeredArguments;
   if (declared.some((a) => a.name() === 'file')) return [`:${FILES}`];
   // tree BUNDLE and status [BUNDLE]: the Bundles of the namespace given (or the context's).
-  if (declared[0]?.name() === 'bundle' && positionals.length === 0) return [...matching((await names.bundles(at)).map((n) => [n, ''])), `:${NO_FILES}`];
+  if (declared[0]?.name() === 'bundle' && positionals.length === 0)
+    return [...matching((await names.bundles(at)).map((n) => [n, ''])), `:${NO_FILES}`];
   return [`:${NO_FILES}`];
 }
 
@@ -153,9 +165,14 @@ export function completionCommand(program: string): Command {
   const target = program === 'kubectl bundle' ? 'bundlesmith' : program;
   return new Command('completion')
     .summary('print a shell completion script (bash, zsh or fish)')
-    .description(`Prints the script that makes SHELL complete ${target}'s commands, flags and their values, with namespaces (-n) and Bundle names (tree, status) read from the cluster. As a kubectl plugin, "kubectl bundle" is completed by kubectl's own completion, which runs the kubectl_complete-bundle executable installed beside kubectl-bundle.`)
+    .description(
+      `Prints the script that makes SHELL complete ${target}'s commands, flags and their values, with namespaces (-n) and Bundle names (tree, status) read from the cluster. As a kubectl plugin, "kubectl bundle" is completed by kubectl's own completion, which runs the kubectl_complete-bundle executable installed beside kubectl-bundle.`,
+    )
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
-    .addHelpText('after', `\nExamples:\n  # bash, in ~/.bashrc\n  source <(${target} completion bash)\n\n  # zsh, in ~/.zshrc\n  source <(${target} completion zsh)\n\n  # fish\n  ${target} completion fish > ~/.config/fish/completions/${target}.fish`)
+    .addHelpText(
+      'after',
+      `\nExamples:\n  # bash, in ~/.bashrc\n  source <(${target} completion bash)\n\n  # zsh, in ~/.zshrc\n  source <(${target} completion zsh)\n\n  # fish\n  ${target} completion fish > ~/.config/fish/completions/${target}.fish`,
+    )
     .action(function (this: Command, shell: Shell) {
       // Through the program's writer, so the script goes where the rest of the output goes.
       this.parent?.configureOutput().writeOut?.(`${script(shell, target)}\n`);

@@ -32,7 +32,10 @@ export const CEL_RULE_READINGS: ReadonlyMap<string, (self: unknown) => boolean> 
     },
   ],
   // spec.driftDefaults.ignore: each rule is "!self.matches(pattern)", read with the same pattern (anchored: RE2 and JavaScript agree).
-  ...IGNORABLE_POINTER_RULES.map((r, i): [string, (self: unknown) => boolean] => [r.rule, (self: unknown) => typeof self !== 'string' || !new RegExp(UNIGNORABLE_POINTERS[i]?.pattern ?? '$^').test(self)]),
+  ...IGNORABLE_POINTER_RULES.map((r, i): [string, (self: unknown) => boolean] => [
+    r.rule,
+    (self: unknown) => typeof self !== 'string' || !new RegExp(UNIGNORABLE_POINTERS[i]?.pattern ?? '$^').test(self),
+  ]),
 ]);
 
 /** Each rule `self` (at `path`) breaks, with the rule's message as the API server words it. */
@@ -41,7 +44,8 @@ export function checkCelRules(self: unknown, rules: readonly CelRule[], path: Fi
   for (const rule of rules) {
     const reading = CEL_RULE_READINGS.get(rule.rule);
     const at = `${formatFieldPath(path)}${rule.fieldPath ?? ''}`;
-    if (reading === undefined) problems.push({ path, message: `${at}: the CRD's rule ${JSON.stringify(rule.rule)} cannot be checked offline` });
+    if (reading === undefined)
+      problems.push({ path, message: `${at}: the CRD's rule ${JSON.stringify(rule.rule)} cannot be checked offline` });
     else if (!reading(self)) problems.push({ path, message: `${at}: Invalid value: ${rule.message ?? `failed rule: ${rule.rule}`}` });
   }
   return problems;

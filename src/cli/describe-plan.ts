@@ -61,7 +61,17 @@ export interface DiffEntry {
 }
 
 /** Actions after which the cluster stands as it did: nothing is written for the object. */
-const UNCHANGING_ACTIONS: ReadonlySet<DiffAction> = new Set(['unchanged', 'await', 'listed-elsewhere', 'held', 'terminating', 'wait-deleting', 'keep', 'refuse', 'invalid']);
+const UNCHANGING_ACTIONS: ReadonlySet<DiffAction> = new Set([
+  'unchanged',
+  'await',
+  'listed-elsewhere',
+  'held',
+  'terminating',
+  'wait-deleting',
+  'keep',
+  'refuse',
+  'invalid',
+]);
 
 /** Whether applying the file writes something for this entry's object (diff's exit 1). */
 export function isChange(entry: DiffEntry): boolean {
@@ -86,7 +96,11 @@ function resourceVerdict(rp: ResourcePlan, dryRun: DryRunResult | undefined): Ve
       if (dryRun !== undefined && !dryRun.ok) return { action: 'invalid', detail: dryRun.error };
       if (!rp.apply.needed) return rp.action === 'adopt' ? { action: 'adopt' } : { action: 'unchanged' };
       if (rp.apply.create) return { action: 'create' };
-      if (rp.apply.bookkeeping !== undefined) return { action: rp.action === 'adopt' ? 'adopt' : 'change', detail: "the operator's references, label and annotations only (drift controls: no field of the manifest is written)" };
+      if (rp.apply.bookkeeping !== undefined)
+        return {
+          action: rp.action === 'adopt' ? 'adopt' : 'change',
+          detail: "the operator's references, label and annotations only (drift controls: no field of the manifest is written)",
+        };
       const changes = dryRun?.ok ? dryRun.changes : [];
       const summary = summarize(changes.map((c) => c.path));
       if (rp.action === 'adopt') return summary ? { action: 'adopt', detail: `then changes ${summary}`, changes } : { action: 'adopt' };
@@ -114,7 +128,10 @@ function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict | u
     case 'adopt':
       return { action: 'adopt', detail: `no controller: taken over, ${countdown}` };
     case 'hand-over':
-      return { action: 'hand-over', detail: `taken over from Bundle ${c.from?.name ?? '?'}, which no longer lists it${stamp !== undefined ? `; ${countdown}` : ''}` };
+      return {
+        action: 'hand-over',
+        detail: `taken over from Bundle ${c.from?.name ?? '?'}, which no longer lists it${stamp !== undefined ? `; ${countdown}` : ''}`,
+      };
     case 'reference':
       // The resource stays in Conflict; the claim reference is a note on that verdict (see withClaimReference).
       return undefined;
@@ -127,7 +144,8 @@ function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict | u
 /** A Conflict this Bundle loses to another Bundle: its claim is written as a non-controller reference. */
 function withClaimReference(verdict: Verdict, claim: ClaimAction | undefined): Verdict {
   if (claim?.kind !== 'reference') return verdict;
-  const note = 'claim recorded as a non-controller ownerReference to this Bundle (kept if the controlling Bundle is deleted, then taken over)';
+  const note =
+    'claim recorded as a non-controller ownerReference to this Bundle (kept if the controlling Bundle is deleted, then taken over)';
   return { ...verdict, detail: verdict.detail !== undefined ? `${verdict.detail}; ${note}` : note };
 }
 
@@ -135,8 +153,16 @@ function withClaimReference(verdict: Verdict, claim: ClaimAction | undefined): V
 function claimedVerdict(claim: Verdict, after: Verdict | undefined): Verdict {
   if (after === undefined) return claim;
   // The claim goes through first; a failing apply afterwards is still the Bundle's error.
-  if (PROBLEM_ACTIONS.has(after.action)) return { action: after.action, detail: `${claim.action} first (${claim.detail ?? ''}), then ${after.detail ?? after.action}` };
-  const rest = after.action === 'change' ? `then changes ${after.detail ?? 'the object'}` : after.action === 'adopt' ? after.detail : after.action === 'unchanged' || after.action === 'create' ? undefined : `then ${after.action}: ${after.detail ?? ''}`;
+  if (PROBLEM_ACTIONS.has(after.action))
+    return { action: after.action, detail: `${claim.action} first (${claim.detail ?? ''}), then ${after.detail ?? after.action}` };
+  const rest =
+    after.action === 'change'
+      ? `then changes ${after.detail ?? 'the object'}`
+      : after.action === 'adopt'
+        ? after.detail
+        : after.action === 'unchanged' || after.action === 'create'
+          ? undefined
+          : `then ${after.action}: ${after.detail ?? ''}`;
   const changes = after.changes !== undefined ? { changes: after.changes } : {};
   return rest ? { action: claim.action, detail: `${claim.detail ?? ''}; ${rest}`, ...changes } : claim;
 }
@@ -150,11 +176,30 @@ function pruneEntry(a: PruneAction): DiffEntry {
   switch (a.action) {
     case 'delete':
       if (!a.afterDelay) return { ...base, action: 'delete', detail: 'no longer listed and no deletionDelay: deleted now' };
-      return { ...base, action: 'delete', detail: `its deletion delay ended at ${a.deleteAfter ?? '?'}: deleted now`, ...(a.deletionTimestamp !== undefined ? { deletionTimestamp: a.deletionTimestamp } : {}), ...(a.deleteAfter !== undefined ? { deleteAfter: a.deleteAfter } : {}) };
+      return {
+        ...base,
+        action: 'delete',
+        detail: `its deletion delay ended at ${a.deleteAfter ?? '?'}: deleted now`,
+        ...(a.deletionTimestamp !== undefined ? { deletionTimestamp: a.deletionTimestamp } : {}),
+        ...(a.deleteAfter !== undefined ? { deleteAfter: a.deleteAfter } : {}),
+      };
     case 'mark':
-      return { ...base, action: 'soft-delete', detail: `countdown starts now, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
+      return {
+        ...base,
+        action: 'soft-delete',
+        detail: `countdown starts now, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`,
+        deletionTimestamp: a.deletionTimestamp,
+        deleteAfter: a.deleteAfter,
+      };
     case 'wait':
-      return { ...base, action: 'soft-delete', detail: `pending since ${a.deletionTimestamp}, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter, ongoing: true };
+      return {
+        ...base,
+        action: 'soft-delete',
+        detail: `pending since ${a.deletionTimestamp}, deleted ${deletedAfterWords(a.deleteAfter, a.gates)}`,
+        deletionTimestamp: a.deletionTimestamp,
+        deleteAfter: a.deleteAfter,
+        ongoing: true,
+      };
     case 'await':
       return { ...base, action: 'await', detail: a.message, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'release':
@@ -169,7 +214,12 @@ function pruneEntry(a: PruneAction): DiffEntry {
 }
 
 function withheldEntry(w: WithheldPrune): DiffEntry {
-  const would = w.action.action === 'delete' ? 'delete' : w.action.action === 'release' ? 'release it (deletionPolicy Orphan)' : `start its countdown (deleted ${deletedAfterWords(w.action.deleteAfter, w.action.gates)})`;
+  const would =
+    w.action.action === 'delete'
+      ? 'delete'
+      : w.action.action === 'release'
+        ? 'release it (deletionPolicy Orphan)'
+        : `start its countdown (deleted ${deletedAfterWords(w.action.deleteAfter, w.action.gates)})`;
   return { ...targetEntry(w.action.target), action: 'held', detail: `would ${would}; ${w.reason}` };
 }
 
@@ -191,7 +241,10 @@ export function describePlan(input: PlanInput, plan: BundlePlan, dryRuns: Readon
     let verdict: Verdict;
     if (invalidSpec) {
       const own = plan.issues.filter((i) => i.resource === r.name);
-      const after: Verdict = own.length > 0 ? { action: 'invalid', detail: own.map((i) => i.message).join('; ') } : { action: 'blocked', detail: 'not applied: the Bundle spec is invalid' };
+      const after: Verdict =
+        own.length > 0
+          ? { action: 'invalid', detail: own.map((i) => i.message).join('; ') }
+          : { action: 'blocked', detail: 'not applied: the Bundle spec is invalid' };
       verdict = claimed ? claimedVerdict(claimed, after) : after;
     } else {
       const rp = plan.resources.find((p) => p.name === r.name);
@@ -201,7 +254,13 @@ export function describePlan(input: PlanInput, plan: BundlePlan, dryRuns: Readon
     entries.push({ ...base, ...withClaimReference(verdict, claim) });
   }
   for (const issue of plan.issues.filter((i) => i.resource === undefined)) {
-    entries.push({ apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: input.bundle.name, action: 'invalid', detail: formatIssue(issue) });
+    entries.push({
+      apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion,
+      kind: BUNDLE_RESOURCE_TYPE.kind,
+      name: input.bundle.name,
+      action: 'invalid',
+      detail: formatIssue(issue),
+    });
   }
   entries.push(...plan.prune.map(pruneEntry), ...plan.withheld.map(withheldEntry));
   if (invalidSpec) {
@@ -209,9 +268,14 @@ export function describePlan(input: PlanInput, plan: BundlePlan, dryRuns: Readon
     const listed = new Set(listedObjectKeys({ metadata: input.bundle, spec: input.spec }));
     for (const o of input.controlled) {
       if (listed.has(objectKey(o))) continue;
-      entries.push({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, action: 'keep', detail: 'not deleted while the Bundle spec is invalid' });
+      entries.push({
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        name: o.metadata.name,
+        action: 'keep',
+        detail: 'not deleted while the Bundle spec is invalid',
+      });
     }
   }
   return entries;
 }
-

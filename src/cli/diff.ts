@@ -47,7 +47,10 @@ export function discoveryKindTable(cluster: Cluster, spec: BundleSpec): KindTabl
 }
 
 /** The Bundle to plan for `manifest`, as it will stand once applied over `live` (if any). */
-export function bundleToPlan(manifest: BundleManifest, live: { metadata: { uid?: string; generation?: number; creationTimestamp?: string } } | undefined): BundleToPlan {
+export function bundleToPlan(
+  manifest: BundleManifest,
+  live: { metadata: { uid?: string; generation?: number; creationTimestamp?: string } } | undefined,
+): BundleToPlan {
   return {
     metadata: {
       name: manifest.name,
@@ -59,16 +62,38 @@ export function bundleToPlan(manifest: BundleManifest, live: { metadata: { uid?:
   };
 }
 
-export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crdReadiness: CrdReadinessTable, io: CliIo): Promise<BundleDiff> {
+export async function diffBundle(
+  cluster: Cluster,
+  manifest: BundleManifest,
+  crdReadiness: CrdReadinessTable,
+  io: CliIo,
+): Promise<BundleDiff> {
   const { namespace, name } = manifest;
   const liveBundle = await cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
   if (liveBundle?.metadata.deletionTimestamp !== undefined) {
-    return { namespace, name, exists: true, entries: [{ apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name, action: 'invalid', detail: `the Bundle is being deleted (since ${liveBundle.metadata.deletionTimestamp}): applying it changes nothing until it is gone` }] };
+    return {
+      namespace,
+      name,
+      exists: true,
+      entries: [
+        {
+          apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion,
+          kind: BUNDLE_RESOURCE_TYPE.kind,
+          name,
+          action: 'invalid',
+          detail: `the Bundle is being deleted (since ${liveBundle.metadata.deletionTimestamp}): applying it changes nothing until it is gone`,
+        },
+      ],
+    };
   }
   io.err(`reading Bundles in ${namespace}`);
   const { items: bundles } = await cluster.client.list(BUNDLE_RESOURCE_TYPE, namespace);
   const bundle = bundleToPlan(manifest, liveBundle);
-  const { sources, types } = await readPlanSources(cluster, { bundle, controls: liveBundle !== undefined, managedKinds: managedKindsOf(liveBundle), bundles, crdReadiness }, io);
+  const { sources, types } = await readPlanSources(
+    cluster,
+    { bundle, controls: liveBundle !== undefined, managedKinds: managedKindsOf(liveBundle), bundles, crdReadiness },
+    io,
+  );
   const input = buildPlanInput(sources);
   let plan = planBundle(input);
 
@@ -93,7 +118,10 @@ export async function diffBundle(cluster: Cluster, manifest: BundleManifest, crd
     }
   }
   // As in the controller: nothing is pruned unless every apply goes through.
-  plan = withholdAfterFailedApplies(plan, [...dryRuns].filter(([, r]) => !r.ok).map(([n]) => n));
+  plan = withholdAfterFailedApplies(
+    plan,
+    [...dryRuns].filter(([, r]) => !r.ok).map(([n]) => n),
+  );
   const entries = describePlan(input, plan, dryRuns);
   const specChange = liveBundle === undefined ? undefined : bundleSpecEntry(manifest, liveBundle.spec);
   return { namespace, name, exists: liveBundle !== undefined, entries: specChange ? [specChange, ...entries] : entries };
@@ -113,7 +141,14 @@ function bundleSpecEntry(manifest: BundleManifest, liveSpec: unknown): DiffEntry
   const resourcesChange = JSON.stringify(liveResources ?? []) !== JSON.stringify(resources);
   if (changes.length === 0 && !resourcesChange) return undefined;
   const detail = resourcesChange ? "the Bundle's spec: its resources (each object's entry says what changes)" : "the Bundle's spec";
-  return { apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion, kind: BUNDLE_RESOURCE_TYPE.kind, name: manifest.name, action: 'change', detail, ...(changes.length > 0 ? { changes } : {}) };
+  return {
+    apiVersion: BUNDLE_RESOURCE_TYPE.apiVersion,
+    kind: BUNDLE_RESOURCE_TYPE.kind,
+    name: manifest.name,
+    action: 'change',
+    detail,
+    ...(changes.length > 0 ? { changes } : {}),
+  };
 }
 
 export function formatDiff(diff: BundleDiff): string[] {

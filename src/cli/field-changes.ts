@@ -24,7 +24,11 @@ export const CHANGE_DEPTH = 4;
 function walk(before: unknown, after: unknown, depth: number, prefix: string, out: FieldChange[]): void {
   if (JSON.stringify(before) === JSON.stringify(after)) return;
   if (!isRecord(before) || !isRecord(after) || depth === 0) {
-    out.push({ path: prefix || '(root)', ...(before !== undefined ? { old: before } : {}), ...(after !== undefined ? { new: after } : {}) });
+    out.push({
+      path: prefix || '(root)',
+      ...(before !== undefined ? { old: before } : {}),
+      ...(after !== undefined ? { new: after } : {}),
+    });
     return;
   }
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
@@ -49,7 +53,11 @@ export function maskSecretValues(object: { apiVersion?: unknown; kind?: unknown 
   if (object.apiVersion !== 'v1' || object.kind !== 'Secret') return [...changes];
   return changes.map((c) => {
     if (!SECRET_VALUE_FIELDS.has(c.path.split('.')[0] ?? '')) return c;
-    return { path: c.path, ...(c.old !== undefined ? { old: maskAll(c.old, '*** (before)') } : {}), ...(c.new !== undefined ? { new: maskAll(c.new, '*** (after)') } : {}) };
+    return {
+      path: c.path,
+      ...(c.old !== undefined ? { old: maskAll(c.old, '*** (before)') } : {}),
+      ...(c.new !== undefined ? { new: maskAll(c.new, '*** (after)') } : {}),
+    };
   });
 }
 
@@ -74,7 +82,11 @@ function redactValue(value: unknown, redactions: readonly string[]): unknown {
  */
 export function redactChanges(changes: readonly FieldChange[], redactions: readonly string[]): FieldChange[] {
   if (redactions.length === 0) return [...changes];
-  return changes.map((c) => ({ path: c.path, ...(c.old !== undefined ? { old: redactValue(c.old, redactions) } : {}), ...(c.new !== undefined ? { new: redactValue(c.new, redactions) } : {}) }));
+  return changes.map((c) => ({
+    path: c.path,
+    ...(c.old !== undefined ? { old: redactValue(c.old, redactions) } : {}),
+    ...(c.new !== undefined ? { new: redactValue(c.new, redactions) } : {}),
+  }));
 }
 
 function show(value: unknown): string {

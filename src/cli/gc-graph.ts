@@ -12,7 +12,18 @@ import { CliError } from './io.js';
 export const DEFAULT_DEBUG_URL = 'http://127.0.0.1:8082';
 
 const GraphViewSchema = z.object({
-  nodes: z.array(z.object({ uid: z.string(), apiVersion: z.string(), kind: z.string(), namespace: z.string(), name: z.string(), virtual: z.boolean(), beingDeleted: z.boolean(), deletingDependents: z.boolean() })),
+  nodes: z.array(
+    z.object({
+      uid: z.string(),
+      apiVersion: z.string(),
+      kind: z.string(),
+      namespace: z.string(),
+      name: z.string(),
+      virtual: z.boolean(),
+      beingDeleted: z.boolean(),
+      deletingDependents: z.boolean(),
+    }),
+  ),
   edges: z.array(z.object({ owner: z.string(), dependent: z.string(), blockOwnerDeletion: z.boolean(), controller: z.boolean() })),
   truncated: z.boolean(),
 });
@@ -20,11 +31,20 @@ const GraphViewSchema = z.object({
 /** The endpoint's JSON, checked: an operator of another version may answer differently. */
 export function parseGraphView(body: string): GraphView {
   const parsed = GraphViewSchema.safeParse(JSON.parse(body));
-  if (!parsed.success) throw new CliError(`the debug endpoint answered something this CLI does not read: ${parsed.error.issues[0]?.message ?? 'invalid'}`, EXIT_PROBLEMS);
+  if (!parsed.success)
+    throw new CliError(
+      `the debug endpoint answered something this CLI does not read: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      EXIT_PROBLEMS,
+    );
   return parsed.data;
 }
 
-export async function fetchGraph(debugUrl: string, owner: ObjectRef, namespace: string | undefined, format: 'json' | 'dot'): Promise<string> {
+export async function fetchGraph(
+  debugUrl: string,
+  owner: ObjectRef,
+  namespace: string | undefined,
+  format: 'json' | 'dot',
+): Promise<string> {
   const url = new URL('/debug/gc/graph', debugUrl);
   url.searchParams.set('kind', owner.kind);
   url.searchParams.set('name', owner.name);
@@ -34,7 +54,10 @@ export async function fetchGraph(debugUrl: string, owner: ObjectRef, namespace: 
   try {
     res = await fetch(url);
   } catch (err) {
-    throw new CliError(`cannot reach the operator's debug endpoint at ${debugUrl} (is it started with --debug-addr, and port-forwarded?): ${err instanceof Error ? err.message : String(err)}`, EXIT_PROBLEMS);
+    throw new CliError(
+      `cannot reach the operator's debug endpoint at ${debugUrl} (is it started with --debug-addr, and port-forwarded?): ${err instanceof Error ? err.message : String(err)}`,
+      EXIT_PROBLEMS,
+    );
   }
   const body = await res.text();
   if (!res.ok) throw new CliError(`debug endpoint: ${res.status}: ${body.trim()}`, EXIT_PROBLEMS);
@@ -42,7 +65,10 @@ export async function fetchGraph(debugUrl: string, owner: ObjectRef, namespace: 
 }
 
 function label(n: GraphViewNode): string {
-  const marks = [n.virtual ? 'virtual: referenced, not observed' : '', n.deletingDependents ? 'waiting for its dependents' : n.beingDeleted ? 'being deleted' : ''].filter((m) => m !== '');
+  const marks = [
+    n.virtual ? 'virtual: referenced, not observed' : '',
+    n.deletingDependents ? 'waiting for its dependents' : n.beingDeleted ? 'being deleted' : '',
+  ].filter((m) => m !== '');
   return `${n.kind}/${n.namespace ? `${n.namespace}/` : ''}${n.name}${marks.length > 0 ? `  (${marks.join(', ')})` : ''}`;
 }
 

@@ -19,7 +19,13 @@ export function parseStoredBundle(o: KubeObject): Bundle {
   const parsed = BundleSchema.safeParse(o);
   if (parsed.success) return parsed.data;
   const status = BundleSchema.shape.status.safeParse(o.status);
-  return BundleSchema.parse({ apiVersion: o.apiVersion, kind: o.kind, metadata: o.metadata, spec: { resources: [] }, ...(status.success && status.data ? { status: status.data } : {}) });
+  return BundleSchema.parse({
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: o.metadata,
+    spec: { resources: [] },
+    ...(status.success && status.data ? { status: status.data } : {}),
+  });
 }
 
 export async function readBundle(cluster: Cluster, namespace: string, name: string): Promise<Bundle> {
@@ -31,7 +37,9 @@ export async function readBundle(cluster: Cluster, namespace: string, name: stri
 /** Bundles of one namespace, or of every namespace. */
 export async function readBundles(cluster: Cluster, namespace: string | undefined): Promise<Bundle[]> {
   const { items } = await cluster.client.list(BUNDLE_RESOURCE_TYPE, namespace);
-  return items.map(parseStoredBundle).sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+  return items
+    .map(parseStoredBundle)
+    .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
 }
 
 /** The live object at each resource's coordinates (metadata only), by resource name. */
@@ -54,13 +62,16 @@ export async function readLiveObjects(cluster: Cluster, bundle: Bundle): Promise
  * them). A kind that cannot be listed (RBAC) is skipped with a note.
  */
 export async function readOwnedObjects(cluster: Cluster, namespace: string, io: CliIo): Promise<TreeObject[]> {
-  const kinds = preferredVersions(cluster.discovery.resources()).filter((rt) => rt.namespaced && rt.verbs.includes('list') && !rt.plural.includes('/'));
+  const kinds = preferredVersions(cluster.discovery.resources()).filter(
+    (rt) => rt.namespaced && rt.verbs.includes('list') && !rt.plural.includes('/'),
+  );
   const out: TreeObject[] = [];
   const skipped: string[] = [];
   for (const rt of kinds) {
     try {
       const { items } = await cluster.client.list(rt, namespace, { metadataOnly: true });
-      for (const o of items) if ((o.metadata.ownerReferences ?? []).length > 0) out.push({ ...o, apiVersion: rt.apiVersion, kind: rt.kind });
+      for (const o of items)
+        if ((o.metadata.ownerReferences ?? []).length > 0) out.push({ ...o, apiVersion: rt.apiVersion, kind: rt.kind });
     } catch (err) {
       skipped.push(`${rt.plural}${rt.group ? `.${rt.group}` : ''} (${errorMessage(err)})`);
     }

@@ -59,7 +59,9 @@ export function parseManifests(file: string, text: string): ManifestFile {
     }
     for (const error of doc.errors) {
       const at = lineCounter.linePos(error.pos[0]);
-      const message = /call stack|stack overflow/i.test(error.message) ? 'document nests too deeply to read as YAML (an object nesting deeper than 100 levels is refused anyway)' : (error.message.split('\n')[0] ?? error.message);
+      const message = /call stack|stack overflow/i.test(error.message)
+        ? 'document nests too deeply to read as YAML (an object nesting deeper than 100 levels is refused anyway)'
+        : (error.message.split('\n')[0] ?? error.message);
       syntaxErrors.push({ line: at.line, col: at.col, message });
     }
     if (doc.errors.length > 0) return;
@@ -84,7 +86,8 @@ export function parseManifests(file: string, text: string): ManifestFile {
             const parent: unknown = doc.getIn(path.slice(0, depth - 1), true);
             if (isCollection(parent)) {
               const key = path[depth - 1];
-              const pair = parent.items.find((item) => (item as { key?: { value?: unknown } }).key?.value === key) as { key?: { range?: [number, number, number] } } | undefined;
+              const pair = parent.items.find((item) => (item as { key?: { value?: unknown } }).key?.value === key) as
+                { key?: { range?: [number, number, number] } } | undefined;
               if (pair?.key?.range) {
                 offset = pair.key.range[0];
                 break;
@@ -99,7 +102,8 @@ export function parseManifests(file: string, text: string): ManifestFile {
         const parent: unknown = doc.getIn(path.slice(0, -1), true);
         const key = path[path.length - 1];
         if (isCollection(parent)) {
-          const pair = parent.items.find((item) => (item as { key?: { value?: unknown } }).key?.value === key) as { key?: { range?: [number, number, number] } } | undefined;
+          const pair = parent.items.find((item) => (item as { key?: { value?: unknown } }).key?.value === key) as
+            { key?: { range?: [number, number, number] } } | undefined;
           if (pair?.key?.range) {
             const at = lineCounter.linePos(pair.key.range[0]);
             return { line: at.line, col: at.col };

@@ -8,7 +8,10 @@
 export const MINIMUM_NODE = '22.19.0';
 
 function parts(version: string): number[] {
-  return version.replace(/^v/, '').split('.').map((p) => Number.parseInt(p, 10) || 0);
+  return version
+    .replace(/^v/, '')
+    .split('.')
+    .map((p) => Number.parseInt(p, 10) || 0);
 }
 
 /** The one-line complaint for `version` (process.versions.node), or undefined when it is new enough. */

@@ -14,11 +14,14 @@ import { placeholderName } from '../core/bundle/references.js';
 const hasPlaceholder = (value: string): boolean => placeholderName(value) !== undefined;
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const LABEL_VALUE_HELP = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const LABEL_VALUE_HELP =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const SUBDOMAIN_HELP = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const SUBDOMAIN_HELP =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-const CONFIG_KEY_HELP = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+const CONFIG_KEY_HELP =
+  "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 const BASE64_CHAR = /[A-Za-z0-9+/]/;
 /** ConfigMaps and Secrets hold at most 1 MiB of data. */
 export const MAX_DATA_BYTES = 1024 * 1024;
@@ -35,7 +38,8 @@ export function base64Error(text: string): string | undefined {
 function configKeyProblem(field: string, key: string): string | undefined {
   if (key.length > 253) return `${field}[${key}]: Invalid value: ${JSON.stringify(key)}: must be no more than 253 characters`;
   if (!CONFIG_KEY.test(key)) return `${field}[${key}]: Invalid value: ${JSON.stringify(key)}: ${CONFIG_KEY_HELP}`;
-  if (key === '.' || key === '..' || key.startsWith('..')) return `${field}[${key}]: Invalid value: ${JSON.stringify(key)}: must not be '.' or '..' or start with '..'`;
+  if (key === '.' || key === '..' || key.startsWith('..'))
+    return `${field}[${key}]: Invalid value: ${JSON.stringify(key)}: must not be '.' or '..' or start with '..'`;
   return undefined;
 }
 
@@ -79,15 +83,21 @@ const DECLARED_FIELDS: Record<'ConfigMap' | 'Secret', readonly string[]> = {
 };
 
 /** The API server's refusals of one object, each as "<Kind> "<name>" is invalid: <field>: <why>". */
-export function builtinObjectProblems(object: { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> } } & Record<string, unknown>): string[] {
+export function builtinObjectProblems(
+  object: { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> } } & Record<string, unknown>,
+): string[] {
   const problems = labelProblems(object.metadata.labels);
   const name = object.metadata.name;
   const fixedKind = object.apiVersion === 'v1' && (object.kind === 'ConfigMap' || object.kind === 'Secret') ? object.kind : undefined;
   if (fixedKind !== undefined) {
     const undeclared = Object.keys(object).filter((field) => !DECLARED_FIELDS[fixedKind].includes(field));
     // Server-side apply's words: the object is not typed at all, so nothing else is said.
-    if (undeclared.length > 0) return undeclared.map((field) => `failed to create typed patch object (/v1, Kind=${fixedKind}): .${field}: field not declared in schema`);
-    if (!hasPlaceholder(name) && !SUBDOMAIN.test(name)) problems.push(`metadata.name: Invalid value: ${JSON.stringify(name)}: ${SUBDOMAIN_HELP}`);
+    if (undeclared.length > 0)
+      return undeclared.map(
+        (field) => `failed to create typed patch object (/v1, Kind=${fixedKind}): .${field}: field not declared in schema`,
+      );
+    if (!hasPlaceholder(name) && !SUBDOMAIN.test(name))
+      problems.push(`metadata.name: Invalid value: ${JSON.stringify(name)}: ${SUBDOMAIN_HELP}`);
     problems.push(...dataProblems(fixedKind, object));
   }
   return problems.map((p) => `${object.kind} ${JSON.stringify(name)} is invalid: ${p}`);

@@ -66,13 +66,26 @@ export function formatDue(deleteAfter: string | undefined, now: number, waitingF
 /** Soonest first; rows without a time (kept) last; then by namespace and name. RFC 3339 UTC times of one format sort as text. */
 export function comparePending(a: PendingObject, b: PendingObject): number {
   const timeless = (p: PendingObject): number => (p.deleteAfter === undefined ? 1 : 0);
-  return timeless(a) - timeless(b) || (a.deleteAfter ?? '').localeCompare(b.deleteAfter ?? '') || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+  return (
+    timeless(a) - timeless(b) ||
+    (a.deleteAfter ?? '').localeCompare(b.deleteAfter ?? '') ||
+    a.namespace.localeCompare(b.namespace) ||
+    a.name.localeCompare(b.name)
+  );
 }
 
 export function formatPendingTable(items: readonly PendingObject[], now: number): string[] {
   const rows = [
     ['NAMESPACE', 'OBJECT', 'BUNDLE', 'STATE', 'WAITING-FOR', 'DELETE-AFTER', 'DUE'],
-    ...items.map((p) => [p.namespace, formatObjectRef(p.apiVersion, p.kind, p.name), p.bundle, p.state, p.waitingFor ?? '-', p.deleteAfter ?? `- (${p.problem ?? 'unknown'})`, formatDue(p.deleteAfter, now, p.waitingFor)]),
+    ...items.map((p) => [
+      p.namespace,
+      formatObjectRef(p.apiVersion, p.kind, p.name),
+      p.bundle,
+      p.state,
+      p.waitingFor ?? '-',
+      p.deleteAfter ?? `- (${p.problem ?? 'unknown'})`,
+      formatDue(p.deleteAfter, now, p.waitingFor),
+    ]),
   ];
   const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
   return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join('  '));
@@ -102,12 +115,31 @@ function keptBecause(o: LiveObject, plan: BundlePlan): string {
  */
 export function pendingOfPlan(input: PlanInput, plan: BundlePlan): PendingObject[] {
   const { namespace, name: bundle } = input.bundle;
-  const out: PendingObject[] = pendingDeletionsOf(plan).map((p) => ({ namespace, apiVersion: p.apiVersion, kind: p.kind, name: p.name, bundle, state: 'pending', deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter, ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}) }));
+  const out: PendingObject[] = pendingDeletionsOf(plan).map((p) => ({
+    namespace,
+    apiVersion: p.apiVersion,
+    kind: p.kind,
+    name: p.name,
+    bundle,
+    state: 'pending',
+    deletionTimestamp: p.deletionTimestamp,
+    deleteAfter: p.deleteAfter,
+    ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}),
+  }));
   const listed = new Set(out.map((p) => objectKey({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name, namespace } })));
   for (const o of input.controlled) {
     const stamp = stampOf(o);
     if (stamp === undefined || o.metadata.deletionTimestamp !== undefined || listed.has(objectKey(o))) continue;
-    out.push({ namespace, apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle, state: 'pending', deletionTimestamp: stamp, problem: keptBecause(o, plan) });
+    out.push({
+      namespace,
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: o.metadata.name,
+      bundle,
+      state: 'pending',
+      deletionTimestamp: stamp,
+      problem: keptBecause(o, plan),
+    });
   }
   return out;
 }
@@ -119,7 +151,16 @@ export function pendingOfPlan(input: PlanInput, plan: BundlePlan): PendingObject
 export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name: string }, why: string): PendingObject | undefined {
   const stamp = stampOf(o);
   if (stamp === undefined) return undefined;
-  return { namespace: bundle.namespace, apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: bundle.name, state: 'pending', deletionTimestamp: stamp, problem: why };
+  return {
+    namespace: bundle.namespace,
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata.name,
+    bundle: bundle.name,
+    state: 'pending',
+    deletionTimestamp: stamp,
+    problem: why,
+  };
 }
 
 /**
@@ -128,10 +169,23 @@ export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name:
  * not a released object. A live Bundle that lists it takes it (claims), so
  * it is not swept.
  */
-export function releasedEntry(o: LiveObject, claims: ReadonlyMap<string, readonly BundleClaim[]>, now: number, stampAt: number): PendingObject | undefined {
-  const base = { namespace: o.metadata.namespace ?? '', apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, bundle: formerBundleOf(o.metadata) ?? '', state: 'released' as const };
+export function releasedEntry(
+  o: LiveObject,
+  claims: ReadonlyMap<string, readonly BundleClaim[]>,
+  now: number,
+  stampAt: number,
+): PendingObject | undefined {
+  const base = {
+    namespace: o.metadata.namespace ?? '',
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata.name,
+    bundle: formerBundleOf(o.metadata) ?? '',
+    state: 'released' as const,
+  };
   const stamp = stampOf(o) ?? '';
-  if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined) return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
+  if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined)
+    return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
   const decision = decideReleasedSweep(o.metadata, now, stampAt);
   if (decision.action === 'skip') return undefined;
   const claim = claims.get(objectKey(o))?.[0];
@@ -143,20 +197,31 @@ export function releasedEntry(o: LiveObject, claims: ReadonlyMap<string, readonl
   return { ...base, deletionTimestamp: stamp, problem: `no ${Annotations.deletionDelay}: the operator deletes it at once` };
 }
 
-
 /** A live Bundle's pending deletions, decided as its controller decides them. */
-async function pendingOfBundle(cluster: Cluster, raw: KubeObject, namespaceBundles: readonly KubeObject[], crdReadiness: CrdReadinessTable, io: CliIo): Promise<PendingObject[]> {
+async function pendingOfBundle(
+  cluster: Cluster,
+  raw: KubeObject,
+  namespaceBundles: readonly KubeObject[],
+  crdReadiness: CrdReadinessTable,
+  io: CliIo,
+): Promise<PendingObject[]> {
   const namespace = raw.metadata.namespace ?? '';
   const id = { namespace, name: raw.metadata.name };
   const parsed = BundleSchema.safeParse(raw);
   if (!parsed.success || parsed.data.metadata.deletionTimestamp !== undefined) {
     // Not planned by the controller: an invalid Bundle changes nothing; a deleted one releases or deletes its objects (its finalizer).
-    const why = parsed.success ? 'its Bundle is being deleted: the finalizer releases or deletes it' : 'its Bundle is invalid (schema): the operator changes nothing';
+    const why = parsed.success
+      ? 'its Bundle is being deleted: the finalizer releases or deletes it'
+      : 'its Bundle is invalid (schema): the operator changes nothing';
     const types = await resolveKinds(cluster, managedKindsOf(raw));
     const controlled = await listControlled(cluster, namespace, raw.metadata.uid, types, io);
     return controlled.flatMap((o) => unplannedEntry(o, id, why) ?? []);
   }
-  const { sources } = await readPlanSources(cluster, { bundle: parsed.data, controls: true, managedKinds: managedKindsOf(raw), bundles: namespaceBundles, crdReadiness }, io);
+  const { sources } = await readPlanSources(
+    cluster,
+    { bundle: parsed.data, controls: true, managedKinds: managedKindsOf(raw), bundles: namespaceBundles, crdReadiness },
+    io,
+  );
   const input = buildPlanInput(sources);
   return pendingOfPlan(input, planBundle(input));
 }
@@ -171,7 +236,8 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
     byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), b]);
   }
   const crdReadiness = bundles.length > 0 ? await readCrdReadiness(cluster, io) : new Map<string, never>();
-  for (const bundle of bundles) out.push(...(await pendingOfBundle(cluster, bundle, byNamespace.get(bundle.metadata.namespace ?? '') ?? [], crdReadiness, io)));
+  for (const bundle of bundles)
+    out.push(...(await pendingOfBundle(cluster, bundle, byNamespace.get(bundle.metadata.namespace ?? '') ?? [], crdReadiness, io)));
 
   // Where the sweeper looks for released objects: the same resources.
   const resources = preferredVersions(cluster.discovery.resources()).filter(sweepable);
@@ -179,7 +245,7 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
   const released: LiveObject[] = [];
   for (const rt of resources) {
     try {
-      released.push(...((await cluster.client.list(rt, namespace, { metadataOnly: true, labelSelector: Labels.formerBundle })).items));
+      released.push(...(await cluster.client.list(rt, namespace, { metadataOnly: true, labelSelector: Labels.formerBundle })).items);
     } catch (err) {
       io.err(`  skipped ${rt.plural}${rt.group ? `.${rt.group}` : ''}: ${errorMessage(err)}`);
     }
@@ -207,13 +273,20 @@ export async function pendingTarget(cluster: Cluster, ref: ObjectRef, namespace:
   const printable = formatObjectRef(rt.apiVersion, rt.kind, ref.name);
   if (!object) throw new CliError(`${printable} not found in namespace ${namespace}`, EXIT_PROBLEMS);
   if (object.metadata.annotations?.[Annotations.deletionTimestamp] === undefined) {
-    throw new CliError(`${printable} in ${namespace} is not pending deletion (no ${Annotations.deletionTimestamp} annotation)`, EXIT_PROBLEMS);
+    throw new CliError(
+      `${printable} in ${namespace} is not pending deletion (no ${Annotations.deletionTimestamp} annotation)`,
+      EXIT_PROBLEMS,
+    );
   }
   return { rt, object, ref: printable };
 }
 
 export function failed(action: string, target: Target, err: unknown): CliError {
-  if (isStaleWrite(err)) return new CliError(`${action} ${target.ref}: it changed since it was read (${errorMessage(err)}); run the command again`, EXIT_PROBLEMS);
+  if (isStaleWrite(err))
+    return new CliError(
+      `${action} ${target.ref}: it changed since it was read (${errorMessage(err)}); run the command again`,
+      EXIT_PROBLEMS,
+    );
   if (isNotFound(err)) return new CliError(`${action} ${target.ref}: it is gone already`, EXIT_PROBLEMS);
   return new CliError(`${action} ${target.ref}: ${errorMessage(err)}`, EXIT_PROBLEMS);
 }
@@ -243,12 +316,22 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   // a remaining owner that is deleted would get the object collected after all. The user's stay.
   const kept = userReferences(metadata);
   if (kept.length !== refs.length) {
-    ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs }, { op: 'replace', path: '/metadata/ownerReferences', value: kept });
+    ops.push(
+      { op: 'test', path: '/metadata/ownerReferences', value: refs },
+      { op: 'replace', path: '/metadata/ownerReferences', value: kept },
+    );
     // Let go, it is no member of the Bundle's ApplySet any more (core/bundle/applyset.ts).
-    ops.push(...partOfRemoval(target.object, refs.filter((r) => !kept.includes(r))));
+    ops.push(
+      ...partOfRemoval(
+        target.object,
+        refs.filter((r) => !kept.includes(r)),
+      ),
+    );
   }
-  if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
-  if (metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
+  if (metadata.labels?.[Labels.formerBundle] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
   for (const name of [Annotations.formerBundle, Annotations.stampProof, Annotations.releaseProof, Annotations.deletionApproved]) {
     if (metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(name)}` });
   }
@@ -259,7 +342,9 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
   }
   io.out(`cancelled: ${target.ref} in ${namespace} will not be deleted`);
   if (bundleRef) {
-    io.out(`it is no longer controlled by Bundle ${bundleRef.name}; add it back to that Bundle's spec and re-apply the Bundle to manage it again (the Bundle adopts it)`);
+    io.out(
+      `it is no longer controlled by Bundle ${bundleRef.name}; add it back to that Bundle's spec and re-apply the Bundle to manage it again (the Bundle adopts it)`,
+    );
   } else if (formerBundle !== undefined) {
     io.out(`it was released by deleted Bundle ${formerBundle} and is now unowned; re-apply a Bundle that lists it to adopt it`);
   }
@@ -270,7 +355,11 @@ export async function deletePendingNow(cluster: Cluster, ref: ObjectRef, namespa
   const target = await pendingTarget(cluster, ref, namespace);
   const { uid, resourceVersion } = target.object.metadata;
   // One send; `failed` words each error (a 422 without field causes as a change, as isStaleWrite counts it).
-  const deleted = await guardedDelete(cluster.client, { rt: target.rt, namespace, name: target.object.metadata.name }, { opts: { uid, resourceVersion, propagationPolicy: 'Background' }, stale: 'conflict-or-failed-test' });
+  const deleted = await guardedDelete(
+    cluster.client,
+    { rt: target.rt, namespace, name: target.object.metadata.name },
+    { opts: { uid, resourceVersion, propagationPolicy: 'Background' }, stale: 'conflict-or-failed-test' },
+  );
   if (deleted.kind === 'gone' && !deleted.error) throw new CliError(`delete ${target.ref}: it is gone already`, EXIT_PROBLEMS);
   if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw failed('delete', target, deleted.error);
   io.out(`deleted: ${target.ref} in ${namespace} (uid ${uid})`);

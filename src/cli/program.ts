@@ -34,7 +34,11 @@ class UsageError extends Error {}
  * The program as commander declares it. `run` receives the declaration and
  * the parsed command line of the command that was given.
  */
-export function buildProgram(name: string, io: CliIo, run: (declaration: CommandDeclaration, parsed: ParsedCommand) => Promise<void>): Command {
+export function buildProgram(
+  name: string,
+  io: CliIo,
+  run: (declaration: CommandDeclaration, parsed: ParsedCommand) => Promise<void>,
+): Command {
   const program = new Command(name)
     .description('bundlesmith: check, diff and inspect Bundles (smith.atlassian.com/v1), and manage their pending deletions.')
     .version(packageVersion(), '--version', 'print the version')
@@ -50,7 +54,10 @@ export function buildProgram(name: string, io: CliIo, run: (declaration: Command
     .exitOverride()
     .helpCommand('help [command]', 'help for a command');
   for (const option of globalOptions()) program.addOption(option);
-  program.addHelpText('after', `\nRun "${name} help COMMAND" or "${name} COMMAND --help" for a command's flags and examples.\nExit codes: 0 ok, 1 problems found or an operation failed, 2 usage error (diff: 0 no changes, 1 changes, 2 error).`);
+  program.addHelpText(
+    'after',
+    `\nRun "${name} help COMMAND" or "${name} COMMAND --help" for a command's flags and examples.\nExit codes: 0 ok, 1 problems found or an operation failed, 2 usage error (diff: 0 no changes, 1 changes, 2 error).`,
+  );
 
   for (const declaration of COMMANDS) {
     const command = program.command(declaration.name).summary(declaration.summary).description(declaration.description);
@@ -77,7 +84,12 @@ function commandNamed(argv: readonly string[]): string | undefined {
 export async function runCli(argv: readonly string[], io: CliIo, invocation: Invocation = { name: 'bundlesmith' }): Promise<number> {
   const { name } = invocation;
   if (argv[0] === '__complete') {
-    for (const line of await completeWords(buildProgram(name, io, () => Promise.resolve()), argv.slice(1), clusterNames)) io.out(line);
+    for (const line of await completeWords(
+      buildProgram(name, io, () => Promise.resolve()),
+      argv.slice(1),
+      clusterNames,
+    ))
+      io.out(line);
     return EXIT_OK;
   }
   let code = EXIT_OK;
@@ -94,7 +106,8 @@ export async function runCli(argv: readonly string[], io: CliIo, invocation: Inv
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help asked for, or the version: commander printed it. Help because no command was given: a usage error.
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
       // commander printed the error (and any "did you mean").
       seeHelp();
       return EXIT_USAGE;

@@ -34,15 +34,32 @@ export function summarize(bundle: Bundle, now: number): BundleSummary {
   const status = bundle.status;
   const current = status?.observedGeneration !== undefined && status.observedGeneration === bundle.metadata.generation;
   const conditions = status?.conditions;
-  const state = bundle.metadata.deletionTimestamp ? 'Deleting' : !current ? 'InProgress' : isTrue(conditions, 'Error') ? 'Error' : isTrue(conditions, 'Ready') ? 'Ready' : isTrue(conditions, 'InProgress') ? 'InProgress' : 'Unknown';
+  const state = bundle.metadata.deletionTimestamp
+    ? 'Deleting'
+    : !current
+      ? 'InProgress'
+      : isTrue(conditions, 'Error')
+        ? 'Error'
+        : isTrue(conditions, 'Ready')
+          ? 'Ready'
+          : isTrue(conditions, 'InProgress')
+            ? 'InProgress'
+            : 'Unknown';
   const errors = (status?.resourceStatuses ?? []).filter((r) => resourceState(r.conditions).state === 'Error').length;
   const pending = status?.pendingDeletions ?? [];
   let soonest: BundleSummary['soonest'];
   // Sort key: held by a gate last, then by time (unreadable last).
-  const rank = (s: { remainingMs: number | undefined; waitingFor?: string }): [number, number] => [isHeldByGate(s.waitingFor) ? 1 : 0, s.remainingMs ?? Infinity];
+  const rank = (s: { remainingMs: number | undefined; waitingFor?: string }): [number, number] => [
+    isHeldByGate(s.waitingFor) ? 1 : 0,
+    s.remainingMs ?? Infinity,
+  ];
   for (const p of pending) {
     const at = parseRfc3339(p.deleteAfter);
-    const candidate = { object: `${p.kind}/${p.name}`, remainingMs: at === undefined ? undefined : at - now, ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}) };
+    const candidate = {
+      object: `${p.kind}/${p.name}`,
+      remainingMs: at === undefined ? undefined : at - now,
+      ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}),
+    };
     const [held, ms] = rank(candidate);
     const best = soonest === undefined ? undefined : rank(soonest);
     if (best === undefined || held < best[0] || (held === best[0] && ms < best[1])) soonest = candidate;
@@ -62,7 +79,15 @@ export function summarize(bundle: Bundle, now: number): BundleSummary {
 export function formatSummaryTable(summaries: readonly BundleSummary[]): string[] {
   const rows = [
     ['NAMESPACE', 'BUNDLE', 'STATE', 'READY', 'ERRORS', 'PENDING', 'SOONEST'],
-    ...summaries.map((s) => [s.namespace, s.name, s.state, s.resourcesReady, String(s.errors), String(s.pending), s.soonest ? `${s.soonest.object} ${pendingWords(s.soonest.waitingFor, s.soonest.remainingMs)}` : '-']),
+    ...summaries.map((s) => [
+      s.namespace,
+      s.name,
+      s.state,
+      s.resourcesReady,
+      String(s.errors),
+      String(s.pending),
+      s.soonest ? `${s.soonest.object} ${pendingWords(s.soonest.waitingFor, s.soonest.remainingMs)}` : '-',
+    ]),
   ];
   const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
   return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join('  '));
@@ -78,9 +103,14 @@ export function describeStatus(bundle: Bundle, now: number): string[] {
   const s = summarize(bundle, now);
   const out = [`Bundle ${s.namespace}/${s.name}: ${s.state}, ${s.resourcesReady} resources ready`];
   const status = bundle.status;
-  if (status?.observedGeneration !== bundle.metadata.generation) out.push(`  the operator has not yet observed generation ${bundle.metadata.generation ?? '?'} (last observed: ${status?.observedGeneration ?? 'none'})`);
+  if (status?.observedGeneration !== bundle.metadata.generation)
+    out.push(
+      `  the operator has not yet observed generation ${bundle.metadata.generation ?? '?'} (last observed: ${status?.observedGeneration ?? 'none'})`,
+    );
   for (const c of status?.conditions ?? []) out.push(`  ${conditionWords(c)}`);
-  const notReady = (status?.resourceStatuses ?? []).map((r) => ({ name: r.name, ...resourceState(r.conditions) })).filter((r) => r.state !== 'Ready');
+  const notReady = (status?.resourceStatuses ?? [])
+    .map((r) => ({ name: r.name, ...resourceState(r.conditions) }))
+    .filter((r) => r.state !== 'Ready');
   if (notReady.length > 0) {
     out.push('resources not ready:');
     for (const r of notReady) out.push(`  ${r.name}: ${r.state}${r.detail ? `: ${r.detail}` : ''}`);

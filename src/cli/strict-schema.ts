@@ -41,19 +41,40 @@ export interface SchemaProblem {
 }
 
 /** ObjectMeta's fields: the API server knows metadata without the CRD declaring it. */
-const OBJECT_META_FIELDS = ['name', 'generateName', 'namespace', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'];
+const OBJECT_META_FIELDS = [
+  'name',
+  'generateName',
+  'namespace',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+];
 
 /** The Bundle's schema as the CRD in crds/ declares it, with ObjectMeta's fields. */
 export function bundleSchema(): OpenApiSchema {
   const crd = buildBundleCrd() as { spec: { versions: { schema: { openAPIV3Schema: OpenApiSchema } }[] } };
   const root = crd.spec.versions[0]?.schema.openAPIV3Schema ?? {};
-  const metadata: OpenApiSchema = { type: 'object', properties: Object.fromEntries(OBJECT_META_FIELDS.map((f) => [f, { 'x-kubernetes-preserve-unknown-fields': true }])) };
+  const metadata: OpenApiSchema = {
+    type: 'object',
+    properties: Object.fromEntries(OBJECT_META_FIELDS.map((f) => [f, { 'x-kubernetes-preserve-unknown-fields': true }])),
+  };
   return { ...root, properties: { ...root.properties, metadata } };
 }
 
 /** Edits from `a` to `b`, a swap of two neighbours counting as one ("sepc" is one edit from "spec"). */
 function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   const at = (i: number, j: number): number => d[i]?.[j] ?? 0;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
@@ -77,7 +98,16 @@ export function closestField(name: string, known: readonly string[]): string | u
   return best !== undefined && best.distance <= Math.max(1, Math.floor(name.length / 3)) ? best.field : undefined;
 }
 
-const typeName = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : typeof value);
+const typeName = (value: unknown): string =>
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'array'
+      : typeof value === 'number'
+        ? Number.isInteger(value)
+          ? 'integer'
+          : 'number'
+        : typeof value;
 
 function hasType(value: unknown, type: string): boolean {
   const actual = typeName(value);
@@ -89,14 +119,26 @@ export function checkSchema(value: unknown, schema: OpenApiSchema, path: FieldPa
   const at = formatFieldPath(path);
   if (value === null || value === undefined) return [];
   if (schema.type !== undefined && !hasType(value, schema.type)) {
-    return [{ path, message: `${at}: Invalid value: "${typeName(value)}": ${at} in body must be of type ${schema.type}: "${typeName(value)}"` }];
+    return [
+      { path, message: `${at}: Invalid value: "${typeName(value)}": ${at} in body must be of type ${schema.type}: "${typeName(value)}"` },
+    ];
   }
   const problems: SchemaProblem[] = [];
   if (typeof value === 'string') {
-    if (schema.enum !== undefined && !schema.enum.includes(value)) problems.push({ path, message: `${at}: Unsupported value: ${JSON.stringify(value)}: supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}` });
-    if (schema.maxLength !== undefined && value.length > schema.maxLength) problems.push({ path, message: `${at}: Too long: may not be more than ${schema.maxLength} bytes` });
-    if (schema.minLength !== undefined && value.length < schema.minLength) problems.push({ path, message: `${at}: Invalid value: ${JSON.stringify(value)}: ${at} in body should be at least ${schema.minLength} chars long` });
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) problems.push({ path, message: `${at}: Invalid value: ${JSON.stringify(value)}: ${at} in body should match '${schema.pattern}'` });
+    if (schema.enum !== undefined && !schema.enum.includes(value))
+      problems.push({
+        path,
+        message: `${at}: Unsupported value: ${JSON.stringify(value)}: supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+      });
+    if (schema.maxLength !== undefined && value.length > schema.maxLength)
+      problems.push({ path, message: `${at}: Too long: may not be more than ${schema.maxLength} bytes` });
+    if (schema.minLength !== undefined && value.length < schema.minLength)
+      problems.push({
+        path,
+        message: `${at}: Invalid value: ${JSON.stringify(value)}: ${at} in body should be at least ${schema.minLength} chars long`,
+      });
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value))
+      problems.push({ path, message: `${at}: Invalid value: ${JSON.stringify(value)}: ${at} in body should match '${schema.pattern}'` });
   }
   if (Array.isArray(value)) {
     if (schema.maxItems !== undefined && value.length > schema.maxItems) {
@@ -115,7 +157,8 @@ function checkObject(value: Record<string, unknown>, schema: OpenApiSchema, path
   const problems: SchemaProblem[] = [];
   const properties = schema.properties ?? {};
   for (const field of schema.required ?? []) {
-    if (value[field] === undefined || value[field] === null) problems.push({ path: [...path, field], message: `${formatFieldPath([...path, field])}: Required value` });
+    if (value[field] === undefined || value[field] === null)
+      problems.push({ path: [...path, field], message: `${formatFieldPath([...path, field])}: Required value` });
   }
   for (const [key, child] of Object.entries(value)) {
     const childSchema = properties[key] ?? schema.additionalProperties;
@@ -123,7 +166,11 @@ function checkObject(value: Record<string, unknown>, schema: OpenApiSchema, path
       problems.push(...checkSchema(child, childSchema, [...path, key]));
     } else if (schema['x-kubernetes-preserve-unknown-fields'] !== true) {
       const suggestion = closestField(key, Object.keys(properties));
-      problems.push({ path: [...path, key], unknownField: true, message: `unknown field "${formatFieldPath([...path, key])}"${suggestion !== undefined ? ` (did you mean "${formatFieldPath([...path, suggestion])}"?)` : ''}` });
+      problems.push({
+        path: [...path, key],
+        unknownField: true,
+        message: `unknown field "${formatFieldPath([...path, key])}"${suggestion !== undefined ? ` (did you mean "${formatFieldPath([...path, suggestion])}"?)` : ''}`,
+      });
     }
   }
   return problems;

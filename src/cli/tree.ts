@@ -14,7 +14,12 @@ import { formatRemaining } from '../core/duration.js';
 export interface TreeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; uid?: string | undefined; deletionTimestamp?: string | undefined; ownerReferences?: readonly { uid: string }[] | undefined };
+  metadata: {
+    name: string;
+    uid?: string | undefined;
+    deletionTimestamp?: string | undefined;
+    ownerReferences?: readonly { uid: string }[] | undefined;
+  };
 }
 
 export type ResourceState = 'Ready' | 'InProgress' | 'Blocked' | 'Error' | 'Unknown';
@@ -113,7 +118,13 @@ function ownedNodes(uid: string | undefined, byOwner: ReadonlyMap<string, TreeOb
     const id = o.metadata.uid;
     if (id === undefined || seen.has(id)) continue;
     seen.add(id);
-    nodes.push({ kind: o.kind, name: o.metadata.name, ...(o.metadata.deletionTimestamp ? { terminating: true } : {}), children: [], owned: ownedNodes(id, byOwner, depth - 1, seen) });
+    nodes.push({
+      kind: o.kind,
+      name: o.metadata.name,
+      ...(o.metadata.deletionTimestamp ? { terminating: true } : {}),
+      children: [],
+      owned: ownedNodes(id, byOwner, depth - 1, seen),
+    });
   }
   return nodes;
 }
@@ -126,7 +137,11 @@ export function buildTree(input: TreeInput): BundleTree {
   // The Bundle's own objects are nodes of the tree, never "owned" under a sibling that references them.
   const seen = new Set<string>([...input.live.values()].flatMap((o) => (o.metadata.uid ? [o.metadata.uid] : [])));
   const names = new Set(resources.map((r) => r.name));
-  const dependencies = new Map(resources.map((r) => [r.name, [...new Set((r.references ?? []).map((ref) => ref.resource).filter((n) => names.has(n) && n !== r.name))]] as const));
+  const dependencies = new Map(
+    resources.map(
+      (r) => [r.name, [...new Set((r.references ?? []).map((ref) => ref.resource).filter((n) => names.has(n) && n !== r.name))]] as const,
+    ),
+  );
 
   // Each resource hangs under its first dependency (spec order), the others are named; a cycle (an invalid
   // spec) or a dangling reference puts the resource at the top.
@@ -177,7 +192,13 @@ export function buildTree(input: TreeInput): BundleTree {
     pending: (bundle.status?.pendingDeletions ?? []).map((p: PendingDeletion) => {
       const at = parseRfc3339(p.deleteAfter);
       const gate = isHeldByGate(p.waitingFor) ? { gate: p.waitingFor } : {};
-      return { kind: p.kind, name: p.name, deleteAfter: p.deleteAfter, remainingMs: at === undefined ? undefined : at - input.now, ...gate };
+      return {
+        kind: p.kind,
+        name: p.name,
+        deleteAfter: p.deleteAfter,
+        remainingMs: at === undefined ? undefined : at - input.now,
+        ...gate,
+      };
     }),
   };
 }
@@ -239,7 +260,9 @@ function nodeLine(n: TreeNode, p: Palette): string {
 function renderNodes(nodes: readonly TreeNode[], prefix: string, p: Palette, out: string[]): void {
   nodes.forEach((n, i) => {
     const last = i === nodes.length - 1;
-    out.push(`${prefix}${last ? '└─ ' : '├─ '}${n.resource === undefined ? p.dim(`${n.kind}/${n.name}${n.terminating ? ' terminating' : ''}`) : nodeLine(n, p)}`);
+    out.push(
+      `${prefix}${last ? '└─ ' : '├─ '}${n.resource === undefined ? p.dim(`${n.kind}/${n.name}${n.terminating ? ' terminating' : ''}`) : nodeLine(n, p)}`,
+    );
     // What the collector sees owned first, then the resources that depend on this one.
     renderNodes([...n.owned, ...n.children], `${prefix}${last ? '   ' : '│  '}`, p, out);
   });
@@ -253,7 +276,11 @@ export function renderTree(tree: BundleTree, p: Palette): string[] {
   renderNodes(tree.resources, '', p, out);
   if (tree.pending.length > 0) {
     out.push('pending deletion (put the resource back in the Bundle to keep it):');
-    tree.pending.forEach((d, i) => out.push(`${i === tree.pending.length - 1 ? '└─ ' : '├─ '}${d.kind}/${d.name}  ${p.warn(pendingWords(d.gate, d.remainingMs))}  ${p.dim(`(after ${d.deleteAfter})`)}`));
+    tree.pending.forEach((d, i) =>
+      out.push(
+        `${i === tree.pending.length - 1 ? '└─ ' : '├─ '}${d.kind}/${d.name}  ${p.warn(pendingWords(d.gate, d.remainingMs))}  ${p.dim(`(after ${d.deleteAfter})`)}`,
+      ),
+    );
   }
   return out;
 }

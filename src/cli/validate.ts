@@ -70,7 +70,11 @@ const BundleManifestSchema = BundleSchema.extend({
   metadata: z
     .object({
       name: z.string().min(1).max(253).regex(DNS1123_SUBDOMAIN, 'must be a DNS-1123 subdomain'),
-      namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name (DNS-1123 label)').max(63).optional(),
+      namespace: z
+        .string()
+        .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name (DNS-1123 label)')
+        .max(63)
+        .optional(),
     })
     .loose(),
   status: z.unknown().optional(),
@@ -134,7 +138,12 @@ function describe(value: unknown): string {
  * cluster), replaces the offline kind table.
  */
 export function validateFile(parsed: ManifestFile, defaultNamespace: string, kinds?: (spec: BundleSpec) => KindTable): FileValidation {
-  const problems: Problem[] = parsed.syntaxErrors.map((e) => ({ file: parsed.file, line: e.line, col: e.col, message: `YAML: ${e.message}` }));
+  const problems: Problem[] = parsed.syntaxErrors.map((e) => ({
+    file: parsed.file,
+    line: e.line,
+    col: e.col,
+    message: `YAML: ${e.message}`,
+  }));
   const bundles: BundleManifest[] = [];
   const withIssues: BundleManifest[] = [];
   const skipped: string[] = [];
@@ -147,23 +156,44 @@ export function validateFile(parsed: ManifestFile, defaultNamespace: string, kin
     const raw = document.value;
     const rawName = (raw.metadata as { name?: unknown } | undefined)?.name;
     const label = `${defaultNamespaceOf(raw, defaultNamespace)}/${typeof rawName === 'string' ? rawName : '(no name)'}`;
-    const problem = (path: readonly (string | number)[], message: string): Problem => ({ file: parsed.file, ...document.positionOf(path), bundle: label, message });
+    const problem = (path: readonly (string | number)[], message: string): Problem => ({
+      file: parsed.file,
+      ...document.positionOf(path),
+      bundle: label,
+      message,
+    });
 
     // The API server's door: a Bundle refused here never reaches the operator.
     if (raw.apiVersion !== API_VERSION || raw.kind !== BUNDLE_KIND) {
-      problems.push(problem(['apiVersion'], `no matches for kind ${JSON.stringify(raw.kind)} in version ${JSON.stringify(raw.apiVersion)}: the CRD serves ${API_VERSION}`));
+      problems.push(
+        problem(
+          ['apiVersion'],
+          `no matches for kind ${JSON.stringify(raw.kind)} in version ${JSON.stringify(raw.apiVersion)}: the CRD serves ${API_VERSION}`,
+        ),
+      );
       continue;
     }
     const refused = checkSchema(raw, schema);
     if (refused.length > 0) {
       // An unknown field is shown at its key: the value under it may be lines below.
-      problems.push(...refused.map((p) => (p.unknownField === true ? { ...problem(p.path, p.message), ...document.keyPositionOf(p.path) } : problem(p.path, p.message))));
+      problems.push(
+        ...refused.map((p) =>
+          p.unknownField === true ? { ...problem(p.path, p.message), ...document.keyPositionOf(p.path) } : problem(p.path, p.message),
+        ),
+      );
       continue;
     }
     const result = BundleManifestSchema.safeParse(raw);
     if (!result.success) {
       const messages = formatIssues(result.error);
-      result.error.issues.forEach((issue, i) => problems.push(problem(issue.path.filter((p): p is string | number => typeof p !== 'symbol'), messages[i] ?? issue.message)));
+      result.error.issues.forEach((issue, i) =>
+        problems.push(
+          problem(
+            issue.path.filter((p): p is string | number => typeof p !== 'symbol'),
+            messages[i] ?? issue.message,
+          ),
+        ),
+      );
       continue;
     }
     const namespace = result.data.metadata.namespace ?? defaultNamespace;
@@ -173,7 +203,10 @@ export function validateFile(parsed: ManifestFile, defaultNamespace: string, kin
       return index < 0 ? ['spec', 'resources'] : ['spec', 'resources', index];
     };
     const issues = validateBundle({ name: result.data.metadata.name, namespace }, spec, kinds ? kinds(spec) : offlineKindTable(spec));
-    const found = [...issues.map((issue) => problem(resourcePath(issue.resource), formatIssue(issue))), ...objectProblems(spec).map((p) => problem(resourcePath(p.resource), `resource "${p.resource}": ${p.message}`))];
+    const found = [
+      ...issues.map((issue) => problem(resourcePath(issue.resource), formatIssue(issue))),
+      ...objectProblems(spec).map((p) => problem(resourcePath(p.resource), `resource "${p.resource}": ${p.message}`)),
+    ];
     problems.push(...found);
     (found.length === 0 ? bundles : withIssues).push({ document, name: result.data.metadata.name, namespace, spec, raw });
   }
@@ -191,7 +224,10 @@ function objectProblems(spec: BundleSpec): { resource: string; message: string }
   const out: { resource: string; message: string }[] = [];
   // An unreadable default delay is the spec's own issue (validateBundle says it once): read each object without it.
   const defaultDelay = spec.deletionDefaults?.deletionDelay;
-  const defaults = defaultDelay !== undefined && !readDelayText(defaultDelay, '').ok ? { ...spec.deletionDefaults, deletionDelay: undefined } : spec.deletionDefaults;
+  const defaults =
+    defaultDelay !== undefined && !readDelayText(defaultDelay, '').ok
+      ? { ...spec.deletionDefaults, deletionDelay: undefined }
+      : spec.deletionDefaults;
   for (const resource of spec.resources) {
     const object = resource.spec.object;
     if (object === undefined) continue;

@@ -60,7 +60,13 @@ export function eventInput(clock: Clock, instance: string, e: EventWrite): Event
 }
 
 /** Writes one event; never rejects (a failure goes to onFailure). */
-export async function writeEvent(sink: EventSink, clock: Clock, instance: string, e: EventWrite, onFailure: (err: unknown) => void): Promise<void> {
+export async function writeEvent(
+  sink: EventSink,
+  clock: Clock,
+  instance: string,
+  e: EventWrite,
+  onFailure: (err: unknown) => void,
+): Promise<void> {
   try {
     await sink.createEvent(eventInput(clock, instance, e));
   } catch (err) {
@@ -71,7 +77,10 @@ export async function writeEvent(sink: EventSink, clock: Clock, instance: string
 export function apiEventRecorder(client: KubeClient, clock: Clock, logger: Logger, instance: string): EventRecorder {
   const write = (type: 'Normal' | 'Warning', target: EventTarget, reason: string, message: string): Promise<void> =>
     writeEvent(client, clock, instance, { target, type, reason, action: reason, message }, (err) =>
-      logger.warn({ err: errorMessage(err), reason, object: { kind: target.kind, namespace: target.namespace, name: target.name } }, 'could not write event'),
+      logger.warn(
+        { err: errorMessage(err), reason, object: { kind: target.kind, namespace: target.namespace, name: target.name } },
+        'could not write event',
+      ),
     );
   return {
     normal: (t, r, m) => write('Normal', t, r, m),

@@ -77,7 +77,11 @@ export function objectEpochKey(objectKey: string): string {
 /** A Bundle event that may change what is listed or who lists it: a new or gone incarnation, a new spec, a deletion. */
 export function changesListing(b: KubeObject, old: KubeObject | undefined): boolean {
   if (old === undefined) return true;
-  return old.metadata.uid !== b.metadata.uid || old.metadata.generation !== b.metadata.generation || (old.metadata.deletionTimestamp === undefined) !== (b.metadata.deletionTimestamp === undefined);
+  return (
+    old.metadata.uid !== b.metadata.uid ||
+    old.metadata.generation !== b.metadata.generation ||
+    (old.metadata.deletionTimestamp === undefined) !== (b.metadata.deletionTimestamp === undefined)
+  );
 }
 
 /** The epoch keys a Bundle event moves: the Bundle's, and every object it lists or listed. */

@@ -8,7 +8,19 @@ import { KubeTransport, type RequestOptions, type TransportOptions } from './tra
 import { KubeApiError, isApiStatus, isNotFound } from './errors.js';
 import type { ServerTime } from './clock.js';
 import { isKubeObject, type KubeObject, type ResourceType, type WatchEvent } from './types.js';
-import { METADATA_ACCEPT, METADATA_LIST_ACCEPT, PATCH_CONTENT_TYPES, resourcePath, type ApplyOptions, type DeleteOptions, type EventInput, type ListOptions, type PatchOptions, type PatchType, type WatchOptions } from './requests.js';
+import {
+  METADATA_ACCEPT,
+  METADATA_LIST_ACCEPT,
+  PATCH_CONTENT_TYPES,
+  resourcePath,
+  type ApplyOptions,
+  type DeleteOptions,
+  type EventInput,
+  type ListOptions,
+  type PatchOptions,
+  type PatchType,
+  type WatchOptions,
+} from './requests.js';
 
 /** The verbs' options are named with the client. */
 export type { ApplyOptions, DeleteOptions, EventInput, ListOptions, PatchOptions, PatchType, WatchOptions } from './requests.js';
@@ -56,7 +68,11 @@ export class KubeClient {
 
   /** Every request of this client goes through here, with its identity's headers. */
   private send(method: string, path: string, opts: RequestOptions = {}): Promise<unknown> {
-    return this.transport.request(method, path, this.impersonationHeaders ? { ...opts, headers: { ...opts.headers, ...this.impersonationHeaders } } : opts);
+    return this.transport.request(
+      method,
+      path,
+      this.impersonationHeaders ? { ...opts, headers: { ...opts.headers, ...this.impersonationHeaders } } : opts,
+    );
   }
 
   static async fromKubeConfig(kubeConfig: KubeConfig, options: TransportOptions = {}): Promise<KubeClient> {
@@ -88,7 +104,12 @@ export class KubeClient {
   }
 
   /** GET that returns undefined for 404. */
-  async tryGet(rt: ResourceType, namespace: string | undefined, name: string, opts: { metadataOnly?: boolean } = {}): Promise<KubeObject | undefined> {
+  async tryGet(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: { metadataOnly?: boolean } = {},
+  ): Promise<KubeObject | undefined> {
     try {
       return await this.get(rt, namespace, name, opts);
     } catch (err) {
@@ -112,7 +133,12 @@ export class KubeClient {
    * next is fetched, so a caller that indexes them holds one page at a time.
    * Resolves with the list's resourceVersion.
    */
-  async listPages(rt: ResourceType, namespace: string | undefined, opts: ListOptions, onPage: (items: KubeObject[]) => void): Promise<string> {
+  async listPages(
+    rt: ResourceType,
+    namespace: string | undefined,
+    opts: ListOptions,
+    onPage: (items: KubeObject[]) => void,
+  ): Promise<string> {
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
@@ -141,7 +167,13 @@ export class KubeClient {
    * or it fails (reject). A watch ERROR event with 410 Gone rejects with a
    * KubeApiError of code 410: the caller relists.
    */
-  async watch(rt: ResourceType, namespace: string | undefined, resourceVersion: string, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
+  async watch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    resourceVersion: string,
+    opts: WatchOptions,
+    onEvent: (event: WatchEvent) => void,
+  ): Promise<void> {
     await this.transport.stream(
       resourcePath(rt, namespace),
       {
@@ -163,7 +195,10 @@ export class KubeClient {
           const status = isApiStatus(event.object) ? event.object : {};
           throw new KubeApiError(status.code ?? 500, status.reason ?? 'WatchError', status.message ?? 'watch error', 'WATCH', rt.plural);
         }
-        if ((event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED' || event.type === 'BOOKMARK') && isKubeObject(event.object)) {
+        if (
+          (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED' || event.type === 'BOOKMARK') &&
+          isKubeObject(event.object)
+        ) {
           onEvent({ type: event.type, object: withTypeMeta(event.object, rt) });
         }
       },
@@ -187,7 +222,14 @@ export class KubeClient {
     return withTypeMeta(asObject(body, `apply ${rt.plural}/${meta.name}`), rt);
   }
 
-  async patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts: PatchOptions = {}): Promise<KubeObject> {
+  async patch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: PatchOptions = {},
+  ): Promise<KubeObject> {
     const body = await this.send('PATCH', resourcePath(rt, namespace, name, opts.subresource), {
       ...(opts.guard ? { guard: opts.guard } : {}),
       body: patch,
@@ -254,7 +296,12 @@ export class KubeClient {
   }
 
   /** The next count of an Event's series (events.k8s.io/v1: count at least 2), with a new note. */
-  async updateEventSeries(namespace: string, name: string, series: { count: number; lastObservedTime: string }, note: string): Promise<void> {
+  async updateEventSeries(
+    namespace: string,
+    name: string,
+    series: { count: number; lastObservedTime: string },
+    note: string,
+  ): Promise<void> {
     await this.send('PATCH', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`, {
       contentType: 'application/merge-patch+json',
       body: { series, note: note.slice(0, 1024) },

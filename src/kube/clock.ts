@@ -35,9 +35,12 @@ export const systemClock: Clock = {
       if (remaining > MAX_NODE_TIMEOUT_MS) {
         handle = setTimeout(arm, MAX_NODE_TIMEOUT_MS);
       } else {
-        handle = setTimeout(() => {
-          if (!cancelled) fn();
-        }, Math.max(0, remaining));
+        handle = setTimeout(
+          () => {
+            if (!cancelled) fn();
+          },
+          Math.max(0, remaining),
+        );
       }
       handle.unref();
     };
@@ -148,7 +151,12 @@ export class DateHeaderServerTime implements ServerTime {
   private bestLower: ServerDateSample | undefined;
   private bestUpper: ServerDateSample | undefined;
   /** Of the last hour's answers: the greatest and least lower offsets (dateMs - receivedAt) and upper offsets (dateMs + 1000 - sentAt). */
-  private readonly extremes: Record<'lowMax' | 'lowMin' | 'highMin' | 'highMax', Extreme | undefined> = { lowMax: undefined, lowMin: undefined, highMin: undefined, highMax: undefined };
+  private readonly extremes: Record<'lowMax' | 'lowMin' | 'highMin' | 'highMax', Extreme | undefined> = {
+    lowMax: undefined,
+    lowMin: undefined,
+    highMin: undefined,
+    highMax: undefined,
+  };
 
   constructor(readonly monotonicNow: () => number = () => performance.now()) {}
 
@@ -157,8 +165,10 @@ export class DateHeaderServerTime implements ServerTime {
     if (this.samples.length > SERVER_DATE_SAMPLES) this.samples.shift();
     // Which sample bounds tighter does not change as time goes on (both run on the same monotonic time): the
     // lower bound is dateMs - receivedAt ahead of it, the upper one dateMs + 1000 - sentAt.
-    const fresh = (s: ServerDateSample | undefined): s is ServerDateSample => s !== undefined && sample.receivedAt - s.receivedAt < BEST_SAMPLE_TTL_MS;
-    if (!fresh(this.bestLower) || sample.dateMs - sample.receivedAt >= this.bestLower.dateMs - this.bestLower.receivedAt) this.bestLower = sample;
+    const fresh = (s: ServerDateSample | undefined): s is ServerDateSample =>
+      s !== undefined && sample.receivedAt - s.receivedAt < BEST_SAMPLE_TTL_MS;
+    if (!fresh(this.bestLower) || sample.dateMs - sample.receivedAt >= this.bestLower.dateMs - this.bestLower.receivedAt)
+      this.bestLower = sample;
     if (!fresh(this.bestUpper) || sample.dateMs - sample.sentAt <= this.bestUpper.dateMs - this.bestUpper.sentAt) this.bestUpper = sample;
     const low = sample.dateMs - sample.receivedAt;
     const high = sample.dateMs + 1000 - sample.sentAt;
@@ -168,14 +178,22 @@ export class DateHeaderServerTime implements ServerTime {
     this.keepExtreme('highMax', sample, high, (a, b) => a >= b);
   }
 
-  private keepExtreme(which: keyof DateHeaderServerTime['extremes'], sample: ServerDateSample, key: number, better: (a: number, b: number) => boolean): void {
+  private keepExtreme(
+    which: keyof DateHeaderServerTime['extremes'],
+    sample: ServerDateSample,
+    key: number,
+    better: (a: number, b: number) => boolean,
+  ): void {
     const kept = this.extremes[which];
-    if (kept === undefined || sample.receivedAt - kept.sample.receivedAt >= OFFSET_MEMORY_MS || better(key, kept.key)) this.extremes[which] = { sample, key };
+    if (kept === undefined || sample.receivedAt - kept.sample.receivedAt >= OFFSET_MEMORY_MS || better(key, kept.key))
+      this.extremes[which] = { sample, key };
   }
 
   private kept(): ServerDateSample[] {
     const now = this.monotonicNow();
-    const best = [this.bestLower, this.bestUpper].filter((s): s is ServerDateSample => s !== undefined && now - s.receivedAt < BEST_SAMPLE_TTL_MS);
+    const best = [this.bestLower, this.bestUpper].filter(
+      (s): s is ServerDateSample => s !== undefined && now - s.receivedAt < BEST_SAMPLE_TTL_MS,
+    );
     return [...this.samples, ...best];
   }
 
@@ -200,6 +218,9 @@ export class DateHeaderServerTime implements ServerTime {
     const tight = { lower: Math.max(...each.map((b) => b.lower)), upper: Math.min(...each.map((b) => b.upper)) };
     const { lowMin, highMax } = this.extremes;
     if (!this.clocksDisagree() || lowMin === undefined || highMax === undefined) return tight;
-    return { lower: Math.min(tight.lower, serverTimeBounds(lowMin.sample, now).lower), upper: Math.max(tight.upper, serverTimeBounds(highMax.sample, now).upper) };
+    return {
+      lower: Math.min(tight.lower, serverTimeBounds(lowMin.sample, now).lower),
+      upper: Math.max(tight.upper, serverTimeBounds(highMax.sample, now).upper),
+    };
   }
 }

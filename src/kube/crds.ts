@@ -19,7 +19,7 @@ export async function installCrd(client: KubeClient, crd: Record<string, unknown
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const live = await client.get(CRD_RESOURCE, undefined, name);
-    const conditions = ((live.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+    const conditions = (live.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
     if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) return;
     if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${timeoutMs} ms: ${JSON.stringify(conditions)}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -119,7 +119,11 @@ export class Discovery {
     const found: ResourceType[] = [];
     const failed = new Set<string>();
     for (const root of ['/api', '/apis']) {
-      const body = (await this.client.transport.request('GET', root, this.format === 'aggregated' ? { accept: AGGREGATED_ACCEPT } : {})) as { kind?: string; items?: AggregatedGroup[] };
+      const body = (await this.client.transport.request(
+        'GET',
+        root,
+        this.format === 'aggregated' ? { accept: AGGREGATED_ACCEPT } : {},
+      )) as { kind?: string; items?: AggregatedGroup[] };
       if (body.kind === 'APIGroupDiscoveryList') {
         for (const group of body.items ?? []) {
           const groupName = group.metadata?.name ?? '';
@@ -161,8 +165,10 @@ export class Discovery {
   /** Servers without aggregated discovery: one request per group version. */
   private async loadLegacy(root: string, body: unknown, failed: Set<string>): Promise<ResourceType[]> {
     const versions: string[] = [];
-    if (root === '/api') versions.push(...(((body as { versions?: string[] }).versions ?? []).map((v) => v)));
-    else for (const g of (body as { groups?: { versions?: { groupVersion: string }[] }[] }).groups ?? []) for (const v of g.versions ?? []) versions.push(v.groupVersion);
+    if (root === '/api') versions.push(...((body as { versions?: string[] }).versions ?? []).map((v) => v));
+    else
+      for (const g of (body as { groups?: { versions?: { groupVersion: string }[] }[] }).groups ?? [])
+        for (const v of g.versions ?? []) versions.push(v.groupVersion);
     const out: ResourceType[] = [];
     for (const gv of versions) {
       let list: { resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[] };
@@ -214,7 +220,10 @@ export type GroupKindLookup =
  * table the decisions read and each kind's resource type, both by kindKey.
  * A kind the server does not serve is absent from both.
  */
-export async function resolveSpecKinds(discovery: Resolver, objects: readonly { apiVersion: string; kind: string }[]): Promise<{ kinds: KindTable; types: Map<string, ResourceType> }> {
+export async function resolveSpecKinds(
+  discovery: Resolver,
+  objects: readonly { apiVersion: string; kind: string }[],
+): Promise<{ kinds: KindTable; types: Map<string, ResourceType> }> {
   const kinds = new Map<string, KindInfo>();
   const types = new Map<string, ResourceType>();
   for (const o of objects) {
@@ -231,7 +240,10 @@ export async function resolveSpecKinds(discovery: Resolver, objects: readonly { 
  * the versions the server serves now; what it does not serve is skipped.
  * Callers that must not skip (the finalizer) use resolveGroupKind.
  */
-export async function resolveGroupKinds(discovery: Pick<Discovery, 'resolveGroupKind'>, kinds: readonly { group: string; kind: string }[]): Promise<ResourceType[]> {
+export async function resolveGroupKinds(
+  discovery: Pick<Discovery, 'resolveGroupKind'>,
+  kinds: readonly { group: string; kind: string }[],
+): Promise<ResourceType[]> {
   const out: ResourceType[] = [];
   for (const gk of kinds) {
     const found = await discovery.resolveGroupKind(gk.group, gk.kind);

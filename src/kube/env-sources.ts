@@ -14,8 +14,19 @@ import type { KubeObject, ResourceType } from './types.js';
 
 export type SourceKind = EnvSourceRef['kind'];
 
-const core = (kind: SourceKind, plural: string): ResourceType => ({ group: '', version: 'v1', apiVersion: 'v1', kind, plural, namespaced: true, verbs: ['get', 'list', 'watch'] });
-export const SOURCE_RESOURCES: Readonly<Record<SourceKind, ResourceType>> = { ConfigMap: core('ConfigMap', 'configmaps'), Secret: core('Secret', 'secrets') };
+const core = (kind: SourceKind, plural: string): ResourceType => ({
+  group: '',
+  version: 'v1',
+  apiVersion: 'v1',
+  kind,
+  plural,
+  namespaced: true,
+  verbs: ['get', 'list', 'watch'],
+});
+export const SOURCE_RESOURCES: Readonly<Record<SourceKind, ResourceType>> = {
+  ConfigMap: core('ConfigMap', 'configmaps'),
+  Secret: core('Secret', 'secrets'),
+};
 
 export interface SourceReader {
   tryGet(rt: ResourceType, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;

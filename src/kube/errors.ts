@@ -68,7 +68,8 @@ export const isInvalid = (err: unknown): boolean => err instanceof KubeApiError 
  * in schema"), which the apiserver reports as an internal error.
  */
 export const isManifestRejected = (err: unknown): boolean =>
-  isInvalid(err) || (err instanceof KubeApiError && err.code === 500 && /failed to create typed patch object|field not declared in schema/.test(err.message));
+  isInvalid(err) ||
+  (err instanceof KubeApiError && err.code === 500 && /failed to create typed patch object|field not declared in schema/.test(err.message));
 
 /**
  * The cause type the API server may give a JSON patch it could not apply to

@@ -22,7 +22,16 @@
  * Errors of the fresh read itself are thrown as they are, not classified.
  */
 import type { DeleteOptions, PatchOptions, PatchType } from './requests.js';
-import { isConflict, isForbidden, isInvalidWrite, isNotFound, isSendRefused, isStaleWrite, KubeApiError, type SendRefused } from './errors.js';
+import {
+  isConflict,
+  isForbidden,
+  isInvalidWrite,
+  isNotFound,
+  isSendRefused,
+  isStaleWrite,
+  KubeApiError,
+  type SendRefused,
+} from './errors.js';
 import type { KubeObject, ResourceType } from './types.js';
 
 export type StaleRule = 'conflict' | 'conflict-or-failed-test';
@@ -77,7 +86,13 @@ export function classifyWriteError(err: unknown, stale: StaleRule): Exclude<Writ
  * decided (`first`, or a re-decision's answer). `isGone` marks an answer that
  * means the object was not there (a DELETE's 'not-found').
  */
-export async function guardedWrite<P, R>(w: { first?: P | undefined; send: (p: P) => Promise<R>; stale: StaleRule; redecide?: Redecide<P>; isGone?: (r: R) => boolean }): Promise<WriteOutcome<R>> {
+export async function guardedWrite<P, R>(w: {
+  first?: P | undefined;
+  send: (p: P) => Promise<R>;
+  stale: StaleRule;
+  redecide?: Redecide<P>;
+  isGone?: (r: R) => boolean;
+}): Promise<WriteOutcome<R>> {
   const again = w.redecide;
   let reads = 0;
   const decideFresh = async (): Promise<P | undefined> => again?.decide(await again.read(reads++));
@@ -103,7 +118,14 @@ export interface DeleteApi {
   delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
 }
 export interface PatchApi {
-  patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts?: PatchOptions): Promise<KubeObject>;
+  patch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts?: PatchOptions,
+  ): Promise<KubeObject>;
 }
 
 export interface WriteTarget {
@@ -117,11 +139,18 @@ export interface WriteTarget {
  * decided by the caller: `opts` for the first send, `redecide` for each after
  * a stale answer. 'not-found' is `gone` (without an error).
  */
-export function guardedDelete(api: DeleteApi, t: WriteTarget, w: { opts?: DeleteOptions | undefined; stale?: StaleRule; redecide?: Redecide<DeleteOptions> }): Promise<WriteOutcome<'deleted'>> {
+export function guardedDelete(
+  api: DeleteApi,
+  t: WriteTarget,
+  w: { opts?: DeleteOptions | undefined; stale?: StaleRule; redecide?: Redecide<DeleteOptions> },
+): Promise<WriteOutcome<'deleted'>> {
   return guardedWrite<DeleteOptions, 'deleted' | 'not-found'>({
     first: w.opts,
     // Every delete carries a UID precondition: one without is a caller's bug, never sent (failed, nothing deleted).
-    send: (opts) => (opts.uid === '' ? Promise.reject(new Error(`a DELETE of ${t.name} without a UID precondition is never sent`)) : api.delete(t.rt, t.namespace, t.name, opts)),
+    send: (opts) =>
+      opts.uid === ''
+        ? Promise.reject(new Error(`a DELETE of ${t.name} without a UID precondition is never sent`))
+        : api.delete(t.rt, t.namespace, t.name, opts),
     stale: w.stale ?? 'conflict',
     ...(w.redecide ? { redecide: w.redecide } : {}),
     isGone: (r) => r === 'not-found',
@@ -133,7 +162,11 @@ export function guardedDelete(api: DeleteApi, t: WriteTarget, w: { opts?: Delete
  * send, `redecide` for each after a stale answer. `opts` are passed only when
  * given (the request is the caller's, argument for argument).
  */
-export function guardedPatch(api: PatchApi, t: WriteTarget, w: { patch?: unknown; type: PatchType; opts?: PatchOptions; stale?: StaleRule; redecide?: Redecide<unknown> }): Promise<WriteOutcome<KubeObject>> {
+export function guardedPatch(
+  api: PatchApi,
+  t: WriteTarget,
+  w: { patch?: unknown; type: PatchType; opts?: PatchOptions; stale?: StaleRule; redecide?: Redecide<unknown> },
+): Promise<WriteOutcome<KubeObject>> {
   const { opts } = w;
   return guardedWrite<unknown, KubeObject>({
     first: w.patch,

@@ -75,7 +75,12 @@ export interface EventInput {
 }
 
 /** Path of a collection, or of one object when name is given. */
-export function resourcePath(rt: Pick<ResourceType, 'group' | 'version' | 'plural' | 'namespaced'>, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(
+  rt: Pick<ResourceType, 'group' | 'version' | 'plural' | 'namespaced'>,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
   const base = rt.group === '' ? `/api/${rt.version}` : `/apis/${rt.group}/${rt.version}`;
   const ns = rt.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   let path = `${base}${ns}/${rt.plural}`;

@@ -48,7 +48,12 @@ export async function reviewToken(client: KubeClient, token: string): Promise<To
 }
 
 /** Asks the API server whether `user` may use `verb` on the non-resource URL `path` (POST subjectaccessreviews). */
-export async function reviewNonResourceAccess(client: KubeClient, user: ReviewedUser, verb: string, path: string): Promise<{ allowed: boolean; reason?: string }> {
+export async function reviewNonResourceAccess(
+  client: KubeClient,
+  user: ReviewedUser,
+  verb: string,
+  path: string,
+): Promise<{ allowed: boolean; reason?: string }> {
   const body = (await client.raw('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SubjectAccessReview',

@@ -67,7 +67,12 @@ export interface RequestOptions {
 
 /** A request that may change something: any verb but GET, except the reviews, which are POSTs that store nothing. */
 function isWrite(method: string, path: string): boolean {
-  return method !== 'GET' && !/\/(selfsubjectaccessreviews|subjectaccessreviews|localsubjectaccessreviews|selfsubjectrulesreviews|tokenreviews|selfsubjectreviews)$/.test(path);
+  return (
+    method !== 'GET' &&
+    !/\/(selfsubjectaccessreviews|subjectaccessreviews|localsubjectaccessreviews|selfsubjectrulesreviews|tokenreviews|selfsubjectreviews)$/.test(
+      path,
+    )
+  );
 }
 
 /** Refresh credentials (bound service-account tokens rotate) this often. */
@@ -101,7 +106,11 @@ export class KubeTransport {
     // uncapped pool, so a hundred of them (one per resource for the garbage
     // collector) can never starve the request pool above.
     this.watchAgent = this.isHttps ? new https.Agent({ ...tls, keepAlive: false }) : new http.Agent({ keepAlive: false });
-    this.limiter = options.limiter ?? (options.qps && options.qps > 0 ? new RequestBudget(systemClock, { qps: options.qps, burst: options.burst ?? Math.max(1, Math.ceil(options.qps * 1.5)) }) : undefined);
+    this.limiter =
+      options.limiter ??
+      (options.qps && options.qps > 0
+        ? new RequestBudget(systemClock, { qps: options.qps, burst: options.burst ?? Math.max(1, Math.ceil(options.qps * 1.5)) })
+        : undefined);
     this.priority = options.priority ?? 'normal';
   }
 
@@ -163,12 +172,18 @@ export class KubeTransport {
   private url(path: string, query: RequestOptions['query']): URL {
     const url = new URL(path, this.server);
     // The server URL may carry a path prefix (proxies); keep it.
-    if (this.server.pathname !== '/' && !path.startsWith(this.server.pathname)) url.pathname = this.server.pathname.replace(/\/$/, '') + path;
+    if (this.server.pathname !== '/' && !path.startsWith(this.server.pathname))
+      url.pathname = this.server.pathname.replace(/\/$/, '') + path;
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     return url;
   }
 
-  private async open(method: string, path: string, opts: RequestOptions, agent: http.Agent = this.agent): Promise<{ res: http.IncomingMessage; req: http.ClientRequest }> {
+  private async open(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    agent: http.Agent = this.agent,
+  ): Promise<{ res: http.IncomingMessage; req: http.ClientRequest }> {
     // Watches are long-lived streams, not request load: client-go does not rate-limit them either.
     if (agent === this.agent) {
       if (this.limiter) await this.limiter.take(this.priority);

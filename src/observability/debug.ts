@@ -27,7 +27,8 @@ export async function startDebugEndpoint(o: DebugEndpointOptions): Promise<{ clo
       res.writeHead(code, { 'Content-Type': type });
       res.end(body);
     };
-    if (req.method !== 'GET' || url.pathname !== '/debug/gc/graph') return reply(404, 'text/plain', 'not found: GET /debug/gc/graph?kind=KIND&name=NAME[&namespace=NS][&uid=UID][&format=dot|json]\n');
+    if (req.method !== 'GET' || url.pathname !== '/debug/gc/graph')
+      return reply(404, 'text/plain', 'not found: GET /debug/gc/graph?kind=KIND&name=NAME[&namespace=NS][&uid=UID][&format=dot|json]\n');
     const graph = o.graph();
     if (!graph) return reply(503, 'text/plain', 'no garbage collector runs in this replica (--gc=off, or not the leader)\n');
     const kind = url.searchParams.get('kind') ?? '';
@@ -36,7 +37,8 @@ export async function startDebugEndpoint(o: DebugEndpointOptions): Promise<{ clo
     if ((kind === '' || name === '') && uid === null) return reply(400, 'text/plain', 'kind and name (or uid) are required\n');
     const namespace = url.searchParams.get('namespace');
     const owners = findOwners(graph, { kind, name, ...(namespace !== null ? { namespace } : {}), ...(uid !== null ? { uid } : {}) });
-    if (owners.length === 0) return reply(404, 'text/plain', `the collector's graph holds no ${kind}/${name}${namespace ? ` in ${namespace}` : ''}\n`);
+    if (owners.length === 0)
+      return reply(404, 'text/plain', `the collector's graph holds no ${kind}/${name}${namespace ? ` in ${namespace}` : ''}\n`);
     const view = dependentsView(owners);
     if (url.searchParams.get('format') === 'dot') return reply(200, 'text/vnd.graphviz', `${toDot(view)}\n`);
     return reply(200, 'application/json', `${JSON.stringify(view, null, 2)}\n`);

@@ -148,9 +148,20 @@ export async function startHttpEndpoints(o: HttpEndpointsOptions): Promise<{ clo
   if (failure) {
     clearInterval(reloadTimer);
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    throw new Error(`cannot listen for HTTP endpoints: ${failure.reason instanceof Error ? failure.reason.message : String(failure.reason)}`);
+    throw new Error(
+      `cannot listen for HTTP endpoints: ${failure.reason instanceof Error ? failure.reason.message : String(failure.reason)}`,
+    );
   }
-  o.logger.info({ metricsAddr: o.metricsAddr, healthAddr: o.healthAddr, metricsAuth: o.metricsAuthorizer ? 'kubernetes' : 'none', metricsScheme: tls ? 'https' : 'http', ...(tls ? { metricsCertificate: tls.source } : {}) }, 'HTTP endpoints listening');
+  o.logger.info(
+    {
+      metricsAddr: o.metricsAddr,
+      healthAddr: o.healthAddr,
+      metricsAuth: o.metricsAuthorizer ? 'kubernetes' : 'none',
+      metricsScheme: tls ? 'https' : 'http',
+      ...(tls ? { metricsCertificate: tls.source } : {}),
+    },
+    'HTTP endpoints listening',
+  );
   return {
     close: async () => {
       clearInterval(reloadTimer);

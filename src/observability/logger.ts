@@ -12,7 +12,12 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 export function createLogger(level: LogLevel = 'info', name = 'bundlesmith', destination?: DestinationStream): Logger {
   // No pino `name`: it writes a `name` key on every line, which the object keys below (objectRef) would duplicate.
-  const options = { level, base: { component: name }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  const options = {
+    level,
+    base: { component: name },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
   return destination ? pino(options, destination) : pino(options);
 }
 

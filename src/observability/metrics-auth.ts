@@ -18,9 +18,7 @@ export function bearerToken(header: string | string[] | undefined): string | und
 }
 
 export type MetricsDecision =
-  | { status: 200; user: string }
-  | { status: 401; reason: string }
-  | { status: 403; user: string; reason: string };
+  { status: 200; user: string } | { status: 401; reason: string } | { status: 403; user: string; reason: string };
 
 export interface DecisionCacheOptions {
   /** How long an allowed decision is reused. */

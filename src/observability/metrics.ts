@@ -14,7 +14,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { WorkQueueMetrics } from '../runtime/workqueue.js';
 
 /** controller-runtime's reconcile_time_seconds buckets. */
-const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60];
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,
+  4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
 /** client-go's workqueue buckets: ExponentialBuckets(10e-9, 10, 12). */
 const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_v, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
@@ -83,38 +86,164 @@ export class OperatorMetrics {
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });
-    this.reconciles = new Counter({ name: 'bundlesmith_reconcile_total', help: 'Reconciles by controller and result', labelNames: ['controller', 'result'], registers });
-    this.reconcileDuration = new Histogram({ name: 'bundlesmith_reconcile_duration_seconds', help: 'Reconcile duration', labelNames: ['controller'], registers, buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] });
-    this.queueDepth = new Gauge({ name: 'bundlesmith_workqueue_depth', help: 'Keys waiting in a work queue', labelNames: ['queue'], registers });
-    this.queueAdds = new Counter({ name: 'bundlesmith_workqueue_adds_total', help: 'Keys added to a work queue', labelNames: ['queue'], registers });
-    this.queueLatency = new Histogram({ name: 'bundlesmith_workqueue_queue_duration_seconds', help: 'Time a key waits before a worker takes it', labelNames: ['queue'], registers, buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60] });
-    this.queueWorkDuration = new Histogram({ name: 'bundlesmith_workqueue_work_duration_seconds', help: 'Time a worker holds a key', labelNames: ['queue'], registers, buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60] });
-    this.queueRetries = new Counter({ name: 'bundlesmith_workqueue_retries_total', help: 'Rate-limited re-adds', labelNames: ['queue'], registers });
-    this.bundlesByCondition = new Gauge({ name: 'bundlesmith_bundles', help: 'Bundles by condition type and status', labelNames: ['condition', 'status'], registers });
-    this.pendingDeletions = new Gauge({ name: 'bundlesmith_pending_deletions', help: 'Objects that left their Bundle and wait for their deletion (delay, approval, Bundle readiness)', registers });
-    this.resourcesDrifted = new Gauge({ name: 'bundlesmith_resources_drifted', help: 'Resources of a Bundle with drift: Warn whose live fields differ from the manifest (Drifted=True; not written)', labelNames: ['namespace', 'bundle'], registers });
-    this.awaitingApproval = new Gauge({ name: 'bundlesmith_deletions_awaiting_approval', help: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)', registers });
-    this.gcGraphNodes = new Gauge({ name: 'bundlesmith_gc_graph_nodes', help: 'Objects tracked by the garbage collector graph', registers });
-    this.gcActions = new Counter({ name: 'bundlesmith_gc_actions_total', help: 'Garbage collector deletes, orphanings and errors', labelNames: ['action', 'kind', 'result'], registers });
-    this.bundleDeletesTotal = new Counter({ name: 'bundlesmith_bundle_deletes_total', help: 'Objects the Bundle controller deleted from a Bundle pass, by kind and event reason (Pruned, DeletedAfterDelay)', labelNames: ['kind', 'reason'], registers });
-    this.gcDiscoveryErrors = new Counter({ name: 'bundlesmith_gc_discovery_errors_total', help: 'Failed discovery syncs of the garbage collector', registers });
-    this.informerRestarts = new Counter({ name: 'bundlesmith_informer_restarts_total', help: 'Informer relists after errors', labelNames: ['resource'], registers });
-    this.leader = new Gauge({ name: 'bundlesmith_leader', help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)', registers });
-    this.leaderElectionStatus = new Gauge({ name: 'leader_election_master_status', help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.", labelNames: ['name'], registers });
+    this.reconciles = new Counter({
+      name: 'bundlesmith_reconcile_total',
+      help: 'Reconciles by controller and result',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.reconcileDuration = new Histogram({
+      name: 'bundlesmith_reconcile_duration_seconds',
+      help: 'Reconcile duration',
+      labelNames: ['controller'],
+      registers,
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    });
+    this.queueDepth = new Gauge({
+      name: 'bundlesmith_workqueue_depth',
+      help: 'Keys waiting in a work queue',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.queueAdds = new Counter({
+      name: 'bundlesmith_workqueue_adds_total',
+      help: 'Keys added to a work queue',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.queueLatency = new Histogram({
+      name: 'bundlesmith_workqueue_queue_duration_seconds',
+      help: 'Time a key waits before a worker takes it',
+      labelNames: ['queue'],
+      registers,
+      buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60],
+    });
+    this.queueWorkDuration = new Histogram({
+      name: 'bundlesmith_workqueue_work_duration_seconds',
+      help: 'Time a worker holds a key',
+      labelNames: ['queue'],
+      registers,
+      buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60],
+    });
+    this.queueRetries = new Counter({
+      name: 'bundlesmith_workqueue_retries_total',
+      help: 'Rate-limited re-adds',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.bundlesByCondition = new Gauge({
+      name: 'bundlesmith_bundles',
+      help: 'Bundles by condition type and status',
+      labelNames: ['condition', 'status'],
+      registers,
+    });
+    this.pendingDeletions = new Gauge({
+      name: 'bundlesmith_pending_deletions',
+      help: 'Objects that left their Bundle and wait for their deletion (delay, approval, Bundle readiness)',
+      registers,
+    });
+    this.resourcesDrifted = new Gauge({
+      name: 'bundlesmith_resources_drifted',
+      help: 'Resources of a Bundle with drift: Warn whose live fields differ from the manifest (Drifted=True; not written)',
+      labelNames: ['namespace', 'bundle'],
+      registers,
+    });
+    this.awaitingApproval = new Gauge({
+      name: 'bundlesmith_deletions_awaiting_approval',
+      help: 'Objects due for deletion that wait for an approval (deletionPolicy Approve)',
+      registers,
+    });
+    this.gcGraphNodes = new Gauge({
+      name: 'bundlesmith_gc_graph_nodes',
+      help: 'Objects tracked by the garbage collector graph',
+      registers,
+    });
+    this.gcActions = new Counter({
+      name: 'bundlesmith_gc_actions_total',
+      help: 'Garbage collector deletes, orphanings and errors',
+      labelNames: ['action', 'kind', 'result'],
+      registers,
+    });
+    this.bundleDeletesTotal = new Counter({
+      name: 'bundlesmith_bundle_deletes_total',
+      help: 'Objects the Bundle controller deleted from a Bundle pass, by kind and event reason (Pruned, DeletedAfterDelay)',
+      labelNames: ['kind', 'reason'],
+      registers,
+    });
+    this.gcDiscoveryErrors = new Counter({
+      name: 'bundlesmith_gc_discovery_errors_total',
+      help: 'Failed discovery syncs of the garbage collector',
+      registers,
+    });
+    this.informerRestarts = new Counter({
+      name: 'bundlesmith_informer_restarts_total',
+      help: 'Informer relists after errors',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.leader = new Gauge({
+      name: 'bundlesmith_leader',
+      help: '1 while this replica runs the controllers (holds the Lease, or leader election is off)',
+      registers,
+    });
+    this.leaderElectionStatus = new Gauge({
+      name: 'leader_election_master_status',
+      help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+      labelNames: ['name'],
+      registers,
+    });
 
-    this.crReconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers });
-    this.crReconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers });
-    this.crReconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'], registers, buckets: RECONCILE_BUCKETS });
+    this.crReconcileTotal = new Counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.crReconcileErrors = new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.crReconcileTime = new Histogram({
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: ['controller'],
+      registers,
+      buckets: RECONCILE_BUCKETS,
+    });
     const wq = ['controller', 'name'] as const;
     this.wqDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: wq, registers });
-    this.wqAdds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: wq, registers });
-    this.wqQueueDuration = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', labelNames: wq, registers, buckets: WORKQUEUE_BUCKETS });
-    this.wqWorkDuration = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes.', labelNames: wq, registers, buckets: WORKQUEUE_BUCKETS });
-    this.wqRetries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: wq, registers });
+    this.wqAdds = new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames: wq,
+      registers,
+    });
+    this.wqQueueDuration = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: wq,
+      registers,
+      buckets: WORKQUEUE_BUCKETS,
+    });
+    this.wqWorkDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes.',
+      labelNames: wq,
+      registers,
+      buckets: WORKQUEUE_BUCKETS,
+    });
+    this.wqRetries = new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames: wq,
+      registers,
+    });
     const inFlight = this.inFlight;
     this.wqUnfinished = new Gauge({
       name: 'workqueue_unfinished_work_seconds',
-      help: 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
+      help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
       labelNames: wq,
       registers,
       collect() {
@@ -140,7 +269,12 @@ export class OperatorMetrics {
         }
       },
     });
-    this.restClientRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'], registers });
+    this.restClientRequests = new Counter({
+      name: 'rest_client_requests_total',
+      help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+      labelNames: ['code', 'method', 'host'],
+      registers,
+    });
 
     const ages = (): BundleAges => this.bundleAges?.() ?? { notReadyOldestSeconds: 0, overdueDeletions: 0, overdueOldestSeconds: 0 };
     this.bundlesNotReadyOldest = new Gauge({

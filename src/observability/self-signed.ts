@@ -58,7 +58,10 @@ function oid(dotted: string): Buffer {
 
 /** UTCTime through 2049, GeneralizedTime after (RFC 5280 4.1.2.5). */
 function time(date: Date): Buffer {
-  const iso = date.toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}/, ''); // YYYYMMDDHHMMSSZ
+  const iso = date
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .replace(/\.\d{3}/, ''); // YYYYMMDDHHMMSSZ
   return date.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(iso.slice(2), 'ascii')) : tlv(0x18, Buffer.from(iso, 'ascii'));
 }
 

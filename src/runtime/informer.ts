@@ -53,7 +53,11 @@ export interface InformerOptions {
 /** A store stub with only the identity: kind, name, namespace, uid, resourceVersion. */
 export function identityStub(obj: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion } = obj.metadata;
-  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: namespace === undefined ? { name, uid, resourceVersion } : { name, namespace, uid, resourceVersion } };
+  return {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: namespace === undefined ? { name, uid, resourceVersion } : { name, namespace, uid, resourceVersion },
+  };
 }
 
 /** What a storeless informer hands its consumer. */
@@ -250,31 +254,37 @@ export class SupervisedInformer {
       signal.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(() => watchdog.abort(), (timeoutSeconds + 30) * 1000);
       try {
-        await this.client.watch(this.resource, this.options.namespace, rv, {
-          metadataOnly: this.options.metadataOnly ?? false,
-          timeoutSeconds,
-          signal: watchdog.signal,
-          ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
-        }, (event) => {
-          this.lastEventAt = Date.now();
-          const next = event.object.metadata.resourceVersion;
-          if (next) rv = next;
-          if (event.type === 'BOOKMARK') return;
-          const index = this.options.index;
-          if (index) {
-            if (event.type === 'DELETED') index.deleted(event.object);
-            else index.observed(event.object);
-            return;
-          }
-          const key = this.key(event.object);
-          if (event.type === 'DELETED') {
-            const old = this.store.get(key) ?? event.object;
-            this.store.delete(key);
-            for (const h of this.handlers) h.onDelete?.(old);
-          } else {
-            this.upsert(key, event.object);
-          }
-        });
+        await this.client.watch(
+          this.resource,
+          this.options.namespace,
+          rv,
+          {
+            metadataOnly: this.options.metadataOnly ?? false,
+            timeoutSeconds,
+            signal: watchdog.signal,
+            ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
+          },
+          (event) => {
+            this.lastEventAt = Date.now();
+            const next = event.object.metadata.resourceVersion;
+            if (next) rv = next;
+            if (event.type === 'BOOKMARK') return;
+            const index = this.options.index;
+            if (index) {
+              if (event.type === 'DELETED') index.deleted(event.object);
+              else index.observed(event.object);
+              return;
+            }
+            const key = this.key(event.object);
+            if (event.type === 'DELETED') {
+              const old = this.store.get(key) ?? event.object;
+              this.store.delete(key);
+              for (const h of this.handlers) h.onDelete?.(old);
+            } else {
+              this.upsert(key, event.object);
+            }
+          },
+        );
       } finally {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
@@ -288,9 +298,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

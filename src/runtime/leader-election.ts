@@ -73,7 +73,12 @@ export function kubeLeaseStore(client: KubeClient, namespace: string, name: stri
       await client.create(LEASE_RESOURCE, { apiVersion: LEASE_RESOURCE.apiVersion, kind: 'Lease', metadata: metadata(), spec });
     },
     async update(spec, resourceVersion) {
-      await client.raw('PUT', resourcePath(LEASE_RESOURCE, namespace, name), { apiVersion: LEASE_RESOURCE.apiVersion, kind: 'Lease', metadata: metadata(resourceVersion), spec });
+      await client.raw('PUT', resourcePath(LEASE_RESOURCE, namespace, name), {
+        apiVersion: LEASE_RESOURCE.apiVersion,
+        kind: 'Lease',
+        metadata: metadata(resourceVersion),
+        spec,
+      });
     },
   };
 }
@@ -122,7 +127,9 @@ export class LeaderElector {
     this.retryPeriodMs = o.retryPeriodMs ?? Math.max(100, Math.floor(leaseMs / 7.5));
     this.monotonicNow = o.monotonicNow ?? (() => performance.now());
     if (!(this.retryPeriodMs < this.renewDeadlineMs && this.renewDeadlineMs < leaseMs)) {
-      throw new RangeError(`leader election needs retry period (${this.retryPeriodMs} ms) < renew deadline (${this.renewDeadlineMs} ms) < lease duration (${leaseMs} ms)`);
+      throw new RangeError(
+        `leader election needs retry period (${this.retryPeriodMs} ms) < renew deadline (${this.renewDeadlineMs} ms) < lease duration (${leaseMs} ms)`,
+      );
     }
   }
 
@@ -203,7 +210,10 @@ export class LeaderElector {
     } catch (err) {
       // A failed read or write changes nothing by itself: the watchdog ends a
       // term whose renewals keep failing.
-      this.o.logger.warn({ err: errorMessage(err), code: err instanceof KubeApiError ? err.code : undefined }, 'leader election round failed');
+      this.o.logger.warn(
+        { err: errorMessage(err), code: err instanceof KubeApiError ? err.code : undefined },
+        'leader election round failed',
+      );
     }
     this.schedule(nextInMs);
   }
@@ -244,7 +254,10 @@ export class LeaderElector {
         // stored it at any moment after `now`.
         this.renewed(now, sentMono);
         if (decision.action === 'acquire') {
-          this.o.logger.info({ identity: this.o.identity, transitions: decision.lease.leaseTransitions }, 'acquired the leader election Lease');
+          this.o.logger.info(
+            { identity: this.o.identity, transitions: decision.lease.leaseTransitions },
+            'acquired the leader election Lease',
+          );
           this.o.onStartedLeading();
         }
         return this.retryPeriodMs;
@@ -256,7 +269,8 @@ export class LeaderElector {
     this.leading = { lastRenewMs: atMs, heldUntilMono: sentMono + this.renewDeadlineMs };
     this.watchdog?.();
     this.watchdog = this.o.clock.setTimeout(() => {
-      if (this.leading && this.leading.lastRenewMs === atMs) this.lose(`not renewed within the renew deadline of ${this.renewDeadlineMs} ms`);
+      if (this.leading && this.leading.lastRenewMs === atMs)
+        this.lose(`not renewed within the renew deadline of ${this.renewDeadlineMs} ms`);
     }, this.renewDeadlineMs);
   }
 

@@ -139,8 +139,5 @@ export interface ControllerRateLimiterOptions extends ExponentialBackoffOptions,
  * asks for the longer wait.
  */
 export function controllerRateLimiter<K>(clock: Clock, options: ControllerRateLimiterOptions = {}): RateLimiter<K> {
-  return new MaxOfRateLimiter<K>(
-    new ExponentialBackoffRateLimiter<K>(options),
-    new TokenBucketRateLimiter<K>(clock, options),
-  );
+  return new MaxOfRateLimiter<K>(new ExponentialBackoffRateLimiter<K>(options), new TokenBucketRateLimiter<K>(clock, options));
 }

@@ -111,7 +111,10 @@ export class WorkQueue<K extends string | number = string> {
     this.clock = options.clock;
     this.rateLimiter = options.rateLimiter ?? controllerRateLimiter<K>(options.clock);
     this.metrics = options.metrics ?? noopWorkQueueMetrics;
-    this.metrics.inFlight?.(() => this.processing.values(), () => this.clock.now());
+    this.metrics.inFlight?.(
+      () => this.processing.values(),
+      () => this.clock.now(),
+    );
   }
 
   /** Queues `key` unless it is already waiting; ignored after shutdown. */

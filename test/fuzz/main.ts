@@ -39,7 +39,8 @@ export function parseFuzzArgs(argv: readonly string[]): FuzzArgs {
         args.seed = number();
         break;
       case '--suite':
-        if (value !== 'gc' && value !== 'softdelete') throw new Error(`--suite takes gc or softdelete (got ${value ?? 'nothing'})\n${USAGE}`);
+        if (value !== 'gc' && value !== 'softdelete')
+          throw new Error(`--suite takes gc or softdelete (got ${value ?? 'nothing'})\n${USAGE}`);
         args.suites = [value];
         i++;
         break;
@@ -62,7 +63,11 @@ function log(line: string): void {
 export function formatSeedResult(r: SeedResult): string {
   const head = `${r.suite} seed ${r.seed}: ${r.divergences.length === 0 ? 'ok' : `${r.divergences.length} divergence(s)`} (${r.summary})`;
   if (r.divergences.length === 0) return head;
-  const lines = [head, ...r.divergences.map((d) => `  - ${d}`), `  reproduce: npm run fuzz -- --suite ${r.suite} --seed ${r.seed} --seeds 1`];
+  const lines = [
+    head,
+    ...r.divergences.map((d) => `  - ${d}`),
+    `  reproduce: npm run fuzz -- --suite ${r.suite} --seed ${r.seed} --seeds 1`,
+  ];
   if (r.replay) lines.push('  replay:', ...r.replay.split('\n').map((l) => `    ${l}`));
   return lines.join('\n');
 }
@@ -88,7 +93,12 @@ async function main(): Promise<number> {
           result = await suite.runSeed(seed);
         } catch (err) {
           // A seed that could not run is not a pass: count it, with its seed.
-          result = { suite: name, seed, divergences: [`the seed did not run to the end: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`], summary: 'error' };
+          result = {
+            suite: name,
+            seed,
+            divergences: [`the seed did not run to the end: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`],
+            summary: 'error',
+          };
         }
         seeds++;
         if (result.divergences.length > 0) divergences++;

@@ -8,7 +8,7 @@ export class Random {
 
   constructor(readonly seed: number) {
     // Spread small consecutive seeds apart before the first draw.
-    this.state = (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) >>> 0) || 1;
+    this.state = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) >>> 0 || 1;
   }
 
   /** A float in [0, 1). */

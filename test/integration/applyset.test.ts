@@ -11,11 +11,27 @@ import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { Annotations, APPLYSET_FIELD_MANAGER, APPLYSET_TOOLING, ApplySetAnnotations, ApplySetLabels, BUNDLE_RESOURCE } from '../../src/api/names.js';
+import {
+  Annotations,
+  APPLYSET_FIELD_MANAGER,
+  APPLYSET_TOOLING,
+  ApplySetAnnotations,
+  ApplySetLabels,
+  BUNDLE_RESOURCE,
+} from '../../src/api/names.js';
 import { applySetId } from '../../src/core/bundle/applyset.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { expectKept, resourceType, run, uidOf, waitFor, type RunResult } from './harness.js';
-import { applyBundle, BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, getBundle, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import {
+  applyBundle,
+  BUNDLE_RESOURCE_TYPE,
+  bundleManifest,
+  configMap,
+  getBundle,
+  waitForBundle,
+  waitForReady,
+  type ResourceFixture,
+} from './bundles.js';
 import { operatorFixture, startOperator } from './operator.js';
 
 const f = operatorFixture('applyset');
@@ -31,11 +47,19 @@ async function kubectlApplySet(args: string[], input?: string): Promise<RunResul
 async function membersListed(kinds: string, id: string): Promise<string[]> {
   const r = await run('kubectl', ['get', kinds, '-n', f.ns, '-l', `${PART_OF}=${id}`, '-o', 'name']);
   expect(r.code).toBe(0);
-  return r.stdout.split('\n').filter((l) => l !== '').sort();
+  return r.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
 }
 
 const partOf = (o: KubeObject | undefined): string | undefined => o?.metadata.labels?.[PART_OF];
-const secret = (name: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { a: 'b' } });
+const secret = (name: string): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name },
+  stringData: { a: 'b' },
+});
 
 async function waitForPartOf(name: string, what: string, check: (value: string | undefined) => boolean): Promise<KubeObject> {
   return await waitFor(`ConfigMap ${name}: ${what}`, async () => {
@@ -46,7 +70,11 @@ async function waitForPartOf(name: string, what: string, check: (value: string |
 
 describe('the Bundle as an ApplySet parent', () => {
   it('marks the Bundle CRD an ApplySet parent type', async () => {
-    const crd = await f.env.client.get(await resourceType(f.env, 'apiextensions.k8s.io/v1', 'CustomResourceDefinition'), undefined, BUNDLE_RESOURCE);
+    const crd = await f.env.client.get(
+      await resourceType(f.env, 'apiextensions.k8s.io/v1', 'CustomResourceDefinition'),
+      undefined,
+      BUNDLE_RESOURCE,
+    );
     expect(crd.metadata.labels?.[ApplySetLabels.isParentType]).toBe('true');
   });
 
@@ -60,7 +88,11 @@ describe('the Bundle as an ApplySet parent', () => {
     expect(b.metadata.labels?.[ApplySetLabels.id]).toBe(id);
     expect(b.metadata.annotations?.[ApplySetAnnotations.tooling]).toBe(APPLYSET_TOOLING);
     expect(b.metadata.annotations?.[ApplySetAnnotations.containsGroupKinds]).toBe('ConfigMap,Secret');
-    const entries = (b.metadata.managedFields ?? []) as { manager?: string; operation?: string; fieldsV1?: { 'f:metadata'?: Record<string, unknown> } & Record<string, unknown> }[];
+    const entries = (b.metadata.managedFields ?? []) as {
+      manager?: string;
+      operation?: string;
+      fieldsV1?: { 'f:metadata'?: Record<string, unknown> } & Record<string, unknown>;
+    }[];
     const ours = entries.filter((e) => e.manager === APPLYSET_FIELD_MANAGER);
     expect(ours).toHaveLength(1);
     expect(ours[0]?.operation).toBe('Apply');
@@ -98,11 +130,20 @@ describe('the Bundle as an ApplySet parent', () => {
     await applyBundle(f.env, f.ns, 'moves', all);
     await waitForReady(f.env, f.ns, 'moves');
     const id = applySetId('moves', f.ns);
-    const uids = { delayed: await uidOf(f.env, f.t.configMap, f.ns, 'mv-delayed'), orphan: await uidOf(f.env, f.t.configMap, f.ns, 'mv-orphan') };
+    const uids = {
+      delayed: await uidOf(f.env, f.t.configMap, f.ns, 'mv-delayed'),
+      orphan: await uidOf(f.env, f.t.configMap, f.ns, 'mv-orphan'),
+    };
     expect(await membersListed('configmaps', id)).toEqual(['configmap/mv-delayed', 'configmap/mv-orphan', 'configmap/mv-stay']);
 
     await applyBundle(f.env, f.ns, 'moves', [{ name: 'stay', object: configMap('mv-stay') }]);
-    await waitForBundle(f.env, f.ns, 'moves', 'one pending deletion', (b) => (b.status as { pendingDeletionCount?: number }).pendingDeletionCount === 1);
+    await waitForBundle(
+      f.env,
+      f.ns,
+      'moves',
+      'one pending deletion',
+      (b) => (b.status as { pendingDeletionCount?: number }).pendingDeletionCount === 1,
+    );
     const released = await waitFor('the Orphan object to be released', async () => {
       const o = await f.env.client.get(f.t.configMap, f.ns, 'mv-orphan');
       return (o.metadata.ownerReferences ?? []).length === 0 ? o : undefined;
@@ -127,11 +168,20 @@ describe('the Bundle as an ApplySet parent', () => {
   it('moves the label with a member handed to another Bundle; a Bundle deleted releases its Orphan member without it', async () => {
     const delayed = configMap('ho-moving', { a: 'b' }, { [Annotations.deletionDelay]: '1h' });
     const orphan = configMap('ho-kept', { a: 'b' }, { [Annotations.deletionPolicy]: 'Orphan' });
-    await applyBundle(f.env, f.ns, 'giver', [{ name: 'moving', object: delayed }, { name: 'kept', object: orphan }]);
+    await applyBundle(f.env, f.ns, 'giver', [
+      { name: 'moving', object: delayed },
+      { name: 'kept', object: orphan },
+    ]);
     await waitForReady(f.env, f.ns, 'giver');
     const uids = { moving: await uidOf(f.env, f.t.configMap, f.ns, 'ho-moving'), kept: await uidOf(f.env, f.t.configMap, f.ns, 'ho-kept') };
     await applyBundle(f.env, f.ns, 'giver', [{ name: 'kept', object: orphan }]);
-    await waitForBundle(f.env, f.ns, 'giver', 'one pending deletion', (b) => (b.status as { pendingDeletionCount?: number }).pendingDeletionCount === 1);
+    await waitForBundle(
+      f.env,
+      f.ns,
+      'giver',
+      'one pending deletion',
+      (b) => (b.status as { pendingDeletionCount?: number }).pendingDeletionCount === 1,
+    );
     await applyBundle(f.env, f.ns, 'taker', [{ name: 'moving', object: delayed }]);
     await waitForReady(f.env, f.ns, 'taker');
     const moved = await waitForPartOf('ho-moving', "the taker's", (v) => v === applySetId('taker', f.ns));
@@ -165,10 +215,14 @@ describe('a Bundle deleted with orphan propagation', () => {
 
 describe("kubectl's prune and a Bundle's set", () => {
   it('kubectl apply --prune --applyset of another set prunes its own member and never touches a Bundle’s', async () => {
-    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: configMap('held-a') }, { name: 'b', object: configMap('held-b') }]);
+    await applyBundle(f.env, f.ns, 'held', [
+      { name: 'a', object: configMap('held-a') },
+      { name: 'b', object: configMap('held-b') },
+    ]);
     await waitForReady(f.env, f.ns, 'held');
     const held = { a: await uidOf(f.env, f.t.configMap, f.ns, 'held-a'), b: await uidOf(f.env, f.t.configMap, f.ns, 'held-b') };
-    const doc = (...names: string[]): string => names.map((n) => stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n }, data: { k: 'v' } })).join('---\n');
+    const doc = (...names: string[]): string =>
+      names.map((n) => stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n }, data: { k: 'v' } })).join('---\n');
 
     const first = await kubectlApplySet(['apply', '-n', f.ns, '--prune', '--applyset=kubectl-set', '-f', '-'], doc('kset-1', 'kset-2'));
     expect(first.stderr).toBe('');
@@ -182,7 +236,10 @@ describe("kubectl's prune and a Bundle's set", () => {
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'held-b'), held.b);
     expect(second.stdout).not.toContain('held-');
     // Even a set whose contains-group-kinds names ConfigMap, pruning everything, lists by its own id only.
-    const empty = await kubectlApplySet(['apply', '-n', f.ns, '--prune', '--applyset=kubectl-set', '-f', '-'], doc('kset-1').replace('kset-1', 'kset-3'));
+    const empty = await kubectlApplySet(
+      ['apply', '-n', f.ns, '--prune', '--applyset=kubectl-set', '-f', '-'],
+      doc('kset-1').replace('kset-1', 'kset-3'),
+    );
     expect(empty.code).toBe(0);
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'held-a'), held.a);
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'held-b'), held.b);
@@ -195,7 +252,9 @@ describe("kubectl's prune and a Bundle's set", () => {
 
     const r = await kubectlApplySet(['apply', '-n', f.ns, '--prune', `--applyset=${BUNDLE_RESOURCE}/held`, '-f', '-'], doc);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain(`ApplySet parent object "${BUNDLE_RESOURCE}/held" already exists and is managed by tooling "bundlesmith" instead of "kubectl"`);
+    expect(r.stderr).toContain(
+      `ApplySet parent object "${BUNDLE_RESOURCE}/held" already exists and is managed by tooling "bundlesmith" instead of "kubectl"`,
+    );
     expect(r.stdout).not.toContain('pruned');
 
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'held-a'), uids.a);
@@ -222,16 +281,35 @@ describe('the labels decide nothing', () => {
     ];
     for (const name of ['intact', 'stripped']) await applyBundle(f.env, f.ns, name, resources(name, true));
     for (const name of ['intact', 'stripped']) await waitForReady(f.env, f.ns, name);
-    const uidsOf = async (prefix: string): Promise<{ stay: string; orphan: string }> => ({ stay: await uidOf(f.env, f.t.configMap, f.ns, `${prefix}-stay`), orphan: await uidOf(f.env, f.t.configMap, f.ns, `${prefix}-orphan`) });
-    const uids = new Map([['intact', await uidsOf('intact')], ['stripped', await uidsOf('stripped')]]);
+    const uidsOf = async (prefix: string): Promise<{ stay: string; orphan: string }> => ({
+      stay: await uidOf(f.env, f.t.configMap, f.ns, `${prefix}-stay`),
+      orphan: await uidOf(f.env, f.t.configMap, f.ns, `${prefix}-orphan`),
+    });
+    const uids = new Map([
+      ['intact', await uidsOf('intact')],
+      ['stripped', await uidsOf('stripped')],
+    ]);
     const uidsFor = (name: string): { stay: string; orphan: string } => uids.get(name) ?? { stay: 'unknown', orphan: 'unknown' };
 
     const strip = async (): Promise<void> => {
       for (const n of ['stay', 'orphan', 'gone']) {
-        if (await f.env.client.tryGet(f.t.configMap, f.ns, `stripped-${n}`)) expect((await run('kubectl', ['label', 'configmap', `stripped-${n}`, '-n', f.ns, `${PART_OF}-`])).code).toBe(0);
+        if (await f.env.client.tryGet(f.t.configMap, f.ns, `stripped-${n}`))
+          expect((await run('kubectl', ['label', 'configmap', `stripped-${n}`, '-n', f.ns, `${PART_OF}-`])).code).toBe(0);
       }
       expect((await run('kubectl', ['label', 'bundle', 'stripped', '-n', f.ns, `${ApplySetLabels.id}-`])).code).toBe(0);
-      expect((await run('kubectl', ['annotate', 'bundle', 'stripped', '-n', f.ns, `${ApplySetAnnotations.tooling}-`, `${ApplySetAnnotations.containsGroupKinds}-`])).code).toBe(0);
+      expect(
+        (
+          await run('kubectl', [
+            'annotate',
+            'bundle',
+            'stripped',
+            '-n',
+            f.ns,
+            `${ApplySetAnnotations.tooling}-`,
+            `${ApplySetAnnotations.containsGroupKinds}-`,
+          ])
+        ).code,
+      ).toBe(0);
     };
 
     // 1. A resource leaves each Bundle, decided by a pass that sees the stripped labels.
@@ -242,23 +320,36 @@ describe('the labels decide nothing', () => {
     for (const name of ['intact', 'stripped']) await applyBundle(f.env, f.ns, name, resources(name, false));
     f.op = await startOperator({ namespace: f.ns });
     for (const name of ['intact', 'stripped']) {
-      await waitFor(`${name}-gone to be pruned`, async () => (await f.env.client.tryGet(f.t.configMap, f.ns, `${name}-gone`)) === undefined);
+      await waitFor(
+        `${name}-gone to be pruned`,
+        async () => (await f.env.client.tryGet(f.t.configMap, f.ns, `${name}-gone`)) === undefined,
+      );
       await waitForReady(f.env, f.ns, name);
       expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, `${name}-stay`), uidsFor(name).stay);
       expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, `${name}-orphan`), uidsFor(name).orphan);
     }
     // The operator put its labels back (drift), as it does any field of its apply.
     await waitForPartOf('stripped-stay', 'labelled again', (v) => v === applySetId('stripped', f.ns));
-    await waitForBundle(f.env, f.ns, 'stripped', 'the id label back', (b) => b.metadata.labels?.[ApplySetLabels.id] === applySetId('stripped', f.ns));
+    await waitForBundle(
+      f.env,
+      f.ns,
+      'stripped',
+      'the id label back',
+      (b) => b.metadata.labels?.[ApplySetLabels.id] === applySetId('stripped', f.ns),
+    );
 
     // 2. Each Bundle is deleted, its finalizer deciding on a Bundle and members without labels.
     await f.op.stop();
     await strip();
-    for (const name of ['intact', 'stripped']) expect((await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false'])).code).toBe(0);
+    for (const name of ['intact', 'stripped'])
+      expect((await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false'])).code).toBe(0);
     f.op = await startOperator({ namespace: f.ns });
     for (const name of ['intact', 'stripped']) {
       await waitFor(`${name} to be gone`, async () => (await getBundle(f.env, f.ns, name)) === undefined, { timeoutMs: 60_000 });
-      await waitFor(`${name}-stay to be deleted`, async () => (await f.env.client.tryGet(f.t.configMap, f.ns, `${name}-stay`)) === undefined);
+      await waitFor(
+        `${name}-stay to be deleted`,
+        async () => (await f.env.client.tryGet(f.t.configMap, f.ns, `${name}-stay`)) === undefined,
+      );
       const kept = await f.env.client.tryGet(f.t.configMap, f.ns, `${name}-orphan`);
       expectKept(kept, uidsFor(name).orphan);
       expect(kept?.metadata.ownerReferences ?? []).toEqual([]);
@@ -284,7 +375,10 @@ describe('limits and other writers of the Bundle', () => {
     mkdirSync(join(chart, 'templates'));
     writeFileSync(join(chart, 'Chart.yaml'), stringify({ apiVersion: 'v2', name: 'bundled', version: '0.1.0' }));
     writeFileSync(join(chart, 'values.yaml'), stringify({ extra: false }));
-    const manifest = bundleManifest(f.ns, 'helmed', [{ name: 'base', object: configMap('helmed-base') }]) as { metadata: Record<string, unknown>; spec: { resources: unknown[] } };
+    const manifest = bundleManifest(f.ns, 'helmed', [{ name: 'base', object: configMap('helmed-base') }]) as {
+      metadata: Record<string, unknown>;
+      spec: { resources: unknown[] };
+    };
     const extra = { name: 'extra', spec: { object: configMap('helmed-extra') } };
     const template = `${stringify({ ...manifest, metadata: { name: 'helmed', labels: { team: 'a' } } })}{{- if .Values.extra }}\n${stringify([extra]).replace(/^/gm, '    ')}{{- end }}\n`;
     writeFileSync(join(chart, 'templates', 'bundle.yaml'), template);
@@ -298,11 +392,29 @@ describe('limits and other writers of the Bundle', () => {
 
     const upgrade = await run('helm', ['upgrade', 'bundled', chart, '-n', f.ns, '--set', 'extra=true']);
     expect(upgrade.code).toBe(0);
-    const upgraded = await waitForBundle(f.env, f.ns, 'helmed', 'Ready with 2 resources', (b) => (b.status as { resourcesReady?: string }).resourcesReady === '2/2');
-    expect(upgraded.metadata.labels).toEqual(expect.objectContaining({ team: 'a', 'app.kubernetes.io/managed-by': 'Helm', [ApplySetLabels.id]: applySetId('helmed', f.ns) }));
-    expect(upgraded.metadata.annotations).toEqual(expect.objectContaining({ 'meta.helm.sh/release-name': 'bundled', [ApplySetAnnotations.tooling]: APPLYSET_TOOLING, [ApplySetAnnotations.containsGroupKinds]: 'ConfigMap' }));
+    const upgraded = await waitForBundle(
+      f.env,
+      f.ns,
+      'helmed',
+      'Ready with 2 resources',
+      (b) => (b.status as { resourcesReady?: string }).resourcesReady === '2/2',
+    );
+    expect(upgraded.metadata.labels).toEqual(
+      expect.objectContaining({ team: 'a', 'app.kubernetes.io/managed-by': 'Helm', [ApplySetLabels.id]: applySetId('helmed', f.ns) }),
+    );
+    expect(upgraded.metadata.annotations).toEqual(
+      expect.objectContaining({
+        'meta.helm.sh/release-name': 'bundled',
+        [ApplySetAnnotations.tooling]: APPLYSET_TOOLING,
+        [ApplySetAnnotations.containsGroupKinds]: 'ConfigMap',
+      }),
+    );
     expect(await membersListed('configmaps', applySetId('helmed', f.ns))).toEqual(['configmap/helmed-base', 'configmap/helmed-extra']);
     expect((await run('helm', ['uninstall', 'bundled', '-n', f.ns, '--wait'])).code).toBe(0);
-    await waitFor('the Helm Bundle to be gone', async () => (await f.env.client.tryGet(BUNDLE_RESOURCE_TYPE, f.ns, 'helmed')) === undefined, { timeoutMs: 60_000 });
+    await waitFor(
+      'the Helm Bundle to be gone',
+      async () => (await f.env.client.tryGet(BUNDLE_RESOURCE_TYPE, f.ns, 'helmed')) === undefined,
+      { timeoutMs: 60_000 },
+    );
   }, 120_000);
 });

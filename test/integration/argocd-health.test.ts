@@ -29,9 +29,12 @@ beforeAll(async () => {
 function luaLiteral(value: unknown): string {
   if (value === null || value === undefined) return 'nil';
   if (typeof value === 'boolean' || typeof value === 'number') return String(value);
-  if (typeof value === 'string') return `"${[...Buffer.from(value, 'utf8')].map((b) => (b === 0x22 || b === 0x5c ? `\\${String.fromCharCode(b)}` : b < 0x20 || b === 0x7f ? `\\${b}` : String.fromCharCode(b))).join('')}"`;
+  if (typeof value === 'string')
+    return `"${[...Buffer.from(value, 'utf8')].map((b) => (b === 0x22 || b === 0x5c ? `\\${String.fromCharCode(b)}` : b < 0x20 || b === 0x7f ? `\\${b}` : String.fromCharCode(b))).join('')}"`;
   if (Array.isArray(value)) return `{${value.map(luaLiteral).join(', ')}}`;
-  return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `[${luaLiteral(k)}] = ${luaLiteral(v)}`).join(', ')}}`;
+  return `{${Object.entries(value as Record<string, unknown>)
+    .map(([k, v]) => `[${luaLiteral(k)}] = ${luaLiteral(v)}`)
+    .join(', ')}}`;
 }
 
 /** Runs the health check on `obj` as Argo CD would; returns hs. */
@@ -53,14 +56,21 @@ const deployment = (name: string): Record<string, unknown> => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name },
-  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } },
+  },
 });
 
 describe('the Argo CD health check for Bundles, under Lua 5.1', () => {
   it('Progressing: stored, not yet seen by an operator (status defaulted by the CRD)', async () => {
     const unwatched = await createNamespace(f.env, 'argocd-unseen');
     await applyBundle(f.env, unwatched, 'unseen', [{ name: 'c', object: configMap('c') }]);
-    expect(await health(await getBundle(f.env, unwatched, 'unseen'))).toEqual({ status: 'Progressing', message: 'Waiting for the operator to reconcile the Bundle' });
+    expect(await health(await getBundle(f.env, unwatched, 'unseen'))).toEqual({
+      status: 'Progressing',
+      message: 'Waiting for the operator to reconcile the Bundle',
+    });
   });
 
   it('Healthy: Ready', async () => {
@@ -95,7 +105,13 @@ describe('the Argo CD health check for Bundles, under Lua 5.1', () => {
     await applyBundle(f.env, f.ns, 'approval', [approve, other]);
     await waitForReady(f.env, f.ns, 'approval');
     await applyBundle(f.env, f.ns, 'approval', [other]);
-    const waiting = await waitForBundle(f.env, f.ns, 'approval', 'waiting for approval', (b) => (b.status as { awaitingApprovalCount?: number }).awaitingApprovalCount === 1);
+    const waiting = await waitForBundle(
+      f.env,
+      f.ns,
+      'approval',
+      'waiting for approval',
+      (b) => (b.status as { awaitingApprovalCount?: number }).awaitingApprovalCount === 1,
+    );
     expect(conditionOf(waiting, 'Ready')?.status).toBe('True');
     expect(await health(waiting)).toEqual({ status: 'Suspended', message: '1 object(s) wait for their deletion to be approved' });
   });
@@ -106,19 +122,32 @@ describe('the Argo CD health check for Bundles, under Lua 5.1', () => {
     await applyBundle(f.env, f.ns, 'leaving', [{ name: 'c', object: configMap('leaving-c') }]);
     await waitForReady(f.env, f.ns, 'leaving');
     const live = await f.env.client.get(BUNDLE_RESOURCE_TYPE, f.ns, 'leaving');
-    await f.env.client.patch(BUNDLE_RESOURCE_TYPE, f.ns, 'leaving', { metadata: { finalizers: [...(live.metadata.finalizers ?? []), finalizer] } }, 'merge', { fieldManager: 'test-user' });
+    await f.env.client.patch(
+      BUNDLE_RESOURCE_TYPE,
+      f.ns,
+      'leaving',
+      { metadata: { finalizers: [...(live.metadata.finalizers ?? []), finalizer] } },
+      'merge',
+      { fieldManager: 'test-user' },
+    );
     await f.env.client.delete(BUNDLE_RESOURCE_TYPE, f.ns, 'leaving', { uid: live.metadata.uid });
     const leaving = await waitFor('the Bundle to be held by the test finalizer alone', async () => {
       const b = await getBundle(f.env, f.ns, 'leaving');
       return b?.metadata.finalizers?.length === 1 ? b : undefined;
     });
     expect(await health(leaving)).toEqual({ status: 'Progressing', message: 'Being deleted' });
-    await f.env.client.patch(BUNDLE_RESOURCE_TYPE, f.ns, 'leaving', { metadata: { finalizers: [] } }, 'merge', { fieldManager: 'test-user' });
+    await f.env.client.patch(BUNDLE_RESOURCE_TYPE, f.ns, 'leaving', { metadata: { finalizers: [] } }, 'merge', {
+      fieldManager: 'test-user',
+    });
   });
 
   it('is the script docs/operations.md gives for argocd-cm, verbatim', () => {
     const docs = readFileSync(join(repoRoot(), 'docs', 'operations.md'), 'utf8');
-    const indented = readFileSync(script, 'utf8').trimEnd().split('\n').map((l) => (l === '' ? '' : `    ${l}`)).join('\n');
+    const indented = readFileSync(script, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => (l === '' ? '' : `    ${l}`))
+      .join('\n');
     expect(docs).toContain(`resource.customizations.health.smith.atlassian.com_Bundle: |\n${indented}\n`);
   });
 });

@@ -33,7 +33,8 @@ let metricsPort = 0;
 function manifest(name: string, resources: RawResource[], spec: Record<string, unknown> = {}): Record<string, unknown> {
   return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace: ns }, spec: { ...spec, resources } };
 }
-const applyRaw = (name: string, resources: RawResource[], spec?: Record<string, unknown>): Promise<KubeObject> => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(name, resources, spec), { fieldManager: 'test-user', force: true });
+const applyRaw = (name: string, resources: RawResource[], spec?: Record<string, unknown>): Promise<KubeObject> =>
+  env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(name, resources, spec), { fieldManager: 'test-user', force: true });
 
 /** As a user would send it: `kubectl apply` (strict field validation) for the strict cases, the API client's apply for the others. */
 async function applyDoorCase(c: DoorCase): Promise<void> {
@@ -53,7 +54,12 @@ beforeAll(async () => {
   operator = startOperatorProcess(['--namespace', ns, '--log-level', 'trace', '--gc', 'off', '--metrics-addr', `127.0.0.1:${metricsPort}`]);
   logFile = operator.logFile;
   const secrets = await resourceType(env, 'v1', 'Secret');
-  await env.client.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'suite-secret', namespace: ns }, data: { password: PASSWORD_B64 } });
+  await env.client.create(secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'suite-secret', namespace: ns },
+    data: { password: PASSWORD_B64 },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -72,26 +78,47 @@ it('every bad Bundle is answered by a clear condition, deletes nothing, and leav
 
   // 1. Each case Bundle first holds an object of its own.
   await Promise.all(operatorCases.map((c, i) => applyRaw(`case-${i}`, [res('keep', cm(`keep-${i}`)), ...(c.before?.(i) ?? [])])));
-  await waitFor('every case Bundle to be Ready', async () => {
-    const { items } = await env.client.list(BUNDLE_RESOURCE_TYPE, ns);
-    return operatorCases.every((_, i) => conditionOf(items.find((b) => b.metadata.name === `case-${i}`), 'Ready')?.status === 'True');
-  }, { timeoutMs: 120_000 });
+  await waitFor(
+    'every case Bundle to be Ready',
+    async () => {
+      const { items } = await env.client.list(BUNDLE_RESOURCE_TYPE, ns);
+      return operatorCases.every(
+        (_, i) =>
+          conditionOf(
+            items.find((b) => b.metadata.name === `case-${i}`),
+            'Ready',
+          )?.status === 'True',
+      );
+    },
+    { timeoutMs: 120_000 },
+  );
   const kept = new Map<number, string | undefined>();
   for (let i = 0; i < operatorCases.length; i++) kept.set(i, (await env.client.get(t.configMap, ns, `keep-${i}`)).metadata.uid);
 
   // 2. Then the bad spec, which no longer lists that object.
   await Promise.all(operatorCases.map((c, i) => applyRaw(`case-${i}`, c.resources(i), c.spec)));
   let unanswered: string[] = [];
-  const answers = await waitFor('every case to be answered by an Error condition', async () => {
-    const { items } = await env.client.list(BUNDLE_RESOURCE_TYPE, ns);
-    const out = operatorCases.map((c, i) => {
-      const b = items.find((x) => x.metadata.name === `case-${i}`);
-      const error = conditionOf(b, 'Error');
-      return { title: c.title, ok: b?.metadata.generation === (b?.status as { observedGeneration?: number } | undefined)?.observedGeneration && error?.status === 'True' && c.says.test(error.message ?? ''), message: error?.message };
-    });
-    unanswered = out.filter((a) => !a.ok).map((a) => `${a.title}: ${a.message ?? '(no Error condition)'}`);
-    return unanswered.length === 0 ? out : false;
-  }, { timeoutMs: 180_000, intervalMs: 1_000 }).catch((err: unknown) => {
+  const answers = await waitFor(
+    'every case to be answered by an Error condition',
+    async () => {
+      const { items } = await env.client.list(BUNDLE_RESOURCE_TYPE, ns);
+      const out = operatorCases.map((c, i) => {
+        const b = items.find((x) => x.metadata.name === `case-${i}`);
+        const error = conditionOf(b, 'Error');
+        return {
+          title: c.title,
+          ok:
+            b?.metadata.generation === (b?.status as { observedGeneration?: number } | undefined)?.observedGeneration &&
+            error?.status === 'True' &&
+            c.says.test(error.message ?? ''),
+          message: error?.message,
+        };
+      });
+      unanswered = out.filter((a) => !a.ok).map((a) => `${a.title}: ${a.message ?? '(no Error condition)'}`);
+      return unanswered.length === 0 ? out : false;
+    },
+    { timeoutMs: 180_000, intervalMs: 1_000 },
+  ).catch((err: unknown) => {
     throw new Error(`${String(err)}\nunanswered:\n${unanswered.join('\n')}`);
   });
   expect(answers).toHaveLength(operatorCases.length);
@@ -99,14 +126,18 @@ it('every bad Bundle is answered by a clear condition, deletes nothing, and leav
   // 3. Nothing was deleted: each case's earlier object is the same object, not being deleted.
   for (let i = 0; i < operatorCases.length; i++) {
     const o = await env.client.get(t.configMap, ns, `keep-${i}`);
-    expect({ case: operatorCases[i]?.title, uid: o.metadata.uid, deleting: o.metadata.deletionTimestamp }).toEqual({ case: operatorCases[i]?.title, uid: kept.get(i), deleting: undefined });
+    expect({ case: operatorCases[i]?.title, uid: o.metadata.uid, deleting: o.metadata.deletionTimestamp }).toEqual({
+      case: operatorCases[i]?.title,
+      uid: kept.get(i),
+      deleting: undefined,
+    });
   }
   // The Secret a case adopted (by name) was not deleted either.
   expect((await env.client.get(await resourceType(env, 'v1', 'Secret'), ns, 'suite-secret')).metadata.deletionTimestamp).toBeUndefined();
 
   // 4. The neighbour still reconciles: an edit is applied to the same object.
   await applyBundle(env, ns, 'neighbour', [{ name: 'n', object: configMap('neighbour-cm', { key: 'edited' }) }]);
-  const edited = await waitFor('the neighbour\'s edit', async () => {
+  const edited = await waitFor("the neighbour's edit", async () => {
     const o = await env.client.get(t.configMap, ns, 'neighbour-cm');
     return (o.data as Record<string, string> | undefined)?.['key'] === 'edited' ? o : undefined;
   });

@@ -52,14 +52,18 @@ beforeAll(async () => {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Every scenario, at the quick sizes: none of the caller's BENCH_* settings.
   for (const key of Object.keys(env)) if (key.startsWith('BENCH_')) delete env[key];
-  const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'main.js'), '--quick', '--out', out], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'main.js'), '--quick', '--out', out], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-8_000);
   });
   exitCode = await new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   stderrTail = stderr;
-  if (!existsSync(join(out, 'results.json'))) throw new Error(`the quick bench exited with ${exitCode} and wrote no results.json; its stderr ends:\n${stderrTail}`);
+  if (!existsSync(join(out, 'results.json')))
+    throw new Error(`the quick bench exited with ${exitCode} and wrote no results.json; its stderr ends:\n${stderrTail}`);
   results = parseResults(readFileSync(join(out, 'results.json'), 'utf8'));
 }, 900_000);
 
@@ -68,7 +72,11 @@ afterAll(() => {
 });
 
 it('completes: exit 0, no scenario failed, every scenario ran', () => {
-  expect({ exitCode, failures: results.failures, stderr: exitCode === 0 ? '' : stderrTail }).toEqual({ exitCode: 0, failures: [], stderr: '' });
+  expect({ exitCode, failures: results.failures, stderr: exitCode === 0 ? '' : stderrTail }).toEqual({
+    exitCode: 0,
+    failures: [],
+    stderr: '',
+  });
   expect(results.quick).toBe(true);
   expect((results.config as { only: string[] }).only).toEqual([...BENCH_SCENARIOS]);
 });
@@ -82,7 +90,8 @@ it('writes every headline row, each with its reference and ratio fields (a refer
     expect(f).toHaveProperty('ratio');
     expect(f).toHaveProperty('target');
     expect(f).toHaveProperty('met');
-    if (compared) expect({ id, reference: typeof f?.reference?.value, ratio: typeof f?.ratio }).toEqual({ id, reference: 'number', ratio: 'number' });
+    if (compared)
+      expect({ id, reference: typeof f?.reference?.value, ratio: typeof f?.ratio }).toEqual({ id, reference: 'number', ratio: 'number' });
   }
   expect(results.versions.commit).not.toBe('');
   expect(results.machine.cpus).toBeGreaterThan(0);
@@ -95,5 +104,6 @@ it('writes the Markdown next to the JSON in the --out directory, and leaves the 
   // The summary sits under the title, between its markers, rendered from the results written beside it.
   expect(page).toContain(`${SUMMARY_START}\n${renderSummary(results)}\n${SUMMARY_END}`);
   const root = repoRoot();
-  for (const path of COMMITTED) expect({ path, same: readFileSync(join(root, path), 'utf8') === committedBefore.get(path) }).toEqual({ path, same: true });
+  for (const path of COMMITTED)
+    expect({ path, same: readFileSync(join(root, path), 'utf8') === committedBefore.get(path) }).toEqual({ path, same: true });
 });

@@ -15,11 +15,20 @@ import { operatorFixture, startOperator } from './operator.js';
 
 const f = operatorFixture('bounded-cache');
 
-const secret = (name: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { k: name } });
+const secret = (name: string): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name },
+  stringData: { k: name },
+});
 
 test('unrelated Secrets are not cached; the listed one is, with the managed label', async () => {
-  for (let i = 0; i < 50; i++) await f.env.client.create(f.t.secret, { ...secret(`unrelated-${i}`), metadata: { name: `unrelated-${i}`, namespace: f.ns } });
-  await applyBundle(f.env, f.ns, 'one-secret', [{ name: 's', object: secret('mine') }, { name: 'c', object: configMap('mine-cm') }]);
+  for (let i = 0; i < 50; i++)
+    await f.env.client.create(f.t.secret, { ...secret(`unrelated-${i}`), metadata: { name: `unrelated-${i}`, namespace: f.ns } });
+  await applyBundle(f.env, f.ns, 'one-secret', [
+    { name: 's', object: secret('mine') },
+    { name: 'c', object: configMap('mine-cm') },
+  ]);
   await waitForReady(f.env, f.ns, 'one-secret');
   expect((await f.env.client.get(f.t.secret, f.ns, 'mine')).metadata.labels?.[Labels.managed]).toBe('true');
   await waitFor('the caches to hold the two applied objects', () => f.op.operator.bundles.objects.size() === 2);
@@ -27,13 +36,37 @@ test('unrelated Secrets are not cached; the listed one is, with the managed labe
 });
 
 test('an unlabelled orphan is read with a GET and adopted; an unlabelled object another controller holds is refused', async () => {
-  const orphan = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plain-orphan', namespace: f.ns }, data: { a: 'b' } });
-  const owner = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'foreign-owner', namespace: f.ns } });
-  const held = await f.env.client.create(f.t.configMap, {
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: f.ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'foreign-owner', uid: owner.metadata.uid, controller: true }] },
+  const orphan = await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'plain-orphan', namespace: f.ns },
+    data: { a: 'b' },
   });
-  await applyBundle(f.env, f.ns, 'reader', [{ name: 'o', object: configMap('plain-orphan') }, { name: 'h', object: configMap('held') }]);
-  const bundle = await waitForBundle(f.env, f.ns, 'reader', 'adopted one, refused the other', (b) => resourceCondition(b, 'h', 'Error')?.reason === 'Conflict' && resourceCondition(b, 'o', 'Ready')?.status === 'True');
+  const owner = await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'foreign-owner', namespace: f.ns },
+  });
+  const held = await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'held',
+      namespace: f.ns,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'foreign-owner', uid: owner.metadata.uid, controller: true }],
+    },
+  });
+  await applyBundle(f.env, f.ns, 'reader', [
+    { name: 'o', object: configMap('plain-orphan') },
+    { name: 'h', object: configMap('held') },
+  ]);
+  const bundle = await waitForBundle(
+    f.env,
+    f.ns,
+    'reader',
+    'adopted one, refused the other',
+    (b) => resourceCondition(b, 'h', 'Error')?.reason === 'Conflict' && resourceCondition(b, 'o', 'Ready')?.status === 'True',
+  );
   expect(bundle).toBeDefined();
   const adopted = await f.env.client.get(f.t.configMap, f.ns, 'plain-orphan');
   expect(adopted.metadata.uid).toBe(orphan.metadata.uid);
@@ -48,9 +81,24 @@ test('objects a Bundle controls without the label are labelled after a restart, 
   const live = await waitForReady(f.env, f.ns, 'legacy');
   await f.op.stop();
   // What an earlier operator version left: controlled by the Bundle, not labelled, no longer listed.
-  const ownerRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'legacy', uid: live.metadata.uid, controller: true, blockOwnerDeletion: true };
-  await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'legacy-gone', namespace: f.ns, ownerReferences: [ownerRef] } });
-  await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'legacy-slow', namespace: f.ns, ownerReferences: [ownerRef], annotations: { [Annotations.deletionDelay]: '1h' } } });
+  const ownerRef = {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    name: 'legacy',
+    uid: live.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'legacy-gone', namespace: f.ns, ownerReferences: [ownerRef] },
+  });
+  await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'legacy-slow', namespace: f.ns, ownerReferences: [ownerRef], annotations: { [Annotations.deletionDelay]: '1h' } },
+  });
   const slowUid = await uidOf(f.env, f.t.configMap, f.ns, 'legacy-slow');
   const keepUid = await uidOf(f.env, f.t.configMap, f.ns, 'legacy-keep');
   f.op = await startOperator({ namespace: f.ns });

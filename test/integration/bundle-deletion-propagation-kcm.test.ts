@@ -5,7 +5,15 @@
  * Scenarios in deletion-propagation.ts.
  */
 import { referenceFixture } from './reference-cluster.js';
-import { aLosingBundleWithdrawsItsClaim, foregroundGuardKeepsPolicies, foregroundReleasesKeptPolicies, foregroundKeepsWhatAConflictingBundleClaims, foregroundKeepsWhatAnotherBundleLists, orphanLeavesOnlyUserReferences, type PropagationContext } from './deletion-propagation.js';
+import {
+  aLosingBundleWithdrawsItsClaim,
+  foregroundGuardKeepsPolicies,
+  foregroundReleasesKeptPolicies,
+  foregroundKeepsWhatAConflictingBundleClaims,
+  foregroundKeepsWhatAnotherBundleLists,
+  orphanLeavesOnlyUserReferences,
+  type PropagationContext,
+} from './deletion-propagation.js';
 
 const f = referenceFixture('bdelkcm');
 
@@ -20,11 +28,11 @@ const context = (): PropagationContext => ({
   collector: { user: 'system:kube-controller-manager', client: f.env.client.impersonating({ user: 'system:kube-controller-manager' }) },
 });
 
-it('a losing Bundle withdraws its claim when it stops listing the object, and when it is deleted; the winner\'s foreground deletion then collects it', async () => {
+it("a losing Bundle withdraws its claim when it stops listing the object, and when it is deleted; the winner's foreground deletion then collects it", async () => {
   await aLosingBundleWithdrawsItsClaim(context());
 });
 
-it('orphan: every object stays with only its user\'s references, and kube-controller-manager keeps it when a former sibling is deleted', async () => {
+it("orphan: every object stays with only its user's references, and kube-controller-manager keeps it when a former sibling is deleted", async () => {
   await orphanLeavesOnlyUserReferences(context());
 }, 180_000);
 
@@ -40,6 +48,6 @@ it('foreground: Orphan and Approve objects are released from the cascade before 
   await foregroundReleasesKeptPolicies(context());
 }, 240_000);
 
-it('foreground, kube-controller-manager running throughout, the chart\'s deletion guard installed: Orphan and Approve objects are refused to the collector until the finalizer has released them, and kept', async () => {
+it("foreground, kube-controller-manager running throughout, the chart's deletion guard installed: Orphan and Approve objects are refused to the collector until the finalizer has released them, and kept", async () => {
   await foregroundGuardKeepsPolicies(context());
 }, 240_000);

@@ -9,16 +9,24 @@ import { run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 
-const f = operatorFixture('bgc', () => ({ garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'bundles', clock, namespaces: [f.ns], workers: 4 }) }));
+const f = operatorFixture('bgc', () => ({
+  garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'bundles', clock, namespaces: [f.ns], workers: 4 }),
+}));
 
 it('foreground deletion of a Bundle: dependents first, by the garbage collector, then the Bundle', async () => {
   await applyBundle(f.env, f.ns, 'fg', [
     { name: 'base', object: configMap('fg-base') },
-    { name: 'top', references: [{ resource: 'base' }], object: configMap('fg-top', { a: 'b' }, { 'smith.atlassian.com/deletionDelay': '1h' }) },
+    {
+      name: 'top',
+      references: [{ resource: 'base' }],
+      object: configMap('fg-top', { a: 'b' }, { 'smith.atlassian.com/deletionDelay': '1h' }),
+    },
   ]);
   await waitForReady(f.env, f.ns, 'fg');
   // Someone else's finalizer holds one blocking dependent, so the wait is observable, not a race.
-  await f.env.client.patch(f.t.configMap, f.ns, 'fg-base', { metadata: { finalizers: ['example.com/hold'] } }, 'merge', { fieldManager: 'someone' });
+  await f.env.client.patch(f.t.configMap, f.ns, 'fg-base', { metadata: { finalizers: ['example.com/hold'] } }, 'merge', {
+    fieldManager: 'someone',
+  });
   expect((await run('kubectl', ['delete', 'bundle', 'fg', '-n', f.ns, '--cascade=foreground', '--wait=false'])).code).toBe(0);
   // While a blocking dependent exists the Bundle waits with only the foregroundDeletion finalizer: ours is gone at once.
   const waiting = await waitFor('our finalizer to go while the Bundle waits', async () => {
@@ -26,7 +34,10 @@ it('foreground deletion of a Bundle: dependents first, by the garbage collector,
     return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
   });
   expect(waiting.metadata.finalizers).toEqual([Finalizers.foregroundDeletion]);
-  await waitFor('fg-top to be deleted by the collector', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'fg-top')) === undefined);
+  await waitFor(
+    'fg-top to be deleted by the collector',
+    async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'fg-top')) === undefined,
+  );
   // Still the same Bundle, still waiting for its blocking dependent.
   expect((await getBundle(f.env, f.ns, 'fg'))?.metadata.uid).toBe(waiting.metadata.uid);
   // Release the hold: the last blocking dependent goes, then the Bundle.

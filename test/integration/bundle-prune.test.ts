@@ -28,7 +28,11 @@ async function recordDeletions(): Promise<{ deletions: { name: string; rv: numbe
 const chain = (prefix: string): ResourceFixture[] => [
   { name: 'base', object: configMap(`${prefix}-base`) },
   { name: 'middle', references: [{ resource: 'base' }], object: configMap(`${prefix}-middle`) },
-  { name: 'top', references: [{ resource: 'middle' }], object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${prefix}-top` }, stringData: { a: 'b' } } },
+  {
+    name: 'top',
+    references: [{ resource: 'middle' }],
+    object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${prefix}-top` }, stringData: { a: 'b' } },
+  },
 ];
 
 describe('pruning', () => {
@@ -49,30 +53,50 @@ describe('pruning', () => {
 
   it('50 countdowns due together go in one pass, a chain among them dependents first, with one summary Event per reason', async () => {
     const delay = { [Annotations.deletionDelay]: '2s' };
-    const many: ResourceFixture[] = Array.from({ length: 50 }, (_, i) => ({ name: `cm-${i}`, object: configMap(`many-${i}`, { i: String(i) }, delay) }));
-    const delayedChain = chain('mc').map((r) => ({ ...r, object: { ...r.object, metadata: { ...(r.object.metadata as Record<string, unknown>), annotations: delay } } }));
+    const many: ResourceFixture[] = Array.from({ length: 50 }, (_, i) => ({
+      name: `cm-${i}`,
+      object: configMap(`many-${i}`, { i: String(i) }, delay),
+    }));
+    const delayedChain = chain('mc').map((r) => ({
+      ...r,
+      object: { ...r.object, metadata: { ...(r.object.metadata as Record<string, unknown>), annotations: delay } },
+    }));
     await applyBundle(f.env, f.ns, 'many', [...many, ...delayedChain, { name: 'stay', object: configMap('many-stay') }]);
     await waitForReady(f.env, f.ns, 'many');
     const rec = await recordDeletions();
     await applyBundle(f.env, f.ns, 'many', [{ name: 'stay', object: configMap('many-stay') }]);
-    await waitFor('the 53 objects to be deleted after their delay', () => (rec.deletions.filter((d) => d.name.startsWith('m')).length >= 53 ? true : undefined));
+    await waitFor('the 53 objects to be deleted after their delay', () =>
+      rec.deletions.filter((d) => d.name.startsWith('m')).length >= 53 ? true : undefined,
+    );
     rec.stop();
-    const order = [...rec.deletions].sort((a, b) => a.rv - b.rv).map((d) => d.name).filter((n) => n.startsWith('mc-'));
+    const order = [...rec.deletions]
+      .sort((a, b) => a.rv - b.rv)
+      .map((d) => d.name)
+      .filter((n) => n.startsWith('mc-'));
     expect(order).toEqual(['mc-top', 'mc-middle', 'mc-base']);
     await waitForReady(f.env, f.ns, 'many');
     const events = await eventsFor(f.env, f.ns, 'many');
     // One pass deleted all 53 (one stamp for all, so one deadline): one Event says so, and one said the stamps.
-    expect(events.filter((e) => e.reason === 'DeletedAfterDelay').map((e) => e.note)).toEqual([expect.stringMatching(/^deleted 53 objects whose deletion delay ended \(ConfigMap: 52, Secret: 1\): e\.g\. /)]);
-    expect(events.filter((e) => e.reason === 'DeletionScheduled').map((e) => e.note)).toEqual([expect.stringMatching(/^started the deletion countdown of 53 objects no longer in the Bundle \(ConfigMap: 52, Secret: 1\)/)]);
+    expect(events.filter((e) => e.reason === 'DeletedAfterDelay').map((e) => e.note)).toEqual([
+      expect.stringMatching(/^deleted 53 objects whose deletion delay ended \(ConfigMap: 52, Secret: 1\): e\.g\. /),
+    ]);
+    expect(events.filter((e) => e.reason === 'DeletionScheduled').map((e) => e.note)).toEqual([
+      expect.stringMatching(/^started the deletion countdown of 53 objects no longer in the Bundle \(ConfigMap: 52, Secret: 1\)/),
+    ]);
     expect(await f.env.client.tryGet(f.t.configMap, f.ns, 'many-stay')).toBeDefined();
   });
 
   it('prunes nothing while an apply of the pass fails', async () => {
-    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: configMap('hd-a') }, { name: 'b', object: configMap('hd-b') }]);
+    await applyBundle(f.env, f.ns, 'held', [
+      { name: 'a', object: configMap('hd-a') },
+      { name: 'b', object: configMap('hd-b') },
+    ]);
     await waitForReady(f.env, f.ns, 'held');
     const bUid = await uidOf(f.env, f.t.configMap, f.ns, 'hd-b');
     // "a" becomes something the apiserver rejects (a ConfigMap's data keys must be valid config keys) while "b" leaves.
-    await applyBundle(f.env, f.ns, 'held', [{ name: 'a', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hd-a' }, data: { 'not a key!': '5' } } }]);
+    await applyBundle(f.env, f.ns, 'held', [
+      { name: 'a', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hd-a' }, data: { 'not a key!': '5' } } },
+    ]);
     const failing = await waitForBundle(f.env, f.ns, 'held', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(failing, 'Error')?.message).toContain('"a"');
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'hd-b'), bUid);
@@ -84,14 +108,22 @@ describe('pruning', () => {
   });
 
   it('never deletes a same-named object that is not the one it controlled', async () => {
-    await applyBundle(f.env, f.ns, 'uid', [{ name: 'a', object: configMap('uid-a') }, { name: 'b', object: configMap('uid-b') }]);
+    await applyBundle(f.env, f.ns, 'uid', [
+      { name: 'a', object: configMap('uid-a') },
+      { name: 'b', object: configMap('uid-b') },
+    ]);
     await waitForReady(f.env, f.ns, 'uid');
     await f.op.operator.stop();
     try {
       // While the operator is down, someone replaces uid-b with their own object.
       const old = await f.env.client.get(f.t.configMap, f.ns, 'uid-b');
       await f.env.client.delete(f.t.configMap, f.ns, 'uid-b', { uid: old.metadata.uid });
-      const theirs = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uid-b', namespace: f.ns }, data: { theirs: 'yes' } });
+      const theirs = await f.env.client.create(f.t.configMap, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'uid-b', namespace: f.ns },
+        data: { theirs: 'yes' },
+      });
       await applyBundle(f.env, f.ns, 'uid', [{ name: 'a', object: configMap('uid-a') }]);
       f.op = await startOperator({ namespace: f.ns });
       await waitForBundle(f.env, f.ns, 'uid', 'reconciled', (b) => (b.status as { resourcesReady?: string }).resourcesReady === '1/1');
@@ -115,7 +147,7 @@ describe('deleting a Bundle', () => {
     expect([...rec.deletions].sort((a, b) => a.rv - b.rv).map((d) => d.name)).toEqual(['dm-top', 'dm-middle', 'dm-base']);
   });
 
-  it('with orphan propagation, leaves the objects to the garbage collector\'s orphaning', async () => {
+  it("with orphan propagation, leaves the objects to the garbage collector's orphaning", async () => {
     await applyBundle(f.env, f.ns, 'orphaning', [{ name: 'a', object: configMap('or-a') }]);
     await waitForReady(f.env, f.ns, 'orphaning');
     const aUid = await uidOf(f.env, f.t.configMap, f.ns, 'or-a');
@@ -129,4 +161,3 @@ describe('deleting a Bundle', () => {
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'or-a'), aUid);
   });
 });
-

@@ -27,10 +27,21 @@ async function refuseDeleteOf(name: string): Promise<() => Promise<void>> {
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['configmaps'] }] },
-      validations: [{ expression: `oldObject.metadata.namespace != '${f.ns}' || oldObject.metadata.name != '${name}'`, reason: 'Forbidden', message: 'kept by the test' }],
+      validations: [
+        {
+          expression: `oldObject.metadata.namespace != '${f.ns}' || oldObject.metadata.name != '${name}'`,
+          reason: 'Forbidden',
+          message: 'kept by the test',
+        },
+      ],
     },
   });
-  await f.env.client.create(bindingType, { apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: policyName }, spec: { policyName, validationActions: ['Deny'] } });
+  await f.env.client.create(bindingType, {
+    apiVersion: ADMISSION,
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: policyName },
+    spec: { policyName, validationActions: ['Deny'] },
+  });
   return async () => {
     const binding = await f.env.client.tryGet(bindingType, undefined, policyName);
     if (binding) await f.env.client.delete(bindingType, undefined, policyName, { uid: binding.metadata.uid });
@@ -65,7 +76,11 @@ it('a Bundle whose finalizer cannot delete an object says why (Error, Ready=Fals
     const stuck = await waitFor('the Bundle being deleted to say which step failed', async () => {
       const b = await getBundle(f.env, f.ns, 'stuck');
       const error = conditionOf(b, 'Error');
-      return b?.metadata.deletionTimestamp !== undefined && error?.status === 'True' && error.message?.includes('delete ConfigMap held failed') === true ? b : undefined;
+      return b?.metadata.deletionTimestamp !== undefined &&
+        error?.status === 'True' &&
+        error.message?.includes('delete ConfigMap held failed') === true
+        ? b
+        : undefined;
     });
     expect(conditionOf(stuck, 'Error')?.message).toContain('kept by the test');
     expect(conditionOf(stuck, 'Ready')).toMatchObject({ status: 'False', reason: 'BeingDeleted' });
@@ -79,9 +94,11 @@ it('a Bundle whose finalizer cannot delete an object says why (Error, Ready=Fals
   await waitFor('the policy to be gone', async () => !(await deleteRefused('held', heldUid)));
   // The retry after a failure backs off; an event on an object the Bundle controls brings it back at once.
   // (It may be gone already: a retry came first.)
-  await f.env.client.patch(f.t.configMap, f.ns, 'held', { metadata: { annotations: { 'test/wake': 'now' } } }, 'merge').catch((err: unknown) => {
-    if (!isNotFound(err)) throw err;
-  });
+  await f.env.client
+    .patch(f.t.configMap, f.ns, 'held', { metadata: { annotations: { 'test/wake': 'now' } } }, 'merge')
+    .catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
   await waitForGone(f.env, BUNDLE_RESOURCE_TYPE, f.ns, 'stuck');
   await waitForGone(f.env, f.t.configMap, f.ns, 'held');
 });
@@ -107,7 +124,11 @@ it('the pass that adds the finalizer leaves a status saying so (InProgress=True)
   expect(seen[0]?.status).toEqual({ observedGeneration: 0 });
   const firstWithStatus = seen.find((b) => (b.status as { conditions?: unknown } | undefined)?.conditions !== undefined);
   expect(firstWithStatus?.metadata.finalizers).toContain(Finalizers.deleteResources);
-  expect(conditionOf(firstWithStatus, 'InProgress')).toMatchObject({ status: 'True', reason: 'Working', message: 'finalizer added; reconciling' });
+  expect(conditionOf(firstWithStatus, 'InProgress')).toMatchObject({
+    status: 'True',
+    reason: 'Working',
+    message: 'finalizer added; reconciling',
+  });
   expect(conditionOf(firstWithStatus, 'Ready')?.status).toBe('False');
   expect(conditionOf(firstWithStatus, 'Reconciling')).toMatchObject({ status: 'True', message: 'finalizer added; reconciling' });
   expect((firstWithStatus?.status as { observedGeneration?: number }).observedGeneration).toBe(0);

@@ -14,13 +14,60 @@ const f = operatorFixture('invalid');
 const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ ...configMap(name), ...extra });
 
 const cases: [string, () => ResourceFixture[], RegExp][] = [
-  ['a reference to a missing resource', () => [{ name: 'a', references: [{ resource: 'ghost' }], object: cm('v-missing') }], /resource "a".*"ghost"/],
-  ['a reference cycle', () => [{ name: 'a', references: [{ resource: 'b' }], object: cm('v-cyc-a') }, { name: 'b', references: [{ resource: 'a' }], object: cm('v-cyc-b') }], /a -> b -> a|b -> a -> b/],
-  ['an object in another namespace', () => [{ name: 'a', object: { ...configMap('v-other-ns'), metadata: { name: 'v-other-ns', namespace: 'elsewhere' } } }], /resource "a".*namespace/],
-  ['a cluster-scoped kind', () => [{ name: 'a', object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'v-cluster' }, rules: [] } }], /resource "a".*cluster-scoped/],
-  ['a user-supplied controller ownerReference', () => [{ name: 'a', object: { ...configMap('v-ctrl'), metadata: { name: 'v-ctrl', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '1', controller: true }] } } }], /resource "a".*controller/],
-  ['the deletionTimestamp annotation in a spec', () => [{ name: 'a', object: configMap('v-stamp', { k: 'v' }, { 'smith.atlassian.com/deletionTimestamp': '2026-01-01T00:00:00Z' }) }], /resource "a".*deletionTimestamp/],
-  ['an unsupported modifier', () => [{ name: 'b', object: cm('v-mod-b') }, { name: 'a', references: [{ name: 'x', resource: 'b', path: 'metadata.name', modifier: 'bindsecret' }], object: cm('v-mod-a') }], /resource "a".*modifier/],
+  [
+    'a reference to a missing resource',
+    () => [{ name: 'a', references: [{ resource: 'ghost' }], object: cm('v-missing') }],
+    /resource "a".*"ghost"/,
+  ],
+  [
+    'a reference cycle',
+    () => [
+      { name: 'a', references: [{ resource: 'b' }], object: cm('v-cyc-a') },
+      { name: 'b', references: [{ resource: 'a' }], object: cm('v-cyc-b') },
+    ],
+    /a -> b -> a|b -> a -> b/,
+  ],
+  [
+    'an object in another namespace',
+    () => [{ name: 'a', object: { ...configMap('v-other-ns'), metadata: { name: 'v-other-ns', namespace: 'elsewhere' } } }],
+    /resource "a".*namespace/,
+  ],
+  [
+    'a cluster-scoped kind',
+    () => [
+      {
+        name: 'a',
+        object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'v-cluster' }, rules: [] },
+      },
+    ],
+    /resource "a".*cluster-scoped/,
+  ],
+  [
+    'a user-supplied controller ownerReference',
+    () => [
+      {
+        name: 'a',
+        object: {
+          ...configMap('v-ctrl'),
+          metadata: { name: 'v-ctrl', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '1', controller: true }] },
+        },
+      },
+    ],
+    /resource "a".*controller/,
+  ],
+  [
+    'the deletionTimestamp annotation in a spec',
+    () => [{ name: 'a', object: configMap('v-stamp', { k: 'v' }, { 'smith.atlassian.com/deletionTimestamp': '2026-01-01T00:00:00Z' }) }],
+    /resource "a".*deletionTimestamp/,
+  ],
+  [
+    'an unsupported modifier',
+    () => [
+      { name: 'b', object: cm('v-mod-b') },
+      { name: 'a', references: [{ name: 'x', resource: 'b', path: 'metadata.name', modifier: 'bindsecret' }], object: cm('v-mod-a') },
+    ],
+    /resource "a".*modifier/,
+  ],
 ];
 
 describe('an invalid Bundle writes nothing', () => {
@@ -35,22 +82,31 @@ describe('an invalid Bundle writes nothing', () => {
   });
 
   it('an unsupported plugin is reported', async () => {
-    await f.env.client.apply((await import('./bundles.js')).BUNDLE_RESOURCE_TYPE, {
-      apiVersion: 'smith.atlassian.com/v1',
-      kind: 'Bundle',
-      metadata: { name: 'plugin', namespace: f.ns },
-      spec: { resources: [{ name: 'binding', spec: { plugin: { name: 'servicecatalog', objectName: 'x', spec: { a: 1 } } } }] },
-    }, { fieldManager: 'test-user' });
+    await f.env.client.apply(
+      (await import('./bundles.js')).BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name: 'plugin', namespace: f.ns },
+        spec: { resources: [{ name: 'binding', spec: { plugin: { name: 'servicecatalog', objectName: 'x', spec: { a: 1 } } } }] },
+      },
+      { fieldManager: 'test-user' },
+    );
     const bundle = await waitForBundle(f.env, f.ns, 'plugin', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(bundle, 'Error')?.message).toMatch(/resource "binding".*plugin/);
   });
 
   it('a Bundle that becomes invalid deletes nothing, even what left its spec; fixing it resumes', async () => {
-    await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', object: configMap('tb-keep') }, { name: 'drop', object: configMap('tb-drop') }]);
+    await applyBundle(f.env, f.ns, 'turns-bad', [
+      { name: 'keep', object: configMap('tb-keep') },
+      { name: 'drop', object: configMap('tb-drop') },
+    ]);
     await waitForReady(f.env, f.ns, 'turns-bad');
     const dropUid = await uidOf(f.env, f.t.configMap, f.ns, 'tb-drop');
     // Remove "drop" and break the spec in the same edit: nothing may be deleted.
-    await applyBundle(f.env, f.ns, 'turns-bad', [{ name: 'keep', references: [{ resource: 'nowhere' }], object: configMap('tb-keep', { changed: 'yes' }) }]);
+    await applyBundle(f.env, f.ns, 'turns-bad', [
+      { name: 'keep', references: [{ resource: 'nowhere' }], object: configMap('tb-keep', { changed: 'yes' }) },
+    ]);
     await waitForBundle(f.env, f.ns, 'turns-bad', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'tb-drop'), dropUid);
     expect((await f.env.client.get(f.t.configMap, f.ns, 'tb-keep')).data).toEqual({ key: 'value' });

@@ -26,10 +26,25 @@ const databaseRule: HealthCheck = {
   current: "status.phase == 'Available' && has(status.endpoint) && status.endpoint != ''",
 };
 
-const database = (name: string): Record<string, unknown> => ({ apiVersion: `${GROUP}/v1`, kind: 'Database', metadata: { name }, spec: { engine: 'postgres' } });
-const configMap = (name: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: 'b' } });
+const database = (name: string): Record<string, unknown> => ({
+  apiVersion: `${GROUP}/v1`,
+  kind: 'Database',
+  metadata: { name },
+  spec: { engine: 'postgres' },
+});
+const configMap = (name: string): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data: { a: 'b' },
+});
 
-async function applyWithRules(namespace: string, name: string, resources: ResourceFixture[], healthChecks: HealthCheck[] | undefined): Promise<void> {
+async function applyWithRules(
+  namespace: string,
+  name: string,
+  resources: ResourceFixture[],
+  healthChecks: HealthCheck[] | undefined,
+): Promise<void> {
   const manifest = bundleManifest(namespace, name, resources) as { spec: Record<string, unknown> };
   if (healthChecks) manifest.spec['healthChecks'] = healthChecks;
   await f.env.client.apply(BUNDLE_RESOURCE_TYPE, manifest, { fieldManager: 'test-user', force: true });
@@ -49,7 +64,20 @@ beforeAll(async () => {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: `databases.${GROUP}` },
-      spec: { group: GROUP, scope: 'Namespaced', names: { kind: 'Database', plural: 'databases', singular: 'database' }, versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: { kind: 'Database', plural: 'databases', singular: 'database' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
     },
     { fieldManager: 'test-user' },
   );
@@ -58,23 +86,57 @@ beforeAll(async () => {
 
 describe('spec.healthChecks', () => {
   it('a Database is ready only when its rule says so; what depends on it waits until then', async () => {
-    await applyWithRules(f.ns, 'app', [{ name: 'db', object: database('orders') }, { name: 'config', references: [{ resource: 'db' }], object: configMap('app-config') }], [databaseRule]);
+    await applyWithRules(
+      f.ns,
+      'app',
+      [
+        { name: 'db', object: database('orders') },
+        { name: 'config', references: [{ resource: 'db' }], object: configMap('app-config') },
+      ],
+      [databaseRule],
+    );
     await setStatus(f.ns, 'orders', { phase: 'Provisioning' });
-    const provisioning = await waitForBundle(f.env, f.ns, 'app', 'db in progress by the rule', (b) => resourceCondition(b, 'db', 'InProgress')?.message?.includes('spec.healthChecks[0].inProgress is true') === true);
+    const provisioning = await waitForBundle(
+      f.env,
+      f.ns,
+      'app',
+      'db in progress by the rule',
+      (b) => resourceCondition(b, 'db', 'InProgress')?.message?.includes('spec.healthChecks[0].inProgress is true') === true,
+    );
     expect(conditionOf(provisioning, 'Ready')?.status).toBe('False');
     expect(resourceCondition(provisioning, 'config', 'Blocked')?.status).toBe('True');
     // Available without an endpoint: current is false, still in progress (a Ready condition would not be asked).
     await setStatus(f.ns, 'orders', { phase: 'Available' });
-    await waitForBundle(f.env, f.ns, 'app', 'current false', (b) => resourceCondition(b, 'db', 'InProgress')?.message?.includes('current is false') === true);
+    await waitForBundle(
+      f.env,
+      f.ns,
+      'app',
+      'current false',
+      (b) => resourceCondition(b, 'db', 'InProgress')?.message?.includes('current is false') === true,
+    );
     await setStatus(f.ns, 'orders', { phase: 'Available', endpoint: 'orders.db:5432' });
     const ready = await waitForReady(f.env, f.ns, 'app');
     expect(ready.status).toMatchObject({ resourcesReady: '2/2' });
   });
 
   it('a rule that flips from inProgress to failed makes a terminal, reported resource error', async () => {
-    await applyWithRules(f.ns, 'flip', [{ name: 'db', object: database('billing') }, { name: 'after', references: [{ resource: 'db' }], object: configMap('after-billing') }], [databaseRule]);
+    await applyWithRules(
+      f.ns,
+      'flip',
+      [
+        { name: 'db', object: database('billing') },
+        { name: 'after', references: [{ resource: 'db' }], object: configMap('after-billing') },
+      ],
+      [databaseRule],
+    );
     await setStatus(f.ns, 'billing', { phase: 'Provisioning' });
-    await waitForBundle(f.env, f.ns, 'flip', 'db in progress', (b) => resourceCondition(b, 'db', 'InProgress')?.status === 'True' && conditionOf(b, 'Error')?.status !== 'True');
+    await waitForBundle(
+      f.env,
+      f.ns,
+      'flip',
+      'db in progress',
+      (b) => resourceCondition(b, 'db', 'InProgress')?.status === 'True' && conditionOf(b, 'Error')?.status !== 'True',
+    );
     await setStatus(f.ns, 'billing', { phase: 'Failed', reason: 'disk full' });
     const failed = await waitForBundle(f.env, f.ns, 'flip', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(failed, 'Error')).toMatchObject({ reason: 'TerminalError' });
@@ -83,7 +145,11 @@ describe('spec.healthChecks', () => {
     expect(resourceCondition(failed, 'after', 'Blocked')).toMatchObject({ status: 'True' });
     expect(conditionOf(failed, 'Ready')?.status).toBe('False');
     // Reported: a Warning event on the Bundle names the failed rule.
-    await waitFor('a Warning event naming the rule', async () => (await eventsFor(f.env, f.ns, 'flip')).some((e) => e.type === 'Warning' && e.reason === 'ReconcileError' && e.note.includes('spec.healthChecks[0].failed')));
+    await waitFor('a Warning event naming the rule', async () =>
+      (await eventsFor(f.env, f.ns, 'flip')).some(
+        (e) => e.type === 'Warning' && e.reason === 'ReconcileError' && e.note.includes('spec.healthChecks[0].failed'),
+      ),
+    );
   });
 
   it('an expression that does not compile or can only be a non-bool is an error of the Bundle at once, and nothing is applied', async () => {
@@ -91,7 +157,15 @@ describe('spec.healthChecks', () => {
       { ...databaseRule, current: "status.phase == 'Available' &&" },
       { apiVersion: 'v1', kind: 'ConfigMap', current: 'size(data)' },
     ];
-    await applyWithRules(f.ns, 'broken', [{ name: 'db', object: database('broken') }, { name: 'cm', object: configMap('broken-cm') }], broken);
+    await applyWithRules(
+      f.ns,
+      'broken',
+      [
+        { name: 'db', object: database('broken') },
+        { name: 'cm', object: configMap('broken-cm') },
+      ],
+      broken,
+    );
     const refused = await waitForBundle(f.env, f.ns, 'broken', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(refused, 'Error')).toMatchObject({ reason: 'TerminalError' });
     expect(conditionOf(refused, 'Error')?.message).toContain('spec.healthChecks[0].current: does not compile');
@@ -100,7 +174,12 @@ describe('spec.healthChecks', () => {
   });
 
   it('a rule returning a non-bool on the live object is a resource error, never ready', async () => {
-    await applyWithRules(f.ns, 'typed', [{ name: 'db', object: database('typed') }], [{ apiVersion: databaseRule.apiVersion, kind: databaseRule.kind, current: 'status.phase' }]);
+    await applyWithRules(
+      f.ns,
+      'typed',
+      [{ name: 'db', object: database('typed') }],
+      [{ apiVersion: databaseRule.apiVersion, kind: databaseRule.kind, current: 'status.phase' }],
+    );
     await setStatus(f.ns, 'typed', { phase: 'Available' });
     const wrong = await waitForBundle(f.env, f.ns, 'typed', 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(resourceCondition(wrong, 'db', 'Error')?.message).toBe('spec.healthChecks[0].current: returned a string, not a bool');
@@ -108,9 +187,20 @@ describe('spec.healthChecks', () => {
   });
 
   it('the API server refuses two rules for one kind and a rule without current', async () => {
-    const duplicate = f.env.client.apply(BUNDLE_RESOURCE_TYPE, { ...bundleManifest(f.ns, 'dup', []), spec: { resources: [], healthChecks: [databaseRule, { ...databaseRule, current: 'true' }] } }, { fieldManager: 'test-user', force: true });
+    const duplicate = f.env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      { ...bundleManifest(f.ns, 'dup', []), spec: { resources: [], healthChecks: [databaseRule, { ...databaseRule, current: 'true' }] } },
+      { fieldManager: 'test-user', force: true },
+    );
     await expect(duplicate).rejects.toThrow(/[Dd]uplicate/);
-    const noCurrent = f.env.client.apply(BUNDLE_RESOURCE_TYPE, { ...bundleManifest(f.ns, 'nocurrent', []), spec: { resources: [], healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', failed: 'true' }] } }, { fieldManager: 'test-user', force: true });
+    const noCurrent = f.env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        ...bundleManifest(f.ns, 'nocurrent', []),
+        spec: { resources: [], healthChecks: [{ apiVersion: 'v1', kind: 'ConfigMap', failed: 'true' }] },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
     await expect(noCurrent).rejects.toThrow(/current.*[Rr]equired|[Rr]equired.*current/);
   });
 });
@@ -134,13 +224,31 @@ describe('--health-checks-file (the operator process)', () => {
     try {
       await applyWithRules(ns, 'defaults', [{ name: 'db', object: database('inventory') }], undefined);
       await setStatus(ns, 'inventory', { phase: 'Provisioning' });
-      await waitForBundle(f.env, ns, 'defaults', 'in progress by the file', (b) => resourceCondition(b, 'db', 'InProgress')?.message?.includes('--health-checks-file[0].inProgress is true') === true, 60_000);
+      await waitForBundle(
+        f.env,
+        ns,
+        'defaults',
+        'in progress by the file',
+        (b) => resourceCondition(b, 'db', 'InProgress')?.message?.includes('--health-checks-file[0].inProgress is true') === true,
+        60_000,
+      );
       await setStatus(ns, 'inventory', { phase: 'Available', endpoint: 'inventory.db:5432' });
       await waitForReady(f.env, ns, 'defaults');
       // The Bundle's rule for Database replaces the file's: "Ready" is its word for done.
-      await applyWithRules(ns, 'own', [{ name: 'db', object: database('ledger') }], [{ apiVersion: `${GROUP}/v1`, kind: 'Database', current: "status.phase == 'Ready'" }]);
+      await applyWithRules(
+        ns,
+        'own',
+        [{ name: 'db', object: database('ledger') }],
+        [{ apiVersion: `${GROUP}/v1`, kind: 'Database', current: "status.phase == 'Ready'" }],
+      );
       await setStatus(ns, 'ledger', { phase: 'Available', endpoint: 'ledger.db:5432' });
-      await waitForBundle(f.env, ns, 'own', 'current false', (b) => resourceCondition(b, 'db', 'InProgress')?.message === 'spec.healthChecks[0].current is false');
+      await waitForBundle(
+        f.env,
+        ns,
+        'own',
+        'current false',
+        (b) => resourceCondition(b, 'db', 'InProgress')?.message === 'spec.healthChecks[0].current is false',
+      );
       await setStatus(ns, 'ledger', { phase: 'Ready' });
       await waitForReady(f.env, ns, 'own');
     } finally {

@@ -10,7 +10,16 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { applyBundle, BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, types, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
+import {
+  applyBundle,
+  BUNDLE_RESOURCE_TYPE,
+  bundleManifest,
+  configMap,
+  types,
+  waitForBundle,
+  waitForReady,
+  type KnownTypes,
+} from './bundles.js';
 import { forbiddenLines, installChart, serviceAccountKubeconfig, type InstalledChart } from './chart.js';
 import { connect, createNamespace, expectKept, resourceType, run, uidOf, uniqueName, waitFor, type TestEnv } from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
@@ -45,9 +54,17 @@ function chartShape(values: string[]): Shape {
   beforeAll(async () => {
     shape.releaseNs = await createNamespace(env, 'shape-ops');
     shape.ns = await createNamespace(env, 'shape');
-    shape.installed = await installChart(uniqueName('bs'), shape.releaseNs, [`watchNamespace=${shape.ns}`, 'leaderElection.leaseDurationSeconds=4', ...values]);
+    shape.installed = await installChart(uniqueName('bs'), shape.releaseNs, [
+      `watchNamespace=${shape.ns}`,
+      'leaderElection.leaseDurationSeconds=4',
+      ...values,
+    ]);
     const kubeconfig = await serviceAccountKubeconfig(shape.releaseNs, shape.installed.serviceAccountName);
-    for (const d of shape.installed.deployments) shape.pods.set(d.name, Array.from({ length: d.replicas }, () => startOperatorProcess(d.args, {}, kubeconfig)));
+    for (const d of shape.installed.deployments)
+      shape.pods.set(
+        d.name,
+        Array.from({ length: d.replicas }, () => startOperatorProcess(d.args, {}, kubeconfig)),
+      );
   });
   afterAll(async () => {
     for (const p of [...shape.pods.values()].flat()) {
@@ -68,7 +85,8 @@ async function stop(p: OperatorProcess): Promise<number | null | 'killed'> {
   return code;
 }
 
-const has = (s: Shape, kind: string, suffix: string): boolean => s.installed.objects.some((o) => o.kind === kind && o.name.endsWith(suffix));
+const has = (s: Shape, kind: string, suffix: string): boolean =>
+  s.installed.objects.some((o) => o.kind === kind && o.name.endsWith(suffix));
 
 async function leaseHolder(namespace: string, name: string): Promise<string | undefined> {
   const lease = await env.client.tryGet(await resourceType(env, 'coordination.k8s.io/v1', 'Lease'), namespace, name);
@@ -85,10 +103,12 @@ async function leaderOf(s: Shape, name: string, pods: OperatorProcess[]): Promis
 
 /** The pids of the processes that wrote events about Bundle `name`, once there is one (events are written after the status). */
 async function writersOf(namespace: string, name: string): Promise<number[]> {
-  return [...(await waitFor(`an event about Bundle ${name}`, async () => {
-    const pids = await reporterPids(namespace, name);
-    return pids.size > 0 ? pids : undefined;
-  }))];
+  return [
+    ...(await waitFor(`an event about Bundle ${name}`, async () => {
+      const pids = await reporterPids(namespace, name);
+      return pids.size > 0 ? pids : undefined;
+    })),
+  ];
 }
 
 /** The pids of the processes that wrote events about Bundle `name` (events.k8s.io reportingInstance ends in the pid). */
@@ -96,8 +116,13 @@ async function reporterPids(namespace: string, name: string): Promise<Set<number
   const { items } = await env.client.list(await resourceType(env, 'events.k8s.io/v1', 'Event'), namespace);
   return new Set(
     items
-      .filter((e: KubeObject) => { const r = e.regarding as { kind?: string; name?: string } | undefined; return r?.kind === 'Bundle' && r.name === name; })
-      .map((e) => (typeof e.reportingInstance === 'string' ? Number(e.reportingInstance.slice(e.reportingInstance.lastIndexOf('-') + 1)) : NaN)),
+      .filter((e: KubeObject) => {
+        const r = e.regarding as { kind?: string; name?: string } | undefined;
+        return r?.kind === 'Bundle' && r.name === name;
+      })
+      .map((e) =>
+        typeof e.reportingInstance === 'string' ? Number(e.reportingInstance.slice(e.reportingInstance.lastIndexOf('-') + 1)) : NaN,
+      ),
   );
 }
 
@@ -122,7 +147,10 @@ describe('two replicas with leader election, gc.mode=bundles, deletion guard on'
 
   it('renders two pods spread across nodes', () => {
     expect(s.installed.deployments).toHaveLength(1);
-    expect(s.installed.deployments[0]).toMatchObject({ replicas: 2, topologySpread: [{ topologyKey: 'kubernetes.io/hostname', maxSkew: 1, whenUnsatisfiable: 'ScheduleAnyway' }] });
+    expect(s.installed.deployments[0]).toMatchObject({
+      replicas: 2,
+      topologySpread: [{ topologyKey: 'kubernetes.io/hostname', maxSkew: 1, whenUnsatisfiable: 'ScheduleAnyway' }],
+    });
   });
 
   it('one replica leads and reconciles; the standby takes over when it stops', async () => {
@@ -133,7 +161,11 @@ describe('two replicas with leader election, gc.mode=bundles, deletion guard on'
     expect(await writersOf(s.ns, 'first')).toEqual([leader.child.pid]);
 
     expect(await stop(leader)).toBe(0);
-    const standby = await leaderOf(s, 'bundlesmith-leader', pods.filter((p) => p !== leader));
+    const standby = await leaderOf(
+      s,
+      'bundlesmith-leader',
+      pods.filter((p) => p !== leader),
+    );
     await applyBundle(env, s.ns, 'second', [{ name: 'c', object: configMap('second-c') }]);
     await waitForReady(env, s.ns, 'second');
     expect(await writersOf(s.ns, 'second')).toEqual([standby.child.pid]);
@@ -141,7 +173,9 @@ describe('two replicas with leader election, gc.mode=bundles, deletion guard on'
 
   it('the deletion guard refuses the collector identity a delete of an object the Bundle releases (deletionPolicy Orphan)', async () => {
     expect(has(s, 'ValidatingAdmissionPolicy', '-deletion-guard')).toBe(true);
-    await applyBundle(env, s.ns, 'guarded', [{ name: 'c', object: configMap('guarded-c', { key: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) }]);
+    await applyBundle(env, s.ns, 'guarded', [
+      { name: 'c', object: configMap('guarded-c', { key: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+    ]);
     await waitForReady(env, s.ns, 'guarded');
     // Server-side dry run: admission runs, nothing is deleted even before the policy is in force.
     const refused = await waitFor('the guard to refuse the delete', async () => {
@@ -155,7 +189,14 @@ describe('two replicas with leader election, gc.mode=bundles, deletion guard on'
 });
 
 describe('sharded: two shards, each with its own Lease', () => {
-  const s = chartShape(['replicaCount=1', 'gc.mode=bundles', 'sharding.shards[0].name=main', 'sharding.shards[0].selector=!bundlesmith.dev/shard', 'sharding.shards[1].name=s1', 'sharding.shards[1].selector=bundlesmith.dev/shard=s1']);
+  const s = chartShape([
+    'replicaCount=1',
+    'gc.mode=bundles',
+    'sharding.shards[0].name=main',
+    'sharding.shards[0].selector=!bundlesmith.dev/shard',
+    'sharding.shards[1].name=s1',
+    'sharding.shards[1].selector=bundlesmith.dev/shard=s1',
+  ]);
   const shard = (name: 'main' | 's1'): OperatorProcess => {
     const p = [...s.pods].find(([deployment]) => deployment.endsWith(`-${name}`))?.[1][0];
     if (!p) throw new Error(`no process for shard ${name}`);
@@ -183,9 +224,26 @@ describe('sharded: two shards, each with its own Lease', () => {
 
     const uid = await uidOf(env, t.configMap, s.ns, 'moving-a');
     // To the main shard, with one more object, which exists already: adopting it, the main shard says so in an event.
-    await env.client.create(t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'moving-b', namespace: s.ns }, data: { key: 'moving-b' } });
-    await labelled([{ name: 'a', object: configMap('moving-a') }, { name: 'b', object: configMap('moving-b') }], {});
-    await waitForBundle(env, s.ns, 'moving', 'Ready with both objects', (b) => (b.status as { resourcesReady?: string }).resourcesReady === '2/2');
+    await env.client.create(t.configMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'moving-b', namespace: s.ns },
+      data: { key: 'moving-b' },
+    });
+    await labelled(
+      [
+        { name: 'a', object: configMap('moving-a') },
+        { name: 'b', object: configMap('moving-b') },
+      ],
+      {},
+    );
+    await waitForBundle(
+      env,
+      s.ns,
+      'moving',
+      'Ready with both objects',
+      (b) => (b.status as { resourcesReady?: string }).resourcesReady === '2/2',
+    );
     expectKept(await env.client.tryGet(t.configMap, s.ns, 'moving-a'), uid);
     await waitFor('the main shard to adopt moving-b', async () => (await reporterPids(s.ns, 'moving')).has(shard('main').child.pid ?? -1));
   });

@@ -31,7 +31,12 @@ async function template(set: string[], extra: string[] = []): Promise<Rendered[]
     .filter((d): d is Rendered => d !== null);
 }
 
-const sharded = ['sharding.shards[0].name=main', 'sharding.shards[0].selector=!bundlesmith.dev/shard', 'sharding.shards[1].name=s1', 'sharding.shards[1].selector=bundlesmith.dev/shard=s1'];
+const sharded = [
+  'sharding.shards[0].name=main',
+  'sharding.shards[0].selector=!bundlesmith.dev/shard',
+  'sharding.shards[1].name=s1',
+  'sharding.shards[1].selector=bundlesmith.dev/shard=s1',
+];
 
 const SHAPES: [string, string[]][] = [
   ['defaults (two replicas, leader election, gc.mode=bundles, deletion guard on)', []],
@@ -41,11 +46,32 @@ const SHAPES: [string, string[]][] = [
   ['gc.mode=cluster', ['gc.mode=cluster']],
   ['gc.mode=off', ['gc.mode=off']],
   ['deletion guard off', ['deletionGuard.enabled=false']],
-  ['operator-wide CEL readiness rules', ['healthChecks[0].apiVersion=example.com/v1', 'healthChecks[0].kind=Widget', 'healthChecks[0].current=status.phase == "Ready"']],
+  [
+    'operator-wide CEL readiness rules',
+    ['healthChecks[0].apiVersion=example.com/v1', 'healthChecks[0].kind=Widget', 'healthChecks[0].current=status.phase == "Ready"'],
+  ],
   ['finalizer guard off', ['finalizerGuard.enabled=false']],
   ['record guard on', ['recordGuard.enabled=true']],
-  ['one namespace, metrics with Kubernetes auth, a NetworkPolicy', ['watchNamespace=team-a', 'metrics.auth=kubernetes', 'networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring']],
-  ['the monitoring kit, metrics over HTTPS with a cert-manager Certificate', ['metrics.auth=kubernetes', 'metrics.tls.certManager.enabled=true', 'metrics.tls.certManager.issuerRef.name=ca', 'monitoring.serviceMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true']],
+  [
+    'one namespace, metrics with Kubernetes auth, a NetworkPolicy',
+    [
+      'watchNamespace=team-a',
+      'metrics.auth=kubernetes',
+      'networkPolicy.enabled=true',
+      'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring',
+    ],
+  ],
+  [
+    'the monitoring kit, metrics over HTTPS with a cert-manager Certificate',
+    [
+      'metrics.auth=kubernetes',
+      'metrics.tls.certManager.enabled=true',
+      'metrics.tls.certManager.issuerRef.name=ca',
+      'monitoring.serviceMonitor.enabled=true',
+      'monitoring.prometheusRule.enabled=true',
+      'monitoring.dashboard.enabled=true',
+    ],
+  ],
 ];
 
 describe('the chart in every shape', () => {
@@ -63,14 +89,18 @@ describe('the chart in every shape', () => {
     ['an unknown rbac key', 'rbac.extraRules=x', /additional properties 'extraRules' not allowed/],
     ['a shard with an unknown key', 'sharding.shards[0].label=x', /additional properties 'label' not allowed|missing propert/],
     ['an unknown finalizerGuard key', 'finalizerGuard.users=x', /additional properties 'users' not allowed/],
-    ['a health check without current', 'healthChecks[0].apiVersion=v1,healthChecks[0].kind=ConfigMap', /missing propert(y|ies).*current|current.*required/],
+    [
+      'a health check without current',
+      'healthChecks[0].apiVersion=v1,healthChecks[0].kind=ConfigMap',
+      /missing propert(y|ies).*current|current.*required/,
+    ],
   ])('refuses %s (%s)', async (_name, set, message) => {
     const result = await run('helm', ['template', 'r', chart, '--set', set]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(message);
   });
 
-  it('requires Kubernetes 1.30, where the deletion guard\'s ValidatingAdmissionPolicy v1 is served', async () => {
+  it("requires Kubernetes 1.30, where the deletion guard's ValidatingAdmissionPolicy v1 is served", async () => {
     const old = await run('helm', ['template', 'r', chart, '--kube-version', '1.29.9']);
     expect(old.code).not.toBe(0);
     expect(old.stderr).toMatch(/requires kubeVersion: >=1.30/);
@@ -78,29 +108,45 @@ describe('the chart in every shape', () => {
     expect(docs.find((d) => d.kind === 'ValidatingAdmissionPolicy')?.apiVersion).toBe('admissionregistration.k8s.io/v1');
   });
 
-  it('renders the finalizer guard for Bundle updates only (not bundles/status), exempting the operator\'s own ServiceAccount, and only when finalizerGuard.enabled', async () => {
-    type Policy = Rendered & { spec: { matchConstraints: unknown; matchConditions: { expression: string }[]; validations: { messageExpression: string }[] } };
+  it("renders the finalizer guard for Bundle updates only (not bundles/status), exempting the operator's own ServiceAccount, and only when finalizerGuard.enabled", async () => {
+    type Policy = Rendered & {
+      spec: { matchConstraints: unknown; matchConditions: { expression: string }[]; validations: { messageExpression: string }[] };
+    };
     const guard = (docs: Rendered[]): Rendered[] => docs.filter((d) => d.metadata.name === 'r-bundlesmith-finalizer-guard');
     const on = guard(await template(['serviceAccount.name=op']));
     expect(on.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const policy = on[0] as Policy;
-    expect(policy.spec.matchConstraints).toEqual({ resourceRules: [{ apiGroups: ['smith.atlassian.com'], apiVersions: ['*'], resources: ['bundles'], operations: ['UPDATE'] }] });
+    expect(policy.spec.matchConstraints).toEqual({
+      resourceRules: [{ apiGroups: ['smith.atlassian.com'], apiVersions: ['*'], resources: ['bundles'], operations: ['UPDATE'] }],
+    });
     expect(policy.spec.matchConditions.map((c) => c.expression)).toEqual(['request.userInfo.username != "system:serviceaccount:ops:op"']);
-    expect(policy.spec.validations[0]?.messageExpression).toContain('Keep metadata.finalizers [smith.atlassian.com/deleteResources] in the manifest, or use kubectl apply / server-side apply, which leaves it');
+    expect(policy.spec.validations[0]?.messageExpression).toContain(
+      'Keep metadata.finalizers [smith.atlassian.com/deleteResources] in the manifest, or use kubectl apply / server-side apply, which leaves it',
+    );
     expect(guard(await template(['finalizerGuard.enabled=false']))).toEqual([]);
     // Its own switch: the deletion guard off leaves it on.
     expect(guard(await template(['deletionGuard.enabled=false']))).toHaveLength(2);
   });
 
   it('renders the record guard for bundles/status updates only, exempting every operator (the verb write-record), and only when recordGuard.enabled (off by default)', async () => {
-    type Policy = Rendered & { spec: { matchConstraints: unknown; matchConditions: { expression: string }[]; validations: { expression: string; messageExpression: string }[] } };
+    type Policy = Rendered & {
+      spec: {
+        matchConstraints: unknown;
+        matchConditions: { expression: string }[];
+        validations: { expression: string; messageExpression: string }[];
+      };
+    };
     const guard = (docs: Rendered[]): Rendered[] => docs.filter((d) => d.metadata.name === 'r-bundlesmith-record-guard');
     const on = guard(await template(['serviceAccount.name=op', 'recordGuard.enabled=true']));
     expect(on.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const policy = on[0] as Policy;
-    expect(policy.spec.matchConstraints).toEqual({ resourceRules: [{ apiGroups: ['smith.atlassian.com'], apiVersions: ['*'], resources: ['bundles/status'], operations: ['UPDATE'] }] });
+    expect(policy.spec.matchConstraints).toEqual({
+      resourceRules: [{ apiGroups: ['smith.atlassian.com'], apiVersions: ['*'], resources: ['bundles/status'], operations: ['UPDATE'] }],
+    });
     // Every operator is exempt (the verb write-record the chart grants each ServiceAccount), so releases never refuse each other.
-    expect(policy.spec.matchConditions.map((c) => c.expression)).toEqual(["!authorizer.group('smith.atlassian.com').resource('bundles').subresource('status').namespace(request.namespace).check('write-record').allowed()"]);
+    expect(policy.spec.matchConditions.map((c) => c.expression)).toEqual([
+      "!authorizer.group('smith.atlassian.com').resource('bundles').subresource('status').namespace(request.namespace).check('write-record').allowed()",
+    ]);
     expect(policy.spec.validations[0]?.expression).toContain('variables.pendingBefore == variables.pendingAfter');
     // Off by default.
     expect(guard(await template(['serviceAccount.name=op']))).toEqual([]);
@@ -110,7 +156,12 @@ describe('the chart in every shape', () => {
     const role = (await template(sharded)).find((d) => d.kind === 'Role' && d.metadata.name === 'r-bundlesmith-leader-election');
     expect(role?.rules).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['bundlesmith-leader-main', 'bundlesmith-leader-s1'], verbs: ['get', 'update'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['bundlesmith-leader-main', 'bundlesmith-leader-s1'],
+        verbs: ['get', 'update'],
+      },
     ]);
   });
 
@@ -127,24 +178,51 @@ describe('the chart in every shape', () => {
   });
 
   it('takes topologySpreadConstraints as given instead of the default', async () => {
-    const docs = await template(['topologySpreadConstraints[0].maxSkew=2', 'topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone', 'topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule']);
-    expect(docs.find((d) => d.kind === 'Deployment')?.spec?.template?.spec.topologySpreadConstraints).toEqual([{ maxSkew: 2, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }]);
+    const docs = await template([
+      'topologySpreadConstraints[0].maxSkew=2',
+      'topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone',
+      'topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule',
+    ]);
+    expect(docs.find((d) => d.kind === 'Deployment')?.spec?.template?.spec.topologySpreadConstraints).toEqual([
+      { maxSkew: 2, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' },
+    ]);
   });
 
   it('mounts healthChecks as the --health-checks-file, and rolls the pods when they change', async () => {
-    const rule = { apiVersion: 'example.com/v1', kind: 'Widget', current: "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')", failed: "status.phase == 'Failed'" };
+    const rule = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      current: "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
+      failed: "status.phase == 'Failed'",
+    };
     const values = join(mkdtempSync(join(tmpdir(), 'bundlesmith-hc-')), 'values.yaml');
     writeFileSync(values, stringify({ healthChecks: [rule] }));
     const docs = await template([], ['-f', values]);
-    const configMap = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.endsWith('-health-checks')) as unknown as { data: Record<string, string> } | undefined;
+    const configMap = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.endsWith('-health-checks')) as unknown as
+      { data: Record<string, string> } | undefined;
     expect(configMap).toBeDefined();
     // What the operator reads is what it would accept (the same reader as at start).
     expect(readHealthChecksFile(parse(configMap?.data['health-checks.yaml'] ?? ''))).toEqual({ ok: true, rules: [rule] });
-    const deployment = docs.find((d) => d.kind === 'Deployment') as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> }; spec: { containers: { args: string[]; volumeMounts: { name: string; mountPath: string }[] }[]; volumes: { name: string; configMap?: { name: string } }[] } } } };
+    const deployment = docs.find((d) => d.kind === 'Deployment') as unknown as {
+      spec: {
+        template: {
+          metadata: { annotations?: Record<string, string> };
+          spec: {
+            containers: { args: string[]; volumeMounts: { name: string; mountPath: string }[] }[];
+            volumes: { name: string; configMap?: { name: string } }[];
+          };
+        };
+      };
+    };
     const pod = deployment.spec.template;
     expect(pod.spec.containers[0]?.args).toContain('--health-checks-file=/etc/bundlesmith/health-checks/health-checks.yaml');
-    expect(pod.spec.containers[0]?.volumeMounts).toContainEqual(expect.objectContaining({ name: 'health-checks', mountPath: '/etc/bundlesmith/health-checks' }));
-    expect(pod.spec.volumes).toContainEqual({ name: 'health-checks', configMap: { name: configMap ? (configMap as unknown as Rendered).metadata.name : '' } });
+    expect(pod.spec.containers[0]?.volumeMounts).toContainEqual(
+      expect.objectContaining({ name: 'health-checks', mountPath: '/etc/bundlesmith/health-checks' }),
+    );
+    expect(pod.spec.volumes).toContainEqual({
+      name: 'health-checks',
+      configMap: { name: configMap ? (configMap as unknown as Rendered).metadata.name : '' },
+    });
     expect(pod.metadata.annotations?.['checksum/health-checks']).toMatch(/^[0-9a-f]{64}$/);
     // Without rules: no file, no flag.
     const plain = await template([]);

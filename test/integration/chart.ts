@@ -58,7 +58,15 @@ export async function installChart(release: string, namespace: string, set: stri
     const pod = d.spec?.template?.spec;
     if (d.kind !== 'Deployment' || !pod) return [];
     const args = (pod.containers[0]?.args ?? []).filter((a) => !a.startsWith('--metrics-addr') && !a.startsWith('--health-addr'));
-    return [{ name: d.metadata?.name ?? '', replicas: d.spec?.replicas ?? 1, args, topologySpread: pod.topologySpreadConstraints, serviceAccountName: pod.serviceAccountName }];
+    return [
+      {
+        name: d.metadata?.name ?? '',
+        replicas: d.spec?.replicas ?? 1,
+        args,
+        topologySpread: pod.topologySpreadConstraints,
+        serviceAccountName: pod.serviceAccountName,
+      },
+    ];
   });
   const first = deployments[0];
   if (!first) throw new Error('the chart rendered no Deployment');
@@ -78,7 +86,9 @@ export async function installChart(release: string, namespace: string, set: stri
 export async function serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
   const token = await run('kubectl', ['create', 'token', name, '-n', namespace, '--duration', '2h']);
   if (token.code !== 0) throw new Error(`kubectl create token failed: ${token.stderr}`);
-  const config = parseDocument(readFileSync(kubeconfigPath(), 'utf8')).toJS() as { users: { name: string; user: Record<string, unknown> }[] };
+  const config = parseDocument(readFileSync(kubeconfigPath(), 'utf8')).toJS() as {
+    users: { name: string; user: Record<string, unknown> }[];
+  };
   for (const u of config.users) u.user = { token: token.stdout.trim() };
   const path = join(tmpdir(), `bundlesmith-${namespace}-${name}.kubeconfig`);
   writeFileSync(path, stringify(config), { mode: 0o600 });
@@ -95,6 +105,15 @@ export function forbiddenLines(operator: OperatorProcess): string[] {
 /** `kubectl auth can-i`; a subresource goes in --subresource (kubectl reads "pods/exec" as pods named "exec"). */
 export async function canI(user: string, verb: string, resource: string, namespace?: string): Promise<boolean> {
   const [type = resource, subresource] = resource.split('/');
-  const result = await run('kubectl', ['auth', 'can-i', verb, type, ...(subresource ? ['--subresource', subresource] : []), '--as', user, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])]);
+  const result = await run('kubectl', [
+    'auth',
+    'can-i',
+    verb,
+    type,
+    ...(subresource ? ['--subresource', subresource] : []),
+    '--as',
+    user,
+    ...(namespace ? ['-n', namespace] : ['--all-namespaces']),
+  ]);
   return result.stdout.trim() === 'yes';
 }

@@ -11,7 +11,17 @@ import { delimiter, dirname, join } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { MINIMUM_NODE, nodeVersionProblem } from '../../src/cli/node-version.js';
-import { conditionOf, connect, createNamespace, kubeconfigPath, resourceType, tool, waitFor, type RunResult, type TestEnv } from './harness.js';
+import {
+  conditionOf,
+  connect,
+  createNamespace,
+  kubeconfigPath,
+  resourceType,
+  tool,
+  waitFor,
+  type RunResult,
+  type TestEnv,
+} from './harness.js';
 import { startOperator, type InProcessOperator } from './operator.js';
 
 const MAIN = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
@@ -23,9 +33,21 @@ let binDir: string;
 
 function exec(file: string, args: string[], extraEnv: Record<string, string> = {}): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { ...process.env, KUBECONFIG: kubeconfigPath(), PATH: [binDir, dirname(process.execPath), process.env.PATH ?? ''].join(delimiter), ...extraEnv } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      file,
+      args,
+      {
+        env: {
+          ...process.env,
+          KUBECONFIG: kubeconfigPath(),
+          PATH: [binDir, dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
+          ...extraEnv,
+        },
+      },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -39,7 +61,14 @@ beforeAll(async () => {
   binDir = mkdtempSync(join(tmpdir(), 'bundlesmith-bin-'));
   for (const name of ['bundlesmith', 'kubectl-bundle', 'kubectl_complete-bundle']) symlinkSync(MAIN, join(binDir, name));
   const bundles = await resourceType(env, 'smith.atlassian.com/v1', 'Bundle');
-  const manifest = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'conv', namespace: ns }, spec: { resources: [{ name: 'a', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'conv-a' }, data: { v: '1' } } } }] } };
+  const manifest = {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'conv', namespace: ns },
+    spec: {
+      resources: [{ name: 'a', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'conv-a' }, data: { v: '1' } } } }],
+    },
+  };
   await env.client.apply(bundles, manifest, { fieldManager: 'test-user', force: true });
   await waitFor('Bundle conv Ready', async () => conditionOf(await env.client.get(bundles, ns, 'conv'), 'Ready')?.status === 'True');
 });
@@ -55,15 +84,35 @@ it('--version prints the package version', async () => {
   expect(await cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
 });
 
-it('help COMMAND and COMMAND --help print the command\'s usage, flags and examples', async () => {
+it("help COMMAND and COMMAND --help print the command's usage, flags and examples", async () => {
   const help = await cli(['help', 'diff']);
   const flag = await cli(['diff', '--help']);
   expect(help.code).toBe(0);
   expect(flag).toEqual(help);
   expect(help.stdout).toMatch(/^Usage: bundlesmith diff \[options\] <file>$/m);
-  for (const text of ['-o, --output <format>', '--kubeconfig <path>', '--context <name>', 'Examples:', 'bundlesmith diff app.yaml -n team-a']) expect(help.stdout).toContain(text);
+  for (const text of [
+    '-o, --output <format>',
+    '--kubeconfig <path>',
+    '--context <name>',
+    'Examples:',
+    'bundlesmith diff app.yaml -n team-a',
+  ])
+    expect(help.stdout).toContain(text);
   const all = await cli(['--help']);
-  for (const command of ['validate', 'diff', 'pending', 'cancel', 'approve', 'delete-now', 'tree', 'status', 'gc-graph', 'completion', 'help']) expect(all.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+  for (const command of [
+    'validate',
+    'diff',
+    'pending',
+    'cancel',
+    'approve',
+    'delete-now',
+    'tree',
+    'status',
+    'gc-graph',
+    'completion',
+    'help',
+  ])
+    expect(all.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
 });
 
 it('suggests the command or flag meant (exit 2)', async () => {
@@ -77,17 +126,31 @@ it('suggests the command or flag meant (exit 2)', async () => {
 });
 
 it('--kubeconfig and --context choose the cluster, on every command that talks to one', async () => {
-  const kubeconfig = parseYaml(readFileSync(kubeconfigPath(), 'utf8')) as { clusters: { name: string; cluster: Record<string, unknown> }[]; contexts: { name: string; context: Record<string, unknown> }[]; 'current-context': string };
+  const kubeconfig = parseYaml(readFileSync(kubeconfigPath(), 'utf8')) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+    contexts: { name: string; context: Record<string, unknown> }[];
+    'current-context': string;
+  };
   const good = kubeconfig['current-context'];
   const goodContext = kubeconfig.contexts.find((c) => c.name === good);
   // The current context points at nothing; --context picks the real one.
-  const broken = { ...kubeconfig, clusters: [...kubeconfig.clusters, { name: 'nowhere', cluster: { server: 'https://127.0.0.1:1' } }], contexts: [...kubeconfig.contexts, { name: 'nowhere', context: { ...goodContext?.context, cluster: 'nowhere' } }], 'current-context': 'nowhere' };
+  const broken = {
+    ...kubeconfig,
+    clusters: [...kubeconfig.clusters, { name: 'nowhere', cluster: { server: 'https://127.0.0.1:1' } }],
+    contexts: [...kubeconfig.contexts, { name: 'nowhere', context: { ...goodContext?.context, cluster: 'nowhere' } }],
+    'current-context': 'nowhere',
+  };
   const file = join(binDir, 'kubeconfig');
   writeFileSync(file, stringify(broken));
   const failing = await cli(['status', 'conv', '-n', ns, '--kubeconfig', file]);
   expect(failing.code).toBe(1);
   expect(failing.stderr).toContain('cannot reach the API server');
-  for (const args of [['status', 'conv', '-n', ns], ['tree', 'conv', '-n', ns], ['pending', '-n', ns], ['--context', good, 'status', '-A']]) {
+  for (const args of [
+    ['status', 'conv', '-n', ns],
+    ['tree', 'conv', '-n', ns],
+    ['pending', '-n', ns],
+    ['--context', good, 'status', '-A'],
+  ]) {
     const result = await cli([...args, '--kubeconfig', file, '--context', good]);
     // status -A exits 1 when any Bundle of the cluster is not Ready (other suites' Bundles are here too): it reached the cluster.
     const reached = args.includes('-A') ? result.code <= 1 && result.stdout.includes(ns) : result.code === 0;
@@ -104,11 +167,18 @@ it('-A lists every namespace, and -o json|yaml give the same document', async ()
     const json = await cli([command, '-A', '-o', 'json']);
     const yaml = await cli([command, '-A', '-o', 'yaml']);
     // status: 1 when some Bundle of the cluster is not Ready (the shared control plane has other suites' Bundles); never an error.
-    expect({ command, json: json.code <= 1, yaml: yaml.code <= 1, same: json.code === yaml.code }).toEqual({ command, json: true, yaml: true, same: true });
+    expect({ command, json: json.code <= 1, yaml: yaml.code <= 1, same: json.code === yaml.code }).toEqual({
+      command,
+      json: true,
+      yaml: true,
+      same: true,
+    });
     // Two runs a moment apart: what counts down (remainingMs) moves between them; the rest is the same document.
     expect(withoutCountdowns(parseYaml(yaml.stdout))).toEqual(withoutCountdowns(JSON.parse(json.stdout)));
   }
-  const status = JSON.parse((await cli(['status', '--all-namespaces', '-o', 'json'])).stdout) as { items: { namespace: string; name: string }[] };
+  const status = JSON.parse((await cli(['status', '--all-namespaces', '-o', 'json'])).stdout) as {
+    items: { namespace: string; name: string }[];
+  };
   expect(status.items).toContainEqual(expect.objectContaining({ namespace: ns, name: 'conv' }));
   const tree = await cli(['tree', 'conv', '-n', ns, '-o', 'yaml']);
   expect(tree.code).toBe(0);
@@ -124,7 +194,10 @@ it('completion: bash completes commands and flags; zsh and fish scripts are prin
   const script = join(binDir, 'completion.bash');
   writeFileSync(script, bash.stdout);
   const complete = async (words: string[]): Promise<string[]> => {
-    const result = await exec('bash', ['-c', `source ${script}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _bundlesmith_complete; printf '%s\\n' "\${COMPREPLY[@]}"`]);
+    const result = await exec('bash', [
+      '-c',
+      `source ${script}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _bundlesmith_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+    ]);
     expect(result.stderr).toBe('');
     return result.stdout.split('\n').filter((l) => l !== '');
   };
@@ -156,7 +229,7 @@ describe('as the kubectl plugin', () => {
   it('kubectl completes kubectl bundle through kubectl_complete-bundle', async () => {
     const commands = await kubectl(['__complete', 'bundle', 'st']);
     expect(commands.code).toBe(0);
-    expect(commands.stdout.split('\n')).toContain('status\tone line per Bundle, or one Bundle\'s conditions in words; exit 1 unless Ready');
+    expect(commands.stdout.split('\n')).toContain("status\tone line per Bundle, or one Bundle's conditions in words; exit 1 unless Ready");
     const flags = await kubectl(['__complete', 'bundle', 'pending', '--all']);
     expect(flags.stdout).toContain('--all-namespaces');
     expect(flags.stdout).toMatch(/^:4$/m);
@@ -177,7 +250,11 @@ describe('as the kubectl plugin', () => {
 function withoutCountdowns(doc: unknown): unknown {
   if (Array.isArray(doc)) return doc.map(withoutCountdowns);
   if (typeof doc !== 'object' || doc === null) return doc;
-  return Object.fromEntries(Object.entries(doc).filter(([k]) => k !== 'remainingMs').map(([k, v]) => [k, withoutCountdowns(v)]));
+  return Object.fromEntries(
+    Object.entries(doc)
+      .filter(([k]) => k !== 'remainingMs')
+      .map(([k, v]) => [k, withoutCountdowns(v)]),
+  );
 }
 
 /**
@@ -199,10 +276,17 @@ function olderNode(): { path: string; version: string } | undefined {
 it(`on an older Node, one line naming Node ${MINIMUM_NODE}`, async () => {
   const old = olderNode();
   // Never skipped: a machine without an older Node fails here, saying so.
-  if (!old) throw new Error(`no Node older than ${MINIMUM_NODE} at /usr/bin/node, /usr/local/bin/node or /bin/node: install Debian's nodejs to run this test`);
+  if (!old)
+    throw new Error(
+      `no Node older than ${MINIMUM_NODE} at /usr/bin/node, /usr/local/bin/node or /bin/node: install Debian's nodejs to run this test`,
+    );
   for (const name of ['bundlesmith', 'kubectl-bundle']) {
     const result = await exec(old.path, [join(binDir, name), 'validate', join(repoRoot(), 'examples', 'soft-delete.yaml')]);
     const program = name === 'bundlesmith' ? 'bundlesmith' : 'kubectl bundle';
-    expect(result).toEqual({ code: 1, stdout: '', stderr: `${program}: needs Node.js ${MINIMUM_NODE} or later; this is Node.js ${old.version}\n` });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `${program}: needs Node.js ${MINIMUM_NODE} or later; this is Node.js ${old.version}\n`,
+    });
   }
 });

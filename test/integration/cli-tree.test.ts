@@ -21,16 +21,29 @@ const f = operatorFixture('clitree');
 function capture(now?: number): { io: CliIo; out: string[]; err: string[] } {
   const out: string[] = [];
   const err: string[] = [];
-  return { io: { out: (l) => out.push(l), err: (l) => err.push(l), isTty: false, ...(now !== undefined ? { now: () => now } : {}) }, out, err };
+  return {
+    io: { out: (l) => out.push(l), err: (l) => err.push(l), isTty: false, ...(now !== undefined ? { now: () => now } : {}) },
+    out,
+    err,
+  };
 }
 
-const cm = (name: string, annotations?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(annotations ? { annotations } : {}) }, data: { v: '1' } });
+const cm = (name: string, annotations?: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(annotations ? { annotations } : {}) },
+  data: { v: '1' },
+});
 // No kube-controller-manager runs here, so a Deployment never becomes available: what depends on it stays Blocked.
 const deployment = {
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name: 'tr-app' },
-  spec: { replicas: 1, selector: { matchLabels: { app: 'tr' } }, template: { metadata: { labels: { app: 'tr' } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/app:1' }] } } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: 'tr' } },
+    template: { metadata: { labels: { app: 'tr' } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/app:1' }] } },
+  },
 };
 
 function manifest(withOld: boolean): Record<string, unknown> {
@@ -60,13 +73,29 @@ async function applyAndObserve(m: Record<string, unknown>): Promise<KubeObject> 
   });
 }
 
-it('tree: the resources by references with their state, the collector\'s view, the countdown (golden, time frozen); status says why it is not Ready', async () => {
+it("tree: the resources by references with their state, the collector's view, the countdown (golden, time frozen); status says why it is not Ready", async () => {
   // An orphan the Bundle adopts, and objects that the collector sees owned by tr-cfg, two levels down.
   await f.env.client.create(f.t.configMap, { ...cm('tr-adopted'), metadata: { name: 'tr-adopted', namespace: f.ns } });
   await applyAndObserve(manifest(true));
   const cfg = await waitFor('tr-cfg', () => f.env.client.tryGet(f.t.configMap, f.ns, 'tr-cfg'));
-  const child = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tr-child', namespace: f.ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'tr-cfg', uid: cfg.metadata.uid }] } });
-  await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tr-grandchild', namespace: f.ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'tr-child', uid: child.metadata.uid }] } });
+  const child = await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'tr-child',
+      namespace: f.ns,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'tr-cfg', uid: cfg.metadata.uid }],
+    },
+  });
+  await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'tr-grandchild',
+      namespace: f.ns,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'tr-child', uid: child.metadata.uid }],
+    },
+  });
   await waitFor('tr-old to exist', () => f.env.client.tryGet(f.t.configMap, f.ns, 'tr-old'));
 
   // tr-old leaves the Bundle: a countdown of 1h starts.
@@ -98,7 +127,10 @@ it('tree: the resources by references with their state, the collector\'s view, t
   const table = capture(now);
   expect(await runCli(['status', '-n', f.ns, '--kubeconfig', kubeconfigPath()], table.io)).toBe(1);
   const width = Math.max('NAMESPACE'.length, f.ns.length);
-  expect(table.out).toEqual([`${'NAMESPACE'.padEnd(width)}  BUNDLE  STATE       READY  ERRORS  PENDING  SOONEST`, `${f.ns.padEnd(width)}  tr      InProgress  2/4    0       1        ConfigMap/tr-old deletes in 3m12s`]);
+  expect(table.out).toEqual([
+    `${'NAMESPACE'.padEnd(width)}  BUNDLE  STATE       READY  ERRORS  PENDING  SOONEST`,
+    `${f.ns.padEnd(width)}  tr      InProgress  2/4    0       1        ConfigMap/tr-old deletes in 3m12s`,
+  ]);
 }, 120_000);
 
 function expectedTree(namespace: string, deleteAfter: string): string[] {
@@ -116,7 +148,12 @@ function expectedTree(namespace: string, deleteAfter: string): string[] {
 }
 
 it('status --wait returns 0 once the Bundle is Ready; tree and status answer as a kubectl plugin', async () => {
-  const ready = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'tr-ok', namespace: f.ns }, spec: { resources: [{ name: 'a', spec: { object: cm('tr-ok-a') } }] } };
+  const ready = {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'tr-ok', namespace: f.ns },
+    spec: { resources: [{ name: 'a', spec: { object: cm('tr-ok-a') } }] },
+  };
   const applied = await run('kubectl', ['apply', '--server-side', '-f', '-'], { input: JSON.stringify(ready) });
   expect(applied.code).toBe(0);
   const waited = capture();
@@ -126,7 +163,15 @@ it('status --wait returns 0 once the Bundle is Ready; tree and status answer as 
   // --watch redraws until interrupted: two frames, then Ctrl-C (the signal).
   const stop = new AbortController();
   const frames: string[] = [];
-  const watchIo: CliIo = { out: (l) => { frames.push(l); if (frames.filter((line) => line.startsWith('Bundle ')).length >= 2) stop.abort(); }, err: () => {}, isTty: false, signal: stop.signal };
+  const watchIo: CliIo = {
+    out: (l) => {
+      frames.push(l);
+      if (frames.filter((line) => line.startsWith('Bundle ')).length >= 2) stop.abort();
+    },
+    err: () => {},
+    isTty: false,
+    signal: stop.signal,
+  };
   expect(await runCli(['tree', 'tr-ok', '-n', f.ns, '--watch', '--kubeconfig', kubeconfigPath()], watchIo)).toBe(0);
   expect(frames.filter((line) => line === `Bundle ${f.ns}/tr-ok  Ready  1/1 ready`)).toHaveLength(2);
 
@@ -137,7 +182,9 @@ it('status --wait returns 0 once the Bundle is Ready; tree and status answer as 
     chmodSync(cliMain, 0o755);
     symlinkSync(cliMain, join(bin, 'kubectl-bundle'));
     const pathEnv = `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`;
-    const tree = await run('kubectl', ['bundle', 'tree', 'tr-ok', '-n', f.ns, '--kubeconfig', kubeconfigPath()], { env: { PATH: pathEnv } });
+    const tree = await run('kubectl', ['bundle', 'tree', 'tr-ok', '-n', f.ns, '--kubeconfig', kubeconfigPath()], {
+      env: { PATH: pathEnv },
+    });
     expect({ code: tree.code, stderr: tree.stderr }).toEqual({ code: 0, stderr: '' });
     expect(tree.stdout.split('\n').slice(0, 2)).toEqual([`Bundle ${f.ns}/tr-ok  Ready  1/1 ready`, '└─ ConfigMap/tr-ok-a  Ready']);
     const status = await run('kubectl', ['bundle', 'status', '--all', '--kubeconfig', kubeconfigPath()], { env: { PATH: pathEnv } });

@@ -9,7 +9,19 @@ import { join } from 'node:path';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations, ApplySetLabels, Labels } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
-import { conditionOf, connect, createNamespace, kubeconfigPath, resourceType, run, uniqueName, waitFor, waitForGone, type RunResult, type TestEnv } from './harness.js';
+import {
+  conditionOf,
+  connect,
+  createNamespace,
+  kubeconfigPath,
+  resourceType,
+  run,
+  uniqueName,
+  waitFor,
+  waitForGone,
+  type RunResult,
+  type TestEnv,
+} from './harness.js';
 import { startOperator, type InProcessOperator } from './operator.js';
 
 let env: TestEnv;
@@ -32,10 +44,14 @@ afterAll(async () => {
 
 async function cli(args: string[]): Promise<RunResult> {
   return await new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()], (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -54,7 +70,14 @@ function bundleManifest(name: string, resources: Res[]): Record<string, unknown>
     spec: {
       resources: resources.map((r) => ({
         name: r.name,
-        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: r.cm, ...(r.delay ? { annotations: { [Annotations.deletionDelay]: r.delay } } : {}) }, data: r.data ?? { v: '1' } } },
+        spec: {
+          object: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: r.cm, ...(r.delay ? { annotations: { [Annotations.deletionDelay]: r.delay } } : {}) },
+            data: r.data ?? { v: '1' },
+          },
+        },
       })),
     },
   };
@@ -110,7 +133,11 @@ async function diffEntries(manifest: Record<string, unknown>): Promise<{ code: n
 /** The object is the same one (uid) and nobody is deleting it: no deletionTimestamp, no countdown stamp. */
 async function expectKept(name: string, uid: string | undefined): Promise<KubeObject> {
   const now = await env.client.get(configMaps, ns, name);
-  expect({ uid: now.metadata.uid, deletionTimestamp: now.metadata.deletionTimestamp, stamp: now.metadata.annotations?.[Annotations.deletionTimestamp] }).toEqual({ uid, deletionTimestamp: undefined, stamp: undefined });
+  expect({
+    uid: now.metadata.uid,
+    deletionTimestamp: now.metadata.deletionTimestamp,
+    stamp: now.metadata.annotations?.[Annotations.deletionTimestamp],
+  }).toEqual({ uid, deletionTimestamp: undefined, stamp: undefined });
   return now;
 }
 
@@ -130,15 +157,40 @@ describe('bundlesmith CLI', () => {
 
   it('validates the examples offline (exit 0) and pinpoints problems (exit 1)', async () => {
     const policies = join(repoRoot(), 'examples', 'deletion-policies');
-    const policyFiles = readdirSync(policies).filter((f) => f.endsWith('.yaml')).map((f) => join(policies, f));
+    const policyFiles = readdirSync(policies)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => join(policies, f));
     expect(policyFiles.length).toBeGreaterThanOrEqual(4);
-    const ok = await cli(['validate', join(repoRoot(), 'examples', 'soft-delete.yaml'), join(repoRoot(), 'examples', 'configmap-secret-deployment.yaml'), ...policyFiles]);
+    const ok = await cli([
+      'validate',
+      join(repoRoot(), 'examples', 'soft-delete.yaml'),
+      join(repoRoot(), 'examples', 'configmap-secret-deployment.yaml'),
+      ...policyFiles,
+    ]);
     expect(ok).toMatchObject({ code: 0, stdout: '' });
     expect(ok.stderr).toContain(`${2 + policyFiles.length} Bundles valid, 0 problems`);
-    const bad = writeManifest({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'b' }, spec: { resources: [{ name: 'a', references: [{ resource: 'nope' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } } }] } });
+    const bad = writeManifest({
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      metadata: { name: 'b' },
+      spec: {
+        resources: [
+          {
+            name: 'a',
+            references: [{ resource: 'nope' }],
+            spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } },
+          },
+        ],
+      },
+    });
     const result = await cli(['validate', bad]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(new RegExp(`^${bad}:1:\\d+: Bundle default/b: resource "a": references\\[0\\] refers to resource "nope", which is not in the Bundle`, 'm'));
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^${bad}:1:\\d+: Bundle default/b: resource "a": references\\[0\\] refers to resource "nope", which is not in the Bundle`,
+        'm',
+      ),
+    );
   });
 
   it('diffs a new Bundle, then changes, adoptions, deletions and soft deletions of a live one', async () => {
@@ -161,7 +213,12 @@ describe('bundlesmith CLI', () => {
     expect(same).toMatchObject({ code: 0 });
     expect(same.stdout).toMatch(/unchanged\s+ConfigMap\/diff-keep/);
     expect((await diffEntries(bundleManifest('diffed', initial))).code).toBe(0);
-    await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'diff-orphan', namespace: ns }, data: { v: '1' } });
+    await env.client.create(configMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'diff-orphan', namespace: ns },
+      data: { v: '1' },
+    });
     const next = bundleManifest('diffed', [
       { name: 'keep', cm: 'diff-keep' },
       { name: 'edit', cm: 'diff-edit', data: { v: '2' } },
@@ -186,7 +243,7 @@ describe('bundlesmith CLI', () => {
     expect((await env.client.get(configMaps, ns, 'diff-edit')).data).toEqual({ v: '1' });
   });
 
-  it('diff shows a Secret\'s changed value masked, never the value', async () => {
+  it("diff shows a Secret's changed value masked, never the value", async () => {
     // A ConfigMap that copies the password by a reference (once it does) is shown with the copy redacted.
     const secret = (pw: string, copy: boolean): Record<string, unknown> => ({
       apiVersion: 'smith.atlassian.com/v1',
@@ -194,8 +251,24 @@ describe('bundlesmith CLI', () => {
       metadata: { name: 'masked', namespace: ns },
       spec: {
         resources: [
-          { name: 's', spec: { object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'masked-s', labels: { pw: 'label' } }, data: { pw: Buffer.from(pw).toString('base64') } } } },
-          { name: 'c', references: [{ name: 'pw', resource: 's', path: 'data.pw' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'masked-c' }, data: copy ? { copy: '!{pw}' } : { v: '1' } } } },
+          {
+            name: 's',
+            spec: {
+              object: {
+                apiVersion: 'v1',
+                kind: 'Secret',
+                metadata: { name: 'masked-s', labels: { pw: 'label' } },
+                data: { pw: Buffer.from(pw).toString('base64') },
+              },
+            },
+          },
+          {
+            name: 'c',
+            references: [{ name: 'pw', resource: 's', path: 'data.pw' }],
+            spec: {
+              object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'masked-c' }, data: copy ? { copy: '!{pw}' } : { v: '1' } },
+            },
+          },
         ],
       },
     });
@@ -208,7 +281,16 @@ describe('bundlesmith CLI', () => {
     expect(copied.stdout).toMatch(/^\s+data\.copy: \(none\) → "\[redacted\]"$/m);
     const json = await cli(['diff', writeManifest(secret('new-password', false)), '-o', 'json']);
     const copiedJson = await cli(['diff', writeManifest(secret('old-password', true)), '-o', 'json']);
-    for (const text of [result.stdout, result.stderr, json.stdout, json.stderr, copied.stdout, copied.stderr, copiedJson.stdout, copiedJson.stderr]) {
+    for (const text of [
+      result.stdout,
+      result.stderr,
+      json.stdout,
+      json.stderr,
+      copied.stdout,
+      copied.stderr,
+      copiedJson.stdout,
+      copiedJson.stderr,
+    ]) {
       for (const value of ['old-password', 'new-password']) {
         expect(text).not.toContain(value);
         expect(text).not.toContain(Buffer.from(value).toString('base64'));
@@ -217,11 +299,19 @@ describe('bundlesmith CLI', () => {
   });
 
   it('exits 2 when an object would be refused (another controller owns it)', async () => {
-    const owner = await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'someone', namespace: ns } });
+    const owner = await env.client.create(configMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'someone', namespace: ns },
+    });
     await env.client.create(configMaps, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'taken', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'someone', uid: owner.metadata.uid, controller: true }] },
+      metadata: {
+        name: 'taken',
+        namespace: ns,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'someone', uid: owner.metadata.uid, controller: true }],
+      },
     });
     const result = await cli(['diff', writeManifest(bundleManifest('refused', [{ name: 't', cm: 'taken' }]))]);
     expect(result.code).toBe(2);
@@ -229,12 +319,20 @@ describe('bundlesmith CLI', () => {
   });
 
   it('diff says hand-over for an object another Bundle dropped, and the operator hands it over (same object)', async () => {
-    await apply(bundleManifest('giver', [{ name: 'a', cm: 'ho-a' }, { name: 'x', cm: 'ho-x', delay: '1h' }]));
+    await apply(
+      bundleManifest('giver', [
+        { name: 'a', cm: 'ho-a' },
+        { name: 'x', cm: 'ho-x', delay: '1h' },
+      ]),
+    );
     await apply(bundleManifest('giver', [{ name: 'a', cm: 'ho-a' }]));
     await waitFor('the stamp on ho-x', () => stamped('ho-x'));
     const before = await env.client.get(configMaps, ns, 'ho-x');
 
-    const taker = bundleManifest('taker', [{ name: 'b', cm: 'ho-b' }, { name: 'x', cm: 'ho-x', delay: '1h' }]);
+    const taker = bundleManifest('taker', [
+      { name: 'b', cm: 'ho-b' },
+      { name: 'x', cm: 'ho-x', delay: '1h' },
+    ]);
     const diff = await diffEntries(taker);
     expect(diff.code).toBe(1);
     expect(diff.byName['ho-x']).toMatchObject({ action: 'hand-over' });
@@ -251,10 +349,18 @@ describe('bundlesmith CLI', () => {
   });
 
   it('diff says listed-elsewhere for an object a live Bundle lists, and the operator keeps it (same object)', async () => {
-    await apply(bundleManifest('first', [{ name: 'c', cm: 'le-c' }, { name: 'z', cm: 'le-z' }]));
+    await apply(
+      bundleManifest('first', [
+        { name: 'c', cm: 'le-c' },
+        { name: 'z', cm: 'le-z' },
+      ]),
+    );
     const z = await env.client.get(configMaps, ns, 'le-z');
     // A newer Bundle lists it too: Conflict while the first still lists it.
-    const second = bundleManifest('second', [{ name: 'd', cm: 'le-d' }, { name: 'z', cm: 'le-z' }]);
+    const second = bundleManifest('second', [
+      { name: 'd', cm: 'le-d' },
+      { name: 'z', cm: 'le-z' },
+    ]);
     const refused = await diffEntries(second);
     expect(refused.code).toBe(2);
     expect(refused.byName['le-z']?.action).toBe('refuse');
@@ -269,16 +375,33 @@ describe('bundlesmith CLI', () => {
 
     await apply(dropping);
     const secondUid = (await env.client.get(bundles, ns, 'second')).metadata.uid;
-    await waitFor('le-z handed over to Bundle second', async () => (await env.client.get(configMaps, ns, 'le-z')).metadata.ownerReferences?.some((r) => r.controller === true && r.uid === secondUid));
+    await waitFor('le-z handed over to Bundle second', async () =>
+      (await env.client.get(configMaps, ns, 'le-z')).metadata.ownerReferences?.some((r) => r.controller === true && r.uid === secondUid),
+    );
     await expectKept('le-z', z.metadata.uid);
   });
 
   it('an invalid deletionDelay: diff says keep (exit 1), the operator keeps the object, pending says why a stamp without a delay is kept', async () => {
     // The operator refuses to apply an unreadable delay (a terminal Error on that resource), so the live object gets
     // one by hand, after its Bundle applied it: the annotation is not the operator's, and it stays.
-    await apply(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 'b', cm: 'bd-banana' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]));
-    const banana = await env.client.patch(configMaps, ns, 'bd-banana', { metadata: { annotations: { [Annotations.deletionDelay]: 'banana' } } }, 'merge');
-    const dropping = bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }, { name: 's', cm: 'bd-stamped', delay: '1h' }]);
+    await apply(
+      bundleManifest('baddelay', [
+        { name: 'a', cm: 'bd-a' },
+        { name: 'b', cm: 'bd-banana' },
+        { name: 's', cm: 'bd-stamped', delay: '1h' },
+      ]),
+    );
+    const banana = await env.client.patch(
+      configMaps,
+      ns,
+      'bd-banana',
+      { metadata: { annotations: { [Annotations.deletionDelay]: 'banana' } } },
+      'merge',
+    );
+    const dropping = bundleManifest('baddelay', [
+      { name: 'a', cm: 'bd-a' },
+      { name: 's', cm: 'bd-stamped', delay: '1h' },
+    ]);
     const diff = await diffEntries(dropping);
     expect(diff.code).toBe(2);
     expect(diff.byName['bd-banana']).toMatchObject({ action: 'keep' });
@@ -292,21 +415,39 @@ describe('bundlesmith CLI', () => {
     await applyExpecting(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }]), 'Error');
     await waitFor('the stamp on bd-stamped', () => stamped('bd-stamped'));
     const stampedObject = await env.client.get(configMaps, ns, 'bd-stamped');
-    await env.client.patch(configMaps, ns, 'bd-stamped', [{ op: 'remove', path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}` }], 'json');
-    await waitFor('the Bundle to report the missing delay', async () => conditionOf(await env.client.get(bundles, ns, 'baddelay'), 'Error')?.message?.includes('bd-stamped is kept'));
+    await env.client.patch(
+      configMaps,
+      ns,
+      'bd-stamped',
+      [{ op: 'remove', path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}` }],
+      'json',
+    );
+    await waitFor('the Bundle to report the missing delay', async () =>
+      conditionOf(await env.client.get(bundles, ns, 'baddelay'), 'Error')?.message?.includes('bd-stamped is kept'),
+    );
     const pending = await cli(['pending', '-n', ns, '-o', 'json']);
     expect(pending.code).toBe(0);
-    const items = (JSON.parse(pending.stdout) as { items: { name: string; bundle: string; deleteAfter?: string; problem?: string }[] }).items.filter((i) => i.name.startsWith('bd-'));
+    const items = (
+      JSON.parse(pending.stdout) as { items: { name: string; bundle: string; deleteAfter?: string; problem?: string }[] }
+    ).items.filter((i) => i.name.startsWith('bd-'));
     expect(items.map((i) => [i.name, i.bundle, i.deleteAfter])).toEqual([['bd-stamped', 'baddelay', undefined]]);
     expect(items[0]?.problem).toContain('is missing');
     const again = await diffEntries(bundleManifest('baddelay', [{ name: 'a', cm: 'bd-a' }]));
     expect(again.byName['bd-stamped']?.action).toBe('keep');
     const kept = await env.client.get(configMaps, ns, 'bd-stamped');
-    expect({ uid: kept.metadata.uid, deletionTimestamp: kept.metadata.deletionTimestamp }).toEqual({ uid: stampedObject.metadata.uid, deletionTimestamp: undefined });
+    expect({ uid: kept.metadata.uid, deletionTimestamp: kept.metadata.deletionTimestamp }).toEqual({
+      uid: stampedObject.metadata.uid,
+      deletionTimestamp: undefined,
+    });
   });
 
   it('lists a pending deletion and cancels it: the object is kept and left alone', async () => {
-    await apply(bundleManifest('cancelme', [{ name: 'a', cm: 'cancel-a' }, { name: 'b', cm: 'cancel-b', delay: '1h' }]));
+    await apply(
+      bundleManifest('cancelme', [
+        { name: 'a', cm: 'cancel-a' },
+        { name: 'b', cm: 'cancel-b', delay: '1h' },
+      ]),
+    );
     await apply(bundleManifest('cancelme', [{ name: 'a', cm: 'cancel-a' }]));
     await waitFor('the stamp on cancel-b', () => stamped('cancel-b'));
 
@@ -336,8 +477,12 @@ describe('bundlesmith CLI', () => {
     expect(again.stderr).toContain('is not pending deletion');
   });
 
-  it('cancel removes every reference the operator wrote (the Bundle\'s and the dependency references) and keeps the user\'s', async () => {
-    const owner = await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cancel-deps-owner', namespace: ns } });
+  it("cancel removes every reference the operator wrote (the Bundle's and the dependency references) and keeps the user's", async () => {
+    const owner = await env.client.create(configMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cancel-deps-owner', namespace: ns },
+    });
     const userRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'cancel-deps-owner', uid: owner.metadata.uid ?? '' };
     const withDeps = (listWeb: boolean): Record<string, unknown> => ({
       apiVersion: 'smith.atlassian.com/v1',
@@ -345,9 +490,25 @@ describe('bundlesmith CLI', () => {
       metadata: { name: 'canceldeps', namespace: ns },
       spec: {
         resources: [
-          { name: 'cfg', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cancel-deps-cfg' }, data: { v: '1' } } } },
+          {
+            name: 'cfg',
+            spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cancel-deps-cfg' }, data: { v: '1' } } },
+          },
           ...(listWeb
-            ? [{ name: 'web', references: [{ resource: 'cfg' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cancel-deps-web', annotations: { [Annotations.deletionDelay]: '1h' }, ownerReferences: [userRef] }, data: { v: '1' } } } }]
+            ? [
+                {
+                  name: 'web',
+                  references: [{ resource: 'cfg' }],
+                  spec: {
+                    object: {
+                      apiVersion: 'v1',
+                      kind: 'ConfigMap',
+                      metadata: { name: 'cancel-deps-web', annotations: { [Annotations.deletionDelay]: '1h' }, ownerReferences: [userRef] },
+                      data: { v: '1' },
+                    },
+                  },
+                },
+              ]
             : []),
         ],
       },
@@ -370,7 +531,12 @@ describe('bundlesmith CLI', () => {
   });
 
   it('lists objects released by a deleted Bundle; delete-now deletes one, cancel keeps the other', async () => {
-    await apply(bundleManifest('released', [{ name: 'x', cm: 'rel-x', delay: '1h' }, { name: 'y', cm: 'rel-y', delay: '1h' }]));
+    await apply(
+      bundleManifest('released', [
+        { name: 'x', cm: 'rel-x', delay: '1h' },
+        { name: 'y', cm: 'rel-y', delay: '1h' },
+      ]),
+    );
     await env.client.delete(bundles, ns, 'released', { uid: (await env.client.get(bundles, ns, 'released')).metadata.uid });
     await waitForGone(env, bundles, ns, 'released');
     await waitFor('released objects to be stamped', async () => (await stamped('rel-x')) && (await stamped('rel-y')));

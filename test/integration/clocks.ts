@@ -32,14 +32,17 @@ export class JumpingClock implements Clock {
   private arm(timer: { due: number; fn: () => void; handle?: NodeJS.Timeout }): void {
     clearTimeout(timer.handle);
     const wait = Math.min(timer.due - this.now(), 2 ** 31 - 1);
-    timer.handle = setTimeout(() => {
-      if (this.now() >= timer.due) {
-        this.timers.delete(timer);
-        timer.fn();
-      } else {
-        this.arm(timer);
-      }
-    }, Math.max(0, wait));
+    timer.handle = setTimeout(
+      () => {
+        if (this.now() >= timer.due) {
+          this.timers.delete(timer);
+          timer.fn();
+        } else {
+          this.arm(timer);
+        }
+      },
+      Math.max(0, wait),
+    );
     timer.handle.unref();
   }
 }

@@ -13,7 +13,16 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { KubeApiError } from '../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { conditionOf, run, waitFor, type TestEnv } from './harness.js';
-import { applyBundle, BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
+import {
+  applyBundle,
+  BUNDLE_RESOURCE_TYPE,
+  bundleManifest,
+  configMap,
+  getBundle,
+  waitForBundle,
+  waitForReady,
+  type KnownTypes,
+} from './bundles.js';
 
 export interface PropagationContext {
   env: TestEnv;
@@ -64,7 +73,9 @@ export async function foregroundKeepsWhatAnotherBundleLists(c: PropagationContex
   const fg1 = await getBundle(c.env, c.ns, 'fg1');
   expect(x.metadata.ownerReferences?.find((r) => r.controller === true)?.uid).toBe(fg1?.metadata.uid);
 
-  await applyBundle(c.env, c.ns, 'fg2', [{ name: 'x', object: { apiVersion: 'v2', kind: 'ConfigMap', metadata: { name: 'fg-x' }, data: { key: 'value' } } }]);
+  await applyBundle(c.env, c.ns, 'fg2', [
+    { name: 'x', object: { apiVersion: 'v2', kind: 'ConfigMap', metadata: { name: 'fg-x' }, data: { key: 'value' } } },
+  ]);
   await waitForBundle(c.env, c.ns, 'fg2', 'not Ready (its version is not served)', (b) => conditionOf(b, 'Ready')?.status === 'False');
 
   await c.pauseCollector();
@@ -94,7 +105,10 @@ export async function foregroundKeepsWhatAnotherBundleLists(c: PropagationContex
  * out; cf2 then takes the same object.
  */
 export async function foregroundKeepsWhatAConflictingBundleClaims(c: PropagationContext): Promise<void> {
-  await applyBundle(c.env, c.ns, 'cf1', [{ name: 'x', object: configMap('cf-x') }, { name: 'other', object: configMap('cf-other') }]);
+  await applyBundle(c.env, c.ns, 'cf1', [
+    { name: 'x', object: configMap('cf-x') },
+    { name: 'other', object: configMap('cf-other') },
+  ]);
   await waitForReady(c.env, c.ns, 'cf1');
   const cf1 = await getBundle(c.env, c.ns, 'cf1');
   await applyBundle(c.env, c.ns, 'cf2', [{ name: 'x', object: configMap('cf-x') }]);
@@ -112,7 +126,9 @@ export async function foregroundKeepsWhatAConflictingBundleClaims(c: Propagation
 
   await waitForReady(c.env, c.ns, 'cf2');
   const taken = await expectKept(c, 'cf-x', claimed.metadata.uid);
-  expect(taken.metadata.ownerReferences?.filter((r) => r.uid === cf2.metadata.uid)).toEqual([expect.objectContaining({ controller: true })]);
+  expect(taken.metadata.ownerReferences?.filter((r) => r.uid === cf2.metadata.uid)).toEqual([
+    expect.objectContaining({ controller: true }),
+  ]);
 }
 
 /**
@@ -124,11 +140,15 @@ export async function foregroundKeepsWhatAConflictingBundleClaims(c: Propagation
  * no stale claim holds it back.
  */
 export async function aLosingBundleWithdrawsItsClaim(c: PropagationContext): Promise<void> {
-  const claimsOn = async (): Promise<OwnerReference[]> => ((await c.env.client.get(c.t.configMap, c.ns, 'cw-x')).metadata.ownerReferences ?? []).filter((r) => r.controller !== true);
+  const claimsOn = async (): Promise<OwnerReference[]> =>
+    ((await c.env.client.get(c.t.configMap, c.ns, 'cw-x')).metadata.ownerReferences ?? []).filter((r) => r.controller !== true);
   await applyBundle(c.env, c.ns, 'cw1', [{ name: 'x', object: configMap('cw-x') }]);
   await waitForReady(c.env, c.ns, 'cw1');
   const x = await c.env.client.get(c.t.configMap, c.ns, 'cw-x');
-  await applyBundle(c.env, c.ns, 'cw2', [{ name: 'x', object: configMap('cw-x') }, { name: 'y', object: configMap('cw-y') }]);
+  await applyBundle(c.env, c.ns, 'cw2', [
+    { name: 'x', object: configMap('cw-x') },
+    { name: 'y', object: configMap('cw-y') },
+  ]);
   const cw2 = await waitForBundle(c.env, c.ns, 'cw2', 'in Conflict', (b) => conditionOf(b, 'Ready')?.status === 'False');
   await waitFor('cw2 to record its claim on cw-x', async () => (await claimsOn()).some((r) => r.uid === cw2.metadata.uid));
 
@@ -136,7 +156,10 @@ export async function aLosingBundleWithdrawsItsClaim(c: PropagationContext): Pro
   await waitFor('cw2 to withdraw its claim', async () => (await claimsOn()).length === 0);
   await expectKept(c, 'cw-x', x.metadata.uid);
 
-  await applyBundle(c.env, c.ns, 'cw2', [{ name: 'x', object: configMap('cw-x') }, { name: 'y', object: configMap('cw-y') }]);
+  await applyBundle(c.env, c.ns, 'cw2', [
+    { name: 'x', object: configMap('cw-x') },
+    { name: 'y', object: configMap('cw-y') },
+  ]);
   await waitFor('cw2 to claim cw-x again', async () => (await claimsOn()).some((r) => r.uid === cw2.metadata.uid));
   await c.env.client.delete(BUNDLE_RESOURCE_TYPE, c.ns, 'cw2', { uid: cw2.metadata.uid ?? '' });
   await waitFor('cw2 to be gone', async () => (await getBundle(c.env, c.ns, 'cw2')) === undefined, { timeoutMs: c.collectorTimeoutMs });
@@ -146,7 +169,9 @@ export async function aLosingBundleWithdrawsItsClaim(c: PropagationContext): Pro
   expect(await c.env.client.tryGet(c.t.configMap, c.ns, 'cw-y')).toBeUndefined();
 
   await deleteBundle(c, 'cw1', 'Foreground');
-  await waitFor('cw-x to be collected with cw1', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'cw-x')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  await waitFor('cw-x to be collected with cw1', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'cw-x')) === undefined, {
+    timeoutMs: c.collectorTimeoutMs,
+  });
 }
 
 /** With the collector paused: the finalizer lets fg-x go, then leaves fg1 to the collector. */
@@ -178,7 +203,11 @@ export async function foregroundReleasesKeptPolicies(c: PropagationContext): Pro
     await c.resumeCollector();
   }
   await waitFor('fgp to be gone', async () => (await getBundle(c.env, c.ns, 'fgp')) === undefined, { timeoutMs: c.collectorTimeoutMs });
-  await waitFor('the plain object to be collected', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'fgp-plain')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  await waitFor(
+    'the plain object to be collected',
+    async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'fgp-plain')) === undefined,
+    { timeoutMs: c.collectorTimeoutMs },
+  );
   const kept = await expectKept(c, 'fgp-keep', keep.metadata.uid);
   expect(kept.metadata.ownerReferences ?? []).toEqual([]);
   expect(stampOf(kept)).toBeUndefined();
@@ -210,11 +239,23 @@ async function finalizerStepsAsideLettingGo(c: PropagationContext, x: KubeObject
  * and the finalizer's clean-up meet on the same objects.
  */
 export async function orphanLeavesOnlyUserReferences(c: PropagationContext): Promise<void> {
-  const owner = await c.env.client.create(c.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'or-owner', namespace: c.ns } });
+  const owner = await c.env.client.create(c.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'or-owner', namespace: c.ns },
+  });
   const userRef: OwnerReference = { apiVersion: 'v1', kind: 'ConfigMap', name: 'or-owner', uid: owner.metadata.uid ?? '' };
   const cfgFixture = { name: 'cfg', object: configMap('or-cfg') };
-  const webFixture = { name: 'web', references: [{ resource: 'cfg' }], object: { ...configMap('or-web'), metadata: { name: 'or-web', ownerReferences: [userRef] } } };
-  await applyBundle(c.env, c.ns, 'or1', [cfgFixture, webFixture, { name: 'old', object: configMap('or-old', { k: 'v' }, { [Annotations.deletionDelay]: '1h' }) }]);
+  const webFixture = {
+    name: 'web',
+    references: [{ resource: 'cfg' }],
+    object: { ...configMap('or-web'), metadata: { name: 'or-web', ownerReferences: [userRef] } },
+  };
+  await applyBundle(c.env, c.ns, 'or1', [
+    cfgFixture,
+    webFixture,
+    { name: 'old', object: configMap('or-old', { k: 'v' }, { [Annotations.deletionDelay]: '1h' }) },
+  ]);
   await waitForReady(c.env, c.ns, 'or1');
   // "old" leaves the spec: its countdown starts (the Bundle still controls it).
   await applyBundle(c.env, c.ns, 'or1', [cfgFixture, webFixture]);
@@ -239,13 +280,23 @@ export async function orphanLeavesOnlyUserReferences(c: PropagationContext): Pro
   expect(stampOf(orphanedOld)).toBeUndefined();
 
   // The former sibling goes; the collector has seen it gone once it collects a canary it owned...
-  expect(await c.env.client.delete(c.t.configMap, c.ns, 'or-cfg', { uid: cfg.metadata.uid ?? '', propagationPolicy: 'Background' })).toBe('deleted');
+  expect(await c.env.client.delete(c.t.configMap, c.ns, 'or-cfg', { uid: cfg.metadata.uid ?? '', propagationPolicy: 'Background' })).toBe(
+    'deleted',
+  );
   await c.env.client.create(c.t.configMap, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'or-canary', namespace: c.ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'or-cfg', uid: cfg.metadata.uid ?? '' }] },
+    metadata: {
+      name: 'or-canary',
+      namespace: c.ns,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'or-cfg', uid: cfg.metadata.uid ?? '' }],
+    },
   });
-  await waitFor('the collector to collect the canary owned by the deleted or-cfg', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'or-canary')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+  await waitFor(
+    'the collector to collect the canary owned by the deleted or-cfg',
+    async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'or-canary')) === undefined,
+    { timeoutMs: c.collectorTimeoutMs },
+  );
   // ...and keeps the orphaned object, which no longer names it.
   await expectKept(c, 'or-web', web.metadata.uid);
 }
@@ -256,15 +307,25 @@ export async function orphanLeavesOnlyUserReferences(c: PropagationContext): Pro
  * once the collector's dry-run delete of `probe` (an object of type `rt` in
  * `c.ns` the guard protects) is refused by it. Returns what removes it again.
  */
-export async function installDeletionGuard(c: Pick<PropagationContext, 'env' | 'ns' | 'collector'>, rt: ResourceType, probe: { name: string; uid: string }): Promise<() => Promise<void>> {
-  return await installChartPolicy(c.env, c.ns, 'deletionguard.yaml', ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([c.collector.user])}`], async () => {
-    try {
-      await c.collector.client.delete(rt, c.ns, probe.name, { uid: probe.uid, dryRun: true });
-      return false;
-    } catch (err) {
-      return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
-    }
-  });
+export async function installDeletionGuard(
+  c: Pick<PropagationContext, 'env' | 'ns' | 'collector'>,
+  rt: ResourceType,
+  probe: { name: string; uid: string },
+): Promise<() => Promise<void>> {
+  return await installChartPolicy(
+    c.env,
+    c.ns,
+    'deletionguard.yaml',
+    ['--set', 'gc.mode=off', '--set-json', `deletionGuard.collectors=${JSON.stringify([c.collector.user])}`],
+    async () => {
+      try {
+        await c.collector.client.delete(rt, c.ns, probe.name, { uid: probe.uid, dryRun: true });
+        return false;
+      } catch (err) {
+        return err instanceof KubeApiError && err.code === 403 && err.message.includes('bundlesmith deletion guard');
+      }
+    },
+  );
 }
 
 /**
@@ -275,11 +336,30 @@ export async function installDeletionGuard(c: Pick<PropagationContext, 'env' | '
  * policies take effect a moment after they are stored).
  * Returns what removes it again.
  */
-export async function installChartPolicy(env: TestEnv, ns: string, template: string, helmArgs: string[], inForce: () => Promise<boolean>): Promise<() => Promise<void>> {
+export async function installChartPolicy(
+  env: TestEnv,
+  ns: string,
+  template: string,
+  helmArgs: string[],
+  inForce: () => Promise<boolean>,
+): Promise<() => Promise<void>> {
   const chart = join(repoRoot(), 'charts', 'bundlesmith');
-  const rendered = await run('helm', ['template', 'guard', chart, '-n', ns, '--show-only', `templates/${template}`, '--set', `watchNamespace=${ns}`, ...helmArgs]);
+  const rendered = await run('helm', [
+    'template',
+    'guard',
+    chart,
+    '-n',
+    ns,
+    '--show-only',
+    `templates/${template}`,
+    '--set',
+    `watchNamespace=${ns}`,
+    ...helmArgs,
+  ]);
   if (rendered.code !== 0) throw new Error(`helm template failed: ${rendered.stderr}`);
-  const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as KubeObject).filter((d) => d !== null);
+  const docs = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJSON() as KubeObject)
+    .filter((d) => d !== null);
   expect(docs.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
   const installed: { rt: ResourceType; name: string; uid: string }[] = [];
   for (const doc of docs) {
@@ -327,12 +407,23 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
   // The policy it takes from the defaults is written onto it, where the guard reads it.
   expect(byDefault.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
   // Another tool writes a deletionDelay no one can read onto a listed object (the operator's apply does not own the key).
-  const unreadable = await c.env.client.patch(c.t.configMap, c.ns, 'fgg-unreadable', { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } }, 'merge', { fieldManager: 'another-tool' });
+  const unreadable = await c.env.client.patch(
+    c.t.configMap,
+    c.ns,
+    'fgg-unreadable',
+    { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } },
+    'merge',
+    { fieldManager: 'another-tool' },
+  );
   const removeGuard = await installDeletionGuard(c, c.t.configMap, keep.metadata);
   try {
     await deleteBundle(c, 'fgg', 'Foreground');
     await waitFor('fgg to be gone', async () => (await getBundle(c.env, c.ns, 'fgg')) === undefined, { timeoutMs: c.collectorTimeoutMs });
-    await waitFor('the plain object to be collected', async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'fgg-plain')) === undefined, { timeoutMs: c.collectorTimeoutMs });
+    await waitFor(
+      'the plain object to be collected',
+      async () => (await c.env.client.tryGet(c.t.configMap, c.ns, 'fgg-plain')) === undefined,
+      { timeoutMs: c.collectorTimeoutMs },
+    );
     const kept = await expectKept(c, 'fgg-keep', keep.metadata.uid);
     expect(kept.metadata.ownerReferences ?? []).toEqual([]);
     expect(kept.metadata.annotations?.[Annotations.deletionPolicy]).toBe('Orphan');
@@ -359,15 +450,27 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
 export async function statusWriterArgs(env: TestEnv, ns: string): Promise<string[]> {
   const user = 'status-writer@example.com';
   const as = { fieldManager: 'test-admin' };
-  await env.client.apply(await resourceTypeOf(env, 'rbac.authorization.k8s.io/v1', 'Role'), {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'status-writer', namespace: ns },
-    rules: [{ apiGroups: ['smith.atlassian.com'], resources: ['bundles', 'bundles/status'], verbs: ['get', 'list', 'update', 'patch'] }],
-  }, as);
-  await env.client.apply(await resourceTypeOf(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding'), {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'status-writer', namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'status-writer' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-  }, as);
+  await env.client.apply(
+    await resourceTypeOf(env, 'rbac.authorization.k8s.io/v1', 'Role'),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'status-writer', namespace: ns },
+      rules: [{ apiGroups: ['smith.atlassian.com'], resources: ['bundles', 'bundles/status'], verbs: ['get', 'list', 'update', 'patch'] }],
+    },
+    as,
+  );
+  await env.client.apply(
+    await resourceTypeOf(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding'),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'status-writer', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'status-writer' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
+    as,
+  );
   return ['--as', user];
 }
 

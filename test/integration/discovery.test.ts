@@ -35,10 +35,14 @@ beforeAll(async () => {
     },
   });
   // The aggregator reports it unavailable once it has tried the (missing) Service.
-  await waitFor('the APIService to be reported unavailable', async () => {
-    const o = await env.client.tryGet(apiService, undefined, apiServiceName);
-    return conditionOf(o, 'Available')?.status === 'False';
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    'the APIService to be reported unavailable',
+    async () => {
+      const o = await env.client.tryGet(apiService, undefined, apiServiceName);
+      return conditionOf(o, 'Available')?.status === 'False';
+    },
+    { timeoutMs: 30_000 },
+  );
 });
 
 afterAll(async () => {
@@ -62,7 +66,13 @@ describe('discovery with an unavailable aggregated API', () => {
 
   it('the garbage collector starts, opens its workers and collects', async () => {
     const ns = await createNamespace(env, 'disc');
-    const gc = new GarbageCollector(env.client, { mode: 'cluster', workers: 2, namespaces: [ns], discoveryIntervalMs: 2_000, syncHoldMs: 5_000 });
+    const gc = new GarbageCollector(env.client, {
+      mode: 'cluster',
+      workers: 2,
+      namespaces: [ns],
+      discoveryIntervalMs: 2_000,
+      syncHoldMs: 5_000,
+    });
     try {
       await gc.start();
       await gc.waitForSync();
@@ -71,8 +81,16 @@ describe('discovery with an unavailable aggregated API', () => {
       expect(gc.watchedResources().some((r) => r.group === BROKEN_GROUP)).toBe(false);
       const owner = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: ns } });
       const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid, blockOwnerDeletion: true };
-      const dep = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dep', namespace: ns, ownerReferences: [ref] } });
-      const kept = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orphaned', namespace: ns, ownerReferences: [{ ...ref, uid: owner.metadata.uid }] } });
+      const dep = await env.client.create(cm, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'dep', namespace: ns, ownerReferences: [ref] },
+      });
+      const kept = await env.client.create(cm, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'orphaned', namespace: ns, ownerReferences: [{ ...ref, uid: owner.metadata.uid }] },
+      });
       // Foreground needs the complete graph: it completes, with the broken group not watched at all.
       await env.client.delete(cm, ns, 'owner', { uid: owner.metadata.uid, propagationPolicy: 'Foreground' });
       await waitForGone(env, cm, ns, 'dep', { timeoutMs: 30_000 });

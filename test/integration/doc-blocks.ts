@@ -29,7 +29,10 @@ export interface Block {
 export function blocks(markdown: string): Block[] {
   return [...markdown.matchAll(/(?:^[ \t]*<!--\s*(.*?)\s*-->\n)?^([ \t]*)```(\w*)\n([\s\S]*?)^[ \t]*```/gm)].map((m) => {
     const indent = m[2] ?? '';
-    const body = (m[4] ?? '').split('\n').map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join('\n');
+    const body = (m[4] ?? '')
+      .split('\n')
+      .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
+      .join('\n');
     return { note: m[1], lang: m[3] ?? '', body, line: markdown.slice(0, (m.index ?? 0) + m[0].indexOf('```')).split('\n').length };
   });
 }
@@ -74,10 +77,15 @@ function shellEnv(bin: string): NodeJS.ProcessEnv {
 /** Runs one command line with bash (pipes included, pipefail on) from the repository's root, against the test API server. */
 export async function sh(command: string, bin: string): Promise<RunResult> {
   return await new Promise((resolve) => {
-    execFile('bash', ['-o', 'pipefail', '-c', command], { cwd: repoRoot(), env: shellEnv(bin), maxBuffer: 32 * 1024 * 1024, timeout: 180_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      'bash',
+      ['-o', 'pipefail', '-c', command],
+      { cwd: repoRoot(), env: shellEnv(bin), maxBuffer: 32 * 1024 * 1024, timeout: 180_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -153,6 +161,8 @@ export async function renderedChart(release: string, namespace: string): Promise
  */
 export async function deleteRenderedChart(release: string, namespace: string): Promise<void> {
   const docs = (await renderedChart(release, namespace)).filter((d) => d.kind !== 'CustomResourceDefinition');
-  const result = await run('kubectl', ['delete', '--ignore-not-found', '-n', namespace, '-f', '-'], { input: docs.map((d) => stringify(d)).join('---\n') });
+  const result = await run('kubectl', ['delete', '--ignore-not-found', '-n', namespace, '-f', '-'], {
+    input: docs.map((d) => stringify(d)).join('---\n'),
+  });
   if (result.code !== 0) throw new Error(`kubectl delete of the rendered chart failed: ${result.stderr}`);
 }

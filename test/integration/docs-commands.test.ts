@@ -61,7 +61,8 @@ const SKIPPED = [
 const RELEASE = 'bundlesmith';
 const RELEASE_NAMESPACE = 'bundlesmith';
 const CRD = 'bundles.smith.atlassian.com';
-const INSTALL = 'helm install bundlesmith charts/bundlesmith -n bundlesmith --create-namespace --set image.repository=registry.example.com/platform/bundlesmith,image.tag=0.1.0';
+const INSTALL =
+  'helm install bundlesmith charts/bundlesmith -n bundlesmith --create-namespace --set image.repository=registry.example.com/platform/bundlesmith,image.tag=0.1.0';
 const IMAGE = 'registry.example.com/platform/bundlesmith:0.1.0';
 
 let env: TestEnv;
@@ -83,7 +84,8 @@ async function crd(): Promise<{ labels: Record<string, string>; annotations: Rec
 /** The operator's container in the release's Deployment, if there is one. */
 async function releaseContainer(): Promise<{ image: string; args: string[] } | undefined> {
   const deployment = await env.client.tryGet(deployments, RELEASE_NAMESPACE, RELEASE);
-  return (deployment as { spec?: { template: { spec: { containers: { image: string; args: string[] }[] } } } } | undefined)?.spec?.template.spec.containers[0];
+  return (deployment as { spec?: { template: { spec: { containers: { image: string; args: string[] }[] } } } } | undefined)?.spec?.template
+    .spec.containers[0];
 }
 
 async function kubectlOk(args: string[]): Promise<void> {
@@ -94,7 +96,14 @@ async function kubectlOk(args: string[]): Promise<void> {
 /** What the pages say to do with a CRD created outside Helm before installing the release that is to own it. */
 async function handCrdToRelease(): Promise<void> {
   await kubectlOk(['label', '--overwrite', 'crd', CRD, 'app.kubernetes.io/managed-by=Helm']);
-  await kubectlOk(['annotate', '--overwrite', 'crd', CRD, `meta.helm.sh/release-name=${RELEASE}`, `meta.helm.sh/release-namespace=${RELEASE_NAMESPACE}`]);
+  await kubectlOk([
+    'annotate',
+    '--overwrite',
+    'crd',
+    CRD,
+    `meta.helm.sh/release-name=${RELEASE}`,
+    `meta.helm.sh/release-namespace=${RELEASE_NAMESPACE}`,
+  ]);
 }
 
 /**
@@ -106,9 +115,14 @@ async function handCrdToRelease(): Promise<void> {
 async function removeReleaseNamespace(): Promise<void> {
   if ((await env.client.tryGet(namespaces, undefined, RELEASE_NAMESPACE)) === undefined) return;
   await kubectlOk(['delete', 'namespace', RELEASE_NAMESPACE, '--wait=false']);
-  const finalized = await run('kubectl', ['replace', '--raw', `/api/v1/namespaces/${RELEASE_NAMESPACE}/finalize`, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: RELEASE_NAMESPACE }, spec: { finalizers: [] } }) });
+  const finalized = await run('kubectl', ['replace', '--raw', `/api/v1/namespaces/${RELEASE_NAMESPACE}/finalize`, '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: RELEASE_NAMESPACE }, spec: { finalizers: [] } }),
+  });
   if (finalized.code !== 0) throw new Error(`finalizing namespace ${RELEASE_NAMESPACE}: ${finalized.stderr}`);
-  await waitFor(`namespace ${RELEASE_NAMESPACE} to be gone`, async () => (await env.client.tryGet(namespaces, undefined, RELEASE_NAMESPACE)) === undefined);
+  await waitFor(
+    `namespace ${RELEASE_NAMESPACE} to be gone`,
+    async () => (await env.client.tryGet(namespaces, undefined, RELEASE_NAMESPACE)) === undefined,
+  );
 }
 
 /** What runs right before a command, by page and command, then by its occurrence on the page. */
@@ -124,20 +138,38 @@ const installed = async (r: RunResult): Promise<void> => {
 /** What each command must print or do, by page and command, then by its occurrence on the page. */
 const CHECKS: Record<string, ((r: RunResult) => Promise<void> | void)[]> = {
   // The committed summary is the one bench/results.json gives.
-  'benchmarks.md: npm run bench:summary                 # the summary table above again from bench/results.json': [(r) => expect(r.stderr).toMatch(/unchanged: the summary in docs\/benchmarks\.md/)],
-  'development.md: kubectl apply --server-side -f crds/': [(r) => expect(r.stdout).toMatch(/customresourcedefinition\.apiextensions\.k8s\.io\/bundles\.smith\.atlassian\.com serverside-applied/)],
-  'development.md: kubectl apply -n my-team -f examples/configmap-secret-deployment.yaml': [(r) => expect(r.stdout).toMatch(/bundle\.smith\.atlassian\.com\/web (created|configured)/)],
-  'development.md: kubectl get bundles -n my-team            # READY, STATUS (what blocks it, or what it waits for), RESOURCES, PENDING-DELETIONS, AGE; -o wide for more': [
-    async (r) => {
-      expect(r.stdout).toMatch(/^NAME\s+READY\s+STATUS\s+RESOURCES\s+PENDING-DELETIONS\s+AGE\nweb\s/);
-      // The operator started from source reconciles the example: it applies the Bundle's ConfigMap.
-      await waitFor('the operator started by npm start to apply web-config', () => env.client.tryGet(configMaps, 'my-team', 'web-config'), { timeoutMs: 90_000 });
-    },
+  'benchmarks.md: npm run bench:summary                 # the summary table above again from bench/results.json': [
+    (r) => expect(r.stderr).toMatch(/unchanged: the summary in docs\/benchmarks\.md/),
   ],
-  'operations.md: kubectl label crd bundles.smith.atlassian.com app.kubernetes.io/managed-by=Helm': [async () => expect((await crd())?.labels['app.kubernetes.io/managed-by']).toBe('Helm')],
-  'operations.md: kubectl annotate crd bundles.smith.atlassian.com meta.helm.sh/release-name=RELEASE meta.helm.sh/release-namespace=NAMESPACE': [
-    async () => expect((await crd())?.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'RELEASE', 'meta.helm.sh/release-namespace': 'NAMESPACE' }),
+  'development.md: kubectl apply --server-side -f crds/': [
+    (r) => expect(r.stdout).toMatch(/customresourcedefinition\.apiextensions\.k8s\.io\/bundles\.smith\.atlassian\.com serverside-applied/),
   ],
+  'development.md: kubectl apply -n my-team -f examples/configmap-secret-deployment.yaml': [
+    (r) => expect(r.stdout).toMatch(/bundle\.smith\.atlassian\.com\/web (created|configured)/),
+  ],
+  'development.md: kubectl get bundles -n my-team            # READY, STATUS (what blocks it, or what it waits for), RESOURCES, PENDING-DELETIONS, AGE; -o wide for more':
+    [
+      async (r) => {
+        expect(r.stdout).toMatch(/^NAME\s+READY\s+STATUS\s+RESOURCES\s+PENDING-DELETIONS\s+AGE\nweb\s/);
+        // The operator started from source reconciles the example: it applies the Bundle's ConfigMap.
+        await waitFor(
+          'the operator started by npm start to apply web-config',
+          () => env.client.tryGet(configMaps, 'my-team', 'web-config'),
+          { timeoutMs: 90_000 },
+        );
+      },
+    ],
+  'operations.md: kubectl label crd bundles.smith.atlassian.com app.kubernetes.io/managed-by=Helm': [
+    async () => expect((await crd())?.labels['app.kubernetes.io/managed-by']).toBe('Helm'),
+  ],
+  'operations.md: kubectl annotate crd bundles.smith.atlassian.com meta.helm.sh/release-name=RELEASE meta.helm.sh/release-namespace=NAMESPACE':
+    [
+      async () =>
+        expect((await crd())?.annotations).toMatchObject({
+          'meta.helm.sh/release-name': 'RELEASE',
+          'meta.helm.sh/release-namespace': 'NAMESPACE',
+        }),
+    ],
   [`operations.md: ${INSTALL}`]: [installed, installed],
   'operations.md: helm upgrade bundlesmith charts/bundlesmith -n bundlesmith --reuse-values --set tenancy.defaultServiceAccount=bundles': [
     async (r) => {
@@ -173,8 +205,13 @@ afterAll(async () => {
   if (crdMetadata) {
     // The CRD's labels and annotations as they were: keys the pages added removed, the others set back.
     const now = (await crd()) ?? { labels: {}, annotations: {} };
-    const back = (was: Record<string, string>, is: Record<string, string>): Record<string, string | null> => ({ ...Object.fromEntries(Object.keys(is).map((k) => [k, null])), ...was });
-    const patch = { metadata: { labels: back(crdMetadata.labels, now.labels), annotations: back(crdMetadata.annotations, now.annotations) } };
+    const back = (was: Record<string, string>, is: Record<string, string>): Record<string, string | null> => ({
+      ...Object.fromEntries(Object.keys(is).map((k) => [k, null])),
+      ...was,
+    });
+    const patch = {
+      metadata: { labels: back(crdMetadata.labels, now.labels), annotations: back(crdMetadata.annotations, now.annotations) },
+    };
     await kubectlOk(['patch', 'crd', CRD, '--type', 'merge', '-p', JSON.stringify(patch)]);
   }
   if (!releaseNamespaceExisted) await removeReleaseNamespace();
@@ -183,20 +220,37 @@ afterAll(async () => {
 });
 
 it('fences every block as what it is: ```sh for commands, ```console for a session shown, ```text, ```yaml, ```json or ```mermaid', () => {
-  const unfenced = [...PAGES, ...NOTES].flatMap((page) => pageBlocks(page).filter((b) => !FENCES.includes(b.lang)).map((b) => `${page}:${b.line} \`\`\`${b.lang}`));
+  const unfenced = [...PAGES, ...NOTES].flatMap((page) =>
+    pageBlocks(page)
+      .filter((b) => !FENCES.includes(b.lang))
+      .map((b) => `${page}:${b.line} \`\`\`${b.lang}`),
+  );
   expect(unfenced).toEqual([]);
 });
 
 it('skips only the blocks listed here, each saying which test runs it or why it cannot run here', () => {
-  const skipped = PAGES.flatMap((page) => pageBlocks(page).filter((b) => b.lang === 'sh' && skipReason(b, THIS_FILE) !== undefined).map((b) => ({ page, block: b })));
+  const skipped = PAGES.flatMap((page) =>
+    pageBlocks(page)
+      .filter((b) => b.lang === 'sh' && skipReason(b, THIS_FILE) !== undefined)
+      .map((b) => ({ page, block: b })),
+  );
   expect(skipped.map(({ page, block }) => `${page}: ${commands(block)[0] ?? ''}`)).toEqual(SKIPPED);
   for (const { block } of skipped) expect((skipReason(block, THIS_FILE) ?? '').length).toBeGreaterThan(20);
   // A note that names another file, or no file, is no opt-out: such a block runs, and says nothing.
-  const otherNotes = PAGES.flatMap((page) => pageBlocks(page).filter((b) => b.lang === 'sh' && b.note !== undefined && skipReason(b, THIS_FILE) === undefined).map((b) => `${page}:${b.line} ${b.note ?? ''}`));
+  const otherNotes = PAGES.flatMap((page) =>
+    pageBlocks(page)
+      .filter((b) => b.lang === 'sh' && b.note !== undefined && skipReason(b, THIS_FILE) === undefined)
+      .map((b) => `${page}:${b.line} ${b.note ?? ''}`),
+  );
   expect(otherNotes).toEqual([]);
 });
 
-const runnable = PAGES.map((page) => ({ page, lines: pageBlocks(page).filter((b) => b.lang === 'sh' && skipReason(b, THIS_FILE) === undefined).flatMap(commands) })).filter((p) => p.lines.length > 0);
+const runnable = PAGES.map((page) => ({
+  page,
+  lines: pageBlocks(page)
+    .filter((b) => b.lang === 'sh' && skipReason(b, THIS_FILE) === undefined)
+    .flatMap(commands),
+})).filter((p) => p.lines.length > 0);
 
 it('runs the commands of at least the pages that have some', () => {
   expect(runnable.map((p) => p.page)).toEqual(expect.arrayContaining(['benchmarks.md', 'development.md', 'operations.md']));
@@ -218,19 +272,33 @@ for (const { page, lines } of runnable) {
         }
         const result = await sh(command, bin);
         const failed = result.code !== 0;
-        expect({ page, command, code: result.code, stderr: failed ? result.stderr : '', background: failed ? jobs.map((j) => `${j.command}\n${j.output()}`) : [] }).toEqual({ page, command, code: 0, stderr: '', background: [] });
+        expect({
+          page,
+          command,
+          code: result.code,
+          stderr: failed ? result.stderr : '',
+          background: failed ? jobs.map((j) => `${j.command}\n${j.output()}`) : [],
+        }).toEqual({ page, command, code: 0, stderr: '', background: [] });
         try {
           await CHECKS[key]?.[n]?.(result);
         } catch (err) {
-          throw new Error(`${key}: ${err instanceof Error ? err.message : String(err)}\n${jobs.map((j) => `background: ${j.command} (${j.running() ? 'running' : 'exited'})\n${j.output()}`).join('\n')}\nstdout:\n${result.stdout}`);
+          throw new Error(
+            `${key}: ${err instanceof Error ? err.message : String(err)}\n${jobs.map((j) => `background: ${j.command} (${j.running() ? 'running' : 'exited'})\n${j.output()}`).join('\n')}\nstdout:\n${result.stdout}`,
+          );
         }
       }
       // What runs in the background is still running when the page is done with it.
-      for (const job of jobs) expect({ command: job.command, running: job.running(), output: job.running() ? '' : job.output() }).toEqual({ command: job.command, running: true, output: '' });
+      for (const job of jobs)
+        expect({ command: job.command, running: job.running(), output: job.running() ? '' : job.output() }).toEqual({
+          command: job.command,
+          running: true,
+          output: '',
+        });
     } finally {
       for (const job of jobs) await job.stop();
     }
     // Every check and preparation ran: the page still has each command they are about, as often.
-    for (const [key, list] of [...Object.entries(CHECKS), ...Object.entries(BEFORE)].filter(([k]) => k.startsWith(`${page}: `))) expect({ key, runs: seen.get(key) ?? 0 }).toEqual({ key, runs: list.length });
+    for (const [key, list] of [...Object.entries(CHECKS), ...Object.entries(BEFORE)].filter(([k]) => k.startsWith(`${page}: `)))
+      expect({ key, runs: seen.get(key) ?? 0 }).toEqual({ key, runs: list.length });
   }, 300_000);
 }

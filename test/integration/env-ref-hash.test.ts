@@ -51,20 +51,47 @@ async function generation(name: string): Promise<number | undefined> {
   return (await f.env.client.tryGet(f.t.deployment, f.ns, name))?.metadata.generation;
 }
 
-it('Smith\'s scenario: the template carries Smith\'s values as the ConfigMap and then the Secret change, only on the workloads that read them', async () => {
-  await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'map1', namespace: f.ns }, data: { a: 'b' } });
-  await f.env.client.create(f.t.secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'secret1', namespace: f.ns }, data: { x: b64('b') } });
-  await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other', namespace: f.ns }, data: { k: 'v' } });
+it("Smith's scenario: the template carries Smith's values as the ConfigMap and then the Secret change, only on the workloads that read them", async () => {
+  await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'map1', namespace: f.ns },
+    data: { a: 'b' },
+  });
+  await f.env.client.create(f.t.secret, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'secret1', namespace: f.ns },
+    data: { x: b64('b') },
+  });
+  await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'other', namespace: f.ns },
+    data: { k: 'v' },
+  });
   await applyBundle(f.env, f.ns, 'smith', [
-    { name: 'reader', object: deployment('reader', container({ envFrom: [{ configMapRef: { name: 'map1' } }, { secretRef: { name: 'secret1' } }] })) },
-    { name: 'bystander', object: deployment('bystander', container({ env: [{ name: 'K', valueFrom: { configMapKeyRef: { name: 'other', key: 'k' } } }] })) },
+    {
+      name: 'reader',
+      object: deployment('reader', container({ envFrom: [{ configMapRef: { name: 'map1' } }, { secretRef: { name: 'secret1' } }] })),
+    },
+    {
+      name: 'bystander',
+      object: deployment('bystander', container({ env: [{ name: 'K', valueFrom: { configMapKeyRef: { name: 'other', key: 'k' } } }] })),
+    },
   ]);
   await hashBecomes('reader', SMITH.initial);
   const bystander = await waitFor('bystander hashed', () => templateHash('bystander'));
   const bystanderGeneration = await generation('bystander');
 
   const cm = await f.env.client.get(f.t.configMap, f.ns, 'map1');
-  await f.env.client.patch(f.t.configMap, f.ns, 'map1', { data: { a: 'b', b: 'a' }, metadata: { resourceVersion: cm.metadata.resourceVersion } }, 'merge');
+  await f.env.client.patch(
+    f.t.configMap,
+    f.ns,
+    'map1',
+    { data: { a: 'b', b: 'a' }, metadata: { resourceVersion: cm.metadata.resourceVersion } },
+    'merge',
+  );
   await hashBecomes('reader', SMITH.configMapChanged);
 
   await f.env.client.patch(f.t.secret, f.ns, 'secret1', { data: { z: b64('c') } }, 'merge');
@@ -80,23 +107,45 @@ it('a missing source that is not optional blocks the workload with EnvSourceNotF
     { name: 'needs', object: deployment('needs', container({ envFrom: [{ secretRef: { name: 'later' } }] })) },
     { name: 'optional', object: deployment('optional', container({ envFrom: [{ configMapRef: { name: 'never', optional: true } }] })) },
   ]);
-  const blocked = await waitForBundle(f.env, f.ns, 'missing', 'needs blocked', (b) => resourceCondition(b, 'needs', 'Blocked')?.status === 'True');
+  const blocked = await waitForBundle(
+    f.env,
+    f.ns,
+    'missing',
+    'needs blocked',
+    (b) => resourceCondition(b, 'needs', 'Blocked')?.status === 'True',
+  );
   const condition = resourceCondition(blocked, 'needs', 'Blocked');
   expect(condition?.reason).toBe(Reasons.EnvSourceNotFound);
   expect(condition?.message).toContain('Secret "later" not found');
   expect(await f.env.client.tryGet(f.t.deployment, f.ns, 'needs')).toBeUndefined();
   await waitFor('optional applied', () => templateHash('optional'));
 
-  await f.env.client.create(f.t.secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'later', namespace: f.ns }, stringData: { token: 't' } });
+  await f.env.client.create(f.t.secret, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'later', namespace: f.ns },
+    stringData: { token: 't' },
+  });
   await waitFor('needs applied once its Secret exists', () => templateHash('needs'));
-  const after = await waitForBundle(f.env, f.ns, 'missing', 'needs no longer blocked', (b) => resourceCondition(b, 'needs', 'Blocked')?.status !== 'True');
+  const after = await waitForBundle(
+    f.env,
+    f.ns,
+    'missing',
+    'needs no longer blocked',
+    (b) => resourceCondition(b, 'needs', 'Blocked')?.status !== 'True',
+  );
   expect(resourceCondition(after, 'needs', 'Blocked')?.status).not.toBe('True');
 });
 
-it('the Bundle\'s own ConfigMap: one edit of it and of the workload is applied ConfigMap first and rolls the workload once, to the hash of the applied data', async () => {
+it("the Bundle's own ConfigMap: one edit of it and of the workload is applied ConfigMap first and rolls the workload once, to the hash of the applied data", async () => {
   const resources = (value: string, image: string) => [
     { name: 'settings', object: configMap('settings', { mode: value }) },
-    { name: 'app', object: deployment('own-app', { containers: [{ name: 'app', image, env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'settings', key: 'mode' } } }] }] }) },
+    {
+      name: 'app',
+      object: deployment('own-app', {
+        containers: [{ name: 'app', image, env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'settings', key: 'mode' } } }] }],
+      }),
+    },
   ];
   await applyBundle(f.env, f.ns, 'own', resources('a', 'registry.k8s.io/pause:3.10'));
   const first = await waitFor('own-app hashed', () => templateHash('own-app'));
@@ -112,8 +161,19 @@ it('the Bundle\'s own ConfigMap: one edit of it and of the workload is applied C
 });
 
 it('rollOnChange: volumes: a mounted ConfigMap changes the hash only with the annotation', async () => {
-  await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'files', namespace: f.ns }, data: { 'app.conf': 'v1' } });
-  const mounting = { volumes: [{ name: 'files', configMap: { name: 'files' } }], ...container({ volumeMounts: [{ name: 'files', mountPath: '/etc/app' }], envFrom: [{ configMapRef: { name: 'map1', optional: true } }] }) };
+  await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'files', namespace: f.ns },
+    data: { 'app.conf': 'v1' },
+  });
+  const mounting = {
+    volumes: [{ name: 'files', configMap: { name: 'files' } }],
+    ...container({
+      volumeMounts: [{ name: 'files', mountPath: '/etc/app' }],
+      envFrom: [{ configMapRef: { name: 'map1', optional: true } }],
+    }),
+  };
   await applyBundle(f.env, f.ns, 'volumes', [
     { name: 'opted', object: deployment('opted', mounting, { [Annotations.rollOnChange]: 'volumes' }) },
     { name: 'plain', object: deployment('plain', mounting) },

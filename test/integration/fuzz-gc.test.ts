@@ -30,12 +30,16 @@ afterAll(async () => {
 });
 
 describe('garbage collector: differential fuzzing against kube-controller-manager', () => {
-  it.each(SEEDS)('seed %i reaches the reference end state', async (seed) => {
-    const result = await suite.runSeed(seed);
-    // On failure jest prints the divergences and the replay (the plan's steps
-    // that touch the diverging objects) next to the empty expectation.
-    expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
-  }, 300_000);
+  it.each(SEEDS)(
+    'seed %i reaches the reference end state',
+    async (seed) => {
+      const result = await suite.runSeed(seed);
+      // On failure jest prints the divergences and the replay (the plan's steps
+      // that touch the diverging objects) next to the empty expectation.
+      expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
+    },
+    300_000,
+  );
 });
 
 // Seeds of the widened generator (issue 23), which pass on the current code: 9003 (the mid-run CRD at v1alpha1
@@ -44,8 +48,12 @@ describe('garbage collector: differential fuzzing against kube-controller-manage
 const WIDENED_SEEDS = [9003, 9005];
 
 describe('garbage collector: differential fuzzing against kube-controller-manager, widened generator (issue 23)', () => {
-  it.each(WIDENED_SEEDS)('seed %i reaches the reference end state', async (seed) => {
-    const result = await suite.runSeed(seed, { widen: true });
-    expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
-  }, 300_000);
+  it.each(WIDENED_SEEDS)(
+    'seed %i reaches the reference end state',
+    async (seed) => {
+      const result = await suite.runSeed(seed, { widen: true });
+      expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
+    },
+    300_000,
+  );
 });

@@ -49,16 +49,24 @@ afterAll(async () => {
 });
 
 describe('soft-delete model-based fuzzing', () => {
-  it.each(SEEDS)('seed %i: nothing deleted before the rules allow it, nothing left after', async (seed) => {
-    const result = await suite.runSeed(seed);
-    // The replay names the steps that touched each diverging object and the operator logs.
-    expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
-  }, 240_000);
+  it.each(SEEDS)(
+    'seed %i: nothing deleted before the rules allow it, nothing left after',
+    async (seed) => {
+      const result = await suite.runSeed(seed);
+      // The replay names the steps that touched each diverging object and the operator logs.
+      expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
+    },
+    240_000,
+  );
 });
 
 describe('soft-delete model-based fuzzing, widened generator (issue 23)', () => {
-  it.each(WIDENED_SEEDS)('seed %i: nothing deleted before the rules allow it, nothing left after', async (seed) => {
-    const result = await widened.runSeed(seed);
-    expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
-  }, 300_000);
+  it.each(WIDENED_SEEDS)(
+    'seed %i: nothing deleted before the rules allow it, nothing left after',
+    async (seed) => {
+      const result = await widened.runSeed(seed);
+      expect({ divergences: result.divergences, replay: result.replay }).toEqual({ divergences: [], replay: undefined });
+    },
+    300_000,
+  );
 });

@@ -22,7 +22,10 @@ export function gadgetCrd(group: string, versions: readonly GadgetVersion[]): Re
       group,
       scope: 'Namespaced',
       names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-      versions: versions.map((v) => ({ ...v, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } })),
+      versions: versions.map((v) => ({
+        ...v,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      })),
     },
   };
 }
@@ -48,5 +51,8 @@ export async function installGadgets(env: TestEnv, group: string, versions: read
 export async function setGadgetVersions(env: TestEnv, group: string, versions: readonly GadgetVersion[]): Promise<void> {
   const current = await env.client.get(CRD_RESOURCE, undefined, `gadgets.${group}`);
   const next = gadgetCrd(group, versions);
-  await env.client.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`, { ...next, metadata: { ...(next.metadata as object), resourceVersion: current.metadata.resourceVersion } });
+  await env.client.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`, {
+    ...next,
+    metadata: { ...(next.metadata as object), resourceVersion: current.metadata.resourceVersion },
+  });
 }

@@ -32,10 +32,21 @@ afterAll(async () => {
   env?.close();
 });
 
-const ref = (owner: KubeObject, controller = true): OwnerReference => ({ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, blockOwnerDeletion: true, ...(controller ? { controller: true } : {}) });
+const ref = (owner: KubeObject, controller = true): OwnerReference => ({
+  apiVersion: owner.apiVersion,
+  kind: owner.kind,
+  name: owner.metadata.name,
+  uid: owner.metadata.uid,
+  blockOwnerDeletion: true,
+  ...(controller ? { controller: true } : {}),
+});
 
 async function create(rt: ResourceType, name: string, owner?: KubeObject): Promise<KubeObject> {
-  return env.client.create(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace: ns, ...(owner ? { ownerReferences: [ref(owner)] } : {}) } });
+  return env.client.create(rt, {
+    apiVersion: rt.apiVersion,
+    kind: rt.kind,
+    metadata: { name, namespace: ns, ...(owner ? { ownerReferences: [ref(owner)] } : {}) },
+  });
 }
 
 async function remove(rt: ResourceType, obj: KubeObject): Promise<void> {
@@ -63,7 +74,13 @@ describe('garbage collector, --gc=bundles', () => {
     const plain = await create(cm, 'plain');
     const plainChild = await create(secret, 'plain-child', plain);
     const plainGrandchild = await create(cm, 'plain-grandchild', plainChild);
-    await waitFor('the collector to see the chains', () => gc.graphSize() > 0 && gc.engine.graph.get(plainGrandchild.metadata.uid) !== undefined && gc.engine.graph.get(grandchild2.metadata.uid) !== undefined);
+    await waitFor(
+      'the collector to see the chains',
+      () =>
+        gc.graphSize() > 0 &&
+        gc.engine.graph.get(plainGrandchild.metadata.uid) !== undefined &&
+        gc.engine.graph.get(grandchild2.metadata.uid) !== undefined,
+    );
 
     await remove(cm, plain);
     await remove(cm, object);

@@ -41,11 +41,21 @@ function capture(): { io: CliIo; out: string[]; err: string[] } {
   return { io: { out: (l) => out.push(l), err: (l) => err.push(l), isTty: false }, out, err };
 }
 
-const ref = (o: KubeObject, blocking = false) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid, ...(blocking ? { blockOwnerDeletion: true } : {}) });
+const ref = (o: KubeObject, blocking = false) => ({
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  name: o.metadata.name,
+  uid: o.metadata.uid,
+  ...(blocking ? { blockOwnerDeletion: true } : {}),
+});
 
 it('prints the dependents the collector holds under an owner: tree, JSON and DOT; an owner waiting for its dependents and a dependent being deleted marked', async () => {
   const owner = await env.client.create(secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'g-owner', namespace: ns } });
-  const a = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'g-a', namespace: ns, ownerReferences: [ref(owner, true)] } });
+  const a = await env.client.create(cm, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'g-a', namespace: ns, ownerReferences: [ref(owner, true)] },
+  });
   await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'g-b', namespace: ns, ownerReferences: [ref(a)] } });
   const base = `http://127.0.0.1:${debug.port}`;
   try {
@@ -67,14 +77,21 @@ it('prints the dependents the collector holds under an owner: tree, JSON and DOT
     expect(dot.out.join('\n')).toContain(`"${owner.metadata.uid}" -> "${a.metadata.uid}" [style=bold];`);
 
     // Foreground deletion of the owner while a blocking dependent is held by a foreign finalizer: both marked.
-    await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'g-held', namespace: ns, finalizers: ['example.com/hold'], ownerReferences: [ref(owner, true)] } });
+    await env.client.create(cm, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'g-held', namespace: ns, finalizers: ['example.com/hold'], ownerReferences: [ref(owner, true)] },
+    });
     await env.client.delete(secret, ns, 'g-owner', { uid: owner.metadata.uid ?? '', propagationPolicy: 'Foreground' });
     const waiting = await waitFor('the owner to wait for its held dependent', async () => {
       const c = capture();
       const code = await runCli(['gc-graph', '--owner', 'Secret/g-owner', '-n', ns, '--debug-url', base], c.io);
       return code === 0 && c.out.length === 2 && c.out[1]?.includes('being deleted') ? c.out : undefined;
     });
-    expect(waiting).toEqual([`Secret/${ns}/g-owner  (waiting for its dependents)`, `└─ ConfigMap/${ns}/g-held  (being deleted)  [blocks owner deletion]`]);
+    expect(waiting).toEqual([
+      `Secret/${ns}/g-owner  (waiting for its dependents)`,
+      `└─ ConfigMap/${ns}/g-held  (being deleted)  [blocks owner deletion]`,
+    ]);
 
     const missing = capture();
     expect(await runCli(['gc-graph', '--owner', 'Secret/nothing', '-n', ns, '--debug-url', base], missing.io)).toBe(1);

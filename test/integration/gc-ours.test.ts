@@ -79,7 +79,11 @@ describe('garbage collector (ours) on a real apiserver', () => {
   it.each(scenarios.map((s) => [s.name, s] as const))('%s', async (name, scenario) => {
     const [ns, ns2] = namespaces.get(name)!;
     const collectorWatches = async (rt: ResourceType): Promise<void> => {
-      await waitFor(`the collector to watch ${rt.plural}`, () => gc.watchedResources().some((w) => w.group === rt.group && w.plural === rt.plural), { timeoutMs: 30_000 });
+      await waitFor(
+        `the collector to watch ${rt.plural}`,
+        () => gc.watchedResources().some((w) => w.group === rt.group && w.plural === rt.plural),
+        { timeoutMs: 30_000 },
+      );
       await gc.waitForSync();
     };
     const ctx: ScenarioContext = { env, ns, ns2, cm, widget, timeoutMs: 45_000, collectorWatches, collectorDown, collectorUp };
@@ -99,7 +103,19 @@ describe('garbage collector (ours) on a real apiserver', () => {
         metadata: {
           name,
           namespace: ns,
-          ...(owner ? { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.o.metadata.name, uid: owner.o.metadata.uid, blockOwnerDeletion: owner.blocking }] } : {}),
+          ...(owner
+            ? {
+                ownerReferences: [
+                  {
+                    apiVersion: 'v1',
+                    kind: 'ConfigMap',
+                    name: owner.o.metadata.name,
+                    uid: owner.o.metadata.uid,
+                    blockOwnerDeletion: owner.blocking,
+                  },
+                ],
+              }
+            : {}),
           ...(finalizers ? { finalizers } : {}),
         },
       });
@@ -124,7 +140,9 @@ describe('garbage collector (ours) on a real apiserver', () => {
   it('leaves one GarbageCollected event per cascade, on the owner, naming what it deleted and the owner chain', async () => {
     const scenario = scenarios.find((s) => s.name === 'a dependent created with a non-existent owner is collected');
     const [ns] = namespaces.get(scenario!.name)!;
-    const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as { items?: { reason?: string; note?: string; regarding?: { name?: string } }[] };
+    const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as {
+      items?: { reason?: string; note?: string; regarding?: { name?: string } }[];
+    };
     const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected');
     expect(collected.map((e) => e.regarding?.name)).toEqual(['never-existed']);
     expect(collected[0]?.note).toContain('Deleted 1 dependent (ConfigMap: 1)');
@@ -136,14 +154,32 @@ describe('garbage collector (ours) on a real apiserver', () => {
     const [ns] = namespaces.get(SERIES)!;
     const owner = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'many-owner', namespace: ns } });
     const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'many-owner', uid: owner.metadata.uid };
-    for (let i = 0; i < 40; i++) await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `many-${i}`, namespace: ns, ownerReferences: [ref] } });
+    for (let i = 0; i < 40; i++)
+      await env.client.create(cm, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `many-${i}`, namespace: ns, ownerReferences: [ref] },
+      });
     await env.client.delete(cm, ns, 'many-owner', { uid: owner.metadata.uid });
-    await waitFor('the 40 dependents to be collected', async () => (await env.client.list(cm, ns)).items.filter((o) => o.metadata.name.startsWith('many-') && o.metadata.deletionTimestamp === undefined).length === 0, { timeoutMs: 45_000 });
-    const said = await waitFor('the cascade event to say 40', async () => {
-      const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as { items?: { reason?: string; note?: string; regarding?: { name?: string }; series?: { count?: number } }[] };
-      const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected');
-      return collected.length === 1 && collected[0]?.note?.includes('Deleted 40 dependents (ConfigMap: 40)') ? collected : undefined;
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      'the 40 dependents to be collected',
+      async () =>
+        (await env.client.list(cm, ns)).items.filter(
+          (o) => o.metadata.name.startsWith('many-') && o.metadata.deletionTimestamp === undefined,
+        ).length === 0,
+      { timeoutMs: 45_000 },
+    );
+    const said = await waitFor(
+      'the cascade event to say 40',
+      async () => {
+        const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`)) as {
+          items?: { reason?: string; note?: string; regarding?: { name?: string }; series?: { count?: number } }[];
+        };
+        const collected = (events.items ?? []).filter((e) => e.reason === 'GarbageCollected');
+        return collected.length === 1 && collected[0]?.note?.includes('Deleted 40 dependents (ConfigMap: 40)') ? collected : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(said[0]?.regarding?.name).toBe('many-owner');
   });
 });

@@ -56,10 +56,20 @@ async function bind(name: string, role: string): Promise<void> {
   });
 }
 
-const ref = (owner: KubeObject, blocking = true): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid, blockOwnerDeletion: blocking });
+const ref = (owner: KubeObject, blocking = true): OwnerReference => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  name: owner.metadata.name,
+  uid: owner.metadata.uid,
+  blockOwnerDeletion: blocking,
+});
 
 async function create(name: string, owners: OwnerReference[] = []): Promise<KubeObject> {
-  return env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(owners.length > 0 ? { ownerReferences: owners } : {}) } });
+  return env.client.create(cm, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: ns, ...(owners.length > 0 ? { ownerReferences: owners } : {}) },
+  });
 }
 
 async function current(obj: KubeObject): Promise<KubeObject> {
@@ -85,10 +95,14 @@ describe('garbage collector with informers that never list', () => {
     await env.client.delete(cm, ns, 'orphan-owner', { uid: orphanOwner.metadata.uid, propagationPolicy: 'Orphan' });
     // The blocking dependent is deleted (its owner is verified waiting, live),
     // in the foreground: what it owns may be in a resource not listed.
-    await waitFor('the blocking dependent to be deleted', async () => (await current(fgDep)).metadata.deletionTimestamp !== undefined, { timeoutMs: 30_000 });
+    await waitFor('the blocking dependent to be deleted', async () => (await current(fgDep)).metadata.deletionTimestamp !== undefined, {
+      timeoutMs: 30_000,
+    });
     expect((await current(fgDep)).metadata.finalizers).toEqual(['foregroundDeletion']);
     // A dependent of an owner that never existed is collected (verified live).
-    const ghostDep = await create('ghost-dep', [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'never', uid: '00000000-0000-4000-8000-000000000001' }]);
+    const ghostDep = await create('ghost-dep', [
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'never', uid: '00000000-0000-4000-8000-000000000001' },
+    ]);
     await waitForGone(env, cm, ns, ghostDep.metadata.name, { timeoutMs: 30_000 });
     // No completion on the partial graph.
     expect((await current(fgOwner)).metadata.finalizers).toEqual(['foregroundDeletion']);
@@ -102,7 +116,9 @@ describe('garbage collector with informers that never list', () => {
     // RBAC now lets it list everything: the informers list (after their
     // backoff), the graph is complete, the deferred completions happen.
     await bind(`${user}-view-all`, 'cluster-admin');
-    await waitFor('the collector to run on a complete graph', () => collector.engine.syncGate().phase === 'complete', { timeoutMs: 90_000 });
+    await waitFor('the collector to run on a complete graph', () => collector.engine.syncGate().phase === 'complete', {
+      timeoutMs: 90_000,
+    });
     await waitForGone(env, cm, ns, fgDep.metadata.name, { timeoutMs: 30_000 });
     await waitForGone(env, cm, ns, fgOwner.metadata.name, { timeoutMs: 30_000 });
     await waitForGone(env, cm, ns, orphanOwner.metadata.name, { timeoutMs: 30_000 });

@@ -24,14 +24,28 @@ afterAll(async () => {
 });
 
 describe('garbage collector (reference: kube-controller-manager) on a real apiserver', () => {
-  it.each(scenarios.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
-    // kube-controller-manager re-discovers resources every 30 s and exposes
-    // no way to ask whether it watches one yet: wait one period and a margin.
-    const collectorWatches = () => new Promise<void>((resolve) => setTimeout(resolve, 35_000));
-    const r = ref;
-    if (!r) throw new Error('no control plane');
-    const env = r.env;
-    const ctx: ScenarioContext = { env, ns: await createNamespace(env, 'gc'), ns2: await createNamespace(env, 'gc2'), cm, widget, timeoutMs: 100_000, collectorWatches, collectorDown: r.collectorDown, collectorUp: r.collectorUp };
-    await scenario.run(ctx);
-  }, 240_000);
+  it.each(scenarios.map((s) => [s.name, s] as const))(
+    '%s',
+    async (_name, scenario) => {
+      // kube-controller-manager re-discovers resources every 30 s and exposes
+      // no way to ask whether it watches one yet: wait one period and a margin.
+      const collectorWatches = () => new Promise<void>((resolve) => setTimeout(resolve, 35_000));
+      const r = ref;
+      if (!r) throw new Error('no control plane');
+      const env = r.env;
+      const ctx: ScenarioContext = {
+        env,
+        ns: await createNamespace(env, 'gc'),
+        ns2: await createNamespace(env, 'gc2'),
+        cm,
+        widget,
+        timeoutMs: 100_000,
+        collectorWatches,
+        collectorDown: r.collectorDown,
+        collectorUp: r.collectorUp,
+      };
+      await scenario.run(ctx);
+    },
+    240_000,
+  );
 });

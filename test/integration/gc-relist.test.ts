@@ -31,7 +31,13 @@ class CuttableWatchClient extends KubeClient {
     for (const cut of [...this.cuts]) cut();
   }
 
-  override async watch(rt: ResourceType, namespace: string | undefined, resourceVersion: string, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
+  override async watch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    resourceVersion: string,
+    opts: WatchOptions,
+    onEvent: (event: WatchEvent) => void,
+  ): Promise<void> {
     if (rt.plural !== 'configmaps') return super.watch(rt, namespace, resourceVersion, opts, onEvent);
     const abort = new AbortController();
     opts.signal?.addEventListener('abort', () => abort.abort(), { once: true });
@@ -79,9 +85,15 @@ it('an owner deleted while the watch was down is found missing at the relist, an
   const dependent = await env.client.create(cm, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'dependent', namespace, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] },
+    metadata: {
+      name: 'dependent',
+      namespace,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }],
+    },
   });
-  await waitFor('the graph to hold the owner, its dependent and the bystander', () => [owner, dependent, kept].every((o) => gc.engine.graph.get(o.metadata.uid)?.observed));
+  await waitFor('the graph to hold the owner, its dependent and the bystander', () =>
+    [owner, dependent, kept].every((o) => gc.engine.graph.get(o.metadata.uid)?.observed),
+  );
 
   client.deafen();
   await env.client.delete(cm, namespace, 'owner', { uid: owner.metadata.uid, propagationPolicy: 'Background' });

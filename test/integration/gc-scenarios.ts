@@ -48,7 +48,14 @@ export function widgetCrd(plural = 'widgets', kind = 'Widget'): Record<string, u
       group: TEST_GROUP,
       scope: 'Namespaced',
       names: { plural, singular: plural.replace(/s$/, ''), kind, listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
     },
   };
 }
@@ -99,7 +106,12 @@ function fakeRef(apiVersion: string, kind: string, name: string): OwnerReference
   return { apiVersion, kind, name, uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` };
 }
 
-async function del(ctx: ScenarioContext, obj: KubeObject, propagationPolicy: 'Background' | 'Foreground' | 'Orphan', rt: ResourceType = ctx.cm): Promise<void> {
+async function del(
+  ctx: ScenarioContext,
+  obj: KubeObject,
+  propagationPolicy: 'Background' | 'Foreground' | 'Orphan',
+  rt: ResourceType = ctx.cm,
+): Promise<void> {
   await ctx.env.client.delete(rt, obj.metadata.namespace, obj.metadata.name, { uid: obj.metadata.uid, propagationPolicy });
 }
 
@@ -112,11 +124,21 @@ async function live(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType = ct
 }
 
 /** Waits until the object exists and `check` holds for it. */
-async function until(ctx: ScenarioContext, what: string, obj: KubeObject, check: (o: KubeObject) => boolean, rt: ResourceType = ctx.cm): Promise<KubeObject> {
-  return waitFor(what, async () => {
-    const o = await live(ctx, obj, rt);
-    return o && check(o) ? o : undefined;
-  }, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+async function until(
+  ctx: ScenarioContext,
+  what: string,
+  obj: KubeObject,
+  check: (o: KubeObject) => boolean,
+  rt: ResourceType = ctx.cm,
+): Promise<KubeObject> {
+  return waitFor(
+    what,
+    async () => {
+      const o = await live(ctx, obj, rt);
+      return o && check(o) ? o : undefined;
+    },
+    { timeoutMs: ctx.timeoutMs, intervalMs: 200 },
+  );
 }
 
 async function mustExist(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType = ctx.cm): Promise<KubeObject> {
@@ -130,15 +152,26 @@ async function mustExist(ctx: ScenarioContext, obj: KubeObject, rt: ResourceType
  * the wait fails, saying why, if the object is being deleted, gone or
  * replaced (another UID) instead.
  */
-async function keptUntil(ctx: ScenarioContext, what: string, obj: KubeObject, check: (o: KubeObject) => boolean, rt: ResourceType = ctx.cm): Promise<KubeObject> {
-  return waitFor(what, async () => {
-    const o = await live(ctx, obj, rt);
-    const where = `${rt.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
-    if (!o) throw new Error(`${where} must be kept, and is gone`);
-    if (o.metadata.uid !== obj.metadata.uid) throw new Error(`${where} must be kept, and was replaced (UID ${o.metadata.uid}, was ${obj.metadata.uid})`);
-    if (o.metadata.deletionTimestamp) throw new Error(`${where} must be kept, and is being deleted`);
-    return check(o) ? o : undefined;
-  }, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+async function keptUntil(
+  ctx: ScenarioContext,
+  what: string,
+  obj: KubeObject,
+  check: (o: KubeObject) => boolean,
+  rt: ResourceType = ctx.cm,
+): Promise<KubeObject> {
+  return waitFor(
+    what,
+    async () => {
+      const o = await live(ctx, obj, rt);
+      const where = `${rt.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+      if (!o) throw new Error(`${where} must be kept, and is gone`);
+      if (o.metadata.uid !== obj.metadata.uid)
+        throw new Error(`${where} must be kept, and was replaced (UID ${o.metadata.uid}, was ${obj.metadata.uid})`);
+      if (o.metadata.deletionTimestamp) throw new Error(`${where} must be kept, and is being deleted`);
+      return check(o) ? o : undefined;
+    },
+    { timeoutMs: ctx.timeoutMs, intervalMs: 200 },
+  );
 }
 
 /** The object is there, same UID, not being deleted. */
@@ -155,8 +188,12 @@ async function setFinalizers(ctx: ScenarioContext, obj: KubeObject, finalizers: 
 }
 
 async function eventsAbout(ctx: ScenarioContext, namespace: string, name: string, reason: string): Promise<unknown[]> {
-  const body = (await ctx.env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)) as { items?: { reason?: string; regarding?: { name?: string } }[] };
-  const v1 = (await ctx.env.client.raw('GET', `/api/v1/namespaces/${namespace}/events`)) as { items?: { reason?: string; involvedObject?: { name?: string } }[] };
+  const body = (await ctx.env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)) as {
+    items?: { reason?: string; regarding?: { name?: string } }[];
+  };
+  const v1 = (await ctx.env.client.raw('GET', `/api/v1/namespaces/${namespace}/events`)) as {
+    items?: { reason?: string; involvedObject?: { name?: string } }[];
+  };
   return [
     ...(body.items ?? []).filter((e) => e.reason === reason && e.regarding?.name === name),
     ...(v1.items ?? []).filter((e) => e.reason === reason && e.involvedObject?.name === name),
@@ -177,10 +214,18 @@ export const scenarios: GcScenario[] = [
       const secretOrphan = await create(ctx, secret, 'secret-orphan');
       const cmFg = await Promise.all([0, 1].map((i) => cm(ctx, `cm-fg-${i}`)));
       const cmOrphan = await cm(ctx, 'cm-orphan');
-      const heldCms = await Promise.all(secretFg.map((o, i) => cm(ctx, `held-by-secret-${i}`, { owners: [ref(o, { blocking: true })], finalizers: [HOLD] })));
-      const heldSecrets = await Promise.all(cmFg.map((o, i) => create(ctx, secret, `held-by-cm-${i}`, { owners: [ref(o, { blocking: true })], finalizers: [HOLD] })));
-      const orphanedCms = await Promise.all([0, 1].map((i) => cm(ctx, `orphaned-by-secret-${i}`, { owners: [ref(secretOrphan, { blocking: true, controller: true })] })));
-      const orphanedSecrets = await Promise.all([0, 1].map((i) => create(ctx, secret, `orphaned-by-cm-${i}`, { owners: [ref(cmOrphan, { blocking: true, controller: true })] })));
+      const heldCms = await Promise.all(
+        secretFg.map((o, i) => cm(ctx, `held-by-secret-${i}`, { owners: [ref(o, { blocking: true })], finalizers: [HOLD] })),
+      );
+      const heldSecrets = await Promise.all(
+        cmFg.map((o, i) => create(ctx, secret, `held-by-cm-${i}`, { owners: [ref(o, { blocking: true })], finalizers: [HOLD] })),
+      );
+      const orphanedCms = await Promise.all(
+        [0, 1].map((i) => cm(ctx, `orphaned-by-secret-${i}`, { owners: [ref(secretOrphan, { blocking: true, controller: true })] })),
+      );
+      const orphanedSecrets = await Promise.all(
+        [0, 1].map((i) => create(ctx, secret, `orphaned-by-cm-${i}`, { owners: [ref(cmOrphan, { blocking: true, controller: true })] })),
+      );
 
       await ctx.collectorDown();
       for (const o of secretFg) await del(ctx, o, 'Foreground', secret);
@@ -191,7 +236,8 @@ export const scenarios: GcScenario[] = [
 
       // Orphan: the owners go, every dependent stays (same UID, not being deleted) without the reference.
       for (const d of orphanedCms) await keptUntil(ctx, 'the orphaned ConfigMap to lose its reference', d, (o) => refNames(o).length === 0);
-      for (const d of orphanedSecrets) await keptUntil(ctx, 'the orphaned Secret to lose its reference', d, (o) => refNames(o).length === 0, secret);
+      for (const d of orphanedSecrets)
+        await keptUntil(ctx, 'the orphaned Secret to lose its reference', d, (o) => refNames(o).length === 0, secret);
       await gone(ctx, secretOrphan, secret);
       await gone(ctx, cmOrphan);
       for (const d of orphanedCms) await mustBeKept(ctx, d);
@@ -200,7 +246,8 @@ export const scenarios: GcScenario[] = [
       // Foreground: the collector deletes the blocking dependents (held by
       // the foreign finalizer) and the owners wait for them.
       for (const d of heldCms) await until(ctx, 'the held ConfigMap to be deleted', d, (o) => o.metadata.deletionTimestamp !== undefined);
-      for (const d of heldSecrets) await until(ctx, 'the held Secret to be deleted', d, (o) => o.metadata.deletionTimestamp !== undefined, secret);
+      for (const d of heldSecrets)
+        await until(ctx, 'the held Secret to be deleted', d, (o) => o.metadata.deletionTimestamp !== undefined, secret);
       for (const [owner, rt] of [...secretFg.map((o) => [o, secret] as const), ...cmFg.map((o) => [o, ctx.cm] as const)]) {
         const held = await mustExist(ctx, owner, rt);
         expect(held.metadata.uid).toBe(owner.metadata.uid);
@@ -230,7 +277,9 @@ export const scenarios: GcScenario[] = [
       if (!secret) throw new Error('v1 Secret is not served');
       const orphaning = await cm(ctx, 'orphaning-owner');
       const foreground = await cm(ctx, 'foreground-owner', { owners: [ref(orphaning, { blocking: true })] });
-      const shared = await create(ctx, secret, 'shared', { owners: [ref(foreground, { blocking: true, controller: true }), ref(orphaning)] });
+      const shared = await create(ctx, secret, 'shared', {
+        owners: [ref(foreground, { blocking: true, controller: true }), ref(orphaning)],
+      });
       const onlyForeground = await cm(ctx, 'only-foreground', { owners: [ref(foreground, { blocking: true })] });
       const onlyOrphaning = await cm(ctx, 'only-orphaning', { owners: [ref(orphaning)] });
 
@@ -244,13 +293,17 @@ export const scenarios: GcScenario[] = [
       await gone(ctx, orphaning);
       await keptUntil(ctx, 'the orphaned ConfigMap to lose its reference', onlyOrphaning, (o) => refNames(o).length === 0);
       // The shared Secret: gone, or kept (same UID, not being deleted) with no reference left.
-      const settled = await waitFor('the shared Secret to be gone or kept without references', async () => {
-        const o = await live(ctx, shared, secret);
-        if (!o) return 'gone';
-        if (o.metadata.uid !== shared.metadata.uid) throw new Error('the shared Secret was replaced');
-        if (o.metadata.deletionTimestamp) return undefined;
-        return refNames(o).length === 0 ? 'kept' : undefined;
-      }, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+      const settled = await waitFor(
+        'the shared Secret to be gone or kept without references',
+        async () => {
+          const o = await live(ctx, shared, secret);
+          if (!o) return 'gone';
+          if (o.metadata.uid !== shared.metadata.uid) throw new Error('the shared Secret was replaced');
+          if (o.metadata.deletionTimestamp) return undefined;
+          return refNames(o).length === 0 ? 'kept' : undefined;
+        },
+        { timeoutMs: ctx.timeoutMs, intervalMs: 200 },
+      );
       if (settled === 'kept') {
         const kept = await mustBeKept(ctx, shared, secret);
         expect(kept.metadata.ownerReferences ?? []).toEqual([]);
@@ -275,10 +328,14 @@ export const scenarios: GcScenario[] = [
       // cluster-scoped dependents may be listed before their "owner".
       await ctx.collectorDown();
       const ownedByLive = await create(ctx, clusterRole, `gc-test-owned-by-live-cm-${suffix}`, { owners: [ref(owner)] });
-      const ownedByGhost = await create(ctx, clusterRole, `gc-test-owned-by-ghost-cm-${suffix}`, { owners: [fakeRef('v1', 'ConfigMap', 'someone')] });
+      const ownedByGhost = await create(ctx, clusterRole, `gc-test-owned-by-ghost-cm-${suffix}`, {
+        owners: [fakeRef('v1', 'ConfigMap', 'someone')],
+      });
       const ghostCmDep = await cm(ctx, 'ghost-dep', { owners: [fakeRef('v1', 'ConfigMap', 'someone')] });
       // Control: a cluster-scoped object whose cluster-scoped owner is missing is collected.
-      const control = await create(ctx, clusterRole, `gc-test-control-${suffix}`, { owners: [fakeRef('rbac.authorization.k8s.io/v1', 'ClusterRole', `missing-${suffix}`)] });
+      const control = await create(ctx, clusterRole, `gc-test-control-${suffix}`, {
+        owners: [fakeRef('rbac.authorization.k8s.io/v1', 'ClusterRole', `missing-${suffix}`)],
+      });
       await ctx.collectorUp();
       await gone(ctx, control, clusterRole);
       await gone(ctx, ghostCmDep);
@@ -406,7 +463,9 @@ export const scenarios: GcScenario[] = [
       await ctx.collectorWatches(rt);
       const owner = await create(ctx, rt, 'owner');
       const dep = await cm(ctx, 'dep', { owners: [ref(owner)] });
-      await ctx.env.client.delete(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`, { uid: (await ctx.env.client.get(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`)).metadata.uid });
+      await ctx.env.client.delete(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`, {
+        uid: (await ctx.env.client.get(CRD_RESOURCE, undefined, `${plural}.${TEST_GROUP}`)).metadata.uid,
+      });
       await gone(ctx, dep);
     },
   },
@@ -418,7 +477,11 @@ export const scenarios: GcScenario[] = [
       const invalid = await cm(ctx, 'invalid-child', { owners: [ref(owner)], namespace: ctx.ns2 });
       await gone(ctx, invalid);
       await mustExist(ctx, valid);
-      await waitFor('an OwnerRefInvalidNamespace event on the invalid child', async () => (await eventsAbout(ctx, ctx.ns2, 'invalid-child', 'OwnerRefInvalidNamespace')).length > 0, { timeoutMs: ctx.timeoutMs, intervalMs: 200 });
+      await waitFor(
+        'an OwnerRefInvalidNamespace event on the invalid child',
+        async () => (await eventsAbout(ctx, ctx.ns2, 'invalid-child', 'OwnerRefInvalidNamespace')).length > 0,
+        { timeoutMs: ctx.timeoutMs, intervalMs: 200 },
+      );
     },
   },
   {
@@ -435,7 +498,9 @@ export const scenarios: GcScenario[] = [
     name: 'background deletion of an owner with many dependents',
     async run(ctx) {
       const owner = await cm(ctx, 'owner');
-      const deps = await Promise.all(Array.from({ length: 40 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { controller: true, blocking: true })] })));
+      const deps = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { controller: true, blocking: true })] })),
+      );
       await del(ctx, owner, 'Background');
       for (const d of deps) await gone(ctx, d);
     },
@@ -444,10 +509,13 @@ export const scenarios: GcScenario[] = [
     name: 'orphan deletion keeps every dependent',
     async run(ctx) {
       const owner = await cm(ctx, 'owner', { finalizers: ['x/keep-until-checked'] });
-      const deps = await Promise.all(Array.from({ length: 10 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { controller: true, blocking: true })] })));
+      const deps = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { controller: true, blocking: true })] })),
+      );
       await del(ctx, owner, 'Orphan');
       await until(ctx, 'the orphan finalizer to be handled', owner, (o) => !(o.metadata.finalizers ?? []).includes('orphan'));
-      for (const d of deps) await until(ctx, 'the reference to be removed', d, (o) => refNames(o).length === 0 && !o.metadata.deletionTimestamp);
+      for (const d of deps)
+        await until(ctx, 'the reference to be removed', d, (o) => refNames(o).length === 0 && !o.metadata.deletionTimestamp);
       await setFinalizers(ctx, owner, []);
       await gone(ctx, owner);
     },
@@ -456,7 +524,9 @@ export const scenarios: GcScenario[] = [
     name: 'foreground deletion keeps the owner until its dependents are gone',
     async run(ctx) {
       const owner = await cm(ctx, 'owner');
-      const deps = await Promise.all(Array.from({ length: 5 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { blocking: true })], finalizers: ['x/y'] })));
+      const deps = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => cm(ctx, `dep-${i}`, { owners: [ref(owner, { blocking: true })], finalizers: ['x/y'] })),
+      );
       await del(ctx, owner, 'Foreground');
       for (const d of deps) await until(ctx, 'the dependent to be deleted', d, (o) => o.metadata.deletionTimestamp !== undefined);
       await mustExist(ctx, owner);
@@ -470,11 +540,21 @@ export const scenarios: GcScenario[] = [
     async run(ctx) {
       const o1 = await cm(ctx, 'owner-1');
       const o2 = await cm(ctx, 'owner-2');
-      const deps = await Promise.all(Array.from({ length: 10 }, (_, i) => cm(ctx, `dep-${i}`, { owners: i % 2 === 0 ? [ref(o1, { blocking: true }), ref(o2)] : [ref(o1, { blocking: true })] })));
+      const deps = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          cm(ctx, `dep-${i}`, { owners: i % 2 === 0 ? [ref(o1, { blocking: true }), ref(o2)] : [ref(o1, { blocking: true })] }),
+        ),
+      );
       await del(ctx, o1, 'Foreground');
       await gone(ctx, o1);
       for (const [i, d] of deps.entries()) {
-        if (i % 2 === 0) await until(ctx, 'the survivor to keep only owner-2', d, (o) => refNames(o).join() === 'owner-2' && !o.metadata.deletionTimestamp);
+        if (i % 2 === 0)
+          await until(
+            ctx,
+            'the survivor to keep only owner-2',
+            d,
+            (o) => refNames(o).join() === 'owner-2' && !o.metadata.deletionTimestamp,
+          );
         else await gone(ctx, d);
       }
     },
@@ -510,11 +590,15 @@ export const scenarios: GcScenario[] = [
     name: 'stress: orphan, background and foreground deletions over many groups',
     async run(ctx) {
       const policies = ['Orphan', 'Background', 'Foreground'] as const;
-      const groups = await Promise.all(Array.from({ length: 9 }, async (_, g) => {
-        const owner = await cm(ctx, `owner-${g}`);
-        const deps = await Promise.all(Array.from({ length: 6 }, (_, i) => cm(ctx, `g${g}-dep-${i}`, { owners: [ref(owner, { blocking: i % 2 === 0 })] })));
-        return { owner, deps, policy: policies[g % 3]! };
-      }));
+      const groups = await Promise.all(
+        Array.from({ length: 9 }, async (_, g) => {
+          const owner = await cm(ctx, `owner-${g}`);
+          const deps = await Promise.all(
+            Array.from({ length: 6 }, (_, i) => cm(ctx, `g${g}-dep-${i}`, { owners: [ref(owner, { blocking: i % 2 === 0 })] })),
+          );
+          return { owner, deps, policy: policies[g % 3]! };
+        }),
+      );
       await Promise.all(groups.map((g) => del(ctx, g.owner, g.policy)));
       for (const g of groups) {
         await gone(ctx, g.owner);

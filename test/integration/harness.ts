@@ -12,7 +12,10 @@ import type { Clock, ServerTime } from '../../src/kube/clock.js';
 
 export function kubeconfigPath(): string {
   const path = process.env.BUNDLESMITH_TEST_KUBECONFIG;
-  if (!path) throw new Error('BUNDLESMITH_TEST_KUBECONFIG is not set: integration tests must run through jest with the integration project (global setup starts the control plane)');
+  if (!path)
+    throw new Error(
+      'BUNDLESMITH_TEST_KUBECONFIG is not set: integration tests must run through jest with the integration project (global setup starts the control plane)',
+    );
   return path;
 }
 
@@ -59,7 +62,11 @@ export interface WaitOptions {
  * On timeout, fails with `what` and the last value seen, so a failure says
  * what the cluster looked like.
  */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, opts: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  opts: WaitOptions = {},
+): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   let last: unknown;
   let lastError: unknown;
@@ -72,15 +79,28 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
       lastError = err;
     }
     if (Date.now() > deadline) {
-      const detail = lastError !== undefined ? `last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}` : `last value: ${JSON.stringify(last)}`;
+      const detail =
+        lastError !== undefined
+          ? `last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}`
+          : `last value: ${JSON.stringify(last)}`;
       throw new Error(`timed out waiting for ${what} (${detail})`);
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
   }
 }
 
-export async function waitForGone(env: TestEnv, rt: ResourceType, namespace: string | undefined, name: string, opts: WaitOptions = {}): Promise<void> {
-  await waitFor(`${rt.kind} ${namespace ?? ''}/${name} to be gone`, async () => (await env.client.tryGet(rt, namespace, name)) === undefined, opts);
+export async function waitForGone(
+  env: TestEnv,
+  rt: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  opts: WaitOptions = {},
+): Promise<void> {
+  await waitFor(
+    `${rt.kind} ${namespace ?? ''}/${name} to be gone`,
+    async () => (await env.client.tryGet(rt, namespace, name)) === undefined,
+    opts,
+  );
 }
 
 export function tool(name: 'kubectl' | 'helm'): string {
@@ -102,18 +122,28 @@ export async function kubectl(args: string[]): Promise<void> {
 }
 
 /** Runs kubectl or helm against the test control plane. */
-export async function run(name: 'kubectl' | 'helm', args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<RunResult> {
+export async function run(
+  name: 'kubectl' | 'helm',
+  args: string[],
+  opts: { input?: string; env?: Record<string, string> } = {},
+): Promise<RunResult> {
   return await new Promise((resolve) => {
-    const child = execFile(tool(name), args, { env: { ...process.env, KUBECONFIG: kubeconfigPath(), HOME: process.env.HOME ?? '/tmp', ...opts.env }, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      tool(name),
+      args,
+      { env: { ...process.env, KUBECONFIG: kubeconfigPath(), HOME: process.env.HOME ?? '/tmp', ...opts.env }, maxBuffer: 32 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
     if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }
 
 export function conditionOf(obj: KubeObject | undefined, type: string): { status: string; reason?: string; message?: string } | undefined {
-  const conditions = (obj?.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions;
+  const conditions = (obj?.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)
+    ?.conditions;
   return conditions?.find((c) => c.type === type);
 }
 
@@ -126,14 +156,25 @@ export function conditionOf(obj: KubeObject | undefined, type: string): { status
  * and the wrong outcome (the old countdown ended) deletes the object before
  * any new stamp.
  */
-export async function expectCountdownRestarted(env: TestEnv, rt: ResourceType, namespace: string, name: string, uid: string, oldStamp: string | undefined): Promise<void> {
+export async function expectCountdownRestarted(
+  env: TestEnv,
+  rt: ResourceType,
+  namespace: string,
+  name: string,
+  uid: string,
+  oldStamp: string | undefined,
+): Promise<void> {
   let last: KubeObject | undefined;
-  await waitFor(`${name} stamped again (not ${oldStamp ?? 'unstamped'}), or deleted`, async () => {
-    last = await env.client.tryGet(rt, namespace, name);
-    if (last === undefined || last.metadata.uid !== uid || last.metadata.deletionTimestamp !== undefined) return 'deleted';
-    const stamp = last.metadata.annotations?.['smith.atlassian.com/deletionTimestamp'];
-    return stamp !== undefined && stamp !== oldStamp ? 'stamped again' : false;
-  }, { timeoutMs: 90_000 });
+  await waitFor(
+    `${name} stamped again (not ${oldStamp ?? 'unstamped'}), or deleted`,
+    async () => {
+      last = await env.client.tryGet(rt, namespace, name);
+      if (last === undefined || last.metadata.uid !== uid || last.metadata.deletionTimestamp !== undefined) return 'deleted';
+      const stamp = last.metadata.annotations?.['smith.atlassian.com/deletionTimestamp'];
+      return stamp !== undefined && stamp !== oldStamp ? 'stamped again' : false;
+    },
+    { timeoutMs: 90_000 },
+  );
   // Deleted first: the old countdown ended (this fails with the object as found).
   expectKept(last, uid);
 }

@@ -58,7 +58,11 @@ function deployment(name: string): Record<string, unknown> {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name },
-    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } },
+    },
   };
 }
 
@@ -74,11 +78,21 @@ describe('helm install --wait of a chart holding a Bundle', () => {
   });
 
   it('returns only once the Bundle is Ready', async () => {
-    const install = installAndWait('ready', bundleChart('ready', [{ name: 'config', object: configMap('ready-config') }, { name: 'web', object: deployment('ready-web') }]), '90s');
+    const install = installAndWait(
+      'ready',
+      bundleChart('ready', [
+        { name: 'config', object: configMap('ready-config') },
+        { name: 'web', object: deployment('ready-web') },
+      ]),
+      '90s',
+    );
     let settled = false;
     void install.then(() => (settled = true));
     // The Deployment is not available yet (no workload controller runs here): the operator says so, helm waits.
-    await waitFor('the Bundle to wait for its Deployment', async () => conditionOf(await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'ready'), 'Reconciling')?.status === 'True');
+    await waitFor(
+      'the Bundle to wait for its Deployment',
+      async () => conditionOf(await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'ready'), 'Reconciling')?.status === 'True',
+    );
     await new Promise((r) => setTimeout(r, 3000));
     expect(settled).toBe(false);
     expect(conditionOf(await env.client.get(BUNDLE_RESOURCE_TYPE, ns, 'ready'), 'Ready')?.status).toBe('False');

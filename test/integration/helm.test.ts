@@ -44,7 +44,8 @@ interface RenderedContainer {
 
 function container(docs: Rendered[], name: string): RenderedContainer {
   const deployment = find(docs, 'Deployment', name);
-  const containers = (deployment?.spec as { template: { spec: { containers: RenderedContainer[] } } } | undefined)?.template.spec.containers;
+  const containers = (deployment?.spec as { template: { spec: { containers: RenderedContainer[] } } } | undefined)?.template.spec
+    .containers;
   const first = containers?.[0];
   if (!first) throw new Error(`no container in Deployment ${name}`);
   return first;
@@ -140,7 +141,12 @@ describe('helm chart', () => {
     for (const set of [
       [],
       ['gc.mode=off', 'watchNamespace=team-a', 'replicaCount=1', 'leaderElection.enabled=false', 'crds.install=false'],
-      ['metrics.auth=kubernetes', 'networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring', `image.digest=${DIGEST}`],
+      [
+        'metrics.auth=kubernetes',
+        'networkPolicy.enabled=true',
+        'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring',
+        `image.digest=${DIGEST}`,
+      ],
     ]) {
       const result = await run('helm', ['lint', '--strict', chart, ...set.flatMap((s) => ['--set', s])]);
       expect({ set, code: result.code, out: result.stdout + result.stderr }).toMatchObject({ set, code: 0 });
@@ -151,14 +157,32 @@ describe('helm chart', () => {
     const docs = await template('r1', 'ops', ['logLevel=debug', 'gc.mode=bundles']);
     const c = container(docs, 'r1-bundlesmith');
     expect(c.args).toEqual(
-      expect.arrayContaining(['--leader-elect=true', '--leader-election-namespace=ops', '--leader-election-id=bundlesmith-leader', '--gc=bundles', '--log-level=debug', '--metrics-addr=127.0.0.1:8080', '--metrics-auth=none', '--health-addr=:8081']),
+      expect.arrayContaining([
+        '--leader-elect=true',
+        '--leader-election-namespace=ops',
+        '--leader-election-id=bundlesmith-leader',
+        '--gc=bundles',
+        '--log-level=debug',
+        '--metrics-addr=127.0.0.1:8080',
+        '--metrics-auth=none',
+        '--health-addr=:8081',
+      ]),
     );
     expect(c.args.some((a) => a.startsWith('--namespace') || a.startsWith('--debug-addr'))).toBe(false);
     expect(container(await template('r1', 'ops', ['debugAddr=:8082']), 'r1-bundlesmith').args).toContain('--debug-addr=:8082');
     expect(c.env).toBeUndefined();
-    expect(container(await template('r1', 'ops', ['heapLimitMiB=4096']), 'r1-bundlesmith').env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=4096' }]);
-    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
-    const pod = (find(docs, 'Deployment', 'r1-bundlesmith')?.spec as { replicas: number; template: { spec: { securityContext: Record<string, unknown>; serviceAccountName: string } } });
+    expect(container(await template('r1', 'ops', ['heapLimitMiB=4096']), 'r1-bundlesmith').env).toEqual([
+      { name: 'NODE_OPTIONS', value: '--max-old-space-size=4096' },
+    ]);
+    expect(c.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    const pod = find(docs, 'Deployment', 'r1-bundlesmith')?.spec as {
+      replicas: number;
+      template: { spec: { securityContext: Record<string, unknown>; serviceAccountName: string } };
+    };
     expect(pod.replicas).toBe(2);
     expect(pod.template.spec.securityContext).toMatchObject({ runAsNonRoot: true });
     expect(pod.template.spec.serviceAccountName).toBe('r1-bundlesmith');
@@ -175,30 +199,42 @@ describe('helm chart', () => {
     ['off', 'team-a', '', { gcRole: false, namespaceRole: true }],
     ['cluster', 'team-a', '', { gcRole: true, namespaceRole: true }],
     ['bundles', 'team-a', 'bundles', { gcRole: false, namespaceRole: true }],
-  ])('grants cluster-wide GC rights only for gc.mode=cluster, and no wildcard resources (gc.mode=%s, watchNamespace=%j, tenancy.defaultServiceAccount=%j)', async (mode, watchNamespace, account, want) => {
-    const docs = await template('r2', 'ops', [`gc.mode=${mode}`, `watchNamespace=${watchNamespace}`, `tenancy.defaultServiceAccount=${account}`]);
-    expect(find(docs, 'ClusterRole', 'r2-bundlesmith-gc') !== undefined).toBe(want.gcRole);
-    expect(find(docs, 'ClusterRoleBinding', 'r2-bundlesmith-gc') !== undefined).toBe(want.gcRole);
-    const role = find(docs, 'Role', 'r2-bundlesmith');
-    expect(role !== undefined).toBe(want.namespaceRole);
-    if (want.namespaceRole) expect(role?.metadata.namespace).toBe('team-a');
-    for (const doc of docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role')) {
-      // "*" in apiGroups would reach admission webhooks; "*" in the core group would reach pods/exec and
-      // serviceaccounts/token. Only the collector's per-group rules name resources with "*".
-      expect(wildcardRule(doc)).toBeUndefined();
-      for (const rule of doc.rules ?? []) {
-        expect(rule.verbs ?? []).not.toContain('*');
-        expect(rule.verbs ?? []).not.toContain('escalate');
-        expect(rule.verbs ?? []).not.toContain('bind');
-        if (rule.resources?.includes('*')) expect(rule.apiGroups ?? []).not.toContain('');
-        if (rule.resources?.includes('*') && rule.apiGroups?.includes('admissionregistration.k8s.io')) expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+  ])(
+    'grants cluster-wide GC rights only for gc.mode=cluster, and no wildcard resources (gc.mode=%s, watchNamespace=%j, tenancy.defaultServiceAccount=%j)',
+    async (mode, watchNamespace, account, want) => {
+      const docs = await template('r2', 'ops', [
+        `gc.mode=${mode}`,
+        `watchNamespace=${watchNamespace}`,
+        `tenancy.defaultServiceAccount=${account}`,
+      ]);
+      expect(find(docs, 'ClusterRole', 'r2-bundlesmith-gc') !== undefined).toBe(want.gcRole);
+      expect(find(docs, 'ClusterRoleBinding', 'r2-bundlesmith-gc') !== undefined).toBe(want.gcRole);
+      const role = find(docs, 'Role', 'r2-bundlesmith');
+      expect(role !== undefined).toBe(want.namespaceRole);
+      if (want.namespaceRole) expect(role?.metadata.namespace).toBe('team-a');
+      for (const doc of docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role')) {
+        // "*" in apiGroups would reach admission webhooks; "*" in the core group would reach pods/exec and
+        // serviceaccounts/token. Only the collector's per-group rules name resources with "*".
+        expect(wildcardRule(doc)).toBeUndefined();
+        for (const rule of doc.rules ?? []) {
+          expect(rule.verbs ?? []).not.toContain('*');
+          expect(rule.verbs ?? []).not.toContain('escalate');
+          expect(rule.verbs ?? []).not.toContain('bind');
+          if (rule.resources?.includes('*')) expect(rule.apiGroups ?? []).not.toContain('');
+          if (rule.resources?.includes('*') && rule.apiGroups?.includes('admissionregistration.k8s.io'))
+            expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+        }
       }
-    }
-    const objectRule = (find(docs, 'Role', 'r2-bundlesmith') ?? find(docs, 'ClusterRole', 'r2-bundlesmith'))?.rules?.find((r) => r.resources?.includes('configmaps'));
-    // Lockdown: the operator reads Bundle objects and the collector (gc.mode=bundles) patches and deletes them;
-    // only the impersonated accounts create them.
-    expect(objectRule?.verbs).toEqual(account ? ['get', 'list', 'watch', 'patch', 'delete'] : ['get', 'list', 'watch', 'create', 'patch', 'delete']);
-  });
+      const objectRule = (find(docs, 'Role', 'r2-bundlesmith') ?? find(docs, 'ClusterRole', 'r2-bundlesmith'))?.rules?.find((r) =>
+        r.resources?.includes('configmaps'),
+      );
+      // Lockdown: the operator reads Bundle objects and the collector (gc.mode=bundles) patches and deletes them;
+      // only the impersonated accounts create them.
+      expect(objectRule?.verbs).toEqual(
+        account ? ['get', 'list', 'watch', 'patch', 'delete'] : ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+      );
+    },
+  );
 
   it('refuses several replicas without leader election', async () => {
     const result = await run('helm', ['template', 'r3', chart, '--set', 'leaderElection.enabled=false']);
@@ -237,7 +273,9 @@ describe('helm chart', () => {
       { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     ]);
-    expect(find(docs, 'ClusterRoleBinding', 'm2-bundlesmith-metrics-auth')).toMatchObject({ subjects: [{ kind: 'ServiceAccount', name: 'm2-bundlesmith', namespace: 'ops' }] });
+    expect(find(docs, 'ClusterRoleBinding', 'm2-bundlesmith-metrics-auth')).toMatchObject({
+      subjects: [{ kind: 'ServiceAccount', name: 'm2-bundlesmith', namespace: 'ops' }],
+    });
     expect(find(docs, 'ClusterRole', 'm2-bundlesmith-metrics-reader')?.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
   });
 
@@ -249,7 +287,11 @@ describe('helm chart', () => {
     const docs = await template('p1', 'ops', [`replicaCount=${replicas}`]);
     const pdb = find(docs, 'PodDisruptionBudget', 'p1-bundlesmith');
     expect(pdb !== undefined).toBe(want);
-    if (pdb) expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'bundlesmith', 'app.kubernetes.io/instance': 'p1' } } });
+    if (pdb)
+      expect(pdb.spec).toEqual({
+        minAvailable: 1,
+        selector: { matchLabels: { 'app.kubernetes.io/name': 'bundlesmith', 'app.kubernetes.io/instance': 'p1' } },
+      });
   });
 
   it('renders a NetworkPolicy only when enabled, admitting the health port and the metrics port from metricsFrom only', async () => {
@@ -257,17 +299,39 @@ describe('helm chart', () => {
     const selector = { matchLabels: { 'app.kubernetes.io/name': 'bundlesmith', 'app.kubernetes.io/instance': 'n1' } };
     const healthRule = { ports: [{ port: 8081, protocol: 'TCP' }] };
     // No peers: no metrics rule (a rule without "from" would admit everyone).
-    const closed = find(await template('n1', 'ops', ['networkPolicy.enabled=true', 'metrics.auth=kubernetes']), 'NetworkPolicy', 'n1-bundlesmith');
+    const closed = find(
+      await template('n1', 'ops', ['networkPolicy.enabled=true', 'metrics.auth=kubernetes']),
+      'NetworkPolicy',
+      'n1-bundlesmith',
+    );
     expect(closed?.spec).toEqual({ podSelector: selector, policyTypes: ['Ingress'], ingress: [healthRule] });
-    const peers = ['networkPolicy.enabled=true', 'metrics.auth=kubernetes', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring', 'networkPolicy.metricsFrom[1].ipBlock.cidr=10.0.0.0/8'];
+    const peers = [
+      'networkPolicy.enabled=true',
+      'metrics.auth=kubernetes',
+      'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring',
+      'networkPolicy.metricsFrom[1].ipBlock.cidr=10.0.0.0/8',
+    ];
     const open = find(await template('n1', 'ops', peers), 'NetworkPolicy', 'n1-bundlesmith');
     expect(open?.spec).toEqual({
       podSelector: selector,
       policyTypes: ['Ingress'],
-      ingress: [healthRule, { from: [{ namespaceSelector: { matchLabels: { team: 'monitoring' } } }, { ipBlock: { cidr: '10.0.0.0/8' } }], ports: [{ port: 8080, protocol: 'TCP' }] }],
+      ingress: [
+        healthRule,
+        {
+          from: [{ namespaceSelector: { matchLabels: { team: 'monitoring' } } }, { ipBlock: { cidr: '10.0.0.0/8' } }],
+          ports: [{ port: 8080, protocol: 'TCP' }],
+        },
+      ],
     });
     // Peers, but /metrics on loopback: nothing to admit.
-    const loopback = find(await template('n1', 'ops', ['networkPolicy.enabled=true', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring']), 'NetworkPolicy', 'n1-bundlesmith');
+    const loopback = find(
+      await template('n1', 'ops', [
+        'networkPolicy.enabled=true',
+        'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring',
+      ]),
+      'NetworkPolicy',
+      'n1-bundlesmith',
+    );
     expect(loopback?.spec).toMatchObject({ ingress: [healthRule] });
   });
 
@@ -291,9 +355,14 @@ describe('helm chart', () => {
     const crd = find(docs, 'CustomResourceDefinition', 'bundles.smith.atlassian.com');
     expect(crd?.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
     // The generated labels stay beside the chart's: without is-parent-type kubectl would not take a Bundle as an ApplySet parent.
-    expect(crd?.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm', ...(buildBundleCrd() as { metadata: { labels: Record<string, string> } }).metadata.labels });
+    expect(crd?.metadata.labels).toMatchObject({
+      'app.kubernetes.io/managed-by': 'Helm',
+      ...(buildBundleCrd() as { metadata: { labels: Record<string, string> } }).metadata.labels,
+    });
     expect(crd?.spec).toEqual((buildBundleCrd() as { spec: unknown }).spec);
-    expect(find(await template('c1', 'ops', ['crds.install=false']), 'CustomResourceDefinition', 'bundles.smith.atlassian.com')).toBeUndefined();
+    expect(
+      find(await template('c1', 'ops', ['crds.install=false']), 'CustomResourceDefinition', 'bundles.smith.atlassian.com'),
+    ).toBeUndefined();
   });
 
   it('upgrades the CRD on helm upgrade: a field the old CRD lacked is served afterwards, and uninstall keeps the CRD', async () => {
@@ -318,7 +387,9 @@ describe('helm chart', () => {
         const refused = await run('helm', ['upgrade', release, newChart, '-n', ns]);
         expect(refused.code).not.toBe(0);
         expect(refused.stderr).toMatch(/ownership/);
-        expect(statusFields((await env.client.get(await crdType(), undefined, crdName)) as unknown as CrdDocument)).not.toContain('managedKinds');
+        expect(statusFields((await env.client.get(await crdType(), undefined, crdName)) as unknown as CrdDocument)).not.toContain(
+          'managedKinds',
+        );
 
         const upgrade = await run('helm', ['upgrade', release, newChart, '-n', ns, '--take-ownership']);
         expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
@@ -342,9 +413,24 @@ describe('helm chart', () => {
     const installed = await env.client.get(deployment, ns, fullname);
     expect(JSON.stringify(installed.spec)).toContain('--gc=cluster');
 
-    const upgrade = await run('helm', ['upgrade', release, chart, '-n', ns, '--set', 'crds.install=false', '--set', 'gc.mode=off', '--set', 'logLevel=debug']);
+    const upgrade = await run('helm', [
+      'upgrade',
+      release,
+      chart,
+      '-n',
+      ns,
+      '--set',
+      'crds.install=false',
+      '--set',
+      'gc.mode=off',
+      '--set',
+      'logLevel=debug',
+    ]);
     expect({ code: upgrade.code, stderr: upgrade.stderr }).toEqual({ code: 0, stderr: '' });
-    await waitFor('the GC ClusterRole to be removed by the upgrade', async () => (await env.client.tryGet(clusterRole, undefined, `${fullname}-gc`)) === undefined);
+    await waitFor(
+      'the GC ClusterRole to be removed by the upgrade',
+      async () => (await env.client.tryGet(clusterRole, undefined, `${fullname}-gc`)) === undefined,
+    );
     const upgraded = await env.client.get(deployment, ns, fullname);
     expect(JSON.stringify(upgraded.spec)).toContain('--gc=off');
     expect(JSON.stringify(upgraded.spec)).toContain('--log-level=debug');
@@ -354,7 +440,12 @@ describe('helm chart', () => {
 
     const uninstall = await run('helm', ['uninstall', release, '-n', ns]);
     expect(uninstall.code).toBe(0);
-    await waitFor('the chart objects to be gone', async () => (await env.client.tryGet(clusterRole, undefined, fullname)) === undefined && (await env.client.tryGet(serviceAccount, ns, fullname)) === undefined);
+    await waitFor(
+      'the chart objects to be gone',
+      async () =>
+        (await env.client.tryGet(clusterRole, undefined, fullname)) === undefined &&
+        (await env.client.tryGet(serviceAccount, ns, fullname)) === undefined,
+    );
     // The Bundle CRD was not the release's: it stays.
     expect(await env.client.tryGet(await crdType(), undefined, 'bundles.smith.atlassian.com')).toBeDefined();
   });

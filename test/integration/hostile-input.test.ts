@@ -22,7 +22,10 @@ it('an object nested 2,000 levels deep: a clear Error condition naming the resou
   const kept = await f.env.client.get(f.t.configMap, f.ns, 'hostile-neighbour');
 
   const deep = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hostile-deep' }, spec: nested(2_000) };
-  await applyBundle(f.env, f.ns, 'deep', [{ name: 'ok', object: configMap('hostile-ok') }, { name: 'deep', object: deep }]);
+  await applyBundle(f.env, f.ns, 'deep', [
+    { name: 'ok', object: configMap('hostile-ok') },
+    { name: 'deep', object: deep },
+  ]);
   const b = await waitForBundle(f.env, f.ns, 'deep', 'an Error condition', (x) => conditionOf(x, 'Error')?.status === 'True');
   expect(conditionOf(b, 'Error')?.message).toContain('resource "deep": object nests deeper than 100 levels');
   // An invalid spec applies nothing and deletes nothing.
@@ -30,7 +33,7 @@ it('an object nested 2,000 levels deep: a clear Error condition naming the resou
 
   // The operator still serves the namespace: the neighbour takes an edit, its object is the same.
   await applyBundle(f.env, f.ns, 'neighbour', [{ name: 'a', object: configMap('hostile-neighbour', { key: 'edited' }) }]);
-  const after = await waitFor('the neighbour\'s edit to be applied', async () => {
+  const after = await waitFor("the neighbour's edit to be applied", async () => {
     const o = await f.env.client.get(f.t.configMap, f.ns, 'hostile-neighbour');
     return (o.data as Record<string, string> | undefined)?.['key'] === 'edited' ? o : undefined;
   });

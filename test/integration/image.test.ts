@@ -54,10 +54,15 @@ const builder = join(repoRoot(), 'dist', 'hack', 'image', 'build.js');
 /** Runs the compiled builder (npm test built dist/) the way `npm run image` does after its build step. */
 async function build(out: string, shell = ''): Promise<BuildResult> {
   return await new Promise((resolve, reject) => {
-    execFile('bash', ['-c', `${shell} exec "$0" "$1" --out "$2"`, process.execPath, builder, out], { cwd: repoRoot(), maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`image build failed: ${err.message}\n${stderr}`));
-      else resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as BuildResult);
-    });
+    execFile(
+      'bash',
+      ['-c', `${shell} exec "$0" "$1" --out "$2"`, process.execPath, builder, out],
+      { cwd: repoRoot(), maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`image build failed: ${err.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as BuildResult);
+      },
+    );
   });
 }
 
@@ -96,7 +101,10 @@ test('the archive is a valid OCI image layout and the image is configured to run
   expect(labels['org.opencontainers.image.version']).toBe(first.version);
   expect(labels['org.opencontainers.image.revision']).toBe(git(repoRoot(), ['rev-parse', 'HEAD']));
   expect(labels['org.opencontainers.image.licenses']).toBe('Apache-2.0');
-  expect(labels['bundlesmith.image.node-version']).toBe((JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.node);
+  expect(labels['bundlesmith.image.node-version']).toBe(
+    (JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies
+      .node,
+  );
 
   const entries = built.layers.flatMap((layer) => readTar(gunzipSync(layer)));
   const paths = new Set(entries.map((e) => e.path));
@@ -105,10 +113,21 @@ test('the archive is a valid OCI image layout and the image is configured to run
   expect(new Date(entries[0]!.mtime * 1000).toISOString().replace(/\.000Z$/, 'Z')).toBe(config.created);
   expect(entries.filter((e) => e.uid !== 0 || e.gid !== 0).map((e) => `${e.path} ${e.uid}:${e.gid}`)).toEqual(['home/nonroot 65532:65532']);
   // A distroless-like base: the runtime and its libraries, no shell, no package manager.
-  for (const p of ['usr/local/bin/node', 'lib64/ld-linux-x86-64.so.2', 'usr/lib/x86_64-linux-gnu/libstdc++.so.6', 'etc/ssl/certs/ca-certificates.crt', 'etc/passwd', 'var/lib/dpkg/status.d/libc6', 'app/dist/src/main.js', 'app/node_modules/@kubernetes/client-node/package.json', 'app/crds/bundles.smith.atlassian.com.yaml']) {
+  for (const p of [
+    'usr/local/bin/node',
+    'lib64/ld-linux-x86-64.so.2',
+    'usr/lib/x86_64-linux-gnu/libstdc++.so.6',
+    'etc/ssl/certs/ca-certificates.crt',
+    'etc/passwd',
+    'var/lib/dpkg/status.d/libc6',
+    'app/dist/src/main.js',
+    'app/node_modules/@kubernetes/client-node/package.json',
+    'app/crds/bundles.smith.atlassian.com.yaml',
+  ]) {
     expect(paths.has(p) ? p : `missing ${p}`).toBe(p);
   }
-  for (const p of ['bin/sh', 'bin/bash', 'usr/bin/apt', 'usr/bin/npm', 'app/node_modules/typescript', 'app/node_modules/jest', 'app/src']) expect(paths.has(p) ? `unexpected ${p}` : p).toBe(p);
+  for (const p of ['bin/sh', 'bin/bash', 'usr/bin/apt', 'usr/bin/npm', 'app/node_modules/typescript', 'app/node_modules/jest', 'app/src'])
+    expect(paths.has(p) ? `unexpected ${p}` : p).toBe(p);
   // Only compiled JavaScript from dist/src: no source maps, no test or hack code.
   expect(entries.filter((e) => e.path.startsWith('app/dist/') && e.type === 'file' && !e.path.endsWith('.js'))).toEqual([]);
 }, 60_000);
@@ -117,7 +136,9 @@ function tarExtract(gz: Buffer, into: string): Promise<void> {
   const file = join(work, 'layer.tar.gz');
   writeFileSync(file, gz);
   return new Promise((resolve, reject) => {
-    execFile('tar', ['-xzpf', file, '--numeric-owner', '-C', into], (err, _out, stderr) => (err ? reject(new Error(`GNU tar could not unpack a layer: ${stderr}`)) : resolve()));
+    execFile('tar', ['-xzpf', file, '--numeric-owner', '-C', into], (err, _out, stderr) =>
+      err ? reject(new Error(`GNU tar could not unpack a layer: ${stderr}`)) : resolve(),
+    );
   });
 }
 
@@ -158,7 +179,9 @@ function registryTools(): Promise<{ skopeo: string; registry: string }> {
 
 function skopeo(path: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(path, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => (err ? reject(new Error(`skopeo ${args.join(' ')}: ${stderr}`)) : resolve(stdout)));
+    execFile(path, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`skopeo ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
+    );
   });
 }
 
@@ -189,30 +212,47 @@ afterAll(async () => {
 });
 
 test("pushed to a registry as the README says and pulled back by the chart's reference, the image's entrypoint runs the operator with the chart's arguments, which reconciles a Bundle", async () => {
-  if (process.getuid?.() !== 0) throw new Error('this test runs the image in a chroot, which needs root (CAP_SYS_CHROOT); run the suite as root');
+  if (process.getuid?.() !== 0)
+    throw new Error('this test runs the image in a chroot, which needs root (CAP_SYS_CHROOT); run the suite as root');
   const tools = await registryTools();
 
   // A registry on loopback (the CNCF distribution registry, plain HTTP).
   const registryPort = await freePort();
   const registryConfig = join(work, 'registry.yml');
-  writeFileSync(registryConfig, `version: 0.1\nlog: {level: warn}\nstorage: {filesystem: {rootdirectory: ${join(work, 'registry')}}}\nhttp: {addr: 127.0.0.1:${registryPort}}\n`);
+  writeFileSync(
+    registryConfig,
+    `version: 0.1\nlog: {level: warn}\nstorage: {filesystem: {rootdirectory: ${join(work, 'registry')}}}\nhttp: {addr: 127.0.0.1:${registryPort}}\n`,
+  );
   registryProcess = spawn(tools.registry, ['serve', registryConfig], { stdio: ['ignore', 'ignore', 'pipe'] });
   let registryLog = '';
   registryProcess.stderr?.on('data', (d: Buffer) => (registryLog += d.toString()));
-  await waitFor('the registry to serve /v2/', async () => (await httpStatus(registryPort, '/v2/')) === 200, { timeoutMs: 20_000 }).catch((err: unknown) => {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${registryLog}`);
-  });
+  await waitFor('the registry to serve /v2/', async () => (await httpStatus(registryPort, '/v2/')) === 200, { timeoutMs: 20_000 }).catch(
+    (err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${registryLog}`);
+    },
+  );
 
   // The README's push: skopeo copy oci-archive:... docker://REGISTRY/REPO:VERSION, digests preserved.
   const repository = `127.0.0.1:${registryPort}/platform/bundlesmith`;
-  await skopeo(tools.skopeo, ['copy', '--preserve-digests', '--dest-tls-verify=false', `oci-archive:${first.archive}`, `docker://${repository}:${first.version}`]);
+  await skopeo(tools.skopeo, [
+    'copy',
+    '--preserve-digests',
+    '--dest-tls-verify=false',
+    `oci-archive:${first.archive}`,
+    `docker://${repository}:${first.version}`,
+  ]);
 
   // The chart pointed at it as the README says: by tag, and by digest.
   const ns = await createNamespace(env, 'image');
   const [healthPort, metricsPort] = [await freePort(), await freePort()];
   const values = `replicaCount=1,watchNamespace=${ns},health.port=${healthPort},metrics.port=${metricsPort},crds.install=false`;
-  expect((await renderChart(ns, `image.repository=${repository},image.tag=${first.version},${values}`)).image).toBe(`${repository}:${first.version}`);
-  const container = await renderChart(ns, `image.repository=${repository},image.tag=${first.version},image.digest=${first.manifestDigest},${values}`);
+  expect((await renderChart(ns, `image.repository=${repository},image.tag=${first.version},${values}`)).image).toBe(
+    `${repository}:${first.version}`,
+  );
+  const container = await renderChart(
+    ns,
+    `image.repository=${repository},image.tag=${first.version},image.digest=${first.manifestDigest},${values}`,
+  );
   expect(container.image).toBe(`${repository}@${first.manifestDigest}`);
 
   // What a node would pull: the chart's reference, from the registry; the same image, and a valid one.
@@ -220,7 +260,9 @@ test("pushed to a registry as the README says and pulled back by the chart's ref
   await skopeo(tools.skopeo, ['copy', '--src-tls-verify=false', `docker://${container.image}`, `oci-archive:${pulled}`]);
   const image = validateOciArchive(pulled);
   expect(image.manifestDigest).toBe(first.manifestDigest);
-  const byTag = JSON.parse(await skopeo(tools.skopeo, ['inspect', '--tls-verify=false', `docker://${repository}:${first.version}`])) as { Digest: string };
+  const byTag = JSON.parse(await skopeo(tools.skopeo, ['inspect', '--tls-verify=false', `docker://${repository}:${first.version}`])) as {
+    Digest: string;
+  };
   expect(byTag.Digest).toBe(first.manifestDigest);
 
   // Its layers, unpacked by GNU tar in order, are the container's root filesystem.
@@ -230,7 +272,10 @@ test("pushed to a registry as the README says and pulled back by the chart's ref
   const args = container.args.map((a) => (a.startsWith('--metrics-addr=') ? `--metrics-addr=127.0.0.1:${metricsPort}` : a));
 
   // What the kubelet gives a pod: the service account mount and the API server's address in the environment.
-  const kubeconfig = parse(readFileSync(kubeconfigPath(), 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[]; users: { user: { token: string } }[] };
+  const kubeconfig = parse(readFileSync(kubeconfigPath(), 'utf8')) as {
+    clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
+    users: { user: { token: string } }[];
+  };
   const server = new URL(kubeconfig.clusters[0]!.cluster.server);
   const sa = join(rootfs, 'var', 'run', 'secrets', 'kubernetes.io', 'serviceaccount');
   mkdirSync(sa, { recursive: true });
@@ -254,7 +299,14 @@ test("pushed to a registry as the README says and pulled back by the chart's ref
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const logTail = (): string => readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
   try {
-    await waitFor('the operator in the image to be ready', async () => (child.exitCode === null ? (await httpStatus(healthPort, '/readyz')) === 200 : Promise.reject(new Error(`exited ${child.exitCode}: ${logTail()}`))), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor(
+      'the operator in the image to be ready',
+      async () =>
+        child.exitCode === null
+          ? (await httpStatus(healthPort, '/readyz')) === 200
+          : Promise.reject(new Error(`exited ${child.exitCode}: ${logTail()}`)),
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
     // Running as the image's user, not as root.
     const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
     expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe('65532');

@@ -68,7 +68,12 @@ it('relists after its connection is cut and refused, and sees what changed meanw
   const cm = await resourceType(env, 'v1', 'ConfigMap');
   const seen: string[] = [];
   const errors: unknown[] = [];
-  const informer = new SupervisedInformer(client, cm, { namespace: ns, backoffInitialMs: 50, backoffMaxMs: 500, onError: (e) => errors.push(e) });
+  const informer = new SupervisedInformer(client, cm, {
+    namespace: ns,
+    backoffInitialMs: 50,
+    backoffMaxMs: 500,
+    onError: (e) => errors.push(e),
+  });
   informer.addHandler({ onAdd: (o: KubeObject) => seen.push(o.metadata.name) });
   try {
     informer.start();

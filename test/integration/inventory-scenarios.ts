@@ -50,7 +50,12 @@ export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryConte
   const { env, ns } = ctx;
   const group = `${uniqueName('up')}.bundlesmith.test`;
   await installGadgets(env, group, [{ name: 'v1alpha1', served: true, storage: true }]);
-  const gadget = (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({ apiVersion: `${group}/v1alpha1`, kind: 'Gadget', metadata: { name, ...(annotations ? { annotations } : {}) }, spec: { size: 1 } });
+  const gadget = (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({
+    apiVersion: `${group}/v1alpha1`,
+    kind: 'Gadget',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec: { size: 1 },
+  });
   await applyBundle(env, ns, 'upgraded', [
     { name: 'orphan', object: gadget('g-orphan', { [Annotations.deletionPolicy]: 'Orphan' }) },
     { name: 'delayed', object: gadget('g-delayed', { [Annotations.deletionDelay]: '1h' }) },
@@ -63,7 +68,10 @@ export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryConte
   const uids = { orphan: await uid('g-orphan'), delayed: await uid('g-delayed') };
 
   // The upgrade: v1 served and stored, v1alpha1 no longer served.
-  await setGadgetVersions(env, group, [{ name: 'v1alpha1', served: false, storage: false }, { name: 'v1', served: true, storage: true }]);
+  await setGadgetVersions(env, group, [
+    { name: 'v1alpha1', served: false, storage: false },
+    { name: 'v1', served: true, storage: true },
+  ]);
   const v1 = await gadgetsServed(env, group, 'v1', true);
   await gadgetsServed(env, group, 'v1alpha1', false);
   if (!v1) throw new Error('v1 not served');
@@ -87,18 +95,29 @@ export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryConte
  */
 export async function labelTakenOffKeepsTheKind(ctx: InventoryContext): Promise<void> {
   const { env, ns, t } = ctx;
-  const secret = (name: string, annotations: Record<string, string>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, annotations }, stringData: { a: 'b' } });
+  const secret = (name: string, annotations: Record<string, string>): Record<string, unknown> => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, annotations },
+    stringData: { a: 'b' },
+  });
   await applyBundle(env, ns, 'unlabelled', [
     { name: 'cm', object: configMap('unl-cm') },
     { name: 'delayed', object: secret('unl-delayed', { [Annotations.deletionDelay]: '1h' }) },
     { name: 'approve', object: secret('unl-approve', { [Annotations.deletionPolicy]: 'Approve' }) },
   ]);
   await waitForReady(env, ns, 'unlabelled');
-  const uids = { delayed: (await env.client.get(t.secret, ns, 'unl-delayed')).metadata.uid, approve: (await env.client.get(t.secret, ns, 'unl-approve')).metadata.uid };
+  const uids = {
+    delayed: (await env.client.get(t.secret, ns, 'unl-delayed')).metadata.uid,
+    approve: (await env.client.get(t.secret, ns, 'unl-approve')).metadata.uid,
+  };
   // Both leave the spec: each counts down (the Approve one waits for its approval).
   await applyBundle(env, ns, 'unlabelled', [{ name: 'cm', object: configMap('unl-cm') }]);
   for (const name of ['unl-delayed', 'unl-approve']) {
-    await waitFor(`${name} to count down`, async () => (await env.client.get(t.secret, ns, name)).metadata.annotations?.[Annotations.deletionTimestamp]);
+    await waitFor(
+      `${name} to count down`,
+      async () => (await env.client.get(t.secret, ns, name)).metadata.annotations?.[Annotations.deletionTimestamp],
+    );
   }
   await kubectl(ctx, ['label', 'secret', 'unl-delayed', 'unl-approve', '-n', ns, `${Labels.managed}-`]);
   // Passes run (the caches saw the objects leave): the kind stays recorded, and the label comes back.
@@ -122,7 +141,10 @@ export async function labelTakenOffKeepsTheKind(ctx: InventoryContext): Promise<
  */
 export async function finalizerListsWithoutTheLabel(ctx: InventoryContext): Promise<void> {
   const { env, ns, t } = ctx;
-  await applyBundle(env, ns, 'nolabel', [{ name: 'cm', object: configMap('nolabel-cm', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }) }, { name: 'keep', object: configMap('nolabel-keep') }]);
+  await applyBundle(env, ns, 'nolabel', [
+    { name: 'cm', object: configMap('nolabel-cm', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }) },
+    { name: 'keep', object: configMap('nolabel-keep') },
+  ]);
   await waitForReady(env, ns, 'nolabel');
   const uid = (await env.client.get(t.configMap, ns, 'nolabel-cm')).metadata.uid;
   await kubectl(ctx, ['label', 'configmap', 'nolabel-cm', '-n', ns, `${Labels.managed}-`]);

@@ -4,7 +4,12 @@
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { operatorFixture } from './operator.js';
-import { crdUpgradeKeepsWhatTheFinalizerMustSee, finalizerListsWithoutTheLabel, labelTakenOffKeepsTheKind, type InventoryContext } from './inventory-scenarios.js';
+import {
+  crdUpgradeKeepsWhatTheFinalizerMustSee,
+  finalizerListsWithoutTheLabel,
+  labelTakenOffKeepsTheKind,
+  type InventoryContext,
+} from './inventory-scenarios.js';
 
 const f = operatorFixture('inv', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),

@@ -32,13 +32,18 @@ interface Replica {
 async function startReplica(leaseName: string): Promise<Replica> {
   const healthPort = await freePort();
   const process = startOperatorProcess([
-    '--namespace', ns,
+    '--namespace',
+    ns,
     '--gc=off',
     '--leader-elect',
-    '--leader-election-namespace', ns,
-    '--leader-election-id', leaseName,
-    '--lease-duration-seconds', String(LEASE_SECONDS),
-    '--health-addr', `127.0.0.1:${healthPort}`,
+    '--leader-election-namespace',
+    ns,
+    '--leader-election-id',
+    leaseName,
+    '--lease-duration-seconds',
+    String(LEASE_SECONDS),
+    '--health-addr',
+    `127.0.0.1:${healthPort}`,
   ]);
   return { process, identitySuffix: `-${process.child.pid}`, healthPort };
 }
@@ -58,7 +63,14 @@ async function applyConfigMapBundle(name: string): Promise<void> {
     apiVersion: 'smith.atlassian.com/v1',
     kind: 'Bundle',
     metadata: { name, namespace: ns },
-    spec: { resources: [{ name: 'config', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-config` }, data: { a: '1' } } } }] },
+    spec: {
+      resources: [
+        {
+          name: 'config',
+          spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-config` }, data: { a: '1' } } },
+        },
+      ],
+    },
   };
   const result = await run('kubectl', ['apply', '--server-side', '-f', '-'], { input: JSON.stringify(manifest) });
   if (result.code !== 0) throw new Error(result.stderr);
@@ -85,10 +97,17 @@ describe('leader election', () => {
       if (!standby) throw new Error('no standby');
       await applyConfigMapBundle('before-crash');
       await waitReady('before-crash');
-      await waitFor('both replicas ready (leader synced, standby in the election)', async () => (await readyz(first)) === '200 ok: leader: controllers running' && (await readyz(standby)) === '200 ok: standby: another replica holds the Lease');
+      await waitFor(
+        'both replicas ready (leader synced, standby in the election)',
+        async () =>
+          (await readyz(first)) === '200 ok: leader: controllers running' &&
+          (await readyz(standby)) === '200 ok: standby: another replica holds the Lease',
+      );
 
       await first.process.kill();
-      await waitFor('the standby to take the Lease', async () => (await holder(leaseName))?.endsWith(standby.identitySuffix), { timeoutMs: LEASE_SECONDS * 1000 + 20_000 });
+      await waitFor('the standby to take the Lease', async () => (await holder(leaseName))?.endsWith(standby.identitySuffix), {
+        timeoutMs: LEASE_SECONDS * 1000 + 20_000,
+      });
       await applyConfigMapBundle('after-crash');
       await waitReady('after-crash');
       const lease = await env.client.get(leases, ns, leaseName);
@@ -112,7 +131,13 @@ describe('leader election', () => {
     await waitFor('it to lead', async () => (await holder(leaseName))?.endsWith(replica.identitySuffix));
     const exited = new Promise<number | null>((resolve) => replica.process.child.on('exit', (code) => resolve(code)));
     // An administrator (or a split brain) hands the Lease to someone else.
-    await env.client.patch(leases, ns, leaseName, { spec: { holderIdentity: 'someone-else', renewTime: new Date().toISOString().replace('Z', '000Z') } }, 'merge');
+    await env.client.patch(
+      leases,
+      ns,
+      leaseName,
+      { spec: { holderIdentity: 'someone-else', renewTime: new Date().toISOString().replace('Z', '000Z') } },
+      'merge',
+    );
     expect(await exited).toBe(1);
     expect(await holder(leaseName)).toBe('someone-else');
   });

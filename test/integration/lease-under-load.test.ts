@@ -25,19 +25,40 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 function bundle(resources: unknown[]): Record<string, unknown> {
-  return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'hostile', namespace: ns, uid: 'u-1', generation: 1 }, spec: { resources } };
+  return {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'hostile', namespace: ns, uid: 'u-1', generation: 1 },
+    spec: { resources },
+  };
 }
 const cm = (name: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: 'b' } });
 // Built after beforeAll: the namespace is part of the metadata the schema requires.
-const wideBundle = (): Record<string, unknown> => bundle(Array.from({ length: 15_000 }, (_, i) => ({ name: `r${i}`, spec: { object: cm(`wide-${i}`) } })));
-const chainBundle = (): Record<string, unknown> => bundle(Array.from({ length: 256 }, (_, i) => ({ name: `c${i}`, ...(i > 0 ? { references: [{ resource: `c${i - 1}` }] } : {}), spec: { object: cm(`chain-${i}`) } })));
+const wideBundle = (): Record<string, unknown> =>
+  bundle(Array.from({ length: 15_000 }, (_, i) => ({ name: `r${i}`, spec: { object: cm(`wide-${i}`) } })));
+const chainBundle = (): Record<string, unknown> =>
+  bundle(
+    Array.from({ length: 256 }, (_, i) => ({
+      name: `c${i}`,
+      ...(i > 0 ? { references: [{ resource: `c${i - 1}` }] } : {}),
+      spec: { object: cm(`chain-${i}`) },
+    })),
+  );
 const KINDS: KindTable = new Map([['v1/ConfigMap', { namespaced: true, plural: 'configmaps' }]]);
 
 /** One reconcile's pure work on a Bundle as read: parse, and plan when it parses. */
 function work(raw: Record<string, unknown>): string {
   const parsed = BundleSchema.safeParse(raw);
   if (!parsed.success) return `refused: ${parsed.error.issues[0]?.message ?? ''}`;
-  const plan = planBundle({ bundle: { name: 'hostile', namespace: ns, uid: 'u-1', generation: 1 }, spec: parsed.data.spec, kinds: KINDS, crdReadiness: new Map(), live: new Map(), controlled: [], now: Date.now() });
+  const plan = planBundle({
+    bundle: { name: 'hostile', namespace: ns, uid: 'u-1', generation: 1 },
+    spec: parsed.data.spec,
+    kinds: KINDS,
+    crdReadiness: new Map(),
+    live: new Map(),
+    controlled: [],
+    now: Date.now(),
+  });
   return `planned ${plan.order.length}`;
 }
 

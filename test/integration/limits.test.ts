@@ -26,13 +26,21 @@ it('5. a Bundle named with 253 characters releases what it keeps and lets go whe
     delayed: configMap('ln-delayed', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }),
     plain: configMap('ln-plain'),
   };
-  await applyBundle(f.env, f.ns, name, Object.entries(objects).map(([r, object]) => ({ name: r, object })));
+  await applyBundle(
+    f.env,
+    f.ns,
+    name,
+    Object.entries(objects).map(([r, object]) => ({ name: r, object })),
+  );
   await waitForReady(f.env, f.ns, name);
   const uid = async (n: string): Promise<string> => (await f.env.client.get(f.t.configMap, f.ns, n)).metadata.uid;
   const uids = { orphan: await uid('ln-orphan'), delayed: await uid('ln-delayed') };
 
   // The Orphan object leaves the live Bundle: released for good, labelled with a value that fits, named whole.
-  await applyBundle(f.env, f.ns, name, [{ name: 'delayed', object: objects.delayed }, { name: 'plain', object: objects.plain }]);
+  await applyBundle(f.env, f.ns, name, [
+    { name: 'delayed', object: objects.delayed },
+    { name: 'plain', object: objects.plain },
+  ]);
   const kept = await waitFor('the Orphan object to be released', async () => {
     const o = await f.env.client.get(f.t.configMap, f.ns, 'ln-orphan');
     return (o.metadata.ownerReferences ?? []).length === 0 ? o : undefined;
@@ -51,13 +59,32 @@ it('5. a Bundle named with 253 characters releases what it keeps and lets go whe
 }, 120_000);
 
 it("a failed JSON-patch test is a stale write; a label value over 63 characters is an invalid one (the real API server's answers)", async () => {
-  const cm = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'answers', namespace: f.ns } });
-  const failedTest = await f.env.client.patch(f.t.configMap, f.ns, 'answers', [{ op: 'test', path: '/metadata/resourceVersion', value: 'not-it' }], 'json').catch((err: unknown) => err);
+  const cm = await f.env.client.create(f.t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'answers', namespace: f.ns },
+  });
+  const failedTest = await f.env.client
+    .patch(f.t.configMap, f.ns, 'answers', [{ op: 'test', path: '/metadata/resourceVersion', value: 'not-it' }], 'json')
+    .catch((err: unknown) => err);
   expect(isStaleWrite(failedTest)).toBe(true);
   expect(isInvalidWrite(failedTest)).toBe(false);
-  const removedGone = await f.env.client.patch(f.t.configMap, f.ns, 'answers', [{ op: 'remove', path: '/metadata/labels/absent' }], 'json').catch((err: unknown) => err);
+  const removedGone = await f.env.client
+    .patch(f.t.configMap, f.ns, 'answers', [{ op: 'remove', path: '/metadata/labels/absent' }], 'json')
+    .catch((err: unknown) => err);
   expect(isStaleWrite(removedGone)).toBe(true);
-  const tooLong = await f.env.client.patch(f.t.configMap, f.ns, 'answers', [{ op: 'test', path: '/metadata/uid', value: cm.metadata.uid }, { op: 'add', path: '/metadata/labels', value: { x: 'v'.repeat(64) } }], 'json').catch((err: unknown) => err);
+  const tooLong = await f.env.client
+    .patch(
+      f.t.configMap,
+      f.ns,
+      'answers',
+      [
+        { op: 'test', path: '/metadata/uid', value: cm.metadata.uid },
+        { op: 'add', path: '/metadata/labels', value: { x: 'v'.repeat(64) } },
+      ],
+      'json',
+    )
+    .catch((err: unknown) => err);
   expect(isInvalidWrite(tooLong)).toBe(true);
   expect(isStaleWrite(tooLong)).toBe(false);
 });

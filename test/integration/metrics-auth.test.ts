@@ -41,15 +41,31 @@ interface Answer {
 /** GET over HTTPS, verifying the server against `trust` (the test's CA by default). */
 async function get(port: number, path: string, authorization?: string, trust: string = ca): Promise<Answer> {
   return await new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'GET', ca: trust, agent: false, headers: authorization ? { Authorization: authorization } : {} }, (res) => {
-      const peer = (res.socket as TLSSocket).getPeerX509Certificate?.()?.toString();
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const header = res.headers['www-authenticate'];
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ...(header ? { wwwAuthenticate: header } : {}), ...(peer ? { peerCertificate: peer } : {}) });
-      });
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'GET',
+        ca: trust,
+        agent: false,
+        headers: authorization ? { Authorization: authorization } : {},
+      },
+      (res) => {
+        const peer = (res.socket as TLSSocket).getPeerX509Certificate?.()?.toString();
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const header = res.headers['www-authenticate'];
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ...(header ? { wwwAuthenticate: header } : {}),
+            ...(peer ? { peerCertificate: peer } : {}),
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -58,11 +74,14 @@ async function get(port: number, path: string, authorization?: string, trust: st
 /** Plain HTTP (the health endpoints; and what a scraper without TLS would try on /metrics). */
 async function getPlain(port: number, path: string, authorization?: string): Promise<{ status: number; body: string }> {
   return await new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'GET', agent: false, headers: authorization ? { Authorization: authorization } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method: 'GET', agent: false, headers: authorization ? { Authorization: authorization } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -72,10 +91,55 @@ async function getPlain(port: number, path: string, authorization?: string): Pro
 function issueCertificates(dir: string): { ca: string; cert: string; key: string } {
   const at = (f: string) => join(dir, f);
   const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.crt'), '-subj', '/CN=bundlesmith-test-ca', '-days', '1']);
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', at('tls.key'), '-out', at('tls.csr'), '-subj', '/CN=bundlesmith-metrics']);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    at('ca.key'),
+    '-out',
+    at('ca.crt'),
+    '-subj',
+    '/CN=bundlesmith-test-ca',
+    '-days',
+    '1',
+  ]);
+  openssl([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    at('tls.key'),
+    '-out',
+    at('tls.csr'),
+    '-subj',
+    '/CN=bundlesmith-metrics',
+  ]);
   writeFileSync(at('ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  openssl(['x509', '-req', '-in', at('tls.csr'), '-CA', at('ca.crt'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('tls.crt'), '-days', '1', '-extfile', at('ext.cnf')]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    at('tls.csr'),
+    '-CA',
+    at('ca.crt'),
+    '-CAkey',
+    at('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    at('tls.crt'),
+    '-days',
+    '1',
+    '-extfile',
+    at('ext.cnf'),
+  ]);
   return { ca: readFileSync(at('ca.crt'), 'utf8'), cert: readFileSync(at('tls.crt'), 'utf8'), key: readFileSync(at('tls.key'), 'utf8') };
 }
 
@@ -117,33 +181,67 @@ describe('/metrics with --metrics-auth=kubernetes (chart: metrics.auth=kubernete
       kind: 'Secret',
       type: 'kubernetes.io/tls',
       metadata: { name: 'metrics-cert', namespace: ns },
-      data: { 'tls.crt': Buffer.from(issued.cert).toString('base64'), 'tls.key': Buffer.from(issued.key).toString('base64'), 'ca.crt': Buffer.from(issued.ca).toString('base64') },
+      data: {
+        'tls.crt': Buffer.from(issued.cert).toString('base64'),
+        'tls.key': Buffer.from(issued.key).toString('base64'),
+        'ca.crt': Buffer.from(issued.ca).toString('base64'),
+      },
     });
     const release = uniqueName('bs');
     const fullname = `${release}-bundlesmith`;
-    const install = await run('helm', ['install', release, chart, '-n', ns, '--set', 'crds.install=false', '--set', 'metrics.auth=kubernetes', '--set', 'metrics.tls.secretName=metrics-cert', '--set', `watchNamespace=${ns}`, '--set', 'gc.mode=off', '--set', 'replicaCount=1', '--set', 'leaderElection.enabled=false']);
+    const install = await run('helm', [
+      'install',
+      release,
+      chart,
+      '-n',
+      ns,
+      '--set',
+      'crds.install=false',
+      '--set',
+      'metrics.auth=kubernetes',
+      '--set',
+      'metrics.tls.secretName=metrics-cert',
+      '--set',
+      `watchNamespace=${ns}`,
+      '--set',
+      'gc.mode=off',
+      '--set',
+      'replicaCount=1',
+      '--set',
+      'leaderElection.enabled=false',
+    ]);
     if (install.code !== 0) throw new Error(`helm install failed: ${install.stderr}`);
     const manifest = await run('helm', ['get', 'manifest', release, '-n', ns]);
-    type PodSpec = { serviceAccountName: string; containers: { args: string[]; volumeMounts: { name: string; mountPath: string }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] };
+    type PodSpec = {
+      serviceAccountName: string;
+      containers: { args: string[]; volumeMounts: { name: string; mountPath: string }[] }[];
+      volumes: { name: string; secret?: { secretName: string } }[];
+    };
     const deployment = parseAllDocuments(manifest.stdout)
       .map((d) => d.toJS() as { kind?: string; spec?: { template: { spec: PodSpec } } } | null)
       .find((d) => d?.kind === 'Deployment');
     const pod = deployment?.spec?.template.spec;
     if (!pod) throw new Error('the chart rendered no Deployment');
     const args = pod.containers[0]?.args ?? [];
-    expect(args).toEqual(expect.arrayContaining(['--metrics-auth=kubernetes', '--metrics-secure', '--metrics-cert-dir=/etc/bundlesmith/metrics-certs']));
+    expect(args).toEqual(
+      expect.arrayContaining(['--metrics-auth=kubernetes', '--metrics-secure', '--metrics-cert-dir=/etc/bundlesmith/metrics-certs']),
+    );
     // The Secret is mounted where the flag looks.
     const volume = pod.volumes.find((v) => v.secret?.secretName === 'metrics-cert');
-    expect(pod.containers[0]?.volumeMounts).toContainEqual(expect.objectContaining({ name: volume?.name, mountPath: '/etc/bundlesmith/metrics-certs' }));
+    expect(pod.containers[0]?.volumeMounts).toContainEqual(
+      expect.objectContaining({ name: volume?.name, mountPath: '/etc/bundlesmith/metrics-certs' }),
+    );
     // The kubelet's part: the Secret's keys as files in the mounted directory, read back from the API server.
     const stored = await env.client.get(await resourceType(env, 'v1', 'Secret'), ns, 'metrics-cert');
     const certDir = join(work, 'mounted');
     mkdirSync(certDir);
-    for (const file of ['tls.crt', 'tls.key']) writeFileSync(join(certDir, file), Buffer.from((stored.data as Record<string, string>)[file] ?? '', 'base64'));
+    for (const file of ['tls.crt', 'tls.key'])
+      writeFileSync(join(certDir, file), Buffer.from((stored.data as Record<string, string>)[file] ?? '', 'base64'));
     serviceAccount = pod.serviceAccountName;
 
     const serviceAccounts = await resourceType(env, 'v1', 'ServiceAccount');
-    for (const name of ['scraper', 'stranger']) await env.client.create(serviceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
+    for (const name of ['scraper', 'stranger'])
+      await env.client.create(serviceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } });
     await env.client.create(await resourceType(env, 'rbac.authorization.k8s.io/v1', 'ClusterRoleBinding'), {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
@@ -158,8 +256,19 @@ describe('/metrics with --metrics-auth=kubernetes (chart: metrics.auth=kubernete
     healthPort = await freePort();
     flags = args.filter((a) => !a.startsWith('--metrics-addr') && !a.startsWith('--health-addr'));
     // The chart's own flags, on loopback ports of this machine, as the chart's ServiceAccount, the certificate where it is mounted.
-    operator = startOperatorProcess([...flags.map((a) => (a.startsWith('--metrics-cert-dir=') ? `--metrics-cert-dir=${certDir}` : a)), '--metrics-addr', `127.0.0.1:${metricsPort}`, '--health-addr', `127.0.0.1:${healthPort}`, '--impersonate', `system:serviceaccount:${ns}:${serviceAccount}`]);
-    await waitFor('the operator to be ready', async () => (await getPlain(healthPort, '/readyz').catch(() => ({ status: 0 }))).status === 200);
+    operator = startOperatorProcess([
+      ...flags.map((a) => (a.startsWith('--metrics-cert-dir=') ? `--metrics-cert-dir=${certDir}` : a)),
+      '--metrics-addr',
+      `127.0.0.1:${metricsPort}`,
+      '--health-addr',
+      `127.0.0.1:${healthPort}`,
+      '--impersonate',
+      `system:serviceaccount:${ns}:${serviceAccount}`,
+    ]);
+    await waitFor(
+      'the operator to be ready',
+      async () => (await getPlain(healthPort, '/readyz').catch(() => ({ status: 0 }))).status === 200,
+    );
   });
   afterAll(async () => {
     expect(await operator.terminate()).toBe(0);
@@ -198,7 +307,9 @@ describe('/metrics with --metrics-auth=kubernetes (chart: metrics.auth=kubernete
 
   it('is refused by a client that trusts another CA', async () => {
     const other = issueCertificates(mkdtempSync(join(tmpdir(), 'bundlesmith-other-ca-')));
-    await expect(get(metricsPort, '/metrics', `Bearer ${readerToken}`, other.ca)).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+    await expect(get(metricsPort, '/metrics', `Bearer ${readerToken}`, other.ca)).rejects.toThrow(
+      /self[- ]signed|unable to verify|certificate/i,
+    );
   });
 
   it('keeps the health endpoints unauthenticated, on plain HTTP for the kubelet', async () => {
@@ -207,17 +318,36 @@ describe('/metrics with --metrics-auth=kubernetes (chart: metrics.auth=kubernete
   });
 
   it('refuses to start with the token over plain HTTP (--metrics-secure=false)', async () => {
-    const refused = startOperatorProcess([...flags.filter((a) => !a.startsWith('--metrics-cert-dir') && a !== '--metrics-secure'), '--metrics-secure=false', '--impersonate', `system:serviceaccount:${ns}:${serviceAccount}`]);
+    const refused = startOperatorProcess([
+      ...flags.filter((a) => !a.startsWith('--metrics-cert-dir') && a !== '--metrics-secure'),
+      '--metrics-secure=false',
+      '--impersonate',
+      `system:serviceaccount:${ns}:${serviceAccount}`,
+    ]);
     expect(await new Promise((resolve) => refused.child.on('exit', resolve))).toBe(2);
-    await waitFor('the refusal in its output', () => /bearer tokens would cross the network in clear/.test(readFileSync(refused.logFile, 'utf8')) || undefined);
+    await waitFor(
+      'the refusal in its output',
+      () => /bearer tokens would cross the network in clear/.test(readFileSync(refused.logFile, 'utf8')) || undefined,
+    );
   });
 
   it('without a certificate Secret, serves one it made itself at start (a scraper pins it)', async () => {
     const port = await freePort();
     const health = await freePort();
-    const selfSigned = startOperatorProcess([...flags.filter((a) => !a.startsWith('--metrics-cert-dir')), '--metrics-addr', `127.0.0.1:${port}`, '--health-addr', `127.0.0.1:${health}`, '--impersonate', `system:serviceaccount:${ns}:${serviceAccount}`]);
+    const selfSigned = startOperatorProcess([
+      ...flags.filter((a) => !a.startsWith('--metrics-cert-dir')),
+      '--metrics-addr',
+      `127.0.0.1:${port}`,
+      '--health-addr',
+      `127.0.0.1:${health}`,
+      '--impersonate',
+      `system:serviceaccount:${ns}:${serviceAccount}`,
+    ]);
     try {
-      await waitFor('the second operator to be ready', async () => (await getPlain(health, '/readyz').catch(() => ({ status: 0 }))).status === 200);
+      await waitFor(
+        'the second operator to be ready',
+        async () => (await getPlain(health, '/readyz').catch(() => ({ status: 0 }))).status === 200,
+      );
       // Not signed by the test's CA: refused by a verifying client.
       await expect(get(port, '/metrics', `Bearer ${readerToken}`)).rejects.toThrow();
       // Pinned: the certificate it shows, trusted as such.
@@ -241,6 +371,10 @@ describe('/metrics with --metrics-auth=kubernetes (chart: metrics.auth=kubernete
   });
 
   it('was never forbidden a review', () => {
-    expect(readFileSync(operator.logFile, 'utf8').split('\n').filter((l) => /forbidden|cannot review/i.test(l))).toEqual([]);
+    expect(
+      readFileSync(operator.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => /forbidden|cannot review/i.test(l)),
+    ).toEqual([]);
   });
 });

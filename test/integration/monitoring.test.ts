@@ -35,7 +35,12 @@ interface Rule {
 const RELEASE = 'r';
 const NAMESPACE = 'ops';
 const JOB = `${RELEASE}-bundlesmith-metrics`;
-const MONITORING = ['metrics.auth=kubernetes', 'monitoring.serviceMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true', 'monitoring.dashboard.enabled=true'];
+const MONITORING = [
+  'metrics.auth=kubernetes',
+  'monitoring.serviceMonitor.enabled=true',
+  'monitoring.prometheusRule.enabled=true',
+  'monitoring.dashboard.enabled=true',
+];
 
 async function render(set: string[]): Promise<Doc[]> {
   const result = await run('helm', ['template', RELEASE, chart, '-n', NAMESPACE, ...set.flatMap((s) => ['--set', s])]);
@@ -49,7 +54,9 @@ function promtool(args: string[]): Promise<{ code: number; out: string }> {
   const path = process.env.BUNDLESMITH_PROMTOOL;
   if (!path) throw new Error('promtool path not set by the integration global setup (hack/promtool/build.sh)');
   return new Promise((resolve) => {
-    execFile(path, args, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr }));
+    execFile(path, args, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr }),
+    );
   });
 }
 
@@ -94,17 +101,41 @@ describe('the monitoring kit as rendered', () => {
     expect(sm?.spec).toMatchObject({
       selector: { matchLabels: { 'app.kubernetes.io/instance': RELEASE } },
       podTargetLabels: ['bundlesmith.dev/shard'],
-      endpoints: [{ port: 'metrics', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } }],
+      endpoints: [
+        {
+          port: 'metrics',
+          scheme: 'https',
+          bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+          tlsConfig: { insecureSkipVerify: true },
+        },
+      ],
     });
     const service = docs.find((d) => d.kind === 'Service' && d.metadata.name === JOB);
     expect(service?.spec).toMatchObject({ ports: [{ name: 'metrics', appProtocol: 'https' }] });
   });
 
   it('verifies against the CA of a cert-manager Certificate when one is rendered', async () => {
-    const withCm = await render([...MONITORING, 'metrics.tls.certManager.enabled=true', 'metrics.tls.certManager.issuerRef.name=ca-issuer']);
+    const withCm = await render([
+      ...MONITORING,
+      'metrics.tls.certManager.enabled=true',
+      'metrics.tls.certManager.issuerRef.name=ca-issuer',
+    ]);
     const cert = withCm.find((d) => d.kind === 'Certificate');
-    expect(cert?.spec).toMatchObject({ secretName: `${RELEASE}-bundlesmith-metrics-tls`, dnsNames: [`${JOB}.${NAMESPACE}.svc`, `${JOB}.${NAMESPACE}.svc.cluster.local`], issuerRef: { name: 'ca-issuer', kind: 'Issuer' } });
-    expect(withCm.find((d) => d.kind === 'ServiceMonitor')?.spec).toMatchObject({ endpoints: [{ tlsConfig: { serverName: `${JOB}.${NAMESPACE}.svc`, ca: { secret: { name: `${RELEASE}-bundlesmith-metrics-tls`, key: 'ca.crt' } } } }] });
+    expect(cert?.spec).toMatchObject({
+      secretName: `${RELEASE}-bundlesmith-metrics-tls`,
+      dnsNames: [`${JOB}.${NAMESPACE}.svc`, `${JOB}.${NAMESPACE}.svc.cluster.local`],
+      issuerRef: { name: 'ca-issuer', kind: 'Issuer' },
+    });
+    expect(withCm.find((d) => d.kind === 'ServiceMonitor')?.spec).toMatchObject({
+      endpoints: [
+        {
+          tlsConfig: {
+            serverName: `${JOB}.${NAMESPACE}.svc`,
+            ca: { secret: { name: `${RELEASE}-bundlesmith-metrics-tls`, key: 'ca.crt' } },
+          },
+        },
+      ],
+    });
   });
 
   it('ships the dashboard in a ConfigMap with the Grafana sidecar label', () => {
@@ -116,7 +147,15 @@ describe('the monitoring kit as rendered', () => {
   });
 
   it('has the alerts a platform team wants', () => {
-    expect(rules.map((r) => r.alert).sort()).toEqual(['BundlesmithBundleNotReady', 'BundlesmithBundleStalled', 'BundlesmithCollectorQueueGrowing', 'BundlesmithDeletionOverdue', 'BundlesmithDown', 'BundlesmithNoLeader', 'BundlesmithReconcileErrors']);
+    expect(rules.map((r) => r.alert).sort()).toEqual([
+      'BundlesmithBundleNotReady',
+      'BundlesmithBundleStalled',
+      'BundlesmithCollectorQueueGrowing',
+      'BundlesmithDeletionOverdue',
+      'BundlesmithDown',
+      'BundlesmithNoLeader',
+      'BundlesmithReconcileErrors',
+    ]);
   });
 
   it.each([
@@ -166,7 +205,8 @@ describe('promtool', () => {
                   exp_labels: { severity: 'critical', namespace: NAMESPACE, job: JOB, bundlesmith_dev_shard: 's1' },
                   exp_annotations: {
                     summary: 'No bundlesmith replica leads',
-                    description: "Replicas are scraped but none runs the controllers of shard s1: Bundles are not reconciled. The Lease cannot be taken (RBAC, API server unreachable); see the pods' logs.",
+                    description:
+                      "Replicas are scraped but none runs the controllers of shard s1: Bundles are not reconciled. The Lease cannot be taken (RBAC, API server unreachable); see the pods' logs.",
                   },
                 },
               ],
@@ -181,7 +221,8 @@ describe('promtool', () => {
                   exp_labels: { severity: 'warning', namespace: NAMESPACE, job: JOB },
                   exp_annotations: {
                     summary: 'A Bundle has not been Ready for more than 30m',
-                    description: 'The Bundle not Ready longest has been so for 37m 0s. kubectl get bundles -A shows which, and its Status says what it waits for.',
+                    description:
+                      'The Bundle not Ready longest has been so for 37m 0s. kubectl get bundles -A shows which, and its Status says what it waits for.',
                   },
                 },
               ],
@@ -219,7 +260,7 @@ describe('promtool', () => {
   });
 });
 
-describe('every metric the rules and the dashboard query, in the operator\'s real /metrics', () => {
+describe("every metric the rules and the dashboard query, in the operator's real /metrics", () => {
   let env: TestEnv;
   let operator: OperatorProcess | undefined;
   let exposition = '';
@@ -228,12 +269,27 @@ describe('every metric the rules and the dashboard query, in the operator\'s rea
     env = await connect();
     const ns = await createNamespace(env, 'monitoring');
     const metricsPort = await freePort();
-    operator = startOperatorProcess(['--namespace', ns, '--gc=bundles', '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'monitoring-test', '--metrics-addr', `127.0.0.1:${metricsPort}`]);
+    operator = startOperatorProcess([
+      '--namespace',
+      ns,
+      '--gc=bundles',
+      '--leader-elect',
+      '--leader-election-namespace',
+      ns,
+      '--leader-election-id',
+      'monitoring-test',
+      '--metrics-addr',
+      `127.0.0.1:${metricsPort}`,
+    ]);
     await applyBundle(env, ns, 'watched', [{ name: 'cm', object: configMap('watched-cm') }]);
     await waitForReady(env, ns, 'watched');
-    exposition = await waitFor('the collector\'s and the Bundle controller\'s metrics', async () => {
+    exposition = await waitFor("the collector's and the Bundle controller's metrics", async () => {
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text().catch(() => '');
-      return /^workqueue_depth\{controller="gc"/m.test(text) && /^bundlesmith_bundles\{/m.test(text) && /^rest_client_requests_total\{/m.test(text) ? text : undefined;
+      return /^workqueue_depth\{controller="gc"/m.test(text) &&
+        /^bundlesmith_bundles\{/m.test(text) &&
+        /^rest_client_requests_total\{/m.test(text)
+        ? text
+        : undefined;
     });
   });
   afterAll(async () => {
@@ -246,7 +302,9 @@ describe('every metric the rules and the dashboard query, in the operator\'s rea
     const out = new Map<string, { type: string; labels: Set<string> }>();
     for (const m of exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)) out.set(m[1] ?? '', { type: m[2] ?? '', labels: new Set() });
     for (const m of exposition.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}/gm)) {
-      const name = (m[1] ?? '').replace(/_(bucket|sum|count)$/, (suffix, _s, offset: number, whole: string) => (out.has(whole.slice(0, offset)) ? '' : suffix));
+      const name = (m[1] ?? '').replace(/_(bucket|sum|count)$/, (suffix, _s, offset: number, whole: string) =>
+        out.has(whole.slice(0, offset)) ? '' : suffix,
+      );
       for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)) out.get(name)?.labels.add(l[1] ?? '');
     }
     return out;
@@ -256,7 +314,9 @@ describe('every metric the rules and the dashboard query, in the operator\'s rea
     const fromRules = rules.flatMap((r) => metricNames(r.expr).map((m) => ({ where: `alert ${r.alert}`, ...m })));
     const cm = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.endsWith('-dashboard'));
     const dashboard = cm?.data?.['bundlesmith.json'] ?? '';
-    const exprs = [...dashboard.matchAll(/"(?:expr|query|definition)": "((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1] ?? ''}"`) as string);
+    const exprs = [...dashboard.matchAll(/"(?:expr|query|definition)": "((?:[^"\\]|\\.)*)"/g)].map(
+      (m) => JSON.parse(`"${m[1] ?? ''}"`) as string,
+    );
     const fromDashboard = exprs.flatMap((e) => metricNames(e).map((m) => ({ where: 'dashboard', ...m })));
     return [...fromRules, ...fromDashboard];
   }
@@ -265,7 +325,9 @@ describe('every metric the rules and the dashboard query, in the operator\'s rea
     const known = families();
     const wanted = queried();
     expect(wanted.length).toBeGreaterThan(30);
-    const missing = wanted.filter((q) => !known.has(q.name.replace(/_(bucket|sum|count)$/, '')) && !known.has(q.name)).map((q) => `${q.where}: ${q.name}`);
+    const missing = wanted
+      .filter((q) => !known.has(q.name.replace(/_(bucket|sum|count)$/, '')) && !known.has(q.name))
+      .map((q) => `${q.where}: ${q.name}`);
     expect(missing).toEqual([]);
   });
 
@@ -281,7 +343,7 @@ describe('every metric the rules and the dashboard query, in the operator\'s rea
     expect(missing).toEqual([]);
   });
 
-  it('exports controller-runtime\'s and client-go\'s families with their labels', () => {
+  it("exports controller-runtime's and client-go's families with their labels", () => {
     for (const line of [
       /^controller_runtime_reconcile_total\{controller="bundle",result="success"\} [1-9]/m,
       /^controller_runtime_reconcile_time_seconds_bucket\{le="[^"]+",controller="bundle"\}/m,

@@ -67,7 +67,10 @@ export async function releaseProofFor(meta: ReleasedMeta): Promise<Record<string
 export async function startOperator(opts: InProcessOptions): Promise<InProcessOperator> {
   const kubeconfig = opts.kubeconfig ?? kubeconfigPath();
   const releaseKey = await testReleaseKey(kubeconfig);
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), opts.impersonate ? { impersonateUser: opts.impersonate.user, impersonateGroups: opts.impersonate.groups ?? [] } : {});
+  const client = await KubeClient.fromKubeConfig(
+    loadKubeConfig(kubeconfig),
+    opts.impersonate ? { impersonateUser: opts.impersonate.user, impersonateGroups: opts.impersonate.groups ?? [] } : {},
+  );
   const clock = opts.clock ?? systemClock;
   const metrics = new OperatorMetrics();
   const logger = process.env.BUNDLESMITH_TEST_LOGS === '1' ? createLogger('debug') : silentLogger();
@@ -111,13 +114,21 @@ export interface OperatorProcess {
  * control plane, or the one `kubeconfig` names (the fuzzers run outside
  * jest); npm test and npm run fuzz build dist first.
  */
-export function startOperatorProcess(args: string[], env: Record<string, string> = {}, kubeconfig: string = kubeconfigPath()): OperatorProcess {
+export function startOperatorProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  kubeconfig: string = kubeconfigPath(),
+): OperatorProcess {
   const logFile = join(tmpdir(), `bundlesmith-operator-${process.pid}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'src', 'main.js'), '--kubeconfig', kubeconfig, '--metrics-addr', '0', '--health-addr', '0', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(repoRoot(), 'dist', 'src', 'main.js'), '--kubeconfig', kubeconfig, '--metrics-addr', '0', '--health-addr', '0', ...args],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

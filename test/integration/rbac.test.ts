@@ -8,7 +8,19 @@
 import { Annotations } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { canI, forbiddenLines, installChart, serviceAccountKubeconfig } from './chart.js';
-import { conditionOf, connect, createNamespace, expectKept, resourceType, run, uidOf, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
+import {
+  conditionOf,
+  connect,
+  createNamespace,
+  expectKept,
+  resourceType,
+  run,
+  uidOf,
+  uniqueName,
+  waitFor,
+  waitForGone,
+  type TestEnv,
+} from './harness.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
 
 let env: TestEnv;
@@ -29,7 +41,12 @@ async function installOne(release: string, namespace: string, set: string[]): Pr
 }
 
 function bundle(namespace: string, name: string, resources: { name: string; object: Record<string, unknown> }[]): Record<string, unknown> {
-  return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace }, spec: { resources: resources.map((r) => ({ name: r.name, spec: { object: r.object } })) } };
+  return {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name, namespace },
+    spec: { resources: resources.map((r) => ({ name: r.name, spec: { object: r.object } })) },
+  };
 }
 
 function configMap(name: string, annotations: Record<string, string> = {}): Record<string, unknown> {
@@ -78,7 +95,11 @@ interface ChartOperator {
  * operator started by `start` with the chart Deployment's flags. After them,
  * the operator must exit 0.
  */
-function chartOperator(nsPrefix: string, values: (ns: string) => string[], start: (c: Omit<ChartOperator, 'operator'>, args: string[]) => Promise<OperatorProcess>): ChartOperator {
+function chartOperator(
+  nsPrefix: string,
+  values: (ns: string) => string[],
+  start: (c: Omit<ChartOperator, 'operator'>, args: string[]) => Promise<OperatorProcess>,
+): ChartOperator {
   const c = {} as ChartOperator;
   beforeAll(async () => {
     c.releaseNs = await createNamespace(env, 'rbac-ops');
@@ -95,7 +116,13 @@ function chartOperator(nsPrefix: string, values: (ns: string) => string[], start
 
 /** Bundle `app` listing ConfigMaps `names` becomes Ready, and controls the first. */
 async function expectReconciled(ns: string, names: string[]): Promise<void> {
-  await applyBundle(bundle(ns, 'app', names.map((n, i) => ({ name: `config-${i}`, object: configMap(n) }))));
+  await applyBundle(
+    bundle(
+      ns,
+      'app',
+      names.map((n, i) => ({ name: `config-${i}`, object: configMap(n) })),
+    ),
+  );
   await waitReady(ns, 'app');
   const cm = await env.client.get(configMaps, ns, names[0] ?? '');
   expect(cm.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Bundle', name: 'app', controller: true });
@@ -103,17 +130,29 @@ async function expectReconciled(ns: string, names: string[]): Promise<void> {
 
 /** An object with a 2 s deletionDelay leaves Bundle `soft`: stamped, then deleted; its sibling is kept. */
 async function expectSoftDeleted(ns: string): Promise<void> {
-  await applyBundle(bundle(ns, 'soft', [{ name: 'keep', object: configMap('soft-keep') }, { name: 'go', object: configMap('soft-go', { [Annotations.deletionDelay]: '2s' }) }]));
+  await applyBundle(
+    bundle(ns, 'soft', [
+      { name: 'keep', object: configMap('soft-keep') },
+      { name: 'go', object: configMap('soft-go', { [Annotations.deletionDelay]: '2s' }) },
+    ]),
+  );
   await waitReady(ns, 'soft');
   const keepUid = await uidOf(env, configMaps, ns, 'soft-keep');
   await applyBundle(bundle(ns, 'soft', [{ name: 'keep', object: configMap('soft-keep') }]));
-  await waitFor('the deletionTimestamp stamp', async () => (await env.client.tryGet(configMaps, ns, 'soft-go'))?.metadata.annotations?.[Annotations.deletionTimestamp]);
+  await waitFor(
+    'the deletionTimestamp stamp',
+    async () => (await env.client.tryGet(configMaps, ns, 'soft-go'))?.metadata.annotations?.[Annotations.deletionTimestamp],
+  );
   await waitForGone(env, configMaps, ns, 'soft-go');
   expectKept(await env.client.tryGet(configMaps, ns, 'soft-keep'), keepUid);
 }
 
 describe('the chart ServiceAccount, watching one namespace (gc.mode=bundles)', () => {
-  const c = chartOperator('rbac-team', (ns) => [`watchNamespace=${ns}`, 'gc.mode=bundles'], (release, args) => Promise.resolve(startOperatorProcess([...args, '--impersonate', release.user])));
+  const c = chartOperator(
+    'rbac-team',
+    (ns) => [`watchNamespace=${ns}`, 'gc.mode=bundles'],
+    (release, args) => Promise.resolve(startOperatorProcess([...args, '--impersonate', release.user])),
+  );
 
   it('reconciles a Bundle and takes the Lease', async () => {
     await expectReconciled(c.ns, ['app-config', 'app-other']);
@@ -145,18 +184,30 @@ describe('the chart ServiceAccount, watching one namespace (gc.mode=bundles)', (
 
 describe('the chart ServiceAccount, cluster-wide (gc.mode=cluster)', () => {
   // Cluster-wide rights, but other test files' Bundles are not ours to reconcile.
-  const c = chartOperator('rbac-gc', () => ['gc.mode=cluster'], (release, args) => Promise.resolve(startOperatorProcess([...args, '--namespace', release.ns, '--impersonate', release.user])));
+  const c = chartOperator(
+    'rbac-gc',
+    () => ['gc.mode=cluster'],
+    (release, args) => Promise.resolve(startOperatorProcess([...args, '--namespace', release.ns, '--impersonate', release.user])),
+  );
 
   it('reconciles a Bundle', async () => {
     await expectReconciled(c.ns, ['gc-app-config']);
   });
 
   it('collects a dependent whose owner is gone', async () => {
-    const owner = await env.client.create(configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: c.ns } });
+    const owner = await env.client.create(configMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'owner', namespace: c.ns },
+    });
     await env.client.create(configMaps, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'dependent', namespace: c.ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] },
+      metadata: {
+        name: 'dependent',
+        namespace: c.ns,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }],
+      },
     });
     await env.client.delete(configMaps, c.ns, 'owner', { uid: owner.metadata.uid });
     await waitForGone(env, configMaps, c.ns, 'dependent');
@@ -179,22 +230,42 @@ describe('the chart ServiceAccount, cluster-wide (gc.mode=cluster)', () => {
 });
 
 describe('the chart in lockdown (tenancy.defaultServiceAccount), gc.mode=bundles', () => {
-  const c = chartOperator('rbac-tenant', (ns) => [`watchNamespace=${ns}`, 'gc.mode=bundles', 'tenancy.defaultServiceAccount=bundles'], async (release, args) => {
-    // The tenant's account: ConfigMaps in its namespace, nothing else.
-    const as = { fieldManager: 'test-admin' };
-    await env.client.apply(await resourceType(env, 'v1', 'ServiceAccount'), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bundles', namespace: release.ns } }, as);
-    await env.client.apply(await resourceType(env, 'rbac.authorization.k8s.io/v1', 'Role'), {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'bundles', namespace: release.ns },
-      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }],
-    }, as);
-    await env.client.apply(await resourceType(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding'), {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'bundles', namespace: release.ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bundles' },
-      subjects: [{ kind: 'ServiceAccount', name: 'bundles', namespace: release.ns }],
-    }, as);
-    const saName = release.user.split(':').pop() ?? '';
-    return startOperatorProcess(args, {}, await serviceAccountKubeconfig(release.releaseNs, saName));
-  });
+  const c = chartOperator(
+    'rbac-tenant',
+    (ns) => [`watchNamespace=${ns}`, 'gc.mode=bundles', 'tenancy.defaultServiceAccount=bundles'],
+    async (release, args) => {
+      // The tenant's account: ConfigMaps in its namespace, nothing else.
+      const as = { fieldManager: 'test-admin' };
+      await env.client.apply(
+        await resourceType(env, 'v1', 'ServiceAccount'),
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bundles', namespace: release.ns } },
+        as,
+      );
+      await env.client.apply(
+        await resourceType(env, 'rbac.authorization.k8s.io/v1', 'Role'),
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: 'bundles', namespace: release.ns },
+          rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }],
+        },
+        as,
+      );
+      await env.client.apply(
+        await resourceType(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding'),
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'bundles', namespace: release.ns },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bundles' },
+          subjects: [{ kind: 'ServiceAccount', name: 'bundles', namespace: release.ns }],
+        },
+        as,
+      );
+      const saName = release.user.split(':').pop() ?? '';
+      return startOperatorProcess(args, {}, await serviceAccountKubeconfig(release.releaseNs, saName));
+    },
+  );
 
   it('reconciles a Bundle as the tenant account', async () => {
     await expectReconciled(c.ns, ['app-config']);
@@ -208,8 +279,15 @@ describe('the chart in lockdown (tenancy.defaultServiceAccount), gc.mode=bundles
   });
 
   it('a Secret the tenant account may not write is refused: Forbidden, not written', async () => {
-    await applyBundle(bundle(c.ns, 'secretive', [{ name: 's', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'not-yours' }, stringData: { k: 'v' } } }]));
-    await waitFor('Forbidden on the Bundle', async () => conditionOf(await env.client.tryGet(bundles, c.ns, 'secretive'), 'Error')?.reason === 'Forbidden');
+    await applyBundle(
+      bundle(c.ns, 'secretive', [
+        { name: 's', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'not-yours' }, stringData: { k: 'v' } } },
+      ]),
+    );
+    await waitFor(
+      'Forbidden on the Bundle',
+      async () => conditionOf(await env.client.tryGet(bundles, c.ns, 'secretive'), 'Error')?.reason === 'Forbidden',
+    );
     expect(await env.client.tryGet(await resourceType(env, 'v1', 'Secret'), c.ns, 'not-yours')).toBeUndefined();
   });
 

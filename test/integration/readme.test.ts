@@ -33,7 +33,10 @@ const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
 const THIS_FILE = 'test/integration/readme.test.ts';
 /** The blocks another test runs instead, by their first line. */
-const SKIPPED = ['helm install bundlesmith charts/bundlesmith -n bundlesmith --create-namespace', 'npm install && npm run build && npm link'];
+const SKIPPED = [
+  'helm install bundlesmith charts/bundlesmith -n bundlesmith --create-namespace',
+  'npm install && npm run build && npm link',
+];
 
 const INSTALL = 'helm template bundlesmith charts/bundlesmith -n bundlesmith | kubectl apply --server-side -f -';
 const NAMESPACE = 'demo';
@@ -71,10 +74,17 @@ function shownOutputs(): { command: string; output: string }[] {
 /** What the chart's pod would run: the rendered Deployment's flags (minus its HTTP addresses), as its ServiceAccount. */
 async function startChartOperator(): Promise<OperatorProcess> {
   const deployment = (await renderedChart('bundlesmith', RELEASE_NAMESPACE)).find((d) => d.kind === 'Deployment');
-  const pod = (deployment?.spec as { template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } | undefined)?.template.spec;
+  const pod = (deployment?.spec as { template: { spec: { serviceAccountName: string; containers: { args: string[] }[] } } } | undefined)
+    ?.template.spec;
   if (!pod) throw new Error('the chart rendered no Deployment');
   const args = (pod.containers[0]?.args ?? []).filter((a) => !a.startsWith('--metrics-addr') && !a.startsWith('--health-addr'));
-  return startOperatorProcess([...args, '--namespace', NAMESPACE, '--impersonate', `system:serviceaccount:${RELEASE_NAMESPACE}:${pod.serviceAccountName}`]);
+  return startOperatorProcess([
+    ...args,
+    '--namespace',
+    NAMESPACE,
+    '--impersonate',
+    `system:serviceaccount:${RELEASE_NAMESPACE}:${pod.serviceAccountName}`,
+  ]);
 }
 
 const sh = (command: string): Promise<RunResult> => shIn(command, bin);
@@ -171,7 +181,8 @@ it('runs every command of the README in order: install, a first Bundle, a soft d
     if (command === INSTALL) operator = await startChartOperator();
   }
   // Every check ran: the README still has each command the checks are about, as often.
-  for (const [command, checks] of Object.entries(CHECKS)) expect({ command, runs: seen.get(command) ?? 0 }).toEqual({ command, runs: checks.length });
+  for (const [command, checks] of Object.entries(CHECKS))
+    expect({ command, runs: seen.get(command) ?? 0 }).toEqual({ command, runs: checks.length });
   expect(operator && forbiddenLines(operator)).toEqual([]);
   // The sample outputs the README shows are what those commands printed (times and durations aside).
   const shown = shownOutputs();

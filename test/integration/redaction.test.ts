@@ -33,13 +33,29 @@ afterAll(async () => {
 
 it('a substituted Secret value the apiserver echoes in a refusal is redacted from status, events and logs', async () => {
   const secrets = await resourceType(env, 'v1', 'Secret');
-  await env.client.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-creds', namespace: ns }, data: { password: PASSWORD_B64 } });
+  await env.client.create(secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'db-creds', namespace: ns },
+    data: { password: PASSWORD_B64 },
+  });
   // The Bundle lists the Secret by name (an orphan: adopted) and copies its password into a label, which the apiserver refuses.
   await applyBundle(env, ns, 'leaky', [
     { name: 'creds', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-creds' } } },
-    { name: 'cm', references: [{ name: 'pw', resource: 'creds', path: 'data.password' }], object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'leaky-cm', labels: { pw: '!{pw}' } }, data: { a: 'b' } } },
+    {
+      name: 'cm',
+      references: [{ name: 'pw', resource: 'creds', path: 'data.password' }],
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'leaky-cm', labels: { pw: '!{pw}' } }, data: { a: 'b' } },
+    },
   ]);
-  const bundle = await waitForBundle(env, ns, 'leaky', 'the refused apply reported on cm', (b) => resourceCondition(b, 'cm', 'Error')?.status === 'True', 60_000);
+  const bundle = await waitForBundle(
+    env,
+    ns,
+    'leaky',
+    'the refused apply reported on cm',
+    (b) => resourceCondition(b, 'cm', 'Error')?.status === 'True',
+    60_000,
+  );
   const message = resourceCondition(bundle, 'cm', 'Error')?.message ?? '';
   // The refusal is still said, with the value blanked.
   expect(message).toContain('[redacted]');
@@ -49,7 +65,12 @@ it('a substituted Secret value the apiserver echoes in a refusal is redacted fro
   const coreEvents = await env.client.list(await resourceType(env, 'v1', 'Event'), ns);
   await operator?.terminate();
   operator = undefined;
-  const written = [JSON.stringify(bundle.status), JSON.stringify(events.items), JSON.stringify(coreEvents.items), await readFile(logFile, 'utf8')];
+  const written = [
+    JSON.stringify(bundle.status),
+    JSON.stringify(events.items),
+    JSON.stringify(coreEvents.items),
+    await readFile(logFile, 'utf8'),
+  ];
   for (const text of written) {
     expect(text).not.toContain(PASSWORD_B64);
     expect(text).not.toContain(PASSWORD);
@@ -57,4 +78,3 @@ it('a substituted Secret value the apiserver echoes in a refusal is redacted fro
   // The log did see the refusal (so the search above searched something).
   expect(written[3]).toContain('apply failed');
 });
-

@@ -38,7 +38,7 @@ const f = operatorFixture('rt-edit');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const HOUR = 3_600_000;
 
-it('a. a countdown\'s delay shortened by hand, or its Approve policy overwritten with Delete, does not end it early', async () => {
+it("a. a countdown's delay shortened by hand, or its Approve policy overwritten with Delete, does not end it early", async () => {
   const { env, ns, t } = f;
   const objects = {
     later: configMap('edit-later', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }),
@@ -51,11 +51,18 @@ it('a. a countdown\'s delay shortened by hand, or its Approve policy overwritten
     { name: 'stays', object: objects.stays },
   ]);
   await waitForReady(env, ns, 'edit');
-  const uids = { later: (await env.client.get(t.configMap, ns, 'edit-later')).metadata.uid, approve: (await env.client.get(t.configMap, ns, 'edit-approve')).metadata.uid };
+  const uids = {
+    later: (await env.client.get(t.configMap, ns, 'edit-later')).metadata.uid,
+    approve: (await env.client.get(t.configMap, ns, 'edit-approve')).metadata.uid,
+  };
 
   await applyBundle(env, ns, 'edit', [{ name: 'stays', object: objects.stays }]);
-  const stampOf = async (name: string) => (await env.client.get(t.configMap, ns, name)).metadata.annotations?.[Annotations.deletionTimestamp];
-  await waitFor('both countdowns to start', async () => (await stampOf('edit-later')) !== undefined && (await stampOf('edit-approve')) !== undefined);
+  const stampOf = async (name: string) =>
+    (await env.client.get(t.configMap, ns, name)).metadata.annotations?.[Annotations.deletionTimestamp];
+  await waitFor(
+    'both countdowns to start',
+    async () => (await stampOf('edit-later')) !== undefined && (await stampOf('edit-approve')) !== undefined,
+  );
   const stamp = await stampOf('edit-later');
 
   await kubectl(['annotate', '--overwrite', 'configmap', 'edit-later', '-n', ns, `${Annotations.deletionDelay}=1s`]);
@@ -65,12 +72,15 @@ it('a. a countdown\'s delay shortened by hand, or its Approve policy overwritten
   expectKept(await env.client.tryGet(t.configMap, ns, 'edit-later'), uids.later);
   expectKept(await env.client.tryGet(t.configMap, ns, 'edit-approve'), uids.approve);
   // The Bundle still reports the countdown's end an hour after its stamp, and the approval it waits for.
-  const pending = ((await getBundle(env, ns, 'edit'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
-  expect(pending.find((p) => p.name === 'edit-later')).toMatchObject({ deleteAfter: new Date(Date.parse(stamp ?? '') + HOUR).toISOString() });
+  const pending =
+    ((await getBundle(env, ns, 'edit'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
+  expect(pending.find((p) => p.name === 'edit-later')).toMatchObject({
+    deleteAfter: new Date(Date.parse(stamp ?? '') + HOUR).toISOString(),
+  });
   expect(pending).toContainEqual(expect.objectContaining({ name: 'edit-approve', waitingFor: 'Approval' }));
 });
 
-it('b. while the finalizer holds, Delete written over the manifest\'s Orphan or Approve, or a shorter delay, does not make it delete them', async () => {
+it("b. while the finalizer holds, Delete written over the manifest's Orphan or Approve, or a shorter delay, does not make it delete them", async () => {
   const { env, ns, t } = f;
   const group = `${uniqueName('ce')}.bundlesmith.test`;
   await installGadgets(env, group, [{ name: 'v1', served: true, storage: true }]);
@@ -88,7 +98,10 @@ it('b. while the finalizer holds, Delete written over the manifest\'s Orphan or 
   await setGadgetVersions(env, group, [{ name: 'v1', served: false, storage: true }]);
   await gadgetsServed(env, group, 'v1', false);
   await kubectl(['delete', 'bundle', 'held', '-n', ns, '--wait=false']);
-  await waitFor('the finalizer to hold', async () => conditionOf(await getBundle(env, ns, 'held'), 'Error')?.message?.includes('cannot be seen') === true);
+  await waitFor(
+    'the finalizer to hold',
+    async () => conditionOf(await getBundle(env, ns, 'held'), 'Error')?.message?.includes('cannot be seen') === true,
+  );
   await kubectl(['annotate', '--overwrite', 'configmap', 'held-keep', 'held-approve', '-n', ns, `${Annotations.deletionPolicy}=Delete`]);
   await kubectl(['annotate', '--overwrite', 'configmap', 'held-later', '-n', ns, `${Annotations.deletionDelay}=1s`]);
   await setGadgetVersions(env, group, [{ name: 'v1', served: true, storage: true }]);
@@ -113,10 +126,22 @@ it('c. deletion rules written or overwritten by hand on a listed object while th
     metadata: { name: 'early', namespace: ns },
     spec: {
       deletionDefaults: { deletionDelay: '1h' },
-      resources: names.map((n) => ({ name: n, spec: { object: configMap(`early-${n}`, { a: 'b' }, n === 'later' ? { [Annotations.deletionDelay]: '2h' } : n === 'approve' ? { [Annotations.deletionPolicy]: 'Approve' } : {}) } })),
+      resources: names.map((n) => ({
+        name: n,
+        spec: {
+          object: configMap(
+            `early-${n}`,
+            { a: 'b' },
+            n === 'later' ? { [Annotations.deletionDelay]: '2h' } : n === 'approve' ? { [Annotations.deletionPolicy]: 'Approve' } : {},
+          ),
+        },
+      })),
     },
   });
-  await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(['plain', 'later', 'approve', 'stays']), { fieldManager: 'test-user', force: true });
+  await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(['plain', 'later', 'approve', 'stays']), {
+    fieldManager: 'test-user',
+    force: true,
+  });
   await waitForReady(env, ns, 'early');
   const names = ['early-plain', 'early-later', 'early-approve'];
   const uids = new Map<string, string>();
@@ -130,12 +155,14 @@ it('c. deletion rules written or overwritten by hand on a listed object while th
   f.op = await startOperator({ namespace: ns });
 
   await waitFor('the countdowns to start', async () => {
-    const pending = ((await getBundle(env, ns, 'early'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
+    const pending =
+      ((await getBundle(env, ns, 'early'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
     return pending.length === 3;
   });
   await sleep(4_000);
   for (const name of names) expectKept(await env.client.tryGet(t.configMap, ns, name), uids.get(name) ?? '');
-  const pending = ((await getBundle(env, ns, 'early'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
+  const pending =
+    ((await getBundle(env, ns, 'early'))?.status as { pendingDeletions?: PendingDeletion[] } | undefined)?.pendingDeletions ?? [];
   const after = (name: string) => {
     const p = pending.find((x) => x.name === name);
     return p === undefined ? undefined : Date.parse(p.deleteAfter) - Date.parse(p.deletionTimestamp);

@@ -41,19 +41,32 @@ class SkewedBalancer {
   /** How far B's clock is from A's (the real one). */
   skewMs = SKEW_MS;
 
-  constructor(private readonly upstream: URL, private readonly ca: Buffer | undefined) {}
+  constructor(
+    private readonly upstream: URL,
+    private readonly ca: Buffer | undefined,
+  ) {}
 
   async listen(): Promise<number> {
     this.server = createHttpServer((req, res) => {
       const toB = this.mode === 'B' || (this.mode === 'alternate' && this.n++ % 2 === 1);
       const headers: IncomingHttpHeaders = { ...req.headers, host: this.upstream.host };
-      const up = httpsRequest({ host: this.upstream.hostname, port: this.upstream.port, path: req.url, method: req.method, headers, ...(this.ca ? { ca: this.ca } : { rejectUnauthorized: false }) }, (upRes) => {
-        const out = { ...upRes.headers };
-        const date = Date.parse(upRes.headers.date ?? '');
-        if (toB && Number.isFinite(date)) out.date = new Date(date + this.skewMs).toUTCString();
-        res.writeHead(upRes.statusCode ?? 502, out);
-        upRes.pipe(res);
-      });
+      const up = httpsRequest(
+        {
+          host: this.upstream.hostname,
+          port: this.upstream.port,
+          path: req.url,
+          method: req.method,
+          headers,
+          ...(this.ca ? { ca: this.ca } : { rejectUnauthorized: false }),
+        },
+        (upRes) => {
+          const out = { ...upRes.headers };
+          const date = Date.parse(upRes.headers.date ?? '');
+          if (toB && Number.isFinite(date)) out.date = new Date(date + this.skewMs).toUTCString();
+          res.writeHead(upRes.statusCode ?? 502, out);
+          upRes.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       res.on('close', () => up.destroy());
       req.pipe(up);
@@ -86,7 +99,10 @@ beforeAll(async () => {
   balancer = new SkewedBalancer(server, caData ? Buffer.from(caData, 'base64') : undefined);
   const port = await balancer.listen();
   proxied = join(tmpdir(), `bundlesmith-rt-skew-${process.pid}.kubeconfig`);
-  writeFileSync(proxied, text.replace(server.origin, `http://127.0.0.1:${port}`).replace(/certificate-authority-data: \S+/, 'insecure-skip-tls-verify: true'));
+  writeFileSync(
+    proxied,
+    text.replace(server.origin, `http://127.0.0.1:${port}`).replace(/certificate-authority-data: \S+/, 'insecure-skip-tls-verify: true'),
+  );
 });
 
 /** A fresh operator behind the balancer (no server-time samples from an earlier test). */
@@ -112,12 +128,18 @@ it('an object stamped while the API server answering runs 30 minutes behind is n
   await waitForReady(env, ns, 'behind');
   const uid = (await env.client.get(t.configMap, ns, 'behind-x')).metadata.uid;
   await applyBundle(env, ns, 'behind', [{ name: 'y', object: configMap('behind-y') }]);
-  const stamped = await waitFor('behind-x to be stamped', async () => (await env.client.tryGet(t.configMap, ns, 'behind-x'))?.metadata.annotations?.[Annotations.deletionTimestamp]);
+  const stamped = await waitFor(
+    'behind-x to be stamped',
+    async () => (await env.client.tryGet(t.configMap, ns, 'behind-x'))?.metadata.annotations?.[Annotations.deletionTimestamp],
+  );
   // Stamped by B's clock: 30 minutes before the real time.
   expect(Date.parse(stamped)).toBeLessThan(Date.now() - SKEW_MS / 2);
   balancer.mode = 'A';
   // Any request of the operator's now reaches A: here, the apply of a resource added to the Bundle.
-  await applyBundle(env, ns, 'behind', [{ name: 'y', object: configMap('behind-y') }, { name: 'z', object: configMap('behind-z') }]);
+  await applyBundle(env, ns, 'behind', [
+    { name: 'y', object: configMap('behind-y') },
+    { name: 'z', object: configMap('behind-z') },
+  ]);
   await new Promise((r) => setTimeout(r, 5_000));
   const x = await env.client.tryGet(t.configMap, ns, 'behind-x');
   // It left the Bundle seconds ago with deletionDelay 10m: kept, by A's clock, the real one.

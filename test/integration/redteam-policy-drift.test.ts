@@ -43,11 +43,17 @@ it('a policy taken off a listed object while its Bundle is being deleted does no
     { name: 'g', object: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'drift-g' }, spec: { size: 1 } } },
   ]);
   await waitForReady(env, ns, 'drift');
-  const uids = { keep: (await env.client.get(t.configMap, ns, 'drift-keep')).metadata.uid, approve: (await env.client.get(t.configMap, ns, 'drift-approve')).metadata.uid };
+  const uids = {
+    keep: (await env.client.get(t.configMap, ns, 'drift-keep')).metadata.uid,
+    approve: (await env.client.get(t.configMap, ns, 'drift-approve')).metadata.uid,
+  };
 
   await setServed(group, false);
   await kubectl(['delete', 'bundle', 'drift', '-n', ns, '--wait=false']);
-  await waitFor('the finalizer to hold', async () => conditionOf(await getBundle(env, ns, 'drift'), 'Error')?.message?.includes('cannot be seen') === true);
+  await waitFor(
+    'the finalizer to hold',
+    async () => conditionOf(await getBundle(env, ns, 'drift'), 'Error')?.message?.includes('cannot be seen') === true,
+  );
   // Another tool's apply (or a person) takes the policy annotation off both.
   await kubectl(['annotate', 'configmap', 'drift-keep', 'drift-approve', '-n', ns, `${Annotations.deletionPolicy}-`]);
   await setServed(group, true);

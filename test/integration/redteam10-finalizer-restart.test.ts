@@ -27,7 +27,8 @@ async function scenario(name: string, wipe: boolean): Promise<void> {
     metadata: { name, namespace: ns },
     spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   await apply([x(), configMap(`${name}-y`)]);
   await waitForReady(env, ns, name);
@@ -40,7 +41,10 @@ async function scenario(name: string, wipe: boolean): Promise<void> {
     return saved[Annotations.deletionTimestamp] !== undefined && saved[Annotations.stampProof] !== undefined;
   });
   await apply([x(), configMap(`${name}-y`)]);
-  await waitFor('stamp removed', async () => (await env.client.get(t.configMap, ns, X)).metadata.annotations?.[Annotations.deletionTimestamp] === undefined);
+  await waitFor(
+    'stamp removed',
+    async () => (await env.client.get(t.configMap, ns, X)).metadata.annotations?.[Annotations.deletionTimestamp] === undefined,
+  );
   await sleep(22_000);
   await apply([configMap(`${name}-y`)]);
   await waitFor('second stamp recorded', async () => {
@@ -51,8 +55,28 @@ async function scenario(name: string, wipe: boolean): Promise<void> {
   });
 
   await f.op.stop();
-  if (wipe) await kubectl(['patch', 'bundle.smith.atlassian.com', name, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } })]);
-  await kubectl(['annotate', '--overwrite', 'configmap', X, '-n', ns, `${Annotations.deletionTimestamp}=${saved[Annotations.deletionTimestamp]}`, `${Annotations.stampProof}=${saved[Annotations.stampProof]}`]);
+  if (wipe)
+    await kubectl([
+      'patch',
+      'bundle.smith.atlassian.com',
+      name,
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { pendingDeletions: null } }),
+    ]);
+  await kubectl([
+    'annotate',
+    '--overwrite',
+    'configmap',
+    X,
+    '-n',
+    ns,
+    `${Annotations.deletionTimestamp}=${saved[Annotations.deletionTimestamp]}`,
+    `${Annotations.stampProof}=${saved[Annotations.stampProof]}`,
+  ]);
   await kubectl(['delete', 'bundle.smith.atlassian.com', name, '-n', ns, '--wait=false']);
   const restart = Date.now();
   f.op = await startOperator({ namespace: ns });
@@ -61,7 +85,10 @@ async function scenario(name: string, wipe: boolean): Promise<void> {
     if (o === undefined) return { gone: true as const };
     return o.metadata.annotations?.[Annotations.releaseProof] !== undefined ? { gone: false as const, o } : undefined;
   });
-  if (!released.gone) expect(Date.parse(released.o.metadata.annotations?.[Annotations.deletionTimestamp] ?? '')).toBeGreaterThan(Date.parse(saved[Annotations.deletionTimestamp]!) + 20_000);
+  if (!released.gone)
+    expect(Date.parse(released.o.metadata.annotations?.[Annotations.deletionTimestamp] ?? '')).toBeGreaterThan(
+      Date.parse(saved[Annotations.deletionTimestamp]!) + 20_000,
+    );
   await sleep(Math.max(0, restart + 12_000 - Date.now()));
   expectKept(await env.client.tryGet(t.configMap, ns, X), uid);
 }

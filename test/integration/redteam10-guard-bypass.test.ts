@@ -26,12 +26,21 @@ it('the record guard refuses every shape of status write that changes pendingDel
     metadata: { name: 'gb', namespace: ns },
     spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
-  await apply([configMap('gb-a', {}, { [Annotations.deletionDelay]: '1h' }), configMap('gb-b', {}, { [Annotations.deletionDelay]: '2h' }), configMap('gb-y')]);
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  await apply([
+    configMap('gb-a', {}, { [Annotations.deletionDelay]: '1h' }),
+    configMap('gb-b', {}, { [Annotations.deletionDelay]: '2h' }),
+    configMap('gb-y'),
+  ]);
   await waitForReady(env, ns, 'gb');
-  const uids = { a: (await env.client.get(t.configMap, ns, 'gb-a')).metadata.uid, b: (await env.client.get(t.configMap, ns, 'gb-b')).metadata.uid };
+  const uids = {
+    a: (await env.client.get(t.configMap, ns, 'gb-a')).metadata.uid,
+    b: (await env.client.get(t.configMap, ns, 'gb-b')).metadata.uid,
+  };
   await apply([configMap('gb-y')]);
-  const pendingOf = async () => ((await getBundle(env, ns, 'gb'))?.status as { pendingDeletions?: Record<string, string>[] } | undefined)?.pendingDeletions ?? [];
+  const pendingOf = async () =>
+    ((await getBundle(env, ns, 'gb'))?.status as { pendingDeletions?: Record<string, string>[] } | undefined)?.pendingDeletions ?? [];
   await waitFor('two countdowns recorded', async () => (await pendingOf()).length === 2);
   const before = await pendingOf();
 
@@ -39,12 +48,38 @@ it('the record guard refuses every shape of status write that changes pendingDel
   // Another tool with rights on bundles/status (the test's own identity holds every verb and is exempt).
   const asWriter = await statusWriterArgs(env, ns);
   const remove = await installChartPolicy(env, ns, 'recordguard.yaml', ['--set', 'recordGuard.enabled=true'], async () => {
-    const r = await run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'gb', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } }), '--dry-run=server']);
+    const r = await run('kubectl', [
+      ...asWriter,
+      'patch',
+      'bundle.smith.atlassian.com',
+      'gb',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { pendingDeletions: null } }),
+      '--dry-run=server',
+    ]);
     return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
   });
   try {
-    const jsonPatch = (ops: unknown[]) => run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'gb', '-n', ns, '--subresource=status', '--type=json', '-p', JSON.stringify(ops)]);
-    expect((await jsonPatch([{ op: 'replace', path: '/status/pendingDeletions/0/deleteAfter', value: '2020-01-01T00:00:00Z' }])).code).not.toBe(0);
+    const jsonPatch = (ops: unknown[]) =>
+      run('kubectl', [
+        ...asWriter,
+        'patch',
+        'bundle.smith.atlassian.com',
+        'gb',
+        '-n',
+        ns,
+        '--subresource=status',
+        '--type=json',
+        '-p',
+        JSON.stringify(ops),
+      ]);
+    expect(
+      (await jsonPatch([{ op: 'replace', path: '/status/pendingDeletions/0/deleteAfter', value: '2020-01-01T00:00:00Z' }])).code,
+    ).not.toBe(0);
     expect((await jsonPatch([{ op: 'remove', path: '/status/pendingDeletions/1' }])).code).not.toBe(0);
     expect((await jsonPatch([{ op: 'move', from: '/status/pendingDeletions/0', path: '/status/pendingDeletions/1' }])).code).not.toBe(0);
     expect((await jsonPatch([{ op: 'replace', path: '/status', value: { message: 'restored' } }])).code).not.toBe(0);
@@ -57,11 +92,24 @@ it('the record guard refuses every shape of status write that changes pendingDel
     expect(replaced.stderr).toMatch(/record guard/);
 
     // Server-side apply on the status subresource by another field manager.
-    const ssa = await run('kubectl', [...asWriter, 'apply', '--server-side', '--force-conflicts', '--field-manager=restore-tool', '--subresource=status', '-f', '-'], { input: JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'gb', namespace: ns }, status: { pendingDeletions: [] } }) });
+    const ssa = await run(
+      'kubectl',
+      [...asWriter, 'apply', '--server-side', '--force-conflicts', '--field-manager=restore-tool', '--subresource=status', '-f', '-'],
+      {
+        input: JSON.stringify({
+          apiVersion: 'smith.atlassian.com/v1',
+          kind: 'Bundle',
+          metadata: { name: 'gb', namespace: ns },
+          status: { pendingDeletions: [] },
+        }),
+      },
+    );
     expect(ssa.code).not.toBe(0);
 
     // The main resource: status is not written there.
-    const main = await run('kubectl', [...asWriter, 'replace', '-f', '-'], { input: JSON.stringify({ ...(await getBundle(env, ns, 'gb')), status: { pendingDeletions: [] } }) });
+    const main = await run('kubectl', [...asWriter, 'replace', '-f', '-'], {
+      input: JSON.stringify({ ...(await getBundle(env, ns, 'gb')), status: { pendingDeletions: [] } }),
+    });
     expect(main.code).toBe(0);
     expect(await pendingOf()).toEqual(before);
   } finally {
@@ -73,6 +121,6 @@ it('the record guard refuses every shape of status write that changes pendingDel
   expectKept(await env.client.tryGet(t.configMap, ns, 'gb-a'), uids.a);
   expectKept(await env.client.tryGet(t.configMap, ns, 'gb-b'), uids.b);
   // The same countdowns (the operator's own later status writes may list them in another order).
-  const entries = (list: Record<string, string>[]) => list.map((p) => `${p["name"] ?? ""} ${p["deletionTimestamp"] ?? ""}`).sort();
+  const entries = (list: Record<string, string>[]) => list.map((p) => `${p['name'] ?? ''} ${p['deletionTimestamp'] ?? ''}`).sort();
   expect(entries(await pendingOf())).toEqual(entries(before));
 }, 180_000);

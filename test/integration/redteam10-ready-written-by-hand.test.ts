@@ -53,11 +53,19 @@ const deployment = (config: string): Record<string, unknown> => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name: 'rr-web' },
-  spec: { selector: { matchLabels: { app: 'rr' } }, template: { metadata: { labels: { app: 'rr' } }, spec: { containers: [{ name: 'web', image: 'registry.example/web:1', envFrom: [{ configMapRef: { name: config } }] }] } } },
+  spec: {
+    selector: { matchLabels: { app: 'rr' } },
+    template: {
+      metadata: { labels: { app: 'rr' } },
+      spec: { containers: [{ name: 'web', image: 'registry.example/web:1', envFrom: [{ configMapRef: { name: config } }] }] },
+    },
+  },
 });
 const config = (name: string) => ({ name, object: configMap(name, { v: name }, { [Annotations.deleteWhen]: 'BundleReady' }) });
 const waitingFor = (b: KubeObject | undefined, name: string): string | undefined =>
-  ((b?.status as { pendingDeletions?: { name: string; waitingFor?: string }[] } | undefined)?.pendingDeletions ?? []).find((p) => p.name === name)?.waitingFor;
+  ((b?.status as { pendingDeletions?: { name: string; waitingFor?: string }[] } | undefined)?.pendingDeletions ?? []).find(
+    (p) => p.name === name,
+  )?.waitingFor;
 
 async function scenario(name: string, mode: 'control' | 'operator-down' | 'operator-running'): Promise<void> {
   const { env, ns, t } = f;
@@ -75,28 +83,68 @@ async function scenario(name: string, mode: 'control' | 'operator-down' | 'opera
   await applyBundle(env, ns, name, [config(v2Name), { name: 'web', object: web(v2Name), references: [{ resource: v2Name }] }]);
   const waiting = await waitForBundle(env, ns, name, `${v1Name} waiting for the Bundle`, (b) => waitingFor(b, v1Name) === 'BundleReady');
   expect(conditionOf(waiting, 'Ready')?.status).not.toBe('True');
-  await waitFor('the Deployment to be updated', async () => JSON.stringify((await env.client.get(t.deployment, ns, `${name}-web`)).spec).includes(v2Name));
+  await waitFor('the Deployment to be updated', async () =>
+    JSON.stringify((await env.client.get(t.deployment, ns, `${name}-web`)).spec).includes(v2Name),
+  );
 
   if (mode !== 'operator-running') await f.op.stop();
   const generation = (await getBundle(env, ns, name))!.metadata.generation;
-  const patch = { status: { observedGeneration: generation, conditions: [{ ...readyCondition, type: 'Ready', status: 'True', observedGeneration: generation }] } };
+  const patch = {
+    status: {
+      observedGeneration: generation,
+      conditions: [{ ...readyCondition, type: 'Ready', status: 'True', observedGeneration: generation }],
+    },
+  };
   if (mode === 'operator-down') {
     // The record guard in force (it refuses a change of pendingDeletions): it lets the Ready condition through.
     // Another tool with rights on bundles/status (the test's own identity holds every verb and is exempt).
     const asWriter = await statusWriterArgs(env, ns);
     const remove = await installChartPolicy(env, ns, 'recordguard.yaml', ['--set', 'recordGuard.enabled=true'], async () => {
-      const r = await run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', name, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } }), '--dry-run=server']);
+      const r = await run('kubectl', [
+        ...asWriter,
+        'patch',
+        'bundle.smith.atlassian.com',
+        name,
+        '-n',
+        ns,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { pendingDeletions: null } }),
+        '--dry-run=server',
+      ]);
       return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
     });
     try {
-      const written = await run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', name, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify(patch)]);
+      const written = await run('kubectl', [
+        ...asWriter,
+        'patch',
+        'bundle.smith.atlassian.com',
+        name,
+        '-n',
+        ns,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify(patch),
+      ]);
       expect(written.stderr).toBe('');
       expect(written.code).toBe(0);
     } finally {
       await remove();
     }
   } else if (mode === 'operator-running') {
-    const written = await run('kubectl', ['patch', 'bundle.smith.atlassian.com', name, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify(patch)]);
+    const written = await run('kubectl', [
+      'patch',
+      'bundle.smith.atlassian.com',
+      name,
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify(patch),
+    ]);
     expect(written.code).toBe(0);
   }
   if (mode !== 'operator-running') f.op = await startOperator({ namespace: ns });

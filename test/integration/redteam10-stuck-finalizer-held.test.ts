@@ -53,8 +53,18 @@ const crd = (conversion: Record<string, unknown>, group: string = GROUP) => ({
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
     scope: 'Namespaced',
     versions: [
-      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-      { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+      {
+        name: 'v2',
+        served: true,
+        storage: false,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
     ],
     conversion,
   },
@@ -64,7 +74,6 @@ afterAll(async () => {
   await run('kubectl', ['delete', 'crd', `widgets.${GROUP}`, `widgets.${GROUP_B}`, '--wait=false']);
 });
 const broken = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } } };
-
 
 /**
  * The same gate, then the Bundle deleted (background propagation: delayed
@@ -80,14 +89,30 @@ const broken = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'
 it('a Bundle deleted while stuck does not release an object it lists again on the countdown the re-listing cancelled', async () => {
   const { env, ns, t } = f;
   const apply = (objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'sf', namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name: 'sf', namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const X = 'sf-x';
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   const widget = { apiVersion: `${GROUP_B}/v2`, kind: 'Widget', metadata: { name: 'sf-widget' }, spec: { size: 1 } };
   let r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd(broken, GROUP_B)) });
   expect(r.stderr).toBe('');
   await waitFor('the CRD established', async () => (await run('kubectl', ['get', `widgets.v1.${GROUP_B}`, '-n', ns])).code === 0);
-  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: `${GROUP_B}/v1`, kind: 'Widget', metadata: { name: 'stored-v1b', namespace: ns }, spec: { size: 0 } }) });
+  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: `${GROUP_B}/v1`,
+      kind: 'Widget',
+      metadata: { name: 'stored-v1b', namespace: ns },
+      spec: { size: 0 },
+    }),
+  });
   expect(r.code).toBe(0);
   await waitFor('v2 lists fail', async () => (await run('kubectl', ['get', `widgets.v2.${GROUP_B}`, '-n', ns])).code !== 0);
 
@@ -95,7 +120,10 @@ it('a Bundle deleted while stuck does not release an object it lists again on th
   await waitForReady(env, ns, 'sf');
   const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid;
   await apply([configMap('sf-y')]);
-  await waitFor('first stamp', async () => (await env.client.get(t.configMap, ns, X)).metadata.annotations?.[Annotations.deletionTimestamp] !== undefined);
+  await waitFor(
+    'first stamp',
+    async () => (await env.client.get(t.configMap, ns, X)).metadata.annotations?.[Annotations.deletionTimestamp] !== undefined,
+  );
   await apply([x(), configMap('sf-y'), widget]);
   await waitForBundle(env, ns, 'sf', 'WatchNotSynced', (b) => JSON.stringify(b.status ?? {}).includes('WatchNotSynced'), 30_000);
   await sleep(22_000);

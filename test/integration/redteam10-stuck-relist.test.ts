@@ -50,8 +50,18 @@ const crd = (conversion: Record<string, unknown>, group: string = GROUP) => ({
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
     scope: 'Namespaced',
     versions: [
-      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-      { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+      {
+        name: 'v2',
+        served: true,
+        storage: false,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
     ],
     conversion,
   },
@@ -65,13 +75,25 @@ const broken = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'
 it('control: the same edits without the Widget (not stuck): the re-listing cancels, the new removal counts down 20s', async () => {
   const { env, ns, t } = f;
   const apply = (objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'sc', namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name: 'sc', namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const x = () => configMap('sc-x', { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   await apply([x(), configMap('sc-y')]);
   await waitForReady(env, ns, 'sc');
   const uid = (await env.client.get(t.configMap, ns, 'sc-x')).metadata.uid;
   await apply([configMap('sc-y')]);
-  const first = await waitFor('first stamp', async () => (await env.client.get(t.configMap, ns, 'sc-x')).metadata.annotations?.[Annotations.deletionTimestamp]);
+  const first = await waitFor(
+    'first stamp',
+    async () => (await env.client.get(t.configMap, ns, 'sc-x')).metadata.annotations?.[Annotations.deletionTimestamp],
+  );
   await apply([x(), configMap('sc-y')]);
   await sleep(22_000);
   await apply([configMap('sc-y')]);
@@ -82,7 +104,16 @@ it('control: the same edits without the Widget (not stuck): the re-listing cance
 it('a countdown the spec listed again while the Bundle was stuck on a watch is not resumed when the object leaves again', async () => {
   const { env, ns, t } = f;
   const apply = (objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'sr', namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name: 'sr', namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const X = 'sr-x';
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   const widget = { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'sr-widget' }, spec: { size: 1 } };
@@ -90,7 +121,9 @@ it('a countdown the spec listed again while the Bundle was stuck on a watch is n
   let r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd(broken)) });
   expect(r.stderr).toBe('');
   await waitFor('the CRD established', async () => (await run('kubectl', ['get', `widgets.v1.${GROUP}`, '-n', ns])).code === 0);
-  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }) });
+  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }),
+  });
   expect(r.code).toBe(0);
   expect((await run('kubectl', ['get', `widgets.v2.${GROUP}`, '-n', ns])).code).not.toBe(0);
 
@@ -141,14 +174,30 @@ it('a countdown the spec listed again while the Bundle was stuck on a watch is n
 it('an approval of a countdown cancelled by listing the object again (while stuck) does not delete it when it leaves again', async () => {
   const { env, ns, t } = f;
   const apply = (objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'sa', namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name: 'sa', namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const X = 'sa-x';
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionPolicy]: 'Approve' });
   const widget = { apiVersion: `${GROUP_A}/v2`, kind: 'Widget', metadata: { name: 'sa-widget' }, spec: { size: 1 } };
   let r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd(broken, GROUP_A)) });
   expect(r.stderr).toBe('');
   await waitFor('the CRD established', async () => (await run('kubectl', ['get', `widgets.v1.${GROUP_A}`, '-n', ns])).code === 0);
-  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: `${GROUP_A}/v1`, kind: 'Widget', metadata: { name: 'stored-v1a', namespace: ns }, spec: { size: 0 } }) });
+  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: `${GROUP_A}/v1`,
+      kind: 'Widget',
+      metadata: { name: 'stored-v1a', namespace: ns },
+      spec: { size: 0 },
+    }),
+  });
   expect(r.code).toBe(0);
   await waitFor('v2 lists fail', async () => (await run('kubectl', ['get', `widgets.v2.${GROUP_A}`, '-n', ns])).code !== 0);
   try {
@@ -156,13 +205,25 @@ it('an approval of a countdown cancelled by listing the object again (while stuc
     await waitForReady(env, ns, 'sa');
     const uid = (await env.client.get(t.configMap, ns, X)).metadata.uid;
     await apply([configMap('sa-y')]);
-    await waitForBundle(env, ns, 'sa', 'waiting for approval', (b) => ((b.status as { pendingDeletions?: { name: string; waitingFor?: string }[] } | undefined)?.pendingDeletions ?? []).some((p) => p.name === X && p.waitingFor === 'Approval'));
+    await waitForBundle(env, ns, 'sa', 'waiting for approval', (b) =>
+      ((b.status as { pendingDeletions?: { name: string; waitingFor?: string }[] } | undefined)?.pendingDeletions ?? []).some(
+        (p) => p.name === X && p.waitingFor === 'Approval',
+      ),
+    );
     // Stuck on the Widget's watch.
     await apply([configMap('sa-y'), widget]);
     await waitForBundle(env, ns, 'sa', 'WatchNotSynced', (b) => JSON.stringify(b.status ?? {}).includes('WatchNotSynced'), 30_000);
     await sleep(1_500);
     // Approved; the stuck Bundle does not act on it.
-    await run('kubectl', ['annotate', '--overwrite', 'configmap', X, '-n', ns, `${Annotations.deletionApproved}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`]);
+    await run('kubectl', [
+      'annotate',
+      '--overwrite',
+      'configmap',
+      X,
+      '-n',
+      ns,
+      `${Annotations.deletionApproved}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
+    ]);
     await sleep(3_000);
     expectKept(await env.client.tryGet(t.configMap, ns, X), uid);
     // Listed again (keep it after all), then, later, taken out again: a new removal.
@@ -172,11 +233,17 @@ it('an approval of a countdown cancelled by listing the object again (while stuc
     await sleep(3_000);
     r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd({ strategy: 'None' }, GROUP_A)) });
     expect(r.code).toBe(0);
-    await waitForBundle(env, ns, 'sa', 'reconciled past the watch', (b) => !JSON.stringify(b.status ?? {}).includes('WatchNotSynced'), 60_000);
+    await waitForBundle(
+      env,
+      ns,
+      'sa',
+      'reconciled past the watch',
+      (b) => !JSON.stringify(b.status ?? {}).includes('WatchNotSynced'),
+      60_000,
+    );
     await sleep(3_000);
     expectKept(await env.client.tryGet(t.configMap, ns, X), uid);
   } finally {
     // The CRD is deleted after the file (afterAll).
   }
 }, 180_000);
-

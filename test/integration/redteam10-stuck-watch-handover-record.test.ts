@@ -53,7 +53,16 @@ const crd = widgetCrdWithDownConversion(GROUP);
 it('a Bundle stuck on a watch keeps a record entry of a countdown another Bundle cancelled; the old stamp written back ends it early', async () => {
   const { env, ns, t } = f;
   const apply = (name: string, objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name, namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const X = 'w-x';
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   const widget = { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'w-widget' }, spec: { size: 1 } };
@@ -62,7 +71,9 @@ it('a Bundle stuck on a watch keeps a record entry of a countdown another Bundle
   let r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd) });
   expect(r.stderr).toBe('');
   await waitFor('the CRD established', async () => (await run('kubectl', ['get', `widgets.v1.${GROUP}`, '-n', ns])).code === 0);
-  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }) });
+  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }),
+  });
   expect(r.code).toBe(0);
   const listV2 = await run('kubectl', ['get', `widgets.v2.${GROUP}`, '-n', ns]);
   expect(listV2.code).not.toBe(0);
@@ -79,7 +90,7 @@ it('a Bundle stuck on a watch keeps a record entry of a countdown another Bundle
   await waitFor('first stamp, recorded', async () => {
     const o = await env.client.get(t.configMap, ns, X);
     const p = ((await getBundle(env, ns, 'w1'))?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
-    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: (o.metadata.ownerReferences ?? []) };
+    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: o.metadata.ownerReferences ?? [] };
     return saved.annotations[Annotations.deletionTimestamp] !== undefined && p.some((e) => e.name === X);
   });
   const t1 = Date.now();
@@ -109,7 +120,24 @@ it('a Bundle stuck on a watch keeps a record entry of a countdown another Bundle
   // cancels the earlier stamp (CountdownRecord.elsewhere). Either way, what follows must keep w-x.
 
   // The old copy of w-x's metadata written back.
-  r = await run('kubectl', ['patch', 'configmap', X, '-n', ns, '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: saved.ownerReferences, annotations: { [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp], [Annotations.stampProof]: saved.annotations[Annotations.stampProof] } } })]);
+  r = await run('kubectl', [
+    'patch',
+    'configmap',
+    X,
+    '-n',
+    ns,
+    '--type=merge',
+    '-p',
+    JSON.stringify({
+      metadata: {
+        ownerReferences: saved.ownerReferences,
+        annotations: {
+          [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp],
+          [Annotations.stampProof]: saved.annotations[Annotations.stampProof],
+        },
+      },
+    }),
+  ]);
   expect(r.stderr).toBe('');
   // The Widget taken out of w1 again: w1 reconciles.
   await apply('w1', [configMap('w-y')]);

@@ -61,10 +61,14 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 async function cli(args: string[]): Promise<RunResult> {
   return await new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()], (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -76,7 +80,16 @@ type Pending = { pendingDeletions?: { name: string }[] } | undefined;
 async function scenario(prefix: string, stuck: boolean): Promise<void> {
   const { env, ns, t } = f;
   const apply = (name: string, objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name, namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const X = `${prefix}-x`;
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   const widget = { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: `${prefix}-widget` }, spec: { size: 1 } };
@@ -84,7 +97,9 @@ async function scenario(prefix: string, stuck: boolean): Promise<void> {
   let r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd) });
   expect(r.stderr).toBe('');
   await waitFor('the CRD established', async () => (await run('kubectl', ['get', `widgets.v1.${GROUP}`, '-n', ns])).code === 0);
-  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }) });
+  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }),
+  });
   expect(r.code).toBe(0);
   expect((await run('kubectl', ['get', `widgets.v2.${GROUP}`, '-n', ns])).code).not.toBe(0);
 
@@ -106,7 +121,15 @@ async function scenario(prefix: string, stuck: boolean): Promise<void> {
   try {
     // c1 stuck (the control: not stuck).
     if (stuck) await apply(`${prefix}1`, [configMap(`${prefix}-y`), widget]);
-    if (stuck) await waitForBundle(env, ns, `${prefix}1`, 'WatchNotSynced', (b) => JSON.stringify(b.status ?? {}).includes('WatchNotSynced'), 30_000);
+    if (stuck)
+      await waitForBundle(
+        env,
+        ns,
+        `${prefix}1`,
+        'WatchNotSynced',
+        (b) => JSON.stringify(b.status ?? {}).includes('WatchNotSynced'),
+        30_000,
+      );
 
     // A person cancels the countdown.
     const cancelled = await cli(['cancel', `ConfigMap/${X}`, '-n', ns]);
@@ -116,12 +139,32 @@ async function scenario(prefix: string, stuck: boolean): Promise<void> {
     expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
     expect(after.metadata.ownerReferences ?? []).toEqual([]);
     await sleep(3_000);
-    console.log('c1 record after the cancel:', JSON.stringify(((await getBundle(env, ns, `${prefix}1`))?.status as Pending)?.pendingDeletions ?? []));
+    console.log(
+      'c1 record after the cancel:',
+      JSON.stringify(((await getBundle(env, ns, `${prefix}1`))?.status as Pending)?.pendingDeletions ?? []),
+    );
 
     const wait = t1 + 22_000 - Date.now();
     if (wait > 0) await sleep(wait);
     // The old copy of c-x's metadata written back (a restore).
-    r = await run('kubectl', ['patch', 'configmap', X, '-n', ns, '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: saved.ownerReferences, annotations: { [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp], [Annotations.stampProof]: saved.annotations[Annotations.stampProof] } } })]);
+    r = await run('kubectl', [
+      'patch',
+      'configmap',
+      X,
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        metadata: {
+          ownerReferences: saved.ownerReferences,
+          annotations: {
+            [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp],
+            [Annotations.stampProof]: saved.annotations[Annotations.stampProof],
+          },
+        },
+      }),
+    ]);
     expect(r.stderr).toBe('');
     await sleep(2_000);
     // c1 reconciles again.

@@ -28,7 +28,16 @@ const crd = widgetCrdWithDownConversion(GROUP);
 it('the later countdown elsewhere is dropped from w2 record when the old copy is written back; w1 then ends the cancelled countdown', async () => {
   const { env, ns, t } = f;
   const apply = (name: string, objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name, namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const X = 'w-x';
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   const widget = { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'w-widget' }, spec: { size: 1 } };
@@ -37,7 +46,9 @@ it('the later countdown elsewhere is dropped from w2 record when the old copy is
   let r = await run('kubectl', ['apply', '-f', '-'], { input: JSON.stringify(crd) });
   expect(r.stderr).toBe('');
   await waitFor('the CRD established', async () => (await run('kubectl', ['get', `widgets.v1.${GROUP}`, '-n', ns])).code === 0);
-  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }) });
+  r = await run('kubectl', ['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'stored-v1', namespace: ns }, spec: { size: 0 } }),
+  });
   expect(r.code).toBe(0);
   const listV2 = await run('kubectl', ['get', `widgets.v2.${GROUP}`, '-n', ns]);
   expect(listV2.code).not.toBe(0);
@@ -54,7 +65,7 @@ it('the later countdown elsewhere is dropped from w2 record when the old copy is
   await waitFor('first stamp, recorded', async () => {
     const o = await env.client.get(t.configMap, ns, X);
     const p = ((await getBundle(env, ns, 'w1'))?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
-    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: (o.metadata.ownerReferences ?? []) };
+    saved = { annotations: o.metadata.annotations ?? {}, ownerReferences: o.metadata.ownerReferences ?? [] };
     return saved.annotations[Annotations.deletionTimestamp] !== undefined && p.some((e) => e.name === X);
   });
   const t1 = Date.now();
@@ -84,9 +95,27 @@ it('the later countdown elsewhere is dropped from w2 record when the old copy is
   // cancels the earlier stamp (CountdownRecord.elsewhere). Either way, what follows must keep w-x.
 
   // The old copy of w-x's metadata written back.
-  r = await run('kubectl', ['patch', 'configmap', X, '-n', ns, '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: saved.ownerReferences, annotations: { [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp], [Annotations.stampProof]: saved.annotations[Annotations.stampProof] } } })]);
+  r = await run('kubectl', [
+    'patch',
+    'configmap',
+    X,
+    '-n',
+    ns,
+    '--type=merge',
+    '-p',
+    JSON.stringify({
+      metadata: {
+        ownerReferences: saved.ownerReferences,
+        annotations: {
+          [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp],
+          [Annotations.stampProof]: saved.annotations[Annotations.stampProof],
+        },
+      },
+    }),
+  ]);
   expect(r.stderr).toBe('');
-  const w1Pending = ((await getBundle(env, ns, 'w1'))?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
+  const w1Pending =
+    ((await getBundle(env, ns, 'w1'))?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
   console.log('w1 record after hand-over:', JSON.stringify(w1Pending));
   // w2 is edited (another ConfigMap): its pass finds it no longer controls w-x and drops its record entry.
   await apply('w2', [configMap('w-z'), configMap('w-q')]);

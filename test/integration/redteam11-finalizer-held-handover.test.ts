@@ -67,13 +67,30 @@ const crd = {
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
     scope: 'Namespaced',
     versions: [
-      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-      { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+      {
+        name: 'v2',
+        served: true,
+        storage: false,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
     ],
     conversion: { strategy: 'None' },
   },
 };
-const webhookDown = { spec: { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } } } } };
+const webhookDown = {
+  spec: {
+    conversion: {
+      strategy: 'Webhook',
+      webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } },
+    },
+  },
+};
 const webhookBack = { spec: { conversion: { strategy: 'None', webhook: null } } };
 
 type Pending = { pendingDeletions?: { name: string; deletionTimestamp: string }[] } | undefined;
@@ -81,7 +98,16 @@ type Pending = { pendingDeletions?: { name: string; deletionTimestamp: string }[
 it('a Bundle whose finalizer holds on KindNotListable keeps a cancelled countdown; the old stamp written back is released and swept early', async () => {
   const { env, ns, t } = f;
   const apply = (name: string, objects: Record<string, unknown>[]) =>
-    env.client.apply(BUNDLE_RESOURCE_TYPE, { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name, namespace: ns }, spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) } }, { fieldManager: 'test-user', force: true });
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name, namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const X = 'f-x';
   const x = () => configMap(X, { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
   const widget = { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'f-widget' }, spec: { size: 1 } };
@@ -138,11 +164,31 @@ it('a Bundle whose finalizer holds on KindNotListable keeps a cancelled countdow
     console.log('w1 record (finalizer holding) after the hand-over:', JSON.stringify(w1Pending));
 
     // The old copy of f-x's metadata written back.
-    r = await run('kubectl', ['patch', 'configmap', X, '-n', ns, '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: saved.ownerReferences, annotations: { [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp], [Annotations.stampProof]: saved.annotations[Annotations.stampProof] } } })]);
+    r = await run('kubectl', [
+      'patch',
+      'configmap',
+      X,
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        metadata: {
+          ownerReferences: saved.ownerReferences,
+          annotations: {
+            [Annotations.deletionTimestamp]: saved.annotations[Annotations.deletionTimestamp],
+            [Annotations.stampProof]: saved.annotations[Annotations.stampProof],
+          },
+        },
+      }),
+    ]);
     expect(r.stderr).toBe('');
     // w2 edited: its pass drops its entry for f-x (no longer its object).
     await apply('w2', [configMap('f-z'), configMap('f-q')]);
-    await waitFor('w2 record no longer holds f-x', async () => !(((await getBundle(env, ns, 'w2'))?.status as Pending)?.pendingDeletions ?? []).some((e) => e.name === X));
+    await waitFor(
+      'w2 record no longer holds f-x',
+      async () => !(((await getBundle(env, ns, 'w2'))?.status as Pending)?.pendingDeletions ?? []).some((e) => e.name === X),
+    );
 
     // The webhook comes back: the finalizer decides.
     r = await run('kubectl', ['patch', 'crd', `widgets.${GROUP}`, '--type=merge', '-p', JSON.stringify(webhookBack)]);

@@ -33,25 +33,31 @@ it('an operator stopped between the record write-ahead and the stamp keeps the o
     metadata: { name: 'rd', namespace: ns },
     spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   await apply([configMap('rd-x', { a: 'b' }, { [Annotations.deletionDelay]: '20s' }), configMap('rd-y')]);
   await waitForReady(env, ns, 'rd');
   const uid = (await env.client.get(t.configMap, ns, 'rd-x')).metadata.uid;
 
   await apply([configMap('rd-y')]);
   let entry: { name: string; deleteAfter?: string } | undefined;
-  await waitFor('entry recorded', async () => {
-    const b = await getBundle(env, ns, 'rd');
-    const p = (b?.status as { pendingDeletions?: { name: string; deleteAfter?: string }[] } | undefined)?.pendingDeletions ?? [];
-    entry = p.find((e) => e.name === 'rd-x');
-    return entry !== undefined;
-  }, { intervalMs: 20 });
+  await waitFor(
+    'entry recorded',
+    async () => {
+      const b = await getBundle(env, ns, 'rd');
+      const p = (b?.status as { pendingDeletions?: { name: string; deleteAfter?: string }[] } | undefined)?.pendingDeletions ?? [];
+      entry = p.find((e) => e.name === 'rd-x');
+      return entry !== undefined;
+    },
+    { intervalMs: 20 },
+  );
   await f.op.stop();
   const atStop = await env.client.get(t.configMap, ns, 'rd-x');
   const stampedAtStop = atStop.metadata.annotations?.[Annotations.deletionTimestamp];
   console.log('entry', JSON.stringify(entry), 'stamp at stop', stampedAtStop);
   // Force the window: the state of an operator killed after the write-ahead, before the stamp.
-  if (process.env.RT12_UNSTAMP !== '0') await kubectl(['annotate', 'configmap', 'rd-x', '-n', ns, `${Annotations.deletionTimestamp}-`, `${Annotations.stampProof}-`]);
+  if (process.env.RT12_UNSTAMP !== '0')
+    await kubectl(['annotate', 'configmap', 'rd-x', '-n', ns, `${Annotations.deletionTimestamp}-`, `${Annotations.stampProof}-`]);
   await sleep(3_000);
   f.op = await startOperator({ namespace: ns });
   const deadline = Date.parse(entry!.deleteAfter!);

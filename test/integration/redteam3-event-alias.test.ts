@@ -41,26 +41,46 @@ const f = operatorFixture('rt3-alias');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const coreEvent = (name: string, ns: string): Record<string, unknown> => ({
-  apiVersion: 'v1', kind: 'Event', metadata: { name },
+  apiVersion: 'v1',
+  kind: 'Event',
+  metadata: { name },
   involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: ns },
-  reason: 'Test', message: 'hello', type: 'Normal', action: 'Testing',
-  eventTime: '2026-01-01T00:00:00.000000Z', reportingComponent: 'rt3', reportingInstance: 'rt3-1',
+  reason: 'Test',
+  message: 'hello',
+  type: 'Normal',
+  action: 'Testing',
+  eventTime: '2026-01-01T00:00:00.000000Z',
+  reportingComponent: 'rt3',
+  reportingInstance: 'rt3-1',
 });
 const groupEvent = (name: string, ns: string): Record<string, unknown> => ({
-  apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name },
+  apiVersion: 'events.k8s.io/v1',
+  kind: 'Event',
+  metadata: { name },
   regarding: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: ns },
-  reason: 'Test', note: 'hello', type: 'Normal', action: 'Testing',
-  eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'rt3', reportingInstance: 'rt3-1',
+  reason: 'Test',
+  note: 'hello',
+  type: 'Normal',
+  action: 'Testing',
+  eventTime: '2026-01-01T00:00:00.000000Z',
+  reportingController: 'rt3',
+  reportingInstance: 'rt3-1',
 });
 
 it('a manifest moved from v1 Event to events.k8s.io/v1 Event (the same object) is kept', async () => {
   const { env, ns } = f;
   const ev = await resourceType(env, 'v1', 'Event');
-  await applyBundle(env, ns, 'alias', [{ name: 'e', object: coreEvent('alias-e', ns) }, { name: 'c', object: configMap('alias-c') }]);
+  await applyBundle(env, ns, 'alias', [
+    { name: 'e', object: coreEvent('alias-e', ns) },
+    { name: 'c', object: configMap('alias-c') },
+  ]);
   await waitForReady(env, ns, 'alias');
   const uid = (await env.client.get(ev, ns, 'alias-e')).metadata.uid;
 
-  await applyBundle(env, ns, 'alias', [{ name: 'e', object: groupEvent('alias-e', ns) }, { name: 'c', object: configMap('alias-c') }]);
+  await applyBundle(env, ns, 'alias', [
+    { name: 'e', object: groupEvent('alias-e', ns) },
+    { name: 'c', object: configMap('alias-c') },
+  ]);
   await waitFor('the new spec to be observed', async () => {
     const b = await getBundle(env, ns, 'alias');
     return (b?.status as { observedGeneration?: number } | undefined)?.observedGeneration === b?.metadata.generation;

@@ -52,7 +52,9 @@ beforeAll(async () => {
   const { env, ns, t } = f;
   // The chart's deletion guard, rendered by helm for this namespace and kube-controller-manager's user; in force once the
   // collector's dry-run delete of an Orphan object a Bundle controls is refused.
-  await applyBundle(env, ns, 'probe', [{ name: 'p', object: configMap('guard-probe', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) }]);
+  await applyBundle(env, ns, 'probe', [
+    { name: 'p', object: configMap('guard-probe', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+  ]);
   await waitForReady(env, ns, 'probe');
   const probe = await env.client.get(t.configMap, ns, 'guard-probe');
   await installDeletionGuard(f, t.configMap, probe.metadata);
@@ -70,13 +72,23 @@ it('a resource Blocked behind a dependency that is not Ready, marked Orphan, the
   await waitForReady(env, ns, 'gb');
   const keep = await env.client.get(t.configMap, ns, 'gb-keep');
   const deployment = {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'gb-web' },
-    spec: { replicas: 1, selector: { matchLabels: { app: 'gb' } }, template: { metadata: { labels: { app: 'gb' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'gb-web' },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'gb' } },
+      template: { metadata: { labels: { app: 'gb' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
+    },
   };
   // The new revision: gb-keep now depends on a Deployment that never becomes Available, and is marked Orphan.
   await applyBundle(env, ns, 'gb', [
     { name: 'web', object: deployment },
-    { name: 'keep', references: [{ resource: 'web' }], object: configMap('gb-keep', { key: 'value' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+    {
+      name: 'keep',
+      references: [{ resource: 'web' }],
+      object: configMap('gb-keep', { key: 'value' }, { [Annotations.deletionPolicy]: 'Orphan' }),
+    },
   ]);
   await sleep(3_000);
   expect((await env.client.get(t.configMap, ns, 'gb-keep')).metadata.annotations?.[Annotations.deletionPolicy]).toBeUndefined();
@@ -92,12 +104,22 @@ it('control (passes): the same Blocked resource marked Orphan, then a background
   await waitForReady(env, ns, 'gc');
   const keep = await env.client.get(t.configMap, ns, 'gc-keep');
   const deployment = {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'gc-web' },
-    spec: { replicas: 1, selector: { matchLabels: { app: 'gc' } }, template: { metadata: { labels: { app: 'gc' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'gc-web' },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'gc' } },
+      template: { metadata: { labels: { app: 'gc' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
+    },
   };
   await applyBundle(env, ns, 'gc', [
     { name: 'web', object: deployment },
-    { name: 'keep', references: [{ resource: 'web' }], object: configMap('gc-keep', { key: 'value' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+    {
+      name: 'keep',
+      references: [{ resource: 'web' }],
+      object: configMap('gc-keep', { key: 'value' }, { [Annotations.deletionPolicy]: 'Orphan' }),
+    },
   ]);
   await sleep(3_000);
   const b = await getBundle(env, ns, 'gc');

@@ -31,7 +31,16 @@ import { Finalizers, Annotations } from '../../src/api/names.js';
 import type { Operator } from '../../src/operator.js';
 import { createNamespace, expectKept, run, waitFor, type RunResult, type TestEnv } from './harness.js';
 import { startReferenceCluster, type ReferenceCluster } from './reference-cluster.js';
-import { applyBundle, bundleManifest, configMap, getBundle, types, waitForReady, type KnownTypes, type ResourceFixture } from './bundles.js';
+import {
+  applyBundle,
+  bundleManifest,
+  configMap,
+  getBundle,
+  types,
+  waitForReady,
+  type KnownTypes,
+  type ResourceFixture,
+} from './bundles.js';
 import { installChartPolicy } from './deletion-propagation.js';
 
 let ref: ReferenceCluster;
@@ -40,9 +49,11 @@ let t: KnownTypes;
 let ns: string;
 let op: Operator | undefined;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const GUARD_MESSAGE = /bundlesmith finalizer guard: .*Keep metadata\.finalizers \[smith\.atlassian\.com\/deleteResources\] in the manifest, or use kubectl apply \/ server-side apply, which leaves it/s;
+const GUARD_MESSAGE =
+  /bundlesmith finalizer guard: .*Keep metadata\.finalizers \[smith\.atlassian\.com\/deleteResources\] in the manifest, or use kubectl apply \/ server-side apply, which leaves it/s;
 
-const kubectl = (args: string[], input?: unknown): Promise<RunResult> => run('kubectl', args, { ...(input === undefined ? {} : { input: JSON.stringify(input) }), env: { KUBECONFIG: env.kubeconfig } });
+const kubectl = (args: string[], input?: unknown): Promise<RunResult> =>
+  run('kubectl', args, { ...(input === undefined ? {} : { input: JSON.stringify(input) }), env: { KUBECONFIG: env.kubeconfig } });
 const finalizersOf = async (name: string): Promise<string[] | undefined> => (await getBundle(env, ns, name))?.metadata.finalizers;
 
 beforeAll(async () => {
@@ -55,7 +66,10 @@ beforeAll(async () => {
   await applyBundle(env, ns, 'probe', [{ name: 'c', object: configMap('probe-c') }]);
   await waitForReady(env, ns, 'probe');
   await installChartPolicy(env, ns, 'finalizerguard.yaml', [], async () => {
-    const r = await kubectl(['replace', '--dry-run=server', '-f', '-'], bundleManifest(ns, 'probe', [{ name: 'c', object: configMap('probe-c') }]));
+    const r = await kubectl(
+      ['replace', '--dry-run=server', '-f', '-'],
+      bundleManifest(ns, 'probe', [{ name: 'c', object: configMap('probe-c') }]),
+    );
     return r.code !== 0 && /bundlesmith finalizer guard/.test(r.stderr);
   });
 }, 240_000);
@@ -76,7 +90,10 @@ it('a replace from a manifest without finalizers is refused while the operator i
   await op?.stop();
   op = undefined;
   // The manifest as kept in git, one value changed, replaced (PUT): refused, with what to do instead.
-  const changed = (data: Record<string, string>): ResourceFixture[] => [resources[0]!, { name: 'plain', object: configMap('rf-plain', data) }];
+  const changed = (data: Record<string, string>): ResourceFixture[] => [
+    resources[0]!,
+    { name: 'plain', object: configMap('rf-plain', data) },
+  ];
   const manifest = bundleManifest(ns, 'rf', changed({ key: 'changed' }));
   const replaced = await kubectl(['replace', '-f', '-'], manifest);
   expect(replaced.code).not.toBe(0);
@@ -93,7 +110,10 @@ it('a replace from a manifest without finalizers is refused while the operator i
   expect(JSON.stringify(afterReplace?.spec)).toContain('changed');
 
   // Server-side apply by another manager whose manifest has no finalizers: the field is not its own, so it stays.
-  const ssa = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager', 'someone-else', '-f', '-'], bundleManifest(ns, 'rf', changed({ key: 'ssa' })));
+  const ssa = await kubectl(
+    ['apply', '--server-side', '--force-conflicts', '--field-manager', 'someone-else', '-f', '-'],
+    bundleManifest(ns, 'rf', changed({ key: 'ssa' })),
+  );
   expect({ code: ssa.code, stderr: ssa.stderr }).toMatchObject({ code: 0 });
   expect(await finalizersOf('rf')).toContain(Finalizers.deleteResources);
   expect(JSON.stringify((await getBundle(env, ns, 'rf'))?.spec)).toContain('ssa');
@@ -114,13 +134,26 @@ it('a replace from a manifest without finalizers is refused while the operator i
   expect(deleting?.metadata.deletionTimestamp).toBeDefined();
   expect(deleting?.metadata.finalizers).toContain(Finalizers.deleteResources);
   // Once it is being deleted, the finalizer may be taken off by anyone (the escape hatch for a Bundle without an operator): allowed, here as a dry run.
-  const byHand = await kubectl(['patch', 'bundle', 'rf', '-n', ns, '--type', 'merge', '-p', JSON.stringify({ metadata: { finalizers: null } }), '--dry-run=server']);
+  const byHand = await kubectl([
+    'patch',
+    'bundle',
+    'rf',
+    '-n',
+    ns,
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ metadata: { finalizers: null } }),
+    '--dry-run=server',
+  ]);
   expect({ code: byHand.code, stderr: byHand.stderr }).toMatchObject({ code: 0 });
 
   // The operator comes back: its finalizer releases the delayed object, deletes the plain one and removes itself.
   op = await ref.startOperator(ns);
   await waitFor('rf to be gone', async () => (await getBundle(env, ns, 'rf')) === undefined, { timeoutMs: 60_000 });
-  await waitFor('the plain object to be deleted', async () => (await env.client.tryGet(t.configMap, ns, 'rf-plain')) === undefined, { timeoutMs: 120_000 });
+  await waitFor('the plain object to be deleted', async () => (await env.client.tryGet(t.configMap, ns, 'rf-plain')) === undefined, {
+    timeoutMs: 120_000,
+  });
   await sleep(3_000);
   const released = await env.client.tryGet(t.configMap, ns, 'rf-later');
   expectKept(released, later.metadata.uid);

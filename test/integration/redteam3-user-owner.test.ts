@@ -45,14 +45,29 @@ import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function keepsWhatAnotherOwnerHolds(env: TestEnv, ns: string, t: KnownTypes): Promise<void> {
-  const parent = await env.client.create(t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uo-parent', namespace: ns }, data: { a: 'b' } });
+  const parent = await env.client.create(t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'uo-parent', namespace: ns },
+    data: { a: 'b' },
+  });
   await applyBundle(env, ns, 'uo', [{ name: 'x', object: configMap('uo-x') }]);
   await waitForReady(env, ns, 'uo');
   const x = await env.client.get(t.configMap, ns, 'uo-x');
   // Another owner, as any tool writes one (non-controller; the Bundle stays the controller).
-  await env.client.patch(t.configMap, ns, 'uo-x', [
-    { op: 'add', path: '/metadata/ownerReferences/-', value: { apiVersion: 'v1', kind: 'ConfigMap', name: 'uo-parent', uid: parent.metadata.uid } },
-  ], 'json');
+  await env.client.patch(
+    t.configMap,
+    ns,
+    'uo-x',
+    [
+      {
+        op: 'add',
+        path: '/metadata/ownerReferences/-',
+        value: { apiVersion: 'v1', kind: 'ConfigMap', name: 'uo-parent', uid: parent.metadata.uid },
+      },
+    ],
+    'json',
+  );
   await sleep(1_000);
 
   const bundle = await env.client.get(BUNDLE_RESOURCE_TYPE, ns, 'uo');
@@ -64,11 +79,17 @@ async function keepsWhatAnotherOwnerHolds(env: TestEnv, ns: string, t: KnownType
   // Only the Bundle's reference went: the other owner's stays, and once that owner is gone the collector takes uo-x.
   expect((await env.client.get(t.configMap, ns, 'uo-x')).metadata.ownerReferences?.map((r) => r.uid)).toEqual([parent.metadata.uid]);
   await env.client.delete(t.configMap, ns, 'uo-parent', { uid: parent.metadata.uid });
-  await waitFor('uo-x collected once its last owner is gone', async () => (await env.client.tryGet(t.configMap, ns, 'uo-x')) === undefined, { timeoutMs: 60_000 });
+  await waitFor(
+    'uo-x collected once its last owner is gone',
+    async () => (await env.client.tryGet(t.configMap, ns, 'uo-x')) === undefined,
+    { timeoutMs: 60_000 },
+  );
 }
 
 describe("this operator's collector", () => {
-  const f = operatorFixture('rt3-owner', () => ({ garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }) }));
+  const f = operatorFixture('rt3-owner', () => ({
+    garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
+  }));
   it('deleting a Bundle (background) keeps an object that another live owner holds, as the garbage collector would', async () => {
     await keepsWhatAnotherOwnerHolds(f.env, f.ns, f.t);
   });

@@ -47,15 +47,19 @@ import { operatorFixture } from './operator.js';
 const f = operatorFixture('rt4-replay');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-it('an old declared-rules proof written back does not make a floor looser than the Bundle\'s defaults', async () => {
+it("an old declared-rules proof written back does not make a floor looser than the Bundle's defaults", async () => {
   const { env, ns, t } = f;
   const manifest = (objects: Record<string, unknown>[]) => ({
     apiVersion: 'smith.atlassian.com/v1',
     kind: 'Bundle',
     metadata: { name: 'rp', namespace: ns },
-    spec: { deletionDefaults: { deletionDelay: '1h' }, resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+    spec: {
+      deletionDefaults: { deletionDelay: '1h' },
+      resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })),
+    },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   const observed = async () => {
     const b = await getBundle(env, ns, 'rp');
     return (b?.status as { observedGeneration?: number } | undefined)?.observedGeneration === b?.metadata.generation && b !== undefined;
@@ -71,10 +75,23 @@ it('an old declared-rules proof written back does not make a floor looser than t
 
   // 2. The manifest drops it: the object follows the Bundle's 1h default; the operator's apply takes both annotations off.
   await apply([configMap('rp-x', { a: 'b' }), configMap('rp-stays')]);
-  await waitFor('the new manifest applied', async () => (await observed()) && (await env.client.get(t.configMap, ns, 'rp-x')).metadata.annotations?.[Annotations.declaredRules] === undefined);
+  await waitFor(
+    'the new manifest applied',
+    async () =>
+      (await observed()) && (await env.client.get(t.configMap, ns, 'rp-x')).metadata.annotations?.[Annotations.declaredRules] === undefined,
+  );
 
   // 3. The object's old annotations are written back (an old kubectl get -o yaml re-applied, a restore, a script).
-  await kubectl(['annotate', '--overwrite', 'configmap', 'rp-x', '-n', ns, `${Annotations.deletionDelay}=1s`, `${Annotations.declaredRules}=${oldProof}`]);
+  await kubectl([
+    'annotate',
+    '--overwrite',
+    'configmap',
+    'rp-x',
+    '-n',
+    ns,
+    `${Annotations.deletionDelay}=1s`,
+    `${Annotations.declaredRules}=${oldProof}`,
+  ]);
   await sleep(2_000);
 
   // 4. The Bundle drops it: the floor is at least the Bundle's 1h default.
@@ -87,13 +104,16 @@ it('an old declared-rules proof written back does not make a floor looser than t
   expectKept(await env.client.tryGet(t.configMap, ns, 'rp-x'), uid);
 });
 
-it('an earlier countdown\'s stamp and proofs written back over a running 1h countdown do not end it', async () => {
+it("an earlier countdown's stamp and proofs written back over a running 1h countdown do not end it", async () => {
   const { env, ns, t } = f;
   const manifest = (objects: Record<string, unknown>[]) => ({
-    apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'rs', namespace: ns },
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'rs', namespace: ns },
     spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   const annotationsOf = async () => (await env.client.get(t.configMap, ns, 'rs-x')).metadata.annotations ?? {};
 
   // An earlier life: the manifest said 20s, the object left the Bundle and was put back before its countdown ended.
@@ -104,7 +124,11 @@ it('an earlier countdown\'s stamp and proofs written back over a running 1h coun
   await waitFor('the first countdown', async () => (await annotationsOf())[Annotations.deletionTimestamp] !== undefined);
   const old = await annotationsOf();
   await apply([configMap('rs-x', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }), configMap('rs-stays')]);
-  await waitFor('the countdown cancelled, 1h declared', async () => (await annotationsOf())[Annotations.deletionTimestamp] === undefined && (await annotationsOf())[Annotations.deletionDelay] === '1h');
+  await waitFor(
+    'the countdown cancelled, 1h declared',
+    async () =>
+      (await annotationsOf())[Annotations.deletionTimestamp] === undefined && (await annotationsOf())[Annotations.deletionDelay] === '1h',
+  );
 
   // Now it leaves for good, with an hour to run.
   await apply([configMap('rs-stays')]);

@@ -40,14 +40,20 @@ import { operatorFixture } from './operator.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 
 // With this operator's collector (--gc=cluster); kube-controller-manager's does the same: the Secret's only owner is gone.
-const f = operatorFixture('rt4-mk', () => ({ garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }) }));
+const f = operatorFixture('rt4-mk', () => ({
+  garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
+}));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const secret = (name: string, annotations: Record<string, string>): Record<string, unknown> => ({
-  apiVersion: 'v1', kind: 'Secret', metadata: { name, annotations }, type: 'Opaque', data: { a: Buffer.from('b').toString('base64') },
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, annotations },
+  type: 'Opaque',
+  data: { a: Buffer.from('b').toString('base64') },
 });
 
-it('a 1h countdown survives its Bundle\'s deletion after status.managedKinds was overwritten', async () => {
+it("a 1h countdown survives its Bundle's deletion after status.managedKinds was overwritten", async () => {
   const { env, ns, t } = f;
   await applyBundle(env, ns, 'mk', [
     { name: 'c', object: configMap('mk-c') },
@@ -58,12 +64,25 @@ it('a 1h countdown survives its Bundle\'s deletion after status.managedKinds was
 
   // The Secret leaves the Bundle: a 1h countdown starts.
   await applyBundle(env, ns, 'mk', [{ name: 'c', object: configMap('mk-c') }]);
-  await waitFor('the countdown to start', async () => (await env.client.get(t.secret, ns, 'mk-later')).metadata.annotations?.[Annotations.deletionTimestamp] !== undefined);
+  await waitFor(
+    'the countdown to start',
+    async () => (await env.client.get(t.secret, ns, 'mk-later')).metadata.annotations?.[Annotations.deletionTimestamp] !== undefined,
+  );
   const before = (await getBundle(env, ns, 'mk'))?.status as { managedKinds?: string[] } | undefined;
   expect(before?.managedKinds).toContain('Secret');
 
   // Someone writes the Bundle's status (kubectl edit --subresource=status, a restore, another controller).
-  await kubectl(['patch', 'bundle', 'mk', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { managedKinds: ['ConfigMap'] } })]);
+  await kubectl([
+    'patch',
+    'bundle',
+    'mk',
+    '-n',
+    ns,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status: { managedKinds: ['ConfigMap'] } }),
+  ]);
   await sleep(3_000);
 
   const bundle = await env.client.get(BUNDLE_RESOURCE_TYPE, ns, 'mk');

@@ -44,7 +44,11 @@ it('an Orphan object is not collected through a dependency reference the operato
   await installGadgets(env, group, [{ name: 'v1', served: true, storage: true }]);
   await applyBundle(env, ns, 'dep', [
     { name: 'cfg', object: configMap('rt5d-cfg') },
-    { name: 'web', references: [{ resource: 'cfg' }], object: configMap('rt5d-web', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
+    {
+      name: 'web',
+      references: [{ resource: 'cfg' }],
+      object: configMap('rt5d-web', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }),
+    },
     { name: 'g', object: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'rt5d-g' }, spec: { size: 1 } } },
   ]);
   await waitForReady(env, ns, 'dep');
@@ -58,13 +62,25 @@ it('an Orphan object is not collected through a dependency reference the operato
   await setServed(group, false);
   const bundle = await getBundle(env, ns, 'dep');
   await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'dep', { uid: bundle?.metadata.uid ?? '' });
-  await waitFor('the finalizer to hold', async () => conditionOf(await getBundle(env, ns, 'dep'), 'Error')?.message?.includes('cannot be seen') === true);
+  await waitFor(
+    'the finalizer to hold',
+    async () => conditionOf(await getBundle(env, ns, 'dep'), 'Error')?.message?.includes('cannot be seen') === true,
+  );
   // A tool writes the bookkeeping annotation back with a stale value.
-  await env.client.patch(t.configMap, ns, 'rt5d-web', { metadata: { annotations: { [Annotations.dependencyReferences]: '00000000-0000-0000-0000-000000000000' } } }, 'merge', { fieldManager: 'another-tool' });
+  await env.client.patch(
+    t.configMap,
+    ns,
+    'rt5d-web',
+    { metadata: { annotations: { [Annotations.dependencyReferences]: '00000000-0000-0000-0000-000000000000' } } },
+    'merge',
+    { fieldManager: 'another-tool' },
+  );
   await setServed(group, true);
 
   await waitFor('Bundle dep to be gone', async () => (await getBundle(env, ns, 'dep')) === undefined, { timeoutMs: 60_000 });
-  await waitFor('cfg to be deleted', async () => (await env.client.tryGet(t.configMap, ns, 'rt5d-cfg')) === undefined, { timeoutMs: 60_000 });
+  await waitFor('cfg to be deleted', async () => (await env.client.tryGet(t.configMap, ns, 'rt5d-cfg')) === undefined, {
+    timeoutMs: 60_000,
+  });
   await sleep(15_000);
   expectKept(await env.client.tryGet(t.configMap, ns, 'rt5d-web'), web.metadata.uid);
 }, 240_000);

@@ -37,21 +37,29 @@ it('foreground: an Orphan object with an unreadable deletionDelay is not left to
   await waitForReady(env, ns, 'fgu');
   const keep = await env.client.get(t.configMap, ns, 'rt5-keep');
   expect(keep.metadata.annotations?.[Annotations.declaredRules]).toBeDefined();
-  await env.client.patch(t.configMap, ns, 'rt5-keep', { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } }, 'merge', { fieldManager: 'another-tool' });
+  await env.client.patch(t.configMap, ns, 'rt5-keep', { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } }, 'merge', {
+    fieldManager: 'another-tool',
+  });
   await sleep(2_000);
   await f.ref.collectorDown();
   try {
     const bundle = await getBundle(env, ns, 'fgu');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'fgu', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
-    await waitFor('our finalizer to go while fgu waits on the collector', async () => {
-      const b = await getBundle(env, ns, 'fgu');
-      return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      'our finalizer to go while fgu waits on the collector',
+      async () => {
+        const b = await getBundle(env, ns, 'fgu');
+        return b && !(b.metadata.finalizers ?? []).includes(Finalizers.deleteResources) ? b : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
   } finally {
     await f.ref.collectorUp();
   }
   await waitFor('fgu to be gone', async () => (await getBundle(env, ns, 'fgu')) === undefined, { timeoutMs: 90_000 });
-  await waitFor('the plain object to be collected', async () => (await env.client.tryGet(t.configMap, ns, 'rt5-plain')) === undefined, { timeoutMs: 90_000 });
+  await waitFor('the plain object to be collected', async () => (await env.client.tryGet(t.configMap, ns, 'rt5-plain')) === undefined, {
+    timeoutMs: 90_000,
+  });
   await sleep(3_000);
   expectKept(await env.client.tryGet(t.configMap, ns, 'rt5-keep'), keep.metadata.uid);
 }, 240_000);

@@ -56,10 +56,14 @@ const deployment = (name: string): Record<string, unknown> => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name },
-  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none:1' }] } } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none:1' }] } },
+  },
 });
 
-it('foreground, deletion guard installed: an Orphan object held by a Bundle\'s claim alone is not deleted by the collector', async () => {
+it("foreground, deletion guard installed: an Orphan object held by a Bundle's claim alone is not deleted by the collector", async () => {
   const { env, ns, t } = f;
   const orphan = { [Annotations.deletionPolicy]: 'Orphan' };
   await applyBundle(env, ns, 'rt6c-one', [
@@ -81,11 +85,15 @@ it('foreground, deletion guard installed: an Orphan object held by a Bundle\'s c
   // out, rt6c-two's claim stays; rt6c-two adopts it only by the apply, after its gate opens.
   await f.operator.stop();
   await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt6c-one', { uid: one.metadata.uid, propagationPolicy: 'Orphan' });
-  const x = await waitFor('rt6c-x to be held by rt6c-two\'s claim alone', async () => {
-    const o = await env.client.get(t.configMap, ns, 'rt6c-x');
-    const refs = o.metadata.ownerReferences ?? [];
-    return refs.length === 1 && refs[0]?.uid === two.metadata.uid && refs[0]?.controller !== true ? o : undefined;
-  }, { timeoutMs: 90_000 });
+  const x = await waitFor(
+    "rt6c-x to be held by rt6c-two's claim alone",
+    async () => {
+      const o = await env.client.get(t.configMap, ns, 'rt6c-x');
+      const refs = o.metadata.ownerReferences ?? [];
+      return refs.length === 1 && refs[0]?.uid === two.metadata.uid && refs[0]?.controller !== true ? o : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
   await f.startOperator();
   await waitFor('rt6c-one to be gone', async () => (await getBundle(env, ns, 'rt6c-one')) === undefined, { timeoutMs: 60_000 });
   await sleep(3_000);
@@ -96,7 +104,9 @@ it('foreground, deletion guard installed: an Orphan object held by a Bundle\'s c
   try {
     await f.operator.stop();
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt6c-two', { uid: two.metadata.uid, propagationPolicy: 'Foreground' });
-    await waitFor('the collector to take the gate', async () => (await env.client.tryGet(t.deployment, ns, 'rt6c-gate')) === undefined, { timeoutMs: 90_000 });
+    await waitFor('the collector to take the gate', async () => (await env.client.tryGet(t.deployment, ns, 'rt6c-gate')) === undefined, {
+      timeoutMs: 90_000,
+    });
     await sleep(5_000);
     await f.startOperator();
     await waitFor('rt6c-two to be gone', async () => (await getBundle(env, ns, 'rt6c-two')) === undefined, { timeoutMs: 90_000 });

@@ -76,18 +76,39 @@ it('foreground, deletion guard installed: an Orphan object whose live policy was
   try {
     // The operator is down (a restart); another tool edits the live policies meanwhile.
     await f.operator.stop();
-    await env.client.patch(t.configMap, ns, 'rt6h-edited', { metadata: { annotations: { [Annotations.deletionPolicy]: 'Delete' } } }, 'merge', { fieldManager: 'another-tool' });
-    await env.client.patch(t.configMap, ns, 'rt6h-removed', { metadata: { annotations: { [Annotations.deletionPolicy]: null } } }, 'merge', { fieldManager: 'another-tool' });
+    await env.client.patch(
+      t.configMap,
+      ns,
+      'rt6h-edited',
+      { metadata: { annotations: { [Annotations.deletionPolicy]: 'Delete' } } },
+      'merge',
+      { fieldManager: 'another-tool' },
+    );
+    await env.client.patch(
+      t.configMap,
+      ns,
+      'rt6h-removed',
+      { metadata: { annotations: { [Annotations.deletionPolicy]: null } } },
+      'merge',
+      { fieldManager: 'another-tool' },
+    );
     const bundle = await getBundle(env, ns, 'he');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'he', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
-    await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt6h-plain')) === undefined, { timeoutMs: 90_000 });
+    await waitFor(
+      'the collector to take the plain object',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rt6h-plain')) === undefined,
+      { timeoutMs: 90_000 },
+    );
     await sleep(5_000);
     await f.startOperator();
     await waitFor('he to be gone', async () => (await getBundle(env, ns, 'he')) === undefined, { timeoutMs: 90_000 });
     await sleep(3_000);
     expectKept(await env.client.tryGet(t.configMap, ns, 'rt6h-control'), control.metadata.uid);
     const survivors = [];
-    for (const [name, uid] of [['rt6h-edited', edited.metadata.uid], ['rt6h-removed', removed.metadata.uid]] as const) {
+    for (const [name, uid] of [
+      ['rt6h-edited', edited.metadata.uid],
+      ['rt6h-removed', removed.metadata.uid],
+    ] as const) {
       const o = await env.client.tryGet(t.configMap, ns, name);
       if (o?.metadata.uid === uid && o.metadata.deletionTimestamp === undefined) survivors.push(name);
     }

@@ -47,7 +47,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 const f = referenceFixture('rt6ov');
 
-it('foreground, deletion guard installed: an object whose deletionDelay overflows Go\'s Duration is not deleted by the collector', async () => {
+it("foreground, deletion guard installed: an object whose deletionDelay overflows Go's Duration is not deleted by the collector", async () => {
   const { env, ns, t } = f;
   await applyBundle(env, ns, 'ov', [
     { name: 'over', object: configMap('rt6o-over') },
@@ -55,8 +55,22 @@ it('foreground, deletion guard installed: an object whose deletionDelay overflow
     { name: 'plain', object: configMap('rt6o-plain') },
   ]);
   await waitForReady(env, ns, 'ov');
-  const over = await env.client.patch(t.configMap, ns, 'rt6o-over', { metadata: { annotations: { [Annotations.deletionDelay]: '9999999h' } } }, 'merge', { fieldManager: 'another-tool' });
-  const soon = await env.client.patch(t.configMap, ns, 'rt6o-soon', { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } }, 'merge', { fieldManager: 'another-tool' });
+  const over = await env.client.patch(
+    t.configMap,
+    ns,
+    'rt6o-over',
+    { metadata: { annotations: { [Annotations.deletionDelay]: '9999999h' } } },
+    'merge',
+    { fieldManager: 'another-tool' },
+  );
+  const soon = await env.client.patch(
+    t.configMap,
+    ns,
+    'rt6o-soon',
+    { metadata: { annotations: { [Annotations.deletionDelay]: 'soon' } } },
+    'merge',
+    { fieldManager: 'another-tool' },
+  );
   await sleep(2_000);
 
   const removeGuard = await installDeletionGuard(f, t.configMap, soon.metadata);
@@ -65,7 +79,11 @@ it('foreground, deletion guard installed: an object whose deletionDelay overflow
     await f.operator.stop();
     const bundle = await getBundle(env, ns, 'ov');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ov', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
-    await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt6o-plain')) === undefined, { timeoutMs: 90_000 });
+    await waitFor(
+      'the collector to take the plain object',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rt6o-plain')) === undefined,
+      { timeoutMs: 90_000 },
+    );
     await sleep(5_000);
     await f.startOperator();
     await waitFor('ov to be gone', async () => (await getBundle(env, ns, 'ov')) === undefined, { timeoutMs: 90_000 });

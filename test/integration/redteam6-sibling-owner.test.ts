@@ -60,13 +60,29 @@ it('background deletion: an object another tool made a dependent of a kept sibli
   ]);
   await waitForReady(env, ns, 'sib');
   const owner = await env.client.get(t.configMap, ns, 'rt6s-owner');
-  const link = (block: boolean) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: 'rt6s-owner', uid: owner.metadata.uid, ...(block ? { blockOwnerDeletion: true } : {}) });
-  for (const [name, block] of [['rt6s-child', true], ['rt6s-child2', false]] as const) {
+  const link = (block: boolean) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name: 'rt6s-owner',
+    uid: owner.metadata.uid,
+    ...(block ? { blockOwnerDeletion: true } : {}),
+  });
+  for (const [name, block] of [
+    ['rt6s-child', true],
+    ['rt6s-child2', false],
+  ] as const) {
     const o = await env.client.get(t.configMap, ns, name);
-    await env.client.patch(t.configMap, ns, name, [
-      { op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion },
-      { op: 'add', path: '/metadata/ownerReferences/-', value: link(block) },
-    ], 'json', { fieldManager: 'another-tool' });
+    await env.client.patch(
+      t.configMap,
+      ns,
+      name,
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion },
+        { op: 'add', path: '/metadata/ownerReferences/-', value: link(block) },
+      ],
+      'json',
+      { fieldManager: 'another-tool' },
+    );
   }
   await sleep(3_000);
   const child = await env.client.get(t.configMap, ns, 'rt6s-child');

@@ -60,10 +60,12 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 const f = referenceFixture('rt7gd');
 
-it('foreground, deletion guard installed: an object Orphan by the Bundle\'s defaults, its live policy taken off by hand, is not deleted by the collector', async () => {
+it("foreground, deletion guard installed: an object Orphan by the Bundle's defaults, its live policy taken off by hand, is not deleted by the collector", async () => {
   const { env, ns, t } = f;
   const bundleManifest = {
-    apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'gd', namespace: ns },
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'gd', namespace: ns },
     spec: {
       deletionDefaults: { deletionPolicy: 'Orphan' },
       resources: [
@@ -84,10 +86,16 @@ it('foreground, deletion guard installed: an object Orphan by the Bundle\'s defa
   try {
     // The operator is down (a restart); another tool takes the policy off one object meanwhile.
     await f.operator.stop();
-    await env.client.patch(t.configMap, ns, 'rt7g-edited', { metadata: { annotations: { [Annotations.deletionPolicy]: null } } }, 'merge', { fieldManager: 'another-tool' });
+    await env.client.patch(t.configMap, ns, 'rt7g-edited', { metadata: { annotations: { [Annotations.deletionPolicy]: null } } }, 'merge', {
+      fieldManager: 'another-tool',
+    });
     const bundle = await getBundle(env, ns, 'gd');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'gd', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
-    await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt7g-plain')) === undefined, { timeoutMs: 90_000 });
+    await waitFor(
+      'the collector to take the plain object',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rt7g-plain')) === undefined,
+      { timeoutMs: 90_000 },
+    );
     await sleep(5_000);
     await f.startOperator();
     await waitFor('gd to be gone', async () => (await getBundle(env, ns, 'gd')) === undefined, { timeoutMs: 90_000 });

@@ -67,13 +67,23 @@ it('foreground, deletion guard installed: an approval from an earlier countdown,
   const x = configMap('rt7a-x', { k: 'v' }, gated);
   const control = configMap('rt7a-control', { k: 'v' }, gated);
   const plain = configMap('rt7a-plain');
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, {
-    apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'ap', namespace: ns },
-    spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
-  }, { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name: 'ap', namespace: ns },
+        spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
+      },
+      { fieldManager: 'test-user', force: true },
+    );
   const annotationsOf = async (name: string) => (await env.client.get(t.configMap, ns, name)).metadata.annotations ?? {};
-  const annotate = (values: Record<string, string>) => env.client.patch(t.configMap, ns, 'rt7a-x', { metadata: { annotations: values } }, 'merge', { fieldManager: 'restore-tool' });
-  const pending = async () => ((await getBundle(env, ns, 'ap'))?.status as { pendingDeletions?: { name: string; deletionTimestamp: string }[] } | undefined)?.pendingDeletions ?? [];
+  const annotate = (values: Record<string, string>) =>
+    env.client.patch(t.configMap, ns, 'rt7a-x', { metadata: { annotations: values } }, 'merge', { fieldManager: 'restore-tool' });
+  const pending = async () =>
+    ((await getBundle(env, ns, 'ap'))?.status as { pendingDeletions?: { name: string; deletionTimestamp: string }[] } | undefined)
+      ?.pendingDeletions ?? [];
 
   await apply([x, control, plain]);
   await waitForReady(env, ns, 'ap');
@@ -89,14 +99,22 @@ it('foreground, deletion guard installed: an approval from an earlier countdown,
   const old = await annotationsOf('rt7a-x');
   expect(old[Annotations.deletionApproved]).toBeDefined();
   await apply([x, control, plain]);
-  await waitFor('the first countdown cancelled', async () => (await annotationsOf('rt7a-x'))[Annotations.deletionTimestamp] === undefined && (await annotationsOf('rt7a-x'))[Annotations.deletionApproved] === undefined);
+  await waitFor(
+    'the first countdown cancelled',
+    async () =>
+      (await annotationsOf('rt7a-x'))[Annotations.deletionTimestamp] === undefined &&
+      (await annotationsOf('rt7a-x'))[Annotations.deletionApproved] === undefined,
+  );
   await sleep(2_000);
 
   // It leaves again (and rt7a-control with it): a new countdown, recorded, not approved.
   await apply([plain]);
   await waitFor('the second countdown recorded', async () => {
     const p = await pending();
-    return p.some((e) => e.name === 'rt7a-x' && Date.parse(e.deletionTimestamp) > Date.parse(old[Annotations.deletionApproved] ?? '')) && p.some((e) => e.name === 'rt7a-control');
+    return (
+      p.some((e) => e.name === 'rt7a-x' && Date.parse(e.deletionTimestamp) > Date.parse(old[Annotations.deletionApproved] ?? '')) &&
+      p.some((e) => e.name === 'rt7a-control')
+    );
   });
 
   const removeGuard = await installDeletionGuard(f, t.configMap, { name: 'rt7a-control', uid: controlUid });
@@ -106,7 +124,12 @@ it('foreground, deletion guard installed: an approval from an earlier countdown,
     await annotate(Object.fromEntries(keys.map((k) => [k, old[k] ?? ''])));
     // The operator reads a stamp earlier than its record as none and starts the countdown again: the new stamp, written
     // over the old one, is later than the old approval, which the guard then does not count either.
-    await waitFor('the countdown started again over the written-back stamp', async () => Date.parse((await annotationsOf('rt7a-x'))[Annotations.deletionTimestamp] ?? '') > Date.parse(old[Annotations.deletionApproved] ?? ''));
+    await waitFor(
+      'the countdown started again over the written-back stamp',
+      async () =>
+        Date.parse((await annotationsOf('rt7a-x'))[Annotations.deletionTimestamp] ?? '') >
+        Date.parse(old[Annotations.deletionApproved] ?? ''),
+    );
     // The operator still keeps it (the record decides): nothing deleted yet.
     expectKept(await env.client.tryGet(t.configMap, ns, 'rt7a-x'), xUid);
 
@@ -114,7 +137,11 @@ it('foreground, deletion guard installed: an approval from an earlier countdown,
     await f.operator.stop();
     const bundle = await getBundle(env, ns, 'ap');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ap', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
-    await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt7a-plain')) === undefined, { timeoutMs: 90_000 });
+    await waitFor(
+      'the collector to take the plain object',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rt7a-plain')) === undefined,
+      { timeoutMs: 90_000 },
+    );
     await sleep(5_000);
     await f.startOperator();
     await waitFor('ap to be gone', async () => (await getBundle(env, ns, 'ap')) === undefined, { timeoutMs: 90_000 });

@@ -56,10 +56,19 @@ it('an invalid spec does not wipe the record of a running countdown', async () =
   const { env, ns, t } = f;
   type Res = { object: Record<string, unknown>; references?: { resource: string }[] };
   const manifest = (resources: Res[]) => ({
-    apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'rw', namespace: ns },
-    spec: { resources: resources.map((r) => ({ name: (r.object.metadata as { name: string }).name, ...(r.references ? { references: r.references } : {}), spec: { object: r.object } })) },
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'rw', namespace: ns },
+    spec: {
+      resources: resources.map((r) => ({
+        name: (r.object.metadata as { name: string }).name,
+        ...(r.references ? { references: r.references } : {}),
+        spec: { object: r.object },
+      })),
+    },
   });
-  const apply = (resources: Res[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(resources), { fieldManager: 'test-user', force: true });
+  const apply = (resources: Res[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(resources), { fieldManager: 'test-user', force: true });
   const annotationsOf = async () => (await env.client.get(t.configMap, ns, 'rw-x')).metadata.annotations ?? {};
   const statusOf = async () => {
     const b = await getBundle(env, ns, 'rw');
@@ -76,11 +85,19 @@ it('an invalid spec does not wipe the record of a running countdown', async () =
   await waitFor('the first countdown', async () => (await annotationsOf())[Annotations.deletionTimestamp] !== undefined);
   const old = await annotationsOf();
   await apply([{ object: configMap('rw-x', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }) }, stays]);
-  await waitFor('the countdown cancelled, 1h declared', async () => (await annotationsOf())[Annotations.deletionTimestamp] === undefined && (await annotationsOf())[Annotations.deletionDelay] === '1h');
+  await waitFor(
+    'the countdown cancelled, 1h declared',
+    async () =>
+      (await annotationsOf())[Annotations.deletionTimestamp] === undefined && (await annotationsOf())[Annotations.deletionDelay] === '1h',
+  );
 
   // Now it leaves for good, with an hour to run, recorded in the status.
   await apply([stays]);
-  await waitFor('the 1h countdown recorded', async () => (await annotationsOf())[Annotations.deletionTimestamp] !== undefined && (await statusOf()).pending.some((p) => p.name === 'rw-x'));
+  await waitFor(
+    'the 1h countdown recorded',
+    async () =>
+      (await annotationsOf())[Annotations.deletionTimestamp] !== undefined && (await statusOf()).pending.some((p) => p.name === 'rw-x'),
+  );
 
   // A typo: rw-stays refers to a resource that is not in the Bundle. The status written for it keeps the countdown's record
   // (before the fix it recorded none).

@@ -60,7 +60,9 @@ it('background deletion: an object whose manifest names a kept sibling as its ow
   const { env, ns, t } = f;
   const child = (name: string, block: boolean) => {
     const o = configMap(name);
-    (o.metadata as Record<string, unknown>).ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rt7m-owner', uid: '!{owner-uid}', ...(block ? { blockOwnerDeletion: true } : {}) }];
+    (o.metadata as Record<string, unknown>).ownerReferences = [
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'rt7m-owner', uid: '!{owner-uid}', ...(block ? { blockOwnerDeletion: true } : {}) },
+    ];
     return o;
   };
   const ref = [{ name: 'owner-uid', resource: 'owner', path: 'metadata.uid' }];

@@ -61,7 +61,8 @@ it('a pass that prunes nothing does not drop the record of an object that left t
     metadata: { name: 'rd', namespace: ns },
     spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   const statusOf = async () => {
     const b = await getBundle(env, ns, 'rd');
     const s = b?.status as { observedGeneration?: number; declaredRules?: { name: string; deletionDelay?: string }[] } | undefined;
@@ -81,7 +82,12 @@ it('a pass that prunes nothing does not drop the record of an object that left t
   await waitFor('1h applied and recorded', async () => {
     const s = await statusOf();
     const x = await env.client.get(t.configMap, ns, 'rd-x');
-    return s.observed && s.declared.some((d) => d.name === 'rd-x' && d.deletionDelay === '1h') && x.metadata.annotations?.[Annotations.deletionDelay] === '1h' && x.metadata.annotations?.[Annotations.declaredRules] !== oldProof;
+    return (
+      s.observed &&
+      s.declared.some((d) => d.name === 'rd-x' && d.deletionDelay === '1h') &&
+      x.metadata.annotations?.[Annotations.deletionDelay] === '1h' &&
+      x.metadata.annotations?.[Annotations.declaredRules] !== oldProof
+    );
   });
 
   // 3. One edit removes rd-x and puts a typo into rd-y's delay: nothing is pruned this pass.
@@ -94,7 +100,16 @@ it('a pass that prunes nothing does not drop the record of an object that left t
   expect((await statusOf()).declared.some((d) => d.name === 'rd-x')).toBe(true);
 
   // 4. rd-x's saved annotations are written back (a restore, an old copy re-applied).
-  await kubectl(['annotate', '--overwrite', 'configmap', 'rd-x', '-n', ns, `${Annotations.deletionDelay}=1s`, `${Annotations.declaredRules}=${oldProof}`]);
+  await kubectl([
+    'annotate',
+    '--overwrite',
+    'configmap',
+    'rd-x',
+    '-n',
+    ns,
+    `${Annotations.deletionDelay}=1s`,
+    `${Annotations.declaredRules}=${oldProof}`,
+  ]);
   await sleep(1_000);
 
   // 5. The typo is fixed: rd-x's countdown starts, under the 1h its last manifest declared.

@@ -73,13 +73,18 @@ const f = operatorFixture('rt8ud');
 it('a default delay no one can read is refused by the API server: the Bundle keeps what it had, nothing is deleted', async () => {
   const { env, ns, t } = f;
   const manifest = (delay: string) => ({
-    apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'ud', namespace: ns },
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'ud', namespace: ns },
     spec: {
       deletionDefaults: { deletionDelay: delay },
       resources: [
         { name: 'x', spec: { object: configMap('rt8u-x', { k: 'v' }) } },
         // Orphan added to its manifest in the same edit as the typo: declareOps seals nothing while the rules read over the defaults fail.
-        { name: 'orphan', spec: { object: configMap('rt8u-orphan', { k: 'v' }, delay === '1h' ? undefined : { [Annotations.deletionPolicy]: 'Orphan' }) } },
+        {
+          name: 'orphan',
+          spec: { object: configMap('rt8u-orphan', { k: 'v' }, delay === '1h' ? undefined : { [Annotations.deletionPolicy]: 'Orphan' }) },
+        },
         { name: 'control', spec: { object: configMap('rt8u-control', { k: 'v' }) } },
         { name: 'plain', spec: { object: configMap('rt8u-plain', { k: 'v' }, { [Annotations.deletionDelay]: '0s' }) } },
       ],
@@ -94,13 +99,22 @@ it('a default delay no one can read is refused by the API server: the Bundle kee
 
   // A typo in the default delay: the API server refuses the edit (the CRD's rule, the operator's own reading of a Go
   // duration), so the Bundle keeps what it had and nothing can be read any other way.
-  const refused = await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest('1h-30m'), { fieldManager: 'test-user', force: true }).then(() => undefined, (err: unknown) => err);
+  const refused = await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest('1h-30m'), { fieldManager: 'test-user', force: true }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(refused).toBeInstanceOf(KubeApiError);
   expect((refused as KubeApiError).code).toBe(422);
-  expect((refused as KubeApiError).message).toMatch(/spec\.deletionDefaults\.deletionDelay: Invalid value: .*must be a non-negative Go duration/);
+  expect((refused as KubeApiError).message).toMatch(
+    /spec\.deletionDefaults\.deletionDelay: Invalid value: .*must be a non-negative Go duration/,
+  );
   const stored = await getBundle(env, ns, 'ud');
   expect((stored?.spec as { deletionDefaults?: { deletionDelay?: string } }).deletionDefaults?.deletionDelay).toBe('1h');
-  for (const [name, uid] of [['rt8u-x', x.metadata.uid], ['rt8u-orphan', orphan.metadata.uid], ['rt8u-control', control.metadata.uid]] as const) {
+  for (const [name, uid] of [
+    ['rt8u-x', x.metadata.uid],
+    ['rt8u-orphan', orphan.metadata.uid],
+    ['rt8u-control', control.metadata.uid],
+  ] as const) {
     expectKept(await env.client.tryGet(t.configMap, ns, name), uid);
   }
 });

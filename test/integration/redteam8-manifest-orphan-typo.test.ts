@@ -56,11 +56,19 @@ it('background deletion: an Orphan in the manifest beside a typo in another dele
   const { env, ns, t } = f;
   const orphan = { [Annotations.deletionPolicy]: 'Orphan' };
   const manifest = (edited: boolean) => ({
-    apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'mo', namespace: ns },
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name: 'mo', namespace: ns },
     spec: {
       resources: [
-        { name: 'x', spec: { object: configMap('rt8m-x', { k: 'v' }, edited ? { ...orphan, [Annotations.deletionDelay]: '1h30' } : undefined) } },
-        { name: 'y', spec: { object: configMap('rt8m-y', { k: 'v' }, edited ? { ...orphan, [Annotations.deleteWhen]: 'BundleRead' } : undefined) } },
+        {
+          name: 'x',
+          spec: { object: configMap('rt8m-x', { k: 'v' }, edited ? { ...orphan, [Annotations.deletionDelay]: '1h30' } : undefined) },
+        },
+        {
+          name: 'y',
+          spec: { object: configMap('rt8m-y', { k: 'v' }, edited ? { ...orphan, [Annotations.deleteWhen]: 'BundleRead' } : undefined) },
+        },
         { name: 'control', spec: { object: configMap('rt8m-control', { k: 'v' }, orphan) } },
         { name: 'plain', spec: { object: configMap('rt8m-plain', { k: 'v' }) } },
       ],
@@ -74,7 +82,8 @@ it('background deletion: an Orphan in the manifest beside a typo in another dele
   await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(true), { fieldManager: 'test-user', force: true });
   await waitFor('the operator to report both typos', async () => {
     const b = await getBundle(env, ns, 'mo');
-    const status = b?.status as { observedGeneration?: number; conditions?: { type: string; status: string; message?: string }[] } | undefined;
+    const status = b?.status as
+      { observedGeneration?: number; conditions?: { type: string; status: string; message?: string }[] } | undefined;
     const error = (status?.conditions ?? []).find((c) => c.type === 'Error' && c.status === 'True')?.message ?? '';
     return status?.observedGeneration === b?.metadata.generation && error.includes('1h30') && error.includes('BundleRead');
   });
@@ -87,7 +96,10 @@ it('background deletion: an Orphan in the manifest beside a typo in another dele
   expect(await env.client.tryGet(t.configMap, ns, 'rt8m-plain')).toBeUndefined();
   expectKept(await env.client.tryGet(t.configMap, ns, 'rt8m-control'), uids.control ?? '');
   const survivors = [];
-  for (const [name, u] of [['rt8m-x', uids.x], ['rt8m-y', uids.y]] as const) {
+  for (const [name, u] of [
+    ['rt8m-x', uids.x],
+    ['rt8m-y', uids.y],
+  ] as const) {
     const o = await env.client.tryGet(t.configMap, ns, name);
     if (o?.metadata.uid === u && o.metadata.deletionTimestamp === undefined) survivors.push(name);
   }

@@ -39,7 +39,8 @@ it('a wiped pendingDeletions record does not let an earlier stamp written back b
     metadata: { name: 'rd', namespace: ns },
     spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   const x = () => configMap('rd-x', { a: 'b' }, { [Annotations.deletionDelay]: '20s' });
 
   await apply([x(), configMap('rd-y')]);
@@ -56,7 +57,10 @@ it('a wiped pendingDeletions record does not let an earlier stamp written back b
   });
   // Re-added: countdown cancelled.
   await apply([x(), configMap('rd-y')]);
-  await waitFor('stamp removed', async () => (await env.client.get(t.configMap, ns, 'rd-x')).metadata.annotations?.[Annotations.deletionTimestamp] === undefined);
+  await waitFor(
+    'stamp removed',
+    async () => (await env.client.get(t.configMap, ns, 'rd-x')).metadata.annotations?.[Annotations.deletionTimestamp] === undefined,
+  );
   await sleep(22_000);
   // T2: removed again.
   await apply([configMap('rd-y')]);
@@ -64,19 +68,42 @@ it('a wiped pendingDeletions record does not let an earlier stamp written back b
     const o = await env.client.get(t.configMap, ns, 'rd-x');
     const b = await getBundle(env, ns, 'rd');
     const p = (b?.status as { pendingDeletions?: { name: string }[] } | undefined)?.pendingDeletions ?? [];
-    return o.metadata.annotations?.[Annotations.deletionTimestamp] !== saved[Annotations.deletionTimestamp] && o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined && p.some((e) => e.name === 'rd-x');
+    return (
+      o.metadata.annotations?.[Annotations.deletionTimestamp] !== saved[Annotations.deletionTimestamp] &&
+      o.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined &&
+      p.some((e) => e.name === 'rd-x')
+    );
   });
 
   // Operator down; another status writer clears the record; the T1 stamp is written back.
   await f.op.stop();
-  await kubectl(['patch', 'bundle.smith.atlassian.com', 'rd', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { pendingDeletions: null } })]);
-  await kubectl(['annotate', '--overwrite', 'configmap', 'rd-x', '-n', ns, `${Annotations.deletionTimestamp}=${saved[Annotations.deletionTimestamp]}`, `${Annotations.stampProof}=${saved[Annotations.stampProof]}`]);
+  await kubectl([
+    'patch',
+    'bundle.smith.atlassian.com',
+    'rd',
+    '-n',
+    ns,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status: { pendingDeletions: null } }),
+  ]);
+  await kubectl([
+    'annotate',
+    '--overwrite',
+    'configmap',
+    'rd-x',
+    '-n',
+    ns,
+    `${Annotations.deletionTimestamp}=${saved[Annotations.deletionTimestamp]}`,
+    `${Annotations.stampProof}=${saved[Annotations.stampProof]}`,
+  ]);
   f.op = await startOperator({ namespace: ns });
   // The T1 stamp written back reads as none: a new countdown starts (the T1 countdown ended long ago).
   await expectCountdownRestarted(env, t.configMap, ns, 'rd-x', uid, saved[Annotations.deletionTimestamp]);
 }, 120_000);
 
-it('the chart\'s record guard refuses another writer\'s change to the record (status.pendingDeletions, declaredRules, managedKinds); other status fields stay writable', async () => {
+it("the chart's record guard refuses another writer's change to the record (status.pendingDeletions, declaredRules, managedKinds); other status fields stay writable", async () => {
   const { env, ns } = f;
   const manifest = (objects: Record<string, unknown>[]) => ({
     apiVersion: 'smith.atlassian.com/v1',
@@ -84,12 +111,14 @@ it('the chart\'s record guard refuses another writer\'s change to the record (st
     metadata: { name: 'rg', namespace: ns },
     spec: { resources: objects.map((o) => ({ name: (o.metadata as { name: string }).name, spec: { object: o } })) },
   });
-  const apply = (objects: Record<string, unknown>[]) => env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
+  const apply = (objects: Record<string, unknown>[]) =>
+    env.client.apply(BUNDLE_RESOURCE_TYPE, manifest(objects), { fieldManager: 'test-user', force: true });
   await apply([configMap('rg-x', { a: 'b' }, { [Annotations.deletionDelay]: '1h' }), configMap('rg-y')]);
   await waitForReady(env, ns, 'rg');
   await apply([configMap('rg-y')]);
   const recordOf = async () => {
-    const status = (await getBundle(env, ns, 'rg'))?.status as { pendingDeletions?: unknown[]; declaredRules?: unknown[]; managedKinds?: unknown[] } | undefined;
+    const status = (await getBundle(env, ns, 'rg'))?.status as
+      { pendingDeletions?: unknown[]; declaredRules?: unknown[]; managedKinds?: unknown[] } | undefined;
     return { pendingDeletions: status?.pendingDeletions, declaredRules: status?.declaredRules, managedKinds: status?.managedKinds };
   };
   await waitFor('the countdown recorded', async () => ((await recordOf()).pendingDeletions ?? []).length === 1);
@@ -100,7 +129,19 @@ it('the chart\'s record guard refuses another writer\'s change to the record (st
   // Another tool with rights on bundles/status (the test's own identity holds every verb and is exempt).
   const asWriter = await statusWriterArgs(env, ns);
   const statusPatch = (patch: unknown, dryRun = false) =>
-    run('kubectl', [...asWriter, 'patch', 'bundle.smith.atlassian.com', 'rg', '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify(patch), ...(dryRun ? ['--dry-run=server'] : [])]);
+    run('kubectl', [
+      ...asWriter,
+      'patch',
+      'bundle.smith.atlassian.com',
+      'rg',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify(patch),
+      ...(dryRun ? ['--dry-run=server'] : []),
+    ]);
   const remove = await installChartPolicy(env, ns, 'recordguard.yaml', ['--set', 'recordGuard.enabled=true'], async () => {
     const r = await statusPatch({ status: { pendingDeletions: null } }, true);
     return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
@@ -111,7 +152,19 @@ it('the chart\'s record guard refuses another writer\'s change to the record (st
       expect(cleared.code).not.toBe(0);
       expect(cleared.stderr).toMatch(/bundlesmith record guard: this status write changes the operator's record of Bundle rg/);
     }
-    const rewritten = await statusPatch({ status: { pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rg-x', deletionTimestamp: '2020-01-01T00:00:00Z', deleteAfter: '2020-01-01T00:00:01Z' }] } });
+    const rewritten = await statusPatch({
+      status: {
+        pendingDeletions: [
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            name: 'rg-x',
+            deletionTimestamp: '2020-01-01T00:00:00Z',
+            deleteAfter: '2020-01-01T00:00:01Z',
+          },
+        ],
+      },
+    });
     expect(rewritten.code).not.toBe(0);
     const message = await statusPatch({ status: { message: 'written by another tool' } });
     expect(message.code).toBe(0);

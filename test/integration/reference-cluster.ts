@@ -3,7 +3,13 @@
  * garbage collector runs: the reference our collector and finalizer are
  * held against. Ours is not started there unless the test starts it.
  */
-import { startControlPlane, startControllerManager, stopControlPlane, stopControllerManager, type ControlPlaneState } from '../../hack/controlplane.js';
+import {
+  startControlPlane,
+  startControllerManager,
+  stopControlPlane,
+  stopControllerManager,
+  type ControlPlaneState,
+} from '../../hack/controlplane.js';
 import { applyCrd } from '../../hack/crd-install.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
@@ -53,7 +59,15 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
     state,
     env,
     startOperator: async (namespace, options = {}) => {
-      const started = new Operator({ client, logger: silentLogger(), namespace, workers: 2, releaseKey: await loadReleaseKey(client, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET }), ...options, clock: options.clock ?? systemClock });
+      const started = new Operator({
+        client,
+        logger: silentLogger(),
+        namespace,
+        workers: 2,
+        releaseKey: await loadReleaseKey(client, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET }),
+        ...options,
+        clock: options.clock ?? systemClock,
+      });
       operator = started;
       await started.start();
       await waitFor('the operator to be ready', () => started.ready());

@@ -26,7 +26,15 @@ let cm: ResourceType;
 beforeAll(async () => {
   env = await connect();
   cm = await resourceType(env, 'v1', 'ConfigMap');
-  clients = await createProcessClients({ kubeconfig: env.kubeconfig, qps: 40, burst: 10, impersonate: undefined, leaderElect: true, leaseDurationSeconds: 15, metricsAuth: 'kubernetes' });
+  clients = await createProcessClients({
+    kubeconfig: env.kubeconfig,
+    qps: 40,
+    burst: 10,
+    impersonate: undefined,
+    leaderElect: true,
+    leaseDurationSeconds: 15,
+    metricsAuth: 'kubernetes',
+  });
 });
 
 afterAll(async () => {
@@ -52,7 +60,15 @@ it('builds every client of the process on one budget: controllers and collector,
 });
 
 it('with no --qps, no client is limited', async () => {
-  const unlimited = await createProcessClients({ kubeconfig: env.kubeconfig, qps: 0, burst: 100, impersonate: undefined, leaderElect: true, leaseDurationSeconds: 15, metricsAuth: 'none' });
+  const unlimited = await createProcessClients({
+    kubeconfig: env.kubeconfig,
+    qps: 0,
+    burst: 100,
+    impersonate: undefined,
+    leaderElect: true,
+    leaseDurationSeconds: 15,
+    metricsAuth: 'none',
+  });
   try {
     expect(unlimited.budget).toBeUndefined();
     for (const c of unlimited.all()) expect(c.transport.requestLimiter).toBeUndefined();
@@ -68,19 +84,35 @@ it('a cascade (deletes and its GarbageCollected Event), a Lease read and a revie
     await env.client.create(cm, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: `dep-${i}`, namespace, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] },
+      metadata: {
+        name: `dep-${i}`,
+        namespace,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }],
+      },
     });
   }
-  gc = createGarbageCollector({ client: clients.client, eventClient: clients.eventClient, clock: systemClock, logger: createLogger('silent'), mode: 'cluster', workers: 4, namespace });
+  gc = createGarbageCollector({
+    client: clients.client,
+    eventClient: clients.eventClient,
+    clock: systemClock,
+    logger: createLogger('silent'),
+    mode: 'cluster',
+    workers: 4,
+    namespace,
+  });
   await gc.start();
   await gc.waitForSync();
   const eventsBefore = clients.eventClient.transport.requestsSent;
 
   await env.client.delete(cm, namespace, 'owner', { uid: owner.metadata.uid, propagationPolicy: 'Background' });
-  await waitFor('the dependents to be collected', async () => (await env.client.list(cm, namespace)).items.length === 0, { timeoutMs: 60_000 });
+  await waitFor('the dependents to be collected', async () => (await env.client.list(cm, namespace)).items.length === 0, {
+    timeoutMs: 60_000,
+  });
   await gc.engine.flushEvents();
   await waitFor("the cascade's GarbageCollected Event", async () => {
-    const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)) as { items?: { reason?: string }[] };
+    const events = (await env.client.raw('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)) as {
+      items?: { reason?: string }[];
+    };
     return events.items?.some((e) => e.reason === 'GarbageCollected');
   });
   await kubeLeaseStore(clients.leaseClient!, namespace, 'budget-test').get();

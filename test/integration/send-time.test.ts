@@ -34,19 +34,30 @@ const resources = (objects: readonly string[]): ResourceFixture[] => objects.map
 async function uids(objects: readonly string[]): Promise<Map<string, string>> {
   const { items } = await env.client.list(configMaps, ns);
   const wanted = new Set(objects);
-  return new Map(items.filter((o: KubeObject) => wanted.has(o.metadata.name) && o.metadata.deletionTimestamp === undefined).map((o) => [o.metadata.name, o.metadata.uid]));
+  return new Map(
+    items
+      .filter((o: KubeObject) => wanted.has(o.metadata.name) && o.metadata.deletionTimestamp === undefined)
+      .map((o) => [o.metadata.name, o.metadata.uid]),
+  );
 }
 
 async function waitForAll(objects: readonly string[]): Promise<Map<string, string>> {
-  return await waitFor(`all ${objects.length} objects to exist`, async () => {
-    const now = await uids(objects);
-    return now.size === objects.length ? now : undefined;
-  }, { timeoutMs: 90_000 });
+  return await waitFor(
+    `all ${objects.length} objects to exist`,
+    async () => {
+      const now = await uids(objects);
+      return now.size === objects.length ? now : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
 }
 
 /** Resolves once any of `objects` is gone (the prune has started sending). */
 async function waitForFirstDelete(objects: readonly string[]): Promise<void> {
-  await waitFor('the prune to start deleting', async () => (await uids(objects)).size < objects.length, { timeoutMs: 60_000, intervalMs: 20 });
+  await waitFor('the prune to start deleting', async () => (await uids(objects)).size < objects.length, {
+    timeoutMs: 60_000,
+    intervalMs: 20,
+  });
 }
 
 function unchanged(before: Map<string, string>, after: Map<string, string>): string[] {
@@ -78,8 +89,25 @@ it('3. objects put back while a long prune runs are not deleted: the rest of the
 
 it('4. a leader paused past its Lease mid-prune sends nothing when it wakes', async () => {
   const lease = uniqueName('paused');
-  const replica = (): OperatorProcess => startOperatorProcess(['--namespace', ns, '--gc=off', '--qps', '4', '--burst', '4', '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', lease, '--lease-duration-seconds', '3']);
-  const holder = async (): Promise<string> => ((await env.client.tryGet(leases, ns, lease))?.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? '';
+  const replica = (): OperatorProcess =>
+    startOperatorProcess([
+      '--namespace',
+      ns,
+      '--gc=off',
+      '--qps',
+      '4',
+      '--burst',
+      '4',
+      '--leader-elect',
+      '--leader-election-namespace',
+      ns,
+      '--leader-election-id',
+      lease,
+      '--lease-duration-seconds',
+      '3',
+    ]);
+  const holder = async (): Promise<string> =>
+    ((await env.client.tryGet(leases, ns, lease))?.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? '';
   const leader = replica();
   await waitFor('the first replica to lead', async () => (await holder()).endsWith(`-${leader.child.pid}`));
   const standby = replica();

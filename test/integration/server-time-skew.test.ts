@@ -34,31 +34,44 @@ async function startSkewingProxy(): Promise<{ server: http.Server; kubeconfig: s
   const tls: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(tls);
   const upstream = new URL(kc.getCurrentCluster()?.server ?? '');
-  const agent = new https.Agent({ keepAlive: true, ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert } : {}), ...(tls.key ? { key: tls.key } : {}) });
+  const agent = new https.Agent({
+    keepAlive: true,
+    ...(tls.ca ? { ca: tls.ca } : {}),
+    ...(tls.cert ? { cert: tls.cert } : {}),
+    ...(tls.key ? { key: tls.key } : {}),
+  });
   let n = 0;
   const server = http.createServer((req, res) => {
     // Not strictly every other request: the operator's requests come in patterns (a list, then its watch), and a
     // balancer's choice does not follow them. A fixed scramble of the request number, about one in three ahead.
     const ahead = Math.imul(n++, 2654435761) >>> 0 < 0x55555555;
     const headers = { ...req.headers, host: upstream.host, ...(tls.headers ?? {}) };
-    const out = https.request({ hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers, agent }, (answer) => {
-      const date = answer.headers.date;
-      const rewritten = ahead && date ? new Date(Date.parse(date) + SKEW_MS).toUTCString() : date;
-      res.writeHead(answer.statusCode ?? 502, { ...answer.headers, ...(rewritten ? { date: rewritten } : {}) });
-      answer.pipe(res);
-    });
+    const out = https.request(
+      { hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers, agent },
+      (answer) => {
+        const date = answer.headers.date;
+        const rewritten = ahead && date ? new Date(Date.parse(date) + SKEW_MS).toUTCString() : date;
+        res.writeHead(answer.statusCode ?? 502, { ...answer.headers, ...(rewritten ? { date: rewritten } : {}) });
+        answer.pipe(res);
+      },
+    );
     out.on('error', () => res.destroy());
     req.pipe(out);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const kubeconfig = join(mkdtempSync(join(tmpdir(), 'bundlesmith-skew-')), 'kubeconfig');
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'skew',
-    clusters: [{ name: 'skew', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
-    users: [{ name: 'skew', user: {} }],
-    contexts: [{ name: 'skew', context: { cluster: 'skew', user: 'skew' } }],
-  }));
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'skew',
+      clusters: [{ name: 'skew', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'skew', user: {} }],
+      contexts: [{ name: 'skew', context: { cluster: 'skew', user: 'skew' } }],
+    }),
+  );
   return { server, kubeconfig };
 }
 
@@ -78,12 +91,22 @@ afterAll(async () => {
 });
 
 it('a countdown lasts its delay whichever server answers: the bounds hold for the slower and the faster clock', async () => {
-  await applyBundle(env, ns, 'skewed', [{ name: 'a', object: configMap('skew-a') }, { name: 'b', object: configMap('skew-b', { x: 'y' }, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` }) }]);
+  await applyBundle(env, ns, 'skewed', [
+    { name: 'a', object: configMap('skew-a') },
+    { name: 'b', object: configMap('skew-b', { x: 'y' }, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` }) },
+  ]);
   await waitForReady(env, ns, 'skewed');
   await applyBundle(env, ns, 'skewed', [{ name: 'a', object: configMap('skew-a') }]);
-  await waitFor('the countdown to start', async () => (await env.client.tryGet(t.configMap, ns, 'skew-b'))?.metadata.annotations?.[Annotations.deletionTimestamp], { intervalMs: 50 });
+  await waitFor(
+    'the countdown to start',
+    async () => (await env.client.tryGet(t.configMap, ns, 'skew-b'))?.metadata.annotations?.[Annotations.deletionTimestamp],
+    { intervalMs: 50 },
+  );
   const stampSeenAt = Date.now();
-  await waitFor('the object to be deleted at expiry', async () => (await env.client.tryGet(t.configMap, ns, 'skew-b')) === undefined, { timeoutMs: 120_000, intervalMs: 50 });
+  await waitFor('the object to be deleted at expiry', async () => (await env.client.tryGet(t.configMap, ns, 'skew-b')) === undefined, {
+    timeoutMs: 120_000,
+    intervalMs: 50,
+  });
   // Safety, not speed: it lasted its delay (less the poll that saw the stamp late, at most).
   expect(Date.now() - stampSeenAt).toBeGreaterThanOrEqual(DELAY_MS - 100);
 }, 180_000);

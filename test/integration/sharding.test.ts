@@ -11,7 +11,18 @@ import { parseAllDocuments } from 'yaml';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { parseArgs } from '../../src/config.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { conditionOf, connect, createNamespace, expectKept, resourceType, run, uidOf, waitFor, waitForGone, type TestEnv } from './harness.js';
+import {
+  conditionOf,
+  connect,
+  createNamespace,
+  expectKept,
+  resourceType,
+  run,
+  uidOf,
+  waitFor,
+  waitForGone,
+  type TestEnv,
+} from './harness.js';
 import { BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, types, waitForBundle, type KnownTypes } from './bundles.js';
 import { startOperatorProcess, type OperatorProcess } from './operator.js';
 
@@ -36,7 +47,11 @@ afterAll(async () => {
 
 /** A Bundle with a shard label, applied as a user would. */
 async function applyShardBundle(name: string, shard: string, objects: string[]): Promise<void> {
-  const manifest = bundleManifest(ns, name, objects.map((o) => ({ name: o, object: configMap(o) })));
+  const manifest = bundleManifest(
+    ns,
+    name,
+    objects.map((o) => ({ name: o, object: configMap(o) })),
+  );
   (manifest.metadata as Record<string, unknown>).labels = { shard };
   await env.client.apply(BUNDLE_RESOURCE_TYPE, manifest, { fieldManager: 'test-user', force: true });
 }
@@ -48,7 +63,11 @@ async function reporters(bundle: string): Promise<string[]> {
   const rt = await resourceType(env, 'events.k8s.io/v1', 'Event');
   const { items } = await env.client.list(rt, ns);
   return items
-    .filter((e) => (e.regarding as { kind?: string; name?: string } | undefined)?.kind === 'Bundle' && (e.regarding as { name?: string }).name === bundle)
+    .filter(
+      (e) =>
+        (e.regarding as { kind?: string; name?: string } | undefined)?.kind === 'Bundle' &&
+        (e.regarding as { name?: string }).name === bundle,
+    )
     .sort((x, y) => timeOf(x).localeCompare(timeOf(y)))
     .map((e) => {
       const instance = typeof e.reportingInstance === 'string' ? e.reportingInstance : '';
@@ -73,11 +92,15 @@ it("no shard deletes what another shard's Bundle lists: an object dropped in sha
   const uid = await uidOf(env, t.configMap, ns, 'sh-shared');
   await applyShardBundle('yb', 'b', ['sh-yb', 'sh-shared']);
   await applyShardBundle('xa', 'a', ['sh-xa']);
-  const taken = await waitFor('sh-shared to be taken by yb', async () => {
-    const o = await env.client.tryGet(t.configMap, ns, 'sh-shared');
-    const bundle = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'yb');
-    return o?.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === bundle?.metadata.uid) ? o : undefined;
-  }, { timeoutMs: 60_000 });
+  const taken = await waitFor(
+    'sh-shared to be taken by yb',
+    async () => {
+      const o = await env.client.tryGet(t.configMap, ns, 'sh-shared');
+      const bundle = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'yb');
+      return o?.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === bundle?.metadata.uid) ? o : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
   expectKept(taken, uid);
   await waitForBundle(env, ns, 'yb', 'Ready=True', (b) => conditionOf(b, 'Ready')?.status === 'True', 60_000);
   expectKept(await env.client.tryGet(t.configMap, ns, 'sh-shared'), uid);
@@ -88,7 +111,9 @@ it('relabelling a Bundle hands it to the other shard: nothing deleted, and only 
   const before = (await reporters('xa')).length;
   await applyShardBundle('xa', 'b', ['sh-xa', 'sh-xa2']);
   await waitForBundle(env, ns, 'xa', 'Ready=True', (b) => conditionOf(b, 'Ready')?.status === 'True', 60_000);
-  await waitFor('sh-xa2 to be created', async () => (await env.client.tryGet(t.configMap, ns, 'sh-xa2')) !== undefined, { timeoutMs: 60_000 });
+  await waitFor('sh-xa2 to be created', async () => (await env.client.tryGet(t.configMap, ns, 'sh-xa2')) !== undefined, {
+    timeoutMs: 60_000,
+  });
   expectKept(await env.client.tryGet(t.configMap, ns, 'sh-xa'), uid);
   // A pass that applies and finds everything Ready at once writes no event; a prune always does: the shard that prunes is the one acting.
   await applyShardBundle('xa', 'b', ['sh-xa']);
@@ -99,15 +124,39 @@ it('relabelling a Bundle hands it to the other shard: nothing deleted, and only 
 });
 
 it('the chart renders one Deployment per shard: its selector, its own Lease, the collector and the sweeper on the first only', async () => {
-  const shardsValue = JSON.stringify([{ name: 'main', selector: '!bundlesmith.dev/shard' }, { name: 's1', selector: 'bundlesmith.dev/shard in (s1)' }]);
-  const rendered = await run('helm', ['template', 'r', join(repoRoot(), 'charts', 'bundlesmith'), '-n', 'ops', '--show-only', 'templates/deployment.yaml', '--set-json', `sharding.shards=${shardsValue}`]);
+  const shardsValue = JSON.stringify([
+    { name: 'main', selector: '!bundlesmith.dev/shard' },
+    { name: 's1', selector: 'bundlesmith.dev/shard in (s1)' },
+  ]);
+  const rendered = await run('helm', [
+    'template',
+    'r',
+    join(repoRoot(), 'charts', 'bundlesmith'),
+    '-n',
+    'ops',
+    '--show-only',
+    'templates/deployment.yaml',
+    '--set-json',
+    `sharding.shards=${shardsValue}`,
+  ]);
   expect(rendered.code).toBe(0);
-  const deployments = parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as { metadata: { name: string }; spec: { template: { spec: { containers: { args: string[] }[] } } } }).filter((d) => d !== null);
+  const deployments = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJSON() as { metadata: { name: string }; spec: { template: { spec: { containers: { args: string[] }[] } } } })
+    .filter((d) => d !== null);
   const args = new Map(deployments.map((d) => [d.metadata.name, d.spec.template.spec.containers[0]?.args ?? []]));
   expect([...args.keys()]).toEqual(['r-bundlesmith-main', 'r-bundlesmith-s1']);
-  expect(args.get('r-bundlesmith-main')).toEqual(expect.arrayContaining(['--bundle-selector=!bundlesmith.dev/shard', '--leader-election-id=bundlesmith-leader-main', '--gc=bundles']));
+  expect(args.get('r-bundlesmith-main')).toEqual(
+    expect.arrayContaining(['--bundle-selector=!bundlesmith.dev/shard', '--leader-election-id=bundlesmith-leader-main', '--gc=bundles']),
+  );
   expect(args.get('r-bundlesmith-main')).not.toContain('--sweep-released=false');
-  expect(args.get('r-bundlesmith-s1')).toEqual(expect.arrayContaining(['--bundle-selector=bundlesmith.dev/shard in (s1)', '--leader-election-id=bundlesmith-leader-s1', '--gc=off', '--sweep-released=false']));
+  expect(args.get('r-bundlesmith-s1')).toEqual(
+    expect.arrayContaining([
+      '--bundle-selector=bundlesmith.dev/shard in (s1)',
+      '--leader-election-id=bundlesmith-leader-s1',
+      '--gc=off',
+      '--sweep-released=false',
+    ]),
+  );
   // Every flag the chart passes is one the operator accepts.
   for (const a of args.values()) expect(parseArgs(a)).toMatchObject({ ok: true });
 });

@@ -56,9 +56,17 @@ describe('release with kube-controller-manager as the collector', () => {
     await env.client.create(t.configMap, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'rel-canary', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rel-cfg', uid: cfg.metadata.uid }] },
+      metadata: {
+        name: 'rel-canary',
+        namespace: ns,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rel-cfg', uid: cfg.metadata.uid }],
+      },
     });
-    await waitFor('kube-controller-manager to collect the canary owned by the deleted cfg', async () => (await env.client.tryGet(t.configMap, ns, 'rel-canary')) === undefined, { timeoutMs: 90_000 });
+    await waitFor(
+      'kube-controller-manager to collect the canary owned by the deleted cfg',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rel-canary')) === undefined,
+      { timeoutMs: 90_000 },
+    );
     // ...and keeps the released object, which no longer names cfg.
     const kept = await env.client.get(t.configMap, ns, 'rel-web');
     expect(kept.metadata.uid).toBe(web.metadata.uid);
@@ -66,7 +74,10 @@ describe('release with kube-controller-manager as the collector', () => {
 
     // At its own expiry our sweeper deletes it.
     clock.advance(Math.max(0, deleteAfter - clock.now()) + 1000);
-    await waitFor('the released object to be deleted at its expiry', async () => (await env.client.tryGet(t.configMap, ns, 'rel-web')) === undefined);
+    await waitFor(
+      'the released object to be deleted at its expiry',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rel-web')) === undefined,
+    );
     expect(clock.now()).toBeGreaterThanOrEqual(deleteAfter);
   }, 180_000);
 });

@@ -28,10 +28,19 @@ afterAll(() => env.close());
 const start = () => (proc = startOperatorProcess(['--namespace', ns, '--gc=off']));
 
 async function markedDeleteAfter(bundle: string, object: string, delay: string): Promise<number> {
-  await applyBundle(env, ns, bundle, [{ name: 'cm', object: configMap(object, {}, { [Annotations.deletionDelay]: delay }) }, { name: 'x', object: configMap(`${object}-x`) }]);
+  await applyBundle(env, ns, bundle, [
+    { name: 'cm', object: configMap(object, {}, { [Annotations.deletionDelay]: delay }) },
+    { name: 'x', object: configMap(`${object}-x`) },
+  ]);
   await waitForReady(env, ns, bundle);
   await applyBundle(env, ns, bundle, [{ name: 'x', object: configMap(`${object}-x`) }]);
-  await waitForBundle(env, ns, bundle, 'a pending deletion', (b) => ((b.status as { pendingDeletions?: unknown[] }).pendingDeletions ?? []).length === 1);
+  await waitForBundle(
+    env,
+    ns,
+    bundle,
+    'a pending deletion',
+    (b) => ((b.status as { pendingDeletions?: unknown[] }).pendingDeletions ?? []).length === 1,
+  );
   const obj = await env.client.get(t.configMap, ns, object);
   const stamp = obj.metadata.annotations?.[Annotations.deletionTimestamp];
   if (!stamp) throw new Error('no stamp');
@@ -46,11 +55,15 @@ describe('operator restarts', () => {
     await proc?.kill();
     start();
     // Watch the object while the restarted operator runs: it must exist until the delay has passed.
-    const goneAt = await waitFor('the object to be deleted', async () => {
-      const exists = (await env.client.tryGet(t.configMap, ns, 'rs-before')) !== undefined;
-      if (exists) return undefined;
-      return Date.now();
-    }, { timeoutMs: 40_000, intervalMs: 50 });
+    const goneAt = await waitFor(
+      'the object to be deleted',
+      async () => {
+        const exists = (await env.client.tryGet(t.configMap, ns, 'rs-before')) !== undefined;
+        if (exists) return undefined;
+        return Date.now();
+      },
+      { timeoutMs: 40_000, intervalMs: 50 },
+    );
     expect(goneAt).toBeGreaterThanOrEqual(deleteAfter);
   });
 
@@ -59,9 +72,15 @@ describe('operator restarts', () => {
     const stampedAt = await markedDeleteAfter('after', 'rs-after', '2s');
     const uid = await uidOf(env, t.configMap, ns, 'rs-after');
     await proc?.kill();
-    await waitFor('the delay to run out while the operator is down', () => (Date.now() > stampedAt + 2500 ? true : undefined), { timeoutMs: 10_000 });
+    await waitFor('the delay to run out while the operator is down', () => (Date.now() > stampedAt + 2500 ? true : undefined), {
+      timeoutMs: 10_000,
+    });
     expectKept(await env.client.tryGet(t.configMap, ns, 'rs-after'), uid);
     start();
-    await waitFor('the restarted operator to delete the expired object', async () => (await env.client.tryGet(t.configMap, ns, 'rs-after')) === undefined, { timeoutMs: 30_000 });
+    await waitFor(
+      'the restarted operator to delete the expired object',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rs-after')) === undefined,
+      { timeoutMs: 30_000 },
+    );
   });
 });

@@ -21,7 +21,16 @@ import { ReleasedObjectSweeper } from '../../src/controllers/softdelete/released
 import { apiEventRecorder } from '../../src/controllers/events.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { conditionOf, createNamespace, localClockAsServerTime, run, waitFor } from './harness.js';
-import { applyBundle, configMap, eventsFor, getBundle, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import {
+  applyBundle,
+  configMap,
+  eventsFor,
+  getBundle,
+  resourceCondition,
+  waitForBundle,
+  waitForReady,
+  type ResourceFixture,
+} from './bundles.js';
 import { operatorFixture, releaseProofFor, testReleaseKey } from './operator.js';
 import { JumpingClock } from './clocks.js';
 
@@ -82,9 +91,16 @@ describe('3. release removes every reference the operator wrote', () => {
     await f.env.client.create(f.t.configMap, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'rel-canary', namespace: f.ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rel-cfg', uid: cfg.metadata.uid }] },
+      metadata: {
+        name: 'rel-canary',
+        namespace: f.ns,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'rel-cfg', uid: cfg.metadata.uid }],
+      },
     });
-    await waitFor('the collector to collect the canary owned by the deleted cfg', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'rel-canary')) === undefined);
+    await waitFor(
+      'the collector to collect the canary owned by the deleted cfg',
+      async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'rel-canary')) === undefined,
+    );
     // ...and the released object, which no longer names cfg, is kept, up to just before its expiry.
     await expectKept('rel-web', web.metadata.uid);
     clock.advance(Math.max(0, deleteAfter - 1000 - clock.now()));
@@ -92,16 +108,31 @@ describe('3. release removes every reference the operator wrote', () => {
 
     // At its own expiry the sweeper deletes it, not before.
     clock.advance(2000);
-    await waitFor('the released object to be deleted at its expiry', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'rel-web')) === undefined, { timeoutMs: 15_000, intervalMs: 50 });
+    await waitFor(
+      'the released object to be deleted at its expiry',
+      async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'rel-web')) === undefined,
+      { timeoutMs: 15_000, intervalMs: 50 },
+    );
     expect(clock.now()).toBeGreaterThanOrEqual(deleteAfter);
   });
 
-  it('release keeps the user\'s own ownerReferences', async () => {
-    const owner = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'rel-user-owner', namespace: f.ns } });
+  it("release keeps the user's own ownerReferences", async () => {
+    const owner = await f.env.client.create(f.t.configMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rel-user-owner', namespace: f.ns },
+    });
     const userRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'rel-user-owner', uid: owner.metadata.uid ?? '' };
     await applyBundle(f.env, f.ns, 'reluser', [
       { name: 'cfg', object: configMap('reluser-cfg') },
-      { name: 'web', references: [{ resource: 'cfg' }], object: { ...configMap('reluser-web', { v: '1' }, { [Annotations.deletionDelay]: '1h' }), metadata: { name: 'reluser-web', annotations: { [Annotations.deletionDelay]: '1h' }, ownerReferences: [userRef] } } },
+      {
+        name: 'web',
+        references: [{ resource: 'cfg' }],
+        object: {
+          ...configMap('reluser-web', { v: '1' }, { [Annotations.deletionDelay]: '1h' }),
+          metadata: { name: 'reluser-web', annotations: { [Annotations.deletionDelay]: '1h' }, ownerReferences: [userRef] },
+        },
+      },
     ]);
     await waitForReady(f.env, f.ns, 'reluser');
     const web = await f.env.client.get(f.t.configMap, f.ns, 'reluser-web');
@@ -119,23 +150,36 @@ describe('4. an object a live Bundle lists is claimed at once and never swept', 
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name },
-    spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'example.invalid/none:1' }] } } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'example.invalid/none:1' }] } },
+    },
   });
 
   it.each<[string, (x: string) => ResourceFixture[], (b: KubeObject) => boolean]>([
     [
       'behind a dependency that is not Ready',
-      (x) => [{ name: 'db', object: neverReady(`${x}-db`) }, { name: 'x', references: [{ resource: 'db' }], object: delayed(x) }],
+      (x) => [
+        { name: 'db', object: neverReady(`${x}-db`) },
+        { name: 'x', references: [{ resource: 'db' }], object: delayed(x) },
+      ],
       (b) => resourceCondition(b, 'x', 'Blocked')?.status === 'True',
     ],
     [
       'with another resource invalid',
-      (x) => [{ name: 'x', object: delayed(x) }, { name: 'bad', references: [{ resource: 'nope' }], object: configMap(`${x}-bad`) }],
+      (x) => [
+        { name: 'x', object: delayed(x) },
+        { name: 'bad', references: [{ resource: 'nope' }], object: configMap(`${x}-bad`) },
+      ],
       (b) => conditionOf(b, 'Error')?.status === 'True',
     ],
     [
       'behind a failed apply',
-      (x) => [{ name: 'bad', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: `${x}-bad` }, spec: { ports: [{ port: 99999 }] } } }, { name: 'x', references: [{ resource: 'bad' }], object: delayed(x) }],
+      (x) => [
+        { name: 'bad', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: `${x}-bad` }, spec: { ports: [{ port: 99999 }] } } },
+        { name: 'x', references: [{ resource: 'bad' }], object: delayed(x) },
+      ],
       (b) => resourceCondition(b, 'bad', 'Error')?.status === 'True' && resourceCondition(b, 'x', 'Blocked')?.status === 'True',
     ],
   ])('re-applied %s: the countdown is cancelled and the object kept past its old expiry', async (_name, resources, stuck) => {
@@ -147,16 +191,27 @@ describe('4. an object a live Bundle lists is claimed at once and never swept', 
     await applyBundle(f.env, f.ns, bundle, resources(x));
     // It cannot be applied this pass (or the spec is invalid), and still it is claimed.
     const live = await waitForBundle(f.env, f.ns, bundle, 'stuck as expected', stuck);
-    const claimed = await waitFor('the object to be claimed: no stamp, no former-bundle label, controlled by the re-applied Bundle', async () => {
-      const o = await f.env.client.get(f.t.configMap, f.ns, x);
-      return stampOf(o) === undefined && o.metadata.labels?.[Labels.formerBundle] === undefined && controllerUid(o) === live.metadata.uid ? o : undefined;
-    });
+    const claimed = await waitFor(
+      'the object to be claimed: no stamp, no former-bundle label, controlled by the re-applied Bundle',
+      async () => {
+        const o = await f.env.client.get(f.t.configMap, f.ns, x);
+        return stampOf(o) === undefined && o.metadata.labels?.[Labels.formerBundle] === undefined && controllerUid(o) === live.metadata.uid
+          ? o
+          : undefined;
+      },
+    );
     expect(claimed.metadata.uid).toBe(released.metadata.uid);
 
     // Past the old expiry, with the sweeper and the Bundle looking again: still there.
     clock.advance(Math.max(0, oldExpiry - clock.now()) + 5000);
     f.op.operator.bundles.enqueue(`${f.ns}/${bundle}`);
-    await waitForBundle(f.env, f.ns, bundle, 'nothing pending', (b) => ((b.status as { pendingDeletionCount?: number } | undefined)?.pendingDeletionCount ?? 0) === 0);
+    await waitForBundle(
+      f.env,
+      f.ns,
+      bundle,
+      'nothing pending',
+      (b) => ((b.status as { pendingDeletionCount?: number } | undefined)?.pendingDeletionCount ?? 0) === 0,
+    );
     await expectKept(x, released.metadata.uid);
     const reasons = (await eventsFor(f.env, f.ns, bundle)).map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['DeletionCancelled', 'Adopted']));
@@ -166,7 +221,10 @@ describe('4. an object a live Bundle lists is claimed at once and never swept', 
     const x = 'claim-again';
     const released = await releasedBy('claim-again-b', delayed(x));
     const oldStamp = ms(stampOf(released) as string);
-    await applyBundle(f.env, f.ns, 'claim-again-b', [{ name: 'db', object: neverReady('claim-again-db') }, { name: 'x', references: [{ resource: 'db' }], object: delayed(x) }]);
+    await applyBundle(f.env, f.ns, 'claim-again-b', [
+      { name: 'db', object: neverReady('claim-again-db') },
+      { name: 'x', references: [{ resource: 'db' }], object: delayed(x) },
+    ]);
     await waitFor('the claim', async () => stampOf(await f.env.client.get(f.t.configMap, f.ns, x)) === undefined);
     clock.advance(10_000);
     const removedAt = clock.now();
@@ -184,7 +242,10 @@ describe('4. an object a live Bundle lists is claimed at once and never swept', 
 describe('5. moving a resource between Bundles during its countdown', () => {
   it('hands the object over (same UID, countdown cancelled, events on both Bundles); a newer claim is a Conflict', async () => {
     const soft = configMap('soft-m', { v: '1' }, { [Annotations.deletionDelay]: '8s' });
-    await applyBundle(f.env, f.ns, 'b1', [{ name: 'soft', object: soft }, { name: 'other1', object: configMap('b1-other') }]);
+    await applyBundle(f.env, f.ns, 'b1', [
+      { name: 'soft', object: soft },
+      { name: 'other1', object: configMap('b1-other') },
+    ]);
     await applyBundle(f.env, f.ns, 'b2', [{ name: 'other2', object: configMap('b2-other') }]);
     await waitForReady(f.env, f.ns, 'b1');
     const b2 = await waitForReady(f.env, f.ns, 'b2');
@@ -193,22 +254,40 @@ describe('5. moving a resource between Bundles during its countdown', () => {
     // Leaves b1 (the countdown starts), then is added to b2.
     await applyBundle(f.env, f.ns, 'b1', [{ name: 'other1', object: configMap('b1-other') }]);
     await waitFor('the countdown in b1', async () => stampOf(await f.env.client.get(f.t.configMap, f.ns, 'soft-m')));
-    await applyBundle(f.env, f.ns, 'b2', [{ name: 'other2', object: configMap('b2-other') }, { name: 'moved', object: { ...soft, data: { v: '2' } } }]);
+    await applyBundle(f.env, f.ns, 'b2', [
+      { name: 'other2', object: configMap('b2-other') },
+      { name: 'moved', object: { ...soft, data: { v: '2' } } },
+    ]);
     await waitForReady(f.env, f.ns, 'b2');
     const moved = await waitFor('b2 to hold it, countdown cancelled, its data applied', async () => {
       const o = await f.env.client.get(f.t.configMap, f.ns, 'soft-m');
-      return controllerUid(o) === b2.metadata.uid && stampOf(o) === undefined && (o.data as Record<string, string> | undefined)?.['v'] === '2' ? o : undefined;
+      return controllerUid(o) === b2.metadata.uid &&
+        stampOf(o) === undefined &&
+        (o.data as Record<string, string> | undefined)?.['v'] === '2'
+        ? o
+        : undefined;
     });
     expect(moved.metadata.uid).toBe(original.metadata.uid);
     await waitFor('HandedOver events on both Bundles', async () => {
       const [e1, e2] = [await eventsFor(f.env, f.ns, 'b1'), await eventsFor(f.env, f.ns, 'b2')];
-      return e1.some((e) => e.reason === 'HandedOver' && e.note.includes('b2')) && e2.some((e) => e.reason === 'HandedOver' && e.note.includes('b1'));
+      return (
+        e1.some((e) => e.reason === 'HandedOver' && e.note.includes('b2')) &&
+        e2.some((e) => e.reason === 'HandedOver' && e.note.includes('b1'))
+      );
     });
 
     // Past b1's expiry: b1 looks again, deletes nothing.
     clock.advance(10_000);
     f.op.operator.bundles.enqueue(`${f.ns}/b1`);
-    await waitForBundle(f.env, f.ns, 'b1', 'nothing pending', (b) => ((b.status as { pendingDeletionCount?: number } | undefined)?.pendingDeletionCount ?? 0) === 0 && conditionOf(b, 'Ready')?.status === 'True');
+    await waitForBundle(
+      f.env,
+      f.ns,
+      'b1',
+      'nothing pending',
+      (b) =>
+        ((b.status as { pendingDeletionCount?: number } | undefined)?.pendingDeletionCount ?? 0) === 0 &&
+        conditionOf(b, 'Ready')?.status === 'True',
+    );
     expect(controllerUid(await expectKept('soft-m', original.metadata.uid))).toBe(b2.metadata.uid);
 
     // A newer Bundle listing it too reports Conflict and takes nothing.
@@ -221,12 +300,21 @@ describe('5. moving a resource between Bundles during its countdown', () => {
 
 describe('what another live Bundle lists is never deleted by the Bundle that had it', () => {
   it.each<[string, (b1: string) => Promise<void>]>([
-    ['b1 drops it from its spec (no deletionDelay)', async (b1) => void (await applyBundle(f.env, f.ns, b1, [{ name: 'other', object: configMap(`${b1}-other`) }]))],
-    ['b1 is deleted (no deletionDelay)', async (b1) => void expect((await run('kubectl', ['delete', 'bundle', b1, '-n', f.ns, '--wait=false'])).code).toBe(0)],
+    [
+      'b1 drops it from its spec (no deletionDelay)',
+      async (b1) => void (await applyBundle(f.env, f.ns, b1, [{ name: 'other', object: configMap(`${b1}-other`) }])),
+    ],
+    [
+      'b1 is deleted (no deletionDelay)',
+      async (b1) => void expect((await run('kubectl', ['delete', 'bundle', b1, '-n', f.ns, '--wait=false'])).code).toBe(0),
+    ],
   ])('%s while b2 lists it: kept (same UID) and taken by b2', async (_name, leave) => {
     const tag = Math.random().toString(36).slice(2, 7);
     const [b1, b2, x] = [`keep1-${tag}`, `keep2-${tag}`, `keep-x-${tag}`];
-    await applyBundle(f.env, f.ns, b1, [{ name: 'x', object: configMap(x) }, { name: 'other', object: configMap(`${b1}-other`) }]);
+    await applyBundle(f.env, f.ns, b1, [
+      { name: 'x', object: configMap(x) },
+      { name: 'other', object: configMap(`${b1}-other`) },
+    ]);
     const first = await waitForReady(f.env, f.ns, b1);
     const original = await f.env.client.get(f.t.configMap, f.ns, x);
     // b2, newer, lists it too: a Conflict while b1 still lists it.
@@ -267,7 +355,12 @@ describe('the released-object sweep on its own', () => {
   const expiredRelease = (ns: string, name: string): Record<string, unknown> => ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name, namespace: ns, labels: { [Labels.formerBundle]: 'old' }, annotations: { [Annotations.deletionDelay]: '5s', [Annotations.deletionTimestamp]: '2020-01-01T00:00:00.000Z' } },
+    metadata: {
+      name,
+      namespace: ns,
+      labels: { [Labels.formerBundle]: 'old' },
+      annotations: { [Annotations.deletionDelay]: '5s', [Annotations.deletionTimestamp]: '2020-01-01T00:00:00.000Z' },
+    },
   });
   /** An object as the finalizer would have released it: created, then given the proof over its uid. */
   async function signedRelease(ns: string, name: string): Promise<KubeObject> {
@@ -286,14 +379,20 @@ describe('the released-object sweep on its own', () => {
       await sweeper.start();
       await waitFor('the sweeper to be synced', () => sweeper.hasSynced());
       // One worker, first in first out: once the control (listed after a-listed) is gone, a-listed was decided on.
-      await waitFor('the unlisted control to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'b-control')) === undefined);
+      await waitFor(
+        'the unlisted control to be swept',
+        async () => (await f.env.client.tryGet(f.t.configMap, ns, 'b-control')) === undefined,
+      );
       const kept = await f.env.client.get(f.t.configMap, ns, 'a-listed');
       expect(kept.metadata.uid).toBe(listed.metadata.uid);
       expect(kept.metadata.deletionTimestamp).toBeUndefined();
 
       // The Bundle goes: nothing lists it any more, and its expired countdown runs out.
       expect((await run('kubectl', ['delete', 'bundle', 'lister', '-n', ns])).code).toBe(0);
-      await waitFor('the once-listed object to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'a-listed')) === undefined);
+      await waitFor(
+        'the once-listed object to be swept',
+        async () => (await f.env.client.tryGet(f.t.configMap, ns, 'a-listed')) === undefined,
+      );
     } finally {
       await sweeper.stop();
     }
@@ -302,13 +401,20 @@ describe('the released-object sweep on its own', () => {
   it('never deletes an object that carries the former-bundle label without a deletionDelay (a label alone is no permission)', async () => {
     const ns = await createNamespace(f.env, 'sdlabel');
     const sweeper = await sweeperFor(ns);
-    const labelled = await f.env.client.create(f.t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a-labelled', namespace: ns, labels: { [Labels.formerBundle]: 'old' } } });
+    const labelled = await f.env.client.create(f.t.configMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a-labelled', namespace: ns, labels: { [Labels.formerBundle]: 'old' } },
+    });
     await signedRelease(ns, 'b-control');
     try {
       await sweeper.start();
       await waitFor('the sweeper to be synced', () => sweeper.hasSynced());
       // One worker, first in first out: once the control is gone, a-labelled was decided on.
-      await waitFor('the expired control to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'b-control')) === undefined);
+      await waitFor(
+        'the expired control to be swept',
+        async () => (await f.env.client.tryGet(f.t.configMap, ns, 'b-control')) === undefined,
+      );
       const kept = await f.env.client.get(f.t.configMap, ns, 'a-labelled');
       expect(kept.metadata.uid).toBe(labelled.metadata.uid);
       expect(kept.metadata.deletionTimestamp).toBeUndefined();
@@ -325,18 +431,32 @@ describe('the released-object sweep on its own', () => {
     // A genuine proof, copied from another released object onto this one.
     const donor = await signedRelease(ns, 'donor');
     const copied = await f.env.client.create(f.t.configMap, expiredRelease(ns, 'b-copied'));
-    await f.env.client.patch(f.t.configMap, ns, 'b-copied', { metadata: { annotations: { [Annotations.releaseProof]: donor.metadata.annotations?.[Annotations.releaseProof] ?? '' } } }, 'merge');
+    await f.env.client.patch(
+      f.t.configMap,
+      ns,
+      'b-copied',
+      { metadata: { annotations: { [Annotations.releaseProof]: donor.metadata.annotations?.[Annotations.releaseProof] ?? '' } } },
+      'merge',
+    );
     await signedRelease(ns, 'c-control');
     try {
       await sweeper.start();
       await waitFor('the sweeper to be synced', () => sweeper.hasSynced());
-      await waitFor('the proven control to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'c-control')) === undefined);
+      await waitFor(
+        'the proven control to be swept',
+        async () => (await f.env.client.tryGet(f.t.configMap, ns, 'c-control')) === undefined,
+      );
       await waitFor('the proven donor to be swept', async () => (await f.env.client.tryGet(f.t.configMap, ns, 'donor')) === undefined);
-      for (const [name, original] of [['a-forged', forged], ['b-copied', copied]] as const) {
+      for (const [name, original] of [
+        ['a-forged', forged],
+        ['b-copied', copied],
+      ] as const) {
         const kept = await f.env.client.get(f.t.configMap, ns, name);
         expect(kept.metadata.uid).toBe(original.metadata.uid);
         expect(kept.metadata.deletionTimestamp).toBeUndefined();
-        const warning = await waitFor(`an UnprovenRelease event on ${name}`, async () => (await eventsFor(f.env, ns, name)).find((e) => e.reason === 'UnprovenRelease'));
+        const warning = await waitFor(`an UnprovenRelease event on ${name}`, async () =>
+          (await eventsFor(f.env, ns, name)).find((e) => e.reason === 'UnprovenRelease'),
+        );
         expect(warning.type).toBe('Warning');
       }
     } finally {

@@ -53,27 +53,45 @@ const ms = (iso: string): number => DateTime.fromISO(iso).toMillis();
 async function expectDeletedNotBefore(name: string, uid: string | undefined, deleteAfter: number): Promise<void> {
   // waitFor retries a probe that throws: record what was wrong instead, and assert after.
   const early: string[] = [];
-  await waitFor(`${name} to be deleted`, async () => {
-    const o = await env.client.tryGet(t.configMap, ns, name);
-    const receivedAt = Date.now();
-    if (receivedAt < deleteAfter && (o?.metadata.uid !== uid || o?.metadata.deletionTimestamp !== undefined)) {
-      early.push(`${new Date(receivedAt).toISOString()}: ${o === undefined ? 'gone' : `uid ${o.metadata.uid ?? '?'}, deletionTimestamp ${o.metadata.deletionTimestamp ?? '-'}`}`);
-    }
-    return o === undefined;
-  }, { timeoutMs: DELAY_MS + 20_000, intervalMs: 50 });
-  expect({ deleteAfter: new Date(deleteAfter).toISOString(), early }).toEqual({ deleteAfter: new Date(deleteAfter).toISOString(), early: [] });
+  await waitFor(
+    `${name} to be deleted`,
+    async () => {
+      const o = await env.client.tryGet(t.configMap, ns, name);
+      const receivedAt = Date.now();
+      if (receivedAt < deleteAfter && (o?.metadata.uid !== uid || o?.metadata.deletionTimestamp !== undefined)) {
+        early.push(
+          `${new Date(receivedAt).toISOString()}: ${o === undefined ? 'gone' : `uid ${o.metadata.uid ?? '?'}, deletionTimestamp ${o.metadata.deletionTimestamp ?? '-'}`}`,
+        );
+      }
+      return o === undefined;
+    },
+    { timeoutMs: DELAY_MS + 20_000, intervalMs: 50 },
+  );
+  expect({ deleteAfter: new Date(deleteAfter).toISOString(), early }).toEqual({
+    deleteAfter: new Date(deleteAfter).toISOString(),
+    early: [],
+  });
 }
 
-describe('soft deletes on the apiserver\'s time', () => {
+describe("soft deletes on the apiserver's time", () => {
   it('a pending deletion stamped by a replica whose clock is behind is not cut short by a replica whose clock is ahead', async () => {
     await operatorSkewedBy(-HOUR);
-    await applyBundle(env, ns, 'st', [{ name: 'cm', object: configMap('st-obj', {}, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` }) }, { name: 'x', object: configMap('st-x') }]);
+    await applyBundle(env, ns, 'st', [
+      { name: 'cm', object: configMap('st-obj', {}, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` }) },
+      { name: 'x', object: configMap('st-x') },
+    ]);
     await waitForReady(env, ns, 'st');
     const original = await env.client.get(t.configMap, ns, 'st-obj');
 
     const removedAt = Date.now();
     await applyBundle(env, ns, 'st', [{ name: 'x', object: configMap('st-x') }]);
-    await waitForBundle(env, ns, 'st', 'a pending deletion', (b) => ((b.status as { pendingDeletionCount?: number } | undefined)?.pendingDeletionCount ?? 0) === 1);
+    await waitForBundle(
+      env,
+      ns,
+      'st',
+      'a pending deletion',
+      (b) => ((b.status as { pendingDeletionCount?: number } | undefined)?.pendingDeletionCount ?? 0) === 1,
+    );
     const stamp = ms(stampOf(await env.client.get(t.configMap, ns, 'st-obj')) as string);
     // Written on the server's time, not an hour early: the countdown is not shorter than the delay.
     expect(stamp).toBeGreaterThanOrEqual(removedAt);
@@ -84,9 +102,11 @@ describe('soft deletes on the apiserver\'s time', () => {
     await expectDeletedNotBefore('st-obj', original.metadata.uid, stamp + DELAY_MS);
   });
 
-  it('a released object is swept by a replica whose clock is ahead no earlier than stamp + delay by the apiserver\'s time', async () => {
+  it("a released object is swept by a replica whose clock is ahead no earlier than stamp + delay by the apiserver's time", async () => {
     await operatorSkewedBy(-HOUR);
-    await applyBundle(env, ns, 'gone', [{ name: 'cm', object: configMap('st-rel', {}, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` }) }]);
+    await applyBundle(env, ns, 'gone', [
+      { name: 'cm', object: configMap('st-rel', {}, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` }) },
+    ]);
     await waitForReady(env, ns, 'gone');
     const original = await env.client.get(t.configMap, ns, 'st-rel');
     const deletedAt = Date.now();

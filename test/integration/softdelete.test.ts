@@ -23,7 +23,8 @@ interface Pending {
   deleteAfter: string;
 }
 
-const pendingOf = (b: KubeObject | undefined): Pending[] => ((b?.status as { pendingDeletions?: Pending[] } | undefined)?.pendingDeletions ?? []);
+const pendingOf = (b: KubeObject | undefined): Pending[] =>
+  (b?.status as { pendingDeletions?: Pending[] } | undefined)?.pendingDeletions ?? [];
 const stampOf = (o: KubeObject | undefined): string | undefined => o?.metadata.annotations?.[Annotations.deletionTimestamp];
 const ms = (iso: string): number => DateTime.fromISO(iso).toMillis();
 
@@ -50,20 +51,32 @@ describe('soft deletes', () => {
 
     // 2. Re-added before expiry: the stamp goes, the object is the same one, the event says so.
     await applyBundle(f.env, f.ns, 'cycle', [{ name: 'delayed', object: { ...delayed, data: { v: '2' } } }, other]);
-    await waitForBundle(f.env, f.ns, 'cycle', 'no pending deletion', (b) => pendingOf(b).length === 0 && conditionOf(b, 'Ready')?.status === 'True');
+    await waitForBundle(
+      f.env,
+      f.ns,
+      'cycle',
+      'no pending deletion',
+      (b) => pendingOf(b).length === 0 && conditionOf(b, 'Ready')?.status === 'True',
+    );
     const cancelled = await waitFor('the stamp to be removed', async () => {
       const o = await f.env.client.get(f.t.configMap, f.ns, 'sd-cycle');
       return stampOf(o) === undefined ? o : undefined;
     });
     expect(cancelled.metadata.uid).toBe(original.metadata.uid);
     expect(cancelled.data).toEqual({ v: '2' });
-    await waitFor('a DeletionCancelled event', async () => (await eventsFor(f.env, f.ns, 'cycle')).some((e) => e.reason === 'DeletionCancelled'));
+    await waitFor('a DeletionCancelled event', async () =>
+      (await eventsFor(f.env, f.ns, 'cycle')).some((e) => e.reason === 'DeletionCancelled'),
+    );
 
     // 3. Removed again: a new countdown, and the delete comes at its expiry, not before.
     await applyBundle(f.env, f.ns, 'cycle', [other]);
     const again = await waitForBundle(f.env, f.ns, 'cycle', 'pending again', (b) => pendingOf(b).length === 1);
     const deleteAfter = ms((pendingOf(again)[0] as Pending).deleteAfter);
-    await waitFor('the object to be deleted at expiry', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'sd-cycle')) === undefined, { timeoutMs: 15_000, intervalMs: 50 });
+    await waitFor(
+      'the object to be deleted at expiry',
+      async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'sd-cycle')) === undefined,
+      { timeoutMs: 15_000, intervalMs: 50 },
+    );
     expect(clock.now()).toBeGreaterThanOrEqual(deleteAfter);
     await waitForBundle(f.env, f.ns, 'cycle', 'nothing pending', (b) => pendingOf(b).length === 0);
     const reasons = (await eventsFor(f.env, f.ns, 'cycle')).map((e) => e.reason);
@@ -71,7 +84,10 @@ describe('soft deletes', () => {
   });
 
   it('a long delay (24h) is crossed with the injected clock, and nothing is deleted before it', async () => {
-    await applyBundle(f.env, f.ns, 'long', [{ name: 'cm', object: configMap('sd-long', {}, { [Annotations.deletionDelay]: '24h' }) }, { name: 'x', object: configMap('sd-long-x') }]);
+    await applyBundle(f.env, f.ns, 'long', [
+      { name: 'cm', object: configMap('sd-long', {}, { [Annotations.deletionDelay]: '24h' }) },
+      { name: 'x', object: configMap('sd-long-x') },
+    ]);
     await waitForReady(f.env, f.ns, 'long');
     const uid = await uidOf(f.env, f.t.configMap, f.ns, 'sd-long');
     await applyBundle(f.env, f.ns, 'long', [{ name: 'x', object: configMap('sd-long-x') }]);
@@ -92,10 +108,15 @@ describe('soft deletes', () => {
     const name = `sd-bad-${_kind}`;
     // A listed object with an unreadable delay is refused before it is applied (plan unit table); here the
     // delay goes bad on the live object, by someone else's hand, before the object leaves the Bundle.
-    await applyBundle(f.env, f.ns, name, [{ name: 'cm', object: configMap(name) }, { name: 'x', object: configMap(`${name}-x`) }]);
+    await applyBundle(f.env, f.ns, name, [
+      { name: 'cm', object: configMap(name) },
+      { name: 'x', object: configMap(`${name}-x`) },
+    ]);
     await waitForReady(f.env, f.ns, name);
     const uid = await uidOf(f.env, f.t.configMap, f.ns, name);
-    await f.env.client.patch(f.t.configMap, f.ns, name, { metadata: { annotations: { [Annotations.deletionDelay]: value } } }, 'merge', { fieldManager: 'someone' });
+    await f.env.client.patch(f.t.configMap, f.ns, name, { metadata: { annotations: { [Annotations.deletionDelay]: value } } }, 'merge', {
+      fieldManager: 'someone',
+    });
     await applyBundle(f.env, f.ns, name, [{ name: 'x', object: configMap(`${name}-x`) }]);
     const bundle = await waitForBundle(f.env, f.ns, name, 'Error=True', (b) => conditionOf(b, 'Error')?.status === 'True');
     expect(conditionOf(bundle, 'Error')?.message).toContain(name);
@@ -106,12 +127,22 @@ describe('soft deletes', () => {
   it('a hand-written deletionTimestamp on an object still in the spec is removed', async () => {
     await applyBundle(f.env, f.ns, 'hand', [{ name: 'cm', object: configMap('sd-hand') }]);
     await waitForReady(f.env, f.ns, 'hand');
-    await f.env.client.patch(f.t.configMap, f.ns, 'sd-hand', { metadata: { annotations: { [Annotations.deletionTimestamp]: '2020-01-01T00:00:00Z' } } }, 'merge', { fieldManager: 'someone' });
+    await f.env.client.patch(
+      f.t.configMap,
+      f.ns,
+      'sd-hand',
+      { metadata: { annotations: { [Annotations.deletionTimestamp]: '2020-01-01T00:00:00Z' } } },
+      'merge',
+      { fieldManager: 'someone' },
+    );
     await waitFor('the stamp to be removed', async () => stampOf(await f.env.client.get(f.t.configMap, f.ns, 'sd-hand')) === undefined);
   });
 
   it('kubectl delete of a pending object works at any time and the status follows', async () => {
-    await applyBundle(f.env, f.ns, 'forced', [{ name: 'cm', object: configMap('sd-forced', {}, { [Annotations.deletionDelay]: '1h' }) }, { name: 'x', object: configMap('sd-forced-x') }]);
+    await applyBundle(f.env, f.ns, 'forced', [
+      { name: 'cm', object: configMap('sd-forced', {}, { [Annotations.deletionDelay]: '1h' }) },
+      { name: 'x', object: configMap('sd-forced-x') },
+    ]);
     await waitForReady(f.env, f.ns, 'forced');
     await applyBundle(f.env, f.ns, 'forced', [{ name: 'x', object: configMap('sd-forced-x') }]);
     await waitForBundle(f.env, f.ns, 'forced', 'pending', (b) => pendingOf(b).length === 1);
@@ -160,7 +191,11 @@ describe('deleting the Bundle honours the delay', () => {
       return o?.metadata.labels?.[Labels.formerBundle] === 'gone' ? o : undefined;
     });
     const deleteAfter = ms(stampOf(released) as string) + 2000;
-    await waitFor('the released object to be deleted at expiry', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'sd-orphan')) === undefined, { timeoutMs: 15_000, intervalMs: 50 });
+    await waitFor(
+      'the released object to be deleted at expiry',
+      async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'sd-orphan')) === undefined,
+      { timeoutMs: 15_000, intervalMs: 50 },
+    );
     expect(clock.now()).toBeGreaterThanOrEqual(deleteAfter);
   });
 });

@@ -6,7 +6,10 @@
  * KindNotListable) until the conversion is switched back to None: what the
  * red-team tests use to keep a Bundle from deciding.
  */
-export const DOWN_CONVERSION = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } } } as const;
+export const DOWN_CONVERSION = {
+  strategy: 'Webhook',
+  webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9/convert' } },
+} as const;
 
 /** The CRD of `Widget.<group>` with the conversion webhook down. */
 export function widgetCrdWithDownConversion(group: string): Record<string, unknown> {
@@ -19,8 +22,18 @@ export function widgetCrdWithDownConversion(group: string): Record<string, unkno
       names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
       scope: 'Namespaced',
       versions: [
-        { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-        { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+        {
+          name: 'v2',
+          served: true,
+          storage: false,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
       ],
       conversion: DOWN_CONVERSION,
     },

@@ -27,19 +27,26 @@ function bundle(name: string, resources: RawResource[], spec: Record<string, unk
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args], (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+    execFile(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args], (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
   });
 }
 
 async function validate(file: string): Promise<{ code: number; json: ValidateJson }> {
   return await new Promise((resolve, reject) => {
-    execFile(process.execPath, [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), 'validate', file, '-n', NS, '-o', 'json'], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
-      try {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, json: JSON.parse(stdout) as ValidateJson });
-      } catch (parseError) {
-        reject(parseError instanceof Error ? parseError : new Error(String(parseError)));
-      }
-    });
+    execFile(
+      process.execPath,
+      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), 'validate', file, '-n', NS, '-o', 'json'],
+      { maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout) => {
+        try {
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, json: JSON.parse(stdout) as ValidateJson });
+        } catch (parseError) {
+          reject(parseError instanceof Error ? parseError : new Error(String(parseError)));
+        }
+      },
+    );
   });
 }
 
@@ -52,8 +59,20 @@ interface Verdict {
 
 it('gives every case of the bad-input table the verdict the API server and the operator give it, in the same words', async () => {
   const cases = [
-    ...operatorCases.map((c, i) => ({ name: `case-${i}`, title: c.title, says: c.says, needsCluster: c.needsCluster, text: bundle(`case-${i}`, c.resources(i), c.spec) })),
-    ...doorCases.map((c, i) => ({ name: `door-${i}`, title: c.title, says: c.says, needsCluster: undefined, text: bundle(`door-${i}`, c.resources, c.spec) })),
+    ...operatorCases.map((c, i) => ({
+      name: `case-${i}`,
+      title: c.title,
+      says: c.says,
+      needsCluster: c.needsCluster,
+      text: bundle(`case-${i}`, c.resources(i), c.spec),
+    })),
+    ...doorCases.map((c, i) => ({
+      name: `door-${i}`,
+      title: c.title,
+      says: c.says,
+      needsCluster: undefined,
+      text: bundle(`door-${i}`, c.resources, c.spec),
+    })),
   ];
   const file = join(tmpdir(), `agreement-${process.pid}.yaml`);
   writeFileSync(file, cases.map((c) => c.text).join('\n---\n'));
@@ -64,13 +83,22 @@ it('gives every case of the bad-input table the verdict the API server and the o
     const messages = json.problems.filter((p) => p.bundle === `${NS}/${c.name}`).map((p) => p.message);
     return { title: c.title, refused: messages.length > 0, sameWords: messages.some((m) => c.says.test(m)) };
   });
-  const want: Verdict[] = cases.map((c) => ({ title: c.title, refused: c.needsCluster === undefined, sameWords: c.needsCluster === undefined }));
+  const want: Verdict[] = cases.map((c) => ({
+    title: c.title,
+    refused: c.needsCluster === undefined,
+    sameWords: c.needsCluster === undefined,
+  }));
   expect(got).toEqual(want);
   // What needs the cluster passes offline: validate says yes only to what it cannot judge.
-  expect(json.valid.sort()).toEqual(cases.filter((c) => c.needsCluster !== undefined).map((c) => `${NS}/${c.name}`).sort());
+  expect(json.valid.sort()).toEqual(
+    cases
+      .filter((c) => c.needsCluster !== undefined)
+      .map((c) => `${NS}/${c.name}`)
+      .sort(),
+  );
 });
 
-it('diff, with the cluster, refuses what validate leaves to it: a kind the API server does not know (exit 2, the operator\'s words)', async () => {
+it("diff, with the cluster, refuses what validate leaves to it: a kind the API server does not know (exit 2, the operator's words)", async () => {
   const env = await connect();
   try {
     const ns = await createNamespace(env, 'agreement');

@@ -35,7 +35,10 @@ function specFieldsOwnedBy(o: KubeObject, manager: string): string[] {
 
 /** An autoscaler's write: the scale subresource, under a field manager of its own. */
 async function scaleTo(name: string, replicas: number): Promise<void> {
-  await f.env.client.patch(f.t.deployment, f.ns, name, { spec: { replicas } }, 'merge', { subresource: 'scale', fieldManager: 'autoscaler' });
+  await f.env.client.patch(f.t.deployment, f.ns, name, { spec: { replicas } }, 'merge', {
+    subresource: 'scale',
+    fieldManager: 'autoscaler',
+  });
 }
 
 async function applied(bundle: string, name: string, image: string): Promise<KubeObject> {
@@ -47,7 +50,7 @@ async function applied(bundle: string, name: string, image: string): Promise<Kub
   });
 }
 
-it('a workload without spec.replicas: the operator never owns replicas, and an autoscaler\'s value survives its applies', async () => {
+it("a workload without spec.replicas: the operator never owns replicas, and an autoscaler's value survives its applies", async () => {
   await applyBundle(f.env, f.ns, 'hpa', [{ name: 'web', object: deployment('rp-web', 'registry.k8s.io/pause:3.10') }]);
   const first = await applied('hpa', 'rp-web', 'registry.k8s.io/pause:3.10');
   expect(specFieldsOwnedBy(first, FIELD_MANAGER)).not.toContain('f:replicas');
@@ -61,7 +64,7 @@ it('a workload without spec.replicas: the operator never owns replicas, and an a
   expect(specFieldsOwnedBy(again, FIELD_MANAGER)).not.toContain('f:replicas');
 });
 
-it('a workload that sets spec.replicas owns it: the next apply puts its value back over an autoscaler\'s', async () => {
+it("a workload that sets spec.replicas owns it: the next apply puts its value back over an autoscaler's", async () => {
   await applyBundle(f.env, f.ns, 'fixed', [{ name: 'web', object: deployment('rp-fixed', 'registry.k8s.io/pause:3.10', 2) }]);
   const first = await applied('fixed', 'rp-fixed', 'registry.k8s.io/pause:3.10');
   expect(specFieldsOwnedBy(first, FIELD_MANAGER)).toContain('f:replicas');

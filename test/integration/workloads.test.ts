@@ -15,7 +15,11 @@ import { rolloutOf, waitForRollout, workloadFixture } from './workloads.js';
 
 const f = workloadFixture('workloads');
 
-function deployment(name: string, replicas: number, options: { annotations?: Record<string, string>; nodeSelector?: Record<string, string> } = {}): Record<string, unknown> {
+function deployment(
+  name: string,
+  replicas: number,
+  options: { annotations?: Record<string, string>; nodeSelector?: Record<string, string> } = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -25,7 +29,10 @@ function deployment(name: string, replicas: number, options: { annotations?: Rec
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name }, ...(options.annotations ? { annotations: options.annotations } : {}) },
-        spec: { ...(options.nodeSelector ? { nodeSelector: options.nodeSelector } : {}), containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+        spec: {
+          ...(options.nodeSelector ? { nodeSelector: options.nodeSelector } : {}),
+          containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+        },
       },
     },
   };
@@ -45,7 +52,7 @@ function controllerOf(o: KubeObject): string | undefined {
   return o.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
 }
 
-it('a Bundle\'s Deployment runs: Bundle → Deployment → ReplicaSet → pods on simulated nodes, and the Bundle is Ready by the Deployment rule', async () => {
+it("a Bundle's Deployment runs: Bundle → Deployment → ReplicaSet → pods on simulated nodes, and the Bundle is Ready by the Deployment rule", async () => {
   const bundle = await applyBundle('web', [{ name: 'web', object: deployment('wl-web', 3) }]);
   const ready = await waitForReady(f.env, f.ns, 'web');
   expect(resourceCondition(ready, 'web', 'Ready')?.status).toBe('True');
@@ -76,7 +83,9 @@ it('a change of the pod template rolls the Deployment out: a new ReplicaSet beco
 
   const second = await waitForRollout(f.env, f.ns, 'wl-roll', (r) => r.replicaSet.metadata.uid !== first.replicaSet.metadata.uid);
   expect(second.deployment.metadata.uid).toBe(first.deployment.metadata.uid);
-  expect((second.replicaSet.spec as { template?: { metadata?: { annotations?: Record<string, string> } } }).template?.metadata?.annotations).toMatchObject({ 'example.com/config': 'v2' });
+  expect(
+    (second.replicaSet.spec as { template?: { metadata?: { annotations?: Record<string, string> } } }).template?.metadata?.annotations,
+  ).toMatchObject({ 'example.com/config': 'v2' });
   expect(second.oldReplicaSets.map((rs) => rs.metadata.uid)).toEqual([first.replicaSet.metadata.uid]);
   expect(second.oldReplicaSets[0]?.spec).toMatchObject({ replicas: 0 });
   expect(second.pods).toHaveLength(2);
@@ -86,7 +95,9 @@ it('a change of the pod template rolls the Deployment out: a new ReplicaSet beco
 
 it('a Deployment whose pods cannot be scheduled keeps the Bundle not Ready, saying why; once they can, it becomes Ready', async () => {
   await applyBundle('unplaced', [{ name: 'web', object: deployment('wl-unplaced', 1, { nodeSelector: { 'example.com/pool': 'none' } }) }]);
-  const waiting = await waitForBundle(f.env, f.ns, 'unplaced', 'the Deployment in progress with its pod unavailable', (b) => (resourceCondition(b, 'web', 'InProgress')?.message ?? '').includes('0 of 1 updated replicas available'));
+  const waiting = await waitForBundle(f.env, f.ns, 'unplaced', 'the Deployment in progress with its pod unavailable', (b) =>
+    (resourceCondition(b, 'web', 'InProgress')?.message ?? '').includes('0 of 1 updated replicas available'),
+  );
   expect(conditionOf(waiting, 'Ready')?.status).toBe('False');
   expect(typeof (await rolloutOf(f.env, f.ns, 'wl-unplaced'))).toBe('string');
 
@@ -98,16 +109,35 @@ it('a Deployment whose pods cannot be scheduled keeps the Bundle not Ready, sayi
 
 it('envRefHash end to end: a change to a ConfigMap outside the Bundle, then to a Secret, each rolls the Deployment that reads them out to a new ReplicaSet (the old scaled to 0); a Deployment that reads neither does not roll', async () => {
   const t = f.t;
-  await f.env.client.create(t.configMap, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'wl-settings', namespace: f.ns }, data: { mode: 'a' } });
-  await f.env.client.create(t.secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wl-token', namespace: f.ns }, stringData: { token: 'one' } });
+  await f.env.client.create(t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'wl-settings', namespace: f.ns },
+    data: { mode: 'a' },
+  });
+  await f.env.client.create(t.secret, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'wl-token', namespace: f.ns },
+    stringData: { token: 'one' },
+  });
   const reading = deployment('wl-reader', 2);
   const template = (reading.spec as { template: { spec: { containers: Record<string, unknown>[] } } }).template;
-  template.spec.containers[0] = { ...template.spec.containers[0], envFrom: [{ configMapRef: { name: 'wl-settings' } }, { secretRef: { name: 'wl-token' } }] };
-  await applyBundle('config', [{ name: 'reader', object: reading }, { name: 'other', object: deployment('wl-other', 1) }]);
+  template.spec.containers[0] = {
+    ...template.spec.containers[0],
+    envFrom: [{ configMapRef: { name: 'wl-settings' } }, { secretRef: { name: 'wl-token' } }],
+  };
+  await applyBundle('config', [
+    { name: 'reader', object: reading },
+    { name: 'other', object: deployment('wl-other', 1) },
+  ]);
   await waitForReady(f.env, f.ns, 'config');
   const first = await waitForRollout(f.env, f.ns, 'wl-reader');
   const other = await waitForRollout(f.env, f.ns, 'wl-other');
-  const hashOf = (r: { replicaSet: KubeObject }) => (r.replicaSet.spec as { template?: { metadata?: { annotations?: Record<string, string> } } }).template?.metadata?.annotations?.[Annotations.envRefHash];
+  const hashOf = (r: { replicaSet: KubeObject }) =>
+    (r.replicaSet.spec as { template?: { metadata?: { annotations?: Record<string, string> } } }).template?.metadata?.annotations?.[
+      Annotations.envRefHash
+    ];
   expect(hashOf(first)).toMatch(/^[0-9a-f]{64}$/);
 
   await f.env.client.patch(t.configMap, f.ns, 'wl-settings', { data: { mode: 'b' } }, 'merge');
@@ -118,7 +148,12 @@ it('envRefHash end to end: a change to a ConfigMap outside the Bundle, then to a
   expect(second.pods).toHaveLength(2);
 
   await f.env.client.patch(t.secret, f.ns, 'wl-token', { stringData: { token: 'two' } }, 'merge');
-  const third = await waitForRollout(f.env, f.ns, 'wl-reader', (r) => r.replicaSet.metadata.uid !== second.replicaSet.metadata.uid && r.replicaSet.metadata.uid !== first.replicaSet.metadata.uid);
+  const third = await waitForRollout(
+    f.env,
+    f.ns,
+    'wl-reader',
+    (r) => r.replicaSet.metadata.uid !== second.replicaSet.metadata.uid && r.replicaSet.metadata.uid !== first.replicaSet.metadata.uid,
+  );
   expect(new Set([hashOf(first), hashOf(second), hashOf(third)]).size).toBe(3);
   await waitForBundle(f.env, f.ns, 'config', 'Ready after the rollouts', (b) => conditionOf(b, 'Ready')?.status === 'True');
 

@@ -38,7 +38,10 @@ export interface WorkloadClusterOptions {
 
 /** Starts a control plane where workloads run, with the Bundle CRD installed. */
 export async function startWorkloadCluster(options: WorkloadClusterOptions = {}): Promise<WorkloadCluster> {
-  const state = await startControlPlane({ workloads: { nodes: options.nodes ?? 2 }, withGarbageCollector: options.withGarbageCollector ?? false });
+  const state = await startControlPlane({
+    workloads: { nodes: options.nodes ?? 2 },
+    withGarbageCollector: options.withGarbageCollector ?? false,
+  });
   const operators: InProcessOperator[] = [];
   let client: KubeClient | undefined;
   try {
@@ -78,7 +81,11 @@ export interface WorkloadFixture extends OperatorFixture {
  * file's own: started before the file's tests, stopped after. A file that
  * used operatorFixture can switch to this one and keep its field names.
  */
-export function workloadFixture(prefix: string, options: () => Omit<InProcessOptions, 'namespace' | 'kubeconfig'> = () => ({}), clusterOptions: WorkloadClusterOptions = {}): WorkloadFixture {
+export function workloadFixture(
+  prefix: string,
+  options: () => Omit<InProcessOptions, 'namespace' | 'kubeconfig'> = () => ({}),
+  clusterOptions: WorkloadClusterOptions = {},
+): WorkloadFixture {
   const fixture = {} as WorkloadFixture;
   beforeAll(async () => {
     fixture.cluster = await startWorkloadCluster(clusterOptions);
@@ -127,31 +134,40 @@ function podReady(pod: KubeObject): boolean {
  * one's pods are Running and Ready. Otherwise why not, as a string.
  */
 export async function rolloutOf(env: TestEnv, namespace: string, name: string): Promise<Rollout | string> {
-  const [deploymentRt, replicaSetRt, podRt] = [await resourceType(env, 'apps/v1', 'Deployment'), await resourceType(env, 'apps/v1', 'ReplicaSet'), await resourceType(env, 'v1', 'Pod')];
+  const [deploymentRt, replicaSetRt, podRt] = [
+    await resourceType(env, 'apps/v1', 'Deployment'),
+    await resourceType(env, 'apps/v1', 'ReplicaSet'),
+    await resourceType(env, 'v1', 'Pod'),
+  ];
   const deployment = await env.client.tryGet(deploymentRt, namespace, name);
   if (!deployment) return `Deployment ${namespace}/${name} does not exist`;
   const spec = deployment.spec as { replicas?: number } | undefined;
   const status = (deployment.status ?? {}) as Record<string, unknown>;
   const wanted = spec?.replicas ?? 1;
-  if (num(status.observedGeneration) < (deployment.metadata.generation ?? 0)) return `generation ${deployment.metadata.generation} not observed yet (observed ${num(status.observedGeneration)})`;
+  if (num(status.observedGeneration) < (deployment.metadata.generation ?? 0))
+    return `generation ${deployment.metadata.generation} not observed yet (observed ${num(status.observedGeneration)})`;
   if (num(status.updatedReplicas) !== wanted || num(status.replicas) !== wanted || num(status.availableReplicas) !== wanted) {
     return `replicas: wanted ${wanted}, total ${num(status.replicas)}, updated ${num(status.updatedReplicas)}, available ${num(status.availableReplicas)}`;
   }
   const revision = deployment.metadata.annotations?.[REVISION];
   const owned = (await env.client.list(replicaSetRt, namespace)).items.filter((rs) => ownedBy(rs, deployment));
   const current = owned.filter((rs) => rs.metadata.annotations?.[REVISION] === revision);
-  if (revision === undefined || current.length !== 1) return `no single ReplicaSet of revision ${revision ?? '(none)'} among ${owned.length}`;
+  if (revision === undefined || current.length !== 1)
+    return `no single ReplicaSet of revision ${revision ?? '(none)'} among ${owned.length}`;
   const replicaSet = current[0] as KubeObject;
-  if (num((replicaSet.status as Record<string, unknown> | undefined)?.availableReplicas) !== wanted) return `ReplicaSet ${replicaSet.metadata.name}: not all ${wanted} replicas available`;
+  if (num((replicaSet.status as Record<string, unknown> | undefined)?.availableReplicas) !== wanted)
+    return `ReplicaSet ${replicaSet.metadata.name}: not all ${wanted} replicas available`;
   const oldReplicaSets = owned.filter((rs) => rs !== replicaSet);
   const pods = (await env.client.list(podRt, namespace)).items;
   for (const old of oldReplicaSets) {
     const oldSpec = old.spec as { replicas?: number } | undefined;
-    if (oldSpec?.replicas !== 0 || num((old.status as Record<string, unknown> | undefined)?.replicas) !== 0) return `old ReplicaSet ${old.metadata.name} not scaled to 0 yet`;
+    if (oldSpec?.replicas !== 0 || num((old.status as Record<string, unknown> | undefined)?.replicas) !== 0)
+      return `old ReplicaSet ${old.metadata.name} not scaled to 0 yet`;
     if (pods.some((p) => ownedBy(p, old))) return `old ReplicaSet ${old.metadata.name} still has pods`;
   }
   const currentPods = pods.filter((p) => ownedBy(p, replicaSet) && p.metadata.deletionTimestamp === undefined);
-  if (currentPods.length !== wanted || !currentPods.every(podReady)) return `ReplicaSet ${replicaSet.metadata.name}: ${currentPods.filter(podReady).length} of ${wanted} pods Running and Ready`;
+  if (currentPods.length !== wanted || !currentPods.every(podReady))
+    return `ReplicaSet ${replicaSet.metadata.name}: ${currentPods.filter(podReady).length} of ${wanted} pods Running and Ready`;
   return { deployment, replicaSet, oldReplicaSets, pods: currentPods };
 }
 
@@ -160,18 +176,28 @@ export async function rolloutOf(env: TestEnv, namespace: string, name: string): 
  * given, `accept` holds for it (e.g. a new revision: `(r) => r.replicaSet.metadata.name !== before`).
  * A timeout names the last reason it was not.
  */
-export async function waitForRollout(env: TestEnv, namespace: string, name: string, accept: (rollout: Rollout) => boolean = () => true, opts: WaitOptions = {}): Promise<Rollout> {
+export async function waitForRollout(
+  env: TestEnv,
+  namespace: string,
+  name: string,
+  accept: (rollout: Rollout) => boolean = () => true,
+  opts: WaitOptions = {},
+): Promise<Rollout> {
   let why = 'not looked at yet';
   try {
-    return await waitFor(`the rollout of Deployment ${namespace}/${name}`, async () => {
-      const rollout = await rolloutOf(env, namespace, name);
-      if (typeof rollout === 'string') {
-        why = rollout;
-        return undefined;
-      }
-      why = 'complete, but not the rollout asked for';
-      return accept(rollout) ? rollout : undefined;
-    }, { timeoutMs: 60_000, ...opts });
+    return await waitFor(
+      `the rollout of Deployment ${namespace}/${name}`,
+      async () => {
+        const rollout = await rolloutOf(env, namespace, name);
+        if (typeof rollout === 'string') {
+          why = rollout;
+          return undefined;
+        }
+        why = 'complete, but not the rollout asked for';
+        return accept(rollout) ? rollout : undefined;
+      },
+      { timeoutMs: 60_000, ...opts },
+    );
   } catch (err) {
     throw new Error(`${err instanceof Error ? err.message : String(err)}; last seen: ${why}`);
   }

@@ -23,7 +23,11 @@ interface Violation {
 
 /** Runs the check as `npm run lint:deps` does, in `cwd`: its exit status is the number of violations. */
 function lint(cwd: string, paths: readonly string[], ...flags: string[]): { status: number | null; stdout: string } {
-  const run = spawnSync(process.execPath, [bin, ...paths, '--config', config, ...flags], { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, [bin, ...paths, '--config', config, ...flags], {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (run.error) throw run.error;
   if (!run.stdout) throw new Error(`dependency-cruiser printed nothing (exit ${String(run.status)}): ${run.stderr}`);
   return { status: run.status, stdout: run.stdout };
@@ -54,7 +58,8 @@ describe('the dependency check', () => {
       'src/kube/m.ts': "import { gone } from './missing.js';\nexport const m = gone;\n",
       'src/runtime/r.ts': "import type { O } from '../observability/o.js';\nexport const r = 1;\nexport type R = O;\n",
       'src/observability/o.ts': "import type { X } from '../controllers/x.js';\nexport type O = X;\n",
-      'src/controllers/x.ts': "import { y } from '../cli/y.js';\nimport { main } from '../main.js';\nexport type X = string;\nexport const x = [y, main];\n",
+      'src/controllers/x.ts':
+        "import { y } from '../cli/y.js';\nimport { main } from '../main.js';\nexport type X = string;\nexport const x = [y, main];\n",
       'src/controllers/w.ts': 'export const w = 1;\n',
       'src/controllers/v.ts': "import { KubeConfig } from '@kubernetes/client-node';\nexport const v = KubeConfig;\n",
       'src/controllers/p.ts': "import type { Q } from './q.js';\nexport interface P { q?: Q }\n",
@@ -63,7 +68,10 @@ describe('the dependency check', () => {
       'src/cli/z.ts': "import { w } from '../controllers/w.js';\nexport const z = w;\n",
       'src/main.ts': "import { t } from '../test/t.js';\nexport const main = t;\n",
       'test/t.ts': 'export const t = 1;\n',
-      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', verbatimModuleSyntax: true, strict: true }, include: ['src', 'test'] }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', verbatimModuleSyntax: true, strict: true },
+        include: ['src', 'test'],
+      }),
       'package.json': JSON.stringify({ name: 'layers-fixture', type: 'module' }),
     };
 

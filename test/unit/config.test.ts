@@ -3,15 +3,32 @@ import { metricsSecure, parseArgs } from '../../src/config.js';
 describe('operator flags', () => {
   it('has defaults that run a single writer on all namespaces', () => {
     const result = parseArgs([]);
-    expect(result).toMatchObject({ ok: true, config: { leaderElect: false, gc: 'cluster', metricsAddr: ':8080', metricsAuth: 'none', healthAddr: ':8081', logLevel: 'info', leaseDurationSeconds: 15 } });
+    expect(result).toMatchObject({
+      ok: true,
+      config: {
+        leaderElect: false,
+        gc: 'cluster',
+        metricsAddr: ':8080',
+        metricsAuth: 'none',
+        healthAddr: ':8081',
+        logLevel: 'info',
+        leaseDurationSeconds: 15,
+      },
+    });
   });
 
   it.each([
     [['--leader-elect'], { leaderElect: true }],
     [['--leader-elect=false'], { leaderElect: false }],
-    [['--leader-elect=true', '--leader-election-namespace', 'ops', '--leader-election-id=x', '--lease-duration-seconds', '4'], { leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'x', leaseDurationSeconds: 4 }],
+    [
+      ['--leader-elect=true', '--leader-election-namespace', 'ops', '--leader-election-id=x', '--lease-duration-seconds', '4'],
+      { leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'x', leaseDurationSeconds: 4 },
+    ],
     [['--gc=bundles', '--namespace', 'team-a', '--workers', '8'], { gc: 'bundles', namespace: 'team-a', workers: 8 }],
-    [['--metrics-addr', '0', '--health-addr=127.0.0.1:9000', '--log-level', 'debug'], { metricsAddr: '0', healthAddr: '127.0.0.1:9000', logLevel: 'debug' }],
+    [
+      ['--metrics-addr', '0', '--health-addr=127.0.0.1:9000', '--log-level', 'debug'],
+      { metricsAddr: '0', healthAddr: '127.0.0.1:9000', logLevel: 'debug' },
+    ],
     [['--impersonate', 'system:serviceaccount:ops:bundlesmith'], { impersonate: 'system:serviceaccount:ops:bundlesmith' }],
     [['--metrics-auth=kubernetes'], { metricsAuth: 'kubernetes' }],
     [['--default-service-account', 'bundles'], { defaultServiceAccount: 'bundles' }],

@@ -1,10 +1,4 @@
-import {
-  formatGoDuration,
-  formatGoDurationNanos,
-  goQuote,
-  parseGoDuration,
-  parseGoDurationNanos,
-} from '../../src/core/duration.js';
+import { formatGoDuration, formatGoDurationNanos, goQuote, parseGoDuration, parseGoDurationNanos } from '../../src/core/duration.js';
 
 const ns = 1n;
 const us = 1_000n * ns;

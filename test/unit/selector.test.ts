@@ -33,9 +33,12 @@ describe('parseLabelSelector / matchesSelector', () => {
     expect(match(selector, labels)).toBe(want);
   });
 
-  it.each(['', ',', 'a=b,', 'shard in (a', 'shard in a)', 'shard=a b', 'bad key!=x', 'k=-bad-', '!'])('refuses %j with a message', (text) => {
-    const parsed = parseLabelSelector(text);
-    expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.error.length).toBeGreaterThan(0);
-  });
+  it.each(['', ',', 'a=b,', 'shard in (a', 'shard in a)', 'shard=a b', 'bad key!=x', 'k=-bad-', '!'])(
+    'refuses %j with a message',
+    (text) => {
+      const parsed = parseLabelSelector(text);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(parsed.error.length).toBeGreaterThan(0);
+    },
+  );
 });

@@ -5,7 +5,6 @@
  * the finalizer.
  */
 
-
 import { Reasons } from '../../api/names.js';
 import type { HealthCheckTable } from '../../core/bundle/health-checks.js';
 import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
@@ -17,7 +16,6 @@ import type { Logger } from '../../observability/logger.js';
 import type { ServerTime } from '../../kube/clock.js';
 import type { EventRecorder } from '../events.js';
 import type { BundleApi } from './api.js';
-
 
 export interface ActDeps {
   api: BundleApi;

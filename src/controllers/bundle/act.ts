@@ -15,7 +15,13 @@ import { FIELD_MANAGER } from '../../api/names.js';
 import { claimsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
-import { keepListedElsewhere, withAppliedReadiness, withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from '../../core/bundle/plan.js';
+import {
+  keepListedElsewhere,
+  withAppliedReadiness,
+  withholdAfterFailedApplies,
+  type BundlePlan,
+  type ResourcePlan,
+} from '../../core/bundle/plan.js';
 import { isWritingPrune } from '../../core/bundle/prune.js';
 import { kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
@@ -46,7 +52,12 @@ export type ActResult =
   /** Pruning stopped part-way: a Bundle changed after the prune was decided (outcome.abandoned says which). */
   | { kind: 'changed-during-prune'; outcome: PassOutcome; fresh?: undefined };
 
-export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan, types: ReadonlyMap<string, ResourceType>): Promise<ActResult> {
+export async function actOnPlan(
+  d: ActDeps,
+  bundle: Bundle,
+  planned: BundlePlan,
+  types: ReadonlyMap<string, ResourceType>,
+): Promise<ActResult> {
   const { namespace, name } = bundle.metadata;
   const outcome: PassOutcome = { applyFailures: new Map(d.readFailures ?? []), applied: new Map(), pruneFailures: [], wrote: false };
   let plan = planned;
@@ -57,7 +68,10 @@ export async function actOnPlan(d: ActDeps, bundle: Bundle, planned: BundlePlan,
   if (writesOwnerReference(plan)) {
     const fresh = await d.api.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
     if (!isLiveIncarnation(fresh, bundle.metadata.uid)) {
-      d.log.debug({ cached: bundle.metadata.uid, live: fresh?.metadata.uid }, 'the cached Bundle is not the live incarnation: nothing written, wait for the cache');
+      d.log.debug(
+        { cached: bundle.metadata.uid, live: fresh?.metadata.uid },
+        'the cached Bundle is not the live incarnation: nothing written, wait for the cache',
+      );
       return { kind: 'stale-bundle', fresh };
     }
     const kinds = fresh && (await recordKindsFirst(d, plan, fresh));
@@ -125,7 +139,13 @@ async function announceWaits(d: ActDeps, plan: BundlePlan, bundle: Bundle, targe
  * through: they are not applied this pass (an apply would fight over the
  * object).
  */
-async function carryOutClaims(d: ActDeps, claims: readonly ClaimAction[], namespace: string, outcome: PassOutcome, target: EventTarget): Promise<Set<string>> {
+async function carryOutClaims(
+  d: ActDeps,
+  claims: readonly ClaimAction[],
+  namespace: string,
+  outcome: PassOutcome,
+  target: EventTarget,
+): Promise<Set<string>> {
   const failed = new Set<string>();
   await forEachBounded(claims, d.applyConcurrency, async (c) => {
     const rt = await d.api.resolve(c.target.apiVersion, c.target.kind);
@@ -137,19 +157,41 @@ async function carryOutClaims(d: ActDeps, claims: readonly ClaimAction[], namesp
       // A failed test or a conflict: the object changed since it was read; the next pass decides on what it is now.
       const changed = isStaleWrite(err) || isNotFound(err);
       // Adoption is a write: an identity that may not patch the object does not get it.
-      outcome.applyFailures.set(c.name, isForbidden(err) ? forbiddenFailure(err) : { message: changed ? `${c.target.kind} ${c.target.name} changed while being claimed; retrying` : errorMessage(err), terminal: false });
+      outcome.applyFailures.set(
+        c.name,
+        isForbidden(err)
+          ? forbiddenFailure(err)
+          : {
+              message: changed ? `${c.target.kind} ${c.target.name} changed while being claimed; retrying` : errorMessage(err),
+              terminal: false,
+            },
+      );
       d.log.warn({ resource: c.name, claim: c.kind, err: errorMessage(err) }, 'claim failed');
       return;
     }
     outcome.wrote = true;
     for (const e of c.events) await d.events.normal(target, e.reason, e.message);
-    if (c.from) await d.events.normal({ apiVersion: target.apiVersion, kind: target.kind, namespace, name: c.from.name, uid: c.from.uid }, c.from.event.reason, c.from.event.message);
+    if (c.from)
+      await d.events.normal(
+        { apiVersion: target.apiVersion, kind: target.kind, namespace, name: c.from.name, uid: c.from.uid },
+        c.from.event.reason,
+        c.from.event.message,
+      );
   });
   return failed;
 }
 
-async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<string, ResourceType>, failedClaims: ReadonlySet<string>, outcome: PassOutcome, target: EventTarget): Promise<void> {
-  const writes = plan.resources.filter((r): r is Extract<ResourcePlan, { apply: unknown }> => (r.action === 'apply' || r.action === 'adopt') && !failedClaims.has(r.name));
+async function applyResources(
+  d: ActDeps,
+  plan: BundlePlan,
+  types: ReadonlyMap<string, ResourceType>,
+  failedClaims: ReadonlySet<string>,
+  outcome: PassOutcome,
+  target: EventTarget,
+): Promise<void> {
+  const writes = plan.resources.filter(
+    (r): r is Extract<ResourcePlan, { apply: unknown }> => (r.action === 'apply' || r.action === 'adopt') && !failedClaims.has(r.name),
+  );
   await forEachBounded(writes, d.applyConcurrency, async (r) => {
     const desired = r.apply.desired;
     const rt = types.get(kindKey(desired.apiVersion, desired.kind));
@@ -159,9 +201,14 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
         // The drift controls hold the user's fields back: only the operator's bookkeeping is written. An object claimed
         // this pass has changed since it was read (the guard would fail): the claim's own watch event brings the next pass.
         if (r.apply.needed && !plan.claims.some((c) => c.name === r.name)) {
-          await d.api.patch(rt, desired.metadata.namespace, desired.metadata.name, r.apply.bookkeeping, 'json', { fieldManager: FIELD_MANAGER });
+          await d.api.patch(rt, desired.metadata.namespace, desired.metadata.name, r.apply.bookkeeping, 'json', {
+            fieldManager: FIELD_MANAGER,
+          });
           outcome.wrote = true;
-          d.log.debug({ object: { kind: desired.kind, name: desired.metadata.name } }, 'bookkeeping written (drift controls: fields not applied)');
+          d.log.debug(
+            { object: { kind: desired.kind, name: desired.metadata.name } },
+            'bookkeeping written (drift controls: fields not applied)',
+          );
         }
       } else if (r.apply.needed) {
         outcome.applied.set(r.name, await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true }));
@@ -175,8 +222,16 @@ async function applyResources(d: ActDeps, plan: BundlePlan, types: ReadonlyMap<s
       // The server's message may echo a value a reference substituted (a Secret's): never let it out.
       const message = redact(errorMessage(err), r.apply.redactions);
       // A bookkeeping patch guarded by what was read: a changed object is decided again on the next pass.
-      if (r.apply.bookkeeping !== undefined && (isStaleWrite(err) || isNotFound(err))) outcome.applyFailures.set(r.name, { message: `${desired.kind} ${desired.metadata.name} changed since it was read; retrying`, terminal: false });
-      else outcome.applyFailures.set(r.name, isForbidden(err) ? { ...forbiddenFailure(err), message } : { message, terminal: isManifestRejected(err) });
+      if (r.apply.bookkeeping !== undefined && (isStaleWrite(err) || isNotFound(err)))
+        outcome.applyFailures.set(r.name, {
+          message: `${desired.kind} ${desired.metadata.name} changed since it was read; retrying`,
+          terminal: false,
+        });
+      else
+        outcome.applyFailures.set(
+          r.name,
+          isForbidden(err) ? { ...forbiddenFailure(err), message } : { message, terminal: isManifestRejected(err) },
+        );
       d.log.warn({ resource: r.name, err: message }, 'apply failed');
     }
   });
@@ -193,8 +248,14 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
     const rt = await d.api.resolve(w.target.apiVersion, w.target.kind);
     if (!rt) continue;
     outcome.wrote = true; // either way, look again soon
-    const written = await guardedPatch(d.api, { rt, namespace: w.target.namespace, name: w.target.name }, { patch: w.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
-    if (written.kind === 'written') d.log.info({ object: { kind: w.target.kind, name: w.target.name } }, 'withdrew the claim on an object no longer listed');
-    else if (written.kind !== 'stale' && written.kind !== 'gone' && written.kind !== 'declined') d.log.warn({ object: { kind: w.target.kind, name: w.target.name }, err: errorMessage(written.error) }, 'withdrawing a claim failed');
+    const written = await guardedPatch(
+      d.api,
+      { rt, namespace: w.target.namespace, name: w.target.name },
+      { patch: w.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } },
+    );
+    if (written.kind === 'written')
+      d.log.info({ object: { kind: w.target.kind, name: w.target.name } }, 'withdrew the claim on an object no longer listed');
+    else if (written.kind !== 'stale' && written.kind !== 'gone' && written.kind !== 'declined')
+      d.log.warn({ object: { kind: w.target.kind, name: w.target.name }, err: errorMessage(written.error) }, 'withdrawing a claim failed');
   }
 }

@@ -16,10 +16,21 @@ export interface BundleApi {
   /** A group and kind at the version the server serves now (see Discovery.resolveGroupKind). */
   resolveGroupKind(group: string, kind: string): Promise<GroupKindLookup>;
   tryGet(rt: ResourceType, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
-  list(rt: ResourceType, namespace: string | undefined, opts?: { metadataOnly?: boolean; labelSelector?: string }): Promise<{ items: KubeObject[] }>;
+  list(
+    rt: ResourceType,
+    namespace: string | undefined,
+    opts?: { metadataOnly?: boolean; labelSelector?: string },
+  ): Promise<{ items: KubeObject[] }>;
   /** Server-side apply. */
   apply(rt: ResourceType, manifest: Record<string, unknown>, opts: ApplyOptions): Promise<KubeObject>;
-  patch(rt: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts?: PatchOptions): Promise<KubeObject>;
+  patch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts?: PatchOptions,
+  ): Promise<KubeObject>;
   /** Always with a uid precondition (DeleteOptions requires it). */
   delete(rt: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'>;
   replaceStatus(rt: ResourceType, obj: KubeObject): Promise<KubeObject>;
@@ -31,7 +42,11 @@ export interface BundleApi {
  * own); the Bundle itself (fresh reads, the namespace's Bundle list, status)
  * is always the operator's, through `client`.
  */
-export function kubeBundleApi(client: KubeClient, discovery: Pick<Discovery, 'resolve' | 'resolveGroupKind'>, objectsClient: KubeClient = client): BundleApi {
+export function kubeBundleApi(
+  client: KubeClient,
+  discovery: Pick<Discovery, 'resolve' | 'resolveGroupKind'>,
+  objectsClient: KubeClient = client,
+): BundleApi {
   const forType = (rt: ResourceType): KubeClient => (isBundleType(rt) ? client : objectsClient);
   return {
     resolve: (apiVersion, kind) => discovery.resolve(apiVersion, kind),

@@ -31,7 +31,11 @@ import type { BundleApi } from './api.js';
  * Bundle (409) or the Bundle is gone or another incarnation: the pass
  * writes nothing more and is decided again.
  */
-export async function syncApplySetParent(d: { api: BundleApi; log: Logger }, bundle: Bundle, fresh: KubeObject | undefined): Promise<KubeObject | boolean> {
+export async function syncApplySetParent(
+  d: { api: BundleApi; log: Logger },
+  bundle: Bundle,
+  fresh: KubeObject | undefined,
+): Promise<KubeObject | boolean> {
   const { name, namespace, uid } = bundle.metadata;
   const read = fresh ?? bundle;
   const wanted = applySetParentMetadata({ name, namespace }, managedKindsOf(read));
@@ -42,8 +46,12 @@ export async function syncApplySetParent(d: { api: BundleApi; log: Logger }, bun
   const current = live === fresh ? wanted : applySetParentMetadata({ name, namespace }, managedKindsOf(live));
   if (live !== fresh && carriesParentMetadata(live.metadata, current)) return true;
   try {
-    const written = await d.api.apply(BUNDLE_RESOURCE_TYPE, applySetParentApply({ name, namespace, uid, resourceVersion: live.metadata.resourceVersion, apiVersion: API_VERSION }, current), { fieldManager: APPLYSET_FIELD_MANAGER, force: true });
-    d.log.debug({ labels: current.labels, annotations: current.annotations }, 'wrote the Bundle\'s ApplySet parent metadata');
+    const written = await d.api.apply(
+      BUNDLE_RESOURCE_TYPE,
+      applySetParentApply({ name, namespace, uid, resourceVersion: live.metadata.resourceVersion, apiVersion: API_VERSION }, current),
+      { fieldManager: APPLYSET_FIELD_MANAGER, force: true },
+    );
+    d.log.debug({ labels: current.labels, annotations: current.annotations }, "wrote the Bundle's ApplySet parent metadata");
     return written;
   } catch (err) {
     if (isConflict(err) || isNotFound(err)) return false;

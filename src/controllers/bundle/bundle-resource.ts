@@ -7,5 +7,11 @@ import type { EventTarget } from '../events.js';
 export { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 
 export function bundleTarget(bundle: Bundle): EventTarget {
-  return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.metadata.name, namespace: bundle.metadata.namespace, uid: bundle.metadata.uid };
+  return {
+    apiVersion: API_VERSION,
+    kind: BUNDLE_KIND,
+    name: bundle.metadata.name,
+    namespace: bundle.metadata.namespace,
+    uid: bundle.metadata.uid,
+  };
 }

@@ -120,10 +120,24 @@ export class BundleController {
       o.metrics?.informerRestarts.inc({ resource: `${rt.plural}.${rt.group || 'core'}` });
       o.logger.warn({ err: errorMessage(err), resource: rt.plural }, 'watch failed; relisting');
     };
-    this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}), onError: onInformerError });
+    this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, {
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      onError: onInformerError,
+    });
     this.crds = new SupervisedInformer(o.client, CRD_RESOURCE, { onError: onInformerError });
-    this.envSources = new EnvSourceWatch({ client: o.client, ...(o.namespace ? { namespace: o.namespace } : {}), onBundleEvent: (key) => this.queue.add(key), onInformerError });
-    this.objects = new ObjectCache({ client: o.client, ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.watchSyncTimeoutMs ? { syncTimeoutMs: o.watchSyncTimeoutMs } : {}), onBundleEvent: (key) => this.queue.add(key), onInformerError });
+    this.envSources = new EnvSourceWatch({
+      client: o.client,
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      onBundleEvent: (key) => this.queue.add(key),
+      onInformerError,
+    });
+    this.objects = new ObjectCache({
+      client: o.client,
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      ...(o.watchSyncTimeoutMs ? { syncTimeoutMs: o.watchSyncTimeoutMs } : {}),
+      onBundleEvent: (key) => this.queue.add(key),
+      onInformerError,
+    });
   }
 
   async start(): Promise<void> {
@@ -159,9 +173,14 @@ export class BundleController {
     this.bundles.start();
     this.crds.start();
     await Promise.all([this.bundles.waitForSync(), this.crds.waitForSync()]);
-    this.workersDone = runWorkers(this.queue, this.workers, (key) => this.reconcileKey(key), (key, err) => {
-      this.o.logger.error({ ...objectRef(key), err: errorMessage(err) }, 'reconcile failed');
-    });
+    this.workersDone = runWorkers(
+      this.queue,
+      this.workers,
+      (key) => this.reconcileKey(key),
+      (key, err) => {
+        this.o.logger.error({ ...objectRef(key), err: errorMessage(err) }, 'reconcile failed');
+      },
+    );
   }
 
   /** Stop taking work, let in-flight reconciles finish, stop watches. */
@@ -198,7 +217,10 @@ export class BundleController {
       // The one exit of a pass (pass-report.ts): its status written once, its next step mapped onto the queue.
       const slash = key.indexOf('/');
       const log = this.o.logger.child({ namespace: key.slice(0, slash), name: key.slice(slash + 1) });
-      result = await finishPass({ api: this.api, events: this.o.events, log, now: () => this.o.clock.now() }, await this.reconcile(key, log));
+      result = await finishPass(
+        { api: this.api, events: this.o.events, log, now: () => this.o.clock.now() },
+        await this.reconcile(key, log),
+      );
       if (result === 'requeue') outcome = 'requeue';
       else if (typeof result === 'object') outcome = 'requeue_after';
       return result;
@@ -235,7 +257,10 @@ export class BundleController {
     const parsed = BundleSchema.safeParse(cached);
     if (!parsed.success) {
       const message = `invalid Bundle: ${formatIssues(parsed.error).join('; ')}`;
-      return { status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.TerminalError, message, this.nowIso()) }, next: { kind: 'idle' } };
+      return {
+        status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.TerminalError, message, this.nowIso()) },
+        next: { kind: 'idle' },
+      };
     }
     const bundle = parsed.data;
     // Whose rights the requests for this Bundle's objects use (core/bundle/identity).
@@ -245,7 +270,21 @@ export class BundleController {
     // 2. Being deleted: the finalizer's work.
     if (bundle.metadata.deletionTimestamp !== undefined) {
       this.envSources.undeclare(key);
-      return await finalizeBundle({ bundle, live: cached, api, fence: this.fenceFor(key), watch: (rt) => this.objects.ensure(rt), events: this.o.events, serverTime: this.serverTime, clock: this.o.clock, logger: log, signRelease: this.signRelease, crdDefines: (gk) => this.crdDefines(gk), cachedKinds: () => this.objects.referencing(bundle.metadata.uid), stampSeal: this.stampSeal });
+      return await finalizeBundle({
+        bundle,
+        live: cached,
+        api,
+        fence: this.fenceFor(key),
+        watch: (rt) => this.objects.ensure(rt),
+        events: this.o.events,
+        serverTime: this.serverTime,
+        clock: this.o.clock,
+        logger: log,
+        signRelease: this.signRelease,
+        crdDefines: (gk) => this.crdDefines(gk),
+        cachedKinds: () => this.objects.referencing(bundle.metadata.uid),
+        stampSeal: this.stampSeal,
+      });
     }
 
     // 3. Our finalizer first, so a delete of the Bundle always passes through us.
@@ -254,7 +293,13 @@ export class BundleController {
     // 4. Gather: kinds, live objects at the declared coordinates (watches started for every kind it may hold).
     let gathered: Gathered;
     try {
-      gathered = await gatherBundle({ discovery: this.o.discovery, objects: this.objects, unlabelled: this.unlabelled, concurrency: this.applyConcurrency, log }, key, bundle, identity, api);
+      gathered = await gatherBundle(
+        { discovery: this.o.discovery, objects: this.objects, unlabelled: this.unlabelled, concurrency: this.applyConcurrency, log },
+        key,
+        bundle,
+        identity,
+        api,
+      );
     } catch (err) {
       if (!(err instanceof WatchNotSynced)) throw err;
       // Blocked on something outside the Bundle: say so, give the worker back, and look again when the watch lists
@@ -263,15 +308,26 @@ export class BundleController {
       const waits = (this.watchWaits.get(key) ?? 0) + 1;
       this.watchWaits.set(key, waits);
       const stuck = errorStatus(statusSubject(cached), Reasons.WatchNotSynced, `waiting for a watch: ${err.message}`, this.nowIso());
-      return { status: { over: cached, status: withListedCountdownsCancelled(stuck, this.listedNow(bundle), namespace, this.notHeldInCache(bundle)) }, next: { kind: 'after', ms: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) } };
+      return {
+        status: {
+          over: cached,
+          status: withListedCountdownsCancelled(stuck, this.listedNow(bundle), namespace, this.notHeldInCache(bundle)),
+        },
+        next: { kind: 'after', ms: Math.min(WATCH_WAIT_MAX_MS, WATCH_WAIT_FIRST_MS * 2 ** (waits - 1)) },
+      };
     }
     this.watchWaits.delete(key);
     const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = gathered;
     // What the workloads' envRefHash reads: declared first, so a change from here on wakes this Bundle again.
     const envRefs = envSourcesOf(bundle.spec.resources, liveByResource(bundle, kinds, atCoordinates));
     this.envSources.declare(key, namespace, envRefs);
-    const atOwnCoordinates = (kind: SourceKind, sourceName: string) => atCoordinates.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === sourceName);
-    const known = identity.kind === 'operator' ? (kind: SourceKind, sourceName: string) => atOwnCoordinates(kind, sourceName) ?? this.objects.get(SOURCE_RESOURCES[kind], namespace, sourceName) : atOwnCoordinates;
+    const atOwnCoordinates = (kind: SourceKind, sourceName: string) =>
+      atCoordinates.find((o) => o.apiVersion === 'v1' && o.kind === kind && o.metadata.name === sourceName);
+    const known =
+      identity.kind === 'operator'
+        ? (kind: SourceKind, sourceName: string) =>
+            atOwnCoordinates(kind, sourceName) ?? this.objects.get(SOURCE_RESOURCES[kind], namespace, sourceName)
+        : atOwnCoordinates;
     const envSources = await readEnvSources(api, namespace, envRefs, known, this.applyConcurrency);
     // Until the sources' watch lists (or where RBAC forbids it), a change is found by looking again.
     const envUnwatched = envRefs.some((r) => !this.envSources.watching(r.kind));
@@ -281,7 +337,18 @@ export class BundleController {
     const stampAt = this.serverTime.upperBound();
     const plannedAt = this.o.clock.now();
     if (now === undefined || stampAt === undefined) {
-      return { status: { over: cached, status: withListedCountdownsCancelled(interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()), this.listedNow(bundle), namespace, this.notHeldInCache(bundle)) }, next: { kind: 'retry' } };
+      return {
+        status: {
+          over: cached,
+          status: withListedCountdownsCancelled(
+            interruptedStatus(statusSubject(cached), "waiting for the API server's time", this.nowIso()),
+            this.listedNow(bundle),
+            namespace,
+            this.notHeldInCache(bundle),
+          ),
+        },
+        next: { kind: 'retry' },
+      };
     }
 
     // 5. Decide. Claims come from every live Bundle of the namespace (the Bundle informer has synced before any
@@ -303,28 +370,82 @@ export class BundleController {
     const planned = planBundle(input);
 
     // 6. Act (act.ts): claims, applies level by level, prunes only after every apply, withdrawals.
-    const acted = await actOnPlan({ api, fence: this.fenceFor(key), readFailures, events: this.o.events, serverTime: this.serverTime, log, applyConcurrency: this.applyConcurrency, crdReadiness: input.crdReadiness, ...(input.healthChecks !== undefined ? { healthChecks: input.healthChecks } : {}), ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}) }, bundle, planned, types);
+    const acted = await actOnPlan(
+      {
+        api,
+        fence: this.fenceFor(key),
+        readFailures,
+        events: this.o.events,
+        serverTime: this.serverTime,
+        log,
+        applyConcurrency: this.applyConcurrency,
+        crdReadiness: input.crdReadiness,
+        ...(input.healthChecks !== undefined ? { healthChecks: input.healthChecks } : {}),
+        ...(this.o.metrics ? { metrics: this.o.metrics.bundleDeletes() } : {}),
+      },
+      bundle,
+      planned,
+      types,
+    );
     if (acted.kind !== 'acted') {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
       if (acted.kind === 'not-recorded') return nextOnly({ kind: 'retry' });
       // Stopped part-way: the next pass decides on the Bundles as they are now, at once.
       if (acted.kind === 'changed-during-prune') return nextOnly({ kind: 'after', ms: 0 });
       const next: NextPass = acted.kind === 'stale-bundle' ? { kind: 'after', ms: STALE_BUNDLE_RECHECK_MS } : { kind: 'retry' };
-      return acted.fresh ? { status: { over: acted.fresh, status: interruptedStatus(statusSubject(acted.fresh), staleReadMessage(acted.fresh, bundle.metadata), this.nowIso()) }, next } : nextOnly(next);
+      return acted.fresh
+        ? {
+            status: {
+              over: acted.fresh,
+              status: interruptedStatus(statusSubject(acted.fresh), staleReadMessage(acted.fresh, bundle.metadata), this.nowIso()),
+            },
+            next,
+          }
+        : nextOnly(next);
     }
     const { plan, outcome } = acted;
 
     // 7. Status, written only when it changed.
-    const status = buildBundleStatus(plan, { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures }, bundle.status, this.nowIso());
+    const status = buildBundleStatus(
+      plan,
+      { applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures },
+      bundle.status,
+      this.nowIso(),
+    );
     const inventory: InventoryInput = { recorded: bundle.status?.managedKinds, specObjects, controlled: input.controlled, plan };
-    status.managedKinds = managedKinds(inventory, await confirmedEmpty({ api, crdDefines: (gk) => this.crdDefines(gk), unlabelled: this.unlabelled, logger: this.o.logger }, bundle, dropCandidates(inventory)));
+    status.managedKinds = managedKinds(
+      inventory,
+      await confirmedEmpty(
+        { api, crdDefines: (gk) => this.crdDefines(gk), unlabelled: this.unlabelled, logger: this.o.logger },
+        bundle,
+        dropCandidates(inventory),
+      ),
+    );
     this.gauges.record(key, status);
 
     // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.
-    const next = nextPass({ plan, applyFailures: outcome.applyFailures, pruneFailures: outcome.pruneFailures, wrote: outcome.wrote, sincePlannedMs: this.o.clock.now() - plannedAt, ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}) }, WROTE_RECHECK_MS);
+    const next = nextPass(
+      {
+        plan,
+        applyFailures: outcome.applyFailures,
+        pruneFailures: outcome.pruneFailures,
+        wrote: outcome.wrote,
+        sincePlannedMs: this.o.clock.now() - plannedAt,
+        ...(unwatched > 0 || envUnwatched ? { pollAfterMs: UNWATCHED_POLL_MS } : {}),
+      },
+      WROTE_RECHECK_MS,
+    );
     // Over the Bundle as the pass's write-ahead left it, if it wrote one: pinned to the pass's own write, a status
     // that changed since (another writer) still wins.
-    return { status: { over: outcome.recorded ?? cached, status, transitions: { target: bundleTarget(bundle), before: bundle.status, errorReason: errorEventReason(plan) } }, next, decidedAtMs: this.o.clock.now() };
+    return {
+      status: {
+        over: outcome.recorded ?? cached,
+        status,
+        transitions: { target: bundleTarget(bundle), before: bundle.status, errorReason: errorEventReason(plan) },
+      },
+      next,
+      decidedAtMs: this.o.clock.now(),
+    };
   }
 
   /**
@@ -351,7 +472,13 @@ export class BundleController {
   private stampsOf(namespace: string): ReadonlyMap<string, string> {
     let stamps = this.stampsByNamespace.get(namespace);
     if (stamps === undefined) {
-      stamps = latestStampsElsewhere(this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace).map((b) => b.status as { pendingDeletions?: PendingDeletion[] } | undefined), namespace);
+      stamps = latestStampsElsewhere(
+        this.bundles
+          .list()
+          .filter((b) => (b.metadata.namespace ?? '') === namespace)
+          .map((b) => b.status as { pendingDeletions?: PendingDeletion[] } | undefined),
+        namespace,
+      );
       this.stampsByNamespace.set(namespace, stamps);
     }
     return stamps;
@@ -383,7 +510,13 @@ export class BundleController {
     return {
       decidedAt: () => this.epochs.current(),
       guard: (decidedAt, t) => {
-        const target = objectEpochKey(objectKey({ apiVersion: t.apiVersion, kind: t.kind, metadata: { name: t.name, ...(t.namespace !== undefined ? { namespace: t.namespace } : {}) } }));
+        const target = objectEpochKey(
+          objectKey({
+            apiVersion: t.apiVersion,
+            kind: t.kind,
+            metadata: { name: t.name, ...(t.namespace !== undefined ? { namespace: t.namespace } : {}) },
+          }),
+        );
         return this.epochs.guard(decidedAt, [bundleKey, target], `Bundle ${key}, or a Bundle listing ${t.kind} ${t.name},`);
       },
     };
@@ -402,7 +535,18 @@ export class BundleController {
     const { namespace, name } = bundle.metadata;
     let updated: KubeObject;
     try {
-      updated = await this.o.client.patch(BUNDLE_RESOURCE_TYPE, namespace, name, { metadata: { finalizers: [...(bundle.metadata.finalizers ?? []), Finalizers.deleteResources], resourceVersion: bundle.metadata.resourceVersion } }, 'merge');
+      updated = await this.o.client.patch(
+        BUNDLE_RESOURCE_TYPE,
+        namespace,
+        name,
+        {
+          metadata: {
+            finalizers: [...(bundle.metadata.finalizers ?? []), Finalizers.deleteResources],
+            resourceVersion: bundle.metadata.resourceVersion,
+          },
+        },
+        'merge',
+      );
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) return nextOnly({ kind: 'idle' }); // a newer version comes through the watch
       throw err;
@@ -410,7 +554,13 @@ export class BundleController {
     // With the spec's kinds recorded in status.managedKinds (the write-ahead recordKindsFirst makes otherwise): the
     // first pass then writes objects without a status write of its own first. Recording more kinds only widens what
     // the finalizer looks at.
-    return { status: { over: updated, status: withSpecKinds(interruptedStatus(statusSubject(updated), 'finalizer added; reconciling', this.nowIso()), bundle) }, next: { kind: 'idle' } };
+    return {
+      status: {
+        over: updated,
+        status: withSpecKinds(interruptedStatus(statusSubject(updated), 'finalizer added; reconciling', this.nowIso()), bundle),
+      },
+      next: { kind: 'idle' },
+    };
   }
 
   private async reportFailure(key: BundleKey, err: unknown): Promise<void> {
@@ -423,8 +573,18 @@ export class BundleController {
       const failed = errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso());
       // Listing an object cancels its countdown in the record even when the pass failed before it could remove the stamp.
       const parsed = BundleSchema.safeParse(cached);
-      const status = parsed.success ? withListedCountdownsCancelled(failed, this.listedNow(parsed.data), parsed.data.metadata.namespace, this.notHeldInCache(parsed.data)) : failed;
-      await finishPass({ api: this.api, events: this.o.events, log: this.o.logger, now: () => this.o.clock.now() }, { status: { over: cached, status }, next: { kind: 'retry' } });
+      const status = parsed.success
+        ? withListedCountdownsCancelled(
+            failed,
+            this.listedNow(parsed.data),
+            parsed.data.metadata.namespace,
+            this.notHeldInCache(parsed.data),
+          )
+        : failed;
+      await finishPass(
+        { api: this.api, events: this.o.events, log: this.o.logger, now: () => this.o.clock.now() },
+        { status: { over: cached, status }, next: { kind: 'retry' } },
+      );
     } catch (statusErr) {
       this.o.logger.warn({ ...objectRef(key), err: errorMessage(statusErr) }, 'could not report the failure in status');
     }

@@ -31,7 +31,10 @@ export class EnvSourceWatch {
 
   /** Replaces what a Bundle's workloads read; the watch of a kind starts with its first reader. */
   declare(bundle: BundleKey, namespace: string, sources: readonly { kind: SourceKind; name: string }[]): void {
-    this.readers.declare(bundle, sources.map((s) => `${s.kind}|${namespace}|${s.name}`));
+    this.readers.declare(
+      bundle,
+      sources.map((s) => `${s.kind}|${namespace}|${s.name}`),
+    );
     for (const s of sources) this.ensure(s.kind);
   }
 

@@ -85,7 +85,12 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
   if (unlistable.length > 0) {
     const message = `being deleted: the finalizer holds, since objects of these kinds cannot be seen: ${unlistable.join('; ')}`;
     input.logger.warn({ unlistable }, 'finalizing: a kind the Bundle may control cannot be listed; holding the finalizer');
-    const held = withListedCountdownsCancelled(errorStatus(statusSubject(input.live), Reasons.KindNotListable, message, nowIso(input)), new Set(), namespace, notHeldIn(types, objects, bundle));
+    const held = withListedCountdownsCancelled(
+      errorStatus(statusSubject(input.live), Reasons.KindNotListable, message, nowIso(input)),
+      new Set(),
+      namespace,
+      notHeldIn(types, objects, bundle),
+    );
     return { status: statusOver(input, held), next: { kind: 'after', ms: UNLISTABLE_RECHECK_MS } };
   }
   // The watches only bring us back when those objects change; decisions are made on the lists above.
@@ -95,7 +100,13 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
   const now = input.serverTime.lowerBound();
   const stampAt = input.serverTime.upperBound();
   if (now === undefined || stampAt === undefined) {
-    return { status: statusOver(input, interruptedStatus(statusSubject(input.live), "being deleted: waiting for the API server's time", nowIso(input))), next: { kind: 'retry' } };
+    return {
+      status: statusOver(
+        input,
+        interruptedStatus(statusSubject(input.live), "being deleted: waiting for the API server's time", nowIso(input)),
+      ),
+      next: { kind: 'retry' },
+    };
   }
 
   // 2. Decide.
@@ -109,7 +120,14 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
     stampAt,
     signRelease: input.signRelease,
     ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
-    countdownRecord: countdownRecordOf(bundle.status, bundle.metadata.namespace ?? '', latestStampsElsewhere(bundlesNow.map((b) => b.status as { pendingDeletions?: PendingDeletion[] } | undefined), bundle.metadata.namespace ?? '')),
+    countdownRecord: countdownRecordOf(
+      bundle.status,
+      bundle.metadata.namespace ?? '',
+      latestStampsElsewhere(
+        bundlesNow.map((b) => b.status as { pendingDeletions?: PendingDeletion[] } | undefined),
+        bundle.metadata.namespace ?? '',
+      ),
+    ),
     declared: declaredAnnotations(bundle),
     namedOwners: namedOwnersOf(bundle),
   });
@@ -129,7 +147,12 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
       return nextOnly({ kind: 'after', ms: 0 });
     }
   }
-  const finalizing = withListedCountdownsCancelled(finalizingStatus(statusSubject(input.live), report, nowIso(input)), new Set(), namespace, notHeldIn(types, objects, bundle));
+  const finalizing = withListedCountdownsCancelled(
+    finalizingStatus(statusSubject(input.live), report, nowIso(input)),
+    new Set(),
+    namespace,
+    notHeldIn(types, objects, bundle),
+  );
   return { status: statusOver(input, finalizing), next: finalizeNext(outcome, RECHECK_MS) };
 }
 
@@ -139,7 +162,13 @@ interface StepReport extends FinalizeReport {
   failures: FinalizeReport['failures'][number][];
 }
 
-async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: FinalizeOutcome, report: StepReport, guard: SendGuard | undefined): Promise<'sent' | 'refused'> {
+async function carryOut(
+  step: FinalizeStep,
+  input: FinalizerContext,
+  outcome: FinalizeOutcome,
+  report: StepReport,
+  guard: SendGuard | undefined,
+): Promise<'sent' | 'refused'> {
   if (step.action === 'leave') return 'sent';
   const t = step.target;
   const rt = await input.api.resolve(t.apiVersion, t.kind);
@@ -149,8 +178,20 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
   // here (isStaleWrite), as the collector and the sweeper count it; the prune counts only a 409 (see prune-writes.ts).
   const written =
     step.action === 'delete'
-      ? await guardedDelete(input.api, at, { opts: { uid: t.uid, ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) }, stale: 'conflict-or-failed-test' })
-      : await guardedPatch(input.api, at, { patch: step.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) } });
+      ? await guardedDelete(input.api, at, {
+          opts: {
+            uid: t.uid,
+            ...(t.resourceVersion ? { resourceVersion: t.resourceVersion } : {}),
+            propagationPolicy: 'Background',
+            ...(guard ? { guard } : {}),
+          },
+          stale: 'conflict-or-failed-test',
+        })
+      : await guardedPatch(input.api, at, {
+          patch: step.patch,
+          type: 'json',
+          opts: { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) },
+        });
   if (written.kind === 'declined') return 'sent'; // never: what to send is given
   if (written.kind === 'refused') return 'refused';
   if (written.kind === 'written' || (written.kind === 'gone' && !written.error)) {
@@ -166,9 +207,21 @@ async function carryOut(step: FinalizeStep, input: FinalizerContext, outcome: Fi
   } else {
     outcome.failed++;
     // Forbidden (the identity may not) and an invalid write (refused as such) cannot finish without a change: Stalled.
-    report.failures.push({ target: t, action: step.action, message: errorMessage(written.error), ...(written.kind === 'forbidden' ? { reason: Reasons.Forbidden } : written.kind === 'invalid' ? { reason: Reasons.InvalidWrite, terminal: true } : {}) });
+    report.failures.push({
+      target: t,
+      action: step.action,
+      message: errorMessage(written.error),
+      ...(written.kind === 'forbidden'
+        ? { reason: Reasons.Forbidden }
+        : written.kind === 'invalid'
+          ? { reason: Reasons.InvalidWrite, terminal: true }
+          : {}),
+    });
   }
-  input.logger.warn({ object: { kind: t.kind, name: t.name }, step: step.action, err: errorMessage(written.error) }, 'finalizing: step failed');
+  input.logger.warn(
+    { object: { kind: t.kind, name: t.name }, step: step.action, err: errorMessage(written.error) },
+    'finalizing: step failed',
+  );
   return 'sent';
 }
 
@@ -178,7 +231,11 @@ function declaredAnnotations(bundle: Bundle): Map<string, Readonly<Record<string
   const declared = new Map<string, Readonly<Record<string, string>>>();
   for (const r of bundle.spec.resources) {
     const o = r.spec.object;
-    if (o?.metadata.annotations) declared.set(objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }), o.metadata.annotations);
+    if (o?.metadata.annotations)
+      declared.set(
+        objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }),
+        o.metadata.annotations,
+      );
   }
   return declared;
 }
@@ -191,7 +248,10 @@ function namedOwnersOf(bundle: Bundle): Map<string, NamedOwner[]> {
     const o = r.spec.object;
     const refs = o?.metadata.ownerReferences;
     if (o === undefined || refs === undefined || refs.length === 0) continue;
-    named.set(objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }), refs.map((ref) => ({ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid })));
+    named.set(
+      objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }),
+      refs.map((ref) => ({ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid })),
+    );
   }
   return named;
 }
@@ -199,7 +259,9 @@ function namedOwnersOf(bundle: Bundle): Map<string, NamedOwner[]> {
 /** The objects the Bundle's spec lists and its status counts as pending deletion, by objectKey. */
 function coordinatesOf(bundle: Bundle): Set<string> {
   const namespace = bundle.metadata.namespace;
-  const pending = (bundle.status?.pendingDeletions ?? []).map((p) => objectKey({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name, namespace } }));
+  const pending = (bundle.status?.pendingDeletions ?? []).map((p) =>
+    objectKey({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name, namespace } }),
+  );
   return new Set([...listedObjectKeys(bundle), ...pending]);
 }
 
@@ -236,7 +298,11 @@ async function removeFinalizer(input: FinalizerContext): Promise<void> {
   const { bundle, api } = input;
   const remaining = (bundle.metadata.finalizers ?? []).filter((f) => f !== Finalizers.deleteResources);
   // A merge patch pinned by resourceVersion: only a 409 is stale.
-  const written = await guardedPatch(api, { rt: BUNDLE_RESOURCE_TYPE, namespace: bundle.metadata.namespace, name: bundle.metadata.name }, { patch: { metadata: { finalizers: remaining, resourceVersion: bundle.metadata.resourceVersion } }, type: 'merge', stale: 'conflict' });
+  const written = await guardedPatch(
+    api,
+    { rt: BUNDLE_RESOURCE_TYPE, namespace: bundle.metadata.namespace, name: bundle.metadata.name },
+    { patch: { metadata: { finalizers: remaining, resourceVersion: bundle.metadata.resourceVersion } }, type: 'merge', stale: 'conflict' },
+  );
   if (written.kind === 'written' || written.kind === 'stale' || written.kind === 'gone' || written.kind === 'declined') return; // a newer version comes through the watch
   throw written.error;
 }
@@ -250,7 +316,9 @@ async function removeFinalizer(input: FinalizerContext): Promise<void> {
  */
 function notHeldIn(types: readonly ResourceType[], objects: readonly LiveObject[], bundle: Bundle): (p: PendingDeletion) => boolean {
   const listedKinds = new Set(types.map((t) => `${t.group}/${t.kind}`));
-  const held = new Set(objects.filter((o) => isControlledBy(o, bundle.metadata.uid)).map((o) => `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`));
+  const held = new Set(
+    objects.filter((o) => isControlledBy(o, bundle.metadata.uid)).map((o) => `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`),
+  );
   return (p) => listedKinds.has(`${groupOf(p.apiVersion)}/${p.kind}`) && !held.has(`${groupOf(p.apiVersion)}/${p.kind}/${p.name}`);
 }
 

@@ -32,11 +32,20 @@ export interface GatherDeps {
   log: Logger;
 }
 
-export async function gatherBundle(d: GatherDeps, key: BundleKey, bundle: Bundle, identity: ActingIdentity, api: BundleApi): Promise<Gathered> {
+export async function gatherBundle(
+  d: GatherDeps,
+  key: BundleKey,
+  bundle: Bundle,
+  identity: ActingIdentity,
+  api: BundleApi,
+): Promise<Gathered> {
   const namespace = bundle.metadata.namespace;
   const specObjects = bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : []));
   const { kinds, types } = await resolveSpecKinds(d.discovery, specObjects);
-  d.objects.declare(key, specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })));
+  d.objects.declare(
+    key,
+    specObjects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.metadata.name })),
+  );
   const managed = await resolveGroupKinds(d.discovery, inventoryKinds(bundle.status?.managedKinds));
   // One watch per group and kind: a recorded kind the spec names at another version is the same objects.
   const specKinds = new Set([...types.values()].map((rt) => `${rt.group}/${rt.kind}`));
@@ -55,7 +64,8 @@ export async function gatherBundle(d: GatherDeps, key: BundleKey, bundle: Bundle
     await d.unlabelled.labelOnce(api, identity.kind === 'operator' ? '' : identity.user, namespace, rt, d.log);
   }
   if (notSynced) throw notSynced;
-  const cached = identity.kind === 'operator' ? (rt: ResourceType, objectName: string) => d.objects.get(rt, namespace, objectName) : undefined;
+  const cached =
+    identity.kind === 'operator' ? (rt: ResourceType, objectName: string) => d.objects.get(rt, namespace, objectName) : undefined;
   return { specObjects, kinds, types, ...(await readAtCoordinates(api, bundle, types, d.concurrency, cached)) };
 }
 
@@ -64,11 +74,22 @@ export async function gatherBundle(d: GatherDeps, key: BundleKey, bundle: Bundle
  * For a Bundle with an identity, objects at its own coordinates come only
  * from the identity's reads, never from the operator's cache.
  */
-export function controlledElsewhere(objects: ObjectCache, bundle: Bundle, identity: ActingIdentity, specObjects: readonly KubeObjectManifest[], types: ReadonlyMap<string, ResourceType>): LiveObject[] {
+export function controlledElsewhere(
+  objects: ObjectCache,
+  bundle: Bundle,
+  identity: ActingIdentity,
+  specObjects: readonly KubeObjectManifest[],
+  types: ReadonlyMap<string, ResourceType>,
+): LiveObject[] {
   const referencing = objects.referencing(bundle.metadata.uid);
   if (identity.kind === 'operator') return referencing;
-  const declared = new Set(specObjects.flatMap((o) => (types.has(kindKey(o.apiVersion, o.kind)) ? [`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`] : [])));
-  return referencing.filter((o) => !declared.has(`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`) || (o.metadata.namespace ?? '') !== bundle.metadata.namespace);
+  const declared = new Set(
+    specObjects.flatMap((o) => (types.has(kindKey(o.apiVersion, o.kind)) ? [`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`] : [])),
+  );
+  return referencing.filter(
+    (o) =>
+      !declared.has(`${kindKey(o.apiVersion, o.kind)}|${o.metadata.name}`) || (o.metadata.namespace ?? '') !== bundle.metadata.namespace,
+  );
 }
 
 export interface Gathered {
@@ -121,4 +142,3 @@ async function readAtCoordinates(
   });
   return { atCoordinates, readFailures, unwatched };
 }
-

@@ -96,7 +96,9 @@ export class ObjectCache {
     // A watch that failed already (forbidden, not served) is not waited for: it retries with its own backoff.
     if (informer.health().lastError === undefined) {
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.options.syncTimeoutMs ?? FIRST_LIST_WAIT_MS)));
+      const timedOut = new Promise<'timeout'>(
+        (resolve) => (timer = setTimeout(() => resolve('timeout'), this.options.syncTimeoutMs ?? FIRST_LIST_WAIT_MS)),
+      );
       const result = await Promise.race([informer.waitForSync().then(() => 'synced' as const), timedOut]);
       clearTimeout(timer);
       if (result === 'synced') return;
@@ -135,7 +137,10 @@ export class ObjectCache {
 
   /** Replaces what a Bundle declares, so events on those coordinates wake it. */
   declare(bundle: BundleKey, objects: readonly { apiVersion: string; kind: string; namespace: string; name: string }[]): void {
-    this.declared.declare(bundle, objects.map((o) => coordinates(o.apiVersion, o.kind, o.namespace, o.name)));
+    this.declared.declare(
+      bundle,
+      objects.map((o) => coordinates(o.apiVersion, o.kind, o.namespace, o.name)),
+    );
   }
 
   /** Bundles that declared these coordinates on their last pass. */

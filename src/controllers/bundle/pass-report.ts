@@ -54,7 +54,10 @@ export function workResultOf(next: NextPass, elapsedMs = 0): WorkResult {
 }
 
 /** Writes the report's status (when it changed), then its transitions' events (when the write went through); the queue's next step. */
-export async function finishPass(d: { api: Pick<BundleApi, 'replaceStatus'>; events: EventRecorder; log: Logger; now: () => number }, report: PassReport): Promise<WorkResult> {
+export async function finishPass(
+  d: { api: Pick<BundleApi, 'replaceStatus'>; events: EventRecorder; log: Logger; now: () => number },
+  report: PassReport,
+): Promise<WorkResult> {
   const s = report.status;
   if (s !== undefined && (await writeBundleStatus(d.api, s.over, s.status, d.log)) && s.transitions !== undefined) {
     await reportTransitions(d.events, s.transitions.target, s.transitions.before, s.status, s.transitions.errorReason);

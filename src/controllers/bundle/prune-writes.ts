@@ -6,7 +6,6 @@
  * the re-decisions on fresh reads come from core/bundle/prune.ts.
  */
 
-
 import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import type { BundlePlan } from '../../core/bundle/plan.js';
 import { pruneWaves, redecideDelete, type ObjectTarget, type WritingPruneAction } from '../../core/bundle/prune.js';
@@ -30,10 +29,17 @@ import { PRUNE_CONCURRENCY, forEachBounded, type ActDeps, type PassOutcome } fro
  * object in a small pass, a summary per reason in a large one); every
  * object goes to the log and the deletes metric as it happens.
  */
-export async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOutcome, target: EventTarget, decidedAt: number | undefined): Promise<void> {
+export async function pruneObjects(
+  d: ActDeps,
+  plan: BundlePlan,
+  outcome: PassOutcome,
+  target: EventTarget,
+  decidedAt: number | undefined,
+): Promise<void> {
   const done: PrunedObject[] = [];
   let forbidden = false;
-  const guardOf = (t: ObjectTarget): SendGuard | undefined => (d.fence && decidedAt !== undefined ? d.fence.guard(decidedAt, t) : undefined);
+  const guardOf = (t: ObjectTarget): SendGuard | undefined =>
+    d.fence && decidedAt !== undefined ? d.fence.guard(decidedAt, t) : undefined;
   /** The wave's fresh reads made by one LIST per kind (listFreshReads). */
   let fresh: FreshReads = new Map();
   const carryOut = async (action: WritingPruneAction): Promise<void> => {
@@ -46,13 +52,23 @@ export async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOu
       if (!rt || !t.uid) return;
       if (action.action === 'mark' || action.action === 'release') {
         outcome.wrote = true; // either way, look again soon
-        const written = await guardedPatch(d.api, { rt, namespace: t.namespace, name: t.name }, { patch: action.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) } });
+        const written = await guardedPatch(
+          d.api,
+          { rt, namespace: t.namespace, name: t.name },
+          { patch: action.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) } },
+        );
         // The patch tests the resourceVersion it was decided on: a stale write is not an error, the next pass
         // decides on what the object is now. (A 404 is reported as any other failure.)
         if (written.kind === 'stale' || written.kind === 'declined') return; // (declined: never, the patch is given)
         if (written.kind !== 'written') return failed(written.error);
         const alone = action.action === 'release' || (action.gates?.length ?? 0) > 0;
-        done.push({ kind: t.kind, name: t.name, event: action.event, ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}), ...(alone ? { alone } : {}) });
+        done.push({
+          kind: t.kind,
+          name: t.name,
+          event: action.event,
+          ...(action.action === 'mark' ? { deleteAfter: action.deleteAfter } : {}),
+          ...(alone ? { alone } : {}),
+        });
         return;
       }
       const result = await deleteDecided(d, rt, t, action.afterDelay, plan, fresh, guard);
@@ -65,7 +81,10 @@ export async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOu
       if (result.kind !== 'written' && (result.kind !== 'gone' || result.error)) return failed(result.error);
       outcome.wrote = true;
       if (result.kind !== 'written') return;
-      d.log.info({ object: { kind: t.kind, name: t.name }, uid: t.uid, reason: action.event.reason }, action.afterDelay ? 'deleted after its deletion delay' : 'pruned');
+      d.log.info(
+        { object: { kind: t.kind, name: t.name }, uid: t.uid, reason: action.event.reason },
+        action.afterDelay ? 'deleted after its deletion delay' : 'pruned',
+      );
       d.metrics?.deleted(t.kind, action.event.reason);
       done.push({ kind: t.kind, name: t.name, event: action.event });
     } catch (err) {
@@ -120,24 +139,41 @@ export async function pruneObjects(d: ActDeps, plan: BundlePlan, outcome: PassOu
  * A DELETE carries no JSON-patch test, so only a 409 is stale here: a 422 is
  * the server (or an admission webhook) refusing it, a failure.
  */
-async function deleteDecided(d: ActDeps, rt: ResourceType, t: ObjectTarget, afterDelay: boolean, plan: BundlePlan, listed: FreshReads, guard: SendGuard | undefined): Promise<WriteOutcome<'deleted'>> {
+async function deleteDecided(
+  d: ActDeps,
+  rt: ResourceType,
+  t: ObjectTarget,
+  afterDelay: boolean,
+  plan: BundlePlan,
+  listed: FreshReads,
+  guard: SendGuard | undefined,
+): Promise<WriteOutcome<'deleted'>> {
   const uid = t.uid;
   if (!uid) return { kind: 'gone', sends: 0 };
-  const opts = (resourceVersion: string | undefined): DeleteOptions => ({ uid, ...(resourceVersion ? { resourceVersion } : {}), propagationPolicy: 'Background', ...(guard ? { guard } : {}) });
+  const opts = (resourceVersion: string | undefined): DeleteOptions => ({
+    uid,
+    ...(resourceVersion ? { resourceVersion } : {}),
+    propagationPolicy: 'Background',
+    ...(guard ? { guard } : {}),
+  });
   const wave = listed.get(freshReadKey(t));
-  return await guardedDelete(d.api, { rt, namespace: t.namespace, name: t.name }, {
-    ...(afterDelay ? {} : { opts: opts(t.resourceVersion) }),
-    stale: 'conflict',
-    redecide: {
-      readFirst: afterDelay,
-      retries: 1,
-      read: (n) => (n === 0 && afterDelay && wave ? Promise.resolve(wave) : d.api.tryGet(rt, t.namespace, t.name)),
-      decide: (fresh) => {
-        const resourceVersion = redecideFresh(d, t, plan, fresh);
-        return resourceVersion === undefined ? undefined : opts(resourceVersion);
+  return await guardedDelete(
+    d.api,
+    { rt, namespace: t.namespace, name: t.name },
+    {
+      ...(afterDelay ? {} : { opts: opts(t.resourceVersion) }),
+      stale: 'conflict',
+      redecide: {
+        readFirst: afterDelay,
+        retries: 1,
+        read: (n) => (n === 0 && afterDelay && wave ? Promise.resolve(wave) : d.api.tryGet(rt, t.namespace, t.name)),
+        decide: (fresh) => {
+          const resourceVersion = redecideFresh(d, t, plan, fresh);
+          return resourceVersion === undefined ? undefined : opts(resourceVersion);
+        },
       },
     },
-  });
+  );
 }
 
 /** Fresh reads of a wave's expired countdowns, by freshReadKey. */
@@ -187,7 +223,9 @@ async function listFreshReads(d: ActDeps, wave: readonly WritingPruneAction[]): 
       d.log.debug({ kind: first.kind, err: errorMessage(err) }, 'could not list for fresh reads; reading one by one');
       continue;
     }
-    for (const o of items) if (wanted.has(o.metadata.name)) reads.set(freshReadKey({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace, name: o.metadata.name }), o);
+    for (const o of items)
+      if (wanted.has(o.metadata.name))
+        reads.set(freshReadKey({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace, name: o.metadata.name }), o);
   }
   return reads;
 }

@@ -117,7 +117,10 @@ export async function confirmedEmpty(d: ConfirmDeps, bundle: Bundle, candidates:
       // Still held, yet unseen by the caches: the managed label was taken off. Put it back so the passes see them.
       else if (found.type.namespaced) await d.unlabelled.label(d.api, bundle.metadata.namespace, found.type, held, d.logger);
     } catch (err) {
-      d.logger.debug({ namespace: bundle.metadata.namespace, name: bundle.metadata.name, kind: groupKindKey(gk), err: errorMessage(err) }, 'could not confirm a kind holds nothing of the Bundle; it stays recorded');
+      d.logger.debug(
+        { namespace: bundle.metadata.namespace, name: bundle.metadata.name, kind: groupKindKey(gk), err: errorMessage(err) },
+        'could not confirm a kind holds nothing of the Bundle; it stays recorded',
+      );
     }
   }
   return empty;

@@ -27,7 +27,12 @@ export function statusSubject(live: KubeObject): StatusSubject {
  * do its transitions call for events (a pass on a stale read that loses the
  * write leaves them to the pass on the newer Bundle).
  */
-export async function writeBundleStatus(api: Pick<BundleApi, 'replaceStatus'>, live: KubeObject, status: BundleStatus, log: Logger): Promise<boolean> {
+export async function writeBundleStatus(
+  api: Pick<BundleApi, 'replaceStatus'>,
+  live: KubeObject,
+  status: BundleStatus,
+  log: Logger,
+): Promise<boolean> {
   if (statusEqual(statusSubject(live).status, status)) return false;
   try {
     await api.replaceStatus(BUNDLE_RESOURCE_TYPE, { ...live, status });
@@ -41,7 +46,13 @@ export async function writeBundleStatus(api: Pick<BundleApi, 'replaceStatus'>, l
   }
 }
 
-export async function reportTransitions(events: EventRecorder, target: EventTarget, before: BundleStatus | undefined, after: BundleStatus, errorReason: string): Promise<void> {
+export async function reportTransitions(
+  events: EventRecorder,
+  target: EventTarget,
+  before: BundleStatus | undefined,
+  after: BundleStatus,
+  errorReason: string,
+): Promise<void> {
   for (const e of transitionEvents(before, after, errorReason)) {
     if (e.type === 'Normal') await events.normal(target, e.reason, e.message);
     else await events.warning(target, e.reason, e.message);
@@ -74,13 +85,21 @@ export class BundleGauges {
   record(key: BundleKey, status: BundleStatus): void {
     this.metrics?.pendingDeletions.set(setShare(this.pendingByBundle, key, status.pendingDeletionCount ?? 0));
     this.metrics?.awaitingApproval.set(setShare(this.awaitingByBundle, key, status.awaitingApprovalCount ?? 0));
-    this.setDrifted(key, (status.resourceStatuses ?? []).filter((r) => r.conditions?.some((c) => c.type === ResourceConditionTypes.Drifted && c.status === 'True')).length);
+    this.setDrifted(
+      key,
+      (status.resourceStatuses ?? []).filter((r) =>
+        r.conditions?.some((c) => c.type === ResourceConditionTypes.Drifted && c.status === 'True'),
+      ).length,
+    );
     this.setConditions(key, status);
     const ready = status.conditions?.find((c) => c.type === 'Ready');
     const since = ready?.lastTransitionTime !== undefined ? Date.parse(ready.lastTransitionTime) : NaN;
     if (ready?.status === 'True') this.notReadySince.delete(key);
     else this.notReadySince.set(key, Number.isFinite(since) ? since : (this.notReadySince.get(key) ?? this.now()));
-    const due = (status.pendingDeletions ?? []).filter((p) => p.waitingFor !== 'Approval').map((p) => Date.parse(p.deleteAfter)).filter((t) => Number.isFinite(t));
+    const due = (status.pendingDeletions ?? [])
+      .filter((p) => p.waitingFor !== 'Approval')
+      .map((p) => Date.parse(p.deleteAfter))
+      .filter((t) => Number.isFinite(t));
     if (due.length > 0) this.deleteAfters.set(key, due);
     else this.deleteAfters.delete(key);
   }
@@ -122,7 +141,11 @@ export class BundleGauges {
   }
 
   private setConditions(key: BundleKey, status: BundleStatus | undefined): void {
-    if (status?.conditions) this.conditionsByBundle.set(key, status.conditions.map((c) => `${c.type}\u0000${c.status}`));
+    if (status?.conditions)
+      this.conditionsByBundle.set(
+        key,
+        status.conditions.map((c) => `${c.type}\u0000${c.status}`),
+      );
     else this.conditionsByBundle.delete(key);
     const gauge = this.metrics?.bundlesByCondition;
     if (!gauge) return;

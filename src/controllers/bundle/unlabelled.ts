@@ -41,12 +41,18 @@ export class UnlabelledObjects {
     for (const o of items.filter(needsLabel)) {
       try {
         await api.patch(rt, namespace, o.metadata.name, labelPatch(o), 'json', { fieldManager: FIELD_MANAGER });
-        log.info({ object: { kind: rt.kind, namespace: o.metadata.namespace, name: o.metadata.name } }, 'labelled an object a Bundle references so the caches see it');
+        log.info(
+          { object: { kind: rt.kind, namespace: o.metadata.namespace, name: o.metadata.name } },
+          'labelled an object a Bundle references so the caches see it',
+        );
       } catch (err) {
         // Changed or gone since the list: its next write or event decides; refused: it stays unseen, as before.
         if (isStaleWrite(err) || isNotFound(err)) continue;
         if (isForbidden(err)) {
-          log.warn({ object: { kind: rt.kind, namespace: o.metadata.namespace, name: o.metadata.name }, err: errorMessage(err) }, 'could not label an object a Bundle references: it is pruned only when its Bundle lists it again or is deleted');
+          log.warn(
+            { object: { kind: rt.kind, namespace: o.metadata.namespace, name: o.metadata.name }, err: errorMessage(err) },
+            'could not label an object a Bundle references: it is pruned only when its Bundle lists it again or is deleted',
+          );
           continue;
         }
         throw err;

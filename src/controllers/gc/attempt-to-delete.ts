@@ -11,7 +11,16 @@ import type { WorkResult } from '../../runtime/workers.js';
 import { classifyReferences } from '../../core/gc/classify.js';
 import { decideAttemptToDelete, itemFacts } from '../../core/gc/decide.js';
 import type { DeletionPropagation } from '../../api/names.js';
-import { OwnerRef, formatIdentity, identityOf, refBits, NodeFlags, type Graph, type GraphNode, type Identity } from '../../core/gc/graph.js';
+import {
+  OwnerRef,
+  formatIdentity,
+  identityOf,
+  refBits,
+  NodeFlags,
+  type Graph,
+  type GraphNode,
+  type Identity,
+} from '../../core/gc/graph.js';
 import { removeRefsPatch, unblockRefsPatch } from '../../core/gc/patches.js';
 import type { GcMetrics } from './metrics.js';
 import type { OwnerVerifier, ResourceResolver } from './owner-verifier.js';
@@ -54,7 +63,13 @@ export function snapshotOfNode(node: GraphNode): ItemSnapshot {
 function snapshotOfRead(identity: Identity, meta: KubeObject['metadata']): ItemSnapshot {
   const refs = (meta.ownerReferences ?? []).map((r) => new OwnerRef(r.uid, { apiVersion: r.apiVersion, kind: r.kind }, r.name, refBits(r)));
   const finalizers = meta.finalizers ?? [];
-  return { identity, resourceVersion: meta.resourceVersion, refs, orphanFinalizer: finalizers.includes(Finalizers.orphan), foregroundFinalizer: finalizers.includes(Finalizers.foregroundDeletion) };
+  return {
+    identity,
+    resourceVersion: meta.resourceVersion,
+    refs,
+    orphanFinalizer: finalizers.includes(Finalizers.orphan),
+    foregroundFinalizer: finalizers.includes(Finalizers.foregroundDeletion),
+  };
 }
 
 /** A virtual node: is anything with its identity on the server? If not, tell the writer. */
@@ -96,8 +111,13 @@ export async function decideAndAct(ctx: AttemptContext, item: ItemSnapshot, isRe
   // deleted for a waiting owner then goes in the foreground, so that the
   // owner still waits for whatever the item turns out to own.
   if (!ctx.graphComplete()) facts.hasDependents = true;
-  const decision = decideAttemptToDelete({ ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer }, classifyReferences(states));
-  ctx.debug(`attempt to delete ${formatIdentity(id)}: ${decision.kind}`, { states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`) });
+  const decision = decideAttemptToDelete(
+    { ...facts, orphanFinalizer: item.orphanFinalizer, foregroundFinalizer: item.foregroundFinalizer },
+    classifyReferences(states),
+  );
+  ctx.debug(`attempt to delete ${formatIdentity(id)}: ${decision.kind}`, {
+    states: states.map((s) => `${s.ref.type.kind}/${s.ref.name}=${s.state}`),
+  });
   const namespace = rt.namespaced ? id.namespace : undefined;
   const at = { rt, namespace, name: id.name };
   // Each write is sent once through the guarded write; a stale answer (409, or a 422 without field causes, on the
@@ -127,7 +147,10 @@ export async function decideAndAct(ctx: AttemptContext, item: ItemSnapshot, isRe
         }
         resourceVersion = patched.result.metadata.resourceVersion;
       }
-      const deleted = await guardedDelete(ctx.api, at, { opts: { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation }, stale: 'conflict-or-failed-test' });
+      const deleted = await guardedDelete(ctx.api, at, {
+        opts: { uid: id.uid, resourceVersion, propagationPolicy: decision.propagation },
+        stale: 'conflict-or-failed-test',
+      });
       if (deleted.kind === 'gone' && !deleted.error) {
         ctx.virtualDelete(id);
         return 'forget';

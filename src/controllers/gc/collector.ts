@@ -59,7 +59,10 @@ const IGNORED = new Set(['events', 'events.events.k8s.io']);
  */
 export function collectableResources(all: readonly ResourceType[]): ResourceType[] {
   return preferredVersions(all).filter(
-    (rt) => !IGNORED.has(rt.group ? `${rt.plural}.${rt.group}` : rt.plural) && !rt.plural.includes('/') && ['list', 'watch', 'delete'].every((v) => rt.verbs.includes(v)),
+    (rt) =>
+      !IGNORED.has(rt.group ? `${rt.plural}.${rt.group}` : rt.plural) &&
+      !rt.plural.includes('/') &&
+      ['list', 'watch', 'delete'].every((v) => rt.verbs.includes(v)),
   );
 }
 
@@ -95,7 +98,10 @@ export class GarbageCollector {
     this.log = options.log ?? (() => {});
     this.discovery = options.discovery ?? new Discovery(client);
     const restrictTo: GcScopeRestriction | undefined = options.namespaces
-      ? { namespaces: options.namespaces, ...(options.clusterScopedLabel !== undefined ? { clusterScopedLabel: options.clusterScopedLabel } : {}) }
+      ? {
+          namespaces: options.namespaces,
+          ...(options.clusterScopedLabel !== undefined ? { clusterScopedLabel: options.clusterScopedLabel } : {}),
+        }
       : undefined;
     // Events go through their own client when given one: their own
     // connections, so a slow event write never holds a socket a delete
@@ -103,7 +109,13 @@ export class GarbageCollector {
     // (process-clients.ts), so events are counted in --qps all the same.
     const events = options.eventClient;
     const api: GcApi = events
-      ? { tryGet: (...a) => client.tryGet(...a), patch: (...a) => client.patch(...a), delete: (...a) => client.delete(...a), createEvent: (input) => events.createEvent(input), updateEventSeries: (...a) => events.updateEventSeries(...a) }
+      ? {
+          tryGet: (...a) => client.tryGet(...a),
+          patch: (...a) => client.patch(...a),
+          delete: (...a) => client.delete(...a),
+          createEvent: (input) => events.createEvent(input),
+          updateEventSeries: (...a) => events.updateEventSeries(...a),
+        }
       : client;
     this.engine = new GcEngine(api, this.discovery, {
       mode: options.mode === 'bundles' ? 'bundles' : 'cluster',
@@ -239,7 +251,11 @@ export class GarbageCollector {
     const now = this.clock.now();
     const gate = decideSyncGate({
       discovered: this.discovered,
-      informers: [...this.informers].map(([key, i]) => ({ resource: key, synced: i.hasSynced(), waitingSince: this.informerStartedAt.get(key) ?? now })),
+      informers: [...this.informers].map(([key, i]) => ({
+        resource: key,
+        synced: i.hasSynced(),
+        waitingSince: this.informerStartedAt.get(key) ?? now,
+      })),
       now,
       holdBoundMs: this.options.syncHoldMs ?? 30_000,
     });

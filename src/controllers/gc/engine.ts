@@ -93,14 +93,37 @@ export class GcEngine {
     const queue = (name: 'attemptToDelete' | 'attemptToOrphan') =>
       new WorkQueue<string>({
         clock: options.clock,
-        rateLimiter: new MaxOfRateLimiter<string>(new ExponentialBackoffRateLimiter<string>({ baseDelayMs: 5, maxDelayMs: options.maxRetryDelayMs ?? 60_000 }), new TokenBucketRateLimiter<string>(options.clock, {})),
-        metrics: this.metrics.workQueue?.(name) ?? { depth: (n) => this.metrics.queueDepth(name, n), added: () => {}, queueLatency: () => {}, workDuration: () => {}, retried: () => {} },
+        rateLimiter: new MaxOfRateLimiter<string>(
+          new ExponentialBackoffRateLimiter<string>({ baseDelayMs: 5, maxDelayMs: options.maxRetryDelayMs ?? 60_000 }),
+          new TokenBucketRateLimiter<string>(options.clock, {}),
+        ),
+        metrics: this.metrics.workQueue?.(name) ?? {
+          depth: (n) => this.metrics.queueDepth(name, n),
+          added: () => {},
+          queueLatency: () => {},
+          workDuration: () => {},
+          retried: () => {},
+        },
       });
     this.attemptToDelete = queue('attemptToDelete');
     this.attemptToOrphan = queue('attemptToOrphan');
-    this.gate = new WorkerGate((queue, uid) => this[queue].add(uid), (level, message) => this.log(level, message));
-    this.verifier = new OwnerVerifier(api, resolver, options.clock, { absentCacheSize: options.absentOwnerCacheSize ?? 2_000, presentTtlMs: options.ownerStateTtlMs ?? 2_000 });
-    this.events = new GcEvents(api, this.graph, options.clock, options.reportingInstance ?? 'bundlesmith', this.metrics, this.log, options.cascadeEventIntervalMs ?? 2_000);
+    this.gate = new WorkerGate(
+      (queue, uid) => this[queue].add(uid),
+      (level, message) => this.log(level, message),
+    );
+    this.verifier = new OwnerVerifier(api, resolver, options.clock, {
+      absentCacheSize: options.absentOwnerCacheSize ?? 2_000,
+      presentTtlMs: options.ownerStateTtlMs ?? 2_000,
+    });
+    this.events = new GcEvents(
+      api,
+      this.graph,
+      options.clock,
+      options.reportingInstance ?? 'bundlesmith',
+      this.metrics,
+      this.log,
+      options.cascadeEventIntervalMs ?? 2_000,
+    );
     this.attempt = {
       graph: this.graph,
       api,
@@ -191,7 +214,13 @@ export class GcEngine {
           ? applyEvent(this.graph, { type: 'deleted', object: change.object, at })
           : change.kind === 'listed'
             ? applyEvent(this.graph, { type: 'listed', source: change.source, uids: change.uids, at })
-            : applyEvent(this.graph, { type: 'observed', object: change.object, tagged: this.tagged(change.object), source: change.source, at });
+            : applyEvent(this.graph, {
+                type: 'observed',
+                object: change.object,
+                tagged: this.tagged(change.object),
+                source: change.source,
+                at,
+              });
     for (const uid of fx.touched) this.verifier.invalidate(uid);
     for (const id of fx.absentOwners) {
       // Never an absence under namespace '' for a kind known to be namespaced: it would stand for every namespace.
@@ -270,7 +299,14 @@ export class GcEngine {
     if (!rt) return 'requeue';
     const removed = await removeFinalizer(this.api, this.metrics, rt, id, decision.finalizer);
     if (removed && decision.reason === 'cycle-timeout') {
-      this.events.emit(id, foregroundCycleBrokenEvent({ ...decision, transitiveDependents: facts.transitiveDependents, blockers: blockerNames(this.graph, decision.blockers) }));
+      this.events.emit(
+        id,
+        foregroundCycleBrokenEvent({
+          ...decision,
+          transitiveDependents: facts.transitiveDependents,
+          blockers: blockerNames(this.graph, decision.blockers),
+        }),
+      );
     }
     return 'forget';
   }

@@ -43,10 +43,24 @@ export class GcEvents {
   /** The collector deleted `identity` because of `causes` (its owner references that let it go). */
   collected(identity: Identity, propagation: DeletionPropagation, causes: readonly OwnerRef[]): void {
     const ownerChain = describeOwnerChain(this.graph, causes);
-    this.log('info', 'garbage collected', { apiVersion: identity.apiVersion, kind: identity.kind, namespace: identity.namespace, name: identity.name, uid: identity.uid, propagation, ownerChain });
+    this.log('info', 'garbage collected', {
+      apiVersion: identity.apiVersion,
+      kind: identity.kind,
+      namespace: identity.namespace,
+      name: identity.name,
+      uid: identity.uid,
+      propagation,
+      ownerChain,
+    });
     const cause = causes[0];
     if (cause === undefined) return;
-    this.cascades.record(this.ownerOf(cause, identity), propagation, { kind: identity.kind, name: identity.name }, this.clock.now(), ownerChain);
+    this.cascades.record(
+      this.ownerOf(cause, identity),
+      propagation,
+      { kind: identity.kind, name: identity.name },
+      this.clock.now(),
+      ownerChain,
+    );
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       void this.flush();
@@ -91,13 +105,26 @@ export class GcEvents {
   }
 
   private async write(w: CascadeEventWrite): Promise<void> {
-    const target = { apiVersion: w.owner.apiVersion, kind: w.owner.kind, name: w.owner.name, uid: w.owner.uid, ...(w.owner.namespace ? { namespace: w.owner.namespace } : {}) };
+    const target = {
+      apiVersion: w.owner.apiVersion,
+      kind: w.owner.kind,
+      name: w.owner.name,
+      uid: w.owner.uid,
+      ...(w.owner.namespace ? { namespace: w.owner.namespace } : {}),
+    };
     try {
       if (w.kind === 'create') {
-        const name = await this.api.createEvent(eventInput(this.clock, this.instance, { target, type: 'Normal', reason: w.reason, action: w.action, message: w.message }));
+        const name = await this.api.createEvent(
+          eventInput(this.clock, this.instance, { target, type: 'Normal', reason: w.reason, action: w.action, message: w.message }),
+        );
         this.cascades.created(w.owner.uid, name);
       } else {
-        await this.api.updateEventSeries(w.owner.namespace || 'default', w.eventName, { count: w.count, lastObservedTime: microTime(w.lastObservedAt) }, w.message);
+        await this.api.updateEventSeries(
+          w.owner.namespace || 'default',
+          w.eventName,
+          { count: w.count, lastObservedTime: microTime(w.lastObservedAt) },
+          w.message,
+        );
       }
     } catch (err) {
       this.cascades.failed(w);

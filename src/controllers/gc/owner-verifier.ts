@@ -81,13 +81,21 @@ export class OwnerVerifier {
       return this.knownAbsent(graph, dependent, ref, coords) ?? { ref, state: 'lookup-failed', detail: `discovery: ${errorMessage(err)}` };
     }
     // A kind no longer served: an absence recorded while it was served is still true (a UID never comes back).
-    if (!rt) return this.knownAbsent(graph, dependent, ref, coords) ?? { ref, state: 'unknown-kind', detail: `${ref.type.apiVersion} ${ref.type.kind} is not served` };
+    if (!rt)
+      return (
+        this.knownAbsent(graph, dependent, ref, coords) ?? {
+          ref,
+          state: 'unknown-kind',
+          detail: `${ref.type.apiVersion} ${ref.type.kind} is not served`,
+        }
+      );
     // Scope first: a cluster-scoped object can never be owned by a namespaced
     // kind, whatever the absent cache holds (upstream forgets such items).
     if (dependent.namespace === '' && rt.namespaced) return { ref, state: 'namespaced-owner-of-cluster-scoped' };
     const namespace = rt.namespaced ? dependent.namespace : '';
     // Only the entry for the owner's real coordinates counts.
-    if (this.absent.has(identityKey({ ...coords, namespace }))) return { ref, state: this.absentKind(graph, dependent, ref, 'absent'), detail: 'known absent' };
+    if (this.absent.has(identityKey({ ...coords, namespace })))
+      return { ref, state: this.absentKind(graph, dependent, ref, 'absent'), detail: 'known absent' };
     const lookupKey = `${rt.group}/${rt.plural}|${namespace}|${ref.name}`;
 
     const memo = this.memo.get(ref.uid)?.get(lookupKey);
@@ -111,12 +119,23 @@ export class OwnerVerifier {
       return { ref, state: result };
     }
     this.absent.add(identityKey({ ...coords, namespace }));
-    return { ref, state: this.absentKind(graph, dependent, ref, result), detail: result === 'coordinates-mismatch' ? `another object is at ${ref.type.kind} ${ref.name}` : undefined };
+    return {
+      ref,
+      state: this.absentKind(graph, dependent, ref, result),
+      detail: result === 'coordinates-mismatch' ? `another object is at ${ref.type.kind} ${ref.name}` : undefined,
+    };
   }
 
   /** The absent cache when discovery cannot say the owner's scope: either coordinate may have been recorded. */
-  private knownAbsent(graph: Graph, dependent: { namespace: string }, ref: OwnerRef, coords: Omit<Identity, 'namespace'>): OwnerState | undefined {
-    const recorded = this.absent.has(identityKey({ ...coords, namespace: dependent.namespace })) || (dependent.namespace !== '' && this.absent.has(identityKey({ ...coords, namespace: '' })));
+  private knownAbsent(
+    graph: Graph,
+    dependent: { namespace: string },
+    ref: OwnerRef,
+    coords: Omit<Identity, 'namespace'>,
+  ): OwnerState | undefined {
+    const recorded =
+      this.absent.has(identityKey({ ...coords, namespace: dependent.namespace })) ||
+      (dependent.namespace !== '' && this.absent.has(identityKey({ ...coords, namespace: '' })));
     return recorded ? { ref, state: this.absentKind(graph, dependent, ref, 'absent'), detail: 'known absent' } : undefined;
   }
 
@@ -126,7 +145,8 @@ export class OwnerVerifier {
       const live = await this.api.tryGet(rt, rt.namespaced ? namespace : undefined, ref.name, { metadataOnly: true });
       if (!live) return 'absent';
       if (live.metadata.uid !== ref.uid) return 'coordinates-mismatch';
-      const waiting = live.metadata.deletionTimestamp !== undefined && (live.metadata.finalizers ?? []).includes(Finalizers.foregroundDeletion);
+      const waiting =
+        live.metadata.deletionTimestamp !== undefined && (live.metadata.finalizers ?? []).includes(Finalizers.foregroundDeletion);
       return waiting ? 'present-deleting-dependents' : 'present';
     } catch (err) {
       return { error: errorMessage(err) };

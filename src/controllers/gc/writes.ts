@@ -27,15 +27,20 @@ export interface GcApi extends OwnerLookupApi {
  */
 export async function removeFinalizer(api: GcApi, metrics: GcMetrics, rt: ResourceType, id: Identity, finalizer: string): Promise<boolean> {
   const namespace = rt.namespaced ? id.namespace : undefined;
-  const written = await guardedPatch(api, { rt, namespace, name: id.name }, {
-    type: 'json',
-    redecide: {
-      readFirst: true,
-      retries: 3,
-      read: () => api.tryGet(rt, namespace, id.name, { metadataOnly: true }),
-      decide: (live) => (!live || live.metadata.uid !== id.uid ? undefined : removeFinalizerPatch(id.uid, live.metadata.finalizers ?? [], finalizer)),
+  const written = await guardedPatch(
+    api,
+    { rt, namespace, name: id.name },
+    {
+      type: 'json',
+      redecide: {
+        readFirst: true,
+        retries: 3,
+        read: () => api.tryGet(rt, namespace, id.name, { metadataOnly: true }),
+        decide: (live) =>
+          !live || live.metadata.uid !== id.uid ? undefined : removeFinalizerPatch(id.uid, live.metadata.finalizers ?? [], finalizer),
+      },
     },
-  });
+  );
   if (written.kind === 'written') return true;
   if (written.kind === 'declined') return false;
   // Any other outcome (a 404 on the patch too) is an error of the collector's.
@@ -48,18 +53,30 @@ export async function removeFinalizer(api: GcApi, metrics: GcMetrics, rt: Resour
  * when it is gone or no longer refers to the owner. Up to two fresh reads
  * after a stale answer.
  */
-export async function removeOwnerRef(api: GcApi, metrics: GcMetrics, rt: ResourceType, id: Identity, refs: readonly { uid: string }[], ownerUid: string): Promise<void> {
+export async function removeOwnerRef(
+  api: GcApi,
+  metrics: GcMetrics,
+  rt: ResourceType,
+  id: Identity,
+  refs: readonly { uid: string }[],
+  ownerUid: string,
+): Promise<void> {
   const namespace = rt.namespaced ? id.namespace : undefined;
-  const patchOf = (current: readonly { uid: string }[]) => (current.some((r) => r.uid === ownerUid) ? removeRefsPatch(id.uid, current, new Set([ownerUid])) : undefined);
-  const written = await guardedPatch(api, { rt, namespace, name: id.name }, {
-    patch: patchOf(refs),
-    type: 'json',
-    redecide: {
-      retries: 2,
-      read: () => api.tryGet(rt, namespace, id.name, { metadataOnly: true }),
-      decide: (fresh) => (!fresh || fresh.metadata.uid !== id.uid ? undefined : patchOf(fresh.metadata.ownerReferences ?? [])),
+  const patchOf = (current: readonly { uid: string }[]) =>
+    current.some((r) => r.uid === ownerUid) ? removeRefsPatch(id.uid, current, new Set([ownerUid])) : undefined;
+  const written = await guardedPatch(
+    api,
+    { rt, namespace, name: id.name },
+    {
+      patch: patchOf(refs),
+      type: 'json',
+      redecide: {
+        retries: 2,
+        read: () => api.tryGet(rt, namespace, id.name, { metadataOnly: true }),
+        decide: (fresh) => (!fresh || fresh.metadata.uid !== id.uid ? undefined : patchOf(fresh.metadata.ownerReferences ?? [])),
+      },
     },
-  });
+  );
   if (written.kind === 'written') metrics.orphaned(id.kind);
   if (written.kind === 'written' || written.kind === 'declined' || written.kind === 'gone') return;
   metrics.error(id.kind, 'orphan');
@@ -71,7 +88,13 @@ export async function removeOwnerRef(api: GcApi, metrics: GcMetrics, rt: Resourc
  * (the transport rate-limits anyway; this bounds memory). Returns the
  * failures: the owner keeps its orphan finalizer until there are none.
  */
-export async function releaseDependents(api: GcApi, resolver: ResourceResolver, metrics: GcMetrics, dependents: readonly GraphNode[], ownerUid: string): Promise<unknown[]> {
+export async function releaseDependents(
+  api: GcApi,
+  resolver: ResourceResolver,
+  metrics: GcMetrics,
+  dependents: readonly GraphNode[],
+  ownerUid: string,
+): Promise<unknown[]> {
   const failures: unknown[] = [];
   for (let i = 0; i < dependents.length; i += 16) {
     const results = await Promise.allSettled(

@@ -13,7 +13,15 @@ import type { KubeClient } from '../../kube/client.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 
-const SECRET_RESOURCE: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, verbs: ['get', 'create'] };
+const SECRET_RESOURCE: ResourceType = {
+  group: '',
+  version: 'v1',
+  apiVersion: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaced: true,
+  verbs: ['get', 'create'],
+};
 
 /** Where the key lives: `--release-key-secret NAMESPACE/NAME`. */
 export interface ReleaseKeySecret {
@@ -36,7 +44,11 @@ export async function loadReleaseKey(client: KubeClient, at: ReleaseKeySecret): 
       apiVersion: 'v1',
       kind: 'Secret',
       type: 'Opaque',
-      metadata: { name: at.name, namespace: at.namespace, labels: { 'app.kubernetes.io/name': 'bundlesmith', 'app.kubernetes.io/component': 'release-key' } },
+      metadata: {
+        name: at.name,
+        namespace: at.namespace,
+        labels: { 'app.kubernetes.io/name': 'bundlesmith', 'app.kubernetes.io/component': 'release-key' },
+      },
       data: { [DATA_KEY]: randomBytes(RELEASE_KEY_MIN_BYTES).toString('base64') },
     });
     return keyOf(created, at);
@@ -51,7 +63,9 @@ function keyOf(secret: KubeObject, at: ReleaseKeySecret): Uint8Array {
   const encoded = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[DATA_KEY] : undefined;
   const key = typeof encoded === 'string' ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
   if (key.length < RELEASE_KEY_MIN_BYTES) {
-    throw new Error(`release key Secret ${at.namespace}/${at.name}: data.${DATA_KEY} must hold at least ${RELEASE_KEY_MIN_BYTES} bytes (base64); delete the Secret to have a new key made (outstanding releases are then kept, not swept)`);
+    throw new Error(
+      `release key Secret ${at.namespace}/${at.name}: data.${DATA_KEY} must hold at least ${RELEASE_KEY_MIN_BYTES} bytes (base64); delete the Secret to have a new key made (outstanding releases are then kept, not swept)`,
+    );
   }
   return new Uint8Array(key);
 }

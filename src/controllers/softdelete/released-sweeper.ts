@@ -70,7 +70,10 @@ export class ReleasedObjectSweeper {
   private readonly epochs = new ListingEpochs();
 
   constructor(private readonly o: ReleasedSweeperOptions) {
-    this.queue = new WorkQueue<string>({ clock: o.clock, ...(o.metrics ? { metrics: o.metrics.queue('released', 'released-sweeper') } : {}) });
+    this.queue = new WorkQueue<string>({
+      clock: o.clock,
+      ...(o.metrics ? { metrics: o.metrics.queue('released', 'released-sweeper') } : {}),
+    });
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
@@ -86,7 +89,12 @@ export class ReleasedObjectSweeper {
     this.bundles.start();
     // Workers first: a released object is swept as soon as its own watch and the Bundle watch have listed (each
     // sweep checks both), not after every resource's watch has (a slow or refused one would hold them all).
-    this.workersDone = runWorkers(this.queue, this.o.workers ?? 2, (key) => this.sweep(key), (key, err) => this.o.logger.warn({ ...sweepKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed'));
+    this.workersDone = runWorkers(
+      this.queue,
+      this.o.workers ?? 2,
+      (key) => this.sweep(key),
+      (key, err) => this.o.logger.warn({ ...sweepKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed'),
+    );
     await this.syncInformers();
     this.scheduleRediscovery();
   }
@@ -149,7 +157,8 @@ export class ReleasedObjectSweeper {
           if (isForbidden(err)) this.refused(id, informer);
         },
       });
-      const enqueue = (obj: { metadata: { namespace?: string; name: string } }) => this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
+      const enqueue = (obj: { metadata: { namespace?: string; name: string } }) =>
+        this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
       informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
       this.informers.set(id, informer);
       informer.start();
@@ -159,10 +168,16 @@ export class ReleasedObjectSweeper {
     // API whose backend is down) must not hold the operator's start: wait a
     // bounded time, say which did not sync, and let them keep retrying.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(started.map((i) => i.waitForSync())), new Promise<void>((resolve) => (timer = setTimeout(resolve, this.o.syncTimeoutMs ?? 10_000)))]);
+    await Promise.race([
+      Promise.all(started.map((i) => i.waitForSync())),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, this.o.syncTimeoutMs ?? 10_000))),
+    ]);
     clearTimeout(timer);
-    const unsynced = started.filter((i) => !i.hasSynced() && this.informers.get(`${i.resource.group}/${i.resource.plural}`) === i).map((i) => `${i.resource.plural}.${i.resource.group || 'core'}: ${i.health().lastError ?? 'not synced'}`);
-    if (unsynced.length > 0) this.o.logger.warn({ unsynced }, 'released-object sweep: some resources could not be watched yet; retrying in the background');
+    const unsynced = started
+      .filter((i) => !i.hasSynced() && this.informers.get(`${i.resource.group}/${i.resource.plural}`) === i)
+      .map((i) => `${i.resource.plural}.${i.resource.group || 'core'}: ${i.health().lastError ?? 'not synced'}`);
+    if (unsynced.length > 0)
+      this.o.logger.warn({ unsynced }, 'released-object sweep: some resources could not be watched yet; retrying in the background');
     this.initialSyncDone = true;
   }
 
@@ -194,11 +209,21 @@ export class ReleasedObjectSweeper {
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       case 'await':
         // An approval is a write to the object: its watch event brings it back here.
-        await this.reportOnce(`${cached.metadata.uid ?? ''}@${decision.deletionTimestamp}`, () => this.o.events.normal(target, EventReasons.AwaitingApproval, `released by deleted Bundle ${formerBundleOf(cached.metadata) ?? '?'}: ${decision.message}`));
+        await this.reportOnce(`${cached.metadata.uid ?? ''}@${decision.deletionTimestamp}`, () =>
+          this.o.events.normal(
+            target,
+            EventReasons.AwaitingApproval,
+            `released by deleted Bundle ${formerBundleOf(cached.metadata) ?? '?'}: ${decision.message}`,
+          ),
+        );
         return 'forget';
       case 'mark': {
         // Any failure (a stale one too) is the work item's: logged, retried with backoff.
-        const marked = await guardedPatch(this.writerFor(namespace), { rt, namespace, name }, { patch: markPatch(cached, decision.deletionTimestamp), type: 'json', opts: { fieldManager: FIELD_MANAGER } });
+        const marked = await guardedPatch(
+          this.writerFor(namespace),
+          { rt, namespace, name },
+          { patch: markPatch(cached, decision.deletionTimestamp), type: 'json', opts: { fieldManager: FIELD_MANAGER } },
+        );
         if (marked.kind !== 'written' && marked.kind !== 'declined') throw marked.error;
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       }
@@ -208,7 +233,11 @@ export class ReleasedObjectSweeper {
         // And on a fresh list of the namespace's Bundles: one that lists it now keeps it. The epoch is taken before
         // the list: a Bundle listing the object from here on stops the DELETE before it is sent.
         const decidedAt = this.epochs.current();
-        const guard = this.epochs.guard(decidedAt, [objectEpochKey(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))], `a Bundle listing ${rt.kind} ${namespace}/${name}`);
+        const guard = this.epochs.guard(
+          decidedAt,
+          [objectEpochKey(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))],
+          `a Bundle listing ${rt.kind} ${namespace}/${name}`,
+        );
         const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
         if (this.listedBy(rt, namespace, name, bundlesNow) !== undefined) return 'forget';
         const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
@@ -221,14 +250,22 @@ export class ReleasedObjectSweeper {
         if (!(await this.proven(rt, fresh))) return 'forget';
         // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422
         // without field causes counts as stale here (isStaleWrite), as the finalizer counts it; the prune counts only a 409.
-        const deleted = await guardedDelete(this.writerFor(namespace), { rt, namespace, name }, { opts: { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard }, stale: 'conflict-or-failed-test' });
+        const deleted = await guardedDelete(
+          this.writerFor(namespace),
+          { rt, namespace, name },
+          { opts: { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard }, stale: 'conflict-or-failed-test' },
+        );
         if (deleted.kind === 'stale' || deleted.kind === 'refused') return 'requeue';
         // Gone before the DELETE (someone else deleted it): nothing was deleted here, so nothing is reported as deleted.
         if (deleted.kind === 'gone') return 'forget';
         if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw deleted.error;
         const former = formerBundleOf(fresh.metadata) ?? '?';
         const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);
-        await this.o.events.normal(target, EventReasons.DeletedAfterDelay, `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`);
+        await this.o.events.normal(
+          target,
+          EventReasons.DeletedAfterDelay,
+          `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`,
+        );
         return 'forget';
       }
     }
@@ -248,7 +285,10 @@ export class ReleasedObjectSweeper {
     this.reportedUnproven.add(seen);
     if (this.reportedUnproven.size > 10_000) this.reportedUnproven.clear();
     const namespace = o.metadata.namespace ?? '';
-    this.o.logger.warn({ object: { kind: rt.kind, namespace, name: o.metadata.name }, reason: check.reason }, 'released-object sweep: kept an object whose release is not proven');
+    this.o.logger.warn(
+      { object: { kind: rt.kind, namespace, name: o.metadata.name }, reason: check.reason },
+      'released-object sweep: kept an object whose release is not proven',
+    );
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name: o.metadata.name, namespace, uid: o.metadata.uid };
     await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${check.reason}`);
     return false;
@@ -271,9 +311,12 @@ export class ReleasedObjectSweeper {
   private refused(id: string, informer: SupervisedInformer): void {
     if (this.informers.get(id) !== informer) return;
     this.informers.delete(id);
-    if (!this.notListable.has(id)) this.o.logger.debug({ resource: id }, 'released-object sweep: not allowed to watch this resource; skipped');
+    if (!this.notListable.has(id))
+      this.o.logger.debug({ resource: id }, 'released-object sweep: not allowed to watch this resource; skipped');
     this.notListable.set(id, this.o.clock.now());
-    informer.stop().catch((err: unknown) => this.o.logger.warn({ resource: id, err: errorMessage(err) }, 'stopping a refused watch failed'));
+    informer
+      .stop()
+      .catch((err: unknown) => this.o.logger.warn({ resource: id, err: errorMessage(err) }, 'stopping a refused watch failed'));
   }
 
   /** Who writes to released objects of a namespace: the lockdown identity there, else the operator. */

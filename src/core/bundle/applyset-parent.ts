@@ -26,16 +26,26 @@ export interface ApplySetParentMetadata {
   annotations: Record<string, string>;
 }
 
-export function applySetParentMetadata(bundle: { name: string; namespace: string }, managedKinds: readonly string[] | undefined): ApplySetParentMetadata {
+export function applySetParentMetadata(
+  bundle: { name: string; namespace: string },
+  managedKinds: readonly string[] | undefined,
+): ApplySetParentMetadata {
   return {
     labels: { [ApplySetLabels.id]: applySetId(bundle.name, bundle.namespace) },
-    annotations: { [ApplySetAnnotations.tooling]: APPLYSET_TOOLING, [ApplySetAnnotations.containsGroupKinds]: containsGroupKinds(managedKinds) },
+    annotations: {
+      [ApplySetAnnotations.tooling]: APPLYSET_TOOLING,
+      [ApplySetAnnotations.containsGroupKinds]: containsGroupKinds(managedKinds),
+    },
   };
 }
 
 /** Whether the live Bundle's metadata already carries `wanted` (so no write is sent). */
-export function carriesParentMetadata(live: { labels?: Readonly<Record<string, string>> | undefined; annotations?: Readonly<Record<string, string>> | undefined }, wanted: ApplySetParentMetadata): boolean {
-  const same = (have: Readonly<Record<string, string>> | undefined, want: Record<string, string>): boolean => Object.entries(want).every(([k, v]) => have?.[k] === v);
+export function carriesParentMetadata(
+  live: { labels?: Readonly<Record<string, string>> | undefined; annotations?: Readonly<Record<string, string>> | undefined },
+  wanted: ApplySetParentMetadata,
+): boolean {
+  const same = (have: Readonly<Record<string, string>> | undefined, want: Record<string, string>): boolean =>
+    Object.entries(want).every(([k, v]) => have?.[k] === v);
   return same(live.labels, wanted.labels) && same(live.annotations, wanted.annotations);
 }
 
@@ -46,10 +56,20 @@ export function carriesParentMetadata(live: { labels?: Readonly<Record<string, s
  * created again by it (an apply with a resourceVersion never creates), and
  * one changed since it was read is not written (409, decided again).
  */
-export function applySetParentApply(bundle: { name: string; namespace: string; uid: string; resourceVersion: string; apiVersion: string }, wanted: ApplySetParentMetadata): Record<string, unknown> {
+export function applySetParentApply(
+  bundle: { name: string; namespace: string; uid: string; resourceVersion: string; apiVersion: string },
+  wanted: ApplySetParentMetadata,
+): Record<string, unknown> {
   return {
     apiVersion: bundle.apiVersion,
     kind: BUNDLE_KIND,
-    metadata: { name: bundle.name, namespace: bundle.namespace, uid: bundle.uid, resourceVersion: bundle.resourceVersion, labels: wanted.labels, annotations: wanted.annotations },
+    metadata: {
+      name: bundle.name,
+      namespace: bundle.namespace,
+      uid: bundle.uid,
+      resourceVersion: bundle.resourceVersion,
+      labels: wanted.labels,
+      annotations: wanted.annotations,
+    },
   };
 }

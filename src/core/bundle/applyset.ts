@@ -39,7 +39,10 @@ export function applySetId(name: string, namespace: string): string {
  * ApplySet that reuses the id; without the label the object is nobody's
  * member, and only a person can delete it.
  */
-export function partOfRemoval(o: { metadata: { namespace?: string | undefined; labels?: Readonly<Record<string, string>> | undefined } }, removed: readonly Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>[]): JsonPatchOperation[] {
+export function partOfRemoval(
+  o: { metadata: { namespace?: string | undefined; labels?: Readonly<Record<string, string>> | undefined } },
+  removed: readonly Pick<OwnerReference, 'apiVersion' | 'kind' | 'name'>[],
+): JsonPatchOperation[] {
   const value = o.metadata.labels?.[ApplySetLabels.partOf];
   if (value === undefined) return [];
   const namespace = o.metadata.namespace ?? '';
@@ -53,8 +56,13 @@ export function partOfRemoval(o: { metadata: { namespace?: string | undefined; l
  * patch, so the object is never listed as a member of the Bundle that let
  * it go while it waits for this one's apply (which writes the label too).
  */
-export function partOfTakeover(o: { metadata: { labels?: Readonly<Record<string, string>> | undefined } }, bundle: { name: string; namespace: string }): JsonPatchOperation[] {
+export function partOfTakeover(
+  o: { metadata: { labels?: Readonly<Record<string, string>> | undefined } },
+  bundle: { name: string; namespace: string },
+): JsonPatchOperation[] {
   const value = o.metadata.labels?.[ApplySetLabels.partOf];
   const id = applySetId(bundle.name, bundle.namespace);
-  return value === undefined || value === id ? [] : [{ op: 'add', path: `/metadata/labels/${jsonPointerSegment(ApplySetLabels.partOf)}`, value: id }];
+  return value === undefined || value === id
+    ? []
+    : [{ op: 'add', path: `/metadata/labels/${jsonPointerSegment(ApplySetLabels.partOf)}`, value: id }];
 }

@@ -72,10 +72,15 @@ function decide(result: PassResult): Condition[] {
       return [
         condition(BundleConditionTypes.InProgress, true, Reasons.BeingDeleted, result.message),
         condition(BundleConditionTypes.Ready, false, Reasons.BeingDeleted, result.message),
-        failed === '' ? condition(BundleConditionTypes.Error, false) : condition(BundleConditionTypes.Error, true, Reasons.RetriableError, `being deleted: ${failed}`),
+        failed === ''
+          ? condition(BundleConditionTypes.Error, false)
+          : condition(BundleConditionTypes.Error, true, Reasons.RetriableError, `being deleted: ${failed}`),
         ...progress(
           blocked.length > 0
-            ? { stalled: blocked.every((f) => f.reason === Reasons.Forbidden) ? Reasons.Forbidden : Reasons.TerminalError, message: `the deletion cannot finish without a change: ${blocked.map((f) => f.message).join('; ')}` }
+            ? {
+                stalled: blocked.every((f) => f.reason === Reasons.Forbidden) ? Reasons.Forbidden : Reasons.TerminalError,
+                message: `the deletion cannot finish without a change: ${blocked.map((f) => f.message).join('; ')}`,
+              }
             : { reconciling: Reasons.BeingDeleted, message: result.message },
         ),
       ];
@@ -90,8 +95,18 @@ function reconciled(r: Extract<PassResult, { kind: 'reconciled' }>): Condition[]
   const waiting = `waiting for ${r.notReady.join(', ')}`;
   const blocking = r.problems.filter(needsChange);
   return [
-    condition(BundleConditionTypes.InProgress, !hasError && !allReady, !hasError && !allReady ? Reasons.Working : undefined, !hasError && !allReady ? waiting : undefined),
-    condition(BundleConditionTypes.Ready, allReady, allReady ? Reasons.AllResourcesReady : Reasons.ResourcesNotReady, `${r.ready}/${r.total} resources ready`),
+    condition(
+      BundleConditionTypes.InProgress,
+      !hasError && !allReady,
+      !hasError && !allReady ? Reasons.Working : undefined,
+      !hasError && !allReady ? waiting : undefined,
+    ),
+    condition(
+      BundleConditionTypes.Ready,
+      allReady,
+      allReady ? Reasons.AllResourcesReady : Reasons.ResourcesNotReady,
+      `${r.ready}/${r.total} resources ready`,
+    ),
     condition(BundleConditionTypes.Error, hasError, hasError ? errorReason(r.problems) : undefined, hasError ? errorMessage : undefined),
     ...progress(
       blocking.length > 0
@@ -121,12 +136,21 @@ type Progress = { reconciling: string; message: string } | { stalled: string; me
 /** Reconciling and Stalled, exactly one of them True unless the Bundle is done. */
 function progress(p: Progress): Condition[] {
   if ('done' in p) {
-    return [condition(BundleConditionTypes.Reconciling, false, Reasons.Reconciled, p.done), condition(BundleConditionTypes.Stalled, false, Reasons.CanProgress, 'nothing blocks progress')];
+    return [
+      condition(BundleConditionTypes.Reconciling, false, Reasons.Reconciled, p.done),
+      condition(BundleConditionTypes.Stalled, false, Reasons.CanProgress, 'nothing blocks progress'),
+    ];
   }
   if ('stalled' in p) {
-    return [condition(BundleConditionTypes.Reconciling, false, Reasons.Stalled, 'stopped: a change is needed (see Stalled)'), condition(BundleConditionTypes.Stalled, true, p.stalled, p.message)];
+    return [
+      condition(BundleConditionTypes.Reconciling, false, Reasons.Stalled, 'stopped: a change is needed (see Stalled)'),
+      condition(BundleConditionTypes.Stalled, true, p.stalled, p.message),
+    ];
   }
-  return [condition(BundleConditionTypes.Reconciling, true, p.reconciling, p.message), condition(BundleConditionTypes.Stalled, false, Reasons.CanProgress, 'nothing blocks progress')];
+  return [
+    condition(BundleConditionTypes.Reconciling, true, p.reconciling, p.message),
+    condition(BundleConditionTypes.Stalled, false, Reasons.CanProgress, 'nothing blocks progress'),
+  ];
 }
 
 /** A kept condition without the fields its own pass set (the caller merges times; the generation is that pass's). */
@@ -144,7 +168,15 @@ export function summaryOf(conditions: readonly Condition[]): string {
   const stalled = byType(BundleConditionTypes.Stalled);
   const error = byType(BundleConditionTypes.Error);
   const reconciling = byType(BundleConditionTypes.Reconciling);
-  const line = stalled ? `Stalled: ${stalled.message ?? ''}` : error ? `Error: ${error.message ?? ''}` : reconciling ? (reconciling.message ?? 'reconciling') : byType(BundleConditionTypes.Ready) ? 'Ready' : 'Not ready';
+  const line = stalled
+    ? `Stalled: ${stalled.message ?? ''}`
+    : error
+      ? `Error: ${error.message ?? ''}`
+      : reconciling
+        ? (reconciling.message ?? 'reconciling')
+        : byType(BundleConditionTypes.Ready)
+          ? 'Ready'
+          : 'Not ready';
   return line.length > SUMMARY_MAX ? `${line.slice(0, SUMMARY_MAX - 1)}…` : line;
 }
 

@@ -15,7 +15,19 @@
  *   expression ends in about the time the budget allows, whatever it asks.
  */
 import { strings } from '@bufbuild/cel/ext';
-import { celEnv, celFunc, CelScalar, isCelError, isCelList, isCelMap, parse, plan, type CelEnv, type CelInput, type CelValue } from '@bufbuild/cel';
+import {
+  celEnv,
+  celFunc,
+  CelScalar,
+  isCelError,
+  isCelList,
+  isCelMap,
+  parse,
+  plan,
+  type CelEnv,
+  type CelInput,
+  type CelValue,
+} from '@bufbuild/cel';
 
 /** Longest expression text accepted (the schema holds the same bound). */
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -33,7 +45,9 @@ export const COST_LIMIT = 100_000;
 type ParsedExpr = ReturnType<typeof parse>;
 type Expr = ParsedExpr['expr'];
 
-export type CompiledExpression = { ok: true; text: string; evaluate: (bindings: Readonly<Record<string, unknown>>, limit?: number) => Evaluation } | { ok: false; text: string; message: string };
+export type CompiledExpression =
+  | { ok: true; text: string; evaluate: (bindings: Readonly<Record<string, unknown>>, limit?: number) => Evaluation }
+  | { ok: false; text: string; message: string };
 
 /** A bool, or why there is none: the expression failed on this object, returned another type, or ran out of budget. */
 export type Evaluation = { ok: true; value: boolean; cost: number } | { ok: false; reason: 'error' | 'not-bool' | 'cost'; message: string };
@@ -42,7 +56,35 @@ export type Evaluation = { ok: true; value: boolean; cost: number } | { ok: fals
 const SPECIAL_FUNCTIONS = new Set(['_&&_', '_||_', '_?_:_', '_[_]', '_[?_]', '_?._', '@not_strictly_false', '__not_strictly_false__']);
 
 /** Calls whose result is never a bool: an expression made of one of these at its root cannot be a readiness answer. */
-const NON_BOOL_FUNCTIONS = new Set(['_+_', '_-_', '_*_', '_/_', '_%_', '-_', 'size', 'int', 'uint', 'double', 'string', 'bytes', 'timestamp', 'duration', 'type', 'getField', 'lowerAscii', 'upperAscii', 'replace', 'split', 'substring', 'trim', 'join', 'format', 'charAt', 'indexOf', 'lastIndexOf']);
+const NON_BOOL_FUNCTIONS = new Set([
+  '_+_',
+  '_-_',
+  '_*_',
+  '_/_',
+  '_%_',
+  '-_',
+  'size',
+  'int',
+  'uint',
+  'double',
+  'string',
+  'bytes',
+  'timestamp',
+  'duration',
+  'type',
+  'getField',
+  'lowerAscii',
+  'upperAscii',
+  'replace',
+  'split',
+  'substring',
+  'trim',
+  'join',
+  'format',
+  'charAt',
+  'indexOf',
+  'lastIndexOf',
+]);
 
 const METER_SHALLOW = '@bundlesmith_meter';
 const METER_DEEP = '@bundlesmith_meter_deep';
@@ -108,7 +150,10 @@ function meterCall(inner: Expr, deep: boolean | 'unit'): Expr {
   return {
     $typeName: 'cel.expr.Expr',
     id: nextId,
-    exprKind: { case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: deep === 'unit' ? METER_UNIT : deep ? METER_DEEP : METER_SHALLOW, args: [inner] } },
+    exprKind: {
+      case: 'callExpr',
+      value: { $typeName: 'cel.expr.Expr.Call', function: deep === 'unit' ? METER_UNIT : deep ? METER_DEEP : METER_SHALLOW, args: [inner] },
+    },
   } as unknown as Expr;
 }
 
@@ -199,14 +244,17 @@ function staticProblem(root: Expr): string | undefined {
   }
   if (unknown.size > 0) return `unknown function${unknown.size > 1 ? 's' : ''}: ${[...unknown].sort().join(', ')}`;
   const kind = root.exprKind;
-  if (kind.case === 'constExpr' && kind.value.constantKind.case !== 'boolValue') return `returns a ${constantTypeName(kind.value.constantKind.case)}, not a bool`;
+  if (kind.case === 'constExpr' && kind.value.constantKind.case !== 'boolValue')
+    return `returns a ${constantTypeName(kind.value.constantKind.case)}, not a bool`;
   if (kind.case === 'listExpr') return 'returns a list, not a bool';
   if (kind.case === 'structExpr') return 'returns a map, not a bool';
-  if (kind.case === 'callExpr' && NON_BOOL_FUNCTIONS.has(kind.value.function)) return `returns the result of ${kind.value.function.replace(/_/g, ' ').trim() || kind.value.function}, not a bool`;
+  if (kind.case === 'callExpr' && NON_BOOL_FUNCTIONS.has(kind.value.function))
+    return `returns the result of ${kind.value.function.replace(/_/g, ' ').trim() || kind.value.function}, not a bool`;
   if (kind.case === 'comprehensionExpr') {
     const c = kind.value;
     // map() and filter() accumulate a list and return it.
-    if (c.accuInit?.exprKind.case === 'listExpr' && c.result?.exprKind.case === 'identExpr' && c.result.exprKind.value.name === c.accuVar) return 'returns a list (map or filter), not a bool';
+    if (c.accuInit?.exprKind.case === 'listExpr' && c.result?.exprKind.case === 'identExpr' && c.result.exprKind.value.name === c.accuVar)
+      return 'returns a list (map or filter), not a bool';
   }
   return undefined;
 }
@@ -245,7 +293,8 @@ export function compileExpression(text: string): CompiledExpression {
 
 function compileUncached(text: string): CompiledExpression {
   if (text.trim() === '') return { ok: false, text, message: 'empty expression' };
-  if (text.length > MAX_EXPRESSION_LENGTH) return { ok: false, text, message: `expression is ${text.length} characters, over the limit of ${MAX_EXPRESSION_LENGTH}` };
+  if (text.length > MAX_EXPRESSION_LENGTH)
+    return { ok: false, text, message: `expression is ${text.length} characters, over the limit of ${MAX_EXPRESSION_LENGTH}` };
   let parsed: ParsedExpr;
   try {
     parsed = parse(text);

@@ -55,7 +55,8 @@ export function planClaims(resources: readonly Resource[], ownership: ReadonlyMa
   for (const r of resources) {
     const live = input.live.get(r.name);
     const owned = ownership.get(r.name);
-    if (live === undefined || owned === undefined || live.metadata.deletionTimestamp !== undefined || live.metadata.uid === undefined) continue;
+    if (live === undefined || owned === undefined || live.metadata.deletionTimestamp !== undefined || live.metadata.uid === undefined)
+      continue;
     if (seen.has(live.metadata.uid)) continue;
     const claim = claimFor(r, live, owned, input);
     if (claim === undefined) continue;
@@ -70,18 +71,29 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
   const what = describeObject(live);
   const declare = declareOps(resource, live, input);
   // A stale approval goes with the stamp: it must never count for a later countdown.
-  const stamped = live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined || live.metadata.annotations?.[Annotations.deletionApproved] !== undefined;
+  const stamped =
+    live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined ||
+    live.metadata.annotations?.[Annotations.deletionApproved] !== undefined;
   const released = live.metadata.labels?.[Labels.formerBundle] !== undefined;
-  const cancelled: PlannedEvent[] = stamped ? [{ reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${what} cancelled, it is in the Bundle again` }] : [];
+  const cancelled: PlannedEvent[] = stamped
+    ? [{ reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${what} cancelled, it is in the Bundle again` }]
+    : [];
   const target = targetOf(live);
   switch (ownership.kind) {
     case 'own':
-      if (!stamped && !released) return declare.length === 0 ? undefined : { name, kind: 'declare', target, patch: [...uidTest(live), ...declare], events: [] };
+      if (!stamped && !released)
+        return declare.length === 0 ? undefined : { name, kind: 'declare', target, patch: [...uidTest(live), ...declare], events: [] };
       return { name, kind: 'cancel', target, patch: [...claimPatch(live, undefined), ...declare], events: cancelled };
     case 'adopt':
       // An uncontrolled object without a countdown is adopted by the apply, after the dependency gate.
       if (!stamped && !released) return undefined;
-      return { name, kind: 'adopt', target, patch: [...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), ...declare], events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }] };
+      return {
+        name,
+        kind: 'adopt',
+        target,
+        patch: [...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), ...declare],
+        events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }],
+      };
     case 'hand-over': {
       const from = ownership.from;
       return {
@@ -89,8 +101,18 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
         kind: 'hand-over',
         target,
         patch: [...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), ...declare],
-        events: [...cancelled, { reason: EventReasons.HandedOver, message: `resource "${name}": took over ${what} from Bundle ${from.name}, which no longer lists it` }],
-        from: { name: from.name, uid: from.uid, event: { reason: EventReasons.HandedOver, message: `handed ${what} over to Bundle ${input.bundle.name}, which lists it` } },
+        events: [
+          ...cancelled,
+          {
+            reason: EventReasons.HandedOver,
+            message: `resource "${name}": took over ${what} from Bundle ${from.name}, which no longer lists it`,
+          },
+        ],
+        from: {
+          name: from.name,
+          uid: from.uid,
+          event: { reason: EventReasons.HandedOver, message: `handed ${what} over to Bundle ${input.bundle.name}, which lists it` },
+        },
       };
     }
     case 'conflict': {
@@ -122,9 +144,13 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
 function declareOps(resource: Resource, live: LiveObject, input: PlanInput): JsonPatchOperation[] {
   const object = resource.spec.object;
   if (input.stampSeal === undefined || object === undefined) return [];
-  const proof = input.stampSeal.sealDeclared(declaredIdentityOf(object, input.bundle.namespace), declarationToSeal(object.metadata.annotations, input.spec.deletionDefaults));
+  const proof = input.stampSeal.sealDeclared(
+    declaredIdentityOf(object, input.bundle.namespace),
+    declarationToSeal(object.metadata.annotations, input.spec.deletionDefaults),
+  );
   if (proof === undefined || proof === live.metadata.annotations?.[Annotations.declaredRules]) return [];
-  if (live.metadata.annotations === undefined) return [{ op: 'add', path: '/metadata/annotations', value: { [Annotations.declaredRules]: proof } }];
+  if (live.metadata.annotations === undefined)
+    return [{ op: 'add', path: '/metadata/annotations', value: { [Annotations.declaredRules]: proof } }];
   return [{ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(Annotations.declaredRules)}`, value: proof }];
 }
 
@@ -156,7 +182,8 @@ function otherClaimsOn(live: LiveObject, input: PlanInput): BundleClaim[] {
 function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
-  if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
+  if (live.metadata.resourceVersion !== undefined)
+    ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
   const refs = live.metadata.ownerReferences ?? [];
   ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs });
   ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [...refs, bundleOwnerReference(bundle, 'claim')] });
@@ -172,20 +199,28 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
 function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: readonly BundleClaim[] } | undefined): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
-  if (live.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
+  if (live.metadata.resourceVersion !== undefined)
+    ops.push({ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion });
   const annotations = live.metadata.annotations ?? {};
-  if (annotations[Annotations.deletionTimestamp] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
-  if (live.metadata.labels?.[Labels.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
-  if (annotations[Annotations.stampProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.stampProof)}` });
-  if (annotations[Annotations.formerBundle] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.formerBundle)}` });
-  if (annotations[Annotations.releaseProof] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
-  if (annotations[Annotations.deletionApproved] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionApproved)}` });
+  if (annotations[Annotations.deletionTimestamp] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` });
+  if (live.metadata.labels?.[Labels.formerBundle] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
+  if (annotations[Annotations.stampProof] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.stampProof)}` });
+  if (annotations[Annotations.formerBundle] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.formerBundle)}` });
+  if (annotations[Annotations.releaseProof] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}` });
+  if (annotations[Annotations.deletionApproved] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionApproved)}` });
   if (take !== undefined) {
     // Every Bundle reference goes (the previous controller's, our own claim: the apiserver folds two references with one
     // uid), but the claims of the other live Bundles listing the object: they stay in Conflict and keep their claim.
     const kept = userReferences(live.metadata, { liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)) });
     ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
-    if (annotations[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
+    if (annotations[Annotations.dependencyReferences] !== undefined)
+      ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
     ops.push(...partOfTakeover(live, take.bundle));
   }
   return ops;

@@ -20,7 +20,8 @@ export function condition(type: string, status: boolean | ConditionStatus, reaso
 export function mergeConditions(previous: readonly Condition[] | undefined, next: readonly Condition[], nowIso: string): Condition[] {
   return next.map((c) => {
     const before = previous?.find((p) => p.type === c.type);
-    const lastTransitionTime = before !== undefined && before.status === c.status && before.lastTransitionTime !== undefined ? before.lastTransitionTime : nowIso;
+    const lastTransitionTime =
+      before !== undefined && before.status === c.status && before.lastTransitionTime !== undefined ? before.lastTransitionTime : nowIso;
     return { ...c, lastTransitionTime };
   });
 }

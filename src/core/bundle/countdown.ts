@@ -25,11 +25,20 @@ import { declaredFloor, provenCountdown, type CountdownReading, type DeclaredIde
 import { groupOf, keyGroupOf, type LiveObject } from './objects.js';
 
 /** The identity a declared-rules proof binds: group and kind, namespace, name. */
-export function declaredIdentityOf(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } }, namespace?: string): DeclaredIdentity {
-  return { group: keyGroupOf(groupOf(o.apiVersion), o.kind), kind: o.kind, namespace: namespace ?? o.metadata.namespace ?? '', name: o.metadata.name };
+export function declaredIdentityOf(
+  o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } },
+  namespace?: string,
+): DeclaredIdentity {
+  return {
+    group: keyGroupOf(groupOf(o.apiVersion), o.kind),
+    kind: o.kind,
+    namespace: namespace ?? o.metadata.namespace ?? '',
+    name: o.metadata.name,
+  };
 }
 
-const stricterOf = (a: DeletionRules | undefined, b: DeletionRules | undefined): DeletionRules | undefined => (a === undefined ? b : stricterRules(a, b));
+const stricterOf = (a: DeletionRules | undefined, b: DeletionRules | undefined): DeletionRules | undefined =>
+  a === undefined ? b : stricterRules(a, b);
 
 /** One string per identity (group and kind, namespace, name), to look an object up in the record. */
 export function identityKey(id: DeclaredIdentity): string {
@@ -59,12 +68,21 @@ export interface CountdownRecord {
 }
 
 /** See CountdownRecord.elsewhere: over the statuses of the namespace's other Bundles. */
-export function latestStampsElsewhere(statuses: readonly ({ pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined)[], namespace: string): Map<string, string> {
+export function latestStampsElsewhere(
+  statuses: readonly ({ pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined)[],
+  namespace: string,
+): Map<string, string> {
   const latest = new Map<string, string>();
   for (const status of statuses) {
     for (const p of status?.pendingDeletions ?? []) {
       // Read from other Bundles as stored (the CRD's schema checks the shape; a value of another shape is skipped).
-      if (typeof p.apiVersion !== 'string' || typeof p.kind !== 'string' || typeof p.name !== 'string' || typeof p.deletionTimestamp !== 'string') continue;
+      if (
+        typeof p.apiVersion !== 'string' ||
+        typeof p.kind !== 'string' ||
+        typeof p.name !== 'string' ||
+        typeof p.deletionTimestamp !== 'string'
+      )
+        continue;
       const key = pendingEntryKey(p, namespace);
       const at = Date.parse(p.deletionTimestamp);
       const known = latest.get(key);
@@ -81,15 +99,27 @@ const DECLARED_KEYS = [
 ] as const;
 
 /** The record, as a Bundle's status holds it. */
-export function countdownRecordOf(status: { declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined, namespace: string, elsewhere?: ReadonlyMap<string, string>): CountdownRecord {
+export function countdownRecordOf(
+  status: { declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined,
+  namespace: string,
+  elsewhere?: ReadonlyMap<string, string>,
+): CountdownRecord {
   const declaredEntries = new Map((status?.declaredRules ?? []).map((d) => [declaredEntryKey(d, namespace), d] as const));
   const pendingEntries = new Map((status?.pendingDeletions ?? []).map((p) => [pendingEntryKey(p, namespace), p] as const));
-  const declared = status?.declaredRules === undefined ? undefined : new Map(
-    status.declaredRules.map((d) => {
-      return [declaredEntryKey(d, namespace), annotationsOfEntry(d)] as const;
-    }),
-  );
-  return { declared, pending: pendingEntries, entries: { declared: declaredEntries, pending: pendingEntries }, ...(elsewhere !== undefined && elsewhere.size > 0 ? { elsewhere } : {}) };
+  const declared =
+    status?.declaredRules === undefined
+      ? undefined
+      : new Map(
+          status.declaredRules.map((d) => {
+            return [declaredEntryKey(d, namespace), annotationsOfEntry(d)] as const;
+          }),
+        );
+  return {
+    declared,
+    pending: pendingEntries,
+    entries: { declared: declaredEntries, pending: pendingEntries },
+    ...(elsewhere !== undefined && elsewhere.size > 0 ? { elsewhere } : {}),
+  };
 }
 
 /** A status.declaredRules entry as the annotations it records. */
@@ -121,7 +151,10 @@ export function pendingEntryKey(p: Pick<PendingDeletion, 'apiVersion' | 'kind' |
  * status keeps only the carried entries of objects no prune action of the
  * pass names: buildBundleStatus).
  */
-export function carriedRecord(record: CountdownRecord | undefined, carry: { listed: ReadonlySet<string>; held: ReadonlySet<string> }): { declared: DeclaredRules[]; pending: PendingDeletion[] } {
+export function carriedRecord(
+  record: CountdownRecord | undefined,
+  carry: { listed: ReadonlySet<string>; held: ReadonlySet<string> },
+): { declared: DeclaredRules[]; pending: PendingDeletion[] } {
   if (record === undefined) return { declared: [], pending: [] };
   const keep = (key: string): boolean => !carry.listed.has(key) && carry.held.has(key);
   return {
@@ -138,11 +171,20 @@ export function carriedRecord(record: CountdownRecord | undefined, carry: { list
  * recorded for it; the rest stay as recorded. Undefined when the record
  * already holds every one of them as given (nothing to write).
  */
-export function pendingRecordedAhead(recorded: readonly PendingDeletion[] | undefined, stamping: readonly PendingDeletion[], namespace: string): PendingDeletion[] | undefined {
+export function pendingRecordedAhead(
+  recorded: readonly PendingDeletion[] | undefined,
+  stamping: readonly PendingDeletion[],
+  namespace: string,
+): PendingDeletion[] | undefined {
   const byKey = new Map((recorded ?? []).map((p) => [pendingEntryKey(p, namespace), p] as const));
   const missing = stamping.filter((p) => {
     const held = byKey.get(pendingEntryKey(p, namespace));
-    return held === undefined || held.deletionTimestamp !== p.deletionTimestamp || held.deleteAfter !== p.deleteAfter || held.waitingFor !== p.waitingFor;
+    return (
+      held === undefined ||
+      held.deletionTimestamp !== p.deletionTimestamp ||
+      held.deleteAfter !== p.deleteAfter ||
+      held.waitingFor !== p.waitingFor
+    );
   });
   if (missing.length === 0) return undefined;
   const replaced = new Set(missing.map((p) => pendingEntryKey(p, namespace)));
@@ -160,8 +202,13 @@ export function pendingRecordedAhead(recorded: readonly PendingDeletion[] | unde
  * the cancelled one (red team 10); an approval given for the cancelled
  * countdown goes with it.
  */
-export function listedKeysOf(resources: readonly { spec: { object?: { apiVersion: string; kind: string; metadata: { name: string } } | undefined } }[], namespace: string): Set<string> {
-  return new Set(resources.flatMap((r) => (r.spec.object !== undefined ? [identityKey(declaredIdentityOf(r.spec.object, namespace))] : [])));
+export function listedKeysOf(
+  resources: readonly { spec: { object?: { apiVersion: string; kind: string; metadata: { name: string } } | undefined } }[],
+  namespace: string,
+): Set<string> {
+  return new Set(
+    resources.flatMap((r) => (r.spec.object !== undefined ? [identityKey(declaredIdentityOf(r.spec.object, namespace))] : [])),
+  );
 }
 
 /**
@@ -171,16 +218,22 @@ export function listedKeysOf(resources: readonly { spec: { object?: { apiVersion
  * behind a finalizer that holds: red team 11). Dropping an entry only ever
  * starts a countdown again.
  */
-export function withListedCountdownsCancelled<S extends { pendingDeletions?: PendingDeletion[] | undefined; pendingDeletionCount?: number | undefined; awaitingApprovalCount?: number | undefined }>(
-  status: S,
-  listed: ReadonlySet<string>,
-  namespace: string,
-  cancelled: (p: PendingDeletion) => boolean = () => false,
-): S {
+export function withListedCountdownsCancelled<
+  S extends {
+    pendingDeletions?: PendingDeletion[] | undefined;
+    pendingDeletionCount?: number | undefined;
+    awaitingApprovalCount?: number | undefined;
+  },
+>(status: S, listed: ReadonlySet<string>, namespace: string, cancelled: (p: PendingDeletion) => boolean = () => false): S {
   if (status.pendingDeletions === undefined || status.pendingDeletions.length === 0) return status;
   const pendingDeletions = status.pendingDeletions.filter((p) => !listed.has(pendingEntryKey(p, namespace)) && !cancelled(p));
   if (pendingDeletions.length === status.pendingDeletions.length) return status;
-  return { ...status, pendingDeletions, pendingDeletionCount: pendingDeletions.length, awaitingApprovalCount: pendingDeletions.filter((p) => p.waitingFor === 'Approval').length };
+  return {
+    ...status,
+    pendingDeletions,
+    pendingDeletionCount: pendingDeletions.length,
+    awaitingApprovalCount: pendingDeletions.filter((p) => p.waitingFor === 'Approval').length,
+  };
 }
 
 /**
@@ -189,7 +242,12 @@ export function withListedCountdownsCancelled<S extends { pendingDeletions?: Pen
  * the record has for its object, as that object still carries what was
  * applied before.
  */
-export function readableDeclaredRules(fromSpec: readonly DeclaredRules[], record: CountdownRecord | undefined, defaults: DeletionDefaults | undefined, namespace: string): DeclaredRules[] {
+export function readableDeclaredRules(
+  fromSpec: readonly DeclaredRules[],
+  record: CountdownRecord | undefined,
+  defaults: DeletionDefaults | undefined,
+  namespace: string,
+): DeclaredRules[] {
   return fromSpec.flatMap((d) => {
     if (readDeletionRules(annotationsOfEntry(d), defaults).ok) return [d];
     const previous = record?.entries.declared.get(declaredEntryKey(d, namespace));
@@ -204,19 +262,30 @@ export function readableDeclaredRules(fromSpec: readonly DeclaredRules[], record
  * policy taken off the object by hand is still what the chart's deletion
  * guard reads in the proof (red team 7).
  */
-export function declarationToSeal(annotations: Readonly<Record<string, string>> | undefined, defaults: DeletionDefaults | undefined): Record<string, string> {
+export function declarationToSeal(
+  annotations: Readonly<Record<string, string>> | undefined,
+  defaults: DeletionDefaults | undefined,
+): Record<string, string> {
   const sealed: Record<string, string> = {};
   for (const [, name] of DECLARED_KEYS) {
     const value = annotations?.[name];
     if (value !== undefined) sealed[name] = value;
   }
   const fromDefaults = defaults?.deletionPolicy;
-  if (sealed[Annotations.deletionPolicy] === undefined && (fromDefaults === 'Orphan' || fromDefaults === 'Approve')) sealed[Annotations.deletionPolicy] = fromDefaults;
+  if (sealed[Annotations.deletionPolicy] === undefined && (fromDefaults === 'Orphan' || fromDefaults === 'Approve'))
+    sealed[Annotations.deletionPolicy] = fromDefaults;
   return sealed;
 }
 
 /** status.declaredRules for a spec: one entry per resource whose manifest declares a deletion rule, in spec order. */
-export function declaredRulesOf(resources: readonly { spec: { object?: { apiVersion: string; kind: string; metadata: { name: string; annotations?: Record<string, string> | undefined } } | undefined } }[]): DeclaredRules[] {
+export function declaredRulesOf(
+  resources: readonly {
+    spec: {
+      object?:
+        { apiVersion: string; kind: string; metadata: { name: string; annotations?: Record<string, string> | undefined } } | undefined;
+    };
+  }[],
+): DeclaredRules[] {
   return resources.flatMap((r): DeclaredRules[] => {
     const o = r.spec.object;
     if (o === undefined) return [];
@@ -233,14 +302,28 @@ export function declaredRulesOf(resources: readonly { spec: { object?: { apiVers
   });
 }
 
-export function countdownOf(o: LiveObject, context: { seal: StampSeal | undefined; defaults: DeletionDefaults | undefined; extra?: DeletionRules | undefined; record?: CountdownRecord | undefined }): CountdownReading {
+export function countdownOf(
+  o: LiveObject,
+  context: {
+    seal: StampSeal | undefined;
+    defaults: DeletionDefaults | undefined;
+    extra?: DeletionRules | undefined;
+    record?: CountdownRecord | undefined;
+  },
+): CountdownReading {
   const identity = declaredIdentityOf(o);
   const key = identityKey(identity);
   const reading = provenCountdown(o.metadata.annotations, o.metadata.uid, context.seal);
   const recorded = context.record?.pending.get(key);
   // Without a seal (a preview that cannot check proofs) a stamp is read as written, the record only bounding it below.
-  const annotations = notBeforeElsewhere(stampTheRecordHolds(reading.annotations, recorded, context.seal !== undefined), context.record?.elsewhere?.get(key));
-  const floor = stricterOf(stricterOf(stricterOf(reading.floor, declaredFloorOf(o, identity, key, context)), context.extra), recordedFloor(recorded));
+  const annotations = notBeforeElsewhere(
+    stampTheRecordHolds(reading.annotations, recorded, context.seal !== undefined),
+    context.record?.elsewhere?.get(key),
+  );
+  const floor = stricterOf(
+    stricterOf(stricterOf(reading.floor, declaredFloorOf(o, identity, key, context)), context.extra),
+    recordedFloor(recorded),
+  );
   return floor === undefined ? { annotations } : { annotations, floor };
 }
 
@@ -253,7 +336,12 @@ export function countdownOf(o: LiveObject, context: { seal: StampSeal | undefine
  * wrote status with the object gone from the spec before it was stamped)
  * still holds it back.
  */
-function declaredFloorOf(o: LiveObject, identity: DeclaredIdentity, key: string, context: { seal: StampSeal | undefined; defaults: DeletionDefaults | undefined; record?: CountdownRecord | undefined }): DeletionRules | undefined {
+function declaredFloorOf(
+  o: LiveObject,
+  identity: DeclaredIdentity,
+  key: string,
+  context: { seal: StampSeal | undefined; defaults: DeletionDefaults | undefined; record?: CountdownRecord | undefined },
+): DeletionRules | undefined {
   const record = context.record?.declared;
   const recorded = record === undefined ? undefined : readDeletionRules(record.get(key) ?? {}, context.defaults);
   const proven = declaredFloor(o.metadata.annotations, identity, context.defaults, context.seal);
@@ -273,7 +361,11 @@ function declaredFloorOf(o: LiveObject, identity: DeclaredIdentity, key: string,
  * object, that an old approval is older than the countdown. A countdown
  * stamped by a version before the write-ahead starts again once.
  */
-function stampTheRecordHolds(annotations: Readonly<Record<string, string>> | undefined, recorded: Pick<PendingDeletion, 'deletionTimestamp'> | undefined, sealed: boolean): Readonly<Record<string, string>> | undefined {
+function stampTheRecordHolds(
+  annotations: Readonly<Record<string, string>> | undefined,
+  recorded: Pick<PendingDeletion, 'deletionTimestamp'> | undefined,
+  sealed: boolean,
+): Readonly<Record<string, string>> | undefined {
   const stamp = annotations?.[Annotations.deletionTimestamp];
   if (annotations === undefined || stamp === undefined || (recorded === undefined && !sealed)) return annotations;
   if (recorded !== undefined) {
@@ -286,7 +378,10 @@ function stampTheRecordHolds(annotations: Readonly<Record<string, string>> | und
 }
 
 /** A stamp earlier than a countdown another Bundle records for the object reads as none (see CountdownRecord.elsewhere). */
-function notBeforeElsewhere(annotations: Readonly<Record<string, string>> | undefined, later: string | undefined): Readonly<Record<string, string>> | undefined {
+function notBeforeElsewhere(
+  annotations: Readonly<Record<string, string>> | undefined,
+  later: string | undefined,
+): Readonly<Record<string, string>> | undefined {
   const stamp = annotations?.[Annotations.deletionTimestamp];
   if (annotations === undefined || stamp === undefined || later === undefined) return annotations;
   const live = Date.parse(stamp);
@@ -296,7 +391,9 @@ function notBeforeElsewhere(annotations: Readonly<Record<string, string>> | unde
 }
 
 /** The rules a recorded countdown implies: its delay (deleteAfter - deletionTimestamp), an approval or readiness it waited for. */
-function recordedFloor(recorded: Pick<PendingDeletion, 'deletionTimestamp' | 'deleteAfter' | 'waitingFor'> | undefined): DeletionRules | undefined {
+function recordedFloor(
+  recorded: Pick<PendingDeletion, 'deletionTimestamp' | 'deleteAfter' | 'waitingFor'> | undefined,
+): DeletionRules | undefined {
   if (recorded === undefined) return undefined;
   const start = Date.parse(recorded.deletionTimestamp);
   const after = Date.parse(recorded.deleteAfter);

@@ -18,7 +18,16 @@ export const APPLIED_HASH_ANNOTATION = Annotations.appliedHash;
  * precondition (resourceVersion) or be ignored, and comparing them would
  * never settle.
  */
-const SERVER_METADATA = ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'] as const;
+const SERVER_METADATA = [
+  'resourceVersion',
+  'uid',
+  'creationTimestamp',
+  'generation',
+  'managedFields',
+  'selfLink',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+] as const;
 
 export interface BundleIdentity {
   name: string;
@@ -54,7 +63,10 @@ export interface DesiredObject {
  * applies or takes), or as a claim (non-controller, not blocking: a Conflict
  * it lost to another Bundle, see claims.ts).
  */
-export function bundleOwnerReference(bundle: Pick<BundleIdentity, 'name' | 'uid'>, role: 'controller' | 'claim' = 'controller'): OwnerReference {
+export function bundleOwnerReference(
+  bundle: Pick<BundleIdentity, 'name' | 'uid'>,
+  role: 'controller' | 'claim' = 'controller',
+): OwnerReference {
   const controller = role === 'controller';
   return { apiVersion: API_VERSION, kind: BUNDLE_KIND, name: bundle.name, uid: bundle.uid, controller, blockOwnerDeletion: controller };
 }
@@ -81,19 +93,29 @@ export function buildDesired(input: DesiredInput): DesiredObject {
   // The caches select on it (see Labels.managed); a manifest cannot opt out.
   // The Bundle's ApplySet membership (applyset.ts): a description for kubectl, read by no decision. A manifest's own
   // part-of value is replaced, as the Bundle is the set that holds the object.
-  metadata.labels = { ...(metadata.labels ?? {}), [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId(input.bundle.name, input.bundle.namespace) };
+  metadata.labels = {
+    ...(metadata.labels ?? {}),
+    [Labels.managed]: 'true',
+    [ApplySetLabels.partOf]: applySetId(input.bundle.name, input.bundle.namespace),
+  };
 
   const annotations = { ...(metadata.annotations ?? {}) };
   delete annotations[APPLIED_HASH_ANNOTATION];
   // Only the operator writes the proof: a manifest cannot bring its own.
   delete annotations[Annotations.declaredRules];
   if (input.declaredRulesProof !== undefined) annotations[Annotations.declaredRules] = input.declaredRulesProof;
-  if (input.keepingPolicyFromDefaults !== undefined && annotations[Annotations.deletionPolicy] === undefined) annotations[Annotations.deletionPolicy] = input.keepingPolicyFromDefaults;
+  if (input.keepingPolicyFromDefaults !== undefined && annotations[Annotations.deletionPolicy] === undefined)
+    annotations[Annotations.deletionPolicy] = input.keepingPolicyFromDefaults;
   // Record which references are the operator's, so that release, cancel and
   // hand-over can take out exactly those (a reference the spec itself names is
   // the user's, even when it also names a dependency).
   delete annotations[Annotations.dependencyReferences];
-  const dependencyUids = formatDependencyUids(ours.slice(1).map((ref) => ref.uid).filter((uid) => !specRefs.some((ref) => ref.uid === uid)));
+  const dependencyUids = formatDependencyUids(
+    ours
+      .slice(1)
+      .map((ref) => ref.uid)
+      .filter((uid) => !specRefs.some((ref) => ref.uid === uid)),
+  );
   if (dependencyUids !== undefined) annotations[Annotations.dependencyReferences] = dependencyUids;
   metadata.annotations = annotations;
   const hash = contentHash(object);
@@ -149,7 +171,9 @@ export function isSubset(want: unknown, have: unknown, path: readonly string[]):
     return Array.isArray(have) && want.length === have.length && want.every((item, i) => isSubset(item, have[i], [...path, String(i)]));
   }
   if (isRecord(want)) {
-    return isRecord(have) && Object.entries(want).every(([key, value]) => value === undefined || isSubset(value, have[key], [...path, key]));
+    return (
+      isRecord(have) && Object.entries(want).every(([key, value]) => value === undefined || isSubset(value, have[key], [...path, key]))
+    );
   }
   return want === have;
 }

@@ -17,7 +17,13 @@
  * before, whatever the controls say.
  */
 import { APPLY_MODES, Annotations, DRIFT_MODES, FIELD_MANAGER, GROUP, Labels, type ApplyMode, type DriftMode } from '../../api/names.js';
-import { MAX_IGNORED_POINTERS, MAX_POINTER_LENGTH, type BundleSpec, type DriftDefaults, type KubeObjectManifest } from '../../api/bundle.js';
+import {
+  MAX_IGNORED_POINTERS,
+  MAX_POINTER_LENGTH,
+  type BundleSpec,
+  type DriftDefaults,
+  type KubeObjectManifest,
+} from '../../api/bundle.js';
 import { cloneJson, isRecord, jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { recordedDependencyUids } from './ownership.js';
 
@@ -53,17 +59,23 @@ export function unignorable(segments: readonly string[]): string | undefined {
   const [top, field, key] = segments;
   if (top === 'apiVersion' || top === 'kind') return `${top} is the object's identity`;
   if (top !== 'metadata') return undefined;
-  if (field === undefined) return 'metadata holds the object\'s identity and ownership';
+  if (field === undefined) return "metadata holds the object's identity and ownership";
   if (field === 'name' || field === 'namespace') return `metadata.${field} is the object's identity`;
   if (field === 'ownerReferences') return 'ownerReferences are how the Bundle owns, prunes and soft-deletes the object';
-  if ((field === 'annotations' || field === 'labels') && key === undefined) return `all of metadata.${field} would take the operator's own ${field} with them`;
-  if ((field === 'annotations' || field === 'labels') && key !== undefined && key.startsWith(`${GROUP}/`)) return `${key} is the operator's own (soft deletes and ownership read it)`;
+  if ((field === 'annotations' || field === 'labels') && key === undefined)
+    return `all of metadata.${field} would take the operator's own ${field} with them`;
+  if ((field === 'annotations' || field === 'labels') && key !== undefined && key.startsWith(`${GROUP}/`))
+    return `${key} is the operator's own (soft deletes and ownership read it)`;
   return undefined;
 }
 
 /** A list of pointers (the annotation's comma-separated text, or spec.driftDefaults.ignore), read and checked. */
-export function readIgnoreList(pointers: readonly string[], where: string): { ok: true; ignore: string[][] } | { ok: false; message: string } {
-  if (pointers.length > MAX_IGNORED_POINTERS) return { ok: false, message: `${where} lists ${pointers.length} pointers: at most ${MAX_IGNORED_POINTERS}` };
+export function readIgnoreList(
+  pointers: readonly string[],
+  where: string,
+): { ok: true; ignore: string[][] } | { ok: false; message: string } {
+  if (pointers.length > MAX_IGNORED_POINTERS)
+    return { ok: false, message: `${where} lists ${pointers.length} pointers: at most ${MAX_IGNORED_POINTERS}` };
   const ignore: string[][] = [];
   for (const text of pointers) {
     const read = parseJsonPointer(text);
@@ -78,15 +90,26 @@ export function readIgnoreList(pointers: readonly string[], where: string): { ok
 export type DriftControlsRead = { ok: true; controls: DriftControls } | { ok: false; message: string };
 
 /** The object's drift controls: its annotations over the Bundle's spec.driftDefaults. */
-export function readDriftControls(annotations: Readonly<Record<string, string>> | undefined, defaults: DriftDefaults | undefined): DriftControlsRead {
+export function readDriftControls(
+  annotations: Readonly<Record<string, string>> | undefined,
+  defaults: DriftDefaults | undefined,
+): DriftControlsRead {
   const applyText = annotations?.[Annotations.apply];
   const driftText = annotations?.[Annotations.drift];
   const ignoreText = annotations?.[Annotations.ignore];
   const apply = applyText ?? defaults?.apply ?? 'Always';
-  if (!isOneOf(APPLY_MODES, apply)) return { ok: false, message: `annotation ${Annotations.apply} ${JSON.stringify(apply)} is not one of ${APPLY_MODES.join(', ')}` };
+  if (!isOneOf(APPLY_MODES, apply))
+    return { ok: false, message: `annotation ${Annotations.apply} ${JSON.stringify(apply)} is not one of ${APPLY_MODES.join(', ')}` };
   const drift = driftText ?? defaults?.drift ?? 'Correct';
-  if (!isOneOf(DRIFT_MODES, drift)) return { ok: false, message: `annotation ${Annotations.drift} ${JSON.stringify(drift)} is not one of ${DRIFT_MODES.join(', ')}` };
-  const pointers = ignoreText !== undefined ? ignoreText.split(',').map((p) => p.trim()).filter((p) => p !== '') : (defaults?.ignore ?? []);
+  if (!isOneOf(DRIFT_MODES, drift))
+    return { ok: false, message: `annotation ${Annotations.drift} ${JSON.stringify(drift)} is not one of ${DRIFT_MODES.join(', ')}` };
+  const pointers =
+    ignoreText !== undefined
+      ? ignoreText
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p !== '')
+      : (defaults?.ignore ?? []);
   const ignore = readIgnoreList(pointers, ignoreText !== undefined ? `annotation ${Annotations.ignore}` : 'spec.driftDefaults.ignore');
   if (!ignore.ok) return ignore;
   return { ok: true, controls: { apply, ignore: ignore.ignore, drift } };
@@ -104,7 +127,12 @@ export function driftControlIssues(spec: Pick<BundleSpec, 'resources' | 'driftDe
   if (!fromDefaults.ok) out.push({ message: fromDefaults.message });
   for (const r of spec.resources) {
     const annotations = r.spec.object?.metadata.annotations;
-    if (annotations?.[Annotations.apply] === undefined && annotations?.[Annotations.drift] === undefined && annotations?.[Annotations.ignore] === undefined) continue;
+    if (
+      annotations?.[Annotations.apply] === undefined &&
+      annotations?.[Annotations.drift] === undefined &&
+      annotations?.[Annotations.ignore] === undefined
+    )
+      continue;
     // Read without the defaults: a bad default is said once, above.
     const read = readDriftControls(annotations, undefined);
     if (!read.ok) out.push({ resource: r.name, message: read.message });
@@ -170,7 +198,12 @@ export function withoutIgnored<T extends KubeObjectManifest>(object: T, ignore: 
  * value: left out, the API server would remove it. status is never
  * applied, so it is never carried.
  */
-export function withIgnoredFrom<T extends KubeObjectManifest>(desired: T, source: unknown, ignore: DriftControls['ignore'], managedFields?: unknown): T {
+export function withIgnoredFrom<T extends KubeObjectManifest>(
+  desired: T,
+  source: unknown,
+  ignore: DriftControls['ignore'],
+  managedFields?: unknown,
+): T {
   if (ignore.length === 0) return desired;
   const copy = cloneJson(desired);
   for (const segments of ignore) {
@@ -216,7 +249,11 @@ export function driftedFields(desired: KubeObjectManifest, live: LiveObject, lim
   const walk = (want: unknown, have: unknown, path: readonly string[]): void => {
     if (out.length >= limit) return;
     if (isBookkeeping(path)) return;
-    if (have === undefined && (want === null || (Array.isArray(want) && want.length === 0) || (isRecord(want) && Object.values(want).every((v) => v === undefined)))) return;
+    if (
+      have === undefined &&
+      (want === null || (Array.isArray(want) && want.length === 0) || (isRecord(want) && Object.values(want).every((v) => v === undefined)))
+    )
+      return;
     if (Array.isArray(want)) {
       if (!Array.isArray(have) || have.length !== want.length) out.push(pointerOf(path));
       else want.forEach((item, i) => walk(item, have[i], [...path, String(i)]));
@@ -284,7 +321,10 @@ export function bookkeepingPatch(desired: KubeObjectManifest, live: LiveObject):
   const wanted = desired.metadata.ownerReferences ?? [];
   const wantedUids = new Set(wanted.map((r) => r.uid));
   const dropped = new Set([...recordedDependencyUids(meta.annotations)].filter((uid) => !wantedUids.has(uid)));
-  const refs = [...liveRefs.filter((r) => !dropped.has(r.uid)).map((r) => wanted.find((w) => w.uid === r.uid) ?? r), ...wanted.filter((w) => !liveRefs.some((r) => r.uid === w.uid))];
+  const refs = [
+    ...liveRefs.filter((r) => !dropped.has(r.uid)).map((r) => wanted.find((w) => w.uid === r.uid) ?? r),
+    ...wanted.filter((w) => !liveRefs.some((r) => r.uid === w.uid)),
+  ];
   if (JSON.stringify(refs) !== JSON.stringify(liveRefs)) ops.push({ op: 'add', path: '/metadata/ownerReferences', value: refs });
 
   const labels = Object.entries(desired.metadata.labels ?? {}).filter(([k, v]) => isOperatorLabel(k) && meta.labels?.[k] !== v);
@@ -294,13 +334,18 @@ export function bookkeepingPatch(desired: KubeObjectManifest, live: LiveObject):
     for (const [k, v] of labels) ops.push({ op: 'add', path: `/metadata/labels/${jsonPointerSegment(k)}`, value: v });
   }
 
-  const wantedAnnotations = Object.entries(desired.metadata.annotations ?? {}).filter(([k]) => k.startsWith(`${GROUP}/`) && k !== Annotations.appliedHash);
+  const wantedAnnotations = Object.entries(desired.metadata.annotations ?? {}).filter(
+    ([k]) => k.startsWith(`${GROUP}/`) && k !== Annotations.appliedHash,
+  );
   const changed = wantedAnnotations.filter(([k, v]) => meta.annotations?.[k] !== v);
   if (meta.annotations === undefined) {
     if (changed.length > 0) ops.push({ op: 'add', path: '/metadata/annotations', value: Object.fromEntries(changed) });
   } else {
     for (const [k, v] of changed) ops.push({ op: 'add', path: `/metadata/annotations/${jsonPointerSegment(k)}`, value: v });
-    if (desired.metadata.annotations?.[Annotations.dependencyReferences] === undefined && meta.annotations[Annotations.dependencyReferences] !== undefined) {
+    if (
+      desired.metadata.annotations?.[Annotations.dependencyReferences] === undefined &&
+      meta.annotations[Annotations.dependencyReferences] !== undefined
+    ) {
       ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
     }
   }
@@ -324,7 +369,12 @@ export type DriftDecision =
  * not change it) is not applied; its differing fields are reported. An edit
  * of the manifest (a new hash) is applied whole, as Correct would.
  */
-export function decideDrift(controls: DriftControls, desired: KubeObjectManifest, hash: string, live: LiveObject | undefined): DriftDecision {
+export function decideDrift(
+  controls: DriftControls,
+  desired: KubeObjectManifest,
+  hash: string,
+  live: LiveObject | undefined,
+): DriftDecision {
   if (live === undefined) return { kind: 'apply' };
   const warn = controls.drift === 'Warn';
   const manifestUnchanged = live.metadata.annotations?.[Annotations.appliedHash] === hash;

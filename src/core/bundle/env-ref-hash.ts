@@ -69,8 +69,15 @@ function containerRefs(containers: unknown): EnvSourceRef[] {
 /** One volume source (a configMap or secret volume, or a projected source): its name field differs by kind. */
 function volumeSourceRef(kind: 'ConfigMap' | 'Secret', value: unknown, nameField: 'name' | 'secretName'): EnvSourceRef | undefined {
   if (!isRecord(value) || typeof value[nameField] !== 'string') return undefined;
-  const items = Array.isArray(value['items']) ? value['items'].flatMap((i) => (isRecord(i) && typeof i['key'] === 'string' ? [i['key']] : [])) : undefined;
-  return { kind, name: value[nameField], ...(items !== undefined && items.length > 0 ? { keys: items } : {}), optional: value['optional'] === true };
+  const items = Array.isArray(value['items'])
+    ? value['items'].flatMap((i) => (isRecord(i) && typeof i['key'] === 'string' ? [i['key']] : []))
+    : undefined;
+  return {
+    kind,
+    name: value[nameField],
+    ...(items !== undefined && items.length > 0 ? { keys: items } : {}),
+    optional: value['optional'] === true,
+  };
 }
 
 /**
@@ -134,7 +141,11 @@ export function envRefHash(podSpec: unknown, lookup: SourceLookup, options: Sour
     }
     if (!hashSource(h, data, ref) && !ref.optional) {
       const missing = (ref.key !== undefined ? [ref.key] : (ref.keys ?? [])).filter((k) => !data.has(k));
-      return { ok: false, message: `${missing.length === 1 ? 'key' : 'keys'} ${missing.map((k) => `"${k}"`).join(', ')} not found in ${ref.kind} "${ref.name}"`, sources };
+      return {
+        ok: false,
+        message: `${missing.length === 1 ? 'key' : 'keys'} ${missing.map((k) => `"${k}"`).join(', ')} not found in ${ref.kind} "${ref.name}"`,
+        sources,
+      };
     }
   }
   return { ok: true, hash: h.digest('hex'), sources };
@@ -144,7 +155,8 @@ export function envRefHash(podSpec: unknown, lookup: SourceLookup, options: Sour
 export function configMapData(o: { data?: unknown; binaryData?: unknown }): SourceData {
   const out = new Map<string, Uint8Array>();
   if (isRecord(o.data)) for (const [k, v] of Object.entries(o.data)) if (typeof v === 'string') out.set(k, Buffer.from(v, 'utf8'));
-  if (isRecord(o.binaryData)) for (const [k, v] of Object.entries(o.binaryData)) if (typeof v === 'string' && !out.has(k)) out.set(k, Buffer.from(v, 'base64'));
+  if (isRecord(o.binaryData))
+    for (const [k, v] of Object.entries(o.binaryData)) if (typeof v === 'string' && !out.has(k)) out.set(k, Buffer.from(v, 'base64'));
   return out;
 }
 

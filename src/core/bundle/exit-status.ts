@@ -82,7 +82,11 @@ export function finalizingStatus(live: StatusSubject, report: FinalizeReport, no
     ...(report.changed.length > 0 ? [`changed since read (deciding again): ${listTargets(report.changed)}`] : []),
   ];
   const message = `being deleted (${report.propagation.toLowerCase()} propagation)${parts.length > 0 ? `: ${parts.join('; ')}` : ''}; the finalizer goes once a pass on fresh lists finds nothing left to write`;
-  const failures = report.failures.map((f) => ({ message: `${f.action} ${describeTarget(f.target)} failed: ${f.message}`, terminal: f.terminal === true, reason: f.reason }));
+  const failures = report.failures.map((f) => ({
+    message: `${f.action} ${describeTarget(f.target)} failed: ${f.message}`,
+    terminal: f.terminal === true,
+    reason: f.reason,
+  }));
   return withConditions(previous, decideBundleConditions({ kind: 'finalizing', message, failures }, live.metadata.generation), nowIso);
 }
 
@@ -134,16 +138,21 @@ export function transitionEvents(before: BundleStatus | undefined, after: Bundle
   const out: StatusEvent[] = [];
   const was = findConditionByType(before?.conditions, BundleConditionTypes.Ready)?.status;
   const is = findConditionByType(after.conditions, BundleConditionTypes.Ready);
-  if (is?.status === 'True' && was !== 'True') out.push({ type: 'Normal', reason: EventReasons.Ready, message: `all ${after.resourcesReady ?? ''} resources are ready` });
+  if (is?.status === 'True' && was !== 'True')
+    out.push({ type: 'Normal', reason: EventReasons.Ready, message: `all ${after.resourcesReady ?? ''} resources are ready` });
   const err = findConditionByType(after.conditions, BundleConditionTypes.Error);
   const errBefore = findConditionByType(before?.conditions, BundleConditionTypes.Error);
-  if (err?.status === 'True' && (errBefore?.status !== 'True' || errBefore.message !== err.message)) out.push({ type: 'Warning', reason: errorReason, message: err.message ?? 'error' });
+  if (err?.status === 'True' && (errBefore?.status !== 'True' || errBefore.message !== err.message))
+    out.push({ type: 'Warning', reason: errorReason, message: err.message ?? 'error' });
   // A drift: Warn resource: once when its drift appears or the fields named change, not on every pass.
-  const driftBefore = new Map((before?.resourceStatuses ?? []).map((r) => [r.name, findConditionByType(r.conditions, ResourceConditionTypes.Drifted)]));
+  const driftBefore = new Map(
+    (before?.resourceStatuses ?? []).map((r) => [r.name, findConditionByType(r.conditions, ResourceConditionTypes.Drifted)]),
+  );
   for (const r of after.resourceStatuses ?? []) {
     const drifted = findConditionByType(r.conditions, ResourceConditionTypes.Drifted);
     const was = driftBefore.get(r.name);
-    if (drifted?.status === 'True' && (was?.status !== 'True' || was.message !== drifted.message)) out.push({ type: 'Warning', reason: EventReasons.Drifted, message: `resource "${r.name}": ${drifted.message ?? 'drifted'}` });
+    if (drifted?.status === 'True' && (was?.status !== 'True' || was.message !== drifted.message))
+      out.push({ type: 'Warning', reason: EventReasons.Drifted, message: `resource "${r.name}": ${drifted.message ?? 'drifted'}` });
   }
   return out;
 }
@@ -152,8 +161,12 @@ export function transitionEvents(before: BundleStatus | undefined, after: Bundle
  * Why a pass stopped on a stale read, as the Bundle read fresh (`fresh`)
  * shows it against the one the pass decided on (`read`).
  */
-export function staleReadMessage(fresh: { metadata: { uid: string; generation?: number | undefined; deletionTimestamp?: string | undefined } }, read: { uid: string; generation?: number | undefined }): string {
-  if (fresh.metadata.uid !== read.uid) return "waiting for the operator's cache to show this Bundle (an earlier Bundle of this name was read); nothing written";
+export function staleReadMessage(
+  fresh: { metadata: { uid: string; generation?: number | undefined; deletionTimestamp?: string | undefined } },
+  read: { uid: string; generation?: number | undefined },
+): string {
+  if (fresh.metadata.uid !== read.uid)
+    return "waiting for the operator's cache to show this Bundle (an earlier Bundle of this name was read); nothing written";
   if (fresh.metadata.deletionTimestamp !== undefined) return 'being deleted; the finalizer takes over';
   return `the spec changed since it was read (generation ${read.generation ?? '?'} read, ${fresh.metadata.generation ?? '?'} now); deciding again before pruning`;
 }

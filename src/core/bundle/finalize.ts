@@ -31,7 +31,15 @@ import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { claimWithdrawal, hasClaimReference, operatorWrittenReferences, userReferences, type BundleClaim, type NamedOwner, type ReferenceOwnerContext } from './ownership.js';
+import {
+  claimWithdrawal,
+  hasClaimReference,
+  operatorWrittenReferences,
+  userReferences,
+  type BundleClaim,
+  type NamedOwner,
+  type ReferenceOwnerContext,
+} from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
 import { countdownOf, type CountdownRecord } from './countdown.js';
@@ -121,7 +129,15 @@ function unreadableManifest(o: LiveObject, input: FinalizeInput): string | undef
 }
 
 function keptForUnreadableManifest(o: LiveObject, input: FinalizeInput, refs: ReferenceOwnerContext, why: string): FinalizeStep {
-  return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${describeObject(o)}: the deletion rules its manifest declares cannot be read (${why}); kept (deletionPolicy Orphan written onto it), never deleted on a value that could not be read` } };
+  return {
+    action: 'release',
+    target: targetOf(o),
+    patch: keptReleasePatch(o, input.bundle.name, refs),
+    event: {
+      reason: EventReasons.Released,
+      message: `released ${describeObject(o)}: the deletion rules its manifest declares cannot be read (${why}); kept (deletionPolicy Orphan written onto it), never deleted on a value that could not be read`,
+    },
+  };
 }
 
 export type FinalizeStep =
@@ -192,7 +208,15 @@ function propagationSteps(input: FinalizeInput): FinalizeStep[] {
       return backgroundSteps(controlled, input);
     case 'Foreground': {
       const siblings = siblingUids(controlled);
-      return controlled.map((o) => letGo(o, input, siblings) ?? keptFromCascade(o, input, siblings) ?? { action: 'leave', target: targetOf(o), reason: o.metadata.deletionTimestamp !== undefined ? 'terminating' : 'collector-deletes' });
+      return controlled.map(
+        (o) =>
+          letGo(o, input, siblings) ??
+          keptFromCascade(o, input, siblings) ?? {
+            action: 'leave',
+            target: targetOf(o),
+            reason: o.metadata.deletionTimestamp !== undefined ? 'terminating' : 'collector-deletes',
+          },
+      );
     }
     case 'Orphan': {
       const candidates = input.objects.filter((o) => isOrphanCandidate(o, input));
@@ -209,7 +233,20 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
   const siblings = siblingUids(controlled);
   // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
   // (a gated object is released with a countdown like any delayed one).
-  const actions = planPrune({ controlled, inSpec: new Set(), now, stampAt, selfUid: bundle.uid, bundleName: bundle.name, claims: input.claims, defaults: bundle.defaults, floorFor: (o) => manifestFloor(o, input), bundleReady: true, ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}), ...(input.countdownRecord ? { countdownRecord: input.countdownRecord } : {}) });
+  const actions = planPrune({
+    controlled,
+    inSpec: new Set(),
+    now,
+    stampAt,
+    selfUid: bundle.uid,
+    bundleName: bundle.name,
+    claims: input.claims,
+    defaults: bundle.defaults,
+    floorFor: (o) => manifestFloor(o, input),
+    bundleReady: true,
+    ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
+    ...(input.countdownRecord ? { countdownRecord: input.countdownRecord } : {}),
+  });
   return actions.flatMap((action): FinalizeStep[] => {
     const o = byUid.get(action.target.uid);
     if (o === undefined || action.target.uid === undefined) return [];
@@ -234,22 +271,57 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
         const others = userReferences(o.metadata, refs);
         if (others.length > 0) {
           const owners = others.map((r) => `${r.kind} ${r.name}`).join(', ');
-          return [{ action: 'orphan', target: action.target, patch: referencesPatch(o, refs), event: { reason: EventReasons.Released, message: `released ${what}: it has another owner (${owners}), so only the Bundle's references go; the garbage collector deletes it once no owner is left` } }];
+          return [
+            {
+              action: 'orphan',
+              target: action.target,
+              patch: referencesPatch(o, refs),
+              event: {
+                reason: EventReasons.Released,
+                message: `released ${what}: it has another owner (${owners}), so only the Bundle's references go; the garbage collector deletes it once no owner is left`,
+              },
+            },
+          ];
         }
-        return [{ action: 'delete', target: action.target, event: { reason: EventReasons.Pruned, message: `deleted ${what}: its Bundle is being deleted` } }];
+        return [
+          {
+            action: 'delete',
+            target: action.target,
+            event: { reason: EventReasons.Pruned, message: `deleted ${what}: its Bundle is being deleted` },
+          },
+        ];
       }
       case 'release':
-        return [{ action: 'release', target: action.target, patch: keptReleasePatch(o, bundle.name, referenceContext(o, input, siblings)), event: { reason: EventReasons.Released, message: `released ${what}: its deletionPolicy is Orphan; kept, never deleted` } }];
+        return [
+          {
+            action: 'release',
+            target: action.target,
+            patch: keptReleasePatch(o, bundle.name, referenceContext(o, input, siblings)),
+            event: { reason: EventReasons.Released, message: `released ${what}: its deletionPolicy is Orphan; kept, never deleted` },
+          },
+        ];
       default:
         break;
     }
     // mark, wait, await, expired, invalid: the object asked for a delay or a gate (or has unreadable rules): release it, never delete it here.
-    return [{
-      action: 'release',
-      target: action.target,
-      patch: releasePatch(o, { name: bundle.name, defaults: bundle.defaults }, referenceContext(o, input, siblings), { now, stampAt }, input.signRelease, { seal: input.stampSeal, floor: manifestFloor(o, input), record: input.countdownRecord }),
-      event: { reason: EventReasons.Released, message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it` },
-    }];
+    return [
+      {
+        action: 'release',
+        target: action.target,
+        patch: releasePatch(
+          o,
+          { name: bundle.name, defaults: bundle.defaults },
+          referenceContext(o, input, siblings),
+          { now, stampAt },
+          input.signRelease,
+          { seal: input.stampSeal, floor: manifestFloor(o, input), record: input.countdownRecord },
+        ),
+        event: {
+          reason: EventReasons.Released,
+          message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it`,
+        },
+      },
+    ];
   });
 }
 
@@ -293,31 +365,87 @@ function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: Readonly
     // rules) still decide Orphan; otherwise it is released as a background deletion releases it (no countdown can
     // start on rules that cannot be read: the sweeper keeps it and reports them).
     if (countdown.floor?.policy === 'Orphan') {
-      return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
+      return {
+        action: 'release',
+        target: targetOf(o),
+        patch: keptReleasePatch(o, input.bundle.name, refs),
+        event: {
+          reason: EventReasons.Released,
+          message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted`,
+        },
+      };
     }
-    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, { seal: input.stampSeal, floor, record: input.countdownRecord });
-    return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletion rules cannot be read (${reading.message}); kept, never deleted on a value that could not be read` } };
+    const patch = releasePatch(
+      o,
+      { name: input.bundle.name, defaults: input.bundle.defaults },
+      refs,
+      { now: input.now, stampAt: input.stampAt },
+      input.signRelease,
+      { seal: input.stampSeal, floor, record: input.countdownRecord },
+    );
+    return {
+      action: 'release',
+      target: targetOf(o),
+      patch,
+      event: {
+        reason: EventReasons.Released,
+        message: `released ${what} from the foreground cascade: its deletion rules cannot be read (${reading.message}); kept, never deleted on a value that could not be read`,
+      },
+    };
   }
   const rules = stricterRules(reading.rules, countdown.floor);
   if (rules.policy === 'Orphan') {
-    return { action: 'release', target: targetOf(o), patch: keptReleasePatch(o, input.bundle.name, refs), event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted` } };
+    return {
+      action: 'release',
+      target: targetOf(o),
+      patch: keptReleasePatch(o, input.bundle.name, refs),
+      event: {
+        reason: EventReasons.Released,
+        message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted`,
+      },
+    };
   }
   if (rules.policy === 'Approve') {
-    const patch = releasePatch(o, { name: input.bundle.name, defaults: input.bundle.defaults }, refs, { now: input.now, stampAt: input.stampAt }, input.signRelease, { seal: input.stampSeal, floor, record: input.countdownRecord });
-    return { action: 'release', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved` } };
+    const patch = releasePatch(
+      o,
+      { name: input.bundle.name, defaults: input.bundle.defaults },
+      refs,
+      { now: input.now, stampAt: input.stampAt },
+      input.signRelease,
+      { seal: input.stampSeal, floor, record: input.countdownRecord },
+    );
+    return {
+      action: 'release',
+      target: targetOf(o),
+      patch,
+      event: {
+        reason: EventReasons.Released,
+        message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved`,
+      },
+    };
   }
   return undefined;
 }
 
 function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleClaim): FinalizeStep {
-  return { action: 'let-go', target: targetOf(o), by, patch: referencesPatch(o, refs), event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` } };
+  return {
+    action: 'let-go',
+    target: targetOf(o),
+    by,
+    patch: referencesPatch(o, refs),
+    event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` },
+  };
 }
 
 /** Which of an object's references the operator wrote, as the finalizer sees it: the claims of live Bundles listing it stay. */
 function referenceContext(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): ReferenceOwnerContext {
   const claims = input.claims.get(objectKey(o)) ?? [];
   const named = input.namedOwners?.get(objectKey(o));
-  return { siblingUids: siblings, liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)), ...(named !== undefined ? { namedByManifest: named } : {}) };
+  return {
+    siblingUids: siblings,
+    liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)),
+    ...(named !== undefined ? { namedByManifest: named } : {}),
+  };
 }
 
 /**
@@ -332,7 +460,16 @@ function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
     const controller = controllerOf(o);
     if (controller === undefined || controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
     const patch = claimWithdrawal(o, input.bundle.uid, input.claims.get(objectKey(o)) ?? []);
-    if (patch !== undefined) steps.push({ action: 'withdraw', target: targetOf(o), patch, event: { reason: EventReasons.Released, message: `withdrew the claim on ${describeObject(o)}, which ${controller.kind} ${controller.name} controls` } });
+    if (patch !== undefined)
+      steps.push({
+        action: 'withdraw',
+        target: targetOf(o),
+        patch,
+        event: {
+          reason: EventReasons.Released,
+          message: `withdrew the claim on ${describeObject(o)}, which ${controller.kind} ${controller.name} controls`,
+        },
+      });
   }
   return steps;
 }
@@ -360,8 +497,21 @@ function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {
   if (o.metadata.deletionTimestamp !== undefined) return { action: 'leave', target, reason: 'terminating' };
   const ours = operatorWrittenReferences(o.metadata, refs);
   const annotations = o.metadata.annotations ?? {};
-  if (ours.length === 0 && annotations[Annotations.dependencyReferences] === undefined && annotations[Annotations.deletionTimestamp] === undefined) return { action: 'leave', target, reason: 'orphaned' };
-  return { action: 'orphan', target, patch: orphanPatch(o, refs), event: { reason: EventReasons.Released, message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences` } };
+  if (
+    ours.length === 0 &&
+    annotations[Annotations.dependencyReferences] === undefined &&
+    annotations[Annotations.deletionTimestamp] === undefined
+  )
+    return { action: 'leave', target, reason: 'orphaned' };
+  return {
+    action: 'orphan',
+    target,
+    patch: orphanPatch(o, refs),
+    event: {
+      reason: EventReasons.Released,
+      message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences`,
+    },
+  };
 }
 
 /** Uids of the objects the finalizer acts on: for objects applied before dependency references were recorded, a blocking reference to one of them is the operator's. */

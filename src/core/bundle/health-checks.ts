@@ -54,7 +54,14 @@ function compileRule(rule: HealthCheck, source: string): CompiledHealthCheck | u
     if (!compiled.ok) return undefined;
     out[field] = compiled;
   }
-  return out.current === undefined ? undefined : { source, current: out.current, ...(out.inProgress ? { inProgress: out.inProgress } : {}), ...(out.failed ? { failed: out.failed } : {}) };
+  return out.current === undefined
+    ? undefined
+    : {
+        source,
+        current: out.current,
+        ...(out.inProgress ? { inProgress: out.inProgress } : {}),
+        ...(out.failed ? { failed: out.failed } : {}),
+      };
 }
 
 /**
@@ -79,7 +86,8 @@ export function healthCheckTable(defaults: readonly HealthCheck[] | undefined, s
 /** The rules of a parsed --health-checks-file, or every reason it is refused. */
 export function readHealthChecksFile(document: unknown): { ok: true; rules: HealthCheck[] } | { ok: false; issues: string[] } {
   const parsed = HealthChecksFileSchema.safeParse(document);
-  if (!parsed.success) return { ok: false, issues: parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(document)'}: ${i.message}`) };
+  if (!parsed.success)
+    return { ok: false, issues: parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(document)'}: ${i.message}`) };
   const issues = healthCheckIssues(parsed.data, '--health-checks-file');
   return issues.length > 0 ? { ok: false, issues } : { ok: true, rules: parsed.data };
 }

@@ -29,7 +29,13 @@ export function actingIdentity(bundle: IdentityInput, defaultServiceAccount?: st
   const name = fromSpec ?? defaultServiceAccount;
   if (name === undefined || name === '') return { kind: 'operator' };
   const namespace = bundle.metadata.namespace;
-  return { kind: 'service-account', namespace, name, user: serviceAccountUser(namespace, name), source: fromSpec !== undefined ? 'spec' : 'default' };
+  return {
+    kind: 'service-account',
+    namespace,
+    name,
+    user: serviceAccountUser(namespace, name),
+    source: fromSpec !== undefined ? 'spec' : 'default',
+  };
 }
 
 export function serviceAccountUser(namespace: string, name: string): string {

@@ -85,7 +85,9 @@ export function unrecordedKinds(plan: Pick<BundlePlan, 'claims' | 'resources'>, 
   const have = normalized(recorded);
   const kinds = new Set<string>();
   for (const c of plan.claims) kinds.add(inventoryKey(c.target.apiVersion, c.target.kind));
-  for (const r of plan.resources) if ((r.action === 'apply' || r.action === 'adopt') && r.apply.needed) kinds.add(inventoryKey(r.apply.desired.apiVersion, r.apply.desired.kind));
+  for (const r of plan.resources)
+    if ((r.action === 'apply' || r.action === 'adopt') && r.apply.needed)
+      kinds.add(inventoryKey(r.apply.desired.apiVersion, r.apply.desired.kind));
   return [...kinds].filter((k) => !have.has(k)).sort();
 }
 
@@ -141,12 +143,18 @@ export function managedKinds(input: InventoryInput, confirmedEmpty: ReadonlySet<
  * `status` with the kinds of the Bundle's spec objects recorded (none taken
  * away), sorted: written with the finalizer, ahead of any object.
  */
-export function withSpecKinds<S extends { managedKinds?: string[] | undefined }>(status: S, bundle: { spec: { resources: readonly { spec: { object?: { apiVersion: string; kind: string } | undefined } }[] } }): S {
+export function withSpecKinds<S extends { managedKinds?: string[] | undefined }>(
+  status: S,
+  bundle: { spec: { resources: readonly { spec: { object?: { apiVersion: string; kind: string } | undefined } }[] } },
+): S {
   const spec = bundle.spec.resources.flatMap((r) => (r.spec.object ? [inventoryKey(r.spec.object.apiVersion, r.spec.object.kind)] : []));
   return { ...status, managedKinds: recordKinds(status.managedKinds, spec) };
 }
 
 /** Whether an object references the Bundle with this uid (its controller reference or a claim), whatever its labels say. */
-export function referencesBundle(o: { metadata: { ownerReferences?: readonly { uid: string }[] | undefined } }, bundleUid: string): boolean {
+export function referencesBundle(
+  o: { metadata: { ownerReferences?: readonly { uid: string }[] | undefined } },
+  bundleUid: string,
+): boolean {
   return (o.metadata.ownerReferences ?? []).some((r) => r.uid === bundleUid);
 }

@@ -52,7 +52,10 @@ export type NextPass =
 export function nextPass(result: PassResult, wroteRecheckMs: number): NextPass {
   if (result.plan.issues.some((i) => i.retriable)) return { kind: 'retry' };
   if ([...result.applyFailures.values()].some((f) => !f.terminal) || result.pruneFailures.length > 0) return { kind: 'retry' };
-  const expiry = result.plan.requeueAfterMs === undefined ? Infinity : Math.ceil(Math.max(0, result.plan.requeueAfterMs - (result.sincePlannedMs ?? 0))) + EXPIRY_WAKE_SLACK_MS;
+  const expiry =
+    result.plan.requeueAfterMs === undefined
+      ? Infinity
+      : Math.ceil(Math.max(0, result.plan.requeueAfterMs - (result.sincePlannedMs ?? 0))) + EXPIRY_WAKE_SLACK_MS;
   const next = Math.min(result.wrote ? wroteRecheckMs : Infinity, expiry, result.pollAfterMs ?? Infinity);
   return Number.isFinite(next) ? { kind: 'after', ms: next } : { kind: 'idle' };
 }

@@ -98,9 +98,7 @@ export function cloneJson<T>(value: T): T {
 }
 
 /** One element of a JSON Patch (RFC 6902), as sent with `application/json-patch+json`. */
-export type JsonPatchOperation =
-  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+export type JsonPatchOperation = { op: 'add' | 'replace' | 'test'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** RFC 6901 escaping of one JSON Pointer segment ("a/b~c" -> "a~1b~0c"). */
 export function jsonPointerSegment(segment: string): string {

@@ -27,7 +27,13 @@ export interface BundleClaim {
 
 /** A Bundle as read from the API, before (or without) schema validation. */
 export interface BundleLike {
-  metadata: { name: string; namespace?: string | undefined; uid?: string | undefined; creationTimestamp?: string | undefined; deletionTimestamp?: string | undefined };
+  metadata: {
+    name: string;
+    namespace?: string | undefined;
+    uid?: string | undefined;
+    creationTimestamp?: string | undefined;
+    deletionTimestamp?: string | undefined;
+  };
   spec?: unknown;
 }
 
@@ -61,7 +67,9 @@ export function listedObjects(bundle: BundleLike): ListedObject[] {
 
 /** objectKey of every object a Bundle's spec lists (see listedObjects). */
 export function listedObjectKeys(bundle: BundleLike): string[] {
-  return listedObjects(bundle).map((o) => objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: o.namespace } }));
+  return listedObjects(bundle).map((o) =>
+    objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: o.namespace } }),
+  );
 }
 
 /** Whether a Bundle is live: it exists and is not being deleted (a Bundle being deleted lists nothing any more). */
@@ -84,7 +92,11 @@ export function claimsByObject(bundles: readonly BundleLike[]): Map<string, Bund
   const out = new Map<string, BundleClaim[]>();
   for (const b of bundles) {
     if (!isLiveBundle(b)) continue;
-    const claim: BundleClaim = { name: b.metadata.name, uid: b.metadata.uid ?? '', ...(b.metadata.creationTimestamp !== undefined ? { creationTimestamp: b.metadata.creationTimestamp } : {}) };
+    const claim: BundleClaim = {
+      name: b.metadata.name,
+      uid: b.metadata.uid ?? '',
+      ...(b.metadata.creationTimestamp !== undefined ? { creationTimestamp: b.metadata.creationTimestamp } : {}),
+    };
     for (const key of new Set(listedObjectKeys(b))) {
       const list = out.get(key) ?? [];
       list.push(claim);
@@ -103,7 +115,12 @@ export function isBundleReference(ref: Pick<OwnerReference, 'apiVersion' | 'kind
 /** The uids the dependencyReferences annotation records. */
 export function recordedDependencyUids(annotations: Readonly<Record<string, string>> | undefined): Set<string> {
   const text = annotations?.[Annotations.dependencyReferences];
-  return new Set((text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''));
+  return new Set(
+    (text ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
 }
 
 /** The annotation value recording dependency reference uids; undefined when there are none. */
@@ -152,7 +169,9 @@ export interface NamedOwner {
 }
 
 function namedBy(ref: OwnerReference, named: readonly NamedOwner[] | undefined): boolean {
-  return (named ?? []).some((n) => n.uid === ref.uid || (n.kind === ref.kind && n.name === ref.name && groupOf(n.apiVersion ?? '') === groupOf(ref.apiVersion)));
+  return (named ?? []).some(
+    (n) => n.uid === ref.uid || (n.kind === ref.kind && n.name === ref.name && groupOf(n.apiVersion ?? '') === groupOf(ref.apiVersion)),
+  );
 }
 
 /**
@@ -167,7 +186,14 @@ function namedBy(ref: OwnerReference, named: readonly NamedOwner[] | undefined):
  * the object (or is gone) would let the collector delete it once that
  * Bundle is gone, the very thing giving it up is meant to prevent.
  */
-export function operatorWrittenReferences(meta: { ownerReferences?: readonly OwnerReference[] | undefined; annotations?: Readonly<Record<string, string>> | undefined; managedFields?: unknown }, ctx: ReferenceOwnerContext = {}): OwnerReference[] {
+export function operatorWrittenReferences(
+  meta: {
+    ownerReferences?: readonly OwnerReference[] | undefined;
+    annotations?: Readonly<Record<string, string>> | undefined;
+    managedFields?: unknown;
+  },
+  ctx: ReferenceOwnerContext = {},
+): OwnerReference[] {
   const dependencies = recordedDependencyUids(meta.annotations);
   const applied = referencesAppliedBy(meta.managedFields, FIELD_MANAGER);
   return (meta.ownerReferences ?? []).filter((ref) => {
@@ -292,8 +318,18 @@ export function decideOwnership(input: OwnershipInput): Ownership {
   const claims = input.claims.some((c) => c.uid === self.uid) ? [...input.claims] : [...input.claims, self];
   if (controller !== undefined) {
     const what = describeObject(live);
-    if (!isBundleReference(controller)) return { kind: 'conflict', controller, message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})` };
-    if (claims.some((c) => c.uid === controller.uid)) return { kind: 'conflict', controller, message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})` };
+    if (!isBundleReference(controller))
+      return {
+        kind: 'conflict',
+        controller,
+        message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})`,
+      };
+    if (claims.some((c) => c.uid === controller.uid))
+      return {
+        kind: 'conflict',
+        controller,
+        message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})`,
+      };
   }
   const oldest = claims.sort(compareClaims)[0];
   if (oldest !== undefined && oldest.uid !== self.uid) {

@@ -20,7 +20,9 @@ export function pendingDeletionsOf(plan: BundlePlan): PendingDeletion[] {
       case 'await':
         return [{ ...at, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter, waitingFor: a.waitingFor }];
       case 'delete':
-        return a.afterDelay && a.deletionTimestamp !== undefined && a.deleteAfter !== undefined ? [{ ...at, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter }] : [];
+        return a.afterDelay && a.deletionTimestamp !== undefined && a.deleteAfter !== undefined
+          ? [{ ...at, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter }]
+          : [];
       default:
         return [];
     }

@@ -29,7 +29,14 @@ export interface BundleToPlan {
   };
   spec: BundleSpec;
   /** As stored: its Ready condition at its observedGeneration opens deleteWhen BundleReady gates. */
-  status?: { observedGeneration?: number | undefined; conditions?: readonly Condition[] | undefined; declaredRules?: readonly DeclaredRules[] | undefined; pendingDeletions?: readonly PendingDeletion[] | undefined } | undefined;
+  status?:
+    | {
+        observedGeneration?: number | undefined;
+        conditions?: readonly Condition[] | undefined;
+        declaredRules?: readonly DeclaredRules[] | undefined;
+        pendingDeletions?: readonly PendingDeletion[] | undefined;
+      }
+    | undefined;
 }
 
 /**
@@ -110,7 +117,11 @@ function byCoordinatesOf(objects: readonly LiveObject[]): Map<string, LiveObject
 }
 
 /** The object at each resource's coordinates, by resource name, for kinds the server serves in the namespace (as the cache is keyed). */
-export function liveByResource(bundle: Pick<BundleToPlan, 'metadata' | 'spec'>, kinds: KindTable, objects: readonly LiveObject[] | Map<string, LiveObject>): Map<string, LiveObject> {
+export function liveByResource(
+  bundle: Pick<BundleToPlan, 'metadata' | 'spec'>,
+  kinds: KindTable,
+  objects: readonly LiveObject[] | Map<string, LiveObject>,
+): Map<string, LiveObject> {
   const byCoordinates = objects instanceof Map ? objects : byCoordinatesOf(objects);
   const live = new Map<string, LiveObject>();
   for (const r of bundle.spec.resources) {
@@ -150,7 +161,15 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     stampAt: s.stampAt,
     claims,
     bundleReady: isReadyWithCurrentSpec(bundle),
-    countdownRecord: countdownRecordOf(bundle.status, namespace, s.stampsElsewhere ?? latestStampsElsewhere(othersOf(s.bundles, bundle).map((b) => statusOf(b)), namespace)),
+    countdownRecord: countdownRecordOf(
+      bundle.status,
+      namespace,
+      s.stampsElsewhere ??
+        latestStampsElsewhere(
+          othersOf(s.bundles, bundle).map((b) => statusOf(b)),
+          namespace,
+        ),
+    ),
     ...(s.stampSeal !== undefined ? { stampSeal: s.stampSeal } : {}),
     ...(s.envSources !== undefined ? { envSources: s.envSources } : {}),
   };
@@ -159,14 +178,26 @@ export function buildPlanInput(s: PlanSources): PlanInput {
 /** The namespace's Bundles but this one. */
 function othersOf(bundles: readonly BundleLike[], bundle: BundleToPlan): BundleLike[] {
   const namespace = bundle.metadata.namespace;
-  return bundles.filter((b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid);
+  return bundles.filter(
+    (b) => (b.metadata.namespace ?? '') === namespace && b.metadata.name !== bundle.metadata.name && b.metadata.uid !== bundle.metadata.uid,
+  );
 }
 
 /** A Bundle's status as read, for its record of countdowns; only its pendingDeletions are read, each checked for shape. */
 function statusOf(b: BundleLike): { pendingDeletions: PendingDeletion[] } {
   const status = (b as { status?: unknown }).status;
   const pending = isRecord(status) && Array.isArray(status['pendingDeletions']) ? status['pendingDeletions'] : [];
-  return { pendingDeletions: pending.filter((p): p is PendingDeletion => isRecord(p) && typeof p['apiVersion'] === 'string' && typeof p['kind'] === 'string' && typeof p['name'] === 'string' && typeof p['deletionTimestamp'] === 'string' && typeof p['deleteAfter'] === 'string') };
+  return {
+    pendingDeletions: pending.filter(
+      (p): p is PendingDeletion =>
+        isRecord(p) &&
+        typeof p['apiVersion'] === 'string' &&
+        typeof p['kind'] === 'string' &&
+        typeof p['name'] === 'string' &&
+        typeof p['deletionTimestamp'] === 'string' &&
+        typeof p['deleteAfter'] === 'string',
+    ),
+  };
 }
 
 /** Claims as they will stand: this Bundle's current spec replaces whatever version of it was read. */
@@ -175,7 +206,9 @@ function claimsWithCurrentSpec(bundles: readonly BundleLike[], bundle: BundleToP
 }
 
 /** The readiness table from the cluster's CRDs (their CrReadyWhenField annotations), for every served version. */
-export function crdReadinessTable(crds: readonly { metadata: { annotations?: Readonly<Record<string, string>> | undefined }; spec?: unknown }[]): Map<string, CrdReadiness> {
+export function crdReadinessTable(
+  crds: readonly { metadata: { annotations?: Readonly<Record<string, string>> | undefined }; spec?: unknown }[],
+): Map<string, CrdReadiness> {
   const table = new Map<string, CrdReadiness>();
   for (const crd of crds) {
     const readiness = crdReadinessFromAnnotations(crd.metadata.annotations);
@@ -183,7 +216,8 @@ export function crdReadinessTable(crds: readonly { metadata: { annotations?: Rea
     const { group, names, versions } = crd.spec;
     const kind = isRecord(names) ? names['kind'] : undefined;
     if (typeof group !== 'string' || group === '' || typeof kind !== 'string' || kind === '' || !Array.isArray(versions)) continue;
-    for (const v of versions) if (isRecord(v) && typeof v['name'] === 'string') table.set(kindKey(`${group}/${v['name']}`, kind), readiness);
+    for (const v of versions)
+      if (isRecord(v) && typeof v['name'] === 'string') table.set(kindKey(`${group}/${v['name']}`, kind), readiness);
   }
   return table;
 }

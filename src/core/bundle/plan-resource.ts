@@ -58,7 +58,14 @@ function isReady(plan: ResourcePlan | undefined): boolean {
   return plan !== undefined && 'readiness' in plan && plan.readiness.state === 'ready';
 }
 
-export function planResource(resource: Resource, graph: DependencyGraph, decided: ReadonlyMap<string, ResourcePlan>, input: PlanInput, ownership: Ownership, claimed: boolean): ResourcePlan {
+export function planResource(
+  resource: Resource,
+  graph: DependencyGraph,
+  decided: ReadonlyMap<string, ResourcePlan>,
+  input: PlanInput,
+  ownership: Ownership,
+  claimed: boolean,
+): ResourcePlan {
   const name = resource.name;
   const object = resource.spec.object;
   // Validation rules out resources without an object; this keeps the type honest.
@@ -68,11 +75,21 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   // a. Somebody else's object (or one an older claim takes) stays untouched.
   if (ownership.kind === 'conflict') {
     const { message } = ownership;
-    return { name, action: 'conflict', message, ...(ownership.controller !== undefined ? { controller: ownership.controller } : {}), event: { reason: EventReasons.Conflict, message: `resource "${name}": ${message}` } };
+    return {
+      name,
+      action: 'conflict',
+      message,
+      ...(ownership.controller !== undefined ? { controller: ownership.controller } : {}),
+      event: { reason: EventReasons.Conflict, message: `resource "${name}": ${message}` },
+    };
   }
   // b. An object on its way out is waited for, then created afresh.
   if (live?.metadata.deletionTimestamp !== undefined) {
-    return { name, action: 'wait-deleting', message: `${describeObject(live)} is being deleted (since ${live.metadata.deletionTimestamp})` };
+    return {
+      name,
+      action: 'wait-deleting',
+      message: `${describeObject(live)} is being deleted (since ${live.metadata.deletionTimestamp})`,
+    };
   }
   // c. Dependencies first.
   const deps = dependenciesOf(graph, name);
@@ -106,13 +123,23 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   // Without the key (the CLI), the live object's proof stands in when it declares the same rules: the same manifest, the same hash.
   const manifestRules = declarationToSeal(resolved.object.metadata.annotations, input.spec.deletionDefaults);
   const liveProof = live?.metadata.annotations?.[Annotations.declaredRules];
-  const declaredRulesProof = input.stampSeal ? input.stampSeal.sealDeclared(declaredIdentityOf(env.object, input.bundle.namespace), manifestRules) : declaresSameRules(liveProof, manifestRules) ? liveProof : undefined;
+  const declaredRulesProof = input.stampSeal
+    ? input.stampSeal.sealDeclared(declaredIdentityOf(env.object, input.bundle.namespace), manifestRules)
+    : declaresSameRules(liveProof, manifestRules)
+      ? liveProof
+      : undefined;
   // Drift controls (drift.ts): validateBundle refuses what cannot be read; this keeps the type honest.
   const drift = readDriftControls(resolved.object.metadata.annotations, input.spec.driftDefaults);
   if (!drift.ok) return { name, action: 'error', terminal: true, message: drift.message };
   const { ignore } = drift.controls;
   // The hash leaves the ignored fields out, so another manager's change to one is not a change of the manifest.
-  const built = buildDesired({ bundle: input.bundle, object: withoutIgnored(env.object, ignore), dependencies, keepingPolicyFromDefaults, declaredRulesProof });
+  const built = buildDesired({
+    bundle: input.bundle,
+    object: withoutIgnored(env.object, ignore),
+    dependencies,
+    keepingPolicyFromDefaults,
+    declaredRulesProof,
+  });
   const { hash } = built;
   const manifest = withIgnoredFrom(built.manifest, live ?? env.object, ignore, live?.metadata['managedFields']);
   const decision = decideDrift(drift.controls, manifest, hash, live);
@@ -120,11 +147,26 @@ export function planResource(resource: Resource, graph: DependencyGraph, decided
   const apply: ApplyStep =
     decision.kind === 'apply'
       ? { desired: manifest, hash, needed: needsApply(manifest, live), create: live === undefined, redactions }
-      : { desired: manifest, hash, needed: decision.patch.length > 0, create: false, redactions, bookkeeping: decision.patch, ...(decision.drifted !== undefined ? { drifted: decision.drifted } : {}) };
+      : {
+          desired: manifest,
+          hash,
+          needed: decision.patch.length > 0,
+          create: false,
+          redactions,
+          bookkeeping: decision.patch,
+          ...(decision.drifted !== undefined ? { drifted: decision.drifted } : {}),
+        };
   const readiness = effectiveReadiness(apply, live, input.crdReadiness, input.healthChecks);
 
   // A claimed object was taken (and its events planned) by the claim; the apply only brings it to the spec.
-  if (live !== undefined && ownership.kind === 'adopt' && !claimed) return { name, action: 'adopt', apply, readiness, event: { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${describeObject(live)}` } };
+  if (live !== undefined && ownership.kind === 'adopt' && !claimed)
+    return {
+      name,
+      action: 'adopt',
+      apply,
+      readiness,
+      event: { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${describeObject(live)}` },
+    };
   return { name, action: 'apply', apply, readiness };
 }
 
@@ -150,7 +192,13 @@ function sourceResources(spec: PlanInput['spec']): Map<string, string> {
  * the workload back for a pass: the hash is then taken over the data the
  * Pods will read, and one change rolls them once.
  */
-function withEnvRefHash(name: string, object: KubeObjectManifest, live: LiveObject | undefined, decided: ReadonlyMap<string, ResourcePlan>, input: PlanInput): { ok: true; object: KubeObjectManifest } | { ok: false; plan: ResourcePlan } {
+function withEnvRefHash(
+  name: string,
+  object: KubeObjectManifest,
+  live: LiveObject | undefined,
+  decided: ReadonlyMap<string, ResourcePlan>,
+  input: PlanInput,
+): { ok: true; object: KubeObjectManifest } | { ok: false; plan: ResourcePlan } {
   const refs = workloadSourceRefs(object);
   if (refs.length === 0) return { ok: true, object };
   const own = sourceResources(input.spec);
@@ -171,7 +219,16 @@ function withEnvRefHash(name: string, object: KubeObjectManifest, live: LiveObje
   }
   for (const ref of refs) {
     const read = input.envSources?.get(`${ref.kind}/${ref.name}`);
-    if (read !== undefined && read !== null && 'unreadable' in read) return { ok: false, plan: { name, action: 'error', terminal: false, message: `cannot read ${ref.kind} "${ref.name}" for the pod template's envRefHash: ${read.unreadable}` } };
+    if (read !== undefined && read !== null && 'unreadable' in read)
+      return {
+        ok: false,
+        plan: {
+          name,
+          action: 'error',
+          terminal: false,
+          message: `cannot read ${ref.kind} "${ref.name}" for the pod template's envRefHash: ${read.unreadable}`,
+        },
+      };
   }
   const decision = decideEnvRefHash(object, live, (kind, sourceName) => {
     const read = input.envSources?.get(`${kind}/${sourceName}`);
@@ -183,12 +240,27 @@ function withEnvRefHash(name: string, object: KubeObjectManifest, live: LiveObje
     case 'stamped':
       return { ok: true, object: decision.object };
     case 'missing':
-      return { ok: false, plan: { name, action: 'blocked', reason: Reasons.EnvSourceNotFound, message: `waiting for ${decision.message}: the pod template reads it (not optional)`, waitingFor: [], blockedByError: false } };
+      return {
+        ok: false,
+        plan: {
+          name,
+          action: 'blocked',
+          reason: Reasons.EnvSourceNotFound,
+          message: `waiting for ${decision.message}: the pod template reads it (not optional)`,
+          waitingFor: [],
+          blockedByError: false,
+        },
+      };
   }
 }
 
 /** Until an apply that changes something has been observed, the live object's readiness says nothing about the new spec. */
-function effectiveReadiness(apply: ApplyStep, live: LiveObject | undefined, crdReadiness: CrdReadinessTable, healthChecks: HealthCheckTable | undefined): Readiness {
+function effectiveReadiness(
+  apply: ApplyStep,
+  live: LiveObject | undefined,
+  crdReadiness: CrdReadinessTable,
+  healthChecks: HealthCheckTable | undefined,
+): Readiness {
   if (live === undefined) return { state: 'in-progress', message: 'creating' };
   // A bookkeeping patch changes no field the object's controller acts on: its readiness is the live object's.
   if (apply.needed && apply.bookkeeping === undefined) return { state: 'in-progress', message: 'applying changes' };

@@ -97,7 +97,14 @@ export type ResourcePlan =
   /** The live object has no controller: the apply takes ownership. */
   | { name: string; action: 'adopt'; apply: ApplyStep; readiness: Readiness; event: PlannedEvent }
   /** Waiting for dependencies, or (EnvSourceNotFound) for a ConfigMap or Secret its pod template reads. */
-  | { name: string; action: 'blocked'; reason: typeof Reasons.DependenciesNotReady | typeof Reasons.EnvSourceNotFound; message: string; waitingFor: string[]; blockedByError: boolean }
+  | {
+      name: string;
+      action: 'blocked';
+      reason: typeof Reasons.DependenciesNotReady | typeof Reasons.EnvSourceNotFound;
+      message: string;
+      waitingFor: string[];
+      blockedByError: boolean;
+    }
   /** Controlled by something else: left untouched. */
   | { name: string; action: 'conflict'; message: string; controller?: OwnerReference; event: PlannedEvent }
   /** The live object is being deleted by the API server; apply again once it is gone. */

@@ -5,7 +5,14 @@
  * carries the plan out; nothing here talks to the API server.
  */
 import type { DeclaredRules, DeletionDefaults, PendingDeletion, Resource } from '../../api/bundle.js';
-import { carriedRecord, declaredIdentityOf, declaredRulesOf, identityKey, readableDeclaredRules, type CountdownRecord } from './countdown.js';
+import {
+  carriedRecord,
+  declaredIdentityOf,
+  declaredRulesOf,
+  identityKey,
+  readableDeclaredRules,
+  type CountdownRecord,
+} from './countdown.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';
@@ -42,7 +49,12 @@ export interface BundlePlan {
   /** Wait at most this long before reconciling again (the next soft-delete expiry). */
   requeueAfterMs?: number;
   /** What the deletion rules were read with: a delete decided again on a fresh read (redecideDelete) uses the same. */
-  deletionContext: { defaults?: DeletionDefaults | undefined; bundleReady: boolean; stampSeal?: StampSeal; countdownRecord?: CountdownRecord };
+  deletionContext: {
+    defaults?: DeletionDefaults | undefined;
+    bundleReady: boolean;
+    stampSeal?: StampSeal;
+    countdownRecord?: CountdownRecord;
+  };
   /**
    * status.declaredRules: the deletion rules each listed object's manifest
    * declares, and the record's entries this pass carries on (carriedRecord).
@@ -59,7 +71,8 @@ export interface BundlePlan {
 export function planBundle(input: PlanInput): BundlePlan {
   const plan = planWithoutRecord(input);
   const namespace = input.bundle.namespace;
-  const keyOf = (o: { apiVersion: string; kind: string; metadata: { name: string } }): string => identityKey(declaredIdentityOf(o, namespace));
+  const keyOf = (o: { apiVersion: string; kind: string; metadata: { name: string } }): string =>
+    identityKey(declaredIdentityOf(o, namespace));
   const carried = carriedRecord(input.countdownRecord, {
     listed: new Set(input.spec.resources.flatMap((r) => (r.spec.object !== undefined ? [keyOf(r.spec.object)] : []))),
     held: new Set(input.controlled.map(keyOf)),
@@ -72,8 +85,17 @@ function planWithoutRecord(input: PlanInput): BundlePlan {
   const { bundle, spec } = input;
   const graph = resourceGraph(spec.resources);
   const order = topologicalOrder(graph);
-  const countdown = { ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}), ...(input.countdownRecord ? { countdownRecord: input.countdownRecord } : {}) };
-  const base = { bundle, order, levels: levels(graph), deletionContext: { defaults: spec.deletionDefaults, bundleReady: input.bundleReady === true, ...countdown }, declaredRules: declaredRulesOf(spec.resources) };
+  const countdown = {
+    ...(input.stampSeal ? { stampSeal: input.stampSeal } : {}),
+    ...(input.countdownRecord ? { countdownRecord: input.countdownRecord } : {}),
+  };
+  const base = {
+    bundle,
+    order,
+    levels: levels(graph),
+    deletionContext: { defaults: spec.deletionDefaults, bundleReady: input.bundleReady === true, ...countdown },
+    declaredRules: declaredRulesOf(spec.resources),
+  };
 
   const pruneRules = {
     now: input.now,
@@ -113,11 +135,21 @@ function planWithoutRecord(input: PlanInput): BundlePlan {
   const listedUids = new Set([...input.live.values()].flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
   // deleteWhen BundleReady opens on the Ready the Bundle's status reports at its current generation only while every
   // resource reads ready this pass too: a Ready another status writer put there opens no gate (red team 10).
-  const bundleReady = input.bundleReady === true && resources.every((r) => (r.action === 'apply' || r.action === 'adopt') && r.readiness.state === 'ready');
+  const bundleReady =
+    input.bundleReady === true && resources.every((r) => (r.action === 'apply' || r.action === 'adopt') && r.readiness.state === 'ready');
   const candidates = planPrune({ controlled: input.controlled, inSpec, listedUids, ...pruneRules, bundleReady });
   const holdReason = pruneHoldReason(resources);
   const withdrawals = planWithdrawals(input.claimed ?? [], inSpec, input);
-  const plan: BundlePlan = { ...base, deletionContext: { ...base.deletionContext, bundleReady }, issues, resources, claims, withdrawals, prune: candidates, withheld: [] };
+  const plan: BundlePlan = {
+    ...base,
+    deletionContext: { ...base.deletionContext, bundleReady },
+    issues,
+    resources,
+    claims,
+    withdrawals,
+    prune: candidates,
+    withheld: [],
+  };
   return withRequeue(holdReason === undefined ? plan : withholdPrunes(plan, holdReason), input.now);
 }
 
@@ -154,9 +186,22 @@ export function keepListedElsewhere(plan: BundlePlan, claims: ReadonlyMap<string
   const prune = plan.prune.map((action): PruneAction => {
     if (action.action !== 'delete' && action.action !== 'mark') return action;
     const t = action.target;
-    const by = claims.get(objectKey({ apiVersion: t.apiVersion, kind: t.kind, metadata: { name: t.name, ...(t.namespace !== undefined ? { namespace: t.namespace } : {}) } }))?.find((c) => c.uid !== plan.bundle.uid);
+    const by = claims
+      .get(
+        objectKey({
+          apiVersion: t.apiVersion,
+          kind: t.kind,
+          metadata: { name: t.name, ...(t.namespace !== undefined ? { namespace: t.namespace } : {}) },
+        }),
+      )
+      ?.find((c) => c.uid !== plan.bundle.uid);
     if (by === undefined) return action;
-    return { action: 'listed-elsewhere', target: t, by, message: `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} is kept: Bundle ${by.name} lists it and takes it over` };
+    return {
+      action: 'listed-elsewhere',
+      target: t,
+      by,
+      message: `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} is kept: Bundle ${by.name} lists it and takes it over`,
+    };
   });
   return { ...plan, prune };
 }
@@ -168,7 +213,12 @@ export function keepListedElsewhere(plan: BundlePlan, claims: ReadonlyMap<string
  * it rather than in the next one. A resource whose apply did not go through
  * (absent from `applied`) keeps its planned readiness.
  */
-export function withAppliedReadiness(plan: BundlePlan, applied: ReadonlyMap<string, LiveObject>, crdReadiness: CrdReadinessTable, healthChecks?: HealthCheckTable): BundlePlan {
+export function withAppliedReadiness(
+  plan: BundlePlan,
+  applied: ReadonlyMap<string, LiveObject>,
+  crdReadiness: CrdReadinessTable,
+  healthChecks?: HealthCheckTable,
+): BundlePlan {
   if (applied.size === 0) return plan;
   const resources = plan.resources.map((r): ResourcePlan => {
     if (r.action !== 'apply' && r.action !== 'adopt') return r;
@@ -186,7 +236,13 @@ function withRequeue(plan: BundlePlan, now: number): BundlePlan {
 
 /** Why pruning must wait this pass, if it must: some resource could not be applied. */
 function pruneHoldReason(resources: readonly ResourcePlan[]): string | undefined {
-  const failing = resources.filter((r) => r.action === 'error' || r.action === 'conflict' || (r.action === 'blocked' && r.blockedByError) || ('readiness' in r && r.readiness.state === 'error'));
+  const failing = resources.filter(
+    (r) =>
+      r.action === 'error' ||
+      r.action === 'conflict' ||
+      (r.action === 'blocked' && r.blockedByError) ||
+      ('readiness' in r && r.readiness.state === 'error'),
+  );
   if (failing.length === 0) return undefined;
   return `not pruning while resources are failing: ${failing.map((r) => r.name).join(', ')}`;
 }
@@ -200,6 +256,10 @@ function resourceGraph(resources: readonly Resource[]): DependencyGraph {
 
 function ownershipOf(resource: Resource, input: PlanInput): Ownership {
   const live = input.live.get(resource.name);
-  const self: BundleClaim = { name: input.bundle.name, uid: input.bundle.uid, ...(input.bundle.creationTimestamp !== undefined ? { creationTimestamp: input.bundle.creationTimestamp } : {}) };
+  const self: BundleClaim = {
+    name: input.bundle.name,
+    uid: input.bundle.uid,
+    ...(input.bundle.creationTimestamp !== undefined ? { creationTimestamp: input.bundle.creationTimestamp } : {}),
+  };
   return decideOwnership({ live, self, claims: live === undefined ? [] : (input.claims?.get(objectKey(live)) ?? []) });
 }

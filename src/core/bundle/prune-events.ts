@@ -64,7 +64,10 @@ export function prunePassEvents(done: readonly PrunedObject[]): PlannedEvent[] {
 function summaryMessage(head: string, group: readonly PrunedObject[]): string {
   const byKind = new Map<string, number>();
   for (const d of group) byKind.set(d.kind, (byKind.get(d.kind) ?? 0) + 1);
-  const kinds = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, n]) => `${kind}: ${n}`).join(', ');
+  const kinds = [...byKind]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, n]) => `${kind}: ${n}`)
+    .join(', ');
   const samples = group.slice(0, SUMMARY_SAMPLE_NAMES).map((d) => `${d.kind}/${d.name}`);
   const more = group.length > samples.length ? `, ${group.length - samples.length} more` : '';
   const deadlines = group.flatMap((d) => (d.deleteAfter !== undefined ? [d.deleteAfter] : [])).sort();

@@ -44,11 +44,28 @@ type PruneActionOf =
   /** Delete now, with uid and resourceVersion as preconditions. `event` once it succeeded. */
   | { action: 'delete'; target: ObjectTarget; afterDelay: boolean; event: PlannedEvent; deletionTimestamp?: string; deleteAfter?: string }
   /** Start the countdown: JSON-patch the deletionTimestamp annotation on. */
-  | { action: 'mark'; target: ObjectTarget; patch: JsonPatchOperation[]; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[]; event: PlannedEvent }
+  | {
+      action: 'mark';
+      target: ObjectTarget;
+      patch: JsonPatchOperation[];
+      deletionTimestamp: string;
+      deleteAfter: string;
+      deleteAtMs: number;
+      gates?: DeletionGate[];
+      event: PlannedEvent;
+    }
   /** Countdown running; nothing to write. */
   | { action: 'wait'; target: ObjectTarget; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[] }
   /** Due, but a gate is shut (an approval, the Bundle's readiness); nothing to write, the Bundle reports it. */
-  | { action: 'await'; target: ObjectTarget; waitingFor: DeletionGate; deletionTimestamp: string; deleteAfter: string; message: string; event: PlannedEvent }
+  | {
+      action: 'await';
+      target: ObjectTarget;
+      waitingFor: DeletionGate;
+      deletionTimestamp: string;
+      deleteAfter: string;
+      message: string;
+      event: PlannedEvent;
+    }
   /** deletionPolicy Orphan: JSON-patch the operator's references off; the object is kept for good. */
   | { action: 'release'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** Unreadable soft-delete annotations: the object is kept and the Bundle reports `message`. */
@@ -118,7 +135,9 @@ export interface PruneInput {
  * another pruned object goes first.
  */
 export function planPrune(input: PruneInput): PruneAction[] {
-  const candidates = input.controlled.filter((o) => !input.inSpec.has(objectKey(o)) && !(o.metadata.uid !== undefined && input.listedUids?.has(o.metadata.uid) === true));
+  const candidates = input.controlled.filter(
+    (o) => !input.inSpec.has(objectKey(o)) && !(o.metadata.uid !== undefined && input.listedUids?.has(o.metadata.uid) === true),
+  );
   return orderForDeletion(candidates).map(({ object, wave }) => ({ ...pruneActionFor(object, input), wave }));
 }
 
@@ -151,7 +170,11 @@ export function pruneWaves(actions: readonly PruneAction[]): WritingPruneAction[
 }
 
 /** The oldest live Bundle other than `selfUid` that lists the object, if any. */
-export function listedByOther(o: LiveObject, claims: ReadonlyMap<string, readonly BundleClaim[]> | undefined, selfUid: string | undefined): BundleClaim | undefined {
+export function listedByOther(
+  o: LiveObject,
+  claims: ReadonlyMap<string, readonly BundleClaim[]> | undefined,
+  selfUid: string | undefined,
+): BundleClaim | undefined {
   return claims?.get(objectKey(o))?.find((c) => c.uid !== selfUid);
 }
 
@@ -161,7 +184,8 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   const what = describeObject(o);
   if (o.metadata.deletionTimestamp !== undefined) return { action: 'terminating', target };
   const other = listedByOther(o, input.claims, input.selfUid);
-  if (other !== undefined) return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
+  if (other !== undefined)
+    return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
   const decision = decideSoftDelete({
     inSpec: false,
     ...countdownOf(o, { seal: input.stampSeal, defaults: input.defaults, extra: input.floorFor?.(o), record: input.countdownRecord }),
@@ -177,7 +201,10 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
         action: 'release',
         target,
         patch: keptReleasePatch(o, input.bundleName ?? '', { siblingUids: siblings }),
-        event: { reason: EventReasons.Released, message: `released ${what}: no longer in the Bundle, and its deletionPolicy is Orphan: kept, never deleted` },
+        event: {
+          reason: EventReasons.Released,
+          message: `released ${what}: no longer in the Bundle, and its deletionPolicy is Orphan: kept, never deleted`,
+        },
       };
     }
     case 'await':
@@ -188,10 +215,18 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
         deletionTimestamp: decision.deletionTimestamp,
         deleteAfter: decision.deleteAfter,
         message: `${what} ${decision.message}`,
-        event: { reason: decision.waitingFor === 'Approval' ? EventReasons.AwaitingApproval : EventReasons.AwaitingBundleReady, message: `${what} ${decision.message}` },
+        event: {
+          reason: decision.waitingFor === 'Approval' ? EventReasons.AwaitingApproval : EventReasons.AwaitingBundleReady,
+          message: `${what} ${decision.message}`,
+        },
       };
     case 'delete':
-      return { action: 'delete', target, afterDelay: false, event: { reason: EventReasons.Pruned, message: `deleted ${what}: no longer in the Bundle` } };
+      return {
+        action: 'delete',
+        target,
+        afterDelay: false,
+        event: { reason: EventReasons.Pruned, message: `deleted ${what}: no longer in the Bundle` },
+      };
     case 'expired':
       return {
         action: 'delete',
@@ -205,15 +240,29 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
       return {
         action: 'mark',
         target,
-        patch: markPatch(o, decision.deletionTimestamp, o.metadata.uid !== undefined ? input.stampSeal?.sign(o.metadata.uid, decision.deletionTimestamp, decision.sealed) : undefined),
+        patch: markPatch(
+          o,
+          decision.deletionTimestamp,
+          o.metadata.uid !== undefined ? input.stampSeal?.sign(o.metadata.uid, decision.deletionTimestamp, decision.sealed) : undefined,
+        ),
         deletionTimestamp: decision.deletionTimestamp,
         deleteAfter: decision.deleteAfter,
         deleteAtMs: decision.deleteAtMs,
         ...(decision.gates ? { gates: decision.gates } : {}),
-        event: { reason: EventReasons.DeletionScheduled, message: `${what} will be deleted ${deletedAfterWords(decision.deleteAfter, decision.gates)}` },
+        event: {
+          reason: EventReasons.DeletionScheduled,
+          message: `${what} will be deleted ${deletedAfterWords(decision.deleteAfter, decision.gates)}`,
+        },
       };
     case 'wait':
-      return { action: 'wait', target, deletionTimestamp: decision.deletionTimestamp, deleteAfter: decision.deleteAfter, deleteAtMs: decision.deleteAtMs, ...(decision.gates ? { gates: decision.gates } : {}) };
+      return {
+        action: 'wait',
+        target,
+        deletionTimestamp: decision.deletionTimestamp,
+        deleteAfter: decision.deleteAfter,
+        deleteAtMs: decision.deleteAtMs,
+        ...(decision.gates ? { gates: decision.gates } : {}),
+      };
     case 'invalid': {
       const message = `${what} is kept: ${decision.message}`;
       return { action: 'invalid', target, message, event: { reason: EventReasons.InvalidDeletionDelay, message } };
@@ -272,8 +321,20 @@ export interface RedecideDeleteInput {
  */
 export function redecideDelete(input: RedecideDeleteInput): string | undefined {
   const { fresh } = input;
-  if (fresh === undefined || fresh.metadata.uid === undefined || fresh.metadata.uid !== input.target.uid || fresh.metadata.deletionTimestamp !== undefined) return undefined;
+  if (
+    fresh === undefined ||
+    fresh.metadata.uid === undefined ||
+    fresh.metadata.uid !== input.target.uid ||
+    fresh.metadata.deletionTimestamp !== undefined
+  )
+    return undefined;
   if (!isControlledBy(fresh, input.bundleUid)) return undefined;
-  const decision = decideSoftDelete({ inSpec: false, ...countdownOf(fresh, { seal: input.stampSeal, defaults: input.defaults, record: input.countdownRecord }), now: input.now, defaults: input.defaults, ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}) });
+  const decision = decideSoftDelete({
+    inSpec: false,
+    ...countdownOf(fresh, { seal: input.stampSeal, defaults: input.defaults, record: input.countdownRecord }),
+    now: input.now,
+    defaults: input.defaults,
+    ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
+  });
   return deletesNow(decision) ? fresh.metadata.resourceVersion : undefined;
 }

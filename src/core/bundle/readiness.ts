@@ -14,7 +14,8 @@ import type { Evaluation } from './cel.js';
 import { EMPTY_HEALTH_CHECKS, type CompiledHealthCheck, type HealthCheckTable } from './health-checks.js';
 import { getPath } from './path.js';
 
-export type Readiness = { state: 'ready' } | { state: 'in-progress'; message: string } | { state: 'error'; terminal: boolean; message: string };
+export type Readiness =
+  { state: 'ready' } | { state: 'in-progress'; message: string } | { state: 'error'; terminal: boolean; message: string };
 
 const READY: Readiness = { state: 'ready' };
 const inProgress = (message: string): Readiness => ({ state: 'in-progress', message });
@@ -26,7 +27,11 @@ export function crdReadinessFromAnnotations(annotations: Readonly<Record<string,
   return fieldPath === undefined || fieldValue === undefined ? undefined : { fieldPath, fieldValue };
 }
 
-export function readinessOf(live: LiveObject, crdReadiness: CrdReadinessTable = new Map(), healthChecks: HealthCheckTable = EMPTY_HEALTH_CHECKS): Readiness {
+export function readinessOf(
+  live: LiveObject,
+  crdReadiness: CrdReadinessTable = new Map(),
+  healthChecks: HealthCheckTable = EMPTY_HEALTH_CHECKS,
+): Readiness {
   const rule = healthChecks.get(kindKey(live.apiVersion, live.kind));
   if (rule !== undefined) return ruleReadiness(live, rule);
   const group = groupOf(live.apiVersion);
@@ -64,14 +69,19 @@ function num(value: unknown, fallback = 0): number {
 function generationObserved(live: LiveObject): Readiness | undefined {
   const observed = num(record(live['status'])['observedGeneration'], -1);
   const generation = live.metadata.generation;
-  if (generation !== undefined && observed < generation) return inProgress(`waiting for the controller to observe generation ${generation} (observed ${observed < 0 ? 'none' : observed})`);
+  if (generation !== undefined && observed < generation)
+    return inProgress(`waiting for the controller to observe generation ${generation} (observed ${observed < 0 ? 'none' : observed})`);
   return undefined;
 }
 
 function deploymentReadiness(live: LiveObject): Readiness {
   const progressing = findCondition(live, 'Progressing');
   if (progressing?.['reason'] === 'ProgressDeadlineExceeded') {
-    return { state: 'error', terminal: true, message: `rollout exceeded its progress deadline${typeof progressing['message'] === 'string' ? `: ${progressing['message']}` : ''}` };
+    return {
+      state: 'error',
+      terminal: true,
+      message: `rollout exceeded its progress deadline${typeof progressing['message'] === 'string' ? `: ${progressing['message']}` : ''}`,
+    };
   }
   const pending = generationObserved(live);
   if (pending) return pending;
@@ -167,7 +177,8 @@ function customResourceReadiness(live: LiveObject, crd: CrdReadiness | undefined
   // The condition's own observedGeneration if it has one, else the status-wide one.
   const observed = ready['observedGeneration'] ?? record(status)['observedGeneration'];
   const generation = live.metadata.generation;
-  if (typeof observed === 'number' && generation !== undefined && observed < generation) return inProgress(`Ready condition is for generation ${observed}, object is at ${generation}`);
+  if (typeof observed === 'number' && generation !== undefined && observed < generation)
+    return inProgress(`Ready condition is for generation ${observed}, object is at ${generation}`);
   return READY;
 }
 

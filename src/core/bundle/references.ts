@@ -60,7 +60,11 @@ export function resolveReferenceValues(resource: Resource, liveOf: (resourceName
   return errors.length > 0 ? { ok: false, errors } : { ok: true, values };
 }
 
-function resolveOne(ref: Reference, name: string, live: LiveObject | undefined): { ok: true; value: unknown } | { ok: false; error: string } {
+function resolveOne(
+  ref: Reference,
+  name: string,
+  live: LiveObject | undefined,
+): { ok: true; value: unknown } | { ok: false; error: string } {
   const prefix = `reference "${name}" to resource "${ref.resource}"`;
   if (live === undefined) return { ok: false, error: `${prefix}: the resource does not exist yet` };
   if (ref.path === undefined) return { ok: false, error: `${prefix}: no path given` };
@@ -74,10 +78,18 @@ function resolveOne(ref: Reference, name: string, live: LiveObject | undefined):
  * The resource's object with its references substituted.
  * Errors name each reference that could not be resolved.
  */
-export function resolveObject<T>(object: T, resource: Resource, liveOf: (resourceName: string) => LiveObject | undefined): { ok: true; object: T; substituted: unknown[] } | { ok: false; errors: string[] } {
+export function resolveObject<T>(
+  object: T,
+  resource: Resource,
+  liveOf: (resourceName: string) => LiveObject | undefined,
+): { ok: true; object: T; substituted: unknown[] } | { ok: false; errors: string[] } {
   const resolved = resolveReferenceValues(resource, liveOf);
   if (!resolved.ok) return resolved;
   const used = new Set(findPlaceholders(object).map((p) => p.name));
   // Substitution only swaps leaf strings, so the shape of T survives.
-  return { ok: true, object: substitutePlaceholders(object, resolved.values) as T, substituted: [...resolved.values].filter(([name]) => used.has(name)).map(([, value]) => value) };
+  return {
+    ok: true,
+    object: substitutePlaceholders(object, resolved.values) as T,
+    substituted: [...resolved.values].filter(([name]) => used.has(name)).map(([, value]) => value),
+  };
 }

@@ -34,15 +34,22 @@ export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): Jso
   const ops: JsonPatchOperation[] = [];
   if (o.metadata.ownerReferences === undefined) {
     // Nothing to replace; the resourceVersion guards the rest of the patch.
-    if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
+    if (o.metadata.resourceVersion !== undefined)
+      ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
   } else {
     const kept = userReferences(o.metadata, refs);
     ops.push({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
     ops.push({ op: 'replace', path: '/metadata/ownerReferences', value: kept });
     // Let go, it is no longer a member of the Bundle's ApplySet (applyset.ts partOfRemoval), under the same test.
-    ops.push(...partOfRemoval(o, o.metadata.ownerReferences.filter((ref) => !kept.includes(ref))));
+    ops.push(
+      ...partOfRemoval(
+        o,
+        o.metadata.ownerReferences.filter((ref) => !kept.includes(ref)),
+      ),
+    );
   }
-  if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined) ops.push({ op: 'remove', path: annotationPath(Annotations.dependencyReferences) });
+  if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined)
+    ops.push({ op: 'remove', path: annotationPath(Annotations.dependencyReferences) });
   return ops;
 }
 
@@ -89,7 +96,8 @@ export function keptReleasePatch(o: LiveObject, bundleName: string, refs: Refere
   for (const name of [Annotations.deletionTimestamp, Annotations.stampProof, Annotations.deletionApproved, Annotations.releaseProof]) {
     if (annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
   }
-  if (annotations?.[Annotations.deletionPolicy] !== 'Orphan') ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: 'Orphan' });
+  if (annotations?.[Annotations.deletionPolicy] !== 'Orphan')
+    ops.push({ op: 'add', path: annotationPath(Annotations.deletionPolicy), value: 'Orphan' });
   return ops;
 }
 
@@ -104,7 +112,14 @@ export function keptReleasePatch(o: LiveObject, bundleName: string, refs: Refere
  * strictest reading, since the sweeper will read only the object. A gate
  * without a delay counts down from zero.
  */
-export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: DeletionDefaults | undefined }, refs: ReferenceOwnerContext, countdown: { now: number; stampAt: number }, sign: ReleaseSigner, read: { seal?: StampSeal | undefined; floor?: DeletionRules | undefined; record?: CountdownRecord | undefined } = {}): JsonPatchOperation[] {
+export function releasePatch(
+  o: LiveObject,
+  bundle: { name: string; defaults?: DeletionDefaults | undefined },
+  refs: ReferenceOwnerContext,
+  countdown: { now: number; stampAt: number },
+  sign: ReleaseSigner,
+  read: { seal?: StampSeal | undefined; floor?: DeletionRules | undefined; record?: CountdownRecord | undefined } = {},
+): JsonPatchOperation[] {
   // markFormerBundle creates the annotations map when there is none.
   const ops = [...referencesPatch(o, refs), ...markFormerBundle(o, bundle.name)];
   // Only a stamp this operator wrote is signed into the release: one written by hand starts over from now.
@@ -145,12 +160,18 @@ export function releasePatch(o: LiveObject, bundle: { name: string; defaults?: D
  * resourceVersion keeps the stamp from landing on an object that changed
  * since it was read (the next pass re-reads and re-decides).
  */
-export function markPatch(o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } }, deletionTimestamp: string, proof?: string): JsonPatchOperation[] {
+export function markPatch(
+  o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } },
+  deletionTimestamp: string,
+  proof?: string,
+): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
-  if (o.metadata.resourceVersion !== undefined) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
+  if (o.metadata.resourceVersion !== undefined)
+    ops.push({ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion });
   // 'add' replaces a stamp already there (one not proven is read as none, and started again).
   ops.push({ op: 'add', path: annotationPath(Annotations.deletionTimestamp), value: deletionTimestamp });
   if (proof !== undefined) ops.push({ op: 'add', path: annotationPath(Annotations.stampProof), value: proof });
-  else if (o.metadata.annotations?.[Annotations.stampProof] !== undefined) ops.push({ op: 'remove', path: annotationPath(Annotations.stampProof) });
+  else if (o.metadata.annotations?.[Annotations.stampProof] !== undefined)
+    ops.push({ op: 'remove', path: annotationPath(Annotations.stampProof) });
   return ops;
 }

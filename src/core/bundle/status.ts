@@ -38,7 +38,12 @@ type ResourceState =
   | { state: 'blocked'; reason: string; message: string }
   | { state: 'error'; reason: string; message: string; terminal: boolean; precise?: boolean };
 
-export function buildBundleStatus(planIn: BundlePlan, results: PassResults, previous: BundleStatus | undefined, nowIso: string): BundleStatus {
+export function buildBundleStatus(
+  planIn: BundlePlan,
+  results: PassResults,
+  previous: BundleStatus | undefined,
+  nowIso: string,
+): BundleStatus {
   const applyFailures = results.applyFailures ?? new Map<string, ActionFailure>();
   // Nothing is deleted unless every apply went through; withholding here too keeps status honest if a caller forgot.
   const plan = withholdAfterFailedApplies(planIn, [...applyFailures.keys()]);
@@ -47,23 +52,44 @@ export function buildBundleStatus(planIn: BundlePlan, results: PassResults, prev
   const planned = new Map(plan.resources.map((r) => [r.name, r]));
   const issuesOf = groupBy(plan.issues, (i) => i.resource);
   const previousOf = new Map((previous?.resourceStatuses ?? []).map((r) => [r.name, r.conditions]));
-  const states = new Map(plan.order.map((name) => [name, resourceState(name, { planned, issuesOf, anyIssue: plan.issues.length > 0 }, applyFailures)]));
+  const states = new Map(
+    plan.order.map((name) => [name, resourceState(name, { planned, issuesOf, anyIssue: plan.issues.length > 0 }, applyFailures)]),
+  );
   const resourceStatuses: ResourceStatus[] = plan.order.map((name) => {
     const before = previousOf.get(name);
-    return { name, conditions: mergeConditions(before, [...resourceConditions(states.get(name) ?? { state: 'ready' }), ...driftCondition(planned.get(name))], nowIso) };
+    return {
+      name,
+      conditions: mergeConditions(
+        before,
+        [...resourceConditions(states.get(name) ?? { state: 'ready' }), ...driftCondition(planned.get(name))],
+        nowIso,
+      ),
+    };
   });
 
   const problems: PassProblem[] = [
     ...plan.issues.map((i) => ({ message: formatIssue(i), terminal: !i.retriable })),
     // With issues, a resource's error state is its issues, already said above: each problem is said once.
-    ...[...states].flatMap(([name, s]) => (s.state === 'error' && plan.issues.length === 0 ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal, ...(s.precise ? { reason: s.reason } : {}) }] : [])),
+    ...[...states].flatMap(([name, s]) =>
+      s.state === 'error' && plan.issues.length === 0
+        ? [{ message: `resource "${name}": ${s.message}`, terminal: s.terminal, ...(s.precise ? { reason: s.reason } : {}) }]
+        : [],
+    ),
     ...plan.prune.flatMap((a) => (a.action === 'invalid' ? [{ message: a.message, terminal: true }] : [])),
-    ...(results.pruneFailures ?? []).map((f) => ({ message: `${f.target.kind} ${f.target.name}: ${f.message}`, terminal: false, ...(f.reason ? { reason: f.reason } : {}) })),
+    ...(results.pruneFailures ?? []).map((f) => ({
+      message: `${f.target.kind} ${f.target.name}: ${f.message}`,
+      terminal: false,
+      ...(f.reason ? { reason: f.reason } : {}),
+    })),
   ];
   const total = plan.order.length;
   const ready = [...states.values()].filter((s) => s.state === 'ready').length;
   const notReady = [...states].filter(([, st]) => st.state !== 'ready').map(([name]) => name);
-  const conditions = mergeConditions(previous?.conditions, decideBundleConditions({ kind: 'reconciled', problems, ready, total, notReady }, plan.bundle.generation), nowIso);
+  const conditions = mergeConditions(
+    previous?.conditions,
+    decideBundleConditions({ kind: 'reconciled', problems, ready, total, notReady }, plan.bundle.generation),
+    nowIso,
+  );
   // The record's entries of objects this pass did not decide (an invalid spec, prunes held back) stay: see carriedRecord.
   const decided = new Set(plan.prune.map((a) => pendingEntryKey(a.target, plan.bundle.namespace)));
   const carried = (plan.carriedPendingDeletions ?? []).filter((p) => !decided.has(pendingEntryKey(p, plan.bundle.namespace)));
@@ -109,7 +135,12 @@ function resourceState(name: string, plan: PlanIndex, applyFailures: ReadonlyMap
     const own = plan.issuesOf.get(name) ?? [];
     if (own.length === 0) return { state: 'blocked', reason: Reasons.InvalidSpec, message: 'the Bundle spec is invalid' };
     const terminal = own.some((i) => !i.retriable);
-    return { state: 'error', reason: terminal ? Reasons.TerminalError : Reasons.RetriableError, message: own.map((i) => i.message).join('; '), terminal };
+    return {
+      state: 'error',
+      reason: terminal ? Reasons.TerminalError : Reasons.RetriableError,
+      message: own.map((i) => i.message).join('; '),
+      terminal,
+    };
   }
   const p: ResourcePlan | undefined = plan.planned.get(name);
   // Every name in plan.order has a plan once the spec is valid (the invalid case returned above).
@@ -126,21 +157,32 @@ function resourceState(name: string, plan: PlanIndex, applyFailures: ReadonlyMap
     case 'conflict':
       return { state: 'error', reason: Reasons.Conflict, message: p.message, terminal: true };
     case 'error':
-      return { state: 'error', reason: p.terminal ? Reasons.TerminalError : Reasons.RetriableError, message: p.message, terminal: p.terminal };
+      return {
+        state: 'error',
+        reason: p.terminal ? Reasons.TerminalError : Reasons.RetriableError,
+        message: p.message,
+        terminal: p.terminal,
+      };
     case 'wait-deleting':
       return { state: 'in-progress', reason: Reasons.BeingDeleted, message: p.message };
     default: {
       const r = p.readiness;
       if (r.state === 'ready') return { state: 'ready' };
       if (r.state === 'in-progress') return { state: 'in-progress', reason: Reasons.Working, message: r.message };
-      return { state: 'error', reason: r.terminal ? Reasons.TerminalError : Reasons.RetriableError, message: r.message, terminal: r.terminal };
+      return {
+        state: 'error',
+        reason: r.terminal ? Reasons.TerminalError : Reasons.RetriableError,
+        message: r.message,
+        terminal: r.terminal,
+      };
     }
   }
 }
 
 function resourceConditions(s: ResourceState): Condition[] {
   const is = (state: ResourceState['state']): boolean => s.state === state;
-  const detail = (state: ResourceState['state']): [string | undefined, string | undefined] => (s.state === state && s.state !== 'ready' ? [s.reason, s.message] : [undefined, undefined]);
+  const detail = (state: ResourceState['state']): [string | undefined, string | undefined] =>
+    s.state === state && s.state !== 'ready' ? [s.reason, s.message] : [undefined, undefined];
   return [
     condition(ResourceConditionTypes.Blocked, is('blocked'), ...detail('blocked')),
     condition(ResourceConditionTypes.InProgress, is('in-progress'), ...detail('in-progress')),
@@ -159,7 +201,14 @@ function driftCondition(p: ResourcePlan | undefined): Condition[] {
   if (p === undefined || (p.action !== 'apply' && p.action !== 'adopt') || p.apply.drifted === undefined) return [];
   const fields = p.apply.drifted;
   if (fields.length === 0) return [condition(ResourceConditionTypes.Drifted, false, Reasons.NoDrift)];
-  return [condition(ResourceConditionTypes.Drifted, true, Reasons.FieldsDrifted, `${fields.length === 1 ? '1 field differs' : `${fields.length} fields differ`} from the manifest (drift: Warn, not written): ${describeDrift(fields)}`)];
+  return [
+    condition(
+      ResourceConditionTypes.Drifted,
+      true,
+      Reasons.FieldsDrifted,
+      `${fields.length === 1 ? '1 field differs' : `${fields.length} fields differ`} from the manifest (drift: Warn, not written): ${describeDrift(fields)}`,
+    ),
+  ];
 }
 
 function objectToDelete(t: ObjectTarget): ObjectToDelete {
@@ -168,5 +217,7 @@ function objectToDelete(t: ObjectTarget): ObjectToDelete {
 }
 
 function objectsToDeleteOf(plan: BundlePlan): ObjectToDelete[] {
-  return [...plan.prune.flatMap((a) => (a.action === 'delete' ? [a.target] : [])), ...plan.withheld.map((w) => w.action.target)].map(objectToDelete);
+  return [...plan.prune.flatMap((a) => (a.action === 'delete' ? [a.target] : [])), ...plan.withheld.map((w) => w.action.target)].map(
+    objectToDelete,
+  );
 }

@@ -38,7 +38,15 @@ export const MAX_OBJECT_DEPTH = 100;
 export function validateBundle(bundle: BundleRef, spec: BundleSpec, kinds: KindTable): ValidationIssue[] {
   const names = new Set(spec.resources.map((r) => r.name));
   const drift = driftControlIssues(spec).map((i): ValidationIssue => ({ ...i, retriable: false }));
-  return [...deletionDefaultsIssues(spec), ...drift, ...healthCheckIssues(spec.healthChecks, 'spec.healthChecks').map((message) => ({ message, retriable: false })), ...duplicateNames(spec.resources), ...duplicateObjects(spec.resources), ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)), ...cycles(spec.resources)];
+  return [
+    ...deletionDefaultsIssues(spec),
+    ...drift,
+    ...healthCheckIssues(spec.healthChecks, 'spec.healthChecks').map((message) => ({ message, retriable: false })),
+    ...duplicateNames(spec.resources),
+    ...duplicateObjects(spec.resources),
+    ...spec.resources.flatMap((r) => validateResource(bundle, r, names, kinds)),
+    ...cycles(spec.resources),
+  ];
 }
 
 /** The defaults' delay must read as a Go duration (policy and gate are enums the schema checks). */
@@ -58,7 +66,8 @@ export function nestingDepth(value: unknown, limit = MAX_OBJECT_DEPTH): number {
     if (v === null || typeof v !== 'object') continue;
     if (depth + 1 > deepest) deepest = depth + 1;
     if (deepest > limit) return deepest;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return deepest;
 }
@@ -141,29 +150,47 @@ function validateResource(bundle: BundleRef, resource: Resource, names: Readonly
     add(`object nests deeper than ${MAX_OBJECT_DEPTH} levels: refused (no Kubernetes object needs that)`);
     return issues;
   }
-  for (const [field, value] of [['apiVersion', object.apiVersion], ['kind', object.kind], ['metadata.name', object.metadata.name]] as const) {
+  for (const [field, value] of [
+    ['apiVersion', object.apiVersion],
+    ['kind', object.kind],
+    ['metadata.name', object.metadata.name],
+  ] as const) {
     if (placeholderName(value) !== undefined) add(`object ${field} cannot be a reference placeholder ("${value}")`);
   }
   const name = object.metadata.name;
   // The apiserver's path-segment rule: such a name cannot be requested at all (".." would name the collection above).
-  if (!isRequestableName(name)) add(`object metadata.name ${JSON.stringify(name)} cannot be a Kubernetes object name (not ".", "..", nor containing "/" or "%")`);
-  if (groupOf(object.apiVersion) === GROUP && object.kind === BUNDLE_KIND) add('a Bundle cannot list a Bundle (its objects would be reconciled by the operator twice, under two owners)');
+  if (!isRequestableName(name))
+    add(`object metadata.name ${JSON.stringify(name)} cannot be a Kubernetes object name (not ".", "..", nor containing "/" or "%")`);
+  if (groupOf(object.apiVersion) === GROUP && object.kind === BUNDLE_KIND)
+    add('a Bundle cannot list a Bundle (its objects would be reconciled by the operator twice, under two owners)');
   for (const at of placeholderKeys(object)) add(`placeholder used as a key at ${at}: placeholders are substituted in values only`);
   for (const problem of nonStringData(object)) add(problem);
   const namespace = object.metadata.namespace;
-  if (namespace !== undefined && namespace !== bundle.namespace) add(`object namespace "${namespace}" differs from the Bundle's namespace "${bundle.namespace}"`);
+  if (namespace !== undefined && namespace !== bundle.namespace)
+    add(`object namespace "${namespace}" differs from the Bundle's namespace "${bundle.namespace}"`);
 
   const kind = kinds.get(kindKey(object.apiVersion, object.kind));
-  if (kind === undefined) issues.push({ resource: resource.name, message: `kind ${object.kind} of ${object.apiVersion} is not known to the API server (is its CRD installed?)`, retriable: true });
+  if (kind === undefined)
+    issues.push({
+      resource: resource.name,
+      message: `kind ${object.kind} of ${object.apiVersion} is not known to the API server (is its CRD installed?)`,
+      retriable: true,
+    });
   else if (!kind.namespaced) add(`${object.kind} is cluster-scoped: a namespaced Bundle cannot own it`);
 
   for (const owner of object.metadata.ownerReferences ?? []) {
-    if (owner.controller === true) add(`object has an ownerReference with controller: true (${owner.kind} ${owner.name}); the Bundle must be the controller`);
+    if (owner.controller === true)
+      add(`object has an ownerReference with controller: true (${owner.kind} ${owner.name}); the Bundle must be the controller`);
   }
-  if (object.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) add(`object carries the ${Annotations.deletionTimestamp} annotation, which only the operator may set`);
+  if (object.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined)
+    add(`object carries the ${Annotations.deletionTimestamp} annotation, which only the operator may set`);
   // An approval applied with the object would outlive its removal from the spec and approve a countdown that had not begun yet.
-  if (object.metadata.annotations?.[Annotations.deletionApproved] !== undefined) add(`object carries the ${Annotations.deletionApproved} annotation, which approves one countdown on the live object (bundlesmith approve) and cannot be part of a Bundle`);
-  if (object.metadata.annotations?.[Annotations.releaseProof] !== undefined) add(`object carries the ${Annotations.releaseProof} annotation, which only the operator may set`);
+  if (object.metadata.annotations?.[Annotations.deletionApproved] !== undefined)
+    add(
+      `object carries the ${Annotations.deletionApproved} annotation, which approves one countdown on the live object (bundlesmith approve) and cannot be part of a Bundle`,
+    );
+  if (object.metadata.annotations?.[Annotations.releaseProof] !== undefined)
+    add(`object carries the ${Annotations.releaseProof} annotation, which only the operator may set`);
 
   for (const use of findPlaceholders(object)) {
     if (!refNames.has(use.name)) add(`placeholder "!{${use.name}}" at ${use.at} names no reference of this resource`);
@@ -207,7 +234,10 @@ function nonStringData(object: { apiVersion: string; kind: string } & Record<str
       continue;
     }
     for (const [key, value] of Object.entries(map)) {
-      if (typeof value !== 'string') out.push(`${field}.${key} is ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}: ${object.kind} ${field} values must be strings (quote it: "${String(JSON.stringify(value)).slice(0, 40)}")`);
+      if (typeof value !== 'string')
+        out.push(
+          `${field}.${key} is ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}: ${object.kind} ${field} values must be strings (quote it: "${String(JSON.stringify(value)).slice(0, 40)}")`,
+        );
     }
   }
   return out;

@@ -7,7 +7,14 @@
  */
 import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
 import { Annotations } from '../../api/names.js';
-import { ENV_REF_HASH_DISABLED, envRefHash, envSourceRefs, type EnvSourceRef, type SourceLookup, type SourceOptions } from './env-ref-hash.js';
+import {
+  ENV_REF_HASH_DISABLED,
+  envRefHash,
+  envSourceRefs,
+  type EnvSourceRef,
+  type SourceLookup,
+  type SourceOptions,
+} from './env-ref-hash.js';
 import { cloneJson, groupOf, isRecord, type JsonRecord, type LiveObject } from './objects.js';
 import { resolveObject } from './references.js';
 
@@ -24,7 +31,8 @@ const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
  */
 function templatePath(apiVersion: string, kind: string): readonly string[] | undefined {
   const group = groupOf(apiVersion);
-  if (group === 'apps' && (kind === 'Deployment' || kind === 'StatefulSet' || kind === 'DaemonSet' || kind === 'ReplicaSet')) return ['spec', 'template'];
+  if (group === 'apps' && (kind === 'Deployment' || kind === 'StatefulSet' || kind === 'DaemonSet' || kind === 'ReplicaSet'))
+    return ['spec', 'template'];
   if (group === 'batch' && kind === 'Job') return ['spec', 'template'];
   if (group === 'batch' && kind === 'CronJob') return ['spec', 'jobTemplate', 'spec', 'template'];
   return undefined;
@@ -110,7 +118,10 @@ export function decideEnvRefHash(object: KubeObjectManifest, live: LiveObject | 
  * references, as the plan resolves them; a workload whose references do not
  * resolve yet waits for them anyway, and its sources are read on a later pass.
  */
-export function envSourcesOf(resources: readonly Resource[], live: ReadonlyMap<string, LiveObject>): { kind: EnvSourceRef['kind']; name: string }[] {
+export function envSourcesOf(
+  resources: readonly Resource[],
+  live: ReadonlyMap<string, LiveObject>,
+): { kind: EnvSourceRef['kind']; name: string }[] {
   const seen = new Map<string, { kind: EnvSourceRef['kind']; name: string }>();
   for (const r of resources) {
     const object = r.spec.object;

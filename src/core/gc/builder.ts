@@ -79,7 +79,14 @@ export interface GraphEffects {
 }
 
 export function emptyEffects(): GraphEffects {
-  return { attemptToDelete: new Set(), attemptToDeleteRateLimited: new Set(), attemptToOrphan: new Set(), absentOwners: [], invalidNamespaceRefs: [], touched: [] };
+  return {
+    attemptToDelete: new Set(),
+    attemptToDeleteRateLimited: new Set(),
+    attemptToOrphan: new Set(),
+    absentOwners: [],
+    invalidNamespaceRefs: [],
+    touched: [],
+  };
 }
 
 function flagsOf(meta: ObservedObject['metadata'], tagged: boolean): number {
@@ -110,7 +117,13 @@ function toRefs(graph: Graph, refs: readonly OwnerReference[] | undefined): read
 const EMPTY_REFS: readonly OwnerRef[] = Object.freeze([]);
 
 function identityFromObject(graph: Graph, obj: ObservedObject): Identity {
-  return { uid: obj.metadata.uid, apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: graph.internNamespace(obj.metadata.namespace) };
+  return {
+    uid: obj.metadata.uid,
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    name: obj.metadata.name,
+    namespace: graph.internNamespace(obj.metadata.namespace),
+  };
 }
 
 /** Applies one event to the graph. The single writer calls this; nothing else mutates the graph. */
@@ -152,7 +165,15 @@ function applyObserved(graph: Graph, obj: ObservedObject, tagged: boolean, sourc
   let node = graph.get(meta.uid);
   // A relist repeats every object: one whose resourceVersion this source already applied changed nothing (the server's
   // resourceVersion changes with every write; only events naming their source are compared).
-  if (source > 0 && node && node.observed && node.source === source && meta.resourceVersion && node.hasResourceVersion(meta.resourceVersion)) return;
+  if (
+    source > 0 &&
+    node &&
+    node.observed &&
+    node.source === source &&
+    meta.resourceVersion &&
+    node.hasResourceVersion(meta.resourceVersion)
+  )
+    return;
   const observedId = identityFromObject(graph, obj);
   const type = graph.internType(obj.apiVersion, obj.kind);
   const flags = flagsOf(meta, tagged);
@@ -350,7 +371,12 @@ function applyVirtualDelete(graph: Graph, deleted: Identity, fx: GraphEffects): 
       if (sameIdentity(identityOf(node), deleted)) {
         const alternate = alternateOwnerIdentity(nonmatching, deleted);
         if (alternate) {
-          graph.setIdentity(node, graph.internType(alternate.apiVersion, alternate.kind), alternate.name, graph.internNamespace(alternate.namespace));
+          graph.setIdentity(
+            node,
+            graph.internType(alternate.apiVersion, alternate.kind),
+            alternate.name,
+            graph.internNamespace(alternate.namespace),
+          );
           fx.attemptToDeleteRateLimited.add(node.uid);
         }
       }
@@ -373,7 +399,10 @@ function applyVirtualDelete(graph: Graph, deleted: Identity, fx: GraphEffects): 
  * Splits dependents into those whose reference to the owner's UID matches
  * the identity and those that do not (a dependent can be in both).
  */
-export function partitionDependents(dependents: readonly GraphNode[], owner: Identity): { matching: GraphNode[]; nonmatching: GraphNode[] } {
+export function partitionDependents(
+  dependents: readonly GraphNode[],
+  owner: Identity,
+): { matching: GraphNode[]; nonmatching: GraphNode[] } {
   const matching: GraphNode[] = [];
   const nonmatching: GraphNode[] = [];
   const ownerNamespaced = owner.namespace !== '';
@@ -415,7 +444,13 @@ export function alternateOwnerIdentity(dependents: readonly GraphNode[], absent:
     for (const ref of dep.owners) {
       if (ref.uid !== absent.uid) continue;
       if (refMatchesCoordinates(ref, absent) && (absentClusterScoped || absent.namespace === dep.namespace)) continue;
-      const candidate: Identity = { uid: ref.uid, apiVersion: ref.type.apiVersion, kind: ref.type.kind, name: ref.name, namespace: dep.namespace };
+      const candidate: Identity = {
+        uid: ref.uid,
+        apiVersion: ref.type.apiVersion,
+        kind: ref.type.kind,
+        name: ref.name,
+        namespace: dep.namespace,
+      };
       // The absent identity proved this apiVersion/kind cluster-scoped.
       if (absentClusterScoped && candidate.apiVersion === absent.apiVersion && candidate.kind === absent.kind) candidate.namespace = '';
       const key = identityKey(candidate);
@@ -431,5 +466,8 @@ export function alternateOwnerIdentity(dependents: readonly GraphNode[], absent:
 function reportInvalidNamespace(dep: GraphNode, ownerUid: string, fx: GraphEffects): void {
   const ref = dep.owners.find((r) => r.uid === ownerUid);
   if (!ref) return;
-  fx.invalidNamespaceRefs.push({ dependent: identityOf(dep), ownerRef: { apiVersion: ref.type.apiVersion, kind: ref.type.kind, name: ref.name, uid: ref.uid } });
+  fx.invalidNamespaceRefs.push({
+    dependent: identityOf(dep),
+    ownerRef: { apiVersion: ref.type.apiVersion, kind: ref.type.kind, name: ref.name, uid: ref.uid },
+  });
 }

@@ -42,8 +42,14 @@ export type CascadeEventWrite =
 
 export const SAMPLE_NAMES = 5;
 
-export function cascadeMessage(c: { propagation: DeletionPropagation; total: number; byKind: ReadonlyMap<string, number>; samples: readonly string[] }, ownerChain: string): string {
-  const kinds = [...c.byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, n]) => `${kind}: ${n}`).join(', ');
+export function cascadeMessage(
+  c: { propagation: DeletionPropagation; total: number; byKind: ReadonlyMap<string, number>; samples: readonly string[] },
+  ownerChain: string,
+): string {
+  const kinds = [...c.byKind]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, n]) => `${kind}: ${n}`)
+    .join(', ');
   const more = c.total > c.samples.length ? `, ${c.total - c.samples.length} more` : '';
   return `Deleted ${c.total} dependent${c.total === 1 ? '' : 's'} (${kinds}) by the garbage collector (propagation ${c.propagation}): no owner keeps them. e.g. ${c.samples.join(', ')}${more}. Owner chain: ${ownerChain}`;
 }
@@ -58,7 +64,13 @@ export class CascadeEvents {
 
   constructor(private readonly idleMs: number) {}
 
-  record(owner: CascadeOwner, propagation: DeletionPropagation, dependent: { kind: string; name: string }, at: number, ownerChain: string): void {
+  record(
+    owner: CascadeOwner,
+    propagation: DeletionPropagation,
+    dependent: { kind: string; name: string },
+    at: number,
+    ownerChain: string,
+  ): void {
     let c = this.cascades.get(owner.uid);
     if (!c) {
       c = { owner, propagation, ownerChain, byKind: new Map(), samples: [], total: 0, unsaid: 0, lastCollectedAt: at };
@@ -78,7 +90,11 @@ export class CascadeEvents {
     for (const [uid, c] of this.cascades) {
       if (c.unsaid > 0) {
         const message = cascadeMessage(c, c.ownerChain);
-        writes.push(c.eventName === undefined ? { kind: 'create', owner: c.owner, reason: EventReasons.GarbageCollected, action: 'Delete', message } : { kind: 'update', owner: c.owner, eventName: c.eventName, count: c.total, message, lastObservedAt: c.lastCollectedAt });
+        writes.push(
+          c.eventName === undefined
+            ? { kind: 'create', owner: c.owner, reason: EventReasons.GarbageCollected, action: 'Delete', message }
+            : { kind: 'update', owner: c.owner, eventName: c.eventName, count: c.total, message, lastObservedAt: c.lastCollectedAt },
+        );
         c.unsaid = 0;
       } else if (at - c.lastCollectedAt >= this.idleMs) {
         this.cascades.delete(uid);

@@ -68,7 +68,12 @@ export function classifyReferences(ownerStates: readonly OwnerState[]): Classifi
         break;
       case 'namespaced-owner-of-cluster-scoped':
         // Upstream stops at the first such reference: the whole item is left alone.
-        return { solid: [], dangling: [], waiting: [], undecidable: { state: s.state, ref: s.ref, ...(s.detail ? { detail: s.detail } : {}) } };
+        return {
+          solid: [],
+          dangling: [],
+          waiting: [],
+          undecidable: { state: s.state, ref: s.ref, ...(s.detail ? { detail: s.detail } : {}) },
+        };
       case 'unknown-kind':
       case 'lookup-failed':
         if (!result.undecidable) result.undecidable = { state: s.state, ref: s.ref, ...(s.detail ? { detail: s.detail } : {}) };

@@ -8,8 +8,6 @@ import { Finalizers } from '../../api/names.js';
 import type { Classification } from './classify.js';
 import { NodeFlags, type Graph, type GraphNode, type OwnerRef } from './graph.js';
 
-
-
 /** The first step of an attempt-to-delete: what information the decision needs. */
 export type AttemptToDeletePlan =
   /** Nothing to do now (reason for logs). */
@@ -71,8 +69,12 @@ export type AttemptToDeleteDecision =
 export function decideAttemptToDelete(item: ItemFacts, c: Classification): AttemptToDeleteDecision {
   if (c.undecidable) {
     const what = `${c.undecidable.ref.type.kind} ${c.undecidable.ref.name}`;
-    if (c.undecidable.state === 'namespaced-owner-of-cluster-scoped') return { kind: 'forget', reason: `cluster-scoped object refers to namespaced owner ${what}` };
-    return { kind: 'requeue', reason: `${c.undecidable.state} for owner ${what}${c.undecidable.detail ? `: ${c.undecidable.detail}` : ''}` };
+    if (c.undecidable.state === 'namespaced-owner-of-cluster-scoped')
+      return { kind: 'forget', reason: `cluster-scoped object refers to namespaced owner ${what}` };
+    return {
+      kind: 'requeue',
+      reason: `${c.undecidable.state} for owner ${what}${c.undecidable.detail ? `: ${c.undecidable.detail}` : ''}`,
+    };
   }
   if (c.solid.length > 0) {
     if (c.dangling.length === 0 && c.waiting.length === 0) return { kind: 'keep', reason: 'has a solid owner' };
@@ -81,7 +83,12 @@ export function decideAttemptToDelete(item: ItemFacts, c: Classification): Attem
     return { kind: 'remove-refs', uids: causes.map((r) => r.uid), causes };
   }
   if (c.waiting.length > 0 && item.hasDependents) {
-    return { kind: 'delete', propagation: 'Foreground', unblockRefsFirst: item.dependentDeletingDependents, causes: [...c.waiting, ...c.dangling] };
+    return {
+      kind: 'delete',
+      propagation: 'Foreground',
+      unblockRefsFirst: item.dependentDeletingDependents,
+      causes: [...c.waiting, ...c.dangling],
+    };
   }
   // No solid owner and nobody needs it gone first: honour a finalizer the item already has.
   const propagation: DeletionPropagation = item.orphanFinalizer ? 'Orphan' : item.foregroundFinalizer ? 'Foreground' : 'Background';
@@ -103,23 +110,42 @@ export interface DeletingDependentsFacts {
 
 export type DeletingDependentsDecision =
   | { kind: 'remove-finalizer'; finalizer: typeof Finalizers.foregroundDeletion; reason: 'no-blocking-dependents' }
-  | { kind: 'remove-finalizer'; finalizer: typeof Finalizers.foregroundDeletion; reason: 'cycle-timeout'; blockers: string[]; waitedMs: number; timeoutMs: number }
+  | {
+      kind: 'remove-finalizer';
+      finalizer: typeof Finalizers.foregroundDeletion;
+      reason: 'cycle-timeout';
+      blockers: string[];
+      waitedMs: number;
+      timeoutMs: number;
+    }
   /** Queue these blockers (they are not yet on their way out); `recheckAfterMs` when only a cycle timeout can end the wait. */
   | { kind: 'wait'; enqueue: string[]; recheckAfterMs?: number };
 
 export function decideDeletingDependents(f: DeletingDependentsFacts): DeletingDependentsDecision {
-  if (f.blockers.length === 0) return { kind: 'remove-finalizer', finalizer: Finalizers.foregroundDeletion, reason: 'no-blocking-dependents' };
+  if (f.blockers.length === 0)
+    return { kind: 'remove-finalizer', finalizer: Finalizers.foregroundDeletion, reason: 'no-blocking-dependents' };
   const notYetDeleting = f.blockers.filter((b) => !b.deletingDependents).map((b) => b.uid);
   if (notYetDeleting.length > 0) return { kind: 'wait', enqueue: notYetDeleting };
   // Every blocker waits on its own dependents. That is progress unless it is a cycle.
   if (!f.onForegroundCycle) return { kind: 'wait', enqueue: [] };
   const cycle = decideCycleBreak(f.waitedMs, f.transitiveDependents, f.cycleTimeoutPerDependentMs);
   if (cycle.kind === 'wait') return { kind: 'wait', enqueue: [], recheckAfterMs: cycle.recheckAfterMs };
-  return { kind: 'remove-finalizer', finalizer: Finalizers.foregroundDeletion, reason: 'cycle-timeout', blockers: f.blockers.map((b) => b.uid), waitedMs: f.waitedMs, timeoutMs: cycle.timeoutMs };
+  return {
+    kind: 'remove-finalizer',
+    finalizer: Finalizers.foregroundDeletion,
+    reason: 'cycle-timeout',
+    blockers: f.blockers.map((b) => b.uid),
+    waitedMs: f.waitedMs,
+    timeoutMs: cycle.timeoutMs,
+  };
 }
 
 /** A foreground-deletion cycle is broken once the owner waited longer than a timeout proportional to its dependents. */
-export function decideCycleBreak(waitedMs: number, transitiveDependents: number, timeoutPerDependentMs: number): { kind: 'wait'; recheckAfterMs: number } | { kind: 'break'; timeoutMs: number } {
+export function decideCycleBreak(
+  waitedMs: number,
+  transitiveDependents: number,
+  timeoutPerDependentMs: number,
+): { kind: 'wait'; recheckAfterMs: number } | { kind: 'break'; timeoutMs: number } {
   const timeoutMs = timeoutPerDependentMs * Math.max(1, transitiveDependents);
   if (waitedMs >= timeoutMs) return { kind: 'break', timeoutMs };
   return { kind: 'wait', recheckAfterMs: Math.max(1, timeoutMs - waitedMs) };
@@ -148,7 +174,12 @@ export function onForegroundCycle(graph: Graph, ownerUid: string, maxVisited = 1
   return false;
 }
 
-export function deletingDependentsFacts(graph: Graph, owner: GraphNode, nowMs: number, cycleTimeoutPerDependentMs: number): DeletingDependentsFacts {
+export function deletingDependentsFacts(
+  graph: Graph,
+  owner: GraphNode,
+  nowMs: number,
+  cycleTimeoutPerDependentMs: number,
+): DeletingDependentsFacts {
   const blockers = graph.blockingDependents(owner).map((d) => ({ uid: d.uid, deletingDependents: d.deletingDependents }));
   const since = graph.deletingDependentsSince.get(owner.uid) ?? nowMs;
   const allWaiting = blockers.length > 0 && blockers.every((b) => b.deletingDependents);
@@ -184,7 +215,8 @@ export function describeOwnerChain(graph: Graph, causes: readonly OwnerRef[], ma
     for (let depth = 0; ref && depth < maxDepth && !seen.has(ref.uid); depth++) {
       seen.add(ref.uid);
       const node = graph.get(ref.uid);
-      const state = !node || node.virtual ? 'gone' : node.deletingDependents ? 'deleting dependents' : node.beingDeleted ? 'being deleted' : 'present';
+      const state =
+        !node || node.virtual ? 'gone' : node.deletingDependents ? 'deleting dependents' : node.beingDeleted ? 'being deleted' : 'present';
       parts.push(`${ref.type.kind} ${ref.name} (${state})`);
       ref = node?.owners[0];
     }

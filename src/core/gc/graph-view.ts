@@ -63,7 +63,16 @@ export function findOwners(graph: Graph, q: OwnerQuery): GraphNode[] {
 }
 
 function viewNode(n: GraphNode): GraphViewNode {
-  return { uid: n.uid, apiVersion: n.type.apiVersion, kind: n.type.kind, namespace: n.namespace, name: n.name, virtual: n.virtual, beingDeleted: n.beingDeleted, deletingDependents: n.deletingDependents };
+  return {
+    uid: n.uid,
+    apiVersion: n.type.apiVersion,
+    kind: n.type.kind,
+    namespace: n.namespace,
+    name: n.name,
+    virtual: n.virtual,
+    beingDeleted: n.beingDeleted,
+    deletingDependents: n.deletingDependents,
+  };
 }
 
 /** The dependents subtree under `roots`, breadth-first, each node once, at most `limit` nodes. */
@@ -83,7 +92,8 @@ export function dependentsView(roots: readonly GraphNode[], limit = 2_000): Grap
     }
     nodes.push(viewNode(n));
     for (const d of n.dependents().sort((a, b) => `${a.type.kind}/${a.name}`.localeCompare(`${b.type.kind}/${b.name}`))) {
-      for (const ref of d.refsTo(n.uid)) edges.push({ owner: n.uid, dependent: d.uid, blockOwnerDeletion: ref.blockOwnerDeletion, controller: ref.controller });
+      for (const ref of d.refsTo(n.uid))
+        edges.push({ owner: n.uid, dependent: d.uid, blockOwnerDeletion: ref.blockOwnerDeletion, controller: ref.controller });
       if (seen.has(d.uid)) continue;
       seen.add(d.uid);
       queue.push(d);
@@ -105,7 +115,8 @@ export function toDot(view: GraphView): string {
     const style = [n.virtual ? 'style=dashed' : '', n.beingDeleted ? 'color=red' : ''].filter((x) => x !== '');
     lines.push(`  ${dotString(n.uid)} [label="${label.replaceAll('"', '\\"')}"${style.length > 0 ? `, ${style.join(', ')}` : ''}];`);
   }
-  for (const e of view.edges) lines.push(`  ${dotString(e.owner)} -> ${dotString(e.dependent)}${e.blockOwnerDeletion ? ' [style=bold]' : ''};`);
+  for (const e of view.edges)
+    lines.push(`  ${dotString(e.owner)} -> ${dotString(e.dependent)}${e.blockOwnerDeletion ? ' [style=bold]' : ''};`);
   if (view.truncated) lines.push('  // truncated at the node limit');
   lines.push('}');
   return lines.join('\n');

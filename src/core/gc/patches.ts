@@ -17,7 +17,10 @@ export function removeRefsPatch(objectUid: string, refs: readonly { uid: string 
   for (let i = refs.length - 1; i >= 0; i--) {
     const ref = refs[i];
     if (!ref || !uids.has(ref.uid)) continue;
-    ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'remove', path: `/metadata/ownerReferences/${i}` });
+    ops.push(
+      { op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid },
+      { op: 'remove', path: `/metadata/ownerReferences/${i}` },
+    );
   }
   return pinnedTo(objectUid, ops);
 }
@@ -28,11 +31,17 @@ function pinnedTo(objectUid: string, ops: JsonPatchOperation[]): JsonPatchOperat
 }
 
 /** Sets blockOwnerDeletion=false on every reference that blocks (each guarded by a UID test, the patch by the object's UID); empty when none blocks. */
-export function unblockRefsPatch(objectUid: string, refs: readonly { uid: string; blockOwnerDeletion?: boolean | undefined }[]): JsonPatchOperation[] {
+export function unblockRefsPatch(
+  objectUid: string,
+  refs: readonly { uid: string; blockOwnerDeletion?: boolean | undefined }[],
+): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   refs.forEach((ref, i) => {
     if (!ref.blockOwnerDeletion) return;
-    ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid }, { op: 'add', path: `/metadata/ownerReferences/${i}/blockOwnerDeletion`, value: false });
+    ops.push(
+      { op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: ref.uid },
+      { op: 'add', path: `/metadata/ownerReferences/${i}/blockOwnerDeletion`, value: false },
+    );
   });
   return pinnedTo(objectUid, ops);
 }

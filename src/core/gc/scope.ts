@@ -60,7 +60,10 @@ export interface GcScopeRestriction {
 }
 
 /** Whether the restriction lets the collector act on this object (its node is tagged). */
-export function inRestriction(r: GcScopeRestriction, obj: { metadata: { namespace?: string | undefined; labels?: Readonly<Record<string, string>> | undefined } }): boolean {
+export function inRestriction(
+  r: GcScopeRestriction,
+  obj: { metadata: { namespace?: string | undefined; labels?: Readonly<Record<string, string>> | undefined } },
+): boolean {
   const ns = obj.metadata.namespace;
   if (ns) return r.namespaces.includes(ns);
   return r.clusterScopedLabel !== undefined && obj.metadata.labels?.[r.clusterScopedLabel] !== undefined;

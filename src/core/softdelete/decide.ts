@@ -14,7 +14,6 @@ import { formatGoDuration } from '../duration.js';
 import { LATEST_RFC3339_MS, formatRfc3339, parseRfc3339 } from '../rfc3339.js';
 import { isGated, readDeletionRules, stricterRules, type CountdownRules, type DeletionRules } from './rules.js';
 
-
 export interface SoftDeleteInput {
   /** Whether the Bundle's spec still lists the object. */
   inSpec: boolean;
@@ -94,7 +93,10 @@ function countdownFrom(stampText: string, stampMs: number, delayMs: number): Cou
 
 /** The gates that hold a due deletion until they open, in the order they are checked. */
 function gatesOf(rules: DeletionRules): DeletionGate[] {
-  return [...(rules.policy === 'Approve' ? (['Approval'] as const) : []), ...(rules.deleteWhen === 'BundleReady' ? (['BundleReady'] as const) : [])];
+  return [
+    ...(rules.policy === 'Approve' ? (['Approval'] as const) : []),
+    ...(rules.deleteWhen === 'BundleReady' ? (['BundleReady'] as const) : []),
+  ];
 }
 
 const withGates = (gates: DeletionGate[]): { gates?: DeletionGate[] } => (gates.length > 0 ? { gates } : {});
@@ -120,7 +122,11 @@ function markAt(now: number, delayMs: number, rules: DeletionRules): SoftDeleteD
   const countdown = countdownFrom(stampText, stampMs, delayMs);
   if (countdown === undefined) return unreachableDeletion(stampText, delayMs);
   // Whole milliseconds, rounded up (a floor may only be later), as the proof writes it.
-  const sealed: CountdownRules = { delayMs: Math.ceil(delayMs), policy: rules.policy, ...(rules.deleteWhen !== undefined ? { deleteWhen: rules.deleteWhen } : {}) };
+  const sealed: CountdownRules = {
+    delayMs: Math.ceil(delayMs),
+    policy: rules.policy,
+    ...(rules.deleteWhen !== undefined ? { deleteWhen: rules.deleteWhen } : {}),
+  };
   return { action: 'mark', ...countdown, ...withGates(gatesOf(rules)), sealed };
 }
 
@@ -161,7 +167,8 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
   const annotations = input.annotations ?? {};
   const stampText = annotations[Annotations.deletionTimestamp];
 
-  if (input.inSpec) return stampText === undefined && annotations[Annotations.deletionApproved] === undefined ? { action: 'keep' } : { action: 'cancel' };
+  if (input.inSpec)
+    return stampText === undefined && annotations[Annotations.deletionApproved] === undefined ? { action: 'keep' } : { action: 'cancel' };
 
   const reading = readDeletionRules(annotations, input.defaults);
   if (!reading.ok) return { action: 'invalid', message: reading.message };
@@ -197,19 +204,37 @@ export function decideSoftDelete(input: SoftDeleteInput): SoftDeleteDecision {
     const approvedText = annotations[Annotations.deletionApproved];
     const approvedMs = approvedText === undefined ? undefined : parseRfc3339(approvedText);
     if (approvedText !== undefined && approvedMs === undefined) {
-      return { action: 'invalid', message: `annotation ${Annotations.deletionApproved} ${JSON.stringify(approvedText)} is not an RFC 3339 time; the object is kept until it is approved` };
+      return {
+        action: 'invalid',
+        message: `annotation ${Annotations.deletionApproved} ${JSON.stringify(approvedText)} is not an RFC 3339 time; the object is kept until it is approved`,
+      };
     }
     // An approval counts only for a countdown that began before it, and not when it is dated well ahead of the server's
     // clock (written ahead of a countdown that had not begun yet, say, dated 2099): an approver's clock may be a little
     // ahead, no more than APPROVAL_AHEAD_MS.
     const ahead = approvedMs !== undefined && approvedMs > input.now + APPROVAL_AHEAD_MS;
     if (approvedMs === undefined || approvedMs <= stampMs || ahead) {
-      const stale = approvedText === undefined ? '' : ahead ? ` (the approval ${approvedText} is dated ahead of the server's clock and does not count)` : ` (the approval ${approvedText} predates the countdown and does not count)`;
-      return { action: 'await', waitingFor: 'Approval', ...times, message: `due since ${countdown.deleteAfter}, waits for approval${stale}: bundlesmith approve, or annotation ${Annotations.deletionApproved} with a later time` };
+      const stale =
+        approvedText === undefined
+          ? ''
+          : ahead
+            ? ` (the approval ${approvedText} is dated ahead of the server's clock and does not count)`
+            : ` (the approval ${approvedText} predates the countdown and does not count)`;
+      return {
+        action: 'await',
+        waitingFor: 'Approval',
+        ...times,
+        message: `due since ${countdown.deleteAfter}, waits for approval${stale}: bundlesmith approve, or annotation ${Annotations.deletionApproved} with a later time`,
+      };
     }
   }
   if (rules.deleteWhen === 'BundleReady' && input.bundleReady !== true) {
-    return { action: 'await', waitingFor: 'BundleReady', ...times, message: `due since ${countdown.deleteAfter}, waits for its Bundle to be Ready with the spec that dropped it` };
+    return {
+      action: 'await',
+      waitingFor: 'BundleReady',
+      ...times,
+      message: `due since ${countdown.deleteAfter}, waits for its Bundle to be Ready with the spec that dropped it`,
+    };
   }
   return { action: 'expired', ...times };
 }

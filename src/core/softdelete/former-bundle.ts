@@ -23,6 +23,9 @@ export function formerBundleLabelValue(bundleName: string): string {
 }
 
 /** The name of the Bundle that released the object: the annotation, else (a release written before it) the label; undefined when neither. */
-export function formerBundleOf(meta: { labels?: Readonly<Record<string, string>> | undefined; annotations?: Readonly<Record<string, string>> | undefined }): string | undefined {
+export function formerBundleOf(meta: {
+  labels?: Readonly<Record<string, string>> | undefined;
+  annotations?: Readonly<Record<string, string>> | undefined;
+}): string | undefined {
   return meta.annotations?.[Annotations.formerBundle] ?? meta.labels?.[Labels.formerBundle];
 }

@@ -87,16 +87,25 @@ export type ReleaseProofCheck = { proven: true } | { proven: false; reason: stri
 /** Whether the object carries a proof, made with this key, of the release it states. */
 export function checkReleaseProof(key: Uint8Array, meta: ReleasedMeta): ReleaseProofCheck {
   const facts = releaseFactsOf(meta);
-  if (facts === undefined) return { proven: false, reason: `not a released object (it needs the ${Labels.formerBundle} label and a deletionDelay)` };
+  if (facts === undefined)
+    return { proven: false, reason: `not a released object (it needs the ${Labels.formerBundle} label and a deletionDelay)` };
   const proof = meta.annotations?.[Annotations.releaseProof];
-  if (proof === undefined) return { proven: false, reason: `no ${Annotations.releaseProof} annotation: not released by this operator (or released before releases were signed)` };
+  if (proof === undefined)
+    return {
+      proven: false,
+      reason: `no ${Annotations.releaseProof} annotation: not released by this operator (or released before releases were signed)`,
+    };
   const [version, encoded] = proof.split(':', 2);
   const readable = version === RELEASE_PROOF_VERSION || (version === 'v1' && facts.deletionPolicy === '');
-  if (!readable || version === undefined || encoded === undefined) return { proven: false, reason: `${Annotations.releaseProof} is not a ${RELEASE_PROOF_VERSION} proof` };
+  if (!readable || version === undefined || encoded === undefined)
+    return { proven: false, reason: `${Annotations.releaseProof} is not a ${RELEASE_PROOF_VERSION} proof` };
   const given = Buffer.from(encoded, 'base64url');
   const expected = mac(key, facts, version);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    return { proven: false, reason: `${Annotations.releaseProof} does not match this object's uid, namespace, former Bundle, stamp, delay and policy` };
+    return {
+      proven: false,
+      reason: `${Annotations.releaseProof} does not match this object's uid, namespace, former Bundle, stamp, delay and policy`,
+    };
   }
   return { proven: true };
 }

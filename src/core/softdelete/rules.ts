@@ -47,21 +47,33 @@ export function isOneOf<T extends string>(values: readonly T[], text: string | u
  * else from the Bundle's defaults (absent once the Bundle is gone: a released
  * object carries what it needs), else Delete, no delay, no gate.
  */
-export function readDeletionRules(annotations: Readonly<Record<string, string>> | undefined, defaults: DeletionDefaults | undefined): DeletionRulesReading {
+export function readDeletionRules(
+  annotations: Readonly<Record<string, string>> | undefined,
+  defaults: DeletionDefaults | undefined,
+): DeletionRulesReading {
   const own = annotations ?? {};
   const policyText = own[Annotations.deletionPolicy];
   if (policyText !== undefined && !isOneOf(DELETION_POLICIES, policyText)) {
-    return { ok: false, message: `annotation ${Annotations.deletionPolicy} ${JSON.stringify(policyText)} is not one of ${DELETION_POLICIES.join(', ')}` };
+    return {
+      ok: false,
+      message: `annotation ${Annotations.deletionPolicy} ${JSON.stringify(policyText)} is not one of ${DELETION_POLICIES.join(', ')}`,
+    };
   }
   const whenText = own[Annotations.deleteWhen];
   if (whenText !== undefined && !isOneOf(DELETE_WHEN_GATES, whenText)) {
-    return { ok: false, message: `annotation ${Annotations.deleteWhen} ${JSON.stringify(whenText)} is not one of ${DELETE_WHEN_GATES.join(', ')}` };
+    return {
+      ok: false,
+      message: `annotation ${Annotations.deleteWhen} ${JSON.stringify(whenText)} is not one of ${DELETE_WHEN_GATES.join(', ')}`,
+    };
   }
   const ownDelay = own[Annotations.deletionDelay];
   const delayText = ownDelay ?? defaults?.deletionDelay;
   let delayMs: number | undefined;
   if (delayText !== undefined) {
-    const delay = readDelayText(delayText, ownDelay !== undefined ? `annotation ${Annotations.deletionDelay}` : 'spec.deletionDefaults.deletionDelay');
+    const delay = readDelayText(
+      delayText,
+      ownDelay !== undefined ? `annotation ${Annotations.deletionDelay}` : 'spec.deletionDefaults.deletionDelay',
+    );
     if (!delay.ok) return { ok: false, message: delay.message };
     delayMs = delay.ms;
   }
@@ -110,7 +122,14 @@ export interface CountdownRules {
 
 /** A countdown's sealed rules as a reading of rules, to be a floor (stricterRules). */
 export function rulesOfCountdown(c: CountdownRules): DeletionRules {
-  return { policy: c.policy, delayMs: c.delayMs, delayText: formatGoDuration(c.delayMs), delayFromDefaults: false, policyFromDefaults: false, deleteWhen: c.deleteWhen };
+  return {
+    policy: c.policy,
+    delayMs: c.delayMs,
+    delayText: formatGoDuration(c.delayMs),
+    delayFromDefaults: false,
+    policyFromDefaults: false,
+    deleteWhen: c.deleteWhen,
+  };
 }
 
 const POLICY_STRICTNESS: Record<DeletionPolicy, number> = { Delete: 0, Approve: 1, Orphan: 2 };

@@ -42,7 +42,9 @@ export interface StampSeal {
 
 /** The one HMAC of this module: `purpose` ('stamp', 'declared') keeps each kind of proof apart from the others and from release proofs made with the same key. */
 function mac(key: Uint8Array, purpose: 'stamp' | 'declared', fields: readonly (string | number)[]): Buffer {
-  return createHmac('sha256', key).update(JSON.stringify([purpose, ...fields])).digest();
+  return createHmac('sha256', key)
+    .update(JSON.stringify([purpose, ...fields]))
+    .digest();
 }
 
 function equalMac(encoded: string | undefined, expected: Buffer): boolean {
@@ -62,10 +64,17 @@ export function stampSeal(key: Uint8Array): StampSeal {
   const v2Fields = (uid: string, stamp: string, r: CountdownRules) => [V2, uid, stamp, r.delayMs, r.policy, r.deleteWhen ?? NO_GATE];
   return {
     sign: (uid, deletionTimestamp, rules) =>
-      [V2, String(rules.delayMs), rules.policy, rules.deleteWhen ?? NO_GATE, mac(key, 'stamp', v2Fields(uid, deletionTimestamp, rules)).toString('base64url')].join(':'),
+      [
+        V2,
+        String(rules.delayMs),
+        rules.policy,
+        rules.deleteWhen ?? NO_GATE,
+        mac(key, 'stamp', v2Fields(uid, deletionTimestamp, rules)).toString('base64url'),
+      ].join(':'),
     open: (uid, deletionTimestamp, proof) => {
       const parts = (proof ?? '').split(':');
-      if (parts[0] === V1 && parts.length === 2) return equalMac(parts[1], mac(key, 'stamp', [V1, uid, deletionTimestamp])) ? {} : undefined;
+      if (parts[0] === V1 && parts.length === 2)
+        return equalMac(parts[1], mac(key, 'stamp', [V1, uid, deletionTimestamp])) ? {} : undefined;
       if (parts[0] !== V2 || parts.length !== 5) return undefined;
       const rules = readRules(parts[1], parts[2], parts[3]);
       if (rules === undefined) return undefined;
@@ -88,7 +97,11 @@ export interface CountdownReading {
  * seal to check with), else without the stamp (and without an approval given
  * for it), so the countdown starts now.
  */
-export function provenCountdown(annotations: Readonly<Record<string, string>> | undefined, uid: string | undefined, seal: StampSeal | undefined): CountdownReading {
+export function provenCountdown(
+  annotations: Readonly<Record<string, string>> | undefined,
+  uid: string | undefined,
+  seal: StampSeal | undefined,
+): CountdownReading {
   const stamp = annotations?.[Annotations.deletionTimestamp];
   if (annotations === undefined || stamp === undefined || seal === undefined) return { annotations };
   const opened = uid === undefined ? undefined : seal.open(uid, stamp, annotations[Annotations.stampProof]);
@@ -104,7 +117,12 @@ export function provenCountdown(annotations: Readonly<Record<string, string>> | 
  * seal, or when what it seals cannot be read (never the case for a proof
  * this operator wrote: it applies only readable rules).
  */
-export function declaredFloor(annotations: Readonly<Record<string, string>> | undefined, identity: DeclaredIdentity, defaults: DeletionDefaults | undefined, seal: StampSeal | undefined): DeletionRules | undefined {
+export function declaredFloor(
+  annotations: Readonly<Record<string, string>> | undefined,
+  identity: DeclaredIdentity,
+  defaults: DeletionDefaults | undefined,
+  seal: StampSeal | undefined,
+): DeletionRules | undefined {
   if (seal === undefined) return undefined;
   const reading = readDeletionRules(seal.openDeclared(identity, annotations?.[Annotations.declaredRules]), defaults);
   return reading.ok ? reading.rules : undefined;
@@ -128,7 +146,11 @@ export interface DeclaredIdentity {
  * an HMAC over them and the object's identity. Undefined when the manifest
  * declares none (nothing to seal; the Bundle's defaults are the floor then).
  */
-function sealDeclaredRules(key: Uint8Array, identity: DeclaredIdentity, annotations: Readonly<Record<string, string>> | undefined): string | undefined {
+function sealDeclaredRules(
+  key: Uint8Array,
+  identity: DeclaredIdentity,
+  annotations: Readonly<Record<string, string>> | undefined,
+): string | undefined {
   const values = DECLARED_RULE_ANNOTATIONS.map((name) => annotations?.[name]);
   if (values.every((v) => v === undefined)) return undefined;
   const fields = values.map((v) => (v === undefined ? NO_GATE : encodeURIComponent(v)));

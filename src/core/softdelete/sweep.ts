@@ -26,7 +26,8 @@ export function isReleasedByBundle(meta: ReleasedObjectMeta): boolean {
   return !(meta.ownerReferences ?? []).some((reference) => reference.controller === true);
 }
 
-export type ReleasedSweepDecision = { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
+export type ReleasedSweepDecision =
+  { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
 
 /**
  * The orphan sweep's decision for one object: `skip` when the object is not
@@ -44,7 +45,8 @@ export function decideReleasedSweep(meta: ReleasedObjectMeta, now: number, stamp
   // The finalizer releases only objects that carry a delay (the others it
   // deletes itself): a label on an object with neither delay nor stamp was
   // not written by a release, and is no permission to delete.
-  if (decision.action === 'delete') return { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` };
+  if (decision.action === 'delete')
+    return { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` };
   // Out of spec the decision is never keep or cancel; the check narrows the type.
   if (decision.action === 'keep' || decision.action === 'cancel') {
     return { action: 'skip', reason: `unexpected soft-delete decision ${decision.action}` };

@@ -12,7 +12,21 @@ import { installCrd } from '../../../src/kube/crds.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { OwnerReference } from '../../../src/api/bundle.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
-import { HOLD_FINALIZER, KINDS, MANAGED_LABEL, SEED_LABEL, TEST_GROUP, namespaceName, objectName, type KindName, type Plan, type PlanObject, type PlanRef, type Step, type TouchEdit } from './plan.js';
+import {
+  HOLD_FINALIZER,
+  KINDS,
+  MANAGED_LABEL,
+  SEED_LABEL,
+  TEST_GROUP,
+  namespaceName,
+  objectName,
+  type KindName,
+  type Plan,
+  type PlanObject,
+  type PlanRef,
+  type Step,
+  type TouchEdit,
+} from './plan.js';
 
 /** The field manager of every hand edit (references, labels, annotations): anyone but the operator. */
 export const HAND_MANAGER = 'fuzz-hand';
@@ -70,7 +84,8 @@ export async function retryWhileCrdSettles<T>(fn: () => Promise<T>): Promise<T> 
     try {
       return await fn();
     } catch (err) {
-      const transient = err instanceof KubeApiError && (err.code === 429 || err.code === 503 || /storage is \(re\)initializing/.test(err.message));
+      const transient =
+        err instanceof KubeApiError && (err.code === 429 || err.code === 503 || /storage is \(re\)initializing/.test(err.message));
       if (!transient || Date.now() > deadline) throw err;
       await sleep(200);
     }
@@ -81,7 +96,12 @@ export async function retryWhileCrdSettles<T>(fn: () => Promise<T>): Promise<T> 
  * A schemaless CRD in the fuzzer's group: the fixed Widget and Realm kinds, and the gadget kinds plans create and delete.
  * `versions`: v1 only (the default); v1alpha1 only; both with v1 stored; v1 stored and v1alpha1 no longer served.
  */
-export function fuzzCrd(kind: string, plural: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced', versions: 'v1' | 'v1alpha1' | 'both' | 'unserved' = 'v1'): Record<string, unknown> {
+export function fuzzCrd(
+  kind: string,
+  plural: string,
+  scope: 'Namespaced' | 'Cluster' = 'Namespaced',
+  versions: 'v1' | 'v1alpha1' | 'both' | 'unserved' = 'v1',
+): Record<string, unknown> {
   const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
   const list =
     versions === 'v1'
@@ -122,11 +142,29 @@ export async function waitUntil<T>(what: string, timeoutMs: number, probe: () =>
 export async function probeCollector(cluster: FuzzCluster, rt: ResourceType, timeoutMs = 90_000): Promise<void> {
   const name = `probe-${randomBytes(4).toString('hex')}`;
   const owner: OwnerReference = rt.namespaced
-    ? { apiVersion: 'v1', kind: 'ConfigMap', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` }
-    : { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'probe-owner-never-existed', uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}` };
+    ? {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'probe-owner-never-existed',
+        uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}`,
+      }
+    : {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        name: 'probe-owner-never-existed',
+        uid: `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}`,
+      };
   const namespace = rt.namespaced ? cluster.probeNamespace : undefined;
-  await retryWhileCrdSettles(() => cluster.client.create(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, ...(namespace ? { namespace } : {}), ownerReferences: [owner] } }));
-  await waitUntil(`${cluster.label}'s collector to collect probe ${rt.kind} ${name}`, timeoutMs, async () => ((await retryWhileCrdSettles(() => cluster.client.tryGet(rt, namespace, name, { metadataOnly: true }))) ? undefined : true));
+  await retryWhileCrdSettles(() =>
+    cluster.client.create(rt, {
+      apiVersion: rt.apiVersion,
+      kind: rt.kind,
+      metadata: { name, ...(namespace ? { namespace } : {}), ownerReferences: [owner] },
+    }),
+  );
+  await waitUntil(`${cluster.label}'s collector to collect probe ${rt.kind} ${name}`, timeoutMs, async () =>
+    (await retryWhileCrdSettles(() => cluster.client.tryGet(rt, namespace, name, { metadataOnly: true }))) ? undefined : true,
+  );
 }
 
 export class PlanExecutor {
@@ -161,7 +199,11 @@ export class PlanExecutor {
   async prepare(): Promise<void> {
     const nsType = await this.resolve('v1', 'Namespace');
     for (const ns of ['a', 'b'] as const) {
-      await this.cluster.client.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespaceName(this.plan.seed, ns) } });
+      await this.cluster.client.create(nsType, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: namespaceName(this.plan.seed, ns) },
+      });
     }
     for (const kind of ['ConfigMap', 'Secret', 'Widget', 'ClusterRole', 'Realm'] as const) {
       this.types.set(kind, await this.resolve(KINDS[kind].apiVersion, kind));
@@ -254,11 +296,20 @@ export class PlanExecutor {
   }
 
   ownerRef(r: PlanRef): OwnerReference {
-    const flags = { ...(r.blocking !== undefined ? { blockOwnerDeletion: r.blocking } : {}), ...(r.controller ? { controller: true } : {}) };
+    const flags = {
+      ...(r.blocking !== undefined ? { blockOwnerDeletion: r.blocking } : {}),
+      ...(r.controller ? { controller: true } : {}),
+    };
     if ('fake' in r.owner) return { ...r.owner.fake, ...flags };
     const owner = this.object(r.owner.obj);
     const apiVersion = owner.kind === 'Gadget' ? `${TEST_GROUP}/${this.gadgetVersion}` : KINDS[owner.kind].apiVersion;
-    return { apiVersion, kind: this.kindOf(owner), name: objectName(this.plan.seed, owner), uid: r.wrongUid ?? this.currentUid(owner.id), ...flags };
+    return {
+      apiVersion,
+      kind: this.kindOf(owner),
+      name: objectName(this.plan.seed, owner),
+      uid: r.wrongUid ?? this.currentUid(owner.id),
+      ...flags,
+    };
   }
 
   private async create(id: string, refs: PlanRef[]): Promise<void> {
@@ -266,17 +317,19 @@ export class PlanExecutor {
     const rt = this.typeOf(o);
     const { namespace, name } = this.where(o);
     try {
-      const created = await retryWhileCrdSettles(() => this.cluster.client.create(rt, {
-        apiVersion: rt.apiVersion,
-        kind: rt.kind,
-        metadata: {
-          name,
-          ...(namespace ? { namespace } : {}),
-          labels: { [SEED_LABEL]: String(this.plan.seed) },
-          ...(o.hold ? { finalizers: [HOLD_FINALIZER] } : {}),
-          ...(refs.length > 0 ? { ownerReferences: refs.map((r) => this.ownerRef(r)) } : {}),
-        },
-      }));
+      const created = await retryWhileCrdSettles(() =>
+        this.cluster.client.create(rt, {
+          apiVersion: rt.apiVersion,
+          kind: rt.kind,
+          metadata: {
+            name,
+            ...(namespace ? { namespace } : {}),
+            labels: { [SEED_LABEL]: String(this.plan.seed) },
+            ...(o.hold ? { finalizers: [HOLD_FINALIZER] } : {}),
+            ...(refs.length > 0 ? { ownerReferences: refs.map((r) => this.ownerRef(r)) } : {}),
+          },
+        }),
+      );
       this.uids.set(id, [...(this.uids.get(id) ?? []), created.metadata.uid]);
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 409) {
@@ -315,7 +368,14 @@ export class PlanExecutor {
       const meta = change(live);
       if (!meta) return;
       try {
-        await this.cluster.client.patch(this.typeOf(o), namespace, name, { metadata: { resourceVersion: live.metadata.resourceVersion, ...meta } }, 'merge', { fieldManager: HAND_MANAGER });
+        await this.cluster.client.patch(
+          this.typeOf(o),
+          namespace,
+          name,
+          { metadata: { resourceVersion: live.metadata.resourceVersion, ...meta } },
+          'merge',
+          { fieldManager: HAND_MANAGER },
+        );
         return;
       } catch (err) {
         if (err instanceof KubeApiError && (err.code === 409 || err.code === 404)) continue;
@@ -428,9 +488,15 @@ export class PlanExecutor {
   async snapshot(): Promise<Snapshot> {
     const out: Snapshot = new Map();
     const lists = await Promise.all(
-      [...this.types].map(async ([kind, rt]) => ({ kind, list: await retryWhileCrdSettles(() => this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true })) })),
+      [...this.types].map(async ([kind, rt]) => ({
+        kind,
+        list: await retryWhileCrdSettles(() =>
+          this.cluster.client.list(rt, undefined, { labelSelector: `${SEED_LABEL}=${this.plan.seed}`, metadataOnly: true }),
+        ),
+      })),
     );
-    for (const { kind, list } of lists) for (const item of list.items) out.set(snapshotKey(kind, item.metadata.namespace, item.metadata.name), item);
+    for (const { kind, list } of lists)
+      for (const item of list.items) out.set(snapshotKey(kind, item.metadata.namespace, item.metadata.name), item);
     return out;
   }
 
@@ -454,7 +520,10 @@ export class PlanExecutor {
     for (;;) {
       const snap = await this.snapshot();
       this.lastSnapshot = snap;
-      const print = [...snap.entries()].map(([k, o]) => `${k}@${o.metadata.uid}/${o.metadata.resourceVersion}`).sort().join('\n');
+      const print = [...snap.entries()]
+        .map(([k, o]) => `${k}@${o.metadata.uid}/${o.metadata.resourceVersion}`)
+        .sort()
+        .join('\n');
       if (print !== fingerprint) {
         fingerprint = print;
         quietSince = Date.now();
@@ -462,7 +531,9 @@ export class PlanExecutor {
       const pending = pendingWork(snap);
       if (pending.length === 0 && Date.now() - quietSince >= quietMs) return;
       if (Date.now() - started > SETTLE_BOUND_MS) {
-        this.notes.push(`settle: not quiet after ${SETTLE_BOUND_MS / 1000} s${pending.length > 0 ? ` (still pending: ${pending.slice(0, 5).join('; ')})` : ''}`);
+        this.notes.push(
+          `settle: not quiet after ${SETTLE_BOUND_MS / 1000} s${pending.length > 0 ? ` (still pending: ${pending.slice(0, 5).join('; ')})` : ''}`,
+        );
         return;
       }
       await sleep(POLL_MS);
@@ -474,13 +545,15 @@ export class PlanExecutor {
 export function pendingWork(snap: Snapshot): string[] {
   const blockingDependents = new Map<string, number>();
   for (const o of snap.values()) {
-    for (const r of o.metadata.ownerReferences ?? []) if (r.blockOwnerDeletion) blockingDependents.set(r.uid, (blockingDependents.get(r.uid) ?? 0) + 1);
+    for (const r of o.metadata.ownerReferences ?? [])
+      if (r.blockOwnerDeletion) blockingDependents.set(r.uid, (blockingDependents.get(r.uid) ?? 0) + 1);
   }
   const out: string[] = [];
   for (const [key, o] of snap) {
     const finalizers = o.metadata.finalizers ?? [];
     if (finalizers.includes('orphan')) out.push(`${key} has the orphan finalizer`);
-    else if (finalizers.includes('foregroundDeletion') && !blockingDependents.has(o.metadata.uid)) out.push(`${key} waits in foreground deletion with no blocking dependent`);
+    else if (finalizers.includes('foregroundDeletion') && !blockingDependents.has(o.metadata.uid))
+      out.push(`${key} waits in foreground deletion with no blocking dependent`);
     else if (o.metadata.deletionTimestamp && finalizers.length === 0) out.push(`${key} is being deleted`);
   }
   return out;
@@ -490,21 +563,24 @@ export function pendingWork(snap: Snapshot): string[] {
 /** UIDs of the objects waiting in foreground deletion. */
 export function foregroundOwners(snap: Snapshot): Set<string> {
   const waiting = new Set<string>();
-  for (const o of snap.values()) if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('foregroundDeletion')) waiting.add(o.metadata.uid);
+  for (const o of snap.values())
+    if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('foregroundDeletion')) waiting.add(o.metadata.uid);
   return waiting;
 }
 
 export function nonBlockingDependentsOfForegroundOwners(snap: Snapshot): string[] {
   const waiting = foregroundOwners(snap);
   const out: string[] = [];
-  for (const o of snap.values()) if ((o.metadata.ownerReferences ?? []).some((r) => waiting.has(r.uid) && r.blockOwnerDeletion !== true)) out.push(o.metadata.uid);
+  for (const o of snap.values())
+    if ((o.metadata.ownerReferences ?? []).some((r) => waiting.has(r.uid) && r.blockOwnerDeletion !== true)) out.push(o.metadata.uid);
   return out;
 }
 
 /** Owners being deleted with the `orphan` finalizer: their dependents are released, not deleted. */
 function orphaningOwners(snap: Snapshot): Set<string> {
   const orphaning = new Set<string>();
-  for (const o of snap.values()) if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('orphan')) orphaning.add(o.metadata.uid);
+  for (const o of snap.values())
+    if (o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('orphan')) orphaning.add(o.metadata.uid);
   return orphaning;
 }
 

@@ -84,7 +84,8 @@ export interface ClusterEnd {
   orphanAndForegroundDependentsAtStart?: ReadonlySet<string>;
 }
 
-export type ObjectView = { present: false } | { present: true; incarnation: string; deleting: boolean; finalizers: string[]; owners: string[] };
+export type ObjectView =
+  { present: false } | { present: true; incarnation: string; deleting: boolean; finalizers: string[]; owners: string[] };
 
 export interface Divergence {
   id: string;
@@ -138,7 +139,8 @@ export function renderView(v: ObjectView): string {
 /** Whether `obj` sits on a cycle of blocking references among objects all being deleted in `snap`. */
 export function onDeletingCycle(snap: Snapshot, obj: KubeObject): boolean {
   const deleting = [...snap.values()].filter((o) => o.metadata.deletionTimestamp);
-  const dependentsOf = (uid: string) => deleting.filter((d) => (d.metadata.ownerReferences ?? []).some((r) => r.uid === uid && r.blockOwnerDeletion));
+  const dependentsOf = (uid: string) =>
+    deleting.filter((d) => (d.metadata.ownerReferences ?? []).some((r) => r.uid === uid && r.blockOwnerDeletion));
   const seen = new Set<string>();
   const stack = dependentsOf(obj.metadata.uid);
   while (stack.length > 0) {
@@ -188,7 +190,11 @@ export function resolvingBlockingRefs(plan: Plan, end: ClusterEnd, live: KubeObj
  * owner is ever deleted in the foreground, its own end state is compared
  * like any other, so an early finish shows there.
  */
-function holdsAtLeast(ours: Extract<ObjectView, { present: true }>, reference: Extract<ObjectView, { present: true }>, referenceResolving: ReadonlySet<string>): boolean {
+function holdsAtLeast(
+  ours: Extract<ObjectView, { present: true }>,
+  reference: Extract<ObjectView, { present: true }>,
+  referenceResolving: ReadonlySet<string>,
+): boolean {
   const ourBlocking = new Set(ours.owners.filter((x) => x.includes('+block')));
   return ours.finalizers.join(',') === reference.finalizers.join(',') && [...referenceResolving].every((x) => ourBlocking.has(x));
 }
@@ -284,7 +290,7 @@ export function startUpClass(plan: Plan, ours: ClusterEnd, reference: ClusterEnd
     candidates.set(o.id, live);
   }
   const tolerated = new Map<string, string>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const [id, live] of candidates) {
       if (tolerated.has(id)) continue;
@@ -303,14 +309,14 @@ export function startUpClass(plan: Plan, ours: ClusterEnd, reference: ClusterEnd
           // together at the start, it deletes the dependent when it attempts it first (see finishedWaitAtStart).
           viaFinishedWait = true;
           continue;
-        }
-        else if (tolerated.has(ownerId)) viaTolerated = ownerId;
+        } else if (tolerated.has(ownerId)) viaTolerated = ownerId;
         else ok = false;
         if (!ok) break;
       }
       if (!ok) continue;
       if (viaTolerated !== undefined && !viaFinishedWait) tolerated.set(id, `follows from ${viaTolerated}`);
-      else if (atStart.has(live.metadata.uid) && viaTolerated === undefined) tolerated.set(id, viaFinishedWait ? 'start-up, wait finished' : 'start-up');
+      else if (atStart.has(live.metadata.uid) && viaTolerated === undefined)
+        tolerated.set(id, viaFinishedWait ? 'start-up, wait finished' : 'start-up');
       else continue;
       changed = true;
     }
@@ -345,7 +351,9 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       continue;
     }
     if (a.present && !a.deleting && (!r.present || r.deleting) && orphanRaceLeak(plan, ours, o.id)) {
-      tolerated.push(`${what}: ours kept it with no reference left, the reference collected it (an owner orphaning it and one waiting in foreground deletion at a collector start: which finished first is order, in kube-controller-manager too): ours ${ra}; reference ${rr}`);
+      tolerated.push(
+        `${what}: ours kept it with no reference left, the reference collected it (an owner orphaning it and one waiting in foreground deletion at a collector start: which finished first is order, in kube-controller-manager too): ours ${ra}; reference ${rr}`,
+      );
       continue;
     }
     if (r.present && r.deleting && !a.present) {
@@ -356,9 +364,15 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       }
       // A foreground owner gone from ours while ours still has a dependent blocking on it: deleted too early.
       const ourUids = new Set(ours.uids.get(o.id) ?? []);
-      const blockers = [...ours.snapshot.entries()].filter(([, d]) => (d.metadata.ownerReferences ?? []).some((ref) => ourUids.has(ref.uid) && ref.blockOwnerDeletion)).map(([key]) => key.replaceAll('|', ' '));
+      const blockers = [...ours.snapshot.entries()]
+        .filter(([, d]) => (d.metadata.ownerReferences ?? []).some((ref) => ourUids.has(ref.uid) && ref.blockOwnerDeletion))
+        .map(([key]) => key.replaceAll('|', ' '));
       if (blockers.length > 0) {
-        divergences.push({ id: o.id, wrongfulDelete: true, line: `WRONGFUL DELETE: ${what}: ours deleted it while its blocking dependents still exist there (${blockers.join(', ')}); the reference still waits for them: ${rr}` });
+        divergences.push({
+          id: o.id,
+          wrongfulDelete: true,
+          line: `WRONGFUL DELETE: ${what}: ours deleted it while its blocking dependents still exist there (${blockers.join(', ')}); the reference still waits for them: ${rr}`,
+        });
         continue;
       }
       // The reference waits only for dependents that name this namespaced owner from another namespace: their
@@ -367,16 +381,38 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       // Ours has no dependent blocking on it (checked above), so nothing was deleted out of order.
       const refUids = new Set(reference.uids.get(o.id) ?? []);
       const ownerNamespace = live?.metadata.namespace;
-      const refBlockers = [...reference.snapshot.values()].filter((d) => (d.metadata.ownerReferences ?? []).some((ref) => refUids.has(ref.uid) && ref.blockOwnerDeletion));
-      if (live && ownerNamespace !== undefined && r.finalizers.includes('foregroundDeletion') && refBlockers.length > 0 && refBlockers.every((d) => d.metadata.namespace !== ownerNamespace)) {
-        tolerated.push(`${what}: ours finished its foreground deletion; the reference still waits only for dependents naming it from another namespace: ${rr}`);
+      const refBlockers = [...reference.snapshot.values()].filter((d) =>
+        (d.metadata.ownerReferences ?? []).some((ref) => refUids.has(ref.uid) && ref.blockOwnerDeletion),
+      );
+      if (
+        live &&
+        ownerNamespace !== undefined &&
+        r.finalizers.includes('foregroundDeletion') &&
+        refBlockers.length > 0 &&
+        refBlockers.every((d) => d.metadata.namespace !== ownerNamespace)
+      ) {
+        tolerated.push(
+          `${what}: ours finished its foreground deletion; the reference still waits only for dependents naming it from another namespace: ${rr}`,
+        );
         continue;
       }
-      divergences.push({ id: o.id, wrongfulDelete: false, line: `${what}: ours finished deleting it; the reference still holds it: ${rr}` });
+      divergences.push({
+        id: o.id,
+        wrongfulDelete: false,
+        line: `${what}: ours finished deleting it; the reference still holds it: ${rr}`,
+      });
       continue;
     }
     const refLive = liveOf(plan, o.id, reference);
-    if (a.present && r.present && refLive && a.deleting && r.deleting && a.incarnation === r.incarnation && holdsAtLeast(a, r, resolvingBlockingRefs(plan, reference, refLive))) {
+    if (
+      a.present &&
+      r.present &&
+      refLive &&
+      a.deleting &&
+      r.deleting &&
+      a.incarnation === r.incarnation &&
+      holdsAtLeast(a, r, resolvingBlockingRefs(plan, reference, refLive))
+    ) {
       // Both are deleting the same incarnation, and ours holds back every
       // owner the reference's does: its other references change no one's
       // fate. Which of them a collector removed before the delete depends on
@@ -386,8 +422,20 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
       continue;
     }
     const ourLive = liveOf(plan, o.id, ours);
-    if (a.present && r.present && ourLive && refLive && !a.deleting && !r.deleting && a.incarnation === r.incarnation && a.finalizers.join(',') === r.finalizers.join(',') && startUpRefsOnly(plan, ours, reference, ourLive, refLive)) {
-      tolerated.push(`${what}: ours removed its non-blocking references to owners waiting in foreground deletion since before a collector start, the reference has not attempted it: ours ${ra}; reference ${rr}`);
+    if (
+      a.present &&
+      r.present &&
+      ourLive &&
+      refLive &&
+      !a.deleting &&
+      !r.deleting &&
+      a.incarnation === r.incarnation &&
+      a.finalizers.join(',') === r.finalizers.join(',') &&
+      startUpRefsOnly(plan, ours, reference, ourLive, refLive)
+    ) {
+      tolerated.push(
+        `${what}: ours removed its non-blocking references to owners waiting in foreground deletion since before a collector start, the reference has not attempted it: ours ${ra}; reference ${rr}`,
+      );
       continue;
     }
     divergences.push({ id: o.id, wrongfulDelete: false, line: `${what}: ours ${ra}; reference ${rr}` });
@@ -429,7 +477,19 @@ export function replay(plan: Plan, ids: string[], throughStep = plan.steps.lengt
     if (touched.length === 0 || touched.some((id) => related.has(id))) lines.push(`${String(i + 1).padStart(3)}. ${describeStep(plan, s)}`);
   });
   // Consecutive settles (and kill/start pairs around nothing relevant) say little: squeeze them.
-  const squeezed = lines.filter((line, i) => !(line.endsWith('settle (wait until both clusters are quiet)') && lines[i - 1]?.endsWith('settle (wait until both clusters are quiet)')));
-  const kinds = [...new Set(plan.objects.filter((o) => related.has(o.id)).map((o) => `${o.id} = ${describeObject(plan, o.id)}${KINDS[o.kind].namespaced ? '' : ' (cluster-scoped)'}`))];
+  const squeezed = lines.filter(
+    (line, i) =>
+      !(
+        line.endsWith('settle (wait until both clusters are quiet)') &&
+        lines[i - 1]?.endsWith('settle (wait until both clusters are quiet)')
+      ),
+  );
+  const kinds = [
+    ...new Set(
+      plan.objects
+        .filter((o) => related.has(o.id))
+        .map((o) => `${o.id} = ${describeObject(plan, o.id)}${KINDS[o.kind].namespaced ? '' : ' (cluster-scoped)'}`),
+    ),
+  ];
   return [`objects: ${kinds.join('; ')}`, ...squeezed].join('\n');
 }

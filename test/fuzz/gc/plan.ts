@@ -203,7 +203,13 @@ const kindWeights = (m: Model, allowGadget: boolean): [number, KindName][] => [
 
 function newObject(m: Model, allowGadget: boolean): PlanObject {
   const kind = m.rnd.weighted(kindWeights(m, allowGadget));
-  const o: PlanObject = { id: `o${m.next++}`, kind, hold: m.rnd.chance(0.2), ...(KINDS[kind].namespaced ? { ns: m.rnd.chance(0.8) ? 'a' : 'b' } : {}), ...(m.dims.longNames && m.dimRnd.chance(0.5) ? { longName: true } : {}) };
+  const o: PlanObject = {
+    id: `o${m.next++}`,
+    kind,
+    hold: m.rnd.chance(0.2),
+    ...(KINDS[kind].namespaced ? { ns: m.rnd.chance(0.8) ? 'a' : 'b' } : {}),
+    ...(m.dims.longNames && m.dimRnd.chance(0.5) ? { longName: true } : {}),
+  };
   m.objects.push(o);
   return o;
 }
@@ -215,7 +221,11 @@ function objectRef(m: Model, owner: PlanObject): PlanRef {
 }
 
 function flags(m: Model): { blocking?: boolean; controller?: boolean } {
-  const blocking = m.rnd.weighted<boolean | undefined>([[3, true], [1, false], [1, undefined]]);
+  const blocking = m.rnd.weighted<boolean | undefined>([
+    [3, true],
+    [1, false],
+    [1, undefined],
+  ]);
   return { ...(blocking !== undefined ? { blocking } : {}), ...(m.rnd.chance(0.25) ? { controller: true } : {}) };
 }
 
@@ -264,7 +274,14 @@ function graph(m: Model, size: number, allowGadget: boolean, existing: PlanObjec
     // that it drowns the others.
     const clusterOwners = all.filter((x) => !KINDS[x.kind].namespaced);
     const pool = !KINDS[o.kind].namespaced && clusterOwners.length > 0 && m.rnd.chance(0.7) ? clusterOwners : all;
-    const ownerCount = pool.length === 0 ? 0 : m.rnd.weighted([[1, 0], [5, 1], [2, 2]]);
+    const ownerCount =
+      pool.length === 0
+        ? 0
+        : m.rnd.weighted([
+            [1, 0],
+            [5, 1],
+            [2, 2],
+          ]);
     const owners = m.rnd.shuffle(pool).slice(0, ownerCount);
     let refs = owners.map((owner) => objectRef(m, owner));
     if (m.rnd.chance(0.15)) refs.push(fakeRef(m, pool));
@@ -362,10 +379,27 @@ function action(m: Model, target: string, pool: PlanObject[], down: boolean): vo
   ]);
   switch (kind) {
     case 'touch':
-      m.steps.push({ op: 'touch', obj: target, edit: m.rnd.weighted<TouchEdit>([[2, 'unlabel-managed'], [2, 'label-managed'], [1, 'label-other'], [1, 'annotate-other']]) });
+      m.steps.push({
+        op: 'touch',
+        obj: target,
+        edit: m.rnd.weighted<TouchEdit>([
+          [2, 'unlabel-managed'],
+          [2, 'label-managed'],
+          [1, 'label-other'],
+          [1, 'annotate-other'],
+        ]),
+      });
       return;
     case 'delete': {
-      deleteStep(m, target, m.rnd.weighted<Policy>([[1, 'Background'], [1.3, 'Foreground'], [1, 'Orphan']]));
+      deleteStep(
+        m,
+        target,
+        m.rnd.weighted<Policy>([
+          [1, 'Background'],
+          [1.3, 'Foreground'],
+          [1, 'Orphan'],
+        ]),
+      );
       m.live.delete(target);
       return;
     }
@@ -377,7 +411,10 @@ function action(m: Model, target: string, pool: PlanObject[], down: boolean): vo
       if (!('obj' in r.owner)) return;
       const owner = r.owner.obj;
       m.steps.push({ op: 'removeRef', obj: target, owner });
-      m.refs.set(target, (m.refs.get(target) ?? []).filter((x) => !('obj' in x.owner) || x.owner.obj !== owner || x.wrongUid));
+      m.refs.set(
+        target,
+        (m.refs.get(target) ?? []).filter((x) => !('obj' in x.owner) || x.owner.obj !== owner || x.wrongUid),
+      );
       return;
     }
     case 'recreate': {
@@ -395,7 +432,10 @@ function action(m: Model, target: string, pool: PlanObject[], down: boolean): vo
       const targetObj = m.objects.find((o) => o.id === target);
       if (!targetObj) return;
       const o = newObject(m, true);
-      const refs = oneController([objectRef(m, targetObj), ...(others.length > 0 && m.rnd.chance(0.3) ? [objectRef(m, m.rnd.pick(others))] : [])]);
+      const refs = oneController([
+        objectRef(m, targetObj),
+        ...(others.length > 0 && m.rnd.chance(0.3) ? [objectRef(m, m.rnd.pick(others))] : []),
+      ]);
       m.steps.push({ op: 'create', obj: o.id, refs });
       m.refs.set(o.id, refs);
       link(m, o.id, refs);
@@ -446,7 +486,15 @@ function downGroup(m: Model, forceDelete: boolean): void {
     if (live.length === 0) break;
     const target = pickTarget(m, live);
     if (forceDelete && i === 0) {
-      deleteStep(m, target, m.rnd.weighted<Policy>([[1, 'Background'], [1.5, 'Foreground'], [1.5, 'Orphan']]));
+      deleteStep(
+        m,
+        target,
+        m.rnd.weighted<Policy>([
+          [1, 'Background'],
+          [1.5, 'Foreground'],
+          [1.5, 'Orphan'],
+        ]),
+      );
       m.live.delete(target);
     } else {
       action(m, target, m.objects, true);
@@ -472,7 +520,21 @@ export function generatePlan(seed: number, options: GenerateOptions = {}): Plan 
   const rnd = new Random(seed);
   const dimRnd = new Random((Math.imul(seed, 2654435761) + 0x9c) >>> 0);
   const dims = options.widen === false ? NO_GC_DIMENSIONS : drawGcDimensions(dimRnd);
-  const m: Model = { rnd, seed, objects: [], steps: [], live: new Set(), held: new Set(), refs: new Map(), components: new Components(), cyclic: new Set(), foreground: new Set(), next: 1, dims, dimRnd };
+  const m: Model = {
+    rnd,
+    seed,
+    objects: [],
+    steps: [],
+    live: new Set(),
+    held: new Set(),
+    refs: new Map(),
+    components: new Components(),
+    cyclic: new Set(),
+    foreground: new Set(),
+    next: 1,
+    dims,
+    dimRnd,
+  };
   // The versioned CRD is the mid-run one, created at v1alpha1.
   const withCrd = rnd.chance(options.crdChance ?? 0.08) || dims.crdVersions;
   const graphs = rnd.int(2, 3);
@@ -503,7 +565,13 @@ export function generatePlan(seed: number, options: GenerateOptions = {}): Plan 
     m.held.clear();
     m.steps.push({ op: 'settle' });
   }
-  return { seed, objects: m.objects, steps: m.steps, ...(m.gadget ? { gadget: m.gadget } : {}), ...(options.widen === false ? {} : { dims }) };
+  return {
+    seed,
+    objects: m.objects,
+    steps: m.steps,
+    ...(m.gadget ? { gadget: m.gadget } : {}),
+    ...(options.widen === false ? {} : { dims }),
+  };
 }
 
 // ---- readable output ---------------------------------------------------------
@@ -543,7 +611,9 @@ export function describeStep(plan: Plan, s: Step): string {
     case 'touch':
       return `by hand (field manager fuzz-hand): ${s.edit === 'label-managed' ? `label ${s.obj} ${MANAGED_LABEL}=true` : s.edit === 'unlabel-managed' ? `remove ${MANAGED_LABEL} from ${s.obj}` : s.edit === 'label-other' ? `label ${s.obj} team.example.com/owner` : `annotate ${s.obj} example.com/last-edited-by`}`;
     case 'crdVersion':
-      return s.stage === 'add-v1' ? `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: add v1 as the storage version (v1alpha1 still served); objects and references written from now on name v1` : `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: stop serving v1alpha1 (earlier references still name it), and wait until both collectors act on v1`;
+      return s.stage === 'add-v1'
+        ? `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: add v1 as the storage version (v1alpha1 still served); objects and references written from now on name v1`
+        : `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: stop serving v1alpha1 (earlier references still name it), and wait until both collectors act on v1`;
     case 'settle':
       return 'settle (wait until both clusters are quiet)';
   }
@@ -573,6 +643,12 @@ export function summarize(plan: Plan): string {
   const deletes = plan.steps.filter((s): s is Extract<Step, { op: 'delete' }> => s.op === 'delete');
   const byPolicy = (p: Policy) => deletes.filter((d) => d.policy === p).length;
   const d = plan.dims;
-  const widened = d ? [...(d.handEdits ? [`${count('touch')} hand edits`] : []), ...(d.crdVersions ? ['CRD v1alpha1 -> v1, old unserved'] : []), ...(d.longNames ? [`${plan.objects.filter((o) => o.longName).length} names of 253 characters`] : [])] : [];
+  const widened = d
+    ? [
+        ...(d.handEdits ? [`${count('touch')} hand edits`] : []),
+        ...(d.crdVersions ? ['CRD v1alpha1 -> v1, old unserved'] : []),
+        ...(d.longNames ? [`${plan.objects.filter((o) => o.longName).length} names of 253 characters`] : []),
+      ]
+    : [];
   return `${plan.objects.length} objects, ${plan.steps.length} steps: deletes bg/fg/orphan ${byPolicy('Background')}/${byPolicy('Foreground')}/${byPolicy('Orphan')}, ${count('addRef') + count('removeRef')} ref edits, ${count('recreate')} recreations, ${count('kill')} kills${plan.gadget ? ', CRD mid-run' : ''}${widened.length > 0 ? `, ${widened.join(', ')}` : ''}`;
 }

@@ -151,8 +151,20 @@ export class GcFuzzSuite implements FuzzSuite {
       c.discovery.invalidate();
     }
     this.operator = new OperatorCollector(oursCluster.state.kubeconfig);
-    this.ours = { label: 'ours', client: oursCluster.admin, discovery: oursCluster.discovery, collector: this.operator, probeNamespace: PROBE_NAMESPACE };
-    this.reference = { label: 'reference', client: refCluster.admin, discovery: refCluster.discovery, collector: new ControllerManagerCollector(refCluster), probeNamespace: PROBE_NAMESPACE };
+    this.ours = {
+      label: 'ours',
+      client: oursCluster.admin,
+      discovery: oursCluster.discovery,
+      collector: this.operator,
+      probeNamespace: PROBE_NAMESPACE,
+    };
+    this.reference = {
+      label: 'reference',
+      client: refCluster.admin,
+      discovery: refCluster.discovery,
+      collector: new ControllerManagerCollector(refCluster),
+      probeNamespace: PROBE_NAMESPACE,
+    };
     await this.operator.start();
     this.log('gc: waiting until both collectors act on every kind (the reference re-discovers CRDs every 30 s)');
     await Promise.all(
@@ -178,7 +190,14 @@ export class GcFuzzSuite implements FuzzSuite {
     const executors = [new PlanExecutor(ours, plan), new PlanExecutor(reference, plan)] as const;
     await Promise.all(executors.map((e) => e.prepare()));
     const [oursExec, refExec] = executors;
-    const end = (e: PlanExecutor, snapshot = e.lastSnapshot) => ({ snapshot, uids: e.uids, notes: e.notes, foregroundDependentsAtStart: e.foregroundDependentsAtStart, foregroundOwnersAtStart: e.foregroundOwnersAtStart, orphanAndForegroundDependentsAtStart: e.orphanAndForegroundDependentsAtStart });
+    const end = (e: PlanExecutor, snapshot = e.lastSnapshot) => ({
+      snapshot,
+      uids: e.uids,
+      notes: e.notes,
+      foregroundDependentsAtStart: e.foregroundDependentsAtStart,
+      foregroundOwnersAtStart: e.foregroundOwnersAtStart,
+      orphanAndForegroundDependentsAtStart: e.orphanAndForegroundDependentsAtStart,
+    });
     // Judged at every settle, not only at the end: a wrongful delete that a
     // later step would hide (an owner deleted too early whose held
     // dependents are released afterwards) is caught where it happens.
@@ -191,7 +210,19 @@ export class GcFuzzSuite implements FuzzSuite {
       const fresh = verdict.divergences.filter((d) => !found.has(d.id));
       for (const d of fresh) found.set(d.id, { step, line: d.line, wrongfulDelete: d.wrongfulDelete });
       for (const t of verdict.tolerated) tolerated.add(t);
-      if (fresh.length > 0) states.push(`state after step ${step}:`, ...describeStates(plan, relatedIds(plan, fresh.map((d) => d.id)), o, r).map((l) => `  ${l}`));
+      if (fresh.length > 0)
+        states.push(
+          `state after step ${step}:`,
+          ...describeStates(
+            plan,
+            relatedIds(
+              plan,
+              fresh.map((d) => d.id),
+            ),
+            o,
+            r,
+          ).map((l) => `  ${l}`),
+        );
     };
     for (const [i, step] of plan.steps.entries()) {
       try {
@@ -199,7 +230,9 @@ export class GcFuzzSuite implements FuzzSuite {
         const last = i === plan.steps.length - 1 && step.op === 'settle';
         await Promise.all(executors.map((e) => (last ? e.settle(FINAL_QUIET_MS) : e.run(step))));
       } catch (err) {
-        throw new Error(`step ${i + 1} (${step.op}) of seed ${seed} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        throw new Error(`step ${i + 1} (${step.op}) of seed ${seed} failed: ${err instanceof Error ? err.message : String(err)}`, {
+          cause: err,
+        });
       }
       if (step.op === 'settle') record(i + 1);
     }
@@ -223,7 +256,13 @@ export class GcFuzzSuite implements FuzzSuite {
       seed,
       divergences: divergences.map((d) => `after step ${d.step}: ${d.line}`),
       summary,
-      replay: [replay(plan, [...found.keys()], lastStep), ...states, ...notes.map((n) => `note: ${n}`), ours.collector.describe(), reference.collector.describe()].join('\n'),
+      replay: [
+        replay(plan, [...found.keys()], lastStep),
+        ...states,
+        ...notes.map((n) => `note: ${n}`),
+        ours.collector.describe(),
+        reference.collector.describe(),
+      ].join('\n'),
     };
   }
 

@@ -72,7 +72,8 @@ export interface SoftDeleteDimensions {
 }
 
 /** What a revocation takes away from the operator's ServiceAccount. */
-export type RbacRevocation = 'configmaps-delete' | 'configmaps-patch' | 'configmaps-list' | 'crs-list' | 'bundles-list' | 'bundles-status' | 'binding';
+export type RbacRevocation =
+  'configmaps-delete' | 'configmaps-patch' | 'configmaps-list' | 'crs-list' | 'bundles-list' | 'bundles-status' | 'binding';
 
 /** A revocation before planned step `at`, granted back before step `at + steps` (or before the final wait). */
 export interface RbacRevocationPlan {
@@ -87,7 +88,7 @@ export const RBAC_REVOCATION_TEXT: Record<RbacRevocation, string> = {
   'configmaps-delete': 'delete on configmaps',
   'configmaps-patch': 'patch on configmaps',
   'configmaps-list': 'list and watch on configmaps',
-  'crs-list': 'list and watch on the Gates and the seed\'s custom resources',
+  'crs-list': "list and watch on the Gates and the seed's custom resources",
   'bundles-list': 'list and watch on bundles',
   'bundles-status': 'patch and update on bundles/status',
   binding: 'every binding',
@@ -104,7 +105,13 @@ export function drawDimensions(rnd: Random): SoftDeleteDimensions {
   const handEdits = rnd.chance(0.45);
   const crdVersions = rnd.chance(0.4);
   const longNames = rnd.chance(0.35);
-  const budget = rnd.chance(0.3) ? rnd.pick([{ qps: 10, burst: 15 }, { qps: 20, burst: 30 }, { qps: 5, burst: 10 }]) : undefined;
+  const budget = rnd.chance(0.3)
+    ? rnd.pick([
+        { qps: 10, burst: 15 },
+        { qps: 20, burst: 30 },
+        { qps: 5, burst: 10 },
+      ])
+    : undefined;
   return { handEdits, crdVersions, longNames, ...(budget ? { budget: { ...budget, bulk: rnd.int(60, 120) } } : {}) };
 }
 
@@ -137,7 +144,15 @@ export function drawRbac(d: SoftDeleteDimensions, rnd: Random, steps: number): S
     const plan: RbacRevocationPlan = {
       at,
       steps: rnd.int(1, 3),
-      what: rnd.weighted<RbacRevocation>([[2, 'configmaps-delete'], [1.5, 'configmaps-patch'], [2, 'configmaps-list'], [1.5, 'crs-list'], [1, 'bundles-list'], [1, 'bundles-status'], [1.5, 'binding']]),
+      what: rnd.weighted<RbacRevocation>([
+        [2, 'configmaps-delete'],
+        [1.5, 'configmaps-patch'],
+        [2, 'configmaps-list'],
+        [1.5, 'crs-list'],
+        [1, 'bundles-list'],
+        [1, 'bundles-status'],
+        [1.5, 'binding'],
+      ]),
       minMs: rnd.int(10, 80) * 100,
     };
     revocations.push(plan);
@@ -160,7 +175,8 @@ export function drawDrift(d: SoftDeleteDimensions, rnd: Random): SoftDeleteDimen
 export function drawDriftAnnotations(rnd: Random): Record<string, string> {
   const out: Record<string, string> = {};
   if (rnd.chance(0.35)) out[Annotations.apply] = 'IfNotPresent';
-  if (rnd.chance(0.3)) out[Annotations.ignore] = rnd.pick(['/data/bundle', '/spec/bundle', '/data/bundle,/metadata/labels/team', '/data/missing']);
+  if (rnd.chance(0.3))
+    out[Annotations.ignore] = rnd.pick(['/data/bundle', '/spec/bundle', '/data/bundle,/metadata/labels/team', '/data/missing']);
   if (rnd.chance(0.3)) out[Annotations.drift] = 'Warn';
   return out;
 }
@@ -179,13 +195,24 @@ export function dimensionsText(d: SoftDeleteDimensions): string {
     ...(d.budget ? [`qps ${d.budget.qps}/burst ${d.budget.burst} with ${d.budget.bulk} bulk ConfigMaps`] : []),
     ...(d.replicas ? [`two replicas (Lease ${d.replicas.leaseSeconds} s)`] : []),
     ...(d.drift ? ['drift controls'] : []),
-    ...(d.rbac ? [`RBAC revoked ${d.rbac.revocations.map((r) => `${r.what} (before step ${r.at + 1}, for ${r.steps} steps and at least ${r.minMs / 1000} s)`).join(', ')}`] : []),
+    ...(d.rbac
+      ? [
+          `RBAC revoked ${d.rbac.revocations.map((r) => `${r.what} (before step ${r.at + 1}, for ${r.steps} steps and at least ${r.minMs / 1000} s)`).join(', ')}`,
+        ]
+      : []),
   ];
   return parts.length === 0 ? 'no widened dimension' : parts.join(', ');
 }
 
 /** The edits another field manager makes by hand. */
-export type HandEdit = 'unlabel-managed' | 'label-managed-false' | 'label-other' | 'annotate-other' | 'drop-owner-refs' | 'add-foreign-owner' | 'replay-annotations';
+export type HandEdit =
+  | 'unlabel-managed'
+  | 'label-managed-false'
+  | 'label-other'
+  | 'annotate-other'
+  | 'drop-owner-refs'
+  | 'add-foreign-owner'
+  | 'replay-annotations';
 
 /** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */
 export function longName(prefix: string, length: number, rnd: Random): string {

@@ -167,7 +167,15 @@ export type Standing =
   | { kind: 'absent' }
   | { kind: 'listed' }
   | { kind: 'removed'; by: string; start: number; startAck: number; handoverUnseen?: boolean }
-  | { kind: 'released'; from: string; start: number; startAck: number; relistingUnseen?: boolean; mayBeHeldBy?: string; mayBeKept?: boolean }
+  | {
+      kind: 'released';
+      from: string;
+      start: number;
+      startAck: number;
+      relistingUnseen?: boolean;
+      mayBeHeldBy?: string;
+      mayBeKept?: boolean;
+    }
   | { kind: 'collected'; from: string; start: number }
   | { kind: 'orphaned'; from: string };
 
@@ -340,16 +348,43 @@ export class SoftDeleteModel {
    * whose operator runs under a tight request budget gets more: a prune of
    * a hundred objects at 10 requests a second takes ten seconds).
    */
-  constructor(bundleNames: readonly string[], configMaps: readonly string[], gateOf: (bundle: string) => string, private readonly dueMarginMs = DUE_MARGIN_MS) {
+  constructor(
+    bundleNames: readonly string[],
+    configMaps: readonly string[],
+    gateOf: (bundle: string) => string,
+    private readonly dueMarginMs = DUE_MARGIN_MS,
+  ) {
     for (const name of bundleNames) {
-      this.bundles.set(name, { name, exists: false, spoil: 'none', validSince: -Infinity, validSinceAck: -Infinity, gateReady: false, defaults: {}, mayBeReadySince: Infinity, entries: [], claimedAt: new Map(), unseen: new Set() });
+      this.bundles.set(name, {
+        name,
+        exists: false,
+        spoil: 'none',
+        validSince: -Infinity,
+        validSinceAck: -Infinity,
+        gateReady: false,
+        defaults: {},
+        mayBeReadySince: Infinity,
+        entries: [],
+        claimedAt: new Map(),
+        unseen: new Set(),
+      });
       this.addObject(gateOf(name), 'Gate');
     }
     for (const name of configMaps) this.addObject(name, 'ConfigMap');
   }
 
   private addObject(name: string, kind: ObjectKind): void {
-    this.objects.set(name, { name, kind, standing: { kind: 'absent' }, possibleDelays: [], possibleDefaults: [], approvals: [], windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }], exists: false, lastCountdownEnd: -Infinity });
+    this.objects.set(name, {
+      name,
+      kind,
+      standing: { kind: 'absent' },
+      possibleDelays: [],
+      possibleDefaults: [],
+      approvals: [],
+      windows: [{ from: -Infinity, to: Infinity, notBefore: -Infinity, why: 'never listed', graceMs: 0 }],
+      exists: false,
+      lastCountdownEnd: -Infinity,
+    });
   }
 
   bundle(name: string): BundleModel {
@@ -425,10 +460,18 @@ export class SoftDeleteModel {
       if (o.standing.kind === 'orphaned') o.mayBeUncontrolled = true;
       if (o.standing.kind === 'removed' || o.standing.kind === 'released') {
         // A released object stays the sweeper's until the operator takes it: remember whose countdown that is.
-        const released = o.standing.kind === 'released' ? { from: o.standing.from, startAck: o.standing.startAck } : o.unseenRelisting?.released;
+        const released =
+          o.standing.kind === 'released' ? { from: o.standing.from, startAck: o.standing.startAck } : o.unseenRelisting?.released;
         // Counting down under another Bundle: that one stays in charge until this one takes it.
-        const removed = o.standing.kind === 'removed' && o.standing.by !== name ? { by: o.standing.by, startAck: o.standing.startAck } : o.unseenRelisting?.removed;
-        o.unseenRelisting = { start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity), ...(released ? { released } : {}), ...(removed ? { removed } : {}) };
+        const removed =
+          o.standing.kind === 'removed' && o.standing.by !== name
+            ? { by: o.standing.by, startAck: o.standing.startAck }
+            : o.unseenRelisting?.removed;
+        o.unseenRelisting = {
+          start: Math.min(o.standing.start, o.unseenRelisting?.start ?? Infinity),
+          ...(released ? { released } : {}),
+          ...(removed ? { removed } : {}),
+        };
       }
       o.standing = { kind: 'listed' };
       delete o.orphanReleased;
@@ -454,7 +497,13 @@ export class SoftDeleteModel {
       if (handover && previous?.exists && this.blocked(previous) === 'none') {
         // The hand-over may never have happened: the old controller's countdown, from its own removal, may run.
         // Or it did, and the new lister's rules hold: no "due by" either way.
-        o.standing = { kind: 'removed', by: handover.from, start: Math.min(handover.start, o.unseenRelisting?.start ?? Infinity), startAck: handover.startAck, handoverUnseen: true };
+        o.standing = {
+          kind: 'removed',
+          by: handover.from,
+          start: Math.min(handover.start, o.unseenRelisting?.start ?? Infinity),
+          startAck: handover.startAck,
+          handoverUnseen: true,
+        };
       } else if (o.unseenRelisting?.released) {
         // Released, listed again and dropped before the operator looked: it may never have been taken, and
         // the sweeper's countdown goes on (from the release). Or it was taken: no "due by" either way.
@@ -465,7 +514,8 @@ export class SoftDeleteModel {
       }
       delete o.unseenRelisting;
     }
-    if (wasSpoiled && this.blocked(b) === 'none') for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
+    if (wasSpoiled && this.blocked(b) === 'none')
+      for (const o of this.objects.values()) if (o.standing.kind === 'removed' && o.standing.by === name) touched.add(o.name);
     this.recompute(sentAt, ackedAt, `Bundle ${name} applied`);
     return [...touched];
   }
@@ -518,7 +568,8 @@ export class SoftDeleteModel {
       touched.push(o.name);
       const others = this.listers(o.name);
       if (others.length > 0) {
-        if (propagation === 'foreground' && others.every((x) => x.unseen.has(o.name))) this.openRace(o, sentAt, `foreground deletion of ${name} before ${others.map((x) => x.name).join(', ')} took it or claimed it`);
+        if (propagation === 'foreground' && others.every((x) => x.unseen.has(o.name)))
+          this.openRace(o, sentAt, `foreground deletion of ${name} before ${others.map((x) => x.name).join(', ')} took it or claimed it`);
         continue;
       }
       const released = o.unseenRelisting?.released;
@@ -532,14 +583,40 @@ export class SoftDeleteModel {
         // the first release's countdown, which orphaning does not stop. Taken, it is orphaned: kept.
         const removed = o.unseenRelisting?.removed;
         const holder = removed ? this.bundles.get(removed.by) : undefined;
-        if (released && listed.includes(o.name)) o.standing = { kind: 'released', from: released.from, start: o.unseenRelisting?.start ?? sentAt, startAck: released.startAck, relistingUnseen: true };
+        if (released && listed.includes(o.name))
+          o.standing = {
+            kind: 'released',
+            from: released.from,
+            start: o.unseenRelisting?.start ?? sentAt,
+            startAck: released.startAck,
+            relistingUnseen: true,
+          };
         // Counting down under another live Bundle when this one listed it, never taken: that countdown goes on (seed 714).
-        else if (removed && holder?.exists && listed.includes(o.name)) o.standing = { kind: 'removed', by: removed.by, start: o.unseenRelisting?.start ?? sentAt, startAck: removed.startAck, handoverUnseen: true };
+        else if (removed && holder?.exists && listed.includes(o.name))
+          o.standing = {
+            kind: 'removed',
+            by: removed.by,
+            start: o.unseenRelisting?.start ?? sentAt,
+            startAck: removed.startAck,
+            handoverUnseen: true,
+          };
         else o.standing = { kind: 'orphaned', from: name };
       } else if (removedByIt && o.standing.kind === 'removed') {
-        o.standing = { kind: 'released', from: name, start: o.standing.start, startAck: Math.max(o.standing.startAck, ackedAt), ...(mayBeKept ? { mayBeKept: true } : {}) };
+        o.standing = {
+          kind: 'released',
+          from: name,
+          start: o.standing.start,
+          startAck: Math.max(o.standing.startAck, ackedAt),
+          ...(mayBeKept ? { mayBeKept: true } : {}),
+        };
       } else {
-        o.standing = { kind: 'released', from: name, start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity), startAck: ackedAt, ...(mayBeKept ? { mayBeKept: true } : {}) };
+        o.standing = {
+          kind: 'released',
+          from: name,
+          start: Math.min(sentAt, o.unseenRelisting?.start ?? Infinity),
+          startAck: ackedAt,
+          ...(mayBeKept ? { mayBeKept: true } : {}),
+        };
       }
       delete o.unseenRelisting;
     }
@@ -613,7 +690,9 @@ export class SoftDeleteModel {
     if (listers.length !== 1 || o.standing.kind !== 'listed') return;
     const entry = listers[0]?.entries.find((e) => e.object === object);
     if (!entry) return;
-    const matches = (entry.delay.kind === 'none' ? annotation === undefined : annotation === entry.delay.text) && writtenBy(entry, listers[0]?.defaults ?? {}).rule === rule;
+    const matches =
+      (entry.delay.kind === 'none' ? annotation === undefined : annotation === entry.delay.text) &&
+      writtenBy(entry, listers[0]?.defaults ?? {}).rule === rule;
     if (!matches) return;
     const kept = o.possibleDelays.find((p) => samePossibility(p, writtenBy(entry, listers[0]?.defaults ?? {})));
     if (kept) o.possibleDelays = [kept];
@@ -626,7 +705,8 @@ export class SoftDeleteModel {
       for (const w of o.windows) if (w.race && w.to === Infinity) w.to = at;
       if (o.standing.kind === 'removed' && !o.standing.handoverUnseen && !o.mayBeUncontrolled) {
         const b = this.bundle(o.standing.by);
-        const prunes = b.exists && this.blocked(b) === 'none' && !listsUnreadableRules(b) && !b.entries.some((e) => this.listers(e.object).length > 1);
+        const prunes =
+          b.exists && this.blocked(b) === 'none' && !listsUnreadableRules(b) && !b.entries.some((e) => this.listers(e.object).length > 1);
         // (An unreadable delay is refused, not released.)
         if (prunes && this.effectiveRules(o).every((p) => p.rule === 'Orphan' && p.delay.kind !== 'invalid')) o.orphanReleased = true;
       }
@@ -736,7 +816,12 @@ export class SoftDeleteModel {
       case 'absent':
         return { at: -Infinity, why: 'never listed' };
       case 'listed':
-        return { at: Infinity, why: `listed by ${this.listers(o.name).map((b) => b.name).join(', ')}` };
+        return {
+          at: Infinity,
+          why: `listed by ${this.listers(o.name)
+            .map((b) => b.name)
+            .join(', ')}`,
+        };
       case 'removed': {
         const b = this.bundle(s.by);
         const blocked = this.blocked(b);
@@ -772,7 +857,13 @@ export class SoftDeleteModel {
     // "not before" side is judged for those.
     const effective = this.effectiveRules(o);
     if (effective.some((p) => p.rule !== 'Delete')) return Infinity;
-    if ((s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) || o.mayBeUncontrolled || o.foreignOwner || o.replayed) return Infinity;
+    if (
+      (s.kind === 'released' && (s.relistingUnseen === true || s.mayBeKept === true)) ||
+      o.mayBeUncontrolled ||
+      o.foreignOwner ||
+      o.replayed
+    )
+      return Infinity;
     // Once the old version is unserved the operator may not reach these objects at all: only "not before" is judged.
     if (this.oldVersionUnserved && this.versioned.has(o.name)) return Infinity;
     const delay = maxDelayMs(effective);
@@ -782,7 +873,8 @@ export class SoftDeleteModel {
       const b = this.bundle(s.by);
       // Nothing is pruned while the Bundle is spoiled, one of its resources conflicts with another Bundle, or one
       // it lists has a delay that cannot be read (refused when it is applied: seed 5339).
-      if (this.blocked(b) !== 'none' || listsUnreadableRules(b) || b.entries.some((e) => this.listers(e.object).length > 1)) return Infinity;
+      if (this.blocked(b) !== 'none' || listsUnreadableRules(b) || b.entries.some((e) => this.listers(e.object).length > 1))
+        return Infinity;
       return Math.max(Math.max(s.startAck, b.validSinceAck) + delay, this.lastRestartAt, this.rightsBackAt) + this.dueMarginMs;
     }
     return Math.max(s.startAck + delay, this.lastRestartAt, this.rightsBackAt) + this.dueMarginMs;
@@ -818,11 +910,18 @@ export class SoftDeleteModel {
   private effectiveRules(o: ObjectModel): { delay: Delay; rule: Rule }[] {
     const own = o.possibleDelays.length > 0 ? o.possibleDelays : [{ delay: NO_DELAY, rule: 'Delete' as const }];
     const defaults = o.possibleDefaults.length > 0 ? o.possibleDefaults : [{}];
-    return own.flatMap((p) => defaults.map((d) => ({ delay: p.delay.kind === 'none' ? (d.delay ?? NO_DELAY) : p.delay, rule: p.rule !== 'Delete' ? p.rule : (d.rule ?? 'Delete') })));
+    return own.flatMap((p) =>
+      defaults.map((d) => ({
+        delay: p.delay.kind === 'none' ? (d.delay ?? NO_DELAY) : p.delay,
+        rule: p.rule !== 'Delete' ? p.rule : (d.rule ?? 'Delete'),
+      })),
+    );
   }
 
   private delayWords(o: ObjectModel): string {
-    const possible = this.effectiveRules(o).map((p) => `${delayText(p.delay)}${ruleText(p.rule)}`).join(' or ');
+    const possible = this.effectiveRules(o)
+      .map((p) => `${delayText(p.delay)}${ruleText(p.rule)}`)
+      .join(' or ');
     return o.approvals.length === 0 ? possible : `${possible}; ${o.approvals.length} approval(s) written`;
   }
 
@@ -845,7 +944,10 @@ export class SoftDeleteModel {
       const s = o.standing;
       if (Number.isFinite(nb.at) && (s.kind === 'removed' || s.kind === 'released')) {
         const startedBy = s.kind === 'removed' ? Math.max(s.startAck, this.bundle(s.by).validSinceAck) : s.startAck;
-        o.lastCountdownEnd = Math.max(o.lastCountdownEnd, startedBy + maxDelayMs(this.effectiveRules(o).filter((p) => p.delay.kind !== 'invalid')));
+        o.lastCountdownEnd = Math.max(
+          o.lastCountdownEnd,
+          startedBy + maxDelayMs(this.effectiveRules(o).filter((p) => p.delay.kind !== 'invalid')),
+        );
       }
     }
   }

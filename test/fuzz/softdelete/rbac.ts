@@ -45,7 +45,13 @@ const CHART_OBJECT_RESOURCES: { apiGroups: string[]; resources: string[] }[] = [
  * server serves now (as the chart renders them from the served versions);
  * the release key (in `keyNamespace`); the Lease.
  */
-export function operatorRoles(namespace: string, servedGroups: readonly string[], fuzzKinds: readonly string[], keyNamespace: string, leaderElection: boolean): OperatorRole[] {
+export function operatorRoles(
+  namespace: string,
+  servedGroups: readonly string[],
+  fuzzKinds: readonly string[],
+  keyNamespace: string,
+  leaderElection: boolean,
+): OperatorRole[] {
   const base = `bundlesmith-${namespace}`;
   const objectVerbs = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
   const bundleRules: PolicyRule[] = [
@@ -59,11 +65,33 @@ export function operatorRoles(namespace: string, servedGroups: readonly string[]
   const gcRules: PolicyRule[] = [
     ...(writable.length > 0 ? [{ apiGroups: [...writable], resources: ['*'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] }] : []),
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: [''], resources: ['configmaps', 'endpoints', 'limitranges', 'namespaces', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'pods', 'podtemplates', 'replicationcontrollers', 'resourcequotas', 'secrets', 'serviceaccounts', 'services'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+    {
+      apiGroups: [''],
+      resources: [
+        'configmaps',
+        'endpoints',
+        'limitranges',
+        'namespaces',
+        'nodes',
+        'persistentvolumeclaims',
+        'persistentvolumes',
+        'pods',
+        'podtemplates',
+        'replicationcontrollers',
+        'resourcequotas',
+        'secrets',
+        'serviceaccounts',
+        'services',
+      ],
+      verbs: ['get', 'list', 'watch', 'patch', 'delete'],
+    },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
   ];
   return [
-    { name: base, rules: [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch'] }] },
+    {
+      name: base,
+      rules: [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch'] }],
+    },
     { name: base, namespace, rules: bundleRules },
     { name: `${base}-gc`, rules: gcRules },
     {
@@ -75,20 +103,30 @@ export function operatorRoles(namespace: string, servedGroups: readonly string[]
       ],
     },
     ...(leaderElection
-      ? [{
-          name: `${base}-leader-election`,
-          namespace,
-          rules: [
-            { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-            { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['bundlesmith-leader'], verbs: ['get', 'update'] },
-          ],
-        }]
+      ? [
+          {
+            name: `${base}-leader-election`,
+            namespace,
+            rules: [
+              { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+              {
+                apiGroups: ['coordination.k8s.io'],
+                resources: ['leases'],
+                resourceNames: ['bundlesmith-leader'],
+                verbs: ['get', 'update'],
+              },
+            ],
+          },
+        ]
       : []),
   ];
 }
 
 /** What a revocation takes: verbs on one resource of one group. */
-export function revokedRights(what: Exclude<RbacRevocation, 'binding'>, fuzzKinds: readonly string[]): { group: string; resource: string; verbs: string[] }[] {
+export function revokedRights(
+  what: Exclude<RbacRevocation, 'binding'>,
+  fuzzKinds: readonly string[],
+): { group: string; resource: string; verbs: string[] }[] {
   switch (what) {
     case 'configmaps-delete':
       return [{ group: '', resource: 'configmaps', verbs: ['delete'] }];
@@ -116,7 +154,11 @@ function wildcardResources(group: string, fuzzKinds: readonly string[]): string[
 }
 
 /** The rules without the revoked verbs: rules are split by group and resource only where a revocation touches them. */
-export function withoutRights(rules: readonly PolicyRule[], revoked: readonly { group: string; resource: string; verbs: string[] }[], fuzzKinds: readonly string[]): PolicyRule[] {
+export function withoutRights(
+  rules: readonly PolicyRule[],
+  revoked: readonly { group: string; resource: string; verbs: string[] }[],
+  fuzzKinds: readonly string[],
+): PolicyRule[] {
   const out: PolicyRule[] = [];
   for (const rule of rules) {
     const touched = rule.apiGroups.filter((g) => revoked.some((r) => r.group === g));
@@ -137,4 +179,3 @@ export function withoutRights(rules: readonly PolicyRule[], revoked: readonly { 
   }
   return out;
 }
-

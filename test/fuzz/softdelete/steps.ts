@@ -6,12 +6,34 @@
  */
 import type { Random } from '../random.js';
 import { NO_DIMENSIONS, RBAC_REVOCATION_TEXT, type HandEdit, type RbacRevocation, type SoftDeleteDimensions } from './dimensions.js';
-import { defaultsText, delayText, ruleText, type BundleModel, type Defaults, type Delay, type Entry, type Propagation, type Rule, type SoftDeleteModel, type Spoil } from './model.js';
+import {
+  defaultsText,
+  delayText,
+  ruleText,
+  type BundleModel,
+  type Defaults,
+  type Delay,
+  type Entry,
+  type Propagation,
+  type Rule,
+  type SoftDeleteModel,
+  type Spoil,
+} from './model.js';
 
 export type Step =
   | { kind: 'add'; bundle: string; object: string; delay: Delay; rule: Rule; gated: boolean; legacy?: boolean }
   | { kind: 'remove'; bundle: string; object: string }
-  | { kind: 'move'; from: string; to: string; object: string; delay: Delay; rule: Rule; gated: boolean; addFirst: boolean; legacy?: boolean }
+  | {
+      kind: 'move';
+      from: string;
+      to: string;
+      object: string;
+      delay: Delay;
+      rule: Rule;
+      gated: boolean;
+      addFirst: boolean;
+      legacy?: boolean;
+    }
   | { kind: 'set-delay'; bundle: string; object: string; delay: Delay; rule: Rule }
   /** Writes smith.atlassian.com/deletionApproved on the live object: now, or backdated (before any stamp it may carry). */
   | { kind: 'approve'; object: string; backdated: boolean }
@@ -77,7 +99,12 @@ export function describeStep(s: Step): string {
     case 'reapply': {
       const configMaps = s.entries.filter((e) => e.kind === 'ConfigMap');
       const bulk = configMaps.filter((e) => e.object.startsWith('bulk-')).length;
-      const listed = [...configMaps.filter((e) => !e.object.startsWith('bulk-')).map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)}${e.legacy === true ? ', at v1alpha1' : ''})`), ...(bulk > 0 ? [`${bulk} bulk ConfigMaps (no delay)`] : [])];
+      const listed = [
+        ...configMaps
+          .filter((e) => !e.object.startsWith('bulk-'))
+          .map((e) => `${e.object} (${delayText(e.delay)}${ruleText(e.rule)}${gate(e.gated)}${e.legacy === true ? ', at v1alpha1' : ''})`),
+        ...(bulk > 0 ? [`${bulk} bulk ConfigMaps (no delay)`] : []),
+      ];
       return `re-apply Bundle ${s.bundle} with ${listed.join(', ') || 'only its gate'}${s.spoil === 'none' ? '' : `, ${SPOIL_TEXT[s.spoil]}`}, ${defaultsText(s.defaults)}`;
     }
     case 'set-defaults':
@@ -144,16 +171,25 @@ export interface WidenedWorld {
   pauseLeader(): boolean;
 }
 
-const NOT_WIDENED: WidenedWorld = { dims: NO_DIMENSIONS, isVersioned: () => false, bulk: [], stage: () => 'v1alpha1', pauseLeader: () => false };
+const NOT_WIDENED: WidenedWorld = {
+  dims: NO_DIMENSIONS,
+  isVersioned: () => false,
+  bulk: [],
+  stage: () => 'v1alpha1',
+  pauseLeader: () => false,
+};
 
 function randomDelay(rnd: Random): Delay {
   return rnd.weighted<() => Delay>([
     [3, () => ({ kind: 'none' })],
-    [7, () => {
-      const ms = rnd.int(2, 10) * 500;
-      const text = ms % 1000 === 0 && rnd.chance(0.7) ? `${ms / 1000}s` : `${ms}ms`;
-      return { kind: 'valid', text, ms };
-    }],
+    [
+      7,
+      () => {
+        const ms = rnd.int(2, 10) * 500;
+        const text = ms % 1000 === 0 && rnd.chance(0.7) ? `${ms / 1000}s` : `${ms}ms`;
+        return { kind: 'valid', text, ms };
+      },
+    ],
     [2, () => ({ kind: 'invalid', text: rnd.pick(['banana', '-2s', '']) })],
   ])();
 }
@@ -168,7 +204,12 @@ export function randomDefaults(rnd: Random): Defaults {
 
 /** Mostly plain deletes, as in Smith; the policies of issue 16 often enough that most seeds meet each. */
 function randomRule(rnd: Random): Rule {
-  return rnd.weighted<Rule>([[5, 'Delete'], [1.5, 'Orphan'], [2, 'Approve'], [1.5, 'BundleReady']]);
+  return rnd.weighted<Rule>([
+    [5, 'Delete'],
+    [1.5, 'Orphan'],
+    [2, 'Approve'],
+    [1.5, 'BundleReady'],
+  ]);
 }
 
 export class StepGenerator {
@@ -206,7 +247,14 @@ export class StepGenerator {
     // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
     const defaults = this.model.bundle(bundle).defaults;
     this.lastDefaults.set(bundle, defaults);
-    if (this.rnd.chance(0.4)) this.queued.push({ kind: 'reapply', bundle, entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })), spoil: 'none', defaults });
+    if (this.rnd.chance(0.4))
+      this.queued.push({
+        kind: 'reapply',
+        bundle,
+        entries: last.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' })),
+        spoil: 'none',
+        defaults,
+      });
   }
 
   /** The first apply of a Bundle: its gate and a random handful of objects no other Bundle lists. */
@@ -214,7 +262,14 @@ export class StepGenerator {
     const entries: Entry[] = [{ object: this.gateOf(bundle), kind: 'Gate', delay: { kind: 'none' }, gated: false }];
     for (const object of this.configMaps) {
       if (taken.has(object) || !this.rnd.chance(0.5)) continue;
-      entries.push({ object, kind: 'ConfigMap', delay: randomDelay(this.rnd), rule: randomRule(this.rnd), gated: this.rnd.chance(0.25), ...this.legacyFor(object) });
+      entries.push({
+        object,
+        kind: 'ConfigMap',
+        delay: randomDelay(this.rnd),
+        rule: randomRule(this.rnd),
+        gated: this.rnd.chance(0.25),
+        ...this.legacyFor(object),
+      });
     }
     return entries;
   }
@@ -231,88 +286,166 @@ export class StepGenerator {
     const live = bundles.filter((b) => b.exists);
     const pickLive = () => (live.length === 0 ? undefined : rnd.pick(live));
     // The bulk ConfigMaps (budget) are only dropped and put back together (flap).
-    const listedIn = (b: (typeof bundles)[number]) => b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.bulk.includes(e.object));
+    const listedIn = (b: (typeof bundles)[number]) =>
+      b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.bulk.includes(e.object));
     const choices: [number, () => Step | undefined][] = [
-      [3, () => {
-        const b = pickLive();
-        if (!b) return undefined;
-        const free = this.configMaps.filter((o) => !b.entries.some((e) => e.object === o));
-        // Mostly objects nobody lists (or that wait for deletion); sometimes one another Bundle lists (a conflict).
-        const unlisted = free.filter((o) => this.model.listers(o).length === 0);
-        const pool = unlisted.length > 0 && rnd.chance(0.8) ? unlisted : free;
-        if (pool.length === 0) return undefined;
-        const object = rnd.pick(pool);
-        return { kind: 'add', bundle: b.name, object, delay: randomDelay(rnd), rule: randomRule(rnd), gated: rnd.chance(0.3), ...this.legacyFor(object) };
-      }],
-      [3, () => {
-        const b = pickLive();
-        if (!b) return undefined;
-        const listed = listedIn(b);
-        if (listed.length === 0) return undefined;
-        return { kind: 'remove', bundle: b.name, object: rnd.pick(listed).object };
-      }],
-      [1.8, () => {
-        if (live.length < 2) return undefined;
-        const [from, to] = rnd.shuffle(live);
-        if (!from || !to) return undefined;
-        const movable = listedIn(from).filter((e) => !to.entries.some((t) => t.object === e.object));
-        if (movable.length === 0) return undefined;
-        const e = rnd.pick(movable);
-        const delay = rnd.chance(0.6) ? e.delay : randomDelay(rnd);
-        const rule = rnd.chance(0.6) ? (e.rule ?? 'Delete') : randomRule(rnd);
-        return { kind: 'move', from: from.name, to: to.name, object: e.object, delay, rule, gated: rnd.chance(0.3), addFirst: rnd.chance(0.4), ...this.legacyFor(e.object) };
-      }],
-      [2, () => {
-        const b = pickLive();
-        if (!b) return undefined;
-        const listed = listedIn(b);
-        if (listed.length === 0) return undefined;
-        return { kind: 'set-delay', bundle: b.name, object: rnd.pick(listed).object, delay: randomDelay(rnd), rule: randomRule(rnd) };
-      }],
-      [2, () => {
-        // Mostly an object that waits for deletion; sometimes one still listed (an approval before the stamp never counts).
-        const waiting = this.configMaps.filter((o) => ['removed', 'released'].includes(this.model.object(o).standing.kind));
-        const pool = waiting.length > 0 && rnd.chance(0.8) ? waiting : this.configMaps;
-        return { kind: 'approve', object: rnd.pick(pool), backdated: rnd.chance(0.25) };
-      }],
-      [1.5, () => {
-        const b = pickLive();
-        if (!b) return undefined;
-        const listed = listedIn(b);
-        if (listed.length === 0) return undefined;
-        const e = rnd.pick(listed);
-        return { kind: 'set-gated', bundle: b.name, object: e.object, gated: !e.gated };
-      }],
-      [1.5, () => {
-        const b = pickLive();
-        if (!b) return undefined;
-        return { kind: 'gate', bundle: b.name, open: !b.gateReady };
-      }],
-      [2, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: rnd.weighted<Propagation>([[6, 'background'], [2.5, 'foreground'], [1.5, 'orphan']]) })],
-      [6, () => {
-        const gone = bundles.filter((b) => !b.exists);
-        if (gone.length === 0) return undefined;
-        const b = rnd.pick(gone);
-        const last = this.lastSpec.get(b.name);
-        // Mostly the manifest as it was (adopting what it released back), often with objects now behind
-        // the new Gate, which is not Ready yet; sometimes a fresh one.
-        const entries = last && rnd.chance(0.85) ? last : this.initialSpec(b.name, new Set());
-        const spoil = rnd.weighted<Spoil>([[8, 'none'], [1, 'invalid'], [1, 'failing']]);
-        const defaults = rnd.chance(0.7) ? (this.lastDefaults.get(b.name) ?? {}) : randomDefaults(rnd);
-        return { kind: 'reapply', bundle: b.name, entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(e.gated ? 0.3 : 0.6) ? !e.gated : e.gated })), spoil, defaults };
-      }],
-      [0.7, () => {
-        const whole = live.filter((b) => b.spoil === 'none');
-        return whole.length === 0 ? undefined : { kind: 'spoil', bundle: rnd.pick(whole).name, how: rnd.pick(['invalid', 'failing'] as const) };
-      }],
-      [2, () => {
-        const spoiled = live.filter((b) => b.spoil !== 'none');
-        return spoiled.length === 0 ? undefined : { kind: 'repair', bundle: rnd.pick(spoiled).name };
-      }],
-      [1, () => {
-        const b = pickLive();
-        return b ? { kind: 'set-defaults', bundle: b.name, defaults: randomDefaults(rnd) } : undefined;
-      }],
+      [
+        3,
+        () => {
+          const b = pickLive();
+          if (!b) return undefined;
+          const free = this.configMaps.filter((o) => !b.entries.some((e) => e.object === o));
+          // Mostly objects nobody lists (or that wait for deletion); sometimes one another Bundle lists (a conflict).
+          const unlisted = free.filter((o) => this.model.listers(o).length === 0);
+          const pool = unlisted.length > 0 && rnd.chance(0.8) ? unlisted : free;
+          if (pool.length === 0) return undefined;
+          const object = rnd.pick(pool);
+          return {
+            kind: 'add',
+            bundle: b.name,
+            object,
+            delay: randomDelay(rnd),
+            rule: randomRule(rnd),
+            gated: rnd.chance(0.3),
+            ...this.legacyFor(object),
+          };
+        },
+      ],
+      [
+        3,
+        () => {
+          const b = pickLive();
+          if (!b) return undefined;
+          const listed = listedIn(b);
+          if (listed.length === 0) return undefined;
+          return { kind: 'remove', bundle: b.name, object: rnd.pick(listed).object };
+        },
+      ],
+      [
+        1.8,
+        () => {
+          if (live.length < 2) return undefined;
+          const [from, to] = rnd.shuffle(live);
+          if (!from || !to) return undefined;
+          const movable = listedIn(from).filter((e) => !to.entries.some((t) => t.object === e.object));
+          if (movable.length === 0) return undefined;
+          const e = rnd.pick(movable);
+          const delay = rnd.chance(0.6) ? e.delay : randomDelay(rnd);
+          const rule = rnd.chance(0.6) ? (e.rule ?? 'Delete') : randomRule(rnd);
+          return {
+            kind: 'move',
+            from: from.name,
+            to: to.name,
+            object: e.object,
+            delay,
+            rule,
+            gated: rnd.chance(0.3),
+            addFirst: rnd.chance(0.4),
+            ...this.legacyFor(e.object),
+          };
+        },
+      ],
+      [
+        2,
+        () => {
+          const b = pickLive();
+          if (!b) return undefined;
+          const listed = listedIn(b);
+          if (listed.length === 0) return undefined;
+          return { kind: 'set-delay', bundle: b.name, object: rnd.pick(listed).object, delay: randomDelay(rnd), rule: randomRule(rnd) };
+        },
+      ],
+      [
+        2,
+        () => {
+          // Mostly an object that waits for deletion; sometimes one still listed (an approval before the stamp never counts).
+          const waiting = this.configMaps.filter((o) => ['removed', 'released'].includes(this.model.object(o).standing.kind));
+          const pool = waiting.length > 0 && rnd.chance(0.8) ? waiting : this.configMaps;
+          return { kind: 'approve', object: rnd.pick(pool), backdated: rnd.chance(0.25) };
+        },
+      ],
+      [
+        1.5,
+        () => {
+          const b = pickLive();
+          if (!b) return undefined;
+          const listed = listedIn(b);
+          if (listed.length === 0) return undefined;
+          const e = rnd.pick(listed);
+          return { kind: 'set-gated', bundle: b.name, object: e.object, gated: !e.gated };
+        },
+      ],
+      [
+        1.5,
+        () => {
+          const b = pickLive();
+          if (!b) return undefined;
+          return { kind: 'gate', bundle: b.name, open: !b.gateReady };
+        },
+      ],
+      [
+        2,
+        () =>
+          live.length === 0
+            ? undefined
+            : {
+                kind: 'delete-bundle',
+                bundle: rnd.pick(live).name,
+                propagation: rnd.weighted<Propagation>([
+                  [6, 'background'],
+                  [2.5, 'foreground'],
+                  [1.5, 'orphan'],
+                ]),
+              },
+      ],
+      [
+        6,
+        () => {
+          const gone = bundles.filter((b) => !b.exists);
+          if (gone.length === 0) return undefined;
+          const b = rnd.pick(gone);
+          const last = this.lastSpec.get(b.name);
+          // Mostly the manifest as it was (adopting what it released back), often with objects now behind
+          // the new Gate, which is not Ready yet; sometimes a fresh one.
+          const entries = last && rnd.chance(0.85) ? last : this.initialSpec(b.name, new Set());
+          const spoil = rnd.weighted<Spoil>([
+            [8, 'none'],
+            [1, 'invalid'],
+            [1, 'failing'],
+          ]);
+          const defaults = rnd.chance(0.7) ? (this.lastDefaults.get(b.name) ?? {}) : randomDefaults(rnd);
+          return {
+            kind: 'reapply',
+            bundle: b.name,
+            entries: entries.map((e) => ({ ...e, gated: e.kind === 'ConfigMap' && rnd.chance(e.gated ? 0.3 : 0.6) ? !e.gated : e.gated })),
+            spoil,
+            defaults,
+          };
+        },
+      ],
+      [
+        0.7,
+        () => {
+          const whole = live.filter((b) => b.spoil === 'none');
+          return whole.length === 0
+            ? undefined
+            : { kind: 'spoil', bundle: rnd.pick(whole).name, how: rnd.pick(['invalid', 'failing'] as const) };
+        },
+      ],
+      [
+        2,
+        () => {
+          const spoiled = live.filter((b) => b.spoil !== 'none');
+          return spoiled.length === 0 ? undefined : { kind: 'repair', bundle: rnd.pick(spoiled).name };
+        },
+      ],
+      [
+        1,
+        () => {
+          const b = pickLive();
+          return b ? { kind: 'set-defaults', bundle: b.name, defaults: randomDefaults(rnd) } : undefined;
+        },
+      ],
       [1.2, () => ({ kind: 'kill', afterMs: rnd.int(0, 400), downMs: rnd.int(0, 2500) })],
       [3.5, () => ({ kind: 'sleep', ms: rnd.int(3, 25) * 100 })],
       [1, () => ({ kind: 'settle' })],
@@ -323,7 +456,15 @@ export class StepGenerator {
       const step = rnd.weighted(choices)();
       if (!step) continue;
       if (step.kind === 'delete-bundle') this.deleting(step.bundle);
-      const writes = step.kind !== 'kill' && step.kind !== 'sleep' && step.kind !== 'settle' && step.kind !== 'delete-bundle' && step.kind !== 'approve' && step.kind !== 'hand-edit' && step.kind !== 'wipe-record' && step.kind !== 'crd-version';
+      const writes =
+        step.kind !== 'kill' &&
+        step.kind !== 'sleep' &&
+        step.kind !== 'settle' &&
+        step.kind !== 'delete-bundle' &&
+        step.kind !== 'approve' &&
+        step.kind !== 'hand-edit' &&
+        step.kind !== 'wipe-record' &&
+        step.kind !== 'crd-version';
       return { step, settle: writes && rnd.chance(0.35) };
     }
   }
@@ -332,69 +473,131 @@ export class StepGenerator {
   private widenedChoices(live: readonly BundleModel[]): [number, () => Step | undefined][] {
     const rnd = this.rnd;
     const { dims, bulk } = this.widened;
-    const handObjects = () => [...this.model.objects.values()].filter((o) => o.kind === 'ConfigMap' && o.standing.kind !== 'absent').map((o) => o.name);
+    const handObjects = () =>
+      [...this.model.objects.values()].filter((o) => o.kind === 'ConfigMap' && o.standing.kind !== 'absent').map((o) => o.name);
     return [
-      [dims.handEdits ? 2 : 0, () => {
-        const edit = rnd.weighted<HandEdit>([[3, 'unlabel-managed'], [1, 'label-managed-false'], [1, 'label-other'], [1, 'annotate-other'], [1.5, 'drop-owner-refs'], [1.5, 'add-foreign-owner'], [2, 'replay-annotations']]);
-        const pool = handObjects();
-        if (pool.length === 0) return undefined;
-        // Labels are often changed on every object at once (kubectl label --all); references one at a time.
-        const all = (edit === 'unlabel-managed' || edit === 'label-managed-false' || edit === 'label-other') && rnd.chance(0.4);
-        return { kind: 'hand-edit', edit, objects: all ? pool : [rnd.pick(pool)] };
-      }],
-      [dims.handEdits ? 2 : 0, () => {
-        // Issue 23's second class: the Bundle lists no ConfigMap any more, the ones counting down lose the
-        // managed label, and the Bundle is deleted: its finalizer must still find them.
-        const withConfigMaps = live.filter((b) => b.entries.some((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)));
-        if (withConfigMaps.length === 0) return undefined;
-        const b = rnd.pick(withConfigMaps);
-        const objects = b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)).map((e) => e.object);
-        this.queued.push({ kind: 'sleep', ms: rnd.int(3, 12) * 100 }, { kind: 'hand-edit', edit: rnd.chance(0.8) ? 'unlabel-managed' : 'label-managed-false', objects }, { kind: 'sleep', ms: rnd.int(5, 20) * 100 });
-        if (rnd.chance(0.7)) this.queued.push({ kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
-        return { kind: 'drop-configmaps', bundle: b.name };
-      }],
-      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1 : 0, () => {
-        const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
-        return stale.length === 0 ? undefined : { kind: 'migrate', bundle: rnd.pick(stale).name };
-      }],
-      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0, () => {
-        // Issue 23's first class: a Bundle deleted while its manifests name the unserved version; its finalizer
-        // must still find what it controls (released with the delay, Orphan kept).
-        const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
-        return stale.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(stale).name, propagation: rnd.weighted<Propagation>([[7, 'background'], [1.5, 'foreground'], [1.5, 'orphan']]) };
-      }],
-      [dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0, () => {
-        // Issue 23's first class, the other way: an object of the versioned kind leaves its Bundle (counting down)
-        // while its manifest named the now unserved version, and the Bundle is deleted before it expires. The
-        // finalizer must find it by group and kind, whatever version status.managedKinds recorded.
-        const withLegacy = live.filter((b) => b.entries.some((e) => e.legacy === true));
-        if (withLegacy.length === 0) return undefined;
-        const b = rnd.pick(withLegacy);
-        const legacy = b.entries.filter((e) => e.legacy === true);
-        const kept = legacy.filter((e) => e.delay.kind === 'valid' || (e.rule ?? 'Delete') !== 'Delete');
-        const e = rnd.pick(kept.length > 0 ? kept : legacy);
-        this.queued.push({ kind: 'sleep', ms: rnd.int(3, 8) * 100 }, { kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
-        return { kind: 'remove', bundle: b.name, object: e.object };
-      }],
-      [dims.handEdits ? 1 : 0, () => {
-        // Red team 9: another status writer clears the Bundle's record, often with an earlier copy of a counting-down
-        // object's annotations written back after it; a countdown may then only start again, never end early.
-        if (live.length === 0) return undefined;
-        const b = rnd.pick(live);
-        const fields = RECORD_FIELDS.filter(() => rnd.chance(0.6));
-        const removed = [...this.model.objects.values()].filter((o) => o.kind === 'ConfigMap' && o.standing.kind === 'removed' && o.standing.by === b.name).map((o) => o.name);
-        if (removed.length > 0 && rnd.chance(0.6)) this.queued.push({ kind: 'sleep', ms: rnd.int(1, 10) * 100 }, { kind: 'hand-edit', edit: 'replay-annotations', objects: [rnd.pick(removed)] });
-        return { kind: 'wipe-record', bundle: b.name, fields: fields.length > 0 ? fields : ['pendingDeletions'] };
-      }],
+      [
+        dims.handEdits ? 2 : 0,
+        () => {
+          const edit = rnd.weighted<HandEdit>([
+            [3, 'unlabel-managed'],
+            [1, 'label-managed-false'],
+            [1, 'label-other'],
+            [1, 'annotate-other'],
+            [1.5, 'drop-owner-refs'],
+            [1.5, 'add-foreign-owner'],
+            [2, 'replay-annotations'],
+          ]);
+          const pool = handObjects();
+          if (pool.length === 0) return undefined;
+          // Labels are often changed on every object at once (kubectl label --all); references one at a time.
+          const all = (edit === 'unlabel-managed' || edit === 'label-managed-false' || edit === 'label-other') && rnd.chance(0.4);
+          return { kind: 'hand-edit', edit, objects: all ? pool : [rnd.pick(pool)] };
+        },
+      ],
+      [
+        dims.handEdits ? 2 : 0,
+        () => {
+          // Issue 23's second class: the Bundle lists no ConfigMap any more, the ones counting down lose the
+          // managed label, and the Bundle is deleted: its finalizer must still find them.
+          const withConfigMaps = live.filter((b) => b.entries.some((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)));
+          if (withConfigMaps.length === 0) return undefined;
+          const b = rnd.pick(withConfigMaps);
+          const objects = b.entries.filter((e) => e.kind === 'ConfigMap' && !this.widened.isVersioned(e.object)).map((e) => e.object);
+          this.queued.push(
+            { kind: 'sleep', ms: rnd.int(3, 12) * 100 },
+            { kind: 'hand-edit', edit: rnd.chance(0.8) ? 'unlabel-managed' : 'label-managed-false', objects },
+            { kind: 'sleep', ms: rnd.int(5, 20) * 100 },
+          );
+          if (rnd.chance(0.7)) this.queued.push({ kind: 'delete-bundle', bundle: b.name, propagation: 'background' });
+          return { kind: 'drop-configmaps', bundle: b.name };
+        },
+      ],
+      [
+        dims.crdVersions && this.widened.stage() === 'unserved' ? 1 : 0,
+        () => {
+          const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
+          return stale.length === 0 ? undefined : { kind: 'migrate', bundle: rnd.pick(stale).name };
+        },
+      ],
+      [
+        dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0,
+        () => {
+          // Issue 23's first class: a Bundle deleted while its manifests name the unserved version; its finalizer
+          // must still find what it controls (released with the delay, Orphan kept).
+          const stale = live.filter((b) => b.entries.some((e) => e.legacy === true));
+          return stale.length === 0
+            ? undefined
+            : {
+                kind: 'delete-bundle',
+                bundle: rnd.pick(stale).name,
+                propagation: rnd.weighted<Propagation>([
+                  [7, 'background'],
+                  [1.5, 'foreground'],
+                  [1.5, 'orphan'],
+                ]),
+              };
+        },
+      ],
+      [
+        dims.crdVersions && this.widened.stage() === 'unserved' ? 1.5 : 0,
+        () => {
+          // Issue 23's first class, the other way: an object of the versioned kind leaves its Bundle (counting down)
+          // while its manifest named the now unserved version, and the Bundle is deleted before it expires. The
+          // finalizer must find it by group and kind, whatever version status.managedKinds recorded.
+          const withLegacy = live.filter((b) => b.entries.some((e) => e.legacy === true));
+          if (withLegacy.length === 0) return undefined;
+          const b = rnd.pick(withLegacy);
+          const legacy = b.entries.filter((e) => e.legacy === true);
+          const kept = legacy.filter((e) => e.delay.kind === 'valid' || (e.rule ?? 'Delete') !== 'Delete');
+          const e = rnd.pick(kept.length > 0 ? kept : legacy);
+          this.queued.push(
+            { kind: 'sleep', ms: rnd.int(3, 8) * 100 },
+            { kind: 'delete-bundle', bundle: b.name, propagation: 'background' },
+          );
+          return { kind: 'remove', bundle: b.name, object: e.object };
+        },
+      ],
+      [
+        dims.handEdits ? 1 : 0,
+        () => {
+          // Red team 9: another status writer clears the Bundle's record, often with an earlier copy of a counting-down
+          // object's annotations written back after it; a countdown may then only start again, never end early.
+          if (live.length === 0) return undefined;
+          const b = rnd.pick(live);
+          const fields = RECORD_FIELDS.filter(() => rnd.chance(0.6));
+          const removed = [...this.model.objects.values()]
+            .filter((o) => o.kind === 'ConfigMap' && o.standing.kind === 'removed' && o.standing.by === b.name)
+            .map((o) => o.name);
+          if (removed.length > 0 && rnd.chance(0.6))
+            this.queued.push(
+              { kind: 'sleep', ms: rnd.int(1, 10) * 100 },
+              { kind: 'hand-edit', edit: 'replay-annotations', objects: [rnd.pick(removed)] },
+            );
+          return { kind: 'wipe-record', bundle: b.name, fields: fields.length > 0 ? fields : ['pendingDeletions'] };
+        },
+      ],
       // Issue 23's fifth class: a Bundle with a long name releasing what it controls (a label value holds the name).
-      [dims.longNames ? 1 : 0, () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: 'background' })],
-      [dims.budget ? 2.5 : 0, () => {
-        const withBulk = live.filter((b) => b.entries.some((e) => bulk.includes(e.object)));
-        if (withBulk.length === 0) return undefined;
-        const b = rnd.pick(withBulk);
-        const pause = this.widened.pauseLeader();
-        return { kind: 'flap', bundle: b.name, objects: b.entries.filter((e) => bulk.includes(e.object)).map((e) => e.object), gapMs: rnd.int(3, 20) * 100, ...(pause ? { pauseLeader: true } : {}) };
-      }],
+      [
+        dims.longNames ? 1 : 0,
+        () => (live.length === 0 ? undefined : { kind: 'delete-bundle', bundle: rnd.pick(live).name, propagation: 'background' }),
+      ],
+      [
+        dims.budget ? 2.5 : 0,
+        () => {
+          const withBulk = live.filter((b) => b.entries.some((e) => bulk.includes(e.object)));
+          if (withBulk.length === 0) return undefined;
+          const b = rnd.pick(withBulk);
+          const pause = this.widened.pauseLeader();
+          return {
+            kind: 'flap',
+            bundle: b.name,
+            objects: b.entries.filter((e) => bulk.includes(e.object)).map((e) => e.object),
+            gapMs: rnd.int(3, 20) * 100,
+            ...(pause ? { pauseLeader: true } : {}),
+          };
+        },
+      ],
     ];
   }
 }

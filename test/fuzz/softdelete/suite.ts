@@ -19,7 +19,20 @@ import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
 import { DUE_MARGIN_MS, SoftDeleteModel, type Defaults, type Entry, type Propagation, type Rule, type Spoil } from './model.js';
 import { describeStep, randomDefaults, StepGenerator, type Step, type WidenedWorld } from './steps.js';
 import { FuzzCluster, isVersioned, ruleOf, SeedWorld, sleep, type Observation } from './world.js';
-import { dimensionRandom, dimensionsText, drawDimensions, drawDrift, drawRbac, drawReplicas, driftRandom, Naming, NO_DIMENSIONS, rbacRandom, replicaRandom, type SoftDeleteDimensions } from './dimensions.js';
+import {
+  dimensionRandom,
+  dimensionsText,
+  drawDimensions,
+  drawDrift,
+  drawRbac,
+  drawReplicas,
+  driftRandom,
+  Naming,
+  NO_DIMENSIONS,
+  rbacRandom,
+  replicaRandom,
+  type SoftDeleteDimensions,
+} from './dimensions.js';
 
 export const BUNDLES = ['b1', 'b2'] as const;
 export const CONFIG_MAPS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'] as const;
@@ -132,7 +145,8 @@ class SeedRun {
     // The rbac dimension and its schedule come from a stream of their own; 12 is the fewest planned steps a seed draws.
     const driftRnd = driftRandom(seed);
     // SOFTDELETE_FUZZ_DRIFT=0 runs a seed without its drift controls (its other draws and steps unchanged): is a divergence theirs?
-    const withDrift = (d: SoftDeleteDimensions): SoftDeleteDimensions => (process.env.SOFTDELETE_FUZZ_DRIFT === '0' ? d : drawDrift(d, driftRnd));
+    const withDrift = (d: SoftDeleteDimensions): SoftDeleteDimensions =>
+      process.env.SOFTDELETE_FUZZ_DRIFT === '0' ? d : drawDrift(d, driftRnd);
     this.dims = widen ? withDrift(drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12)) : NO_DIMENSIONS;
     const base: readonly string[] = this.dims.crdVersions ? WITH_VERSIONED : CONFIG_MAPS;
     const budget = this.dims.budget;
@@ -145,11 +159,27 @@ class SeedRun {
     this.operatorWaitMs = OPERATOR_WAIT_MS + slowMs;
     this.model = new SoftDeleteModel(BUNDLES, [...base, ...this.bulk], gateOf, DUE_MARGIN_MS + slowMs);
     if (this.dims.crdVersions) this.model.markVersioned(base.filter(isVersioned));
-    const widened: WidenedWorld = { dims: this.dims, isVersioned, bulk: this.bulk, stage: () => this.stage, pauseLeader: () => this.dims.replicas !== undefined && replicaRnd.chance(0.6) };
+    const widened: WidenedWorld = {
+      dims: this.dims,
+      isVersioned,
+      bulk: this.bulk,
+      stage: () => this.stage,
+      pauseLeader: () => this.dims.replicas !== undefined && replicaRnd.chance(0.6),
+    };
     this.generator = new StepGenerator(this.rnd, this.model, base, gateOf, widened);
-    const naming = new Naming({ bundles: BUNDLES, objects: [...base, ...this.bulk, ...BUNDLES.map(gateOf)] }, this.dims.longNames, this.dimRnd);
+    const naming = new Naming(
+      { bundles: BUNDLES, objects: [...base, ...this.bulk, ...BUNDLES.map(gateOf)] },
+      this.dims.longNames,
+      this.dimRnd,
+    );
     // The namespace name is not drawn from the seed: a seed may run twice against one control plane.
-    this.world = new SeedWorld(cluster, `sd-${seed}-${randomBytes(3).toString('hex')}`, this.dims, naming, this.dims.drift === true ? driftRnd : undefined);
+    this.world = new SeedWorld(
+      cluster,
+      `sd-${seed}-${randomBytes(3).toString('hex')}`,
+      this.dims,
+      naming,
+      this.dims.drift === true ? driftRnd : undefined,
+    );
   }
 
   async run(): Promise<SeedResult> {
@@ -207,7 +237,9 @@ class SeedRun {
     if (failure !== undefined) {
       const message = failure instanceof Error ? (failure.stack ?? failure.message) : JSON.stringify(failure);
       const found = this.divergences.map((d) => `divergence before that: ${d.message}\n`).join('');
-      throw new Error(`${message}\n${found}steps so far (namespace ${this.world.namespace}):\n${this.replay(undefined)}\noperator logs: ${this.world.operatorLogs().join(' ')}`);
+      throw new Error(
+        `${message}\n${found}steps so far (namespace ${this.world.namespace}):\n${this.replay(undefined)}\noperator logs: ${this.world.operatorLogs().join(' ')}`,
+      );
     }
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
@@ -228,7 +260,13 @@ class SeedRun {
   }
 
   private record(step: Step, touched: Iterable<string>, at: number): void {
-    this.executed.push({ index: this.executed.length + 1, at, text: describeStep(step), touched: new Set(touched), global: step.kind === 'kill' || step.kind === 'crd-version' || step.kind === 'rbac-revoke' || step.kind === 'rbac-grant' });
+    this.executed.push({
+      index: this.executed.length + 1,
+      at,
+      text: describeStep(step),
+      touched: new Set(touched),
+      global: step.kind === 'kill' || step.kind === 'crd-version' || step.kind === 'rbac-revoke' || step.kind === 'rbac-grant',
+    });
   }
 
   private entriesOf(bundle: string): Entry[] {
@@ -236,7 +274,12 @@ class SeedRun {
   }
 
   /** Applies a Bundle's new spec to the cluster and the model; returns what it touched. */
-  private async write(bundle: string, entries: Entry[], spoil: Spoil = this.model.bundle(bundle).spoil, defaults: Defaults = this.model.bundle(bundle).defaults): Promise<string[]> {
+  private async write(
+    bundle: string,
+    entries: Entry[],
+    spoil: Spoil = this.model.bundle(bundle).spoil,
+    defaults: Defaults = this.model.bundle(bundle).defaults,
+  ): Promise<string[]> {
     for (const e of entries) if (e.kind === 'ConfigMap') this.rulesWritten[e.rule ?? 'Delete']++;
     if (defaults.delay !== undefined || defaults.rule !== undefined) this.defaultsWritten++;
     const { sentAt, ackedAt } = await this.world.applyBundle(bundle, entries, spoil, defaults);
@@ -261,17 +304,53 @@ class SeedRun {
   private async executeStep(step: Step, touched: Set<string>, add: (names: Iterable<string>) => void): Promise<void> {
     switch (step.kind) {
       case 'add': {
-        add(await this.write(step.bundle, [...this.entriesOf(step.bundle), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated, ...(step.legacy !== undefined ? { legacy: step.legacy } : {}) }]));
+        add(
+          await this.write(step.bundle, [
+            ...this.entriesOf(step.bundle),
+            {
+              object: step.object,
+              kind: 'ConfigMap',
+              delay: step.delay,
+              rule: step.rule,
+              gated: step.gated,
+              ...(step.legacy !== undefined ? { legacy: step.legacy } : {}),
+            },
+          ]),
+        );
         touched.add(step.object);
         break;
       }
       case 'remove':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).filter((e) => e.object !== step.object)));
+        add(
+          await this.write(
+            step.bundle,
+            this.entriesOf(step.bundle).filter((e) => e.object !== step.object),
+          ),
+        );
         touched.add(step.object);
         break;
       case 'move': {
-        const addTo = async () => add(await this.write(step.to, [...this.entriesOf(step.to), { object: step.object, kind: 'ConfigMap', delay: step.delay, rule: step.rule, gated: step.gated, ...(step.legacy !== undefined ? { legacy: step.legacy } : {}) }]));
-        const removeFrom = async () => add(await this.write(step.from, this.entriesOf(step.from).filter((e) => e.object !== step.object)));
+        const addTo = async () =>
+          add(
+            await this.write(step.to, [
+              ...this.entriesOf(step.to),
+              {
+                object: step.object,
+                kind: 'ConfigMap',
+                delay: step.delay,
+                rule: step.rule,
+                gated: step.gated,
+                ...(step.legacy !== undefined ? { legacy: step.legacy } : {}),
+              },
+            ]),
+          );
+        const removeFrom = async () =>
+          add(
+            await this.write(
+              step.from,
+              this.entriesOf(step.from).filter((e) => e.object !== step.object),
+            ),
+          );
         if (step.addFirst) {
           await addTo();
           await removeFrom();
@@ -283,11 +362,21 @@ class SeedRun {
         break;
       }
       case 'set-delay':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, delay: step.delay, rule: step.rule } : e))));
+        add(
+          await this.write(
+            step.bundle,
+            this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, delay: step.delay, rule: step.rule } : e)),
+          ),
+        );
         touched.add(step.object);
         break;
       case 'set-gated':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, gated: step.gated } : e))));
+        add(
+          await this.write(
+            step.bundle,
+            this.entriesOf(step.bundle).map((e) => (e.object === step.object ? { ...e, gated: step.gated } : e)),
+          ),
+        );
         touched.add(step.object);
         break;
       case 'gate': {
@@ -335,11 +424,21 @@ class SeedRun {
             // finalizer there); the user then moves the manifests on, and the deletion must finish.
             migrated = true;
             this.heldByUnserved++;
-            await this.world.applyBundle(step.bundle, entries.map((e) => (e.legacy === true ? { ...e, legacy: false } : e)), spoil, defaults).catch(() => undefined);
+            await this.world
+              .applyBundle(
+                step.bundle,
+                entries.map((e) => (e.legacy === true ? { ...e, legacy: false } : e)),
+                spoil,
+                defaults,
+              )
+              .catch(() => undefined);
             deadline = Date.now() + this.operatorWaitMs;
             continue;
           }
-          if (Date.now() > deadline) throw new Error(`Bundle ${step.bundle} was still there ${(this.operatorWaitMs * (migrated ? 2 : 1)) / 1000} s after its delete (the finalizer never finished${migrated ? `, also ${this.operatorWaitMs / 1000} s after its manifests moved to v1` : ''})`);
+          if (Date.now() > deadline)
+            throw new Error(
+              `Bundle ${step.bundle} was still there ${(this.operatorWaitMs * (migrated ? 2 : 1)) / 1000} s after its delete (the finalizer never finished${migrated ? `, also ${this.operatorWaitMs / 1000} s after its manifests moved to v1` : ''})`,
+            );
           await sleep(100);
         }
         if (this.dims.rbac && bundleUid !== undefined) await this.checkReleased(step.bundle, bundleUid);
@@ -356,7 +455,14 @@ class SeedRun {
         break;
       }
       case 'reapply':
-        add(await this.write(step.bundle, step.entries.map((e) => ({ ...e })), step.spoil, step.defaults));
+        add(
+          await this.write(
+            step.bundle,
+            step.entries.map((e) => ({ ...e })),
+            step.spoil,
+            step.defaults,
+          ),
+        );
         break;
       case 'set-defaults':
         add(await this.write(step.bundle, this.entriesOf(step.bundle), this.model.bundle(step.bundle).spoil, step.defaults));
@@ -397,7 +503,12 @@ class SeedRun {
         for (const object of this.model.recordWiped(step.bundle)) touched.add(object);
         break;
       case 'drop-configmaps':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).filter((e) => e.kind !== 'ConfigMap' || isVersioned(e.object))));
+        add(
+          await this.write(
+            step.bundle,
+            this.entriesOf(step.bundle).filter((e) => e.kind !== 'ConfigMap' || isVersioned(e.object)),
+          ),
+        );
         break;
       case 'crd-version':
         if (step.stage === 'add-v1') {
@@ -410,7 +521,12 @@ class SeedRun {
         }
         break;
       case 'migrate':
-        add(await this.write(step.bundle, this.entriesOf(step.bundle).map((e) => (e.legacy === true ? { ...e, legacy: false } : e))));
+        add(
+          await this.write(
+            step.bundle,
+            this.entriesOf(step.bundle).map((e) => (e.legacy === true ? { ...e, legacy: false } : e)),
+          ),
+        );
         break;
       case 'rbac-revoke': {
         const { sentAt } = await this.world.revokeRbac(step.what);
@@ -425,7 +541,12 @@ class SeedRun {
       case 'flap': {
         const before = this.entriesOf(step.bundle);
         const dropped = new Set(step.objects);
-        add(await this.write(step.bundle, before.filter((e) => !dropped.has(e.object))));
+        add(
+          await this.write(
+            step.bundle,
+            before.filter((e) => !dropped.has(e.object)),
+          ),
+        );
         // Half-way, the leader (pruning by now) freezes, as a VM or a node can.
         const paused = step.pauseLeader ? (await sleep(step.gapMs / 2), await this.world.pauseLeader()) : undefined;
         await sleep(step.pauseLeader ? step.gapMs / 2 : step.gapMs);
@@ -451,13 +572,24 @@ class SeedRun {
   private async checkReleased(bundle: string, uid: string): Promise<void> {
     for (const o of this.model.objects.values()) {
       // (An object with another owner may be left to the collector with that owner; a disowned one names nobody.)
-      if (o.standing.kind !== 'released' || o.standing.from !== bundle || !o.exists || !o.uid || o.foreignOwner === true || o.mayBeUncontrolled === true) continue;
+      if (
+        o.standing.kind !== 'released' ||
+        o.standing.from !== bundle ||
+        !o.exists ||
+        !o.uid ||
+        o.foreignOwner === true ||
+        o.mayBeUncontrolled === true
+      )
+        continue;
       const keepUntil = this.model.notBefore(o).at;
       if (keepUntil <= Date.now() + 1_000) continue;
       const live = await this.world.getObject(o.kind, o.name);
       if (!live || live.metadata.uid !== o.uid || live.metadata.deletionTimestamp !== undefined) continue;
       if (live.metadata.ownerReferences?.some((r) => r.uid === uid)) {
-        this.divergences.push({ object: o.name, message: `not released: Bundle ${bundle} (uid ${uid}) is gone but ${o.kind} ${o.name} (uid ${o.uid}), which must stay until ${Number.isFinite(keepUntil) ? this.rel(keepUntil) : 'further notice'} (${this.model.notBefore(o).why}), still names it as its owner (at ${this.rel(Date.now())}, RBAC ${this.world.rbacRevoked ?? 'whole'}): the finalizer went without releasing it` });
+        this.divergences.push({
+          object: o.name,
+          message: `not released: Bundle ${bundle} (uid ${uid}) is gone but ${o.kind} ${o.name} (uid ${o.uid}), which must stay until ${Number.isFinite(keepUntil) ? this.rel(keepUntil) : 'further notice'} (${this.model.notBefore(o).why}), still names it as its owner (at ${this.rel(Date.now())}, RBAC ${this.world.rbacRevoked ?? 'whole'}): the finalizer went without releasing it`,
+        });
       }
     }
   }
@@ -490,7 +622,9 @@ class SeedRun {
       while (!(await this.world.bundleObserved(b.name))) {
         if (revoked && Date.now() > deadline) return;
         if (Date.now() > deadline) {
-          this.divergences.push({ message: `Bundle ${b.name}: the operator did not observe its generation within ${this.operatorWaitMs / 1000} s (at ${this.rel(Date.now())})` });
+          this.divergences.push({
+            message: `Bundle ${b.name}: the operator did not observe its generation within ${this.operatorWaitMs / 1000} s (at ${this.rel(Date.now())})`,
+          });
           return;
         }
         await sleep(100);
@@ -508,7 +642,8 @@ class SeedRun {
     for (const o of this.model.objects.values()) {
       if (o.kind !== 'ConfigMap' || o.standing.kind !== 'listed') continue;
       const live = await this.world.getObject('ConfigMap', o.name);
-      if (live && live.metadata.deletionTimestamp === undefined) this.model.confirmDelay(o.name, live.metadata.annotations?.[Annotations.deletionDelay], ruleOf(live.metadata.annotations));
+      if (live && live.metadata.deletionTimestamp === undefined)
+        this.model.confirmDelay(o.name, live.metadata.annotations?.[Annotations.deletionDelay], ruleOf(live.metadata.annotations));
     }
   }
 
@@ -534,7 +669,10 @@ class SeedRun {
       const due = this.model.dueBy(o);
       if (now <= due) continue;
       this.overdue.add(o.uid);
-      this.divergences.push({ object: o.name, message: `left too long: ${o.kind} ${o.name} (uid ${o.uid}) still there at ${this.rel(now)}, due by ${this.rel(due)} (${this.model.notBefore(o).why})` });
+      this.divergences.push({
+        object: o.name,
+        message: `left too long: ${o.kind} ${o.name} (uid ${o.uid}) still there at ${this.rel(now)}, due by ${this.rel(due)} (${this.model.notBefore(o).why})`,
+      });
     }
   }
 
@@ -548,7 +686,9 @@ class SeedRun {
     }
     for (;;) {
       this.boundary();
-      const waiting = [...this.model.objects.values()].filter((o) => o.exists && o.uid && !this.overdue.has(o.uid) && Number.isFinite(this.model.dueBy(o)));
+      const waiting = [...this.model.objects.values()].filter(
+        (o) => o.exists && o.uid && !this.overdue.has(o.uid) && Number.isFinite(this.model.dueBy(o)),
+      );
       if (waiting.length === 0) break;
       await sleep(200);
     }
@@ -556,7 +696,10 @@ class SeedRun {
       if (this.model.notBefore(o).at !== Infinity || !o.exists || !o.uid) continue;
       const live = await this.world.getObject(o.kind, o.name);
       if (!live || live.metadata.uid !== o.uid || live.metadata.deletionTimestamp !== undefined) {
-        this.divergences.push({ object: o.name, message: `not kept: ${o.kind} ${o.name} (uid ${o.uid}) must stay (${this.model.notBefore(o).why}) but is ${live ? (live.metadata.uid !== o.uid ? `a new object (uid ${live.metadata.uid})` : 'being deleted') : 'gone'}` });
+        this.divergences.push({
+          object: o.name,
+          message: `not kept: ${o.kind} ${o.name} (uid ${o.uid}) must stay (${this.model.notBefore(o).why}) but is ${live ? (live.metadata.uid !== o.uid ? `a new object (uid ${live.metadata.uid})` : 'being deleted') : 'gone'}`,
+        });
       }
     }
     this.boundary();
@@ -579,6 +722,12 @@ class SeedRun {
       .map((o) => `${this.rel(o.at)} ${o.object} ${o.type} (uid ${o.uid})`);
     // Many diverging objects (the bulk ConfigMaps): the first and last lines are enough to read the timing.
     const watched = all.length > 40 ? [...all.slice(0, 10), `... ${all.length - 20} more ...`, ...all.slice(-10)] : all;
-    return [`${scope}; seed start = +0.00s, namespace ${this.world.namespace}:`, this.replay(objects.size > 0 ? objects : undefined), 'watched:', ...watched, `operator logs: ${this.world.operatorLogs().join(' ')}`].join('\n');
+    return [
+      `${scope}; seed start = +0.00s, namespace ${this.world.namespace}:`,
+      this.replay(objects.size > 0 ? objects : undefined),
+      'watched:',
+      ...watched,
+      `operator logs: ${this.world.operatorLogs().join(' ')}`,
+    ].join('\n');
   }
 }

@@ -17,7 +17,15 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { Defaults, Entry, Propagation, Rule, Spoil } from './model.js';
-import { drawDriftAnnotations, drawDriftDefaults, NO_DIMENSIONS, type HandEdit, type Naming, type RbacRevocation, type SoftDeleteDimensions } from './dimensions.js';
+import {
+  drawDriftAnnotations,
+  drawDriftDefaults,
+  NO_DIMENSIONS,
+  type HandEdit,
+  type Naming,
+  type RbacRevocation,
+  type SoftDeleteDimensions,
+} from './dimensions.js';
 import type { Random } from '../random.js';
 import { FUZZ_GROUP, operatorRoles, revokedRights, withoutRights, type OperatorRole, type PolicyRule } from './rbac.js';
 
@@ -70,7 +78,11 @@ export function ruleOf(annotations: Readonly<Record<string, string>> | undefined
   return 'Delete';
 }
 
-const POLICY: Record<Propagation, 'Background' | 'Foreground' | 'Orphan'> = { background: 'Background', foreground: 'Foreground', orphan: 'Orphan' };
+const POLICY: Record<Propagation, 'Background' | 'Foreground' | 'Orphan'> = {
+  background: 'Background',
+  foreground: 'Foreground',
+  orphan: 'Orphan',
+};
 
 export const GATE_GROUP = FUZZ_GROUP;
 export const GATE_API_VERSION = `${GATE_GROUP}/v1`;
@@ -88,7 +100,15 @@ const GATE_CRD = {
     group: GATE_GROUP,
     scope: 'Namespaced',
     names: { kind: 'Gate', plural: 'gates', singular: 'gate' },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
   },
 };
 
@@ -141,10 +161,16 @@ class IncarnationWatch {
     this.done = (async () => {
       while (!this.abort.signal.aborted) {
         try {
-          await this.client.watch(this.rt, this.namespace, rv, { metadataOnly: true, timeoutSeconds: 300, signal: this.abort.signal }, (event) => {
-            rv = event.object.metadata.resourceVersion || rv;
-            if (event.type !== 'BOOKMARK') this.onObject(event.type, event.object);
-          });
+          await this.client.watch(
+            this.rt,
+            this.namespace,
+            rv,
+            { metadataOnly: true, timeoutSeconds: 300, signal: this.abort.signal },
+            (event) => {
+              rv = event.object.metadata.resourceVersion || rv;
+              if (event.type !== 'BOOKMARK') this.onObject(event.type, event.object);
+            },
+          );
         } catch (err) {
           if (this.abort.signal.aborted) return;
           // The versioned CRD's watch ends with each change of the CRD (its storage is re-created): list again and
@@ -159,7 +185,10 @@ class IncarnationWatch {
             continue;
           }
           // A 410 would mean events were lost: the seed cannot be judged.
-          this.failure = err instanceof KubeApiError && err.code === 410 ? new Error(`the ${this.rt.plural} watch expired: deletions may have been missed`) : err;
+          this.failure =
+            err instanceof KubeApiError && err.code === 410
+              ? new Error(`the ${this.rt.plural} watch expired: deletions may have been missed`)
+              : err;
           return;
         }
       }
@@ -190,9 +219,20 @@ class IncarnationWatch {
   }
 }
 
-const rbacType = (kind: string, plural: string, namespaced: boolean): ResourceType => ({ group: 'rbac.authorization.k8s.io', version: 'v1', apiVersion: 'rbac.authorization.k8s.io/v1', kind, plural, namespaced, verbs: ['get', 'create', 'patch', 'delete'] });
+const rbacType = (kind: string, plural: string, namespaced: boolean): ResourceType => ({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind,
+  plural,
+  namespaced,
+  verbs: ['get', 'create', 'patch', 'delete'],
+});
 const ROLES = { cluster: rbacType('ClusterRole', 'clusterroles', false), namespaced: rbacType('Role', 'roles', true) };
-const BINDINGS = { cluster: rbacType('ClusterRoleBinding', 'clusterrolebindings', false), namespaced: rbacType('RoleBinding', 'rolebindings', true) };
+const BINDINGS = {
+  cluster: rbacType('ClusterRoleBinding', 'clusterrolebindings', false),
+  namespaced: rbacType('RoleBinding', 'rolebindings', true),
+};
 const SERVICE_ACCOUNT = 'bundlesmith';
 const RBAC_MANAGER = 'fuzz-admin';
 
@@ -276,7 +316,10 @@ export class SeedWorld {
       const object = this.logical(o.object);
       if (object !== undefined) this.observations.push({ ...o, object });
     };
-    this.watches = [new IncarnationWatch(cluster.client, cluster.configMaps, namespace, record), new IncarnationWatch(cluster.client, cluster.gates, namespace, record)];
+    this.watches = [
+      new IncarnationWatch(cluster.client, cluster.configMaps, namespace, record),
+      new IncarnationWatch(cluster.client, cluster.gates, namespace, record),
+    ];
     if (dims.crdVersions) {
       const suffix = namespace.replace(/[^a-z0-9]/g, '');
       const kind = `Vault${suffix}`;
@@ -303,7 +346,11 @@ export class SeedWorld {
     }
     if (this.dims.handEdits) {
       const secrets: ResourceType = { ...this.cluster.configMaps, kind: 'Secret', plural: 'secrets' };
-      const anchor = await this.cluster.client.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: ANCHOR, namespace: this.namespace } });
+      const anchor = await this.cluster.client.create(secrets, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: ANCHOR, namespace: this.namespace },
+      });
       this.anchorUid = anchor.metadata.uid;
     }
     for (const w of this.watches) await w.start();
@@ -323,10 +370,21 @@ export class SeedWorld {
   /** Creates the ServiceAccount and every role and binding the chart would (operatorRoles); waits until they are in force. */
   private async grantRbac(): Promise<void> {
     const sa: ResourceType = { ...this.cluster.configMaps, kind: 'ServiceAccount', plural: 'serviceaccounts' };
-    await this.cluster.client.apply(sa, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace: this.namespace } }, { fieldManager: RBAC_MANAGER, force: true });
+    await this.cluster.client.apply(
+      sa,
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace: this.namespace } },
+      { fieldManager: RBAC_MANAGER, force: true },
+    );
     const discovery = new Discovery(this.cluster.client, 0);
     await discovery.refresh();
-    const groups = [...new Set(discovery.resources().map((r) => r.group).filter((g) => g !== ''))].sort();
+    const groups = [
+      ...new Set(
+        discovery
+          .resources()
+          .map((r) => r.group)
+          .filter((g) => g !== ''),
+      ),
+    ].sort();
     const keyNamespace = this.dims.replicas ? this.namespace : 'default';
     this.roles = operatorRoles(this.namespace, groups, this.fuzzKinds(), keyNamespace, this.dims.replicas !== undefined);
     for (const role of this.roles) await this.applyRole(role, role.rules);
@@ -336,7 +394,16 @@ export class SeedWorld {
 
   private async applyRole(role: OperatorRole, rules: PolicyRule[]): Promise<void> {
     const rt = role.namespace ? ROLES.namespaced : ROLES.cluster;
-    await this.cluster.client.apply(rt, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name: role.name, ...(role.namespace ? { namespace: role.namespace } : {}) }, rules }, { fieldManager: RBAC_MANAGER, force: true });
+    await this.cluster.client.apply(
+      rt,
+      {
+        apiVersion: rt.apiVersion,
+        kind: rt.kind,
+        metadata: { name: role.name, ...(role.namespace ? { namespace: role.namespace } : {}) },
+        rules,
+      },
+      { fieldManager: RBAC_MANAGER, force: true },
+    );
   }
 
   private async applyBinding(role: OperatorRole): Promise<void> {
@@ -377,15 +444,24 @@ export class SeedWorld {
   /** Waits until the authorizer answers as the roles now say: the revoked verbs refused (or, whole, every probe allowed). */
   private async untilAllowed(whole: boolean): Promise<void> {
     const revoked = this.revoked;
-    const probes = whole || revoked === undefined
-      ? [{ verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: true }, { verb: 'delete', group: '', resource: 'configmaps', want: true }, { verb: 'list', group: GATE_GROUP, resource: 'gates', want: true }, { verb: 'patch', group: 'smith.atlassian.com', resource: 'bundles/status', want: true }]
-      : revoked === 'binding'
-        ? [{ verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: false }]
-        : revokedRights(revoked, this.fuzzKinds()).flatMap((r) => r.verbs.map((verb) => ({ verb, group: r.group, resource: r.resource, want: false })));
+    const probes =
+      whole || revoked === undefined
+        ? [
+            { verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: true },
+            { verb: 'delete', group: '', resource: 'configmaps', want: true },
+            { verb: 'list', group: GATE_GROUP, resource: 'gates', want: true },
+            { verb: 'patch', group: 'smith.atlassian.com', resource: 'bundles/status', want: true },
+          ]
+        : revoked === 'binding'
+          ? [{ verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: false }]
+          : revokedRights(revoked, this.fuzzKinds()).flatMap((r) =>
+              r.verbs.map((verb) => ({ verb, group: r.group, resource: r.resource, want: false })),
+            );
     const deadline = Date.now() + 30_000;
     for (const p of probes) {
       while ((await this.allowed(p.verb, p.group, p.resource)) !== p.want) {
-        if (Date.now() > deadline) throw new Error(`RBAC: ${p.verb} ${p.group}/${p.resource} still ${p.want ? 'refused' : 'allowed'} 30 s after the change`);
+        if (Date.now() > deadline)
+          throw new Error(`RBAC: ${p.verb} ${p.group}/${p.resource} still ${p.want ? 'refused' : 'allowed'} 30 s after the change`);
         await sleep(50);
       }
     }
@@ -427,7 +503,14 @@ export class SeedWorld {
   /** Clears these fields of the Bundle's status as another status writer would; false when the Bundle is gone. */
   async wipeRecord(bundle: string, fields: readonly string[]): Promise<boolean> {
     try {
-      await this.cluster.client.patch(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle), { status: Object.fromEntries(fields.map((f) => [f, null])) }, 'merge', { subresource: 'status', fieldManager: HAND_MANAGER });
+      await this.cluster.client.patch(
+        BUNDLE_RESOURCE_TYPE,
+        this.namespace,
+        this.real(bundle),
+        { status: Object.fromEntries(fields.map((f) => [f, null])) },
+        'merge',
+        { subresource: 'status', fieldManager: HAND_MANAGER },
+      );
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) return false;
@@ -439,7 +522,10 @@ export class SeedWorld {
   async bundleTrouble(bundle: string): Promise<string> {
     const b = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle));
     const conditions = (b?.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions ?? [];
-    return conditions.filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True')).map((c) => `${c.type}=${c.status}/${c.reason ?? ''}`).join(' ');
+    return conditions
+      .filter((c) => (c.type === 'Ready' ? c.status !== 'True' : c.status === 'True'))
+      .map((c) => `${c.type}=${c.status}/${c.reason ?? ''}`)
+      .join(' ');
   }
 
   /** Waits until the version is served (or not) in the namespace. */
@@ -455,7 +541,8 @@ export class SeedWorld {
         ok = false;
       }
       if (ok === served) return;
-      if (Date.now() > deadline) throw new Error(`${rt.apiVersion} ${rt.kind} still ${served ? 'not ' : ''}served 30 s after the CRD change`);
+      if (Date.now() > deadline)
+        throw new Error(`${rt.apiVersion} ${rt.kind} still ${served ? 'not ' : ''}served 30 s after the CRD change`);
       await sleep(100);
     }
   }
@@ -512,7 +599,11 @@ export class SeedWorld {
       const rv = live.metadata.resourceVersion;
       // Every hand edit reads the object: what it reads is a copy a later replay-annotations may write back.
       const historyKey = `${object}/${live.metadata.uid ?? ''}`;
-      if (attempt === 0) this.replayHistory.set(historyKey, [...(this.replayHistory.get(historyKey) ?? []), deletionAnnotationsOf(live.metadata.annotations)]);
+      if (attempt === 0)
+        this.replayHistory.set(historyKey, [
+          ...(this.replayHistory.get(historyKey) ?? []),
+          deletionAnnotationsOf(live.metadata.annotations),
+        ]);
       let meta: Record<string, unknown>;
       switch (edit) {
         case 'unlabel-managed':
@@ -534,7 +625,12 @@ export class SeedWorld {
           break;
         case 'add-foreign-owner':
           if (!this.anchorUid) return false;
-          meta = { ownerReferences: [...(live.metadata.ownerReferences ?? []), { apiVersion: 'v1', kind: 'Secret', name: ANCHOR, uid: this.anchorUid }] };
+          meta = {
+            ownerReferences: [
+              ...(live.metadata.ownerReferences ?? []),
+              { apiVersion: 'v1', kind: 'Secret', name: ANCHOR, uid: this.anchorUid },
+            ],
+          };
           break;
         case 'replay-annotations': {
           // Puts back the earliest copy of this incarnation (every hand edit saved what it read) that differs. Only on an
@@ -549,7 +645,9 @@ export class SeedWorld {
         }
       }
       try {
-        await this.cluster.client.patch(rt, this.namespace, name, { metadata: { resourceVersion: rv, ...meta } }, 'merge', { fieldManager: HAND_MANAGER });
+        await this.cluster.client.patch(rt, this.namespace, name, { metadata: { resourceVersion: rv, ...meta } }, 'merge', {
+          fieldManager: HAND_MANAGER,
+        });
         return true;
       } catch (err) {
         if (err instanceof KubeApiError && err.code === 409) continue;
@@ -573,7 +671,15 @@ export class SeedWorld {
 
   private startReplica(): void {
     const budget = this.dims.budget ? ['--qps', String(this.dims.budget.qps), '--burst', String(this.dims.budget.burst)] : [];
-    const election = this.dims.replicas ? ['--leader-elect', '--leader-election-namespace', this.namespace, '--lease-duration-seconds', String(this.dims.replicas.leaseSeconds)] : [];
+    const election = this.dims.replicas
+      ? [
+          '--leader-elect',
+          '--leader-election-namespace',
+          this.namespace,
+          '--lease-duration-seconds',
+          String(this.dims.replicas.leaseSeconds),
+        ]
+      : [];
     // The log file is named by the millisecond: never two in one.
     const last = this.lastStart;
     while (Date.now() <= last) {
@@ -581,7 +687,11 @@ export class SeedWorld {
     }
     this.lastStart = Date.now();
     const identity = this.dims.rbac ? ['--impersonate', this.operatorUser] : [];
-    const op = startOperatorProcess(['--namespace', this.namespace, '--gc=cluster', ...budget, ...election, ...identity], {}, this.cluster.kubeconfig);
+    const op = startOperatorProcess(
+      ['--namespace', this.namespace, '--gc=cluster', ...budget, ...election, ...identity],
+      {},
+      this.cluster.kubeconfig,
+    );
     this.operators.push(op);
     this.logs.push(op.logFile);
     // Without its rights the operator may exit (no release key after a minute, a Lease it cannot renew): started again
@@ -610,7 +720,15 @@ export class SeedWorld {
 
   /** The replica that holds the Lease now, if one does. */
   private async leader(): Promise<OperatorProcess | undefined> {
-    const leases: ResourceType = { group: 'coordination.k8s.io', version: 'v1', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true, verbs: ['get'] };
+    const leases: ResourceType = {
+      group: 'coordination.k8s.io',
+      version: 'v1',
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      plural: 'leases',
+      namespaced: true,
+      verbs: ['get'],
+    };
     const lease = await this.cluster.client.tryGet(leases, this.namespace, 'bundlesmith-leader');
     const holder = (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
     return this.operators.find((op) => holder !== undefined && holder.endsWith(`-${op.child.pid}`));
@@ -660,11 +778,22 @@ export class SeedWorld {
   bundleManifest(logicalBundle: string, entries: readonly Entry[], spoil: Spoil, defaults: Defaults = {}): Record<string, unknown> {
     const bundle = this.real(logicalBundle);
     const resources: Record<string, unknown>[] = entries.map((e) => {
-      if (e.kind === 'Gate') return { name: 'gate', spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: this.real(e.object) }, spec: { bundle } } } };
-      const annotations = { ...(e.delay.kind === 'none' ? {} : { [Annotations.deletionDelay]: e.delay.text }), ...RULE_ANNOTATIONS[e.rule ?? 'Delete'], ...(this.driftRnd && !isBulk(e.object) ? drawDriftAnnotations(this.driftRnd) : {}) };
+      if (e.kind === 'Gate')
+        return {
+          name: 'gate',
+          spec: { object: { apiVersion: GATE_API_VERSION, kind: 'Gate', metadata: { name: this.real(e.object) }, spec: { bundle } } },
+        };
+      const annotations = {
+        ...(e.delay.kind === 'none' ? {} : { [Annotations.deletionDelay]: e.delay.text }),
+        ...RULE_ANNOTATIONS[e.rule ?? 'Delete'],
+        ...(this.driftRnd && !isBulk(e.object) ? drawDriftAnnotations(this.driftRnd) : {}),
+      };
       const metadata = { name: this.real(e.object), ...(Object.keys(annotations).length > 0 ? { annotations } : {}) };
       const v = this.versioned;
-      const object = isVersioned(e.object) && v ? { apiVersion: `${GATE_GROUP}/${e.legacy === true ? 'v1alpha1' : 'v1'}`, kind: v.kind, metadata, spec: { bundle } } : { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { bundle } };
+      const object =
+        isVersioned(e.object) && v
+          ? { apiVersion: `${GATE_GROUP}/${e.legacy === true ? 'v1alpha1' : 'v1'}`, kind: v.kind, metadata, spec: { bundle } }
+          : { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { bundle } };
       return {
         // The resource name stays the logical one: it is the spec's, not the object's.
         name: e.object,
@@ -673,21 +802,44 @@ export class SeedWorld {
       };
     });
     // A reference to a resource the Bundle does not have: the whole spec is invalid.
-    if (spoil === 'invalid') resources.push({ name: 'broken', references: [{ resource: 'missing' }], spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `broken-${logicalBundle}` }, data: { bundle } } } });
+    if (spoil === 'invalid')
+      resources.push({
+        name: 'broken',
+        references: [{ resource: 'missing' }],
+        spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `broken-${logicalBundle}` }, data: { bundle } } },
+      });
     // A ConfigMap key the apiserver rejects (422): the apply fails, so the pass prunes nothing.
-    if (spoil === 'failing') resources.push({ name: 'poison', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `poison-${logicalBundle}` }, data: { 'not a key!': bundle } } } });
+    if (spoil === 'failing')
+      resources.push({
+        name: 'poison',
+        spec: {
+          object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `poison-${logicalBundle}` }, data: { 'not a key!': bundle } },
+        },
+      });
     const deletionDefaults = {
       ...(defaults.delay?.kind === 'valid' ? { deletionDelay: defaults.delay.text } : {}),
       ...(defaults.rule === 'Orphan' || defaults.rule === 'Approve' ? { deletionPolicy: defaults.rule } : {}),
       ...(defaults.rule === 'BundleReady' ? { deleteWhen: 'BundleReady' } : {}),
     };
     const driftDefaults = this.driftRnd ? drawDriftDefaults(this.driftRnd) : undefined;
-    return { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: bundle, namespace: this.namespace }, spec: { resources, ...(Object.keys(deletionDefaults).length > 0 ? { deletionDefaults } : {}), ...(driftDefaults ? { driftDefaults } : {}) } };
+    return {
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      metadata: { name: bundle, namespace: this.namespace },
+      spec: {
+        resources,
+        ...(Object.keys(deletionDefaults).length > 0 ? { deletionDefaults } : {}),
+        ...(driftDefaults ? { driftDefaults } : {}),
+      },
+    };
   }
 
   async applyBundle(bundle: string, entries: readonly Entry[], spoil: Spoil, defaults: Defaults): Promise<BundleWrite> {
     const sentAt = Date.now();
-    const live = await this.cluster.client.apply(BUNDLE_RESOURCE_TYPE, this.bundleManifest(bundle, entries, spoil, defaults), { fieldManager: 'fuzz-user', force: true });
+    const live = await this.cluster.client.apply(BUNDLE_RESOURCE_TYPE, this.bundleManifest(bundle, entries, spoil, defaults), {
+      fieldManager: 'fuzz-user',
+      force: true,
+    });
     this.bundleUids.set(bundle, live.metadata.uid);
     return { sentAt, ackedAt: Date.now() };
   }
@@ -697,7 +849,10 @@ export class SeedWorld {
     const uid = this.bundleUids.get(bundle);
     if (!uid) throw new Error(`no uid known for Bundle ${bundle}`);
     const sentAt = Date.now();
-    await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle), { uid, propagationPolicy: POLICY[propagation] });
+    await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle), {
+      uid,
+      propagationPolicy: POLICY[propagation],
+    });
     return { sentAt, ackedAt: Date.now() };
   }
 
@@ -728,7 +883,13 @@ export class SeedWorld {
    */
   async approve(object: string, time: number): Promise<boolean> {
     try {
-      await this.cluster.client.patch(this.typeOf(object), this.namespace, this.real(object), { metadata: { annotations: { [Annotations.deletionApproved]: formatRfc3339(time) } } }, 'merge');
+      await this.cluster.client.patch(
+        this.typeOf(object),
+        this.namespace,
+        this.real(object),
+        { metadata: { annotations: { [Annotations.deletionApproved]: formatRfc3339(time) } } },
+        'merge',
+      );
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) return false;
@@ -739,7 +900,14 @@ export class SeedWorld {
   /** Opens or closes a Gate through its status subresource; false when it does not exist. */
   async setGate(name: string, open: boolean): Promise<boolean> {
     try {
-      await this.cluster.client.patch(this.cluster.gates, this.namespace, this.real(name), { status: { phase: open ? GATE_OPEN : 'Closed' } }, 'merge', { subresource: 'status' });
+      await this.cluster.client.patch(
+        this.cluster.gates,
+        this.namespace,
+        this.real(name),
+        { status: { phase: open ? GATE_OPEN : 'Closed' } },
+        'merge',
+        { subresource: 'status' },
+      );
       return true;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) return false;
@@ -750,7 +918,15 @@ export class SeedWorld {
 
 /** A namespaced custom resource type of the fuzzer's group at `version`. */
 function customType(kind: string, plural: string, version: string): ResourceType {
-  return { group: GATE_GROUP, version, apiVersion: `${GATE_GROUP}/${version}`, kind, plural, namespaced: true, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] };
+  return {
+    group: GATE_GROUP,
+    version,
+    apiVersion: `${GATE_GROUP}/${version}`,
+    kind,
+    plural,
+    namespaced: true,
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  };
 }
 
 /**
@@ -771,6 +947,11 @@ function versionedCrd(kind: string, plural: string, stage: 'v1alpha1' | 'v1' | '
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: `${plural}.${GATE_GROUP}` },
-    spec: { group: GATE_GROUP, scope: 'Namespaced', names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` }, versions },
+    spec: {
+      group: GATE_GROUP,
+      scope: 'Namespaced',
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      versions,
+    },
   };
 }

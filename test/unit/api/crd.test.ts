@@ -16,9 +16,21 @@ describe('Bundle schema', () => {
     ['missing resource name', { resources: [{ spec: {} }] }, 'spec.resources[0].name'],
     ['bad resource name', { resources: [{ name: 'Not_Valid', spec: {} }] }, 'DNS-1123'],
     ['resources not a list', { resources: 'x' }, 'spec.resources'],
-    ['reference without resource', { resources: [{ name: 'a', references: [{ name: 'r' }], spec: {} }] }, 'spec.resources[0].references[0].resource'],
-    ['more resources than the bound', { resources: Array.from({ length: MAX_RESOURCES + 1 }, (_, i) => ({ name: `r${i}`, spec: {} })) }, `spec.resources: Too big: expected array to have <=${MAX_RESOURCES} items`],
-    ['more references than the bound', { resources: [{ name: 'a', references: Array.from({ length: MAX_REFERENCES + 1 }, () => ({ resource: 'b' })), spec: {} }] }, `spec.resources[0].references: Too big: expected array to have <=${MAX_REFERENCES} items`],
+    [
+      'reference without resource',
+      { resources: [{ name: 'a', references: [{ name: 'r' }], spec: {} }] },
+      'spec.resources[0].references[0].resource',
+    ],
+    [
+      'more resources than the bound',
+      { resources: Array.from({ length: MAX_RESOURCES + 1 }, (_, i) => ({ name: `r${i}`, spec: {} })) },
+      `spec.resources: Too big: expected array to have <=${MAX_RESOURCES} items`,
+    ],
+    [
+      'more references than the bound',
+      { resources: [{ name: 'a', references: Array.from({ length: MAX_REFERENCES + 1 }, () => ({ resource: 'b' })), spec: {} }] },
+      `spec.resources[0].references: Too big: expected array to have <=${MAX_REFERENCES} items`,
+    ],
   ])('rejects %s with a message naming the field', (_case, spec, fragment) => {
     const result = BundleSchema.safeParse({ ...base, spec });
     expect(result.success).toBe(false);
@@ -28,7 +40,9 @@ describe('Bundle schema', () => {
   it('accepts a Smith manifest and keeps unknown object fields', () => {
     const result = BundleSchema.parse({
       ...base,
-      spec: { resources: [{ name: 'cm', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { k: 'v' } } } }] },
+      spec: {
+        resources: [{ name: 'cm', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { k: 'v' } } } }],
+      },
     });
     expect(result.spec.resources[0]?.spec.object).toMatchObject({ data: { k: 'v' } });
   });

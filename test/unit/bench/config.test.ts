@@ -18,10 +18,16 @@ describe('bench config', () => {
 
   it('uses the sizes issue 13 names for a full run (1 -> 50 -> 50x20 foreground, 2,000 orphaned, 1000 Bundles x 20 over the shards) and tiny ones under --quick', () => {
     const full = benchConfig([], {});
-    expect({ policies: full.policies, sharding: full.sharding }).toEqual({ policies: { width: 50, leaves: 20, orphanN: 2000 }, sharding: { bundles: 1000, objectsPerBundle: 20, workers: 4, runs: 1 } });
+    expect({ policies: full.policies, sharding: full.sharding }).toEqual({
+      policies: { width: 50, leaves: 20, orphanN: 2000 },
+      sharding: { bundles: 1000, objectsPerBundle: 20, workers: 4, runs: 1 },
+    });
     const quick = benchConfig(['--quick'], {});
     expect(quick.policies.width * (1 + quick.policies.leaves)).toBeLessThan(100);
     expect(quick.sharding.bundles * quick.sharding.objectsPerBundle).toBeLessThan(100);
-    expect(benchConfig([], { BENCH_SHARDING_BUNDLES: '500', BENCH_ORPHAN_N: '300' })).toMatchObject({ sharding: { bundles: 500 }, policies: { orphanN: 300 } });
+    expect(benchConfig([], { BENCH_SHARDING_BUNDLES: '500', BENCH_ORPHAN_N: '300' })).toMatchObject({
+      sharding: { bundles: 500 },
+      policies: { orphanN: 300 },
+    });
   });
 });

@@ -6,7 +6,17 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { BundleSchema, type Bundle } from '../../../src/api/bundle.js';
-import { API_VERSION, Annotations, ApplySetAnnotations, ApplySetLabels, BUNDLE_KIND, BundleConditionTypes, Finalizers, Labels, Reasons } from '../../../src/api/names.js';
+import {
+  API_VERSION,
+  Annotations,
+  ApplySetAnnotations,
+  ApplySetLabels,
+  BUNDLE_KIND,
+  BundleConditionTypes,
+  Finalizers,
+  Labels,
+  Reasons,
+} from '../../../src/api/names.js';
 import { applySetId } from '../../../src/core/bundle/applyset.js';
 import { applySetParentMetadata } from '../../../src/core/bundle/applyset-parent.js';
 import { actOnPlan, type ActResult } from '../../../src/controllers/bundle/act.js';
@@ -16,7 +26,26 @@ import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { BUNDLE_UID, NAMESPACE, NOW, bundle, configMap, controlledByBundle, live, planInput, resource, withAnnotation, withData, withResource, withOwner, withResourceVersion, withUid, type Mod, type Obj, type TestBundle } from './builders.js';
+import {
+  BUNDLE_UID,
+  NAMESPACE,
+  NOW,
+  bundle,
+  configMap,
+  controlledByBundle,
+  live,
+  planInput,
+  resource,
+  withAnnotation,
+  withData,
+  withResource,
+  withOwner,
+  withResourceVersion,
+  withUid,
+  type Mod,
+  type Obj,
+  type TestBundle,
+} from './builders.js';
 import { CONFIGMAPS, FakeBundleApi, RecordingEvents } from './fake-bundle-api.js';
 import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
 
@@ -30,7 +59,15 @@ function storedBundle(b: TestBundle, extra: Partial<Bundle['metadata']> = {}): B
   return BundleSchema.parse({
     apiVersion: API_VERSION,
     kind: BUNDLE_KIND,
-    metadata: { name: b.meta.name, namespace: NAMESPACE, uid: BUNDLE_UID, generation: b.meta.generation, resourceVersion: '10', finalizers: [Finalizers.deleteResources], ...extra },
+    metadata: {
+      name: b.meta.name,
+      namespace: NAMESPACE,
+      uid: BUNDLE_UID,
+      generation: b.meta.generation,
+      resourceVersion: '10',
+      finalizers: [Finalizers.deleteResources],
+      ...extra,
+    },
     spec: b.spec,
   });
 }
@@ -62,7 +99,10 @@ const stampedAt = (ms: number): Mod<Obj> => withAnnotation(Annotations.deletionT
 
 describe('act phase: claims before applies', () => {
   it('a claim that fails its test is not followed by an apply of that resource; the others are applied', async () => {
-    const b = bundle('b', withResource(resource('a', configMap('a', withData({ k: 'v' }))), resource('c', configMap('c', withData({ k: 'v' })))));
+    const b = bundle(
+      'b',
+      withResource(resource('a', configMap('a', withData({ k: 'v' }))), resource('c', configMap('c', withData({ k: 'v' })))),
+    );
     // The cache shows "a" counting down (so the pass claims it back); the server has it changed since (another resourceVersion).
     const cachedA = ours(configMap('a'), delayed, stampedAt(NOW - 10_000), withResourceVersion('5'));
     const s = setup(b, { a: cachedA }, [cachedA], [{ ...cachedA, metadata: { ...cachedA.metadata, resourceVersion: '6' } }]);
@@ -75,7 +115,10 @@ describe('act phase: claims before applies', () => {
     expect(s.api.log()).toContain('apply ConfigMap ns1/c');
     expect(result.kind).toBe('acted');
     if (result.kind !== 'acted') return;
-    expect(result.outcome.applyFailures.get('a')).toEqual({ message: 'ConfigMap a changed while being claimed; retrying', terminal: false });
+    expect(result.outcome.applyFailures.get('a')).toEqual({
+      message: 'ConfigMap a changed while being claimed; retrying',
+      terminal: false,
+    });
     // The stamp the claim was to remove is still there: nothing wrote over the changed object.
     expect(s.api.find('ConfigMap', 'a')?.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
   });
@@ -151,7 +194,7 @@ describe('act phase: countdowns recorded before they are stamped (red team 9)', 
     if (stored) s.api.put({ ...stored, status: { managedKinds: ['ConfigMap'] } });
   };
 
-  it('stores the new countdown in status.pendingDeletions first, then stamps the object; the pass\'s status goes over that write', async () => {
+  it("stores the new countdown in status.pendingDeletions first, then stamps the object; the pass's status goes over that write", async () => {
     const stamping = ours(configMap('stamping'), delayed, withResourceVersion('4'));
     const s = setup(b, { keep }, [keep, stamping], [keep, stamping]);
     recordedKinds(s);
@@ -161,8 +204,17 @@ describe('act phase: countdowns recorded before they are stamped (red team 9)', 
     expect(result.kind).toBe('acted');
     const writes = s.api.log().filter((c) => c.startsWith('status') || c.startsWith('patch'));
     expect(writes).toEqual(['status Bundle ns1/b', 'patch ConfigMap ns1/stamping']);
-    const pending = (s.api.find('Bundle', 'b')?.['status'] as { pendingDeletions?: { name: string; deletionTimestamp: string; deleteAfter: string }[] } | undefined)?.pendingDeletions;
-    expect(pending).toEqual([expect.objectContaining({ name: 'stamping', deletionTimestamp: new Date(NOW).toISOString(), deleteAfter: new Date(NOW + HOUR).toISOString() })]);
+    const pending = (
+      s.api.find('Bundle', 'b')?.['status'] as
+        { pendingDeletions?: { name: string; deletionTimestamp: string; deleteAfter: string }[] } | undefined
+    )?.pendingDeletions;
+    expect(pending).toEqual([
+      expect.objectContaining({
+        name: 'stamping',
+        deletionTimestamp: new Date(NOW).toISOString(),
+        deleteAfter: new Date(NOW + HOUR).toISOString(),
+      }),
+    ]);
     if (result.kind !== 'acted') return;
     expect(result.outcome.recorded?.metadata.resourceVersion).toBe(s.api.find('Bundle', 'b')?.metadata.resourceVersion);
   });
@@ -211,13 +263,28 @@ describe('act phase: prunes', () => {
   });
 
   it('due objects at two levels: every dependent is deleted (fresh read, uid, resourceVersion) before any object it references, and one summary Event says them all', async () => {
-    const owners = Array.from({ length: 3 }, (_, i) => ours(configMap(`owner-${i}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4')));
+    const owners = Array.from({ length: 3 }, (_, i) =>
+      ours(configMap(`owner-${i}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4')),
+    );
     const dependents = owners.flatMap((o, i) =>
-      [0, 1].map((j) => ours(configMap(`dep-${i}-${j}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'), withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid ?? '' }))),
+      [0, 1].map((j) =>
+        ours(
+          configMap(`dep-${i}-${j}`),
+          delayed,
+          stampedAt(NOW - 2 * HOUR),
+          withResourceVersion('4'),
+          withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid ?? '' }),
+        ),
+      ),
     );
     const s = setup(b, { keep }, [keep, ...owners, ...dependents], [keep, ...owners, ...dependents]);
 
-    await actOnPlan({ api: s.api, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2, pruneConcurrency: 4 }, s.bundle, s.plan, TYPES);
+    await actOnPlan(
+      { api: s.api, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2, pruneConcurrency: 4 },
+      s.bundle,
+      s.plan,
+      TYPES,
+    );
 
     const deletes = s.api.callsOf('delete').map((c) => c.what.replace('ConfigMap ns1/', ''));
     expect(deletes).toHaveLength(9);
@@ -228,7 +295,12 @@ describe('act phase: prunes', () => {
     expect(s.api.callsOf('get').filter((c) => c.what !== 'Bundle ns1/b')).toHaveLength(9);
     for (const c of s.api.callsOf('delete')) expect(c.detail).toMatchObject({ uid: `${c.what.replace('ConfigMap ns1/', '')}-uid` });
     expect(s.events.events.filter((e) => e.reason === 'DeletedAfterDelay')).toEqual([
-      { type: 'Normal', target: 'b', reason: 'DeletedAfterDelay', message: expect.stringMatching(/^deleted 9 objects whose deletion delay ended \(ConfigMap: 9\): e\.g\. /) as unknown as string },
+      {
+        type: 'Normal',
+        target: 'b',
+        reason: 'DeletedAfterDelay',
+        message: expect.stringMatching(/^deleted 9 objects whose deletion delay ended \(ConfigMap: 9\): e\.g\. /) as unknown as string,
+      },
     ]);
   });
 
@@ -236,12 +308,15 @@ describe('act phase: prunes', () => {
     const labelled: Mod<Obj> = (o) => {
       o.metadata.labels = { ...o.metadata.labels, [Labels.managed]: 'true' };
     };
-    const expired = Array.from({ length: 12 }, (_, i) => ours(configMap(`exp-${String(i).padStart(2, '0')}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'), labelled));
+    const expired = Array.from({ length: 12 }, (_, i) =>
+      ours(configMap(`exp-${String(i).padStart(2, '0')}`), delayed, stampedAt(NOW - 2 * HOUR), withResourceVersion('4'), labelled),
+    );
     // On the server: exp-03 was stamped again since the cache saw it (a new countdown), exp-07 lost its label, and every object has a newer resourceVersion.
     const stored = expired.map((o) => {
       const copy = structuredClone(o);
       copy.metadata.resourceVersion = '9';
-      if (o.metadata.name === 'exp-03') copy.metadata.annotations = { ...copy.metadata.annotations, [Annotations.deletionTimestamp]: new Date(NOW).toISOString() };
+      if (o.metadata.name === 'exp-03')
+        copy.metadata.annotations = { ...copy.metadata.annotations, [Annotations.deletionTimestamp]: new Date(NOW).toISOString() };
       if (o.metadata.name === 'exp-07') copy.metadata.labels = {};
       return copy;
     });
@@ -249,11 +324,23 @@ describe('act phase: prunes', () => {
 
     await act(s);
 
-    expect(s.api.callsOf('list').filter((c) => c.what === 'ConfigMap ns1/*')).toEqual([{ verb: 'list', what: 'ConfigMap ns1/*', detail: { labelSelector: `${Labels.managed}=true` } }]);
+    expect(s.api.callsOf('list').filter((c) => c.what === 'ConfigMap ns1/*')).toEqual([
+      { verb: 'list', what: 'ConfigMap ns1/*', detail: { labelSelector: `${Labels.managed}=true` } },
+    ]);
     // The wave's first delete goes alone on its own GET; exp-07, missing from the list, gets one too.
-    expect(s.api.callsOf('get').filter((c) => c.what.startsWith('ConfigMap')).map((c) => c.what)).toEqual(['ConfigMap ns1/exp-00', 'ConfigMap ns1/exp-07']);
+    expect(
+      s.api
+        .callsOf('get')
+        .filter((c) => c.what.startsWith('ConfigMap'))
+        .map((c) => c.what),
+    ).toEqual(['ConfigMap ns1/exp-00', 'ConfigMap ns1/exp-07']);
     const deleted = s.api.callsOf('delete');
-    expect(deleted.map((c) => c.what).sort()).toEqual(expired.map((o) => `ConfigMap ns1/${o.metadata.name}`).filter((w) => !w.endsWith('exp-03')).sort());
+    expect(deleted.map((c) => c.what).sort()).toEqual(
+      expired
+        .map((o) => `ConfigMap ns1/${o.metadata.name}`)
+        .filter((w) => !w.endsWith('exp-03'))
+        .sort(),
+    );
     for (const c of deleted) expect(c.detail).toEqual({ uid: `${c.what.replace('ConfigMap ns1/', '')}-uid`, resourceVersion: '9' });
     expect(s.api.find('ConfigMap', 'exp-03')).toBeDefined();
   });
@@ -264,7 +351,9 @@ describe('act phase: prunes', () => {
 
     await act(s);
 
-    expect(s.api.callsOf('delete')).toEqual([{ verb: 'delete', what: 'ConfigMap ns1/gone', detail: { uid: 'gone-uid', resourceVersion: '4' } }]);
+    expect(s.api.callsOf('delete')).toEqual([
+      { verb: 'delete', what: 'ConfigMap ns1/gone', detail: { uid: 'gone-uid', resourceVersion: '4' } },
+    ]);
     expect(s.api.find('ConfigMap', 'gone')).toBeUndefined();
   });
 
@@ -310,7 +399,10 @@ describe('act phase: prunes', () => {
 
     await act(s);
 
-    expect(s.api.callsOf('delete').map((c) => c.detail)).toEqual([{ uid: 'gone-uid', resourceVersion: '4' }, { uid: 'gone-uid', resourceVersion: '5' }]);
+    expect(s.api.callsOf('delete').map((c) => c.detail)).toEqual([
+      { uid: 'gone-uid', resourceVersion: '4' },
+      { uid: 'gone-uid', resourceVersion: '5' },
+    ]);
     expect(s.api.find('ConfigMap', 'gone')).toBeUndefined();
   });
 
@@ -334,7 +426,18 @@ describe('finalizer', () => {
   /** One finalize pass through the pass's one exit (finishPass): its status written, its next step as the queue gets it. */
   async function finalizer(api: FakeBundleApi, stored: Bundle): Promise<unknown> {
     const events = new RecordingEvents();
-    const report = await finalizeBundle({ bundle: stored, live: stored as unknown as KubeObject, api, watch: () => Promise.resolve(), events, serverTime, clock, logger: silentLogger(), signRelease: releaseSigner(new Uint8Array(32)), crdDefines: () => false });
+    const report = await finalizeBundle({
+      bundle: stored,
+      live: stored as unknown as KubeObject,
+      api,
+      watch: () => Promise.resolve(),
+      events,
+      serverTime,
+      clock,
+      logger: silentLogger(),
+      signRelease: releaseSigner(new Uint8Array(32)),
+      crdDefines: () => false,
+    });
     return finishPass({ api, events, log: silentLogger(), now: clock.now }, report);
   }
   /** The Bundle as the fake has it now (the cache caught up). */
@@ -351,7 +454,11 @@ describe('finalizer', () => {
     expect(api.callsOf('delete')).toEqual([{ verb: 'delete', what: 'ConfigMap ns1/a', detail: { uid: 'a-uid', resourceVersion: '4' } }]);
     expect(api.find('Bundle', 'b')?.metadata.finalizers).toEqual([Finalizers.deleteResources]);
     const ready = current(api).status?.conditions?.find((c) => c.type === BundleConditionTypes.Ready);
-    expect(ready).toMatchObject({ status: 'False', reason: Reasons.BeingDeleted, message: expect.stringContaining('deleting ConfigMap a') });
+    expect(ready).toMatchObject({
+      status: 'False',
+      reason: Reasons.BeingDeleted,
+      message: expect.stringContaining('deleting ConfigMap a'),
+    });
 
     const second = await finalizer(api, current(api));
 
@@ -370,13 +477,24 @@ describe('finalizer', () => {
     expect(result).toBe('requeue');
     expect(api.find('Bundle', 'b')?.metadata.finalizers).toEqual([Finalizers.deleteResources]);
     const error = current(api).status?.conditions?.find((c) => c.type === BundleConditionTypes.Error);
-    expect(error).toMatchObject({ status: 'True', reason: Reasons.RetriableError, message: 'being deleted: delete ConfigMap a failed: configmaps "a" is forbidden' });
+    expect(error).toMatchObject({
+      status: 'True',
+      reason: Reasons.RetriableError,
+      message: 'being deleted: delete ConfigMap a failed: configmaps "a" is forbidden',
+    });
     expect(api.find('ConfigMap', 'a')?.metadata.uid).toBe('a-uid');
   });
 });
 
 describe('act phase: a Bundle identity that is refused (403)', () => {
-  const forbidden = (verb: string, resource: string): KubeApiError => new KubeApiError(403, 'Forbidden', `${resource} is forbidden: User "system:serviceaccount:ns1:author" cannot ${verb} resource "${resource}" in API group "" in the namespace "ns1"`, verb.toUpperCase(), resource);
+  const forbidden = (verb: string, resource: string): KubeApiError =>
+    new KubeApiError(
+      403,
+      'Forbidden',
+      `${resource} is forbidden: User "system:serviceaccount:ns1:author" cannot ${verb} resource "${resource}" in API group "" in the namespace "ns1"`,
+      verb.toUpperCase(),
+      resource,
+    );
 
   it('a forbidden apply is that resource failure with reason Forbidden, not terminal (retried with backoff), and withholds every prune', async () => {
     const b = bundle('b', withResource(resource('keep', configMap('keep'))));
@@ -387,7 +505,11 @@ describe('act phase: a Bundle identity that is refused (403)', () => {
     const result = await act(s);
 
     if (result.kind !== 'acted') throw new Error(result.kind);
-    expect(result.outcome.applyFailures.get('keep')).toEqual({ message: expect.stringContaining('system:serviceaccount:ns1:author') as unknown as string, terminal: false, reason: Reasons.Forbidden });
+    expect(result.outcome.applyFailures.get('keep')).toEqual({
+      message: expect.stringContaining('system:serviceaccount:ns1:author') as unknown as string,
+      terminal: false,
+      reason: Reasons.Forbidden,
+    });
     expect(s.api.callsOf('delete')).toEqual([]);
   });
 
@@ -397,7 +519,12 @@ describe('act phase: a Bundle identity that is refused (403)', () => {
     const s = setup(b, {}, [gone], [gone]);
     const readFailures = new Map([['secret', { message: 'configmaps "secret" is forbidden', terminal: false, reason: Reasons.Forbidden }]]);
 
-    const result = await actOnPlan({ api: s.api, readFailures, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2 }, s.bundle, s.plan, TYPES);
+    const result = await actOnPlan(
+      { api: s.api, readFailures, events: s.events, serverTime, log: silentLogger(), applyConcurrency: 2 },
+      s.bundle,
+      s.plan,
+      TYPES,
+    );
 
     if (result.kind !== 'acted') throw new Error(result.kind);
     expect(s.api.log()).not.toContain('apply ConfigMap ns1/secret');

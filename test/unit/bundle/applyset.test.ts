@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { APPLYSET_TOOLING, ApplySetAnnotations, ApplySetLabels } from '../../../src/api/names.js';
-import { applySetParentApply, applySetParentMetadata, carriesParentMetadata, containsGroupKinds } from '../../../src/core/bundle/applyset-parent.js';
+import {
+  applySetParentApply,
+  applySetParentMetadata,
+  carriesParentMetadata,
+  containsGroupKinds,
+} from '../../../src/core/bundle/applyset-parent.js';
 import { applySetId, partOfRemoval, partOfTakeover } from '../../../src/core/bundle/applyset.js';
 import { buildDesired } from '../../../src/core/bundle/desired.js';
 import { referencesPatch } from '../../../src/core/bundle/release.js';
@@ -17,7 +22,12 @@ describe('applySetId', () => {
   });
 
   it('spells the hash exactly as the KEP does (Go base64.RawURLEncoding)', () => {
-    const raw = createHash('sha256').update('web.team-a.Bundle.smith.atlassian.com').digest('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    const raw = createHash('sha256')
+      .update('web.team-a.Bundle.smith.atlassian.com')
+      .digest('base64')
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
     expect(applySetId('web', 'team-a')).toBe(`applyset-${raw}-v1`);
   });
 
@@ -39,7 +49,9 @@ describe('applySetId', () => {
 
 describe('containsGroupKinds', () => {
   it('is Kind.group (Kind for the core group), each once, sorted, comma-separated', () => {
-    expect(containsGroupKinds(['Service', 'Deployment.apps', 'ConfigMap', 'Certificate.cert-manager.io'])).toBe('Certificate.cert-manager.io,ConfigMap,Deployment.apps,Service');
+    expect(containsGroupKinds(['Service', 'Deployment.apps', 'ConfigMap', 'Certificate.cert-manager.io'])).toBe(
+      'Certificate.cert-manager.io,ConfigMap,Deployment.apps,Service',
+    );
   });
 
   it('reads the inventory entries earlier versions wrote (group/version/Kind) and folds them with today’s', () => {
@@ -59,31 +71,71 @@ describe('the parent metadata', () => {
   it('is the id label, the tooling annotation and contains-group-kinds', () => {
     expect(wanted).toEqual({
       labels: { [ApplySetLabels.id]: applySetId('web', 'team-a') },
-      annotations: { [ApplySetAnnotations.tooling]: APPLYSET_TOOLING, [ApplySetAnnotations.containsGroupKinds]: 'ConfigMap,Deployment.apps' },
+      annotations: {
+        [ApplySetAnnotations.tooling]: APPLYSET_TOOLING,
+        [ApplySetAnnotations.containsGroupKinds]: 'ConfigMap,Deployment.apps',
+      },
     });
     expect(APPLYSET_TOOLING).toMatch(/^[a-z0-9-]+\/v\d+/);
   });
 
   it('is carried when present beside anything else the Bundle has, and not when one value differs', () => {
-    expect(carriesParentMetadata({ labels: { ...wanted.labels, team: 'a' }, annotations: { ...wanted.annotations, 'meta.helm.sh/release-name': 'r' } }, wanted)).toBe(true);
+    expect(
+      carriesParentMetadata(
+        { labels: { ...wanted.labels, team: 'a' }, annotations: { ...wanted.annotations, 'meta.helm.sh/release-name': 'r' } },
+        wanted,
+      ),
+    ).toBe(true);
     expect(carriesParentMetadata({ labels: wanted.labels }, wanted)).toBe(false);
-    expect(carriesParentMetadata({ labels: wanted.labels, annotations: { ...wanted.annotations, [ApplySetAnnotations.containsGroupKinds]: 'ConfigMap' } }, wanted)).toBe(false);
+    expect(
+      carriesParentMetadata(
+        { labels: wanted.labels, annotations: { ...wanted.annotations, [ApplySetAnnotations.containsGroupKinds]: 'ConfigMap' } },
+        wanted,
+      ),
+    ).toBe(false);
   });
 
   it('is applied with the uid and resourceVersion as preconditions and nothing of the spec', () => {
-    const body = applySetParentApply({ name: 'web', namespace: 'team-a', uid: 'u', resourceVersion: '7', apiVersion: 'smith.atlassian.com/v1' }, wanted);
-    expect(body).toEqual({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name: 'web', namespace: 'team-a', uid: 'u', resourceVersion: '7', labels: wanted.labels, annotations: wanted.annotations } });
+    const body = applySetParentApply(
+      { name: 'web', namespace: 'team-a', uid: 'u', resourceVersion: '7', apiVersion: 'smith.atlassian.com/v1' },
+      wanted,
+    );
+    expect(body).toEqual({
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      metadata: {
+        name: 'web',
+        namespace: 'team-a',
+        uid: 'u',
+        resourceVersion: '7',
+        labels: wanted.labels,
+        annotations: wanted.annotations,
+      },
+    });
   });
 });
 
 describe('the part-of label of members', () => {
   const bundle = { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID };
   const ours = applySetId('b', NAMESPACE);
-  const controllerRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true };
-  const member = (labels: Record<string, string>, ownerReferences = [controllerRef]): LiveObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: NAMESPACE, uid: 'cm-uid', resourceVersion: '1', labels, ownerReferences } });
+  const controllerRef = {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    name: 'b',
+    uid: BUNDLE_UID,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  const member = (labels: Record<string, string>, ownerReferences = [controllerRef]): LiveObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: NAMESPACE, uid: 'cm-uid', resourceVersion: '1', labels, ownerReferences },
+  });
 
   it('is written on every object the Bundle applies, over a value the manifest sets', () => {
-    expect(buildDesired({ bundle, object: configMap('cm'), dependencies: [] }).manifest.metadata.labels?.[ApplySetLabels.partOf]).toBe(ours);
+    expect(buildDesired({ bundle, object: configMap('cm'), dependencies: [] }).manifest.metadata.labels?.[ApplySetLabels.partOf]).toBe(
+      ours,
+    );
     const claimed = configMap('cm');
     claimed.metadata.labels = { [ApplySetLabels.partOf]: 'applyset-other-v1' };
     expect(buildDesired({ bundle, object: claimed, dependencies: [] }).manifest.metadata.labels?.[ApplySetLabels.partOf]).toBe(ours);
@@ -96,7 +148,11 @@ describe('the part-of label of members', () => {
   });
 
   it('stays when it names another set, or when no Bundle reference goes', () => {
-    expect(referencesPatch(member({ [ApplySetLabels.partOf]: 'applyset-other-v1' }), {}).some((op) => op.op === 'remove' && op.path.includes('part-of'))).toBe(false);
+    expect(
+      referencesPatch(member({ [ApplySetLabels.partOf]: 'applyset-other-v1' }), {}).some(
+        (op) => op.op === 'remove' && op.path.includes('part-of'),
+      ),
+    ).toBe(false);
     expect(partOfRemoval(member({ [ApplySetLabels.partOf]: ours }), [])).toEqual([]);
     expect(partOfRemoval(member({ [ApplySetLabels.partOf]: ours }), [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'b' }])).toEqual([]);
   });
@@ -106,7 +162,9 @@ describe('the part-of label of members', () => {
   });
 
   it("is set to the taking Bundle's id when a takeover finds another set's", () => {
-    expect(partOfTakeover(member({ [ApplySetLabels.partOf]: applySetId('old', NAMESPACE) }), bundle)).toEqual([{ op: 'add', path: '/metadata/labels/applyset.kubernetes.io~1part-of', value: ours }]);
+    expect(partOfTakeover(member({ [ApplySetLabels.partOf]: applySetId('old', NAMESPACE) }), bundle)).toEqual([
+      { op: 'add', path: '/metadata/labels/applyset.kubernetes.io~1part-of', value: ours },
+    ]);
     expect(partOfTakeover(member({ [ApplySetLabels.partOf]: ours }), bundle)).toEqual([]);
     expect(partOfTakeover(member({}), bundle)).toEqual([]);
   });

@@ -34,43 +34,62 @@ export const service = (name: string, ...mods: Mod<Obj>[]): Obj => object('v1', 
 export const deployment = (name: string, ...mods: Mod<Obj>[]): Obj => object('apps/v1', 'Deployment', name, ...mods);
 export const widget = (name: string, ...mods: Mod<Obj>[]): Obj => object('example.com/v1', 'Widget', name, ...mods);
 
-export const withField = (key: string, value: unknown): Mod<Obj> => (o) => {
-  o[key] = value;
-};
+export const withField =
+  (key: string, value: unknown): Mod<Obj> =>
+  (o) => {
+    o[key] = value;
+  };
 export const withData = (data: Record<string, unknown>): Mod<Obj> => withField('data', data);
 export const withSpec = (spec: Record<string, unknown>): Mod<Obj> => withField('spec', spec);
 export const withStatus = (status: Record<string, unknown>): Mod<Obj> => withField('status', status);
-export const withNamespace = (namespace: string): Mod<Obj> => (o) => {
-  o.metadata.namespace = namespace;
-};
-export const withUid = (uid: string): Mod<Obj> => (o) => {
-  o.metadata.uid = uid;
-};
-export const withResourceVersion = (rv: string): Mod<Obj> => (o) => {
-  o.metadata.resourceVersion = rv;
-};
-export const withGeneration = (generation: number): Mod<Obj> => (o) => {
-  o.metadata.generation = generation;
-};
-export const withAnnotation = (key: string, value: string): Mod<Obj> => (o) => {
-  o.metadata.annotations = { ...o.metadata.annotations, [key]: value };
-};
-export const withOwner = (ref: OwnerReference): Mod<Obj> => (o) => {
-  o.metadata.ownerReferences = [...(o.metadata.ownerReferences ?? []), ref];
-};
-export const terminating = (since = '2025-12-31T23:00:00Z'): Mod<Obj> => (o) => {
-  o.metadata.deletionTimestamp = since;
-};
-export const withConditions = (...conditions: Record<string, unknown>[]): Mod<Obj> => (o) => {
-  const status = typeof o['status'] === 'object' && o['status'] !== null ? o['status'] : {};
-  o['status'] = { ...status, conditions };
-};
+export const withNamespace =
+  (namespace: string): Mod<Obj> =>
+  (o) => {
+    o.metadata.namespace = namespace;
+  };
+export const withUid =
+  (uid: string): Mod<Obj> =>
+  (o) => {
+    o.metadata.uid = uid;
+  };
+export const withResourceVersion =
+  (rv: string): Mod<Obj> =>
+  (o) => {
+    o.metadata.resourceVersion = rv;
+  };
+export const withGeneration =
+  (generation: number): Mod<Obj> =>
+  (o) => {
+    o.metadata.generation = generation;
+  };
+export const withAnnotation =
+  (key: string, value: string): Mod<Obj> =>
+  (o) => {
+    o.metadata.annotations = { ...o.metadata.annotations, [key]: value };
+  };
+export const withOwner =
+  (ref: OwnerReference): Mod<Obj> =>
+  (o) => {
+    o.metadata.ownerReferences = [...(o.metadata.ownerReferences ?? []), ref];
+  };
+export const terminating =
+  (since = '2025-12-31T23:00:00Z'): Mod<Obj> =>
+  (o) => {
+    o.metadata.deletionTimestamp = since;
+  };
+export const withConditions =
+  (...conditions: Record<string, unknown>[]): Mod<Obj> =>
+  (o) => {
+    const status = typeof o['status'] === 'object' && o['status'] !== null ? o['status'] : {};
+    o['status'] = { ...status, conditions };
+  };
 
 /** Controlled by the test Bundle. */
 export const controlledByBundle = (uid = BUNDLE_UID, name = 'b'): Mod<Obj> =>
   withOwner({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name, uid, controller: true, blockOwnerDeletion: true });
 /** Controlled by some other controller. */
-export const controlledBy = (kind: string, name: string, uid = `${name}-uid`): Mod<Obj> => withOwner({ apiVersion: 'apps/v1', kind, name, uid, controller: true });
+export const controlledBy = (kind: string, name: string, uid = `${name}-uid`): Mod<Obj> =>
+  withOwner({ apiVersion: 'apps/v1', kind, name, uid, controller: true });
 
 /** A live object as the server returns it: namespace, uid, resourceVersion set, controlled by the Bundle unless told otherwise. */
 export function live(o: Obj, ...mods: Mod<Obj>[]): Obj {
@@ -86,12 +105,16 @@ export function live(o: Obj, ...mods: Mod<Obj>[]): Obj {
 export function resource(name: string, obj: KubeObjectManifest | undefined, ...mods: Mod<Resource>[]): Resource {
   return build<Resource>({ name, spec: obj === undefined ? {} : { object: obj } }, mods);
 }
-export const withRef = (resourceName: string, fields: Partial<Omit<Reference, 'resource'>> = {}): Mod<Resource> => (r) => {
-  r.references = [...(r.references ?? []), { resource: resourceName, ...fields }];
-};
-export const withPlugin = (name: string): Mod<Resource> => (r) => {
-  r.spec.plugin = { name, objectName: 'x' };
-};
+export const withRef =
+  (resourceName: string, fields: Partial<Omit<Reference, 'resource'>> = {}): Mod<Resource> =>
+  (r) => {
+    r.references = [...(r.references ?? []), { resource: resourceName, ...fields }];
+  };
+export const withPlugin =
+  (name: string): Mod<Resource> =>
+  (r) => {
+    r.spec.plugin = { name, objectName: 'x' };
+  };
 
 export interface TestBundle {
   meta: PlanBundle;
@@ -100,9 +123,11 @@ export interface TestBundle {
 export function bundle(name: string, ...mods: Mod<TestBundle>[]): TestBundle {
   return build<TestBundle>({ meta: { name, namespace: NAMESPACE, uid: BUNDLE_UID, generation: 1 }, spec: { resources: [] } }, mods);
 }
-export const withResource = (...resources: Resource[]): Mod<TestBundle> => (b) => {
-  b.spec.resources.push(...resources);
-};
+export const withResource =
+  (...resources: Resource[]): Mod<TestBundle> =>
+  (b) => {
+    b.spec.resources.push(...resources);
+  };
 
 // ---- kinds ----
 
@@ -163,7 +188,9 @@ export function dag(...specs: string[]): DependencyGraph {
 export function recordOf(...objects: LiveObject[]): CountdownRecord {
   const pendingDeletions = objects.flatMap((o) => {
     const stamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
-    return stamp === undefined ? [] : [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, deletionTimestamp: stamp, deleteAfter: stamp }];
+    return stamp === undefined
+      ? []
+      : [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, deletionTimestamp: stamp, deleteAfter: stamp }];
   });
   return countdownRecordOf({ pendingDeletions }, objects[0]?.metadata.namespace ?? 'ns1');
 }

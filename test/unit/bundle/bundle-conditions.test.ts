@@ -4,12 +4,19 @@ import { Reasons } from '../../../src/api/names.js';
 import { decideBundleConditions, summaryOf, type PassProblem, type PassResult } from '../../../src/core/bundle/bundle-conditions.js';
 
 /** "Type=Status(Reason)" per condition, in order. */
-const brief = (conditions: readonly Condition[]): string[] => conditions.map((c) => `${c.type}=${c.status}${c.reason === undefined ? '' : `(${c.reason})`}`);
+const brief = (conditions: readonly Condition[]): string[] =>
+  conditions.map((c) => `${c.type}=${c.status}${c.reason === undefined ? '' : `(${c.reason})`}`);
 
 const retriable = { message: 'connection refused', terminal: false };
 const terminal = { message: 'spec.x: Invalid value', terminal: true };
 const forbidden = { message: 'configmaps is forbidden', terminal: false, reason: Reasons.Forbidden };
-const reconciled = (ready: number, total: number, problems: PassProblem[] = [], notReady: string[] = []): PassResult => ({ kind: 'reconciled', ready, total, notReady, problems });
+const reconciled = (ready: number, total: number, problems: PassProblem[] = [], notReady: string[] = []): PassResult => ({
+  kind: 'reconciled',
+  ready,
+  total,
+  notReady,
+  problems,
+});
 
 /**
  * How kstatus reads the conditions (sigs.k8s.io/cli-utils
@@ -28,38 +35,185 @@ function kstatus(conditions: readonly Condition[]): 'InProgress' | 'Failed' | 'C
 
 describe('decideBundleConditions', () => {
   it.each<[string, PassResult, string[], ReturnType<typeof kstatus>]>([
-    ['all ready', reconciled(2, 2), ['InProgress=False', 'Ready=True(AllResourcesReady)', 'Error=False', 'Reconciling=False(Reconciled)', 'Stalled=False(CanProgress)'], 'Current'],
-    ['an empty Bundle', reconciled(0, 0), ['InProgress=False', 'Ready=True(AllResourcesReady)', 'Error=False', 'Reconciling=False(Reconciled)', 'Stalled=False(CanProgress)'], 'Current'],
-    ['waiting for a resource', reconciled(1, 2, [], ['job']), ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False', 'Reconciling=True(Working)', 'Stalled=False(CanProgress)'], 'InProgress'],
-    ['a retriable error', reconciled(1, 2, [retriable]), ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)', 'Reconciling=True(RetriableError)', 'Stalled=False(CanProgress)'], 'InProgress'],
-    ['a terminal error', reconciled(1, 2, [terminal]), ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'], 'Failed'],
-    ['Forbidden under its identity', reconciled(0, 1, [forbidden]), ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(Forbidden)', 'Reconciling=False(Stalled)', 'Stalled=True(Forbidden)'], 'Failed'],
-    ['a terminal and a retriable error: stalled on the terminal one', reconciled(0, 2, [retriable, terminal]), ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'], 'Failed'],
-    ['the schema refused the spec', { kind: 'failed', problem: { reason: Reasons.TerminalError, message: 'spec.resources: required', terminal: true } }, ['InProgress=False', 'Ready=False(TerminalError)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'], 'Failed'],
-    ['a pass that failed', { kind: 'failed', problem: { reason: Reasons.RetriableError, message: 'listing: timeout', terminal: false } }, ['InProgress=False', 'Ready=False(RetriableError)', 'Error=True(RetriableError)', 'Reconciling=True(RetriableError)', 'Stalled=False(CanProgress)'], 'InProgress'],
-    ['interrupted, never reconciled', { kind: 'interrupted', message: 'finalizer added; reconciling' }, ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False', 'Reconciling=True(Working)', 'Stalled=False(CanProgress)'], 'InProgress'],
     [
-      'interrupted after a Ready pass: Ready kept, still in progress',
-      { kind: 'interrupted', message: 'the spec changed since it was read', ready: { type: 'Ready', status: 'True', reason: Reasons.AllResourcesReady }, error: { type: 'Error', status: 'False' } },
-      ['InProgress=True(Working)', 'Ready=True(AllResourcesReady)', 'Error=False', 'Reconciling=True(Working)', 'Stalled=False(CanProgress)'],
+      'all ready',
+      reconciled(2, 2),
+      ['InProgress=False', 'Ready=True(AllResourcesReady)', 'Error=False', 'Reconciling=False(Reconciled)', 'Stalled=False(CanProgress)'],
+      'Current',
+    ],
+    [
+      'an empty Bundle',
+      reconciled(0, 0),
+      ['InProgress=False', 'Ready=True(AllResourcesReady)', 'Error=False', 'Reconciling=False(Reconciled)', 'Stalled=False(CanProgress)'],
+      'Current',
+    ],
+    [
+      'waiting for a resource',
+      reconciled(1, 2, [], ['job']),
+      [
+        'InProgress=True(Working)',
+        'Ready=False(ResourcesNotReady)',
+        'Error=False',
+        'Reconciling=True(Working)',
+        'Stalled=False(CanProgress)',
+      ],
       'InProgress',
     ],
-    ['being deleted', { kind: 'finalizing', message: 'being deleted', failures: [] }, ['InProgress=True(BeingDeleted)', 'Ready=False(BeingDeleted)', 'Error=False', 'Reconciling=True(BeingDeleted)', 'Stalled=False(CanProgress)'], 'InProgress'],
-    ['being deleted, a step failed', { kind: 'finalizing', message: 'being deleted', failures: [retriable] }, ['InProgress=True(BeingDeleted)', 'Ready=False(BeingDeleted)', 'Error=True(RetriableError)', 'Reconciling=True(BeingDeleted)', 'Stalled=False(CanProgress)'], 'InProgress'],
-    ['a deletion blocked for good (Forbidden)', { kind: 'finalizing', message: 'being deleted', failures: [retriable, forbidden] }, ['InProgress=True(BeingDeleted)', 'Ready=False(BeingDeleted)', 'Error=True(RetriableError)', 'Reconciling=False(Stalled)', 'Stalled=True(Forbidden)'], 'Failed'],
+    [
+      'a retriable error',
+      reconciled(1, 2, [retriable]),
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(RetriableError)',
+        'Reconciling=True(RetriableError)',
+        'Stalled=False(CanProgress)',
+      ],
+      'InProgress',
+    ],
+    [
+      'a terminal error',
+      reconciled(1, 2, [terminal]),
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(TerminalError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(TerminalError)',
+      ],
+      'Failed',
+    ],
+    [
+      'Forbidden under its identity',
+      reconciled(0, 1, [forbidden]),
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(Forbidden)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(Forbidden)',
+      ],
+      'Failed',
+    ],
+    [
+      'a terminal and a retriable error: stalled on the terminal one',
+      reconciled(0, 2, [retriable, terminal]),
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(RetriableError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(TerminalError)',
+      ],
+      'Failed',
+    ],
+    [
+      'the schema refused the spec',
+      { kind: 'failed', problem: { reason: Reasons.TerminalError, message: 'spec.resources: required', terminal: true } },
+      [
+        'InProgress=False',
+        'Ready=False(TerminalError)',
+        'Error=True(TerminalError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(TerminalError)',
+      ],
+      'Failed',
+    ],
+    [
+      'a pass that failed',
+      { kind: 'failed', problem: { reason: Reasons.RetriableError, message: 'listing: timeout', terminal: false } },
+      [
+        'InProgress=False',
+        'Ready=False(RetriableError)',
+        'Error=True(RetriableError)',
+        'Reconciling=True(RetriableError)',
+        'Stalled=False(CanProgress)',
+      ],
+      'InProgress',
+    ],
+    [
+      'interrupted, never reconciled',
+      { kind: 'interrupted', message: 'finalizer added; reconciling' },
+      [
+        'InProgress=True(Working)',
+        'Ready=False(ResourcesNotReady)',
+        'Error=False',
+        'Reconciling=True(Working)',
+        'Stalled=False(CanProgress)',
+      ],
+      'InProgress',
+    ],
+    [
+      'interrupted after a Ready pass: Ready kept, still in progress',
+      {
+        kind: 'interrupted',
+        message: 'the spec changed since it was read',
+        ready: { type: 'Ready', status: 'True', reason: Reasons.AllResourcesReady },
+        error: { type: 'Error', status: 'False' },
+      },
+      [
+        'InProgress=True(Working)',
+        'Ready=True(AllResourcesReady)',
+        'Error=False',
+        'Reconciling=True(Working)',
+        'Stalled=False(CanProgress)',
+      ],
+      'InProgress',
+    ],
+    [
+      'being deleted',
+      { kind: 'finalizing', message: 'being deleted', failures: [] },
+      [
+        'InProgress=True(BeingDeleted)',
+        'Ready=False(BeingDeleted)',
+        'Error=False',
+        'Reconciling=True(BeingDeleted)',
+        'Stalled=False(CanProgress)',
+      ],
+      'InProgress',
+    ],
+    [
+      'being deleted, a step failed',
+      { kind: 'finalizing', message: 'being deleted', failures: [retriable] },
+      [
+        'InProgress=True(BeingDeleted)',
+        'Ready=False(BeingDeleted)',
+        'Error=True(RetriableError)',
+        'Reconciling=True(BeingDeleted)',
+        'Stalled=False(CanProgress)',
+      ],
+      'InProgress',
+    ],
+    [
+      'a deletion blocked for good (Forbidden)',
+      { kind: 'finalizing', message: 'being deleted', failures: [retriable, forbidden] },
+      [
+        'InProgress=True(BeingDeleted)',
+        'Ready=False(BeingDeleted)',
+        'Error=True(RetriableError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(Forbidden)',
+      ],
+      'Failed',
+    ],
   ])('%s', (_name, result, want, kstatusReads) => {
     const conditions = decideBundleConditions(result, 4);
     expect(brief(conditions)).toEqual(want);
     expect(kstatus(conditions)).toBe(kstatusReads);
     // Never Reconciling and Stalled at once: kstatus would take whichever comes first.
-    expect(conditions.filter((c) => (c.type === 'Reconciling' || c.type === 'Stalled') && c.status === 'True').length).toBeLessThanOrEqual(1);
+    expect(conditions.filter((c) => (c.type === 'Reconciling' || c.type === 'Stalled') && c.status === 'True').length).toBeLessThanOrEqual(
+      1,
+    );
     for (const c of conditions.filter((x) => x.type === 'Reconciling' || x.type === 'Stalled')) {
       expect(c).toMatchObject({ observedGeneration: 4, reason: expect.any(String), message: expect.any(String) });
     }
   });
 
   it('keeps the generation Ready and Error were decided on when a pass is interrupted', () => {
-    const conditions = decideBundleConditions({ kind: 'interrupted', message: 'stale', ready: { type: 'Ready', status: 'True', observedGeneration: 2, lastTransitionTime: 'T' } }, 3);
+    const conditions = decideBundleConditions(
+      { kind: 'interrupted', message: 'stale', ready: { type: 'Ready', status: 'True', observedGeneration: 2, lastTransitionTime: 'T' } },
+      3,
+    );
     expect(conditions.find((c) => c.type === 'Ready')).toEqual({ type: 'Ready', status: 'True', observedGeneration: 2 });
     expect(conditions.find((c) => c.type === 'Reconciling')?.observedGeneration).toBe(3);
   });
@@ -68,7 +222,9 @@ describe('decideBundleConditions', () => {
     const stalled = decideBundleConditions(reconciled(0, 2, [retriable, terminal]), 1);
     expect(stalled.find((c) => c.type === 'Stalled')?.message).toBe('spec.x: Invalid value');
     expect(stalled.find((c) => c.type === 'Error')?.message).toBe('connection refused; spec.x: Invalid value');
-    expect(decideBundleConditions(reconciled(0, 2, [], ['a', 'b']), 1).find((c) => c.type === 'Reconciling')?.message).toBe('waiting for a, b');
+    expect(decideBundleConditions(reconciled(0, 2, [], ['a', 'b']), 1).find((c) => c.type === 'Reconciling')?.message).toBe(
+      'waiting for a, b',
+    );
   });
 });
 

@@ -17,7 +17,16 @@ const certificate = {
   apiVersion: 'cert-manager.io/v1',
   kind: 'Certificate',
   metadata: { name: 'c', generation: 2 },
-  status: { observedGeneration: 2, replicas: 3, ratio: 0.5, conditions: [{ type: 'Ready', status: 'True' }, { type: 'Synced', status: 'True' }], atProvider: { arn: 'x' } },
+  status: {
+    observedGeneration: 2,
+    replicas: 3,
+    ratio: 0.5,
+    conditions: [
+      { type: 'Ready', status: 'True' },
+      { type: 'Synced', status: 'True' },
+    ],
+    atProvider: { arn: 'x' },
+  },
 };
 
 describe('compileExpression', () => {
@@ -68,7 +77,11 @@ describe('compileExpression', () => {
 
   it('reports a non-bool result found only on the object', () => {
     expect(evaluate('status.atProvider', certificate)).toEqual({ ok: false, reason: 'not-bool', message: 'returned a map, not a bool' });
-    expect(evaluate('status.conditions[0].type', certificate)).toEqual({ ok: false, reason: 'not-bool', message: 'returned a string, not a bool' });
+    expect(evaluate('status.conditions[0].type', certificate)).toEqual({
+      ok: false,
+      reason: 'not-bool',
+      message: 'returned a string, not a bool',
+    });
   });
 
   it('compiles a text once', () => {
@@ -89,7 +102,11 @@ describe('cost bound', () => {
     ['quadratic map', 'spec.items.map(a, spec.items.map(b, b.name)).size() > 0', big],
   ])('stops %s within the budget', (_name, text, bindings) => {
     // The bound is in units, not time (timings belong in `npm run bench`, never in a test).
-    expect(evaluate(text, bindings)).toEqual({ ok: false, reason: 'cost', message: `evaluation cost limit exceeded (${COST_LIMIT} units)` });
+    expect(evaluate(text, bindings)).toEqual({
+      ok: false,
+      reason: 'cost',
+      message: `evaluation cost limit exceeded (${COST_LIMIT} units)`,
+    });
   });
 
   it('lets a linear rule over a large list through', () => {
@@ -110,13 +127,42 @@ describe('cost bound', () => {
  * passes are kept, and the metered evaluation must give the same answer.
  */
 describe('CEL conformance (upstream cases through the metered evaluator)', () => {
-  const SUITES = new Set(['basic', 'comparisons', 'logic', 'macros', 'macros2', 'lists', 'string', 'string_ext', 'fields', 'integer_math', 'fp_math', 'conversions', 'plumbing']);
+  const SUITES = new Set([
+    'basic',
+    'comparisons',
+    'logic',
+    'macros',
+    'macros2',
+    'lists',
+    'string',
+    'string_ext',
+    'fields',
+    'integer_math',
+    'fp_math',
+    'conversions',
+    'plumbing',
+  ]);
   interface Case {
     name: string;
     expr: string;
     expected: boolean | 'error';
   }
-  type Suite = { name: string; suites?: Suite[]; tests?: { name: string; original: { expr: string; container: string; typeEnv: unknown[]; bindings: Record<string, unknown>; disableMacros: boolean; checkOnly: boolean; resultMatcher: { case?: string; value?: unknown } } }[] };
+  type Suite = {
+    name: string;
+    suites?: Suite[];
+    tests?: {
+      name: string;
+      original: {
+        expr: string;
+        container: string;
+        typeEnv: unknown[];
+        bindings: Record<string, unknown>;
+        disableMacros: boolean;
+        checkOnly: boolean;
+        resultMatcher: { case?: string; value?: unknown };
+      };
+    }[];
+  };
   const cases: Case[] = [];
   const walk = (suite: Suite, path: string): void => {
     for (const t of suite.tests ?? []) {

@@ -9,7 +9,19 @@ import { Annotations } from '../../../src/api/names.js';
 import { declaredIdentityOf } from '../../../src/core/bundle/countdown.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { stampSeal } from '../../../src/core/softdelete/stamp-seal.js';
-import { bundle, configMap, controlledByBundle, deployment, live, planInput, resource, withAnnotation, withRef, withResource, withUid } from './builders.js';
+import {
+  bundle,
+  configMap,
+  controlledByBundle,
+  deployment,
+  live,
+  planInput,
+  resource,
+  withAnnotation,
+  withRef,
+  withResource,
+  withUid,
+} from './builders.js';
 
 const seal = stampSeal(new Uint8Array(32).fill(5));
 const ORPHAN = { [Annotations.deletionPolicy]: 'Orphan' };
@@ -18,7 +30,7 @@ function keepOrphan(): ReturnType<typeof configMap> {
   return configMap('keep', withAnnotation(Annotations.deletionPolicy, 'Orphan'));
 }
 
-describe('declare: the manifest\'s deletion rules, sealed, written onto the object at once', () => {
+describe("declare: the manifest's deletion rules, sealed, written onto the object at once", () => {
   const b = bundle('b', withResource(resource('web', deployment('web'))), withResource(resource('keep', keepOrphan(), withRef('web'))));
   const liveKeep = live(configMap('keep'), controlledByBundle(), withUid('keep-uid'), withAnnotation('other', 'x'));
 
@@ -27,19 +39,39 @@ describe('declare: the manifest\'s deletion rules, sealed, written onto the obje
     expect(plan.resources.find((r) => r.name === 'keep')?.action).toBe('blocked');
     const proof = seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN);
     expect(plan.claims).toEqual([
-      expect.objectContaining({ name: 'keep', kind: 'declare', patch: [{ op: 'test', path: '/metadata/uid', value: 'keep-uid' }, expect.objectContaining({ op: 'add', value: proof })] }),
+      expect.objectContaining({
+        name: 'keep',
+        kind: 'declare',
+        patch: [{ op: 'test', path: '/metadata/uid', value: 'keep-uid' }, expect.objectContaining({ op: 'add', value: proof })],
+      }),
     ]);
     // The proof's policy is readable in clear by the deletion guard.
     expect(proof?.split(':')[2]).toBe('Orphan');
   });
 
   it('nothing when the object carries the proof already, or without the key (the CLI); rules that cannot be read are sealed too, for the guard', () => {
-    const proof = seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN) ?? '';
-    expect(planBundle(planInput(b, { keep: live(liveKeep, withAnnotation(Annotations.declaredRules, proof)) }, { stampSeal: seal })).claims).toEqual([]);
+    const proof =
+      seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN) ?? '';
+    expect(
+      planBundle(planInput(b, { keep: live(liveKeep, withAnnotation(Annotations.declaredRules, proof)) }, { stampSeal: seal })).claims,
+    ).toEqual([]);
     expect(planBundle(planInput(b, { keep: liveKeep })).claims).toEqual([]);
-    const bad = bundle('b', withResource(resource('keep', configMap('keep', withAnnotation(Annotations.deletionDelay, 'soon'), withAnnotation(Annotations.deletionPolicy, 'Orphan')))));
+    const bad = bundle(
+      'b',
+      withResource(
+        resource(
+          'keep',
+          configMap('keep', withAnnotation(Annotations.deletionDelay, 'soon'), withAnnotation(Annotations.deletionPolicy, 'Orphan')),
+        ),
+      ),
+    );
     const sealed = planBundle(planInput(bad, { keep: liveKeep }, { stampSeal: seal })).claims[0]?.patch.find((op) => op.op === 'add');
-    expect(sealed !== undefined && sealed.op === 'add' ? String(sealed.value).split(':').slice(0, 4) : undefined).toEqual(['d1', 'soon', 'Orphan', '-']);
+    expect(sealed !== undefined && sealed.op === 'add' ? String(sealed.value).split(':').slice(0, 4) : undefined).toEqual([
+      'd1',
+      'soon',
+      'Orphan',
+      '-',
+    ]);
   });
 
   it('rides along with a cancel', () => {
@@ -50,7 +82,7 @@ describe('declare: the manifest\'s deletion rules, sealed, written onto the obje
   });
 });
 
-describe('a keeping policy from the Bundle\'s defaults is sealed too (red team 7)', () => {
+describe("a keeping policy from the Bundle's defaults is sealed too (red team 7)", () => {
   it('the proof of a manifest that declares nothing, under deletionDefaults Orphan, carries Orphan', () => {
     const b = bundle('b', withResource(resource('plain', configMap('plain'))));
     const withDefaults = { ...b, spec: { ...b.spec, deletionDefaults: { deletionPolicy: 'Orphan' as const } } };

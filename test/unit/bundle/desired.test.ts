@@ -4,10 +4,31 @@ import { applySetId } from '../../../src/core/bundle/applyset.js';
 import { APPLIED_HASH_ANNOTATION, buildDesired, isSubset, needsApply, type BundleIdentity } from '../../../src/core/bundle/desired.js';
 import { canonicalJson, contentHash } from '../../../src/core/bundle/hash.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
-import { BUNDLE_UID, configMap, deployment, live, NAMESPACE, withAnnotation, withData, withField, withOwner, withSpec, withStatus, type Mod, type Obj } from './builders.js';
+import {
+  BUNDLE_UID,
+  configMap,
+  deployment,
+  live,
+  NAMESPACE,
+  withAnnotation,
+  withData,
+  withField,
+  withOwner,
+  withSpec,
+  withStatus,
+  type Mod,
+  type Obj,
+} from './builders.js';
 
 const B: BundleIdentity = { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID };
-const bundleRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true };
+const bundleRef = {
+  apiVersion: 'smith.atlassian.com/v1',
+  kind: 'Bundle',
+  name: 'b',
+  uid: BUNDLE_UID,
+  controller: true,
+  blockOwnerDeletion: true,
+};
 
 describe('buildDesired', () => {
   it('sets namespace, the controller reference, the managed label and a hash annotation', () => {
@@ -15,7 +36,13 @@ describe('buildDesired', () => {
     expect(manifest).toEqual({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) }, annotations: { [APPLIED_HASH_ANNOTATION]: hash } },
+      metadata: {
+        name: 'cm',
+        namespace: NAMESPACE,
+        ownerReferences: [bundleRef],
+        labels: { [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) },
+        annotations: { [APPLIED_HASH_ANNOTATION]: hash },
+      },
       data: { a: '1' },
     });
     expect(hash).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -25,29 +52,52 @@ describe('buildDesired', () => {
     const svc = live(configMap('svc'));
     const userRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'u', uid: 'user-uid' };
     const { manifest } = buildDesired({ bundle: B, object: configMap('cm', withOwner(userRef)), dependencies: [svc, svc] });
-    expect(manifest.metadata.ownerReferences).toEqual([bundleRef, { apiVersion: 'v1', kind: 'ConfigMap', name: 'svc', uid: 'svc-uid', blockOwnerDeletion: true }, userRef]);
+    expect(manifest.metadata.ownerReferences).toEqual([
+      bundleRef,
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'svc', uid: 'svc-uid', blockOwnerDeletion: true },
+      userRef,
+    ]);
   });
 
   it('drops server-owned metadata, status and a stale hash annotation; does not touch its input', () => {
-    const input = configMap('cm', withStatus({ x: 1 }), withAnnotation(APPLIED_HASH_ANNOTATION, 'old'), withAnnotation('keep', 'me'), (o) => {
-      o.metadata['resourceVersion'] = '7';
-      o.metadata['uid'] = 'u';
-      o.metadata['managedFields'] = [];
-    });
+    const input = configMap(
+      'cm',
+      withStatus({ x: 1 }),
+      withAnnotation(APPLIED_HASH_ANNOTATION, 'old'),
+      withAnnotation('keep', 'me'),
+      (o) => {
+        o.metadata['resourceVersion'] = '7';
+        o.metadata['uid'] = 'u';
+        o.metadata['managedFields'] = [];
+      },
+    );
     const before = structuredClone(input);
     const { manifest, hash } = buildDesired({ bundle: B, object: input, dependencies: [] });
-    expect(manifest.metadata).toEqual({ name: 'cm', namespace: NAMESPACE, ownerReferences: [bundleRef], labels: { [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) }, annotations: { keep: 'me', [APPLIED_HASH_ANNOTATION]: hash } });
+    expect(manifest.metadata).toEqual({
+      name: 'cm',
+      namespace: NAMESPACE,
+      ownerReferences: [bundleRef],
+      labels: { [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) },
+      annotations: { keep: 'me', [APPLIED_HASH_ANNOTATION]: hash },
+    });
     expect(manifest['status']).toBeUndefined();
     expect(input).toEqual(before);
   });
 
   it('keeps the manifest own labels and always sets the managed label (a manifest cannot opt out of the caches)', () => {
-    const { manifest } = buildDesired({ bundle: B, object: configMap('cm', (o) => (o.metadata.labels = { app: 'web', [Labels.managed]: 'false' })), dependencies: [] });
+    const { manifest } = buildDesired({
+      bundle: B,
+      object: configMap('cm', (o) => (o.metadata.labels = { app: 'web', [Labels.managed]: 'false' })),
+      dependencies: [],
+    });
     expect(manifest.metadata.labels).toEqual({ app: 'web', [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) });
   });
 
   it('writes a keeping deletionPolicy taken from the defaults onto the object (the deletion guard reads only the object); its own policy wins', () => {
-    const policyOf = (object: KubeObjectManifest, keepingPolicyFromDefaults?: 'Orphan' | 'Approve') => buildDesired({ bundle: B, object, dependencies: [], keepingPolicyFromDefaults }).manifest.metadata.annotations?.[Annotations.deletionPolicy];
+    const policyOf = (object: KubeObjectManifest, keepingPolicyFromDefaults?: 'Orphan' | 'Approve') =>
+      buildDesired({ bundle: B, object, dependencies: [], keepingPolicyFromDefaults }).manifest.metadata.annotations?.[
+        Annotations.deletionPolicy
+      ];
     expect(policyOf(configMap('cm'), 'Orphan')).toBe('Orphan');
     expect(policyOf(configMap('cm'), 'Approve')).toBe('Approve');
     expect(policyOf(configMap('cm'))).toBeUndefined();
@@ -55,8 +105,18 @@ describe('buildDesired', () => {
   });
 
   it.each<[string, KubeObjectManifest, KubeObjectManifest, boolean]>([
-    ['key order does not change the hash', configMap('cm', withData({ a: '1', b: '2' })), configMap('cm', withData({ b: '2', a: '1' })), true],
-    ['a stale hash annotation does not change the hash', configMap('cm'), configMap('cm', withAnnotation(APPLIED_HASH_ANNOTATION, 'x')), true],
+    [
+      'key order does not change the hash',
+      configMap('cm', withData({ a: '1', b: '2' })),
+      configMap('cm', withData({ b: '2', a: '1' })),
+      true,
+    ],
+    [
+      'a stale hash annotation does not change the hash',
+      configMap('cm'),
+      configMap('cm', withAnnotation(APPLIED_HASH_ANNOTATION, 'x')),
+      true,
+    ],
     ['content changes the hash', configMap('cm', withData({ a: '1' })), configMap('cm', withData({ a: '2' })), false],
     ['type changes the hash', configMap('cm', withData({ a: 1 })), configMap('cm', withData({ a: '1' })), false],
   ])('hash: %s', (_name, x, y, same) => {
@@ -66,11 +126,21 @@ describe('buildDesired', () => {
   });
 });
 
-describe('buildDesired records the operator\'s dependency references (issue 9)', () => {
+describe("buildDesired records the operator's dependency references (issue 9)", () => {
   it.each<[string, Obj[], Obj, string | undefined]>([
-    ['one per dependency, sorted, deduplicated', [live(configMap('b')), live(configMap('a')), live(configMap('b'))], configMap('cm'), 'a-uid,b-uid'],
+    [
+      'one per dependency, sorted, deduplicated',
+      [live(configMap('b')), live(configMap('a')), live(configMap('b'))],
+      configMap('cm'),
+      'a-uid,b-uid',
+    ],
     ['none without dependencies', [], configMap('cm'), undefined],
-    ['not a uid the spec itself names (it is the user\'s)', [live(configMap('a')), live(configMap('b'))], configMap('cm', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', uid: 'a-uid' })), 'b-uid'],
+    [
+      "not a uid the spec itself names (it is the user's)",
+      [live(configMap('a')), live(configMap('b'))],
+      configMap('cm', withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'a', uid: 'a-uid' })),
+      'b-uid',
+    ],
     ['a stale value in the spec is replaced', [], configMap('cm', withAnnotation(Annotations.dependencyReferences, 'forged')), undefined],
   ])('%s', (_name, dependencies, object, expected) => {
     const { manifest } = buildDesired({ bundle: B, object, dependencies });
@@ -92,12 +162,20 @@ describe('canonicalJson / contentHash', () => {
 });
 
 describe('needsApply', () => {
-  const desired = buildDesired({ bundle: B, object: deployment('d', withSpec({ replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'i:1' }] } } })), dependencies: [live(configMap('dep'))] }).manifest;
+  const desired = buildDesired({
+    bundle: B,
+    object: deployment('d', withSpec({ replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'i:1' }] } } })),
+    dependencies: [live(configMap('dep'))],
+  }).manifest;
   /** The live object as the server returns it after the apply: everything desired plus server fields. */
   const applied = (...mods: Mod<Obj>[]): LiveObject =>
     live(
       structuredClone(desired),
-      withField('spec', { replicas: 2, revisionHistoryLimit: 10, template: { spec: { containers: [{ name: 'c', image: 'i:1', imagePullPolicy: 'IfNotPresent' }], dnsPolicy: 'ClusterFirst' } } }),
+      withField('spec', {
+        replicas: 2,
+        revisionHistoryLimit: 10,
+        template: { spec: { containers: [{ name: 'c', image: 'i:1', imagePullPolicy: 'IfNotPresent' }], dnsPolicy: 'ClusterFirst' } },
+      }),
       withStatus({ replicas: 2 }),
       (o) => {
         o.metadata.generation = 1;
@@ -105,11 +183,13 @@ describe('needsApply', () => {
       },
       ...mods,
     );
-  const setOwners = (reverse: boolean, extra = false): Mod<Obj> => (o) => {
-    const refs = [...(desired.metadata.ownerReferences ?? [])];
-    if (reverse) refs.reverse();
-    o.metadata.ownerReferences = extra ? [...refs, { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'p-uid' }] : refs;
-  };
+  const setOwners =
+    (reverse: boolean, extra = false): Mod<Obj> =>
+    (o) => {
+      const refs = [...(desired.metadata.ownerReferences ?? [])];
+      if (reverse) refs.reverse();
+      o.metadata.ownerReferences = extra ? [...refs, { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'p-uid' }] : refs;
+    };
 
   it.each<[string, LiveObject | undefined, boolean]>([
     ['no live object', undefined, true],
@@ -119,12 +199,30 @@ describe('needsApply', () => {
     ['an extra annotation from someone else (no-op)', applied(withAnnotation('other', 'x')), false],
     ['hash annotation missing', applied((o) => delete o.metadata.annotations?.[APPLIED_HASH_ANNOTATION]), true],
     ['hash annotation different', applied(withAnnotation(APPLIED_HASH_ANNOTATION, 'sha256:other')), true],
-    ['a field edited by someone else', applied(withField('spec', { replicas: 5, template: { spec: { containers: [{ name: 'c', image: 'i:1' }] } } })), true],
+    [
+      'a field edited by someone else',
+      applied(withField('spec', { replicas: 5, template: { spec: { containers: [{ name: 'c', image: 'i:1' }] } } })),
+      true,
+    ],
     ['an array element removed', applied(withField('spec', { replicas: 2, template: { spec: { containers: [] } } })), true],
-    ['an array element added', applied(withField('spec', { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'i:1' }, { name: 'x' }] } } })), true],
-    ['a scalar of another type', applied(withField('spec', { replicas: '2', template: { spec: { containers: [{ name: 'c', image: 'i:1' }] } } })), true],
+    [
+      'an array element added',
+      applied(withField('spec', { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'i:1' }, { name: 'x' }] } } })),
+      true,
+    ],
+    [
+      'a scalar of another type',
+      applied(withField('spec', { replicas: '2', template: { spec: { containers: [{ name: 'c', image: 'i:1' }] } } })),
+      true,
+    ],
     ['our ownerReference missing', applied((o) => (o.metadata.ownerReferences = [])), true],
-    ['our ownerReference changed', applied((o) => (o.metadata.ownerReferences = (desired.metadata.ownerReferences ?? []).map((r) => ({ ...r, blockOwnerDeletion: false })))), true],
+    [
+      'our ownerReference changed',
+      applied(
+        (o) => (o.metadata.ownerReferences = (desired.metadata.ownerReferences ?? []).map((r) => ({ ...r, blockOwnerDeletion: false }))),
+      ),
+      true,
+    ],
   ])('%s -> %s', (_name, liveObject, expected) => {
     expect(needsApply(desired, liveObject)).toBe(expected);
   });
@@ -148,7 +246,7 @@ describe('isSubset', () => {
 });
 
 describe('write-only fields', () => {
-  it('folds a Secret\'s stringData into data so the manifest can match the live object', () => {
+  it("folds a Secret's stringData into data so the manifest can match the live object", () => {
     const { manifest } = buildDesired({
       bundle: { name: 'b', namespace: 'ns', uid: 'u' },
       object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { a: 'eA==', b: 'eQ==' }, stringData: { b: 'z', c: 'w' } },
@@ -175,7 +273,13 @@ describe('declared-rules proof', () => {
   it('is written when given, and a manifest cannot bring its own', () => {
     const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', annotations: { [Annotations.declaredRules]: 'forged' } } };
     const bundleId = { name: 'b', namespace: 'ns1', uid: 'u' };
-    expect(buildDesired({ bundle: bundleId, object, dependencies: [], declaredRulesProof: 'd1:proof' }).manifest.metadata.annotations?.[Annotations.declaredRules]).toBe('d1:proof');
-    expect(buildDesired({ bundle: bundleId, object, dependencies: [] }).manifest.metadata.annotations?.[Annotations.declaredRules]).toBeUndefined();
+    expect(
+      buildDesired({ bundle: bundleId, object, dependencies: [], declaredRulesProof: 'd1:proof' }).manifest.metadata.annotations?.[
+        Annotations.declaredRules
+      ],
+    ).toBe('d1:proof');
+    expect(
+      buildDesired({ bundle: bundleId, object, dependencies: [] }).manifest.metadata.annotations?.[Annotations.declaredRules],
+    ).toBeUndefined();
   });
 });

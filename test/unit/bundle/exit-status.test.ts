@@ -1,7 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import type { BundleStatus } from '../../../src/api/bundle.js';
 import { BundleConditionTypes, EventReasons, Reasons } from '../../../src/api/names.js';
-import { errorEventReason, errorStatus, finalizingStatus, interruptedStatus, staleReadMessage, transitionEvents } from '../../../src/core/bundle/exit-status.js';
+import {
+  errorEventReason,
+  errorStatus,
+  finalizingStatus,
+  interruptedStatus,
+  staleReadMessage,
+  transitionEvents,
+} from '../../../src/core/bundle/exit-status.js';
 import type { FinalizeStep } from '../../../src/core/bundle/finalize.js';
 
 const T0 = '2026-01-01T00:00:00Z';
@@ -23,7 +30,14 @@ describe('errorStatus', () => {
     const s = errorStatus({ metadata: { generation: 3 }, status: ready }, Reasons.RetriableError, 'boom', T1);
     expect(s.observedGeneration).toBe(3);
     expect(s.managedKinds).toEqual(['v1/ConfigMap']);
-    expect(cond(s, BundleConditionTypes.Error)).toEqual({ type: 'Error', status: 'True', reason: Reasons.RetriableError, message: 'boom', observedGeneration: 3, lastTransitionTime: T1 });
+    expect(cond(s, BundleConditionTypes.Error)).toEqual({
+      type: 'Error',
+      status: 'True',
+      reason: Reasons.RetriableError,
+      message: 'boom',
+      observedGeneration: 3,
+      lastTransitionTime: T1,
+    });
     expect(cond(s, BundleConditionTypes.Ready)).toMatchObject({ status: 'False', reason: Reasons.RetriableError, lastTransitionTime: T1 });
   });
 });
@@ -32,8 +46,20 @@ describe('interruptedStatus', () => {
   it('says why in InProgress and keeps Ready, Error and observedGeneration as they were', () => {
     const s = interruptedStatus({ metadata: { generation: 3 }, status: ready }, 'waiting', T1);
     expect(s.observedGeneration).toBe(2);
-    expect(cond(s, BundleConditionTypes.InProgress)).toEqual({ type: 'InProgress', status: 'True', reason: Reasons.Working, message: 'waiting', observedGeneration: 3, lastTransitionTime: T1 });
-    expect(cond(s, BundleConditionTypes.Reconciling)).toMatchObject({ status: 'True', reason: Reasons.Working, message: 'waiting', observedGeneration: 3 });
+    expect(cond(s, BundleConditionTypes.InProgress)).toEqual({
+      type: 'InProgress',
+      status: 'True',
+      reason: Reasons.Working,
+      message: 'waiting',
+      observedGeneration: 3,
+      lastTransitionTime: T1,
+    });
+    expect(cond(s, BundleConditionTypes.Reconciling)).toMatchObject({
+      status: 'True',
+      reason: Reasons.Working,
+      message: 'waiting',
+      observedGeneration: 3,
+    });
     expect(cond(s, BundleConditionTypes.Ready)).toEqual(cond(ready, BundleConditionTypes.Ready));
     expect(cond(s, BundleConditionTypes.Error)).toEqual(cond(ready, BundleConditionTypes.Error));
   });
@@ -59,19 +85,39 @@ describe('finalizingStatus', () => {
     expect(cond(s, BundleConditionTypes.Ready)).toMatchObject({
       status: 'False',
       reason: Reasons.BeingDeleted,
-      message: 'being deleted (background propagation): deleting ConfigMap a; releasing with a countdown ConfigMap b; terminating: ConfigMap c; the finalizer goes once a pass on fresh lists finds nothing left to write',
+      message:
+        'being deleted (background propagation): deleting ConfigMap a; releasing with a countdown ConfigMap b; terminating: ConfigMap c; the finalizer goes once a pass on fresh lists finds nothing left to write',
     });
     expect(cond(s, BundleConditionTypes.Error)?.status).toBe('False');
   });
   it('a failed step sets Error with the failure; a changed object is named', () => {
-    const s = finalizingStatus({ metadata: {} }, { propagation: 'Orphan', steps: [], changed: [target('x')], failures: [{ target: target('a'), action: 'delete', message: 'forbidden' }] }, T1);
-    expect(cond(s, BundleConditionTypes.Error)).toMatchObject({ status: 'True', reason: Reasons.RetriableError, message: 'being deleted: delete ConfigMap a failed: forbidden' });
+    const s = finalizingStatus(
+      { metadata: {} },
+      {
+        propagation: 'Orphan',
+        steps: [],
+        changed: [target('x')],
+        failures: [{ target: target('a'), action: 'delete', message: 'forbidden' }],
+      },
+      T1,
+    );
+    expect(cond(s, BundleConditionTypes.Error)).toMatchObject({
+      status: 'True',
+      reason: Reasons.RetriableError,
+      message: 'being deleted: delete ConfigMap a failed: forbidden',
+    });
     expect(cond(s, BundleConditionTypes.InProgress)?.message).toContain('changed since read (deciding again): ConfigMap x');
   });
   it('lists at most five objects by name', () => {
-    const many: FinalizeStep[] = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((n) => ({ action: 'delete', target: target(n), event: { reason: '', message: '' } }));
+    const many: FinalizeStep[] = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((n) => ({
+      action: 'delete',
+      target: target(n),
+      event: { reason: '', message: '' },
+    }));
     const s = finalizingStatus({ metadata: {} }, { propagation: 'Background', steps: many, changed: [], failures: [] }, T1);
-    expect(cond(s, BundleConditionTypes.InProgress)?.message).toContain('deleting ConfigMap a, ConfigMap b, ConfigMap c, ConfigMap d, ConfigMap e and 2 more;');
+    expect(cond(s, BundleConditionTypes.InProgress)?.message).toContain(
+      'deleting ConfigMap a, ConfigMap b, ConfigMap c, ConfigMap d, ConfigMap e and 2 more;',
+    );
   });
 });
 
@@ -89,8 +135,16 @@ describe('errorEventReason', () => {
   const none = { issues: [], resources: [], prune: [] };
   it.each([
     ['an invalid spec', { ...none, issues: [{ message: 'x', retriable: false }] }, EventReasons.InvalidSpec],
-    ['a conflict', { ...none, resources: [{ name: 'a', action: 'conflict', message: 'm', event: { reason: '', message: '' } }] }, EventReasons.Conflict],
-    ['an unreadable delay', { ...none, prune: [{ action: 'invalid', target: target('a'), message: 'm', event: { reason: '', message: '' } }] }, EventReasons.InvalidDeletionDelay],
+    [
+      'a conflict',
+      { ...none, resources: [{ name: 'a', action: 'conflict', message: 'm', event: { reason: '', message: '' } }] },
+      EventReasons.Conflict,
+    ],
+    [
+      'an unreadable delay',
+      { ...none, prune: [{ action: 'invalid', target: target('a'), message: 'm', event: { reason: '', message: '' } }] },
+      EventReasons.InvalidDeletionDelay,
+    ],
     ['anything else', none, EventReasons.ReconcileError],
   ] as const)('%s', (_name, plan, expected) => {
     expect(errorEventReason(plan as unknown as Parameters<typeof errorEventReason>[0])).toBe(expected);
@@ -102,7 +156,9 @@ describe('transitionEvents', () => {
     resourcesReady: '2/2',
     conditions: [
       { type: BundleConditionTypes.Ready, status: readyStatus },
-      error === undefined ? { type: BundleConditionTypes.Error, status: 'False' } : { type: BundleConditionTypes.Error, status: 'True', message: error },
+      error === undefined
+        ? { type: BundleConditionTypes.Error, status: 'False' }
+        : { type: BundleConditionTypes.Error, status: 'True', message: error },
     ],
   });
   it.each<[string, BundleStatus | undefined, BundleStatus, string[]]>([

@@ -19,7 +19,15 @@ import type { EventRecorder, EventTarget } from '../../../src/controllers/events
 
 const rt = (apiVersion: string, kind: string, plural: string): ResourceType => {
   const slash = apiVersion.indexOf('/');
-  return { group: slash < 0 ? '' : apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), apiVersion, kind, plural, namespaced: true, verbs: ['get', 'list', 'watch', 'patch', 'delete'] };
+  return {
+    group: slash < 0 ? '' : apiVersion.slice(0, slash),
+    version: apiVersion.slice(slash + 1),
+    apiVersion,
+    kind,
+    plural,
+    namespaced: true,
+    verbs: ['get', 'list', 'watch', 'patch', 'delete'],
+  };
 };
 export const CONFIGMAPS = rt('v1', 'ConfigMap', 'configmaps');
 export const SECRETS = rt('v1', 'Secret', 'secrets');
@@ -90,10 +98,23 @@ export class FakeBundleApi implements BundleApi {
   async list(r: ResourceType, namespace: string | undefined, opts: { labelSelector?: string } = {}): Promise<{ items: KubeObject[] }> {
     await Promise.resolve();
     this.record('list', r, namespace, '*', opts.labelSelector !== undefined ? { labelSelector: opts.labelSelector } : undefined);
-    const terms = (opts.labelSelector ?? '').split(',').filter(Boolean).map((t) => t.split('=') as [string, string]);
+    const terms = (opts.labelSelector ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((t) => t.split('=') as [string, string]);
     const matches = (o: KubeObject) => terms.every(([k, v]) => o.metadata.labels?.[k] === v);
     if (this.onGet) for (const o of this.objects.values()) if (o.apiVersion === r.apiVersion && o.kind === r.kind) this.onGet(o);
-    return { items: [...this.objects.values()].filter((o) => o.apiVersion === r.apiVersion && o.kind === r.kind && (namespace === undefined || o.metadata.namespace === namespace) && matches(o)).map((o) => structuredClone(o)) };
+    return {
+      items: [...this.objects.values()]
+        .filter(
+          (o) =>
+            o.apiVersion === r.apiVersion &&
+            o.kind === r.kind &&
+            (namespace === undefined || o.metadata.namespace === namespace) &&
+            matches(o),
+        )
+        .map((o) => structuredClone(o)),
+    };
   }
 
   async apply(r: ResourceType, manifest: Record<string, unknown>, _opts: ApplyOptions): Promise<KubeObject> {
@@ -102,7 +123,16 @@ export class FakeBundleApi implements BundleApi {
     this.record('apply', r, m.metadata.namespace, m.metadata.name, manifest);
     const k = key(r.apiVersion, r.kind, m.metadata.namespace, m.metadata.name);
     const current = this.objects.get(k);
-    const next = structuredClone({ ...current, ...m, metadata: { ...current?.metadata, ...m.metadata, uid: current?.metadata.uid ?? `${m.metadata.name}-uid`, resourceVersion: String(++this.rv) } });
+    const next = structuredClone({
+      ...current,
+      ...m,
+      metadata: {
+        ...current?.metadata,
+        ...m.metadata,
+        uid: current?.metadata.uid ?? `${m.metadata.name}-uid`,
+        resourceVersion: String(++this.rv),
+      },
+    });
     this.objects.set(k, next);
     return structuredClone(next);
   }
@@ -118,7 +148,8 @@ export class FakeBundleApi implements BundleApi {
       for (const op of patch as JsonOp[]) applyOp(next, op);
     } else {
       const meta = (patch as { metadata: { finalizers?: string[]; resourceVersion?: string } }).metadata;
-      if (meta.resourceVersion !== undefined && meta.resourceVersion !== current.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'the object has been modified', 'PATCH', name);
+      if (meta.resourceVersion !== undefined && meta.resourceVersion !== current.metadata.resourceVersion)
+        throw new KubeApiError(409, 'Conflict', 'the object has been modified', 'PATCH', name);
       if (meta.finalizers !== undefined) next.metadata.finalizers = meta.finalizers;
     }
     next.metadata.resourceVersion = String(++this.rv);
@@ -129,11 +160,17 @@ export class FakeBundleApi implements BundleApi {
 
   async delete(r: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<'deleted' | 'not-found'> {
     await Promise.resolve();
-    this.record('delete', r, namespace, name, { uid: opts.uid, ...(opts.resourceVersion !== undefined ? { resourceVersion: opts.resourceVersion } : {}) });
+    this.record('delete', r, namespace, name, {
+      uid: opts.uid,
+      ...(opts.resourceVersion !== undefined ? { resourceVersion: opts.resourceVersion } : {}),
+    });
     const k = key(r.apiVersion, r.kind, namespace, name);
     const current = this.objects.get(k);
     if (!current) return 'not-found';
-    if (current.metadata.uid !== opts.uid || (opts.resourceVersion !== undefined && current.metadata.resourceVersion !== opts.resourceVersion)) {
+    if (
+      current.metadata.uid !== opts.uid ||
+      (opts.resourceVersion !== undefined && current.metadata.resourceVersion !== opts.resourceVersion)
+    ) {
       throw new KubeApiError(409, 'Conflict', 'Precondition failed', 'DELETE', name);
     }
     this.objects.delete(k);
@@ -146,7 +183,8 @@ export class FakeBundleApi implements BundleApi {
     const k = key(r.apiVersion, r.kind, obj.metadata.namespace, obj.metadata.name);
     const current = this.objects.get(k);
     if (!current) throw new KubeApiError(404, 'NotFound', 'not found', 'PUT', obj.metadata.name);
-    if (current.metadata.resourceVersion !== obj.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'the object has been modified', 'PUT', obj.metadata.name);
+    if (current.metadata.resourceVersion !== obj.metadata.resourceVersion)
+      throw new KubeApiError(409, 'Conflict', 'the object has been modified', 'PUT', obj.metadata.name);
     const next = { ...structuredClone(current), status: structuredClone(obj['status']) };
     next.metadata.resourceVersion = String(++this.rv);
     this.objects.set(k, next);
@@ -170,7 +208,10 @@ function key(apiVersion: string, kind: string, namespace: string | undefined, na
 
 /** One JSON patch op on a metadata path; a failed `test` (or a remove of nothing) is the apiserver's 422. */
 function applyOp(target: KubeObject, op: JsonOp): void {
-  const segments = op.path.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const segments = op.path
+    .split('/')
+    .slice(1)
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
   const last = segments.pop() ?? '';
   let parent: Record<string, unknown> = target;
   for (const s of segments) {
@@ -192,7 +233,14 @@ function applyOp(target: KubeObject, op: JsonOp): void {
 }
 
 function invalid(op: JsonOp): KubeApiError {
-  return new KubeApiError(422, 'Invalid', `the server rejected our request due to an error in our request (${op.op} ${op.path})`, 'PATCH', op.path, [{ reason: 'UnexpectedServerResponse', message: `testing value ${op.path} failed` }]);
+  return new KubeApiError(
+    422,
+    'Invalid',
+    `the server rejected our request due to an error in our request (${op.op} ${op.path})`,
+    'PATCH',
+    op.path,
+    [{ reason: 'UnexpectedServerResponse', message: `testing value ${op.path} failed` }],
+  );
 }
 
 /** Records events instead of writing them. */

@@ -6,24 +6,55 @@ import { finalizeNext } from '../../../src/core/bundle/next-pass.js';
 import { objectKey, type JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import type { BundleClaim } from '../../../src/core/bundle/ownership.js';
 import { checkReleaseProof, releaseSigner } from '../../../src/core/softdelete/provenance.js';
-import { BUNDLE_UID, NOW, configMap, controlledBy, controlledByBundle, live, terminating, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
+import {
+  BUNDLE_UID,
+  NOW,
+  configMap,
+  controlledBy,
+  controlledByBundle,
+  live,
+  terminating,
+  withAnnotation,
+  withOwner,
+  type Mod,
+  type Obj,
+} from './builders.js';
 
 const OTHER: BundleClaim = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2025-01-01T00:00:00Z' };
 const delayed = withAnnotation(Annotations.deletionDelay, '1h');
 const stamped = withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00Z');
 const depRef = (uid: string): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: uid, uid, blockOwnerDeletion: true });
 const userRef: OwnerReference = { apiVersion: 'example.com/v1', kind: 'Owner', name: 'mine', uid: 'user-uid' };
-const bundleRef = (uid = BUNDLE_UID, controller = true): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name: 'b', uid, controller, blockOwnerDeletion: true });
+const bundleRef = (uid = BUNDLE_UID, controller = true): OwnerReference => ({
+  apiVersion: API_VERSION,
+  kind: BUNDLE_KIND,
+  name: 'b',
+  uid,
+  controller,
+  blockOwnerDeletion: true,
+});
 /** A dependency reference to `uid`, recorded in the annotation as the operator writes it. */
-const dependsOn = (uid: string): Mod<Obj> => (o) => {
-  withOwner(depRef(uid))(o);
-  withAnnotation(Annotations.dependencyReferences, uid)(o);
-};
+const dependsOn =
+  (uid: string): Mod<Obj> =>
+  (o) => {
+    withOwner(depRef(uid))(o);
+    withAnnotation(Annotations.dependencyReferences, uid)(o);
+  };
 const keyOf = (o: Obj): string => objectKey(o);
 
 const KEY = new Uint8Array(32).fill(7);
 function input(propagation: DeletionPropagation, objects: Obj[], extra: Partial<FinalizeInput> = {}): FinalizeInput {
-  return { propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW + 500, signRelease: releaseSigner(KEY), ...extra };
+  return {
+    propagation,
+    bundle: { name: 'b', uid: BUNDLE_UID },
+    objects,
+    coordinates: new Set(),
+    claims: new Map(),
+    now: NOW,
+    stampAt: NOW + 500,
+    signRelease: releaseSigner(KEY),
+    ...extra,
+  };
 }
 const listedBy = (o: Obj, claim = OTHER): Map<string, BundleClaim[]> => new Map([[keyOf(o), [claim]]]);
 /** Applies a JSON patch's replace/add/remove ops to a copy (tests checked separately). */
@@ -46,7 +77,8 @@ function patched(o: Obj, patch: readonly JsonPatchOperation[]): Obj {
   }
   return copy;
 }
-const summary = (steps: FinalizeStep[]): string[] => steps.map((s) => `${s.action}:${s.target.name}${s.action === 'leave' ? `(${s.reason})` : ''}`);
+const summary = (steps: FinalizeStep[]): string[] =>
+  steps.map((s) => `${s.action}:${s.target.name}${s.action === 'leave' ? `(${s.reason})` : ''}`);
 
 describe('propagationOf', () => {
   it.each<[string[] | undefined, DeletionPropagation]>([
@@ -96,7 +128,11 @@ describe('planFinalize: what each object gets, per propagation', () => {
 
   it('an object controlled by someone else is never a step, whatever the propagation', () => {
     for (const p of ['Background', 'Foreground', 'Orphan'] as const) {
-      const plan = planFinalize(input(p, [notOurs, live(configMap('theirs-annotated'), controlledBy('ReplicaSet', 'rs'), dependsOn('x'))], { coordinates: new Set([keyOf(notOurs)]) }));
+      const plan = planFinalize(
+        input(p, [notOurs, live(configMap('theirs-annotated'), controlledBy('ReplicaSet', 'rs'), dependsOn('x'))], {
+          coordinates: new Set([keyOf(notOurs)]),
+        }),
+      );
       expect(plan.steps).toEqual([]);
       expect(plan.done).toBe(true);
     }
@@ -117,7 +153,7 @@ describe('planFinalize: what each object gets, per propagation', () => {
 describe('the patches: what is left on the object', () => {
   const web = live(configMap('web'), controlledByBundle(), dependsOn('cfg-uid'), withOwner(userRef), delayed);
 
-  it('release with countdown: only the user\'s references, no bookkeeping, the former-bundle label and a stamp at the upper bound', () => {
+  it("release with countdown: only the user's references, no bookkeeping, the former-bundle label and a stamp at the upper bound", () => {
     const [step] = planFinalize(input('Background', [web])).steps;
     expect(step?.action).toBe('release');
     if (step?.action !== 'release') return;
@@ -141,24 +177,29 @@ describe('the patches: what is left on the object', () => {
     expect(checkReleaseProof(KEY, after.metadata)).toEqual({ proven: true });
   });
 
-  it.each<DeletionPropagation>(['Background', 'Foreground', 'Orphan'])('%s: let-go to another live Bundle keeps the user\'s references only, starts no countdown', (propagation) => {
-    const [step] = planFinalize(input(propagation, [web], { claims: listedBy(web) })).steps;
-    expect(step?.action).toBe('let-go');
-    if (step?.action !== 'let-go') return;
-    expect(step.by).toEqual(OTHER);
-    const after = patched(web, step.patch);
-    expect(after.metadata.ownerReferences).toEqual([userRef]);
-    expect(after.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
-    expect(after.metadata.labels?.[Labels.formerBundle]).toBeUndefined();
-    expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
-  });
+  it.each<DeletionPropagation>(['Background', 'Foreground', 'Orphan'])(
+    "%s: let-go to another live Bundle keeps the user's references only, starts no countdown",
+    (propagation) => {
+      const [step] = planFinalize(input(propagation, [web], { claims: listedBy(web) })).steps;
+      expect(step?.action).toBe('let-go');
+      if (step?.action !== 'let-go') return;
+      expect(step.by).toEqual(OTHER);
+      const after = patched(web, step.patch);
+      expect(after.metadata.ownerReferences).toEqual([userRef]);
+      expect(after.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
+      expect(after.metadata.labels?.[Labels.formerBundle]).toBeUndefined();
+      expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
+    },
+  );
 
   it('the Bundle being deleted does not count as a claim on its own objects', () => {
     const self: BundleClaim = { name: 'b', uid: BUNDLE_UID };
-    expect(summary(planFinalize(input('Foreground', [web], { claims: listedBy(web, self) })).steps)).toEqual(['leave:web(collector-deletes)']);
+    expect(summary(planFinalize(input('Foreground', [web], { claims: listedBy(web, self) })).steps)).toEqual([
+      'leave:web(collector-deletes)',
+    ]);
   });
 
-  it('orphan: the user\'s references stay, the dependency references, the annotation and a countdown stamp go', () => {
+  it("orphan: the user's references stay, the dependency references, the annotation and a countdown stamp go", () => {
     const countingWeb = live(web, stamped);
     const [step] = planFinalize(input('Orphan', [countingWeb])).steps;
     expect(step?.action).toBe('orphan');
@@ -175,14 +216,39 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
   const coordinates = new Set([keyOf(orphanedByCollector)]);
 
   it.each<[string, Obj, Set<string>, string[]]>([
-    ['at one of the Bundle\'s coordinates, with the operator\'s annotation: cleaned', orphanedByCollector, coordinates, ['orphan:web']],
-    ['not at the Bundle\'s coordinates: not the Bundle\'s to touch', orphanedByCollector, new Set(), []],
-    ['without the annotation: nothing says what the operator wrote', live(configMap('web'), withOwner(depRef('cfg-uid')), withOwner(userRef)), coordinates, []],
-    ['still naming the Bundle without being controlled: cleaned', live(configMap('web'), withOwner(bundleRef(BUNDLE_UID, false)), withOwner(userRef)), new Set(), ['orphan:web']],
-    ['only the user\'s references left: done', live(configMap('web'), withOwner(userRef)), coordinates, []],
-    ['counting down, orphaned before the finalizer saw it: the stamp goes', live(configMap('web'), delayed, stamped, withOwner(userRef)), coordinates, ['orphan:web']],
-    ['released by a Bundle (former-bundle label): the sweeper\'s, untouched', live(configMap('web'), delayed, stamped, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b0' })), coordinates, []],
-    ['controlled by another Bundle, annotation and all: untouched', live(configMap('web'), withOwner(bundleRef('b2-uid')), dependsOn('cfg-uid')), coordinates, []],
+    ["at one of the Bundle's coordinates, with the operator's annotation: cleaned", orphanedByCollector, coordinates, ['orphan:web']],
+    ["not at the Bundle's coordinates: not the Bundle's to touch", orphanedByCollector, new Set(), []],
+    [
+      'without the annotation: nothing says what the operator wrote',
+      live(configMap('web'), withOwner(depRef('cfg-uid')), withOwner(userRef)),
+      coordinates,
+      [],
+    ],
+    [
+      'still naming the Bundle without being controlled: cleaned',
+      live(configMap('web'), withOwner(bundleRef(BUNDLE_UID, false)), withOwner(userRef)),
+      new Set(),
+      ['orphan:web'],
+    ],
+    ["only the user's references left: done", live(configMap('web'), withOwner(userRef)), coordinates, []],
+    [
+      'counting down, orphaned before the finalizer saw it: the stamp goes',
+      live(configMap('web'), delayed, stamped, withOwner(userRef)),
+      coordinates,
+      ['orphan:web'],
+    ],
+    [
+      "released by a Bundle (former-bundle label): the sweeper's, untouched",
+      live(configMap('web'), delayed, stamped, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b0' })),
+      coordinates,
+      [],
+    ],
+    [
+      'controlled by another Bundle, annotation and all: untouched',
+      live(configMap('web'), withOwner(bundleRef('b2-uid')), dependsOn('cfg-uid')),
+      coordinates,
+      [],
+    ],
   ])('%s', (_name, o, coords, expected) => {
     const plan = planFinalize(input('Orphan', [o], { coordinates: coords }));
     expect(summary(plan.steps)).toEqual(expected);
@@ -192,7 +258,11 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
   });
 
   it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
-    const bare = live(configMap('bare'), withAnnotation(Annotations.dependencyReferences, 'cfg-uid'), (o) => (o.metadata.resourceVersion = '7'));
+    const bare = live(
+      configMap('bare'),
+      withAnnotation(Annotations.dependencyReferences, 'cfg-uid'),
+      (o) => (o.metadata.resourceVersion = '7'),
+    );
     const [step] = planFinalize(input('Orphan', [bare], { coordinates: new Set([keyOf(bare)]) })).steps;
     expect(step?.action).toBe('orphan');
     if (step?.action !== 'orphan') return;
@@ -202,7 +272,7 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     ]);
   });
 
-  it('objects applied before references were recorded: a blocking reference to a sibling is the operator\'s', () => {
+  it("objects applied before references were recorded: a blocking reference to a sibling is the operator's", () => {
     const cfg = live(configMap('cfg'), controlledByBundle());
     const legacy = live(configMap('web'), controlledByBundle(), withOwner(depRef('cfg-uid')), withOwner(userRef));
     const step = planFinalize(input('Orphan', [cfg, legacy])).steps.find((s) => s.target.name === 'web');
@@ -211,16 +281,28 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
   });
 });
 
-describe('effectivePropagation: the collector removed the orphan finalizer before the finalizer\'s first pass', () => {
+describe("effectivePropagation: the collector removed the orphan finalizer before the finalizer's first pass", () => {
   const applied = withAnnotation(Annotations.appliedHash, 'sha256:x');
   const at = (...objs: Obj[]): Set<string> => new Set(objs.map(keyOf));
   const orphaned = live(configMap('cfg'), applied);
   const controlled = live(configMap('plain'), controlledByBundle(), applied);
 
   it.each<[string, Obj[], Set<string>, Map<string, BundleClaim[]> | undefined, DeletionPropagation]>([
-    ['an applied object at its coordinates that nothing controls: orphan', [orphaned, controlled], at(orphaned, controlled), undefined, 'Orphan'],
+    [
+      'an applied object at its coordinates that nothing controls: orphan',
+      [orphaned, controlled],
+      at(orphaned, controlled),
+      undefined,
+      'Orphan',
+    ],
     ['everything still controlled: background', [controlled], at(controlled), undefined, 'Background'],
-    ['released (former-bundle label): background', [live(orphaned, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }))], at(orphaned), undefined, 'Background'],
+    [
+      'released (former-bundle label): background',
+      [live(orphaned, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }))],
+      at(orphaned),
+      undefined,
+      'Background',
+    ],
     ['let go to another live Bundle: background', [orphaned], at(orphaned), listedBy(orphaned), 'Background'],
     ['not at its coordinates: background', [orphaned], new Set(), undefined, 'Background'],
     ['never applied by the operator (no applied-hash): background', [live(configMap('cfg'))], at(orphaned), undefined, 'Background'],
@@ -247,18 +329,33 @@ describe('finalizeNext', () => {
 });
 
 describe('claims: a Bundle that lost a Conflict recorded a non-controller reference to itself', () => {
-  const claimRef = (uid: string, name: string): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name, uid, controller: false, blockOwnerDeletion: false });
-
-  it.each<DeletionPropagation>(['Background', 'Foreground', 'Orphan'])('%s: the claim on an object another Bundle controls is withdrawn, nothing else', (propagation) => {
-    const theirs = live(configMap('theirs'), controlledByBundle('b2-uid', 'b2'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
-    const plan = planFinalize(input(propagation, [theirs], { claims: listedBy(theirs) }));
-    expect(summary(plan.steps)).toEqual(['withdraw:theirs']);
-    expect(plan.done).toBe(false);
-    const [step] = plan.steps;
-    if (step?.action !== 'withdraw') throw new Error('expected a withdraw');
-    expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: theirs.metadata.ownerReferences });
-    expect(patched(theirs, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid', 'user-uid']);
+  const claimRef = (uid: string, name: string): OwnerReference => ({
+    apiVersion: API_VERSION,
+    kind: BUNDLE_KIND,
+    name,
+    uid,
+    controller: false,
+    blockOwnerDeletion: false,
   });
+
+  it.each<DeletionPropagation>(['Background', 'Foreground', 'Orphan'])(
+    '%s: the claim on an object another Bundle controls is withdrawn, nothing else',
+    (propagation) => {
+      const theirs = live(
+        configMap('theirs'),
+        controlledByBundle('b2-uid', 'b2'),
+        withOwner(claimRef(BUNDLE_UID, 'b')),
+        withOwner(userRef),
+      );
+      const plan = planFinalize(input(propagation, [theirs], { claims: listedBy(theirs) }));
+      expect(summary(plan.steps)).toEqual(['withdraw:theirs']);
+      expect(plan.done).toBe(false);
+      const [step] = plan.steps;
+      if (step?.action !== 'withdraw') throw new Error('expected a withdraw');
+      expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: theirs.metadata.ownerReferences });
+      expect(patched(theirs, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid', 'user-uid']);
+    },
+  );
 
   it('a released object keeps no Bundle reference that would not hold it (a stale claim of a Bundle that does not list it)', () => {
     const o = live(configMap('delay'), controlledByBundle(), delayed, withOwner(claimRef('b3-uid', 'b3')), withOwner(userRef));
@@ -270,15 +367,18 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   // Fuzz seed 3041: b2 let the object go to b1 (b1's claim left alone on it), b2 was re-created listing it, and b1 was
   // deleted before it took the object; the collector then deleted it with b1 although b2 lists it.
-  it.each<DeletionPropagation>(['Background', 'Foreground'])('%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)', (propagation) => {
-    const o = live(configMap('claimed'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
-    const plan = planFinalize(input(propagation, [o], { claims: listedBy(o) }));
-    expect(summary(plan.steps)).toEqual(['let-go:claimed']);
-    const [step] = plan.steps;
-    if (step?.action !== 'let-go') throw new Error('expected a let-go');
-    expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
-    expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
-  });
+  it.each<DeletionPropagation>(['Background', 'Foreground'])(
+    '%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)',
+    (propagation) => {
+      const o = live(configMap('claimed'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
+      const plan = planFinalize(input(propagation, [o], { claims: listedBy(o) }));
+      expect(summary(plan.steps)).toEqual(['let-go:claimed']);
+      const [step] = plan.steps;
+      if (step?.action !== 'let-go') throw new Error('expected a let-go');
+      expect(step.patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: o.metadata.ownerReferences });
+      expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
+    },
+  );
 
   it('background: an uncontrolled object carrying only its claim, listed by nobody else, goes as a controlled one would: released with its deletionDelay', () => {
     const o = live(configMap('claimed'), delayed, withOwner(claimRef(BUNDLE_UID, 'b')));
@@ -291,8 +391,14 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
   });
 
-  it('a claim on an object a Bundle controls that no longer lists it, with another lister: every operator reference goes, the lister\'s claim stays', () => {
-    const o = live(configMap('stale'), controlledByBundle('b3-uid', 'b3'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(claimRef('b2-uid', 'b2')), withOwner(userRef));
+  it("a claim on an object a Bundle controls that no longer lists it, with another lister: every operator reference goes, the lister's claim stays", () => {
+    const o = live(
+      configMap('stale'),
+      controlledByBundle('b3-uid', 'b3'),
+      withOwner(claimRef(BUNDLE_UID, 'b')),
+      withOwner(claimRef('b2-uid', 'b2')),
+      withOwner(userRef),
+    );
     const plan = planFinalize(input('Background', [o], { claims: listedBy(o) }));
     expect(summary(plan.steps)).toEqual(['withdraw:stale']);
     const [step] = plan.steps;
@@ -300,7 +406,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     expect(patched(o, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid', 'user-uid']);
   });
 
-  it('let go to a live Bundle that lists it: that Bundle\'s claim stays, until it takes the object', () => {
+  it("let go to a live Bundle that lists it: that Bundle's claim stays, until it takes the object", () => {
     const o = live(configMap('elsewhere'), controlledByBundle(), withOwner(claimRef('b2-uid', 'b2')));
     const [step] = planFinalize(input('Background', [o], { claims: listedBy(o) })).steps;
     expect(step?.action).toBe('let-go');
@@ -311,8 +417,18 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
 describe('background: an object another owner also holds (red-team round three)', () => {
   const userOwner: OwnerReference = { apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: 'parent-uid' };
-  const plan = (o: Obj) => planFinalize({ propagation: 'Background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [o], coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)) });
-  it('only the Bundle\'s references go; the collector decides, as kube-controller-manager would', () => {
+  const plan = (o: Obj) =>
+    planFinalize({
+      propagation: 'Background',
+      bundle: { name: 'b', uid: BUNDLE_UID },
+      objects: [o],
+      coordinates: new Set(),
+      claims: new Map(),
+      now: NOW,
+      stampAt: NOW,
+      signRelease: releaseSigner(new Uint8Array(32)),
+    });
+  it("only the Bundle's references go; the collector decides, as kube-controller-manager would", () => {
     const [step] = plan(live(configMap('x'), controlledByBundle(), withOwner(userOwner))).steps;
     expect(step?.action).toBe('orphan');
     const patch = step?.action === 'orphan' ? step.patch : [];

@@ -1,5 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { dropCandidates, inventoryKinds, managedKinds, readInventoryEntry, recordKinds, referencesBundle, unrecordedKinds, withSpecKinds, type InventoryInput } from '../../../src/core/bundle/kind-inventory.js';
+import {
+  dropCandidates,
+  inventoryKinds,
+  managedKinds,
+  readInventoryEntry,
+  recordKinds,
+  referencesBundle,
+  unrecordedKinds,
+  withSpecKinds,
+  type InventoryInput,
+} from '../../../src/core/bundle/kind-inventory.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { bundle, configMap, controlledByBundle, deployment, live, planInput, resource, withResource, withUid } from './builders.js';
 
@@ -18,7 +28,9 @@ describe('readInventoryEntry: by group and kind, whatever version an earlier rel
     expect(readInventoryEntry(entry)).toBeUndefined();
   });
   it('two versions of one kind are one entry', () => {
-    expect(inventoryKinds(['example.com/v1alpha1/Widget', 'Widget.example.com', 'example.com/v1/Widget'])).toEqual([{ group: 'example.com', kind: 'Widget' }]);
+    expect(inventoryKinds(['example.com/v1alpha1/Widget', 'Widget.example.com', 'example.com/v1/Widget'])).toEqual([
+      { group: 'example.com', kind: 'Widget' },
+    ]);
   });
 });
 
@@ -33,7 +45,11 @@ describe('record before write', () => {
   });
   it('withSpecKinds adds the spec kinds, takes none away, sorted', () => {
     const b = bundle('b', withResource(resource('d', deployment('d')), resource('c', configMap('c'))));
-    expect(withSpecKinds({ managedKinds: ['v1/Secret'] }, { spec: b.spec }).managedKinds).toEqual(['ConfigMap', 'Deployment.apps', 'Secret']);
+    expect(withSpecKinds({ managedKinds: ['v1/Secret'] }, { spec: b.spec }).managedKinds).toEqual([
+      'ConfigMap',
+      'Deployment.apps',
+      'Secret',
+    ]);
     expect(withSpecKinds<{ managedKinds?: string[] }>({}, { spec: b.spec }).managedKinds).toEqual(['ConfigMap', 'Deployment.apps']);
   });
 });
@@ -41,9 +57,17 @@ describe('record before write', () => {
 describe('managedKinds: a kind stays until a fresh unselected list proves it empty', () => {
   const cm = { apiVersion: 'v1', kind: 'ConfigMap' };
   const noPrune = { prune: [], withheld: [] };
-  const input = (recorded: string[] | undefined, controlled: ReturnType<typeof live>[] = []): InventoryInput => ({ recorded, specObjects: [cm], controlled, plan: noPrune });
+  const input = (recorded: string[] | undefined, controlled: ReturnType<typeof live>[] = []): InventoryInput => ({
+    recorded,
+    specObjects: [cm],
+    controlled,
+    plan: noPrune,
+  });
   it('spec kinds are recorded, sorted', () => {
-    expect(managedKinds({ ...input(undefined), specObjects: [{ apiVersion: 'v1', kind: 'Secret' }, cm] }, new Set())).toEqual(['ConfigMap', 'Secret']);
+    expect(managedKinds({ ...input(undefined), specObjects: [{ apiVersion: 'v1', kind: 'Secret' }, cm] }, new Set())).toEqual([
+      'ConfigMap',
+      'Secret',
+    ]);
   });
   it('a recorded kind the caches still show is kept, and is no drop candidate', () => {
     const i = input(['apps/v1/Deployment'], [live(deployment('d'), controlledByBundle())]);
@@ -59,7 +83,10 @@ describe('managedKinds: a kind stays until a fresh unselected list proves it emp
     expect(managedKinds(input(['apps/v1/Deployment']), new Set(['Deployment.apps']))).toEqual(['ConfigMap']);
   });
   it('a controlled kind not recorded (taken out by another status writer: red-team round four) is recorded again', () => {
-    expect(managedKinds(input(undefined, [live(deployment('d'), controlledByBundle(), withUid('d'))]), new Set())).toEqual(['ConfigMap', 'Deployment.apps']);
+    expect(managedKinds(input(undefined, [live(deployment('d'), controlledByBundle(), withUid('d'))]), new Set())).toEqual([
+      'ConfigMap',
+      'Deployment.apps',
+    ]);
   });
 });
 

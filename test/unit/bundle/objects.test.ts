@@ -18,7 +18,11 @@ describe('apiVersion and kindKey, the one reading of each', () => {
 describe('objectKey: one object served under two groups has one key', () => {
   it('an events.k8s.io Event is keyed as the core Event it is', () => {
     const meta = { name: 'e', namespace: 'ns1' };
-    expect(objectKey({ apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: meta })).toBe(objectKey({ apiVersion: 'v1', kind: 'Event', metadata: meta }));
-    expect(objectKey({ apiVersion: 'example.com/v1', kind: 'Event', metadata: meta })).not.toBe(objectKey({ apiVersion: 'v1', kind: 'Event', metadata: meta }));
+    expect(objectKey({ apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: meta })).toBe(
+      objectKey({ apiVersion: 'v1', kind: 'Event', metadata: meta }),
+    );
+    expect(objectKey({ apiVersion: 'example.com/v1', kind: 'Event', metadata: meta })).not.toBe(
+      objectKey({ apiVersion: 'v1', kind: 'Event', metadata: meta }),
+    );
   });
 });

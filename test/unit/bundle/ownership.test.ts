@@ -1,27 +1,75 @@
 import { API_VERSION, Annotations, BUNDLE_KIND } from '../../../src/api/names.js';
 import type { OwnerReference } from '../../../src/api/bundle.js';
-import { claimWithdrawal, claimsByObject, decideOwnership, hasClaimReference, listedObjectKeys, operatorWrittenReferences, userReferences, withdrawClaimPatch, type BundleClaim, type BundleLike } from '../../../src/core/bundle/ownership.js';
+import {
+  claimWithdrawal,
+  claimsByObject,
+  decideOwnership,
+  hasClaimReference,
+  listedObjectKeys,
+  operatorWrittenReferences,
+  userReferences,
+  withdrawClaimPatch,
+  type BundleClaim,
+  type BundleLike,
+} from '../../../src/core/bundle/ownership.js';
 import { configMap, controlledBy, controlledByBundle, live, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
 
-const bundleRef = (uid: string, controller = true): OwnerReference => ({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name: `b-${uid}`, uid, controller, blockOwnerDeletion: true });
+const bundleRef = (uid: string, controller = true): OwnerReference => ({
+  apiVersion: API_VERSION,
+  kind: BUNDLE_KIND,
+  name: `b-${uid}`,
+  uid,
+  controller,
+  blockOwnerDeletion: true,
+});
 const depRef = (uid: string): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: `cm-${uid}`, uid, blockOwnerDeletion: true });
 const userRef = (uid: string): OwnerReference => ({ apiVersion: 'example.com/v1', kind: 'Owner', name: `o-${uid}`, uid });
 const recorded = (...uids: string[]): Record<string, string> => ({ [Annotations.dependencyReferences]: uids.join(',') });
 
 describe('operatorWrittenReferences / userReferences', () => {
   it.each<[string, OwnerReference[], Record<string, string> | undefined, string[], string[]]>([
-    ['the Bundle controller reference and the recorded dependencies', [bundleRef('b1'), depRef('cfg'), userRef('u')], recorded('cfg'), [], ['b1', 'cfg']],
-    ['a dependency not recorded is the user\'s', [bundleRef('b1'), depRef('cfg'), depRef('mine')], recorded('cfg'), [], ['b1', 'cfg']],
+    [
+      'the Bundle controller reference and the recorded dependencies',
+      [bundleRef('b1'), depRef('cfg'), userRef('u')],
+      recorded('cfg'),
+      [],
+      ['b1', 'cfg'],
+    ],
+    ["a dependency not recorded is the user's", [bundleRef('b1'), depRef('cfg'), depRef('mine')], recorded('cfg'), [], ['b1', 'cfg']],
     ['no annotation: only the Bundle reference', [bundleRef('b1'), depRef('cfg')], undefined, [], ['b1']],
-    ['another Bundle\'s claim is the operator\'s too', [bundleRef('b1'), bundleRef('b2', false)], undefined, [], ['b1', 'b2']],
+    ["another Bundle's claim is the operator's too", [bundleRef('b1'), bundleRef('b2', false)], undefined, [], ['b1', 'b2']],
     ['the claim of a live Bundle listing the object stays', [bundleRef('b1'), bundleRef('b2', false)], undefined, ['b2'], ['b1']],
-    ['a controller reference goes even if that Bundle lists the object', [bundleRef('b1'), bundleRef('b2', false)], undefined, ['b1', 'b2'], ['b1']],
-    ['a recorded uid on a controller reference that is not a Bundle stays', [{ ...depRef('rs'), controller: true }], recorded('rs'), [], []],
+    [
+      'a controller reference goes even if that Bundle lists the object',
+      [bundleRef('b1'), bundleRef('b2', false)],
+      undefined,
+      ['b1', 'b2'],
+      ['b1'],
+    ],
+    [
+      'a recorded uid on a controller reference that is not a Bundle stays',
+      [{ ...depRef('rs'), controller: true }],
+      recorded('rs'),
+      [],
+      [],
+    ],
     ['nothing', [], undefined, [], []],
-    ['no annotation (applied before they were recorded): a blocking reference to a sibling', [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')], undefined, [], ['b1', 'sib']],
+    [
+      'no annotation (applied before they were recorded): a blocking reference to a sibling',
+      [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')],
+      undefined,
+      [],
+      ['b1', 'sib'],
+    ],
     // Red team 5: a stale annotation (written back from an older copy) must not turn the operator's reference into the user's.
-    ['a stale annotation: a blocking reference to a sibling is still the operator\'s', [bundleRef('b1'), depRef('sib'), depRef('mine')], recorded('other'), [], ['b1', 'sib']],
-    ['a non-blocking reference to a sibling is the user\'s', [bundleRef('b1'), userRef('sib2')], recorded('other'), [], ['b1']],
+    [
+      "a stale annotation: a blocking reference to a sibling is still the operator's",
+      [bundleRef('b1'), depRef('sib'), depRef('mine')],
+      recorded('other'),
+      [],
+      ['b1', 'sib'],
+    ],
+    ["a non-blocking reference to a sibling is the user's", [bundleRef('b1'), userRef('sib2')], recorded('other'), [], ['b1']],
   ])('%s', (_name, refs, annotations, liveClaims, expected) => {
     const meta = { ownerReferences: refs, ...(annotations ? { annotations } : {}) };
     const ctx = { liveClaimUids: new Set(liveClaims), siblingUids: new Set(['sib', 'sib2']) };
@@ -32,24 +80,38 @@ describe('operatorWrittenReferences / userReferences', () => {
   });
 
   // Red team 6: another tool's blocking reference to a sibling is the user's; the one the operator applied is its own.
-  const managed = (manager: string, ...uids: string[]) => ({ manager, operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:ownerReferences': Object.fromEntries(uids.map((u) => [`k:{"uid":"${u}"}`, { '.': {} }])) } } });
+  const managed = (manager: string, ...uids: string[]) => ({
+    manager,
+    operation: 'Apply',
+    fieldsType: 'FieldsV1',
+    fieldsV1: { 'f:metadata': { 'f:ownerReferences': Object.fromEntries(uids.map((u) => [`k:{"uid":"${u}"}`, { '.': {} }])) } },
+  });
   it.each<[string, unknown[], string[]]>([
     ['applied by the operator: its own', [managed('bundlesmith', 'b1', 'sib')], ['b1', 'sib']],
-    ['written by another tool: the user\'s', [managed('bundlesmith', 'b1'), managed('another-tool', 'sib')], ['b1']],
-    ['managedFields with no entry of the operator\'s: the user\'s', [], ['b1']],
+    ["written by another tool: the user's", [managed('bundlesmith', 'b1'), managed('another-tool', 'sib')], ['b1']],
+    ["managedFields with no entry of the operator's: the user's", [], ['b1']],
   ])('a blocking reference to a sibling, with managedFields: %s', (_name, managedFields, expected) => {
     const meta = { ownerReferences: [bundleRef('b1'), depRef('sib')], annotations: recorded('stale'), managedFields };
     expect(operatorWrittenReferences(meta, { siblingUids: new Set(['sib']) }).map((r) => r.uid)).toEqual(expected);
   });
 
   // Red team 7: a reference the manifest names itself (its uid a "!{...}" reference) is the user's, though the operator applied it.
-  it('a reference the manifest names is the user\'s, by uid or by kind and name', () => {
+  it("a reference the manifest names is the user's, by uid or by kind and name", () => {
     const meta = { ownerReferences: [bundleRef('b1'), depRef('sib')], managedFields: [managed('bundlesmith', 'b1', 'sib')] };
     const ctx = { siblingUids: new Set(['sib']) };
     expect(operatorWrittenReferences(meta, ctx).map((r) => r.uid)).toEqual(['b1', 'sib']);
-    expect(operatorWrittenReferences(meta, { ...ctx, namedByManifest: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm-sib', uid: '!{owner-uid}' }] }).map((r) => r.uid)).toEqual(['b1']);
+    expect(
+      operatorWrittenReferences(meta, {
+        ...ctx,
+        namedByManifest: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm-sib', uid: '!{owner-uid}' }],
+      }).map((r) => r.uid),
+    ).toEqual(['b1']);
     expect(operatorWrittenReferences(meta, { ...ctx, namedByManifest: [{ uid: 'sib' }] }).map((r) => r.uid)).toEqual(['b1']);
-    expect(operatorWrittenReferences(meta, { ...ctx, namedByManifest: [{ apiVersion: 'apps/v1', kind: 'ConfigMap', name: 'cm-sib' }] }).map((r) => r.uid)).toEqual(['b1', 'sib']);
+    expect(
+      operatorWrittenReferences(meta, { ...ctx, namedByManifest: [{ apiVersion: 'apps/v1', kind: 'ConfigMap', name: 'cm-sib' }] }).map(
+        (r) => r.uid,
+      ),
+    ).toEqual(['b1', 'sib']);
   });
 });
 
@@ -79,12 +141,32 @@ describe('claimWithdrawal', () => {
     return replace === undefined || replace.op !== 'replace' ? undefined : (replace.value as OwnerReference[]).map((r) => r.uid);
   };
   it.each<[string, OwnerReference[], string[], string[] | undefined]>([
-    ['a controlling Bundle that lists it holds it: only the claim goes', [bundleRef('b1'), bundleRef('me', false), bundleRef('b2', false)], ['me', 'b1', 'b2'], ['b1', 'b2']],
-    ['a controller that is not a Bundle holds it: only the claim goes', [{ ...userRef('rs'), controller: true }, bundleRef('me', false)], ['b2'], ['rs']],
+    [
+      'a controlling Bundle that lists it holds it: only the claim goes',
+      [bundleRef('b1'), bundleRef('me', false), bundleRef('b2', false)],
+      ['me', 'b1', 'b2'],
+      ['b1', 'b2'],
+    ],
+    [
+      'a controller that is not a Bundle holds it: only the claim goes',
+      [{ ...userRef('rs'), controller: true }, bundleRef('me', false)],
+      ['b2'],
+      ['rs'],
+    ],
     ['nobody else lists it: only the claim goes', [bundleRef('me', false), bundleRef('gone', false)], ['me'], ['gone']],
     // Fuzz seed 3041: the claim left alone on an uncontrolled object is its only owner; once this Bundle goes, the collector deletes it.
-    ['no controller and another lister: every operator reference goes, the lister\'s claim stays', [bundleRef('me', false), bundleRef('gone', false), bundleRef('b2', false), userRef('u')], ['b2'], ['b2', 'u']],
-    ['a controlling Bundle that dropped it and another lister: its reference goes too', [bundleRef('b1'), bundleRef('me', false), userRef('u')], ['b2'], ['u']],
+    [
+      "no controller and another lister: every operator reference goes, the lister's claim stays",
+      [bundleRef('me', false), bundleRef('gone', false), bundleRef('b2', false), userRef('u')],
+      ['b2'],
+      ['b2', 'u'],
+    ],
+    [
+      'a controlling Bundle that dropped it and another lister: its reference goes too',
+      [bundleRef('b1'), bundleRef('me', false), userRef('u')],
+      ['b2'],
+      ['u'],
+    ],
     ['no claim of this Bundle: nothing to do', [bundleRef('b1')], ['b2'], undefined],
   ])('%s', (_name, refs, listers, expected) => {
     const o = live(configMap('cm'), ...refs.map((r) => withOwner(r)));
@@ -99,10 +181,15 @@ describe('listedObjectKeys / claimsByObject', () => {
     metadata: { name, namespace: 'ns1', uid: `${name}-uid`, ...(created ? { creationTimestamp: created } : {}), ...extra },
     spec: { resources },
   });
-  const cm = (name: string, apiVersion = 'v1'): unknown => ({ name: `r-${name}`, spec: { object: { apiVersion, kind: 'ConfigMap', metadata: { name, namespace: 'elsewhere' } } } });
+  const cm = (name: string, apiVersion = 'v1'): unknown => ({
+    name: `r-${name}`,
+    spec: { object: { apiVersion, kind: 'ConfigMap', metadata: { name, namespace: 'elsewhere' } } },
+  });
 
-  it('reads what it can of a spec, in the Bundle\'s namespace, whatever the version', () => {
-    expect(listedObjectKeys(b('x', undefined, [cm('a'), { name: 'broken' }, { spec: { object: { kind: 'ConfigMap' } } }, cm('b', 'v2')]))).toEqual(['/ConfigMap/ns1/a', '/ConfigMap/ns1/b']);
+  it("reads what it can of a spec, in the Bundle's namespace, whatever the version", () => {
+    expect(
+      listedObjectKeys(b('x', undefined, [cm('a'), { name: 'broken' }, { spec: { object: { kind: 'ConfigMap' } } }, cm('b', 'v2')])),
+    ).toEqual(['/ConfigMap/ns1/a', '/ConfigMap/ns1/b']);
     expect(listedObjectKeys({ metadata: { name: 'x' }, spec: 'nonsense' })).toEqual([]);
   });
 
@@ -133,12 +220,20 @@ describe('decideOwnership', () => {
     ['controlled by a Bundle that dropped it, an older claim exists', obj(controlledByBundle('b1-uid', 'b1')), [older, self], 'conflict'],
     ['controlled by a Bundle that still lists it', obj(controlledByBundle('b1-uid', 'b1')), [b1, self], 'conflict'],
     ['controlled by something else', obj(controlledBy('ReplicaSet', 'rs')), [self], 'conflict'],
-    ['uncontrolled, with a user owner', obj(withOwner({ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'p-uid' }), withAnnotation('x', 'y')), [self], 'adopt'],
+    [
+      'uncontrolled, with a user owner',
+      obj(withOwner({ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'p-uid' }), withAnnotation('x', 'y')),
+      [self],
+      'adopt',
+    ],
   ])('%s -> %s', (_name, o, claims, expected) => {
     expect(decideOwnership({ live: o, self, claims }).kind).toBe(expected);
   });
 
   it('names the older claim in the conflict', () => {
-    expect(decideOwnership({ live: obj(), self, claims: [self, older] })).toEqual({ kind: 'conflict', message: 'ConfigMap ns1/cm is also listed by Bundle b0 (uid b0-uid), whose claim is older' });
+    expect(decideOwnership({ live: obj(), self, claims: [self, older] })).toEqual({
+      kind: 'conflict',
+      message: 'ConfigMap ns1/cm is also listed by Bundle b0 (uid b0-uid), whose claim is older',
+    });
   });
 });

@@ -8,7 +8,18 @@ describe('writesOwnerReference', () => {
   const b = bundle('b', withResource(resource('a', configMap('a'))));
   it.each([
     ['a create (nothing live)', {}, true],
-    ['a claim (ours, counting down)', { a: live(configMap('a'), controlledByBundle(), withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00Z')) }, true],
+    [
+      'a claim (ours, counting down)',
+      {
+        a: live(
+          configMap('a'),
+          controlledByBundle(),
+          withAnnotation(Annotations.deletionDelay, '1h'),
+          withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00Z'),
+        ),
+      },
+      true,
+    ],
   ])('%s writes the Bundle UID: %s', (_name, liveObjects, expected) => {
     expect(writesOwnerReference(planBundle(planInput(b, liveObjects)))).toBe(expected);
   });

@@ -17,13 +17,29 @@ const stored = (status?: BundleStatus): KubeObject =>
   BundleSchema.parse({
     apiVersion: API_VERSION,
     kind: BUNDLE_KIND,
-    metadata: { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID, generation: 1, resourceVersion: '10', finalizers: [Finalizers.deleteResources] },
+    metadata: {
+      name: 'b',
+      namespace: NAMESPACE,
+      uid: BUNDLE_UID,
+      generation: 1,
+      resourceVersion: '10',
+      finalizers: [Finalizers.deleteResources],
+    },
     spec: { resources: [] },
     ...(status ? { status } : {}),
   }) as unknown as KubeObject;
 
-const ready: BundleStatus = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', lastTransitionTime: '2026-01-01T00:00:00Z' }] };
-const failing: BundleStatus = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False', reason: 'TerminalError', message: 'broken', lastTransitionTime: '2026-01-01T00:00:00Z' }, { type: 'Error', status: 'True', reason: 'TerminalError', message: 'broken', lastTransitionTime: '2026-01-01T00:00:00Z' }] };
+const ready: BundleStatus = {
+  observedGeneration: 1,
+  conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+};
+const failing: BundleStatus = {
+  observedGeneration: 1,
+  conditions: [
+    { type: 'Ready', status: 'False', reason: 'TerminalError', message: 'broken', lastTransitionTime: '2026-01-01T00:00:00Z' },
+    { type: 'Error', status: 'True', reason: 'TerminalError', message: 'broken', lastTransitionTime: '2026-01-01T00:00:00Z' },
+  ],
+};
 const target = { apiVersion: API_VERSION, kind: BUNDLE_KIND, namespace: NAMESPACE, name: 'b', uid: BUNDLE_UID };
 
 function setup(): { api: FakeBundleApi; events: RecordingEvents; finish: (r: PassReport, now?: number) => ReturnType<typeof finishPass> } {
@@ -50,11 +66,16 @@ describe('finishPass', () => {
     s.api.put(stored(ready));
     const over = s.api.find('Bundle', 'b') as KubeObject;
 
-    const result = await s.finish({ status: { over, status: failing, transitions: { target, before: ready, errorReason: 'TerminalError' } }, next: { kind: 'retry' } });
+    const result = await s.finish({
+      status: { over, status: failing, transitions: { target, before: ready, errorReason: 'TerminalError' } },
+      next: { kind: 'retry' },
+    });
 
     expect(result).toBe('requeue');
     expect(s.api.callsOf('status')).toHaveLength(1);
-    expect((s.api.find('Bundle', 'b')?.['status'] as BundleStatus | undefined)?.conditions?.find((c) => c.type === 'Error')?.status).toBe('True');
+    expect((s.api.find('Bundle', 'b')?.['status'] as BundleStatus | undefined)?.conditions?.find((c) => c.type === 'Error')?.status).toBe(
+      'True',
+    );
     expect(s.events.events.map((e) => `${e.type}/${e.reason}`)).toContain('Warning/TerminalError');
   });
 
@@ -64,7 +85,14 @@ describe('finishPass', () => {
     const over = s.api.find('Bundle', 'b') as KubeObject;
     s.api.put({ ...over, metadata: { ...over.metadata, resourceVersion: '99' } });
 
-    const result = await s.finish({ status: { over, status: failing, transitions: { target, before: ready, errorReason: 'TerminalError' } }, next: { kind: 'after', ms: 300 }, decidedAtMs: 1000 }, 1100);
+    const result = await s.finish(
+      {
+        status: { over, status: failing, transitions: { target, before: ready, errorReason: 'TerminalError' } },
+        next: { kind: 'after', ms: 300 },
+        decidedAtMs: 1000,
+      },
+      1100,
+    );
 
     expect(result).toEqual({ requeueAfterMs: 200 });
     expect(s.events.events).toEqual([]);

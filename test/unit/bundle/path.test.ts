@@ -56,7 +56,14 @@ describe('evaluatePath', () => {
     expect(getPath(obj, path)).toEqual({ found: true, value });
   });
 
-  it.each([['status.missing'], ['status.nothing'], ['spec.ports[2].port'], ['spec.ports.port'], ['status.clusterIP.x'], ['spec.ports[0].port[0]']])('%s is absent', (path) => {
+  it.each([
+    ['status.missing'],
+    ['status.nothing'],
+    ['spec.ports[2].port'],
+    ['spec.ports.port'],
+    ['status.clusterIP.x'],
+    ['spec.ports[0].port[0]'],
+  ])('%s is absent', (path) => {
     expect(getPath(obj, path)).toEqual({ found: false });
   });
 

@@ -1,7 +1,15 @@
 import { Annotations, EventReasons, Labels, Reasons } from '../../../src/api/names.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { pruneWaves } from '../../../src/core/bundle/prune.js';
-import { keepListedElsewhere, planBundle, withAppliedReadiness, withholdAfterFailedApplies, withholdPrunes, type BundlePlan, type ResourcePlan } from '../../../src/core/bundle/plan.js';
+import {
+  keepListedElsewhere,
+  planBundle,
+  withAppliedReadiness,
+  withholdAfterFailedApplies,
+  withholdPrunes,
+  type BundlePlan,
+  type ResourcePlan,
+} from '../../../src/core/bundle/plan.js';
 import {
   bundle,
   BUNDLE_UID,
@@ -10,7 +18,6 @@ import {
   controlledByBundle,
   deployment,
   live,
-
   planInput,
   resource,
   service,
@@ -61,7 +68,11 @@ describe('planBundle: resources', () => {
 
   it('creates a missing object', () => {
     const r = byName(planBundle(planInput(single)), 'cm');
-    expect(r).toMatchObject({ action: 'apply', apply: { needed: true, create: true }, readiness: { state: 'in-progress', message: 'creating' } });
+    expect(r).toMatchObject({
+      action: 'apply',
+      apply: { needed: true, create: true },
+      readiness: { state: 'in-progress', message: 'creating' },
+    });
   });
 
   it('sends nothing when the live object already matches (no-op reconcile)', () => {
@@ -71,16 +82,34 @@ describe('planBundle: resources', () => {
 
   it('updates an object that drifted', () => {
     const drifted = appliedLive(single, 'cm', {}, withData({ a: 'edited' }));
-    expect(byName(planBundle(planInput(single, { cm: drifted })), 'cm')).toMatchObject({ action: 'apply', apply: { needed: true, create: false }, readiness: { state: 'in-progress', message: 'applying changes' } });
+    expect(byName(planBundle(planInput(single, { cm: drifted })), 'cm')).toMatchObject({
+      action: 'apply',
+      apply: { needed: true, create: false },
+      readiness: { state: 'in-progress', message: 'applying changes' },
+    });
   });
 
   it('orders by references, dependencies first, with levels', () => {
-    const b = bundle('b', withResource(resource('app', configMap('app'), withRef('db')), resource('db', configMap('db')), resource('web', configMap('web'), withRef('app'))));
+    const b = bundle(
+      'b',
+      withResource(
+        resource('app', configMap('app'), withRef('db')),
+        resource('db', configMap('db')),
+        resource('web', configMap('web'), withRef('app')),
+      ),
+    );
     const plan = planBundle(planInput(b));
     expect(plan.order).toEqual(['db', 'app', 'web']);
     expect(plan.levels).toEqual([['db'], ['app'], ['web']]);
     expect(actions(plan)).toEqual(['db:apply', 'app:blocked', 'web:blocked']);
-    expect(byName(plan, 'app')).toEqual({ name: 'app', action: 'blocked', reason: Reasons.DependenciesNotReady, message: 'waiting for "db" (in progress)', waitingFor: ['db'], blockedByError: false });
+    expect(byName(plan, 'app')).toEqual({
+      name: 'app',
+      action: 'blocked',
+      reason: Reasons.DependenciesNotReady,
+      message: 'waiting for "db" (in progress)',
+      waitingFor: ['db'],
+      blockedByError: false,
+    });
     expect(byName(plan, 'web')).toMatchObject({ message: 'waiting for "app" (blocked)', blockedByError: false });
   });
 
@@ -88,7 +117,12 @@ describe('planBundle: resources', () => {
     const b = bundle(
       'b',
       withResource(
-        resource('app', deployment('app', withSpec({ replicas: '!{count}', template: { metadata: { annotations: { host: '!{host}' } } } })), withRef('db', { name: 'count', path: 'spec.count' }), withRef('db', { name: 'host', path: "metadata.annotations['db.io/host']" })),
+        resource(
+          'app',
+          deployment('app', withSpec({ replicas: '!{count}', template: { metadata: { annotations: { host: '!{host}' } } } })),
+          withRef('db', { name: 'count', path: 'spec.count' }),
+          withRef('db', { name: 'host', path: "metadata.annotations['db.io/host']" }),
+        ),
         // A number to copy (ConfigMap data holds strings only): a Service's spec stands in.
         resource('db', service('db', withSpec({ count: 3 }), withAnnotation('db.io/host', 'db.local'))),
       ),
@@ -104,21 +138,41 @@ describe('planBundle: resources', () => {
   });
 
   it('reports a reference that resolves to nothing as a retriable error of that resource', () => {
-    const b = bundle('b', withResource(resource('app', configMap('app', withData({ ip: '!{ip}' })), withRef('svc', { name: 'ip', path: 'data.ip' })), resource('svc', configMap('svc'))));
+    const b = bundle(
+      'b',
+      withResource(
+        resource('app', configMap('app', withData({ ip: '!{ip}' })), withRef('svc', { name: 'ip', path: 'data.ip' })),
+        resource('svc', configMap('svc')),
+      ),
+    );
     const plan = planBundle(planInput(b, { svc: appliedLive(b, 'svc') }));
-    expect(byName(plan, 'app')).toEqual({ name: 'app', action: 'error', terminal: false, message: 'reference "ip" to resource "svc": path "data.ip" not found on ConfigMap ns1/svc' });
+    expect(byName(plan, 'app')).toEqual({
+      name: 'app',
+      action: 'error',
+      terminal: false,
+      message: 'reference "ip" to resource "svc": path "data.ip" not found on ConfigMap ns1/svc',
+    });
   });
 
   it('adopts an object without a controller', () => {
     const orphan = live(configMap('cm', withData({ a: '1' })));
     const r = byName(planBundle(planInput(single, { cm: orphan })), 'cm');
-    expect(r).toMatchObject({ action: 'adopt', apply: { needed: true }, event: { reason: EventReasons.Adopted, message: 'resource "cm": adopted ConfigMap ns1/cm' } });
+    expect(r).toMatchObject({
+      action: 'adopt',
+      apply: { needed: true },
+      event: { reason: EventReasons.Adopted, message: 'resource "cm": adopted ConfigMap ns1/cm' },
+    });
   });
 
   it('leaves an object controlled by someone else alone, and blocks its dependents on an error', () => {
     const b = bundle('b', withResource(resource('cm', configMap('cm')), resource('app', configMap('app'), withRef('cm'))));
     const plan = planBundle(planInput(b, { cm: live(configMap('cm'), controlledBy('ReplicaSet', 'rs')) }));
-    expect(byName(plan, 'cm')).toMatchObject({ action: 'conflict', message: 'ConfigMap ns1/cm is controlled by ReplicaSet rs (uid rs-uid)', controller: { kind: 'ReplicaSet', name: 'rs' }, event: { reason: EventReasons.Conflict } });
+    expect(byName(plan, 'cm')).toMatchObject({
+      action: 'conflict',
+      message: 'ConfigMap ns1/cm is controlled by ReplicaSet rs (uid rs-uid)',
+      controller: { kind: 'ReplicaSet', name: 'rs' },
+      event: { reason: EventReasons.Conflict },
+    });
     expect(byName(plan, 'app')).toMatchObject({ action: 'blocked', message: 'waiting for "cm" (in conflict)', blockedByError: true });
   });
 
@@ -132,14 +186,28 @@ describe('planBundle: resources', () => {
 
   it('waits for an object being deleted', () => {
     const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle(), terminating('2025-12-31T23:00:00Z')) }));
-    expect(byName(plan, 'cm')).toEqual({ name: 'cm', action: 'wait-deleting', message: 'ConfigMap ns1/cm is being deleted (since 2025-12-31T23:00:00Z)' });
+    expect(byName(plan, 'cm')).toEqual({
+      name: 'cm',
+      action: 'wait-deleting',
+      message: 'ConfigMap ns1/cm is being deleted (since 2025-12-31T23:00:00Z)',
+    });
   });
 
   it.each<[string, Mod<Obj>[], 'cancel' | 'adopt', string[]]>([
     ['controlled by the Bundle', [controlledByBundle()], 'cancel', [EventReasons.DeletionCancelled]],
     ['released (no controller)', [], 'adopt', [EventReasons.DeletionCancelled, EventReasons.Adopted]],
   ])('cancels a running deletion countdown when the object is back in spec (%s)', (_name, mods, kind, reasons) => {
-    const counting = appliedLive(single, 'cm', {}, withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'), withAnnotation(Annotations.deletionDelay, '48h'), withUid('cm-uid'), withResourceVersion('7'), (o) => (o.metadata.ownerReferences = []), ...mods);
+    const counting = appliedLive(
+      single,
+      'cm',
+      {},
+      withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'),
+      withAnnotation(Annotations.deletionDelay, '48h'),
+      withUid('cm-uid'),
+      withResourceVersion('7'),
+      (o) => (o.metadata.ownerReferences = []),
+      ...mods,
+    );
     const plan = planBundle(planInput(single, { cm: counting }));
     expect(byName(plan, 'cm')).toMatchObject({ action: 'apply' });
     expect(plan.claims).toHaveLength(1);
@@ -156,23 +224,33 @@ describe('planBundle: resources', () => {
   it('uses the CRD readiness table for custom resources', () => {
     const b = bundle('b', withResource(resource('w', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })));
     const w = appliedLive(b, 'w', {}, withStatus({ phase: 'Pending' }));
-    const plan = planBundle(planInput(b, { w }, { crdReadiness: new Map([['example.com/v1/Widget', { fieldPath: 'status.phase', fieldValue: 'Done' }]]) }));
-    expect(byName(plan, 'w')).toMatchObject({ readiness: { state: 'in-progress', message: 'waiting for status.phase to be "Done" (is "Pending")' } });
+    const plan = planBundle(
+      planInput(b, { w }, { crdReadiness: new Map([['example.com/v1/Widget', { fieldPath: 'status.phase', fieldValue: 'Done' }]]) }),
+    );
+    expect(byName(plan, 'w')).toMatchObject({
+      readiness: { state: 'in-progress', message: 'waiting for status.phase to be "Done" (is "Pending")' },
+    });
   });
 });
 
 describe('planBundle: an unreadable deletionDelay on a listed object is reported when applied', () => {
-  it.each(['banana', '-1s', '1e9h', '9999999h', '1h-30m', ''])('%j: a terminal error on that resource, not applied, prunes withheld', (delay) => {
-    const b = bundle('b', withResource(resource('bad', configMap('bad', withAnnotation(Annotations.deletionDelay, delay))), resource('ok', configMap('ok'))));
-    const gone = live(configMap('gone'), controlledByBundle(), withUid('gone-uid'));
-    const plan = planBundle(planInput(b, {}, { controlled: [gone] }));
-    const bad = byName(plan, 'bad');
-    expect(bad).toMatchObject({ action: 'error', terminal: true });
-    if (bad?.action === 'error') expect(bad.message).toContain(Annotations.deletionDelay);
-    expect(byName(plan, 'ok')).toMatchObject({ action: 'apply' });
-    expect(plan.prune).toEqual([]);
-    expect(plan.withheld.map((w) => w.action.target.name)).toEqual(['gone']);
-  });
+  it.each(['banana', '-1s', '1e9h', '9999999h', '1h-30m', ''])(
+    '%j: a terminal error on that resource, not applied, prunes withheld',
+    (delay) => {
+      const b = bundle(
+        'b',
+        withResource(resource('bad', configMap('bad', withAnnotation(Annotations.deletionDelay, delay))), resource('ok', configMap('ok'))),
+      );
+      const gone = live(configMap('gone'), controlledByBundle(), withUid('gone-uid'));
+      const plan = planBundle(planInput(b, {}, { controlled: [gone] }));
+      const bad = byName(plan, 'bad');
+      expect(bad).toMatchObject({ action: 'error', terminal: true });
+      if (bad?.action === 'error') expect(bad.message).toContain(Annotations.deletionDelay);
+      expect(byName(plan, 'ok')).toMatchObject({ action: 'apply' });
+      expect(plan.prune).toEqual([]);
+      expect(plan.withheld.map((w) => w.action.target.name)).toEqual(['gone']);
+    },
+  );
 
   it.each(['0', '0s', '1.5h', '2562047h'])('%j is a valid delay: applied', (delay) => {
     const b = bundle('b', withResource(resource('cm', configMap('cm', withAnnotation(Annotations.deletionDelay, delay)))));
@@ -183,12 +261,19 @@ describe('planBundle: an unreadable deletionDelay on a listed object is reported
 describe('planBundle: pruning', () => {
   const b = bundle('b', withResource(resource('keep', configMap('keep'))));
   const keep = appliedLive(b, 'keep', {}, controlledByBundle());
-  const gone = (name: string, ...mods: Mod<Obj>[]): Obj => live(configMap(name), controlledByBundle(), withUid(`${name}-uid`), withResourceVersion('42'), ...mods);
+  const gone = (name: string, ...mods: Mod<Obj>[]): Obj =>
+    live(configMap(name), controlledByBundle(), withUid(`${name}-uid`), withResourceVersion('42'), ...mods);
 
   it('deletes a controlled object that left the spec, with preconditions', () => {
     const plan = planBundle(planInput(b, { keep }, { controlled: [keep, gone('old')] }));
     expect(plan.prune).toEqual([
-      { action: 'delete', afterDelay: false, target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'old', uid: 'old-uid', resourceVersion: '42' }, event: { reason: EventReasons.Pruned, message: 'deleted ConfigMap ns1/old: no longer in the Bundle' }, wave: 0 },
+      {
+        action: 'delete',
+        afterDelay: false,
+        target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'old', uid: 'old-uid', resourceVersion: '42' },
+        event: { reason: EventReasons.Pruned, message: 'deleted ConfigMap ns1/old: no longer in the Bundle' },
+        wave: 0,
+      },
     ]);
     expect(plan.withheld).toEqual([]);
     expect(plan.requeueAfterMs).toBeUndefined();
@@ -200,7 +285,9 @@ describe('planBundle: pruning', () => {
   });
 
   it('ignores objects already being deleted', () => {
-    expect(planBundle(planInput(b, { keep }, { controlled: [gone('old', terminating())] })).prune).toMatchObject([{ action: 'terminating' }]);
+    expect(planBundle(planInput(b, { keep }, { controlled: [gone('old', terminating())] })).prune).toMatchObject([
+      { action: 'terminating' },
+    ]);
   });
 
   it.each<[string, Mod<Obj>[], Record<string, unknown>, number | undefined]>([
@@ -219,14 +306,28 @@ describe('planBundle: pruning', () => {
       },
       2 * HOUR,
     ],
-    ['a running countdown waits', [withAnnotation(Annotations.deletionDelay, '2h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z')], { action: 'wait', deleteAfter: '2026-01-01T01:30:00.000Z' }, 1.5 * HOUR],
+    [
+      'a running countdown waits',
+      [withAnnotation(Annotations.deletionDelay, '2h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z')],
+      { action: 'wait', deleteAfter: '2026-01-01T01:30:00.000Z' },
+      1.5 * HOUR,
+    ],
     [
       'an expired countdown deletes',
       [withAnnotation(Annotations.deletionDelay, '2h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T20:00:00.000Z')],
       { action: 'delete', afterDelay: true, deleteAfter: '2025-12-31T22:00:00.000Z', event: { reason: EventReasons.DeletedAfterDelay } },
       undefined,
     ],
-    ['an unreadable delay keeps the object', [withAnnotation(Annotations.deletionDelay, 'soon')], { action: 'invalid', message: expect.stringMatching(/^ConfigMap ns1\/old is kept: .*"soon"/), event: { reason: EventReasons.InvalidDeletionDelay } }, undefined],
+    [
+      'an unreadable delay keeps the object',
+      [withAnnotation(Annotations.deletionDelay, 'soon')],
+      {
+        action: 'invalid',
+        message: expect.stringMatching(/^ConfigMap ns1\/old is kept: .*"soon"/),
+        event: { reason: EventReasons.InvalidDeletionDelay },
+      },
+      undefined,
+    ],
   ])('soft delete: %s', (_name, mods, expected, requeue) => {
     const plan = planBundle(planInput(b, { keep }, { controlled: [keep, gone('old', ...mods)] }));
     expect(plan.prune).toMatchObject([expected]);
@@ -235,7 +336,20 @@ describe('planBundle: pruning', () => {
 
   it('requeues at the earliest expiry', () => {
     const plan = planBundle(
-      planInput(b, { keep }, { controlled: [gone('late', withAnnotation(Annotations.deletionDelay, '3h')), gone('soon', withAnnotation(Annotations.deletionDelay, '2h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00.000Z'))] }),
+      planInput(
+        b,
+        { keep },
+        {
+          controlled: [
+            gone('late', withAnnotation(Annotations.deletionDelay, '3h')),
+            gone(
+              'soon',
+              withAnnotation(Annotations.deletionDelay, '2h'),
+              withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00.000Z'),
+            ),
+          ],
+        },
+      ),
     );
     expect(plan.requeueAfterMs).toBe(1 * HOUR);
   });
@@ -258,16 +372,32 @@ describe('planBundle: pruning', () => {
   });
 
   it('waves keep every object after everything that references it, and an expired countdown due at two levels goes in two waves', () => {
-    const expired = [withAnnotation(Annotations.deletionDelay, '1m'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00.000Z')];
+    const expired = [
+      withAnnotation(Annotations.deletionDelay, '1m'),
+      withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:00:00.000Z'),
+    ];
     const owners = Array.from({ length: 3 }, (_, i) => gone(`owner-${i}`, ...expired));
-    const dependents = owners.flatMap((o, i) => [0, 1].map((j) => gone(`dep-${i}-${j}`, ...expired, withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid ?? '' }))));
+    const dependents = owners.flatMap((o, i) =>
+      [0, 1].map((j) =>
+        gone(
+          `dep-${i}-${j}`,
+          ...expired,
+          withOwner({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid ?? '' }),
+        ),
+      ),
+    );
     const plan = planBundle(planInput(b, { keep }, { controlled: [...owners, ...dependents] }));
     const waves = pruneWaves(plan.prune);
-    expect(waves.map((w) => w.map((a) => a.target.name).sort())).toEqual([dependents.map((d) => d.metadata.name).sort(), owners.map((o) => o.metadata.name).sort()]);
+    expect(waves.map((w) => w.map((a) => a.target.name).sort())).toEqual([
+      dependents.map((d) => d.metadata.name).sort(),
+      owners.map((o) => o.metadata.name).sort(),
+    ]);
     expect(waves.flat().every((a) => a.action === 'delete' && a.afterDelay)).toBe(true);
     // The order constraint itself, checked on every pair: a referenced object's wave is later than its referrer's.
     const waveOf = new Map(waves.flatMap((w, i) => w.map((a) => [a.target.uid, i] as const)));
-    const refs = dependents.flatMap((d) => (d.metadata.ownerReferences ?? []).filter((r) => waveOf.has(r.uid)).map((r) => [d.metadata.uid, r.uid] as const));
+    const refs = dependents.flatMap((d) =>
+      (d.metadata.ownerReferences ?? []).filter((r) => waveOf.has(r.uid)).map((r) => [d.metadata.uid, r.uid] as const),
+    );
     expect(refs).toHaveLength(dependents.length);
     for (const [from, to] of refs) expect(waveOf.get(to)).toBeGreaterThan(waveOf.get(from) ?? Infinity);
   });
@@ -290,7 +420,13 @@ describe('planBundle: pruning', () => {
   });
 
   const failing = {
-    error: bundle('b', withResource(resource('keep', configMap('keep', withData({ x: '!{x}' })), withRef('dep', { name: 'x', path: 'data.x' })), resource('dep', configMap('dep')))),
+    error: bundle(
+      'b',
+      withResource(
+        resource('keep', configMap('keep', withData({ x: '!{x}' })), withRef('dep', { name: 'x', path: 'data.x' })),
+        resource('dep', configMap('dep')),
+      ),
+    ),
     conflict: bundle('b', withResource(resource('keep', configMap('keep')))),
     readiness: bundle('b', withResource(resource('keep', deployment('keep')))),
   };
@@ -300,12 +436,24 @@ describe('planBundle: pruning', () => {
     [
       'a resource whose readiness failed',
       failing.readiness,
-      () => ({ keep: appliedLive(failing.readiness, 'keep', {}, controlledByBundle(), withConditions({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' })) }),
+      () => ({
+        keep: appliedLive(
+          failing.readiness,
+          'keep',
+          {},
+          controlledByBundle(),
+          withConditions({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }),
+        ),
+      }),
     ],
   ])('withholds prune actions when %s', (_name, tb, liveMap) => {
     const reason = 'not pruning while resources are failing: keep';
     const marked = gone('marked', withAnnotation(Annotations.deletionDelay, '1h'));
-    const waiting = gone('waiting', withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z'));
+    const waiting = gone(
+      'waiting',
+      withAnnotation(Annotations.deletionDelay, '1h'),
+      withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z'),
+    );
     const plan = planBundle(planInput(tb, liveMap(), { controlled: [gone('old'), marked, waiting] }));
     expect(plan.withheld.map((w) => [w.action.action, w.action.target.name, w.reason])).toEqual([
       ['delete', 'old', reason],
@@ -324,7 +472,22 @@ describe('planBundle: pruning', () => {
   });
 
   it('withholdPrunes moves writing actions only', () => {
-    const plan = planBundle(planInput(b, { keep }, { controlled: [gone('old'), gone('w', withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z'))] }));
+    const plan = planBundle(
+      planInput(
+        b,
+        { keep },
+        {
+          controlled: [
+            gone('old'),
+            gone(
+              'w',
+              withAnnotation(Annotations.deletionDelay, '1h'),
+              withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z'),
+            ),
+          ],
+        },
+      ),
+    );
     const held = withholdPrunes(plan, 'apply of keep failed');
     expect(held.prune.map((a) => a.action)).toEqual(['wait']);
     expect(held.withheld).toEqual([{ action: plan.prune[0], reason: 'apply of keep failed' }]);
@@ -333,25 +496,62 @@ describe('planBundle: pruning', () => {
   it('withholdAfterFailedApplies: one wording for the controller, diff and status; nothing failed, nothing held', () => {
     const plan = planBundle(planInput(b, { keep }, { controlled: [gone('old')] }));
     expect(withholdAfterFailedApplies(plan, [])).toBe(plan);
-    expect(withholdAfterFailedApplies(plan, ['keep', 'app']).withheld).toEqual([{ action: plan.prune[0], reason: 'not pruning: keep, app could not be applied' }]);
+    expect(withholdAfterFailedApplies(plan, ['keep', 'app']).withheld).toEqual([
+      { action: plan.prune[0], reason: 'not pruning: keep, app could not be applied' },
+    ]);
   });
 });
 
 describe('planBundle: claims come before the dependency gate (issue 9)', () => {
-  const created = (ts: string): Mod<TestBundle> => (tb) => {
-    tb.meta.creationTimestamp = ts;
-  };
+  const created =
+    (ts: string): Mod<TestBundle> =>
+    (tb) => {
+      tb.meta.creationTimestamp = ts;
+    };
   const self = { name: 'b', uid: BUNDLE_UID, creationTimestamp: '2026-01-02T00:00:00Z' };
   const claimsOf = (...list: { name: string; uid: string; creationTimestamp?: string }[]) => new Map([['/ConfigMap/ns1/app', list]]);
   // app depends on db; db is not ready (just created), so app is blocked.
-  const gated = bundle('b', created(self.creationTimestamp), withResource(resource('db', deployment('db')), resource('app', configMap('app'), withRef('db'))));
-  const stamped = [withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z')];
-  const released = (...mods: Mod<Obj>[]): Obj => live(configMap('app'), withUid('app-uid'), withResourceVersion('5'), (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }), ...stamped, ...mods);
+  const gated = bundle(
+    'b',
+    created(self.creationTimestamp),
+    withResource(resource('db', deployment('db')), resource('app', configMap('app'), withRef('db'))),
+  );
+  const stamped = [
+    withAnnotation(Annotations.deletionDelay, '1h'),
+    withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00.000Z'),
+  ];
+  const released = (...mods: Mod<Obj>[]): Obj =>
+    live(
+      configMap('app'),
+      withUid('app-uid'),
+      withResourceVersion('5'),
+      (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }),
+      ...stamped,
+      ...mods,
+    );
 
   it.each<[string, TestBundle, () => Obj, 'cancel' | 'adopt' | 'hand-over', string[]]>([
-    ['a released object behind a not-Ready dependency is adopted and its countdown cancelled', gated, () => released(), 'adopt', ['DeletionCancelled', 'Adopted']],
-    ['our own counting-down object behind a not-Ready dependency is cancelled', gated, () => live(configMap('app'), controlledByBundle(), ...stamped), 'cancel', ['DeletionCancelled']],
-    ['an object counting down in another Bundle that dropped it is handed over', gated, () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped), 'hand-over', ['DeletionCancelled', 'HandedOver']],
+    [
+      'a released object behind a not-Ready dependency is adopted and its countdown cancelled',
+      gated,
+      () => released(),
+      'adopt',
+      ['DeletionCancelled', 'Adopted'],
+    ],
+    [
+      'our own counting-down object behind a not-Ready dependency is cancelled',
+      gated,
+      () => live(configMap('app'), controlledByBundle(), ...stamped),
+      'cancel',
+      ['DeletionCancelled'],
+    ],
+    [
+      'an object counting down in another Bundle that dropped it is handed over',
+      gated,
+      () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped),
+      'hand-over',
+      ['DeletionCancelled', 'HandedOver'],
+    ],
   ])('%s', (_name, tb, obj, kind, reasons) => {
     const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf(self) }));
     expect(byName(plan, 'app')).toMatchObject({ action: 'blocked' });
@@ -361,7 +561,11 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
   });
 
   it('claims even when another resource makes the spec invalid (and nothing else is written)', () => {
-    const invalid = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app')), resource('bad', configMap('bad'), withRef('nowhere'))));
+    const invalid = bundle(
+      'b',
+      created(self.creationTimestamp),
+      withResource(resource('app', configMap('app')), resource('bad', configMap('bad'), withRef('nowhere'))),
+    );
     const plan = planBundle(planInput(invalid, { app: released() }, { claims: claimsOf(self) }));
     expect(plan.issues.length).toBeGreaterThan(0);
     expect(plan.resources).toEqual([]);
@@ -369,7 +573,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     expect(plan.claims.map((c) => c.kind)).toEqual(['adopt']);
   });
 
-  it('the claim patch is guarded, drops the label and the stamp, and keeps only the user\'s references', () => {
+  it("the claim patch is guarded, drops the label and the stamp, and keeps only the user's references", () => {
     const user = { apiVersion: 'example.com/v1', kind: 'Owner', name: 'mine', uid: 'mine-uid' };
     const obj = live(
       configMap('app'),
@@ -382,20 +586,42 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       ...stamped,
     );
     const plan = planBundle(planInput(gated, { app: obj }, { claims: claimsOf(self) }));
-    expect(plan.claims[0]).toMatchObject({ kind: 'hand-over', from: { name: 'b1', uid: 'b1-uid', event: { reason: EventReasons.HandedOver } } });
+    expect(plan.claims[0]).toMatchObject({
+      kind: 'hand-over',
+      from: { name: 'b1', uid: 'b1-uid', event: { reason: EventReasons.HandedOver } },
+    });
     expect(plan.claims[0]?.patch).toEqual([
       { op: 'test', path: '/metadata/uid', value: 'app-uid' },
       { op: 'test', path: '/metadata/resourceVersion', value: '5' },
       { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' },
-      { op: 'add', path: '/metadata/ownerReferences', value: [{ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true }, user] },
+      {
+        op: 'add',
+        path: '/metadata/ownerReferences',
+        value: [
+          { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true },
+          user,
+        ],
+      },
       { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1dependencyReferences' },
     ]);
   });
 
   it.each<[string, () => Obj, { name: string; uid: string; creationTimestamp?: string }[], string, string[]]>([
-    ['an older Bundle also lists a released object', () => released(), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0', []],
+    [
+      'an older Bundle also lists a released object',
+      () => released(),
+      [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self],
+      'also listed by Bundle b0',
+      [],
+    ],
     // Still controlled by a Bundle (until b0 takes it): our claim reference keeps it should that Bundle go in the foreground first.
-    ['an older Bundle also lists an object its Bundle dropped', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped), [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self], 'also listed by Bundle b0', ['reference']],
+    [
+      'an older Bundle also lists an object its Bundle dropped',
+      () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), ...stamped),
+      [{ name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self],
+      'also listed by Bundle b0',
+      ['reference'],
+    ],
   ])('Conflict, and no taking claim, when %s', (_name, obj, claims, message, claimKinds) => {
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
     const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf(...claims) }));
@@ -408,7 +634,9 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
     const obj = live(configMap('app'), withUid('app-uid'), withResourceVersion('5'), controlledByBundle('b1-uid', 'b1'));
     const refs = obj.metadata.ownerReferences;
-    const plan = planBundle(planInput(tb, { app: obj }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }));
+    const plan = planBundle(
+      planInput(tb, { app: obj }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }),
+    );
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect((byName(plan, 'app') as { message: string }).message).toContain('controlled by Bundle b1');
     expect(plan.claims.map((c) => [c.name, c.kind, c.events])).toEqual([['app', 'reference', []]]);
@@ -416,36 +644,100 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       { op: 'test', path: '/metadata/uid', value: 'app-uid' },
       { op: 'test', path: '/metadata/resourceVersion', value: '5' },
       { op: 'test', path: '/metadata/ownerReferences', value: refs },
-      { op: 'add', path: '/metadata/ownerReferences', value: [...(refs ?? []), { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false }] },
+      {
+        op: 'add',
+        path: '/metadata/ownerReferences',
+        value: [
+          ...(refs ?? []),
+          {
+            apiVersion: 'smith.atlassian.com/v1',
+            kind: 'Bundle',
+            name: 'b',
+            uid: BUNDLE_UID,
+            controller: false,
+            blockOwnerDeletion: false,
+          },
+        ],
+      },
     ]);
   });
 
   it.each<[string, () => Obj]>([
-    ['the claim reference is already there', () => live(configMap('app'), controlledByBundle('b1-uid', 'b1'), withOwner({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false }))],
+    [
+      'the claim reference is already there',
+      () =>
+        live(
+          configMap('app'),
+          controlledByBundle('b1-uid', 'b1'),
+          withOwner({
+            apiVersion: 'smith.atlassian.com/v1',
+            kind: 'Bundle',
+            name: 'b',
+            uid: BUNDLE_UID,
+            controller: false,
+            blockOwnerDeletion: false,
+          }),
+        ),
+    ],
     ['the controller is not a Bundle', () => live(configMap('app'), controlledBy('ReplicaSet', 'rs'))],
     ['the object has no controller (an older Bundle lists it)', () => live(configMap('app'))],
   ])('no claim reference when %s', (_name, obj) => {
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
-    const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }));
+    const plan = planBundle(
+      planInput(tb, { app: obj() }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }),
+    );
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect(plan.claims).toEqual([]);
   });
 
   it('taking over an object replaces our own claim reference with the controller reference (never two references with one uid)', () => {
-    const claimRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false };
-    const obj = live(configMap('app'), withUid('app-uid'), withResourceVersion('5'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef), ...stamped);
+    const claimRef = {
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      name: 'b',
+      uid: BUNDLE_UID,
+      controller: false,
+      blockOwnerDeletion: false,
+    };
+    const obj = live(
+      configMap('app'),
+      withUid('app-uid'),
+      withResourceVersion('5'),
+      controlledByBundle('b1-uid', 'b1'),
+      withOwner(claimRef),
+      ...stamped,
+    );
     const plan = planBundle(planInput(gated, { app: obj }, { claims: claimsOf(self) }));
     expect(plan.claims[0]?.kind).toBe('hand-over');
     const add = plan.claims[0]?.patch.find((op) => op.op === 'add' && op.path === '/metadata/ownerReferences');
-    expect(add).toEqual({ op: 'add', path: '/metadata/ownerReferences', value: [{ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true }] });
+    expect(add).toEqual({
+      op: 'add',
+      path: '/metadata/ownerReferences',
+      value: [
+        { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: true, blockOwnerDeletion: true },
+      ],
+    });
   });
 
   it('a claim on an object the Bundle no longer lists is withdrawn (a valid spec only)', () => {
-    const claimRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'b', uid: BUNDLE_UID, controller: false, blockOwnerDeletion: false };
+    const claimRef = {
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      name: 'b',
+      uid: BUNDLE_UID,
+      controller: false,
+      blockOwnerDeletion: false,
+    };
     const gone = live(configMap('gone'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef));
     const still = live(configMap('app'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef));
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
-    const plan = planBundle(planInput(tb, { app: still }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self), claimed: [gone, still] }));
+    const plan = planBundle(
+      planInput(
+        tb,
+        { app: still },
+        { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self), claimed: [gone, still] },
+      ),
+    );
     expect(plan.withdrawals.map((w) => w.target.name)).toEqual(['gone']);
     expect(plan.withdrawals[0]?.patch).toEqual([
       { op: 'test', path: '/metadata/ownerReferences', value: gone.metadata.ownerReferences },
@@ -465,13 +757,17 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
 describe('planBundle: what another live Bundle lists is never pruned (issue 9)', () => {
   const b = bundle('b', withResource(resource('keep', configMap('keep'))));
   const keep = appliedLive(b, 'keep', {}, controlledByBundle());
-  const moved = (...mods: Mod<Obj>[]): Obj => live(configMap('moved'), controlledByBundle(), withUid('moved-uid'), withResourceVersion('9'), ...mods);
+  const moved = (...mods: Mod<Obj>[]): Obj =>
+    live(configMap('moved'), controlledByBundle(), withUid('moved-uid'), withResourceVersion('9'), ...mods);
   const other = new Map([['/ConfigMap/ns1/moved', [{ name: 'b2', uid: 'b2-uid' }]]]);
 
   it.each<[string, Mod<Obj>[]]>([
     ['no delay', []],
     ['a countdown to start', [withAnnotation(Annotations.deletionDelay, '8s')]],
-    ['an expired countdown', [withAnnotation(Annotations.deletionDelay, '8s'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z')]],
+    [
+      'an expired countdown',
+      [withAnnotation(Annotations.deletionDelay, '8s'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z')],
+    ],
   ])('%s -> listed-elsewhere', (_name, mods) => {
     const plan = planBundle(planInput(b, { keep }, { controlled: [keep, moved(...mods)], claims: other }));
     expect(plan.prune).toMatchObject([{ action: 'listed-elsewhere', by: { name: 'b2' }, target: { name: 'moved' } }]);
@@ -483,12 +779,17 @@ describe('planBundle: what another live Bundle lists is never pruned (issue 9)',
     const kept = keepListedElsewhere(plan, other);
     expect(kept.prune.map((a) => `${a.target.name}:${a.action}`)).toEqual(['moved:listed-elsewhere', 'gone:delete']);
     // Its own claim is not someone else's.
-    expect(keepListedElsewhere(plan, new Map([['/ConfigMap/ns1/moved', [{ name: 'b', uid: BUNDLE_UID }]]])).prune.map((a) => a.action)).toEqual(['delete', 'delete']);
+    expect(
+      keepListedElsewhere(plan, new Map([['/ConfigMap/ns1/moved', [{ name: 'b', uid: BUNDLE_UID }]]])).prune.map((a) => a.action),
+    ).toEqual(['delete', 'delete']);
   });
 });
 
-describe('withAppliedReadiness: readiness from the apply\'s answer', () => {
-  const b = bundle('b', withResource(resource('c', configMap('c', withData({ k: 'v' }))), resource('d', deployment('d', withSpec({ replicas: 1 })))));
+describe("withAppliedReadiness: readiness from the apply's answer", () => {
+  const b = bundle(
+    'b',
+    withResource(resource('c', configMap('c', withData({ k: 'v' }))), resource('d', deployment('d', withSpec({ replicas: 1 })))),
+  );
   const plan = planBundle(planInput(b, {}));
   const state = (p: BundlePlan, name: string) => {
     const r = byName(p, name);
@@ -514,12 +815,26 @@ describe('withAppliedReadiness: readiness from the apply\'s answer', () => {
 
 describe('deleteWhen BundleReady: the gate opens on the stored Ready only while every resource reads ready this pass (red team 10)', () => {
   const b = bundle('b', withResource(resource('app', deployment('app'))));
-  const gated = live(configMap('old'), controlledByBundle(), withUid('old-uid'), withAnnotation(Annotations.deleteWhen, 'BundleReady'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'));
-  const app = (status: Record<string, unknown>): Obj => appliedLive(b, 'app', {}, controlledByBundle(), withUid('app-uid'), withStatus(status));
-  const prune = (appLive: Obj) => planBundle(planInput(b, { app: appLive }, { controlled: [appLive, gated], bundleReady: true })).prune.find((a) => a.target.name === 'old');
+  const gated = live(
+    configMap('old'),
+    controlledByBundle(),
+    withUid('old-uid'),
+    withAnnotation(Annotations.deleteWhen, 'BundleReady'),
+    withAnnotation(Annotations.deletionDelay, '0s'),
+    withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z'),
+  );
+  const app = (status: Record<string, unknown>): Obj =>
+    appliedLive(b, 'app', {}, controlledByBundle(), withUid('app-uid'), withStatus(status));
+  const prune = (appLive: Obj) =>
+    planBundle(planInput(b, { app: appLive }, { controlled: [appLive, gated], bundleReady: true })).prune.find(
+      (a) => a.target.name === 'old',
+    );
 
   it('the stored status says Ready (written by another tool) but the Deployment is not rolled out: the gate stays closed', () => {
-    expect(prune(app({ replicas: 1, updatedReplicas: 0, availableReplicas: 0 }))).toMatchObject({ action: 'await', waitingFor: 'BundleReady' });
+    expect(prune(app({ replicas: 1, updatedReplicas: 0, availableReplicas: 0 }))).toMatchObject({
+      action: 'await',
+      waitingFor: 'BundleReady',
+    });
   });
   it('the stored Ready and every resource ready: deleted', () => {
     expect(prune(app({ replicas: 1, updatedReplicas: 1, availableReplicas: 1 }))).toMatchObject({ action: 'delete' });

@@ -76,13 +76,21 @@ describe('resolveObject', () => {
       withRef('sec', { name: 'pw', path: 'data.password' }),
       withRef('cfg'),
     );
-    expect(resolveObject(r.spec.object, r, liveOf)).toEqual({ ok: true, object: configMap('app', withData({ port: 5432, host: 'db.local', pw: 'cGFzcw==' })), substituted: [5432, 'db.local', 'cGFzcw=='] });
+    expect(resolveObject(r.spec.object, r, liveOf)).toEqual({
+      ok: true,
+      object: configMap('app', withData({ port: 5432, host: 'db.local', pw: 'cGFzcw==' })),
+      substituted: [5432, 'db.local', 'cGFzcw=='],
+    });
   });
 
   it.each<[string, Resource, string[]]>([
     [
       'path absent on the dependency (names reference, path and object)',
-      resource('app', configMap('app', withData({ ip: '!{ip}' })), withRef('svc', { name: 'ip', path: 'status.loadBalancer.ingress[0].ip' })),
+      resource(
+        'app',
+        configMap('app', withData({ ip: '!{ip}' })),
+        withRef('svc', { name: 'ip', path: 'status.loadBalancer.ingress[0].ip' }),
+      ),
       ['reference "ip" to resource "svc": path "status.loadBalancer.ingress[0].ip" not found on Service ns1/svc'],
     ],
     [
@@ -92,8 +100,17 @@ describe('resolveObject', () => {
     ],
     [
       'every failing reference is reported',
-      resource('app', configMap('app'), withRef('cfg', { name: 'a', path: 'data.nope' }), withRef('cfg', { name: 'b', path: 'data.host' }), withRef('svc', { name: 'c', path: 'status.x' })),
-      ['reference "a" to resource "cfg": path "data.nope" not found on ConfigMap ns1/cfg', 'reference "c" to resource "svc": path "status.x" not found on Service ns1/svc'],
+      resource(
+        'app',
+        configMap('app'),
+        withRef('cfg', { name: 'a', path: 'data.nope' }),
+        withRef('cfg', { name: 'b', path: 'data.host' }),
+        withRef('svc', { name: 'c', path: 'status.x' }),
+      ),
+      [
+        'reference "a" to resource "cfg": path "data.nope" not found on ConfigMap ns1/cfg',
+        'reference "c" to resource "svc": path "status.x" not found on Service ns1/svc',
+      ],
     ],
   ])('%s', (_name, r, errors) => {
     expect(resolveObject(r.spec.object, r, liveOf)).toEqual({ ok: false, errors });

@@ -8,7 +8,6 @@ import {
   configMap,
   controlledBy,
   controlledByBundle,
-
   live,
   object,
   planInput,
@@ -34,8 +33,10 @@ function applied(b: TestBundle, name: string, liveSoFar: Record<string, LiveObje
 }
 
 /** "Type=Status(Reason)" per condition: the shape of a status at a glance. */
-const brief = (conditions: readonly Condition[] | undefined): string[] => (conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason === undefined ? '' : `(${c.reason})`}`);
-const resourceBrief = (status: BundleStatus, name: string): string[] => brief(status.resourceStatuses?.find((r) => r.name === name)?.conditions).filter((c) => c.includes('=True'));
+const brief = (conditions: readonly Condition[] | undefined): string[] =>
+  (conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason === undefined ? '' : `(${c.reason})`}`);
+const resourceBrief = (status: BundleStatus, name: string): string[] =>
+  brief(status.resourceStatuses?.find((r) => r.name === name)?.conditions).filter((c) => c.includes('=True'));
 
 const two = bundle('b', withResource(resource('a', configMap('a')), resource('b', configMap('b'), withRef('a'))));
 const a = applied(two, 'a');
@@ -49,10 +50,31 @@ describe('buildBundleStatus', () => {
       observedGeneration: 1,
       conditions: [
         { type: 'InProgress', status: 'False', observedGeneration: 1, lastTransitionTime: T0 },
-        { type: 'Ready', status: 'True', reason: Reasons.AllResourcesReady, message: '2/2 resources ready', observedGeneration: 1, lastTransitionTime: T0 },
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: Reasons.AllResourcesReady,
+          message: '2/2 resources ready',
+          observedGeneration: 1,
+          lastTransitionTime: T0,
+        },
         { type: 'Error', status: 'False', observedGeneration: 1, lastTransitionTime: T0 },
-        { type: 'Reconciling', status: 'False', reason: Reasons.Reconciled, message: 'all 2 resources ready', observedGeneration: 1, lastTransitionTime: T0 },
-        { type: 'Stalled', status: 'False', reason: Reasons.CanProgress, message: 'nothing blocks progress', observedGeneration: 1, lastTransitionTime: T0 },
+        {
+          type: 'Reconciling',
+          status: 'False',
+          reason: Reasons.Reconciled,
+          message: 'all 2 resources ready',
+          observedGeneration: 1,
+          lastTransitionTime: T0,
+        },
+        {
+          type: 'Stalled',
+          status: 'False',
+          reason: Reasons.CanProgress,
+          message: 'nothing blocks progress',
+          observedGeneration: 1,
+          lastTransitionTime: T0,
+        },
       ],
       message: 'Ready',
       resourceStatuses: ['a', 'b'].map((name) => ({
@@ -74,12 +96,31 @@ describe('buildBundleStatus', () => {
   });
 
   it.each<[string, () => BundlePlan, PassResults, string[], Record<string, string[]>, string]>([
-    ['creating', () => planBundle(planInput(two)), {}, ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False', 'Reconciling=True(Working)', 'Stalled=False(CanProgress)'], { a: ['InProgress=True(Working)'], b: ['Blocked=True(DependenciesNotReady)'] }, '0/2'],
+    [
+      'creating',
+      () => planBundle(planInput(two)),
+      {},
+      [
+        'InProgress=True(Working)',
+        'Ready=False(ResourcesNotReady)',
+        'Error=False',
+        'Reconciling=True(Working)',
+        'Stalled=False(CanProgress)',
+      ],
+      { a: ['InProgress=True(Working)'], b: ['Blocked=True(DependenciesNotReady)'] },
+      '0/2',
+    ],
     [
       'an apply failed (retriable)',
       () => planBundle(planInput(two, { a })),
       { applyFailures: new Map([['b', { message: 'connection refused' }]]) },
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)', 'Reconciling=True(RetriableError)', 'Stalled=False(CanProgress)'],
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(RetriableError)',
+        'Reconciling=True(RetriableError)',
+        'Stalled=False(CanProgress)',
+      ],
       { a: ['Ready=True(Ready)'], b: ['Error=True(RetriableError)'] },
       '1/2',
     ],
@@ -87,7 +128,13 @@ describe('buildBundleStatus', () => {
       'an apply rejected (terminal)',
       () => planBundle(planInput(two, { a })),
       { applyFailures: new Map([['b', { message: 'spec.x: Invalid value', terminal: true }]]) },
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'],
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(TerminalError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(TerminalError)',
+      ],
       { a: ['Ready=True(Ready)'], b: ['Error=True(TerminalError)'] },
       '1/2',
     ],
@@ -95,15 +142,30 @@ describe('buildBundleStatus', () => {
       'a conflict',
       () => planBundle(planInput(two, { a: live(configMap('a'), controlledBy('ReplicaSet', 'rs')) })),
       {},
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'],
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(TerminalError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(TerminalError)',
+      ],
       { a: ['Error=True(Conflict)'], b: ['Blocked=True(DependenciesNotReady)'] },
       '0/2',
     ],
     [
       'an invalid spec',
-      () => planBundle(planInput(bundle('b', withResource(resource('a', configMap('a', withData({ x: '!{x}' }))), resource('b', configMap('b')))))),
+      () =>
+        planBundle(
+          planInput(bundle('b', withResource(resource('a', configMap('a', withData({ x: '!{x}' }))), resource('b', configMap('b'))))),
+        ),
       {},
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)'],
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(TerminalError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(TerminalError)',
+      ],
       { a: ['Error=True(TerminalError)'], b: ['Blocked=True(InvalidSpec)'] },
       '0/2',
     ],
@@ -111,15 +173,32 @@ describe('buildBundleStatus', () => {
       'only an unknown kind (retriable)',
       () => planBundle(planInput(bundle('b', withResource(resource('g', object('example.com/v1', 'Gadget', 'g')))))),
       {},
-      ['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(RetriableError)', 'Reconciling=True(RetriableError)', 'Stalled=False(CanProgress)'],
+      [
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(RetriableError)',
+        'Reconciling=True(RetriableError)',
+        'Stalled=False(CanProgress)',
+      ],
       { g: ['Error=True(RetriableError)'] },
       '0/1',
     ],
     [
       'an object being deleted by the API server: waited for',
-      () => planBundle(planInput(bundle('b', withResource(resource('a', configMap('a')))), { a: live(configMap('a'), controlledByBundle(), terminating('2025-12-31T23:00:00Z')) })),
+      () =>
+        planBundle(
+          planInput(bundle('b', withResource(resource('a', configMap('a')))), {
+            a: live(configMap('a'), controlledByBundle(), terminating('2025-12-31T23:00:00Z')),
+          }),
+        ),
       {},
-      ['InProgress=True(Working)', 'Ready=False(ResourcesNotReady)', 'Error=False', 'Reconciling=True(Working)', 'Stalled=False(CanProgress)'],
+      [
+        'InProgress=True(Working)',
+        'Ready=False(ResourcesNotReady)',
+        'Error=False',
+        'Reconciling=True(Working)',
+        'Stalled=False(CanProgress)',
+      ],
       { a: ['InProgress=True(BeingDeleted)'] },
       '0/1',
     ],
@@ -132,28 +211,67 @@ describe('buildBundleStatus', () => {
 
   it('names each problem in the Error message', () => {
     const plan = planBundle(planInput(two, { a }));
-    const status = buildBundleStatus(plan, { applyFailures: new Map([['b', { message: 'boom' }]]), pruneFailures: [{ target: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x' }, message: 'forbidden' }] }, undefined, T0);
+    const status = buildBundleStatus(
+      plan,
+      {
+        applyFailures: new Map([['b', { message: 'boom' }]]),
+        pruneFailures: [{ target: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x' }, message: 'forbidden' }],
+      },
+      undefined,
+      T0,
+    );
     expect(status.conditions?.find((c) => c.type === 'Error')?.message).toBe('resource "b": boom; ConfigMap x: forbidden');
   });
 
   describe('deletions', () => {
     const one = bundle('b', withResource(resource('a', configMap('a'))));
     const keep = applied(one, 'a');
-    const old = (name: string, ...mods: Mod<Obj>[]): Obj => live(object('apps/v1', 'Deployment', name), controlledByBundle(), withUid(`${name}-uid`), ...mods);
+    const old = (name: string, ...mods: Mod<Obj>[]): Obj =>
+      live(object('apps/v1', 'Deployment', name), controlledByBundle(), withUid(`${name}-uid`), ...mods);
     const delayed = (name: string, stamp?: string): Obj =>
-      old(name, withAnnotation(Annotations.deletionDelay, '1h'), ...(stamp === undefined ? [] : [withAnnotation(Annotations.deletionTimestamp, stamp)]));
-    const controlled = [keep, old('gone'), delayed('counting', '2025-12-31T23:30:00.000Z'), delayed('starting'), live(configMap('cm-gone'), controlledByBundle())];
+      old(
+        name,
+        withAnnotation(Annotations.deletionDelay, '1h'),
+        ...(stamp === undefined ? [] : [withAnnotation(Annotations.deletionTimestamp, stamp)]),
+      );
+    const controlled = [
+      keep,
+      old('gone'),
+      delayed('counting', '2025-12-31T23:30:00.000Z'),
+      delayed('starting'),
+      live(configMap('cm-gone'), controlledByBundle()),
+    ];
 
     it('stays Ready while soft deletions are pending, and lists them', () => {
       const status = buildBundleStatus(planBundle(planInput(one, { a: keep }, { controlled })), {}, undefined, T0);
-      expect(brief(status.conditions)).toEqual(['InProgress=False', 'Ready=True(AllResourcesReady)', 'Error=False', 'Reconciling=False(Reconciled)', 'Stalled=False(CanProgress)']);
+      expect(brief(status.conditions)).toEqual([
+        'InProgress=False',
+        'Ready=True(AllResourcesReady)',
+        'Error=False',
+        'Reconciling=False(Reconciled)',
+        'Stalled=False(CanProgress)',
+      ]);
       expect(status.objectsToDelete).toEqual([
         { group: 'apps', version: 'v1', kind: 'Deployment', name: 'gone' },
         { version: 'v1', kind: 'ConfigMap', name: 'cm-gone' },
       ]);
       expect(status.pendingDeletions).toEqual([
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'counting', deletionTimestamp: '2025-12-31T23:30:00.000Z', deleteAfter: '2026-01-01T00:30:00.000Z', waitingFor: 'Delay' },
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'starting', deletionTimestamp: '2026-01-01T00:00:00.000Z', deleteAfter: '2026-01-01T01:00:00.000Z', waitingFor: 'Delay' },
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: 'counting',
+          deletionTimestamp: '2025-12-31T23:30:00.000Z',
+          deleteAfter: '2026-01-01T00:30:00.000Z',
+          waitingFor: 'Delay',
+        },
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: 'starting',
+          deletionTimestamp: '2026-01-01T00:00:00.000Z',
+          deleteAfter: '2026-01-01T01:00:00.000Z',
+          waitingFor: 'Delay',
+        },
       ]);
       expect(status.pendingDeletionCount).toBe(2);
     });
@@ -168,7 +286,13 @@ describe('buildBundleStatus', () => {
     it('reports an unreadable deletion delay as a terminal error, keeping Ready false', () => {
       const bad = old('bad', withAnnotation(Annotations.deletionDelay, 'tomorrow'));
       const status = buildBundleStatus(planBundle(planInput(one, { a: keep }, { controlled: [keep, bad] })), {}, undefined, T0);
-      expect(brief(status.conditions)).toEqual(['InProgress=False', 'Ready=False(ResourcesNotReady)', 'Error=True(TerminalError)', 'Reconciling=False(Stalled)', 'Stalled=True(TerminalError)']);
+      expect(brief(status.conditions)).toEqual([
+        'InProgress=False',
+        'Ready=False(ResourcesNotReady)',
+        'Error=True(TerminalError)',
+        'Reconciling=False(Stalled)',
+        'Stalled=True(TerminalError)',
+      ]);
       expect(status.conditions?.[2]?.message).toMatch(/^Deployment ns1\/bad is kept: .*"tomorrow"/);
     });
   });
@@ -182,7 +306,13 @@ describe('buildBundleStatus', () => {
   it('moves transition times only for conditions that changed', () => {
     const before = buildBundleStatus(planBundle(planInput(two, { a })), {}, undefined, T0);
     const after = buildBundleStatus(readyPlan, {}, before, T1);
-    expect(after.conditions?.map((c) => `${c.type}:${c.lastTransitionTime ?? ''}`)).toEqual([`InProgress:${T1}`, `Ready:${T1}`, `Error:${T0}`, `Reconciling:${T1}`, `Stalled:${T0}`]);
+    expect(after.conditions?.map((c) => `${c.type}:${c.lastTransitionTime ?? ''}`)).toEqual([
+      `InProgress:${T1}`,
+      `Ready:${T1}`,
+      `Error:${T0}`,
+      `Reconciling:${T1}`,
+      `Stalled:${T0}`,
+    ]);
     const aConditions = after.resourceStatuses?.find((r) => r.name === 'a')?.conditions;
     expect(aConditions?.every((c) => c.lastTransitionTime === T0)).toBe(true);
     expect(statusEqual(before, after)).toBe(false);
@@ -196,9 +326,23 @@ describe('statusEqual', () => {
     ['key order', { observedGeneration: 1, resourcesReady: '1/1' }, { resourcesReady: '1/1', observedGeneration: 1 }, true],
     ['undefined member vs missing', { observedGeneration: 1, resourcesReady: undefined }, { observedGeneration: 1 }, true],
     ['different values', { observedGeneration: 1 }, { observedGeneration: 2 }, false],
-    ['condition order matters', { conditions: [{ type: 'A', status: 'True' }, { type: 'B', status: 'True' }] }, { conditions: [{ type: 'B', status: 'True' }, { type: 'A', status: 'True' }] }, false],
+    [
+      'condition order matters',
+      {
+        conditions: [
+          { type: 'A', status: 'True' },
+          { type: 'B', status: 'True' },
+        ],
+      },
+      {
+        conditions: [
+          { type: 'B', status: 'True' },
+          { type: 'A', status: 'True' },
+        ],
+      },
+      false,
+    ],
   ])('%s', (_name, x, y, expected) => {
     expect(statusEqual(x, y)).toBe(expected);
   });
 });
-

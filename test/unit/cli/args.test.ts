@@ -14,7 +14,11 @@ describe('object references', () => {
   });
 
   it('formats so that the output parses back', () => {
-    for (const [apiVersion, kind] of [['v1', 'ConfigMap'], ['apps/v1', 'Deployment'], ['example.com/v1alpha1', 'Widget']] as const) {
+    for (const [apiVersion, kind] of [
+      ['v1', 'ConfigMap'],
+      ['apps/v1', 'Deployment'],
+      ['example.com/v1alpha1', 'Widget'],
+    ] as const) {
       const text = formatObjectRef(apiVersion, kind, 'x');
       expect(parseObjectRef(text)).toMatchObject({ kind, name: 'x' });
     }

@@ -30,15 +30,37 @@ describe('command lines', () => {
     [['diff', 'x.yaml', '-n', 'team'], { command: 'diff', positionals: ['x.yaml'], flags: { output: 'text', namespace: 'team' } }],
     [['pending', '--namespace=team', '-o', 'yaml'], { command: 'pending', positionals: [], flags: { output: 'yaml', namespace: 'team' } }],
     [['pending', '-A', '-o', 'json'], { command: 'pending', positionals: [], flags: { output: 'json', all: true } }],
-    [['cancel', 'deployment.apps/web', '--kubeconfig', '/k', '--context', 'kind'], { command: 'cancel', positionals: ['deployment.apps/web'], flags: { output: 'text', kubeconfig: '/k', context: 'kind' } }],
-    [['--context', 'kind', 'status', '--all-namespaces'], { command: 'status', positionals: [], flags: { output: 'text', context: 'kind', all: true } }],
+    [
+      ['cancel', 'deployment.apps/web', '--kubeconfig', '/k', '--context', 'kind'],
+      { command: 'cancel', positionals: ['deployment.apps/web'], flags: { output: 'text', kubeconfig: '/k', context: 'kind' } },
+    ],
+    [
+      ['--context', 'kind', 'status', '--all-namespaces'],
+      { command: 'status', positionals: [], flags: { output: 'text', context: 'kind', all: true } },
+    ],
     [['validate', '--', '-odd-file.yaml'], { command: 'validate', positionals: ['-odd-file.yaml'], flags: { output: 'text' } }],
-    [['tree', 'web', '-n', 'team', '--watch', '--no-color'], { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'team', watch: true, noColor: true } }],
+    [
+      ['tree', 'web', '-n', 'team', '--watch', '--no-color'],
+      { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'team', watch: true, noColor: true } },
+    ],
     [['status', '--all'], { command: 'status', positionals: [], flags: { output: 'text', all: true } }],
     [['-n', 'team', 'status'], { command: 'status', positionals: [], flags: { output: 'text', namespace: 'team' } }],
-    [['-n', 'outer', 'tree', 'web', '-n', 'inner'], { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'inner' } }],
-    [['gc-graph', '--owner', 'deployment.apps/web', '-n', 'team', '-o', 'dot', '--debug-url', 'http://x:1'], { command: 'gc-graph', positionals: [], flags: { output: 'dot', owner: { kind: 'deployment', group: 'apps', name: 'web' }, namespace: 'team', debugUrl: 'http://x:1' } }],
-    [['status', 'web', '--wait', '--timeout', '2m'], { command: 'status', positionals: ['web'], flags: { output: 'text', wait: true, timeoutMs: 120_000 } }],
+    [
+      ['-n', 'outer', 'tree', 'web', '-n', 'inner'],
+      { command: 'tree', positionals: ['web'], flags: { output: 'text', namespace: 'inner' } },
+    ],
+    [
+      ['gc-graph', '--owner', 'deployment.apps/web', '-n', 'team', '-o', 'dot', '--debug-url', 'http://x:1'],
+      {
+        command: 'gc-graph',
+        positionals: [],
+        flags: { output: 'dot', owner: { kind: 'deployment', group: 'apps', name: 'web' }, namespace: 'team', debugUrl: 'http://x:1' },
+      },
+    ],
+    [
+      ['status', 'web', '--wait', '--timeout', '2m'],
+      { command: 'status', positionals: ['web'], flags: { output: 'text', wait: true, timeoutMs: 120_000 } },
+    ],
   ])('%j', async (argv, want) => {
     const parsed = await parse(argv);
     // gc-graph's --debug-url has a default; the others carry none.
@@ -88,7 +110,7 @@ describe('command lines', () => {
 });
 
 describe('the Node version check', () => {
-  it('needs what package.json\'s engines says', () => {
+  it("needs what package.json's engines says", () => {
     const engines = (JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
     expect(engines).toBe(`>=${MINIMUM_NODE}`);
   });

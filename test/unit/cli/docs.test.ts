@@ -5,7 +5,7 @@ import { CLI_DOC_PATH, renderCliDoc } from '../../../src/cli/docs.js';
 import { COMMANDS } from '../../../src/cli/commands.js';
 
 describe('docs/cli.md', () => {
-  it('is what `npm run docs:cli` generates from the commands\' help (run it after changing a command)', async () => {
+  it("is what `npm run docs:cli` generates from the commands' help (run it after changing a command)", async () => {
     expect(readFileSync(join(repoRoot(), CLI_DOC_PATH), 'utf8')).toBe(await renderCliDoc());
   });
 

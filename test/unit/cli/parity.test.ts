@@ -19,7 +19,22 @@ import { buildBundleStatus } from '../../../src/core/bundle/status.js';
 import { pendingDeletionOf } from '../../../src/core/softdelete/decide.js';
 import { decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
 import { formatRfc3339 } from '../../../src/core/rfc3339.js';
-import { BUNDLE_UID, KINDS, NAMESPACE, NOW, configMap, controlledBy, controlledByBundle, live, resource, terminating, withAnnotation, withOwner, type Mod, type Obj } from '../bundle/builders.js';
+import {
+  BUNDLE_UID,
+  KINDS,
+  NAMESPACE,
+  NOW,
+  configMap,
+  controlledBy,
+  controlledByBundle,
+  live,
+  resource,
+  terminating,
+  withAnnotation,
+  withOwner,
+  type Mod,
+  type Obj,
+} from '../bundle/builders.js';
 
 const SELF_CREATED = '2025-06-01T00:00:00Z';
 const OLDER = '2024-01-01T00:00:00Z';
@@ -30,11 +45,21 @@ const stamp = (msBeforeNow: number): Mod<Obj> => withAnnotation(Annotations.dele
 const released: Mod<Obj> = (o) => {
   o.metadata.labels = { ...o.metadata.labels, [Labels.formerBundle]: 'gone' };
 };
-const byOtherBundle: Mod<Obj> = withOwner({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name: 'other', uid: 'other-uid', controller: true, blockOwnerDeletion: true });
+const byOtherBundle: Mod<Obj> = withOwner({
+  apiVersion: API_VERSION,
+  kind: BUNDLE_KIND,
+  name: 'other',
+  uid: 'other-uid',
+  controller: true,
+  blockOwnerDeletion: true,
+});
 
 /** Another live Bundle of the namespace, listing the given ConfigMaps. */
 function otherBundle(lists: string[], creationTimestamp = OLDER): BundleLike {
-  return { metadata: { name: 'other', namespace: NAMESPACE, uid: 'other-uid', creationTimestamp }, spec: { resources: lists.map((n) => ({ name: n, spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n } } } })) } };
+  return {
+    metadata: { name: 'other', namespace: NAMESPACE, uid: 'other-uid', creationTimestamp },
+    spec: { resources: lists.map((n) => ({ name: n, spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n } } } })) },
+  };
 }
 
 /** A spec that fails the controller's checks (a cluster-scoped kind), whatever else it lists. */
@@ -51,9 +76,15 @@ interface Situation {
 
 function sources(s: Situation): PlanSources {
   const resources = [...s.lists.map((n) => resource(n, configMap(n))), ...(s.extra ?? [])];
-  const self: BundleLike = { metadata: { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID, creationTimestamp: SELF_CREATED }, spec: { resources } };
+  const self: BundleLike = {
+    metadata: { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID, creationTimestamp: SELF_CREATED },
+    spec: { resources },
+  };
   return {
-    bundle: { metadata: { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID, generation: 1, creationTimestamp: SELF_CREATED }, spec: { resources } },
+    bundle: {
+      metadata: { name: 'b', namespace: NAMESPACE, uid: BUNDLE_UID, generation: 1, creationTimestamp: SELF_CREATED },
+      spec: { resources },
+    },
     kinds: KINDS,
     crdReadiness: new Map(),
     objects: s.objects,
@@ -77,7 +108,8 @@ function operatorEffects(plan: BundlePlan, name: string): string[] {
     if (rp?.action === 'apply') out.push(rp.apply.needed ? (rp.apply.create ? 'create' : 'apply') : 'nothing');
     else if (rp !== undefined) out.push(rp.action);
   }
-  for (const a of plan.prune.filter((p) => p.target.name === name)) out.push(a.action === 'delete' && a.afterDelay ? 'delete-after-delay' : a.action);
+  for (const a of plan.prune.filter((p) => p.target.name === name))
+    out.push(a.action === 'delete' && a.afterDelay ? 'delete-after-delay' : a.action);
   for (const w of plan.withheld.filter((x) => x.action.target.name === name)) out.push(`held:${w.action.action}`);
   return out;
 }
@@ -93,41 +125,121 @@ const table: Row[] = [
   // The object is in the spec.
   ['listed, absent', { lists: ['x'], objects: [] }, ['create'], 'create'],
   ['listed, ours', { lists: ['x'], objects: [x(mine)] }, ['apply'], 'change'],
-  ['listed, ours, countdown running (listed again)', { lists: ['x'], objects: [x(mine, delay('1h'), stamp(HOUR / 2))] }, ['claim:cancel', 'apply'], 'cancel-deletion'],
+  [
+    'listed, ours, countdown running (listed again)',
+    { lists: ['x'], objects: [x(mine, delay('1h'), stamp(HOUR / 2))] },
+    ['claim:cancel', 'apply'],
+    'cancel-deletion',
+  ],
   ['listed, orphan', { lists: ['x'], objects: [x()] }, ['adopt'], 'adopt'],
-  ['listed, released and counting down', { lists: ['x'], objects: [x(released, delay('1h'), stamp(HOUR / 2))] }, ['claim:adopt', 'apply'], 'adopt'],
+  [
+    'listed, released and counting down',
+    { lists: ['x'], objects: [x(released, delay('1h'), stamp(HOUR / 2))] },
+    ['claim:adopt', 'apply'],
+    'adopt',
+  ],
   ['listed, orphan, an older Bundle lists it too', { lists: ['x'], objects: [x()], bundles: [otherBundle(['x'])] }, ['conflict'], 'refuse'],
-  ['listed, controlled by another Bundle that lists it', { lists: ['x'], objects: [x(byOtherBundle)], bundles: [otherBundle(['x'], '2026-01-01T00:00:00Z')] }, ['claim:reference', 'conflict'], 'refuse'],
-  ['listed, controlled by another Bundle that no longer lists it', { lists: ['x'], objects: [x(byOtherBundle)], bundles: [otherBundle([])] }, ['claim:hand-over', 'apply'], 'hand-over'],
-  ['listed, counting down in another Bundle that dropped it', { lists: ['x'], objects: [x(byOtherBundle, delay('1h'), stamp(HOUR / 2))], bundles: [otherBundle([])] }, ['claim:hand-over', 'apply'], 'hand-over'],
+  [
+    'listed, controlled by another Bundle that lists it',
+    { lists: ['x'], objects: [x(byOtherBundle)], bundles: [otherBundle(['x'], '2026-01-01T00:00:00Z')] },
+    ['claim:reference', 'conflict'],
+    'refuse',
+  ],
+  [
+    'listed, controlled by another Bundle that no longer lists it',
+    { lists: ['x'], objects: [x(byOtherBundle)], bundles: [otherBundle([])] },
+    ['claim:hand-over', 'apply'],
+    'hand-over',
+  ],
+  [
+    'listed, counting down in another Bundle that dropped it',
+    { lists: ['x'], objects: [x(byOtherBundle, delay('1h'), stamp(HOUR / 2))], bundles: [otherBundle([])] },
+    ['claim:hand-over', 'apply'],
+    'hand-over',
+  ],
   ['listed, controlled by a Deployment', { lists: ['x'], objects: [x(controlledBy('Deployment', 'web'))] }, ['conflict'], 'refuse'],
   ['listed, being deleted by the API server', { lists: ['x'], objects: [x(mine, terminating())] }, ['wait-deleting'], 'wait-deleting'],
-  ['listed, spec invalid, ours and counting down', { lists: ['x'], extra: [invalidResource], objects: [x(mine, delay('1h'), stamp(HOUR / 2))] }, ['claim:cancel'], 'cancel-deletion'],
+  [
+    'listed, spec invalid, ours and counting down',
+    { lists: ['x'], extra: [invalidResource], objects: [x(mine, delay('1h'), stamp(HOUR / 2))] },
+    ['claim:cancel'],
+    'cancel-deletion',
+  ],
   ['listed, spec invalid, absent', { lists: ['x'], extra: [invalidResource], objects: [] }, [], 'blocked'],
 
   // The object left the spec (the Bundle lists y instead).
   ['dropped, no delay', { lists: ['y'], objects: [y(mine), x(mine)] }, ['delete'], 'delete'],
   ['dropped, valid delay, no stamp', { lists: ['y'], objects: [y(mine), x(mine, delay('1h'))] }, ['mark'], 'soft-delete'],
-  ['dropped, valid delay, stamp not due', { lists: ['y'], objects: [y(mine), x(mine, delay('1h'), stamp(HOUR / 2))] }, ['wait'], 'soft-delete'],
-  ['dropped, valid delay, stamp due', { lists: ['y'], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))] }, ['delete-after-delay'], 'delete'],
+  [
+    'dropped, valid delay, stamp not due',
+    { lists: ['y'], objects: [y(mine), x(mine, delay('1h'), stamp(HOUR / 2))] },
+    ['wait'],
+    'soft-delete',
+  ],
+  [
+    'dropped, valid delay, stamp due',
+    { lists: ['y'], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))] },
+    ['delete-after-delay'],
+    'delete',
+  ],
   ['dropped, invalid delay (banana), no stamp', { lists: ['y'], objects: [y(mine), x(mine, delay('banana'))] }, ['invalid'], 'keep'],
-  ['dropped, invalid delay, stamped and long due', { lists: ['y'], objects: [y(mine), x(mine, delay('banana'), stamp(100 * HOUR))] }, ['invalid'], 'keep'],
+  [
+    'dropped, invalid delay, stamped and long due',
+    { lists: ['y'], objects: [y(mine), x(mine, delay('banana'), stamp(100 * HOUR))] },
+    ['invalid'],
+    'keep',
+  ],
   ['dropped, empty delay', { lists: ['y'], objects: [y(mine), x(mine, delay(''))] }, ['invalid'], 'keep'],
   ['dropped, stamp without a delay', { lists: ['y'], objects: [y(mine), x(mine, stamp(100 * HOUR))] }, ['invalid'], 'keep'],
-  ['dropped, listed by another live Bundle', { lists: ['y'], objects: [y(mine), x(mine)], bundles: [otherBundle(['x'], '2026-01-01T00:00:00Z')] }, ['listed-elsewhere'], 'listed-elsewhere'],
-  ['dropped, counting down, listed by another live Bundle', { lists: ['y'], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))], bundles: [otherBundle(['x'])] }, ['listed-elsewhere'], 'listed-elsewhere'],
-  ['dropped, being deleted by the API server', { lists: ['y'], objects: [y(mine), x(mine, terminating())] }, ['terminating'], 'terminating'],
-  ['an object of another namespace naming the Bundle as controller', { lists: ['y'], objects: [y(mine), x(mine, (o) => (o.metadata.namespace = 'elsewhere'))] }, [], 'none'],
+  [
+    'dropped, listed by another live Bundle',
+    { lists: ['y'], objects: [y(mine), x(mine)], bundles: [otherBundle(['x'], '2026-01-01T00:00:00Z')] },
+    ['listed-elsewhere'],
+    'listed-elsewhere',
+  ],
+  [
+    'dropped, counting down, listed by another live Bundle',
+    { lists: ['y'], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))], bundles: [otherBundle(['x'])] },
+    ['listed-elsewhere'],
+    'listed-elsewhere',
+  ],
+  [
+    'dropped, being deleted by the API server',
+    { lists: ['y'], objects: [y(mine), x(mine, terminating())] },
+    ['terminating'],
+    'terminating',
+  ],
+  [
+    'an object of another namespace naming the Bundle as controller',
+    { lists: ['y'], objects: [y(mine), x(mine, (o) => (o.metadata.namespace = 'elsewhere'))] },
+    [],
+    'none',
+  ],
   ['dropped, no delay, spec invalid', { lists: ['y'], extra: [invalidResource], objects: [y(mine), x(mine)] }, [], 'keep'],
-  ['dropped, due, spec invalid', { lists: ['y'], extra: [invalidResource], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))] }, [], 'keep'],
-  ['dropped, no delay, another resource refused', { lists: ['y'], objects: [y(controlledBy('Deployment', 'web')), x(mine)] }, ['held:delete'], 'held'],
-  ['dropped, due, another resource refused', { lists: ['y'], objects: [y(controlledBy('Deployment', 'web')), x(mine, delay('1h'), stamp(2 * HOUR))] }, ['held:delete'], 'held'],
+  [
+    'dropped, due, spec invalid',
+    { lists: ['y'], extra: [invalidResource], objects: [y(mine), x(mine, delay('1h'), stamp(2 * HOUR))] },
+    [],
+    'keep',
+  ],
+  [
+    'dropped, no delay, another resource refused',
+    { lists: ['y'], objects: [y(controlledBy('Deployment', 'web')), x(mine)] },
+    ['held:delete'],
+    'held',
+  ],
+  [
+    'dropped, due, another resource refused',
+    { lists: ['y'], objects: [y(controlledBy('Deployment', 'web')), x(mine, delay('1h'), stamp(2 * HOUR))] },
+    ['held:delete'],
+    'held',
+  ],
 ];
 
 /** Effects that delete the object or start its countdown. */
 const DESTRUCTIVE = new Set(['delete', 'delete-after-delay', 'mark']);
 
-describe('the controller\'s kept claims plan as the claims computed per pass', () => {
+describe("the controller's kept claims plan as the claims computed per pass", () => {
   it.each(table)('%s', (_name, situation) => {
     const computed = sources(situation);
     // The controller keeps claimsByObject over the namespace's stored Bundles (this one's stored version included).
@@ -155,13 +267,25 @@ describe('the CLI says what the operator does (one table, both paths)', () => {
     // bundlesmith pending: exactly the Bundle status's pendingDeletions have a time; other stamped objects are listed as kept, with why.
     const pending = pendingOfPlan(input, plan);
     const status = buildBundleStatus(plan, {}, undefined, formatRfc3339(NOW));
-    expect(pending.filter((p) => p.deleteAfter !== undefined).map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, name: p.name, deletionTimestamp: p.deletionTimestamp, deleteAfter: p.deleteAfter, ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}) }))).toEqual(status.pendingDeletions);
+    expect(
+      pending
+        .filter((p) => p.deleteAfter !== undefined)
+        .map((p) => ({
+          apiVersion: p.apiVersion,
+          kind: p.kind,
+          name: p.name,
+          deletionTimestamp: p.deletionTimestamp,
+          deleteAfter: p.deleteAfter,
+          ...(p.waitingFor !== undefined ? { waitingFor: p.waitingFor } : {}),
+        })),
+    ).toEqual(status.pendingDeletions);
     const liveX = input.controlled.find((o) => o.metadata.name === 'x');
     const countingDown = effects.some((e) => e === 'mark' || e === 'wait' || e === 'delete-after-delay');
     const forX = pending.filter((p) => p.name === 'x');
     const shown = forX.map((p) => [typeof p.deleteAfter, typeof p.problem]);
     if (countingDown) expect(shown).toEqual([['string', 'undefined']]);
-    else if (liveX?.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined && liveX.metadata.deletionTimestamp === undefined) expect(shown).toEqual([['undefined', 'string']]);
+    else if (liveX?.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined && liveX.metadata.deletionTimestamp === undefined)
+      expect(shown).toEqual([['undefined', 'string']]);
     else expect(shown).toEqual([]);
   });
 
@@ -169,7 +293,11 @@ describe('the CLI says what the operator does (one table, both paths)', () => {
     const input = buildPlanInput(sources({ lists: ['y'], objects: [y(mine), x(mine, delay('1h'))] }));
     const plan = planBundle(input);
     const mark = plan.prune.find((a) => a.action === 'mark');
-    expect(describePlan(input, plan).find((e) => e.name === 'x')).toMatchObject({ action: 'soft-delete', deletionTimestamp: mark?.action === 'mark' ? mark.deletionTimestamp : 'none', deleteAfter: formatRfc3339(NOW + 1000 + HOUR) });
+    expect(describePlan(input, plan).find((e) => e.name === 'x')).toMatchObject({
+      action: 'soft-delete',
+      deletionTimestamp: mark?.action === 'mark' ? mark.deletionTimestamp : 'none',
+      deleteAfter: formatRfc3339(NOW + 1000 + HOUR),
+    });
   });
 
   it('the keep entry carries the reason the operator reports', () => {

@@ -20,13 +20,24 @@ function bundle(): Bundle {
       resources: [
         { name: 'cfg', spec: { object: cm('cfg') } },
         { name: 'db', spec: { object: cm('db') } },
-        { name: 'app', references: [{ resource: 'cfg' }, { resource: 'db' }], spec: { object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'app' } } } },
-        { name: 'svc', references: [{ resource: 'app' }], spec: { object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'app' } } } },
+        {
+          name: 'app',
+          references: [{ resource: 'cfg' }, { resource: 'db' }],
+          spec: { object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'app' } } },
+        },
+        {
+          name: 'svc',
+          references: [{ resource: 'app' }],
+          spec: { object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'app' } } },
+        },
       ],
     },
     status: {
       observedGeneration: 3,
-      conditions: [{ type: 'Ready', status: 'False', reason: 'DependenciesNotReady', message: '1 resource blocked' }, { type: 'InProgress', status: 'True' }],
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'DependenciesNotReady', message: '1 resource blocked' },
+        { type: 'InProgress', status: 'True' },
+      ],
       resourcesReady: '3/4',
       resourceStatuses: [
         { name: 'cfg', conditions: ready },
@@ -34,12 +45,24 @@ function bundle(): Bundle {
         { name: 'app', conditions: ready },
         { name: 'svc', conditions: [{ type: 'Blocked', status: 'True', reason: 'DependenciesNotReady', message: 'waiting for app' }] },
       ],
-      pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'old', deletionTimestamp: '2026-11-23T11:59:00Z', deleteAfter: '2026-11-23T12:03:12Z' }],
+      pendingDeletions: [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'old',
+          deletionTimestamp: '2026-11-23T11:59:00Z',
+          deleteAfter: '2026-11-23T12:03:12Z',
+        },
+      ],
     },
   });
 }
 
-const obj = (kind: string, name: string, uid: string, owners: string[] = []): TreeObject => ({ apiVersion: 'v1', kind, metadata: { name, uid, ownerReferences: owners.map((o) => ({ uid: o })) } });
+const obj = (kind: string, name: string, uid: string, owners: string[] = []): TreeObject => ({
+  apiVersion: 'v1',
+  kind,
+  metadata: { name, uid, ownerReferences: owners.map((o) => ({ uid: o })) },
+});
 
 describe('bundlesmith tree', () => {
   const live = new Map<string, TreeObject>([
@@ -47,9 +70,14 @@ describe('bundlesmith tree', () => {
     ['db', obj('ConfigMap', 'db', 'db-uid', ['b-uid'])],
     ['app', obj('Deployment', 'app', 'app-uid', ['b-uid', 'cfg-uid', 'db-uid'])],
   ]);
-  const owners = [...live.values(), obj('ReplicaSet', 'app-5d8f', 'rs-uid', ['app-uid']), obj('Pod', 'app-5d8f-x1', 'pod-uid', ['rs-uid']), obj('Pod', 'loop', 'loop-uid', ['loop-uid'])];
+  const owners = [
+    ...live.values(),
+    obj('ReplicaSet', 'app-5d8f', 'rs-uid', ['app-uid']),
+    obj('Pod', 'app-5d8f-x1', 'pod-uid', ['rs-uid']),
+    obj('Pod', 'loop', 'loop-uid', ['loop-uid']),
+  ];
 
-  it('hangs each resource under its first dependency, the collector\'s view under each object, the countdowns last (golden)', () => {
+  it("hangs each resource under its first dependency, the collector's view under each object, the countdowns last (golden)", () => {
     const lines = renderTree(buildTree({ bundle: bundle(), live, owners, now: NOW }), palette(false));
     expect(lines).toEqual([
       'Bundle team/web  InProgress  3/4 ready  1 pending deletion',
@@ -69,7 +97,14 @@ describe('bundlesmith tree', () => {
     const status = b.status as { pendingDeletions: { waitingFor?: string; deleteAfter: string }[] };
     status.pendingDeletions = [
       { ...(status.pendingDeletions[0] as { deleteAfter: string }), waitingFor: 'Approval' },
-      { apiVersion: 'v1', kind: 'ConfigMap', name: 'older', deletionTimestamp: '2026-11-23T11:00:00Z', deleteAfter: '2026-11-23T11:00:00Z', waitingFor: 'BundleReady' } as never,
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'older',
+        deletionTimestamp: '2026-11-23T11:00:00Z',
+        deleteAfter: '2026-11-23T11:00:00Z',
+        waitingFor: 'BundleReady',
+      } as never,
     ];
     const lines = renderTree(buildTree({ bundle: b, live, owners, now: NOW }), palette(false));
     expect(lines.slice(-2)).toEqual([
@@ -88,7 +123,9 @@ describe('bundlesmith tree', () => {
     const first = b.spec.resources[0];
     if (first) first.references = [{ resource: 'svc' }];
     const tree = buildTree({ bundle: b, live: new Map(), owners: [], now: NOW });
-    const names = JSON.stringify(tree).match(/"resource":"[a-z]+"/g)?.sort();
+    const names = JSON.stringify(tree)
+      .match(/"resource":"[a-z]+"/g)
+      ?.sort();
     expect(names).toEqual(['"resource":"app"', '"resource":"cfg"', '"resource":"db"', '"resource":"svc"']);
   });
 });
@@ -106,13 +143,42 @@ describe('bundlesmith status', () => {
     b.status = {
       ...b.status,
       pendingDeletions: [
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'held', deletionTimestamp: '2026-11-23T10:00:00Z', deleteAfter: '2026-11-23T11:00:00Z', waitingFor: 'Approval' },
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'old', deletionTimestamp: '2026-11-23T11:59:00Z', deleteAfter: '2026-11-23T12:03:12Z', waitingFor: 'Delay' },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'held',
+          deletionTimestamp: '2026-11-23T10:00:00Z',
+          deleteAfter: '2026-11-23T11:00:00Z',
+          waitingFor: 'Approval',
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'old',
+          deletionTimestamp: '2026-11-23T11:59:00Z',
+          deleteAfter: '2026-11-23T12:03:12Z',
+          waitingFor: 'Delay',
+        },
       ],
     };
     expect(summarize(b, NOW).soonest).toEqual({ object: 'ConfigMap/old', remainingMs: 192_000, waitingFor: 'Delay' });
-    expect(describeStatus(b, NOW).slice(-2)).toEqual(['  ConfigMap/held waits for approval (bundlesmith approve) (after 2026-11-23T11:00:00Z)', '  ConfigMap/old deletes in 3m12s (after 2026-11-23T12:03:12Z)']);
-    b.status = { ...b.status, pendingDeletions: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'held', deletionTimestamp: '2026-11-23T10:00:00Z', deleteAfter: '2026-11-23T11:00:00Z', waitingFor: 'BundleReady' }] };
+    expect(describeStatus(b, NOW).slice(-2)).toEqual([
+      '  ConfigMap/held waits for approval (bundlesmith approve) (after 2026-11-23T11:00:00Z)',
+      '  ConfigMap/old deletes in 3m12s (after 2026-11-23T12:03:12Z)',
+    ]);
+    b.status = {
+      ...b.status,
+      pendingDeletions: [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'held',
+          deletionTimestamp: '2026-11-23T10:00:00Z',
+          deleteAfter: '2026-11-23T11:00:00Z',
+          waitingFor: 'BundleReady',
+        },
+      ],
+    };
     expect(formatSummaryTable([summarize(b, NOW)])[1]).toContain('ConfigMap/held waits for the Bundle to be Ready');
   });
 

@@ -16,7 +16,10 @@ const header = 'apiVersion: smith.atlassian.com/v1\nkind: Bundle\nmetadata:\n  n
 describe('validate (offline)', () => {
   it('accepts a valid Bundle and skips other documents', () => {
     const result = validateFile(
-      parseManifests('f.yaml', `${header}spec:\n  resources:\n    - name: c\n      spec:\n        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n`),
+      parseManifests(
+        'f.yaml',
+        `${header}spec:\n  resources:\n    - name: c\n      spec:\n        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n`,
+      ),
       'team',
     );
     expect(result.problems).toEqual([]);
@@ -25,9 +28,21 @@ describe('validate (offline)', () => {
   });
 
   it.each([
-    ['a schema error at its line', `${header}spec:\n  resources:\n    - name: Bad_Name\n      spec: {}\n`, `f.yaml:7:13: Bundle default/b: spec.resources[0].name: Invalid value: "Bad_Name": spec.resources[0].name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'`],
-    ['a missing field at its parent', `${header}spec:\n  resources:\n    - spec: {}\n`, 'f.yaml:7:7: Bundle default/b: spec.resources[0].name: Required value'],
-    ['a wrong apiVersion', 'apiVersion: smith.atlassian.com/v2\nkind: Bundle\nmetadata: {name: b}\n', 'f.yaml:1:13: Bundle default/b: no matches for kind "Bundle" in version "smith.atlassian.com/v2": the CRD serves smith.atlassian.com/v1'],
+    [
+      'a schema error at its line',
+      `${header}spec:\n  resources:\n    - name: Bad_Name\n      spec: {}\n`,
+      `f.yaml:7:13: Bundle default/b: spec.resources[0].name: Invalid value: "Bad_Name": spec.resources[0].name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'`,
+    ],
+    [
+      'a missing field at its parent',
+      `${header}spec:\n  resources:\n    - spec: {}\n`,
+      'f.yaml:7:7: Bundle default/b: spec.resources[0].name: Required value',
+    ],
+    [
+      'a wrong apiVersion',
+      'apiVersion: smith.atlassian.com/v2\nkind: Bundle\nmetadata: {name: b}\n',
+      'f.yaml:1:13: Bundle default/b: no matches for kind "Bundle" in version "smith.atlassian.com/v2": the CRD serves smith.atlassian.com/v1',
+    ],
     [
       'a semantic error at its resource',
       `${header}spec:\n  resources:\n    - name: a\n      references: [{resource: ghost}]\n      spec:\n        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n`,
@@ -42,7 +57,7 @@ describe('validate (offline)', () => {
     [
       'a CEL readiness rule that does not compile',
       `${header}spec:\n  healthChecks:\n    - {apiVersion: example.com/v1, kind: Widget, current: 'status.phase ==', failed: 'status.reason'}\n  resources: []\n`,
-      "Bundle default/b: spec.healthChecks[0].current: does not compile: at 1:14: found = but expecting end of input",
+      'Bundle default/b: spec.healthChecks[0].current: does not compile: at 1:14: found = but expecting end of input',
     ],
     [
       'a CEL readiness rule that returns a non-bool',
@@ -59,7 +74,11 @@ describe('validate (offline)', () => {
   });
 
   it('takes unknown kinds as namespaced: custom resources need no cluster', () => {
-    expect(problems(`${header}spec:\n  resources:\n    - name: w\n      spec:\n        object: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}}\n`)).toEqual([]);
+    expect(
+      problems(
+        `${header}spec:\n  resources:\n    - name: w\n      spec:\n        object: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}}\n`,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -68,9 +87,14 @@ describe('a document nested deeper than the YAML parser can recurse', () => {
     return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
   }
   const deepBundle = (name: string): string =>
-    JSON.stringify({ apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', metadata: { name }, spec: { resources: [{ name: 'a', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} } } }] } }).replace('"data":{}', `"data":${nestedJson(20_000)}`);
+    JSON.stringify({
+      apiVersion: 'smith.atlassian.com/v1',
+      kind: 'Bundle',
+      metadata: { name },
+      spec: { resources: [{ name: 'a', spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} } } }] },
+    }).replace('"data":{}', `"data":${nestedJson(20_000)}`);
 
-  it('written as JSON, is read and refused in the operator\'s words, its neighbours judged as usual', () => {
+  it("written as JSON, is read and refused in the operator's words, its neighbours judged as usual", () => {
     const found = problems(`${deepBundle('deep')}\n---\n${header}spec:\n  resources: []\n`);
     expect(found.some((p) => p.includes('Bundle default/deep: resource "a": object nests deeper than 100 levels'))).toBe(true);
     expect(found.some((p) => p.includes('Bundle default/b'))).toBe(false);
@@ -109,4 +133,3 @@ describe('validate --health-checks-file', () => {
     expect(await runCli(['validate', bundle, '--health-checks-file', rules], c.io)).toBe(0);
   });
 });
-

@@ -3,7 +3,12 @@
  * each tolerance, where it applies and where it must not.
  */
 import type { KubeObject } from '../../../src/kube/types.js';
-import { dependentsOfOrphanAndForegroundOwners, nonBlockingDependentsOfForegroundOwners, snapshotKey, type Snapshot } from '../../fuzz/gc/executor.js';
+import {
+  dependentsOfOrphanAndForegroundOwners,
+  nonBlockingDependentsOfForegroundOwners,
+  snapshotKey,
+  type Snapshot,
+} from '../../fuzz/gc/executor.js';
 import { judge, type ClusterEnd } from '../../fuzz/gc/judge.js';
 import { KINDS, namespaceName, objectName, type KindName, type Plan, type PlanObject } from '../../fuzz/gc/plan.js';
 
@@ -25,7 +30,14 @@ const cm = (id: string, ns: 'a' | 'b' = 'a'): PlanObject => ({ id, kind: 'Config
 const role = (id: string): PlanObject => ({ id, kind: 'ClusterRole', hold: false });
 
 /** One cluster's end: `present` maps logical ids to their state (UIDs are `${cluster}-${id}`). */
-function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: string[] = [], ownersAtStart: string[] = [], orphanRaceAtStart: string[] = []): ClusterEnd {
+function cluster(
+  p: Plan,
+  name: string,
+  present: Record<string, Spec>,
+  atStart: string[] = [],
+  ownersAtStart: string[] = [],
+  orphanRaceAtStart: string[] = [],
+): ClusterEnd {
   const uidOf = (id: string) => `${name}-${id}`;
   const snapshot: Snapshot = new Map();
   for (const [id, spec] of Object.entries(present)) {
@@ -45,7 +57,13 @@ function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: 
         ownerReferences: (spec.refs ?? []).map((r) => {
           const owner = p.objects.find((x) => x.id === r.owner);
           const kind: KindName = owner?.kind ?? 'ConfigMap';
-          return { apiVersion: KINDS[kind].apiVersion, kind, name: owner ? objectName(SEED, owner) : r.owner, uid: r.rawUid ? r.owner : uidOf(r.owner), ...(r.block !== undefined ? { blockOwnerDeletion: r.block } : {}) };
+          return {
+            apiVersion: KINDS[kind].apiVersion,
+            kind,
+            name: owner ? objectName(SEED, owner) : r.owner,
+            uid: r.rawUid ? r.owner : uidOf(r.owner),
+            ...(r.block !== undefined ? { blockOwnerDeletion: r.block } : {}),
+          };
         }),
       },
     };
@@ -53,7 +71,14 @@ function cluster(p: Plan, name: string, present: Record<string, Spec>, atStart: 
   }
   // Every object of the plan was created once in this cluster (absent ones are gone).
   const uids = new Map(p.objects.map((o) => [o.id, [uidOf(o.id)]]));
-  return { snapshot, uids, notes: [], foregroundDependentsAtStart: new Set(atStart.map(uidOf)), foregroundOwnersAtStart: new Set(ownersAtStart.map(uidOf)), orphanAndForegroundDependentsAtStart: new Set(orphanRaceAtStart.map(uidOf)) };
+  return {
+    snapshot,
+    uids,
+    notes: [],
+    foregroundDependentsAtStart: new Set(atStart.map(uidOf)),
+    foregroundOwnersAtStart: new Set(ownersAtStart.map(uidOf)),
+    orphanAndForegroundDependentsAtStart: new Set(orphanRaceAtStart.map(uidOf)),
+  };
 }
 
 const WAITING: Spec = { deleting: true, finalizers: ['foregroundDeletion', 'x/hold'] };
@@ -63,7 +88,12 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
 
   it('seed 313 shape: ours collected the dependent, the reference did not attempt it: tolerated, and so is the object it alone kept', () => {
     const ours = cluster(p, 'ours', { o4: WAITING });
-    const reference = cluster(p, 'ref', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }] } }, ['o7']);
+    const reference = cluster(
+      p,
+      'ref',
+      { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }] } },
+      ['o7'],
+    );
     const verdict = judge(p, ours, reference);
     expect(verdict.divergences).toEqual([]);
     expect(verdict.tolerated).toHaveLength(2);
@@ -104,7 +134,12 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
 
   it('what follows must follow only from the class: another solid owner in the reference makes it a wrongful delete', () => {
     const ours = cluster(p, 'ours', { o4: WAITING, o9: {} });
-    const reference = cluster(p, 'ref', { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }, { owner: 'o9' }] } }, ['o7']);
+    const reference = cluster(
+      p,
+      'ref',
+      { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }, { owner: 'o9' }] } },
+      ['o7'],
+    );
     expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o8', true]]);
   });
 
@@ -125,7 +160,13 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
   it('seed 6000 shape: kept by both; the owner waited at the start and the reference has finished its wait since (another finalizer keeps it): tolerated', () => {
     const finished: Spec = { deleting: true, finalizers: ['x/hold'] };
     const ours = cluster(p, 'ours', { o4: finished, o9: {}, o7: { refs: [{ owner: 'o9' }] } });
-    const reference = cluster(p, 'ref', { o4: finished, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7'], ['o4']);
+    const reference = cluster(
+      p,
+      'ref',
+      { o4: finished, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } },
+      ['o7'],
+      ['o4'],
+    );
     expect(judge(p, ours, reference).divergences).toEqual([]);
     // Not recorded as waiting at a start: a divergence.
     const unrecorded = cluster(p, 'ref', { o4: finished, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']);
@@ -134,18 +175,36 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
 
   it('kept by both: a removed reference to a solid owner, a blocking one, or no start record: divergences', () => {
     const cases: [Record<string, Spec>, Record<string, Spec>, string[]][] = [
-      [{ o4: {}, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: {}, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']],
-      [{ o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: true }, { owner: 'o9' }] } }, ['o7']],
-      [{ o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } }, { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, []],
+      [
+        { o4: {}, o9: {}, o7: { refs: [{ owner: 'o9' }] } },
+        { o4: {}, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } },
+        ['o7'],
+      ],
+      [
+        { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } },
+        { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: true }, { owner: 'o9' }] } },
+        ['o7'],
+      ],
+      [
+        { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o9' }] } },
+        { o4: WAITING, o9: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } },
+        [],
+      ],
       // Ours has a reference the reference lacks.
-      [{ o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o9' }, { owner: 'o8' }] } }, { o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } }, ['o7']],
+      [
+        { o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o9' }, { owner: 'o8' }] } },
+        { o4: WAITING, o9: {}, o8: {}, o7: { refs: [{ owner: 'o4', block: false }, { owner: 'o9' }] } },
+        ['o7'],
+      ],
     ];
     for (const [o, r, atStart] of cases) {
-      expect(judge(p, cluster(p, 'ours', o), cluster(p, 'ref', r, atStart)).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', false]]);
+      expect(judge(p, cluster(p, 'ours', o), cluster(p, 'ref', r, atStart)).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([
+        ['o7', false],
+      ]);
     }
   });
 
-  it('seeds 11425, 15336 shape: the reference finished the owner\'s wait (another finalizer keeps it) and kept the dependent; ours collected it: tolerated', () => {
+  it("seeds 11425, 15336 shape: the reference finished the owner's wait (another finalizer keeps it) and kept the dependent; ours collected it: tolerated", () => {
     const finished: Spec = { deleting: true, finalizers: ['x/hold'] };
     const ours = cluster(p, 'ours', { o4: finished });
     const reference = cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'], ['o4']);
@@ -158,18 +217,53 @@ describe('gc judge: the start-up class (a non-blocking dependent of an owner alr
     const finished: Spec = { deleting: true, finalizers: ['x/hold'] };
     const ours = cluster(p, 'ours', { o4: finished });
     // Not a dependent of a waiting owner at the start.
-    expect(judge(p, ours, cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, [], ['o4'])).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', true]]);
+    expect(
+      judge(p, ours, cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, [], ['o4'])).divergences.map(
+        (d) => [d.id, d.wrongfulDelete],
+      ),
+    ).toEqual([['o7', true]]);
     // The owner did not wait at a start (it was deleted without foregroundDeletion, or later).
-    expect(judge(p, ours, cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'])).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o7', true]]);
+    expect(
+      judge(p, ours, cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'])).divergences.map((d) => [
+        d.id,
+        d.wrongfulDelete,
+      ]),
+    ).toEqual([['o7', true]]);
     // The owner is not being deleted in the reference any more: solid.
-    expect(judge(p, cluster(p, 'ours', { o4: {} }), cluster(p, 'ref', { o4: {}, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'], ['o4'])).divergences.map((d) => [d.id, d.wrongfulDelete])).toContainEqual(['o7', true]);
+    expect(
+      judge(
+        p,
+        cluster(p, 'ours', { o4: {} }),
+        cluster(p, 'ref', { o4: {}, o7: { refs: [{ owner: 'o4', block: false }] } }, ['o7'], ['o4']),
+      ).divergences.map((d) => [d.id, d.wrongfulDelete]),
+    ).toContainEqual(['o7', true]);
     // What the dependent kept in the reference does not follow from a finished wait.
-    const withChild = cluster(p, 'ref', { o4: finished, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o7', block: true }, { owner: 'o4', block: false }] } }, ['o7'], ['o4']);
+    const withChild = cluster(
+      p,
+      'ref',
+      {
+        o4: finished,
+        o7: { refs: [{ owner: 'o4', block: false }] },
+        o8: {
+          refs: [
+            { owner: 'o7', block: true },
+            { owner: 'o4', block: false },
+          ],
+        },
+      },
+      ['o7'],
+      ['o4'],
+    );
     expect(judge(p, ours, withChild).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o8', true]]);
   });
 
   it('the executor records only non-blocking dependents of waiting owners (blocking ones upstream re-queues itself)', () => {
-    const snap = cluster(p, 'x', { o4: WAITING, o7: { refs: [{ owner: 'o4', block: false }] }, o8: { refs: [{ owner: 'o4', block: true }] }, o9: { refs: [{ owner: 'o4' }] } }).snapshot;
+    const snap = cluster(p, 'x', {
+      o4: WAITING,
+      o7: { refs: [{ owner: 'o4', block: false }] },
+      o8: { refs: [{ owner: 'o4', block: true }] },
+      o9: { refs: [{ owner: 'o4' }] },
+    }).snapshot;
     expect(nonBlockingDependentsOfForegroundOwners(snap).sort()).toEqual(['x-o7', 'x-o9']);
   });
 });
@@ -188,7 +282,12 @@ describe('gc judge: objects both are deleting, differing in references', () => {
 
   it('ours lacks blocking references to an owner that never existed or is gone: tolerated', () => {
     const ours = cluster(p, 'ours', { o3: held([]) });
-    const reference = cluster(p, 'ref', { o3: held([{ owner: NEVER_UID, rawUid: true, block: true }, { owner: 'o2', block: true }]) });
+    const reference = cluster(p, 'ref', {
+      o3: held([
+        { owner: NEVER_UID, rawUid: true, block: true },
+        { owner: 'o2', block: true },
+      ]),
+    });
     expect(judge(p, ours, reference).divergences).toEqual([]);
   });
 
@@ -216,7 +315,10 @@ describe('gc judge: a foreground owner ours finished, the reference still waitin
 
   it('seed 483 shape: the reference waits only for a dependent naming it from another namespace: tolerated', () => {
     const ours = cluster(p, 'ours', { across: { deleting: true, finalizers: ['x/hold'] } });
-    const reference = cluster(p, 'ref', { owner: WAITING, across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
+    const reference = cluster(p, 'ref', {
+      owner: WAITING,
+      across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] },
+    });
     const { divergences, tolerated } = judge(p, ours, reference);
     expect(divergences.filter((d) => d.id === 'owner')).toEqual([]);
     expect(tolerated.some((t) => t.includes('dependents naming it from another namespace'))).toBe(true);
@@ -224,13 +326,19 @@ describe('gc judge: a foreground owner ours finished, the reference still waitin
 
   it('a blocking dependent in its own namespace still makes it a divergence', () => {
     const ours = cluster(p, 'ours', { same: { deleting: true, finalizers: ['x/hold'] } });
-    const reference = cluster(p, 'ref', { owner: WAITING, same: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
+    const reference = cluster(p, 'ref', {
+      owner: WAITING,
+      same: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] },
+    });
     expect(judge(p, ours, reference).divergences.map((d) => d.id)).toContain('owner');
   });
 
   it('ours still holding a blocking dependent of it is a wrongful delete, whatever the namespaces', () => {
     const ours = cluster(p, 'ours', { across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
-    const reference = cluster(p, 'ref', { owner: WAITING, across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] } });
+    const reference = cluster(p, 'ref', {
+      owner: WAITING,
+      across: { deleting: true, finalizers: ['x/hold'], refs: [{ owner: 'owner', block: true }] },
+    });
     expect(judge(p, ours, reference).divergences.find((d) => d.id === 'owner')?.wrongfulDelete).toBe(true);
   });
 });
@@ -259,7 +367,9 @@ describe('gc judge: an owner orphaning and one waiting in foreground deletion at
     }
     // Ours deleting it where the reference kept it is not this class.
     const kept = cluster(p, 'ref', { o10: {} });
-    expect(judge(p, cluster(p, 'ours', {}, [], [], ['o10']), kept).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o10', true]]);
+    expect(judge(p, cluster(p, 'ours', {}, [], [], ['o10']), kept).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([
+      ['o10', true],
+    ]);
   });
 
   it('the executor records objects referring to both an orphaning and a waiting owner, and only those', () => {

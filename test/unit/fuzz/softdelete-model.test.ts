@@ -6,7 +6,13 @@ import { CLOSE_GRACE_MS, SoftDeleteModel, type Delay, type Entry, type Rule, typ
 
 const gateOf = (b: string) => `gate-${b}`;
 const gate = (b: string): Entry => ({ object: gateOf(b), kind: 'Gate', delay: { kind: 'none' }, gated: false });
-const cm = (object: string, delay: Delay, gated = false, rule?: Rule): Entry => ({ object, kind: 'ConfigMap', delay, gated, ...(rule ? { rule } : {}) });
+const cm = (object: string, delay: Delay, gated = false, rule?: Rule): Entry => ({
+  object,
+  kind: 'ConfigMap',
+  delay,
+  gated,
+  ...(rule ? { rule } : {}),
+});
 const s = (seconds: number): Delay => ({ kind: 'valid', text: `${seconds}s`, ms: seconds * 1000 });
 const NONE: Delay = { kind: 'none' };
 
@@ -178,7 +184,7 @@ describe('soft-delete fuzz model', () => {
   it('an object never listed may go at any time (nothing protects it)', () => {
     expect(verdict(fresh(), 'x', 10)).toBe('allowed');
   });
-  it('a hand-over the operator may not have carried out before the new Bundle dropped the object leaves the old controller\'s countdown in force (fuzz seed 45)', () => {
+  it("a hand-over the operator may not have carried out before the new Bundle dropped the object leaves the old controller's countdown in force (fuzz seed 45)", () => {
     const m = fresh();
     apply(m, 0, 'b2', [cm('x', s(4))]);
     m.listingsSeen();
@@ -225,7 +231,7 @@ describe('soft-delete fuzz model', () => {
       expect(m.dueBy(m.object('x'))).toBe(Infinity);
     });
 
-    it('foreground: an object another Bundle lists is kept once that Bundle\'s pass has run; before, the collector may win the race', () => {
+    it("foreground: an object another Bundle lists is kept once that Bundle's pass has run; before, the collector may win the race", () => {
       const racing = fresh();
       apply(racing, 0, 'b1', [cm('x', NONE)]);
       racing.listingsSeen(100);
@@ -243,7 +249,7 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(claimed, 'x', 1200)).toBe('wrongful');
     });
 
-    it('a released object listed again and dropped before the operator looked: the release\'s countdown may go on (seed 225)', () => {
+    it("a released object listed again and dropped before the operator looked: the release's countdown may go on (seed 225)", () => {
       const m = fresh();
       apply(m, 0, 'b1', [cm('x', s(3))]);
       m.confirmDelay('x', '3s');
@@ -275,7 +281,7 @@ describe('soft-delete fuzz model', () => {
       expect(Number.isFinite(taken.dueBy(taken.object('x')))).toBe(true);
     });
 
-    it('a released object taken again and dropped before a settle goes with its Bundle\'s foreground cascade (seed 487)', () => {
+    it("a released object taken again and dropped before a settle goes with its Bundle's foreground cascade (seed 487)", () => {
       const m = fresh();
       apply(m, 0, 'b1', [cm('x', s(5))]);
       m.listingsSeen(100);
@@ -337,7 +343,7 @@ describe('soft-delete fuzz model', () => {
     expect(verdict(m, 'x', 5000 + CLOSE_GRACE_MS + 100)).toBe('wrongful');
   });
 
-  it('a listed object with an unreadable delay withholds the Bundle\'s prunes: nothing is due until it is gone (seed 5339)', () => {
+  it("a listed object with an unreadable delay withholds the Bundle's prunes: nothing is due until it is gone (seed 5339)", () => {
     const m = fresh();
     apply(m, 0, 'b1', [cm('x', s(1)), cm('y', { kind: 'invalid', text: '' })]);
     m.listingsSeen(100);
@@ -430,7 +436,7 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'x', 3000)).toBe('allowed');
     });
 
-    it('spec.deletionDefaults: an object without its own settings takes the Bundle\'s delay and policy', () => {
+    it("spec.deletionDefaults: an object without its own settings takes the Bundle's delay and policy", () => {
       const m = fresh();
       m.applyBundle('b1', [gate('b1'), cm('x', NONE), cm('y', NONE)], 'none', 0, 10, { delay: s(2), rule: 'Orphan' });
       m.listingsSeen(100);
@@ -560,7 +566,7 @@ describe('soft-delete fuzz model', () => {
       expect(m.object('x').foreignOwner).toBeUndefined();
     });
 
-    it('an Orphan object removed and seen released is not the Bundle\'s any more: its foreground deletion must not take it', () => {
+    it("an Orphan object removed and seen released is not the Bundle's any more: its foreground deletion must not take it", () => {
       const m = fresh();
       apply(m, 0, 'b1', [cm('x', NONE, false, 'Orphan'), cm('y', NONE, false, 'Orphan')]);
       m.listingsSeen(100);

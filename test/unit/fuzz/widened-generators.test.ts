@@ -4,7 +4,18 @@
  * and the names they write are valid at the API's limits.
  */
 import { Random } from '../../fuzz/random.js';
-import { dimensionRandom, drawDimensions, drawDrift, drawRbac, drawReplicas, driftRandom, longName, Naming, rbacRandom, replicaRandom } from '../../fuzz/softdelete/dimensions.js';
+import {
+  dimensionRandom,
+  drawDimensions,
+  drawDrift,
+  drawRbac,
+  drawReplicas,
+  driftRandom,
+  longName,
+  Naming,
+  rbacRandom,
+  replicaRandom,
+} from '../../fuzz/softdelete/dimensions.js';
 import { operatorRoles, revokedRights, withoutRights } from '../../fuzz/softdelete/rbac.js';
 import { generatePlan, objectName, type Plan } from '../../fuzz/gc/plan.js';
 
@@ -37,7 +48,12 @@ describe('widened generators (issue 23)', () => {
 
   it('soft-delete dimensions: each drawn on some seeds and not on others', () => {
     const drawn = Array.from({ length: 200 }, (_, i) => drawDimensions(dimensionRandom(9000 + i)));
-    for (const pick of [(d: (typeof drawn)[number]) => d.handEdits, (d: (typeof drawn)[number]) => d.crdVersions, (d: (typeof drawn)[number]) => d.longNames, (d: (typeof drawn)[number]) => d.budget !== undefined]) {
+    for (const pick of [
+      (d: (typeof drawn)[number]) => d.handEdits,
+      (d: (typeof drawn)[number]) => d.crdVersions,
+      (d: (typeof drawn)[number]) => d.longNames,
+      (d: (typeof drawn)[number]) => d.budget !== undefined,
+    ]) {
       const n = drawn.filter(pick).length;
       expect(n).toBeGreaterThan(20);
       expect(n).toBeLessThan(180);
@@ -74,13 +90,17 @@ describe('widened generators (issue 23)', () => {
     }
     expect(withRbac).toBeGreaterThan(20);
     expect(withRbac).toBeLessThan(180);
-    for (const seed of [9002, 9032, 9044, 9051, 9060, 9921]) expect(drawRbac(drawDimensions(dimensionRandom(seed)), rbacRandom(seed), 12).rbac).toBeUndefined();
+    for (const seed of [9002, 9032, 9044, 9051, 9060, 9921])
+      expect(drawRbac(drawDimensions(dimensionRandom(seed)), rbacRandom(seed), 12).rbac).toBeUndefined();
   });
 
-  it('soft-delete rbac: a revocation narrows the chart\'s wildcards and takes exactly its verbs', () => {
+  it("soft-delete rbac: a revocation narrows the chart's wildcards and takes exactly its verbs", () => {
     const kinds = ['gates'];
     const [, objects, gc] = operatorRoles('ns', ['apps', 'fuzz.bundlesmith.dev', 'smith.atlassian.com'], kinds, 'default', false);
-    const may = (rules: ReturnType<typeof withoutRights>, group: string, resource: string, verb: string) => rules.some((r) => r.apiGroups.includes(group) && (r.resources.includes(resource) || r.resources.includes('*')) && r.verbs.includes(verb));
+    const may = (rules: ReturnType<typeof withoutRights>, group: string, resource: string, verb: string) =>
+      rules.some(
+        (r) => r.apiGroups.includes(group) && (r.resources.includes(resource) || r.resources.includes('*')) && r.verbs.includes(verb),
+      );
     const gcRules = withoutRights(gc?.rules ?? [], revokedRights('bundles-status', kinds), kinds);
     expect(may(gcRules, 'smith.atlassian.com', 'bundles/status', 'patch')).toBe(false);
     expect(may(gcRules, 'smith.atlassian.com', 'bundles', 'patch')).toBe(true);

@@ -1,5 +1,19 @@
 import { NodeFlags } from '../../../src/core/gc/graph.js';
-import { clusterScoped, deleting, finalizers, foreground, identity, ns, obj, orphaning, owners, ref, rv, Scenario, uid } from './fixtures.js';
+import {
+  clusterScoped,
+  deleting,
+  finalizers,
+  foreground,
+  identity,
+  ns,
+  obj,
+  orphaning,
+  owners,
+  ref,
+  rv,
+  Scenario,
+  uid,
+} from './fixtures.js';
 
 describe('graph builder', () => {
   it('adds a virtual node for an owner not seen yet, and queues it for verification', () => {
@@ -65,7 +79,10 @@ describe('graph builder', () => {
   it('an owner entering orphan deletion is queued for orphaning only', () => {
     const owner = obj('ConfigMap', 'owner');
     const a = obj('ConfigMap', 'a', owners(ref(owner)));
-    const s = new Scenario().observe(owner, a).drain().observe(obj('ConfigMap', 'owner', orphaning));
+    const s = new Scenario()
+      .observe(owner, a)
+      .drain()
+      .observe(obj('ConfigMap', 'owner', orphaning));
     expect([...s.attemptToOrphan]).toEqual(['uid-owner']);
     expect(s.queued()).toEqual([]);
   });
@@ -100,7 +117,10 @@ describe('graph builder', () => {
   it('adding a non-blocking reference does not queue the owner', () => {
     const owner = obj('ConfigMap', 'owner', foreground);
     const a = obj('ConfigMap', 'a');
-    const s = new Scenario().observe(owner, a).drain().observe(obj('ConfigMap', 'a', rv('2'), owners(ref(owner))));
+    const s = new Scenario()
+      .observe(owner, a)
+      .drain()
+      .observe(obj('ConfigMap', 'a', rv('2'), owners(ref(owner))));
     expect(s.queued()).toEqual([]);
     expect(s.dependentsOf('uid-owner')).toEqual(['uid-a']);
   });
@@ -111,7 +131,9 @@ describe('graph builder', () => {
       const child = obj('ConfigMap', 'child', ns('ns2'), owners(ref(parent)));
       const s = new Scenario().observe(parent).drain().observe(child);
       expect(s.queued()).toEqual(['uid-child']);
-      expect(s.invalidNamespace).toEqual([{ dependent: identity(child), ownerRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: 'uid-parent' } }]);
+      expect(s.invalidNamespace).toEqual([
+        { dependent: identity(child), ownerRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: 'uid-parent' } },
+      ]);
     });
 
     it('child seen before the good parent in another namespace: warning and re-check of the child', () => {

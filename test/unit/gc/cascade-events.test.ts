@@ -7,7 +7,8 @@ const CHAIN = 'ReplicaSet rs-a (gone)';
 describe('CascadeEvents', () => {
   it('sums a cascade into one Event on its owner: count by kind, a few names, the owner chain', () => {
     const c = new CascadeEvents(30_000);
-    for (let i = 0; i < 8; i++) c.record(owner('a'), 'Background', { kind: i % 2 === 0 ? 'Pod' : 'ConfigMap', name: `d-${i}` }, 1000 + i, CHAIN);
+    for (let i = 0; i < 8; i++)
+      c.record(owner('a'), 'Background', { kind: i % 2 === 0 ? 'Pod' : 'ConfigMap', name: `d-${i}` }, 1000 + i, CHAIN);
     const [write, ...rest] = c.due(2000);
     expect(rest).toEqual([]);
     expect(write).toMatchObject({ kind: 'create', owner: owner('a'), reason: 'GarbageCollected', action: 'Delete' });
@@ -35,7 +36,12 @@ describe('CascadeEvents', () => {
     const c = new CascadeEvents(10_000);
     c.record(owner('a'), 'Background', { kind: 'Pod', name: 'p' }, 0, CHAIN);
     c.record(owner('b'), 'Background', { kind: 'Pod', name: 'q' }, 0, CHAIN);
-    expect(c.due(100).map((w) => w.owner.uid).sort()).toEqual(['a', 'b']);
+    expect(
+      c
+        .due(100)
+        .map((w) => w.owner.uid)
+        .sort(),
+    ).toEqual(['a', 'b']);
     c.created('a', 'ev-a');
     expect(c.due(10_000)).toEqual([]);
     c.record(owner('a'), 'Background', { kind: 'Pod', name: 'again' }, 20_000, CHAIN);

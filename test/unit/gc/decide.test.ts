@@ -23,13 +23,26 @@ const plain: ItemFacts = { orphanFinalizer: false, foregroundFinalizer: false, h
 describe('classifyReferences', () => {
   it.each<[string, OwnerStateKind[], { solid: number; dangling: number; waiting: number; undecidable?: string }]>([
     ['all present', ['present', 'present'], { solid: 2, dangling: 0, waiting: 0 }],
-    ['absent, mismatch and wrong namespace all dangle', ['absent', 'coordinates-mismatch', 'wrong-namespace'], { solid: 0, dangling: 3, waiting: 0 }],
+    [
+      'absent, mismatch and wrong namespace all dangle',
+      ['absent', 'coordinates-mismatch', 'wrong-namespace'],
+      { solid: 0, dangling: 3, waiting: 0 },
+    ],
     ['waiting owner', ['present-deleting-dependents', 'absent'], { solid: 0, dangling: 1, waiting: 1 }],
     ['unknown kind makes it undecidable', ['absent', 'unknown-kind'], { solid: 0, dangling: 0, waiting: 0, undecidable: 'unknown-kind' }],
-    ['namespaced owner of cluster-scoped wins over a failed lookup', ['lookup-failed', 'namespaced-owner-of-cluster-scoped'], { solid: 0, dangling: 0, waiting: 0, undecidable: 'namespaced-owner-of-cluster-scoped' }],
+    [
+      'namespaced owner of cluster-scoped wins over a failed lookup',
+      ['lookup-failed', 'namespaced-owner-of-cluster-scoped'],
+      { solid: 0, dangling: 0, waiting: 0, undecidable: 'namespaced-owner-of-cluster-scoped' },
+    ],
   ])('%s', (_name, kinds, want) => {
     const c = classifyReferences(kinds.map((k, i) => state(`o${i}`, k)));
-    expect({ solid: c.solid.length, dangling: c.dangling.length, waiting: c.waiting.length, ...(c.undecidable ? { undecidable: c.undecidable.state } : {}) }).toEqual(want);
+    expect({
+      solid: c.solid.length,
+      dangling: c.dangling.length,
+      waiting: c.waiting.length,
+      ...(c.undecidable ? { undecidable: c.undecidable.state } : {}),
+    }).toEqual(want);
   });
 });
 
@@ -40,15 +53,35 @@ describe('decideAttemptToDelete', () => {
     ['solid and waiting: remove the waiting reference', plain, ['present', 'present-deleting-dependents'], 'remove-refs uid-o1'],
     ['all dangling: background delete', plain, ['absent', 'coordinates-mismatch'], 'delete Background'],
     ['all dangling, item has the orphan finalizer: orphan delete', { ...plain, orphanFinalizer: true }, ['absent'], 'delete Orphan'],
-    ['all dangling, item has the foreground finalizer: foreground delete', { ...plain, foregroundFinalizer: true }, ['absent'], 'delete Foreground'],
+    [
+      'all dangling, item has the foreground finalizer: foreground delete',
+      { ...plain, foregroundFinalizer: true },
+      ['absent'],
+      'delete Foreground',
+    ],
     ['waiting owner, item without dependents: background delete', plain, ['present-deleting-dependents'], 'delete Background'],
-    ['waiting owner, item with dependents: foreground delete', { ...plain, hasDependents: true }, ['present-deleting-dependents'], 'delete Foreground'],
-    ['waiting owner, a dependent also waits: unblock, then foreground', { ...plain, hasDependents: true, dependentDeletingDependents: true }, ['present-deleting-dependents'], 'delete Foreground unblock'],
+    [
+      'waiting owner, item with dependents: foreground delete',
+      { ...plain, hasDependents: true },
+      ['present-deleting-dependents'],
+      'delete Foreground',
+    ],
+    [
+      'waiting owner, a dependent also waits: unblock, then foreground',
+      { ...plain, hasDependents: true, dependentDeletingDependents: true },
+      ['present-deleting-dependents'],
+      'delete Foreground unblock',
+    ],
     ['unknown owner kind: requeue', plain, ['absent', 'unknown-kind'], 'requeue'],
     ['namespaced owner of cluster-scoped item: forget', plain, ['namespaced-owner-of-cluster-scoped'], 'forget'],
   ])('%s', (_name, item, kinds, want) => {
     const d = decideAttemptToDelete(item, classifyReferences(kinds.map((k, i) => state(`o${i}`, k))));
-    const got = d.kind === 'remove-refs' ? `remove-refs ${d.uids.join(',')}` : d.kind === 'delete' ? `delete ${d.propagation}${d.unblockRefsFirst ? ' unblock' : ''}` : d.kind;
+    const got =
+      d.kind === 'remove-refs'
+        ? `remove-refs ${d.uids.join(',')}`
+        : d.kind === 'delete'
+          ? `delete ${d.propagation}${d.unblockRefsFirst ? ' unblock' : ''}`
+          : d.kind;
     expect(got).toBe(want);
   });
 });
@@ -81,19 +114,34 @@ describe('foreground deletion', () => {
 
   it('queues blockers that are not yet on their way out', () => {
     const owner = obj('ConfigMap', 'owner', foreground);
-    const s = new Scenario().observe(owner, obj('ConfigMap', 'a', owners(ref(owner, { blocking: true }))), obj('ConfigMap', 'b', foreground, owners(ref(owner, { blocking: true }))));
-    expect(decideDeletingDependents(deletingDependentsFacts(s.graph, s.graph.get('uid-owner')!, 0, 1000))).toEqual({ kind: 'wait', enqueue: ['uid-a'] });
+    const s = new Scenario().observe(
+      owner,
+      obj('ConfigMap', 'a', owners(ref(owner, { blocking: true }))),
+      obj('ConfigMap', 'b', foreground, owners(ref(owner, { blocking: true }))),
+    );
+    expect(decideDeletingDependents(deletingDependentsFacts(s.graph, s.graph.get('uid-owner')!, 0, 1000))).toEqual({
+      kind: 'wait',
+      enqueue: ['uid-a'],
+    });
   });
 
   it('waits without a timer when every blocker waits but there is no cycle (a deep cascade in progress)', () => {
     const owner = obj('ConfigMap', 'owner', foreground);
     const mid = obj('ConfigMap', 'mid', foreground, owners(ref(owner, { blocking: true })));
     const s = new Scenario().observe(owner, mid, obj('ConfigMap', 'leaf', owners(ref(mid, { blocking: true }))));
-    expect(decideDeletingDependents(deletingDependentsFacts(s.graph, s.graph.get('uid-owner')!, 1e9, 1))).toEqual({ kind: 'wait', enqueue: [] });
+    expect(decideDeletingDependents(deletingDependentsFacts(s.graph, s.graph.get('uid-owner')!, 1e9, 1))).toEqual({
+      kind: 'wait',
+      enqueue: [],
+    });
   });
 
   it('breaks a two-object foreground cycle only after a timeout proportional to the dependents', () => {
-    const a = obj('ConfigMap', 'a', foreground, owners({ apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: 'uid-b', blockOwnerDeletion: true }));
+    const a = obj(
+      'ConfigMap',
+      'a',
+      foreground,
+      owners({ apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: 'uid-b', blockOwnerDeletion: true }),
+    );
     const b = obj('ConfigMap', 'b', foreground, owners(ref(a, { blocking: true })));
     const s = new Scenario();
     s.now = 1_000;
@@ -102,7 +150,13 @@ describe('foreground deletion', () => {
     // a's dependents, transitively: b only (a itself is not counted again): timeout 1 s.
     expect(early).toEqual({ kind: 'wait', enqueue: [], recheckAfterMs: 500 });
     const late = decideDeletingDependents(deletingDependentsFacts(s.graph, s.graph.get('uid-a')!, 3_000, 1_000));
-    expect(late).toMatchObject({ kind: 'remove-finalizer', reason: 'cycle-timeout', blockers: ['uid-b'], waitedMs: 2_000, timeoutMs: 1_000 });
+    expect(late).toMatchObject({
+      kind: 'remove-finalizer',
+      reason: 'cycle-timeout',
+      blockers: ['uid-b'],
+      waitedMs: 2_000,
+      timeoutMs: 1_000,
+    });
   });
 
   it.each([
@@ -122,7 +176,12 @@ describe('itemFacts', () => {
     const top = obj('ConfigMap', 'top', foreground);
     const item = obj('ConfigMap', 'item', owners(ref(top, { blocking: true })), finalizers('orphan'));
     const s = new Scenario().observe(top, item, obj('ConfigMap', 'dep', foreground, owners(ref(item, { blocking: true }))));
-    expect(itemFacts(s.graph, s.graph.get('uid-item')!)).toEqual({ orphanFinalizer: true, foregroundFinalizer: false, hasDependents: true, dependentDeletingDependents: true });
+    expect(itemFacts(s.graph, s.graph.get('uid-item')!)).toEqual({
+      orphanFinalizer: true,
+      foregroundFinalizer: false,
+      hasDependents: true,
+      dependentDeletingDependents: true,
+    });
   });
 });
 
@@ -172,11 +231,15 @@ describe('describeOwnerChain', () => {
   it('names each cause and its owners upwards', () => {
     const bundle = obj('smith.atlassian.com/v1 Bundle', 'b');
     const deploy = obj('apps/v1 Deployment', 'd', owners(ref(bundle)));
-    const s = new Scenario().observe(bundle, deploy, obj('apps/v1 ReplicaSet', 'rs', owners(ref(deploy)))).deleted(obj('apps/v1 Deployment', 'd', rv('9'), owners(ref(bundle))));
+    const s = new Scenario()
+      .observe(bundle, deploy, obj('apps/v1 ReplicaSet', 'rs', owners(ref(deploy))))
+      .deleted(obj('apps/v1 Deployment', 'd', rv('9'), owners(ref(bundle))));
     const chain = describeOwnerChain(s.graph, s.graph.get('uid-rs')!.owners);
     expect(chain).toBe('Deployment d (gone)');
     const s2 = new Scenario().observe(obj('smith.atlassian.com/v1 Bundle', 'b', foreground), deploy);
-    expect(describeOwnerChain(s2.graph, [new OwnerRef('uid-d', s2.graph.internType('apps/v1', 'Deployment'), 'd', RefBits.blockOwnerDeletion)])).toBe('Deployment d (present) <- Bundle b (deleting dependents)');
+    expect(
+      describeOwnerChain(s2.graph, [new OwnerRef('uid-d', s2.graph.internType('apps/v1', 'Deployment'), 'd', RefBits.blockOwnerDeletion)]),
+    ).toBe('Deployment d (present) <- Bundle b (deleting dependents)');
   });
 });
 

@@ -94,7 +94,11 @@ describe('GcEngine scenarios', () => {
     expect(await c.take()).toEqual(['uid-a', 'uid-b', 'uid-c']);
     for (const uid of ['uid-a', 'uid-b', 'uid-c']) expect(await c.engine.processAttemptToDelete(uid)).toBe('forget');
 
-    expect(c.api.log().filter((l) => !l.startsWith('event'))).toEqual(['delete ConfigMap ns/a Background', 'delete ConfigMap ns/b Background', 'delete ConfigMap ns/c Background']);
+    expect(c.api.log().filter((l) => !l.startsWith('event'))).toEqual([
+      'delete ConfigMap ns/a Background',
+      'delete ConfigMap ns/b Background',
+      'delete ConfigMap ns/c Background',
+    ]);
     await c.engine.flushEvents();
     // One Event for the cascade, on its owner (issue 13.2): not one per object.
     expect(c.api.events.map((e) => [e.reason, e.regarding.name, e.namespace])).toEqual([['GarbageCollected', 'owner', 'ns']]);
@@ -145,18 +149,34 @@ describe('GcEngine scenarios', () => {
     c.engine.drainChanges();
     // Meanwhile (not yet seen by the informer) the dependent gains an owner.
     const dep = c.api.find('ConfigMap', 'dep')!;
-    dep.metadata.ownerReferences = [...(dep.metadata.ownerReferences ?? []), { apiVersion: 'v1', kind: 'ConfigMap', name: 'late', uid: 'uid-late' }];
+    dep.metadata.ownerReferences = [
+      ...(dep.metadata.ownerReferences ?? []),
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'late', uid: 'uid-late' },
+    ];
     dep.metadata.resourceVersion = '999';
 
     expect(await c.engine.processAttemptToDelete('uid-dep')).toBe('forget');
-    expect(c.api.log()).toEqual(['get ConfigMap ns/gone', 'delete ConfigMap ns/dep Background', 'get ConfigMap ns/dep', 'get ConfigMap ns/late', 'patch ConfigMap ns/dep']);
+    expect(c.api.log()).toEqual([
+      'get ConfigMap ns/gone',
+      'delete ConfigMap ns/dep Background',
+      'get ConfigMap ns/dep',
+      'get ConfigMap ns/late',
+      'patch ConfigMap ns/dep',
+    ]);
     expect(c.names()).toEqual(['dep', 'late']);
   });
 
   it('foreground: the owner stays until its blocking dependents are gone; a non-blocking one does not hold it', async () => {
     const owner = obj('ConfigMap', 'owner');
-    const c = new Cluster().create(owner, obj('ConfigMap', 'blocking', owners(ref(owner, { blocking: true }))), obj('ConfigMap', 'free', owners(ref(owner))));
-    await c.api.delete(await c.api.resolve('v1', 'ConfigMap').then((r) => r!), 'ns', 'owner', { uid: 'uid-owner', propagationPolicy: 'Foreground' });
+    const c = new Cluster().create(
+      owner,
+      obj('ConfigMap', 'blocking', owners(ref(owner, { blocking: true }))),
+      obj('ConfigMap', 'free', owners(ref(owner))),
+    );
+    await c.api.delete(await c.api.resolve('v1', 'ConfigMap').then((r) => r!), 'ns', 'owner', {
+      uid: 'uid-owner',
+      propagationPolicy: 'Foreground',
+    });
     c.api.calls.length = 0;
     c.reflect();
     expect(await c.take()).toEqual(['uid-blocking', 'uid-free', 'uid-owner']);
@@ -167,7 +187,11 @@ describe('GcEngine scenarios', () => {
     // The dependents go (the owner is verified once for both).
     await c.engine.processAttemptToDelete('uid-blocking');
     await c.engine.processAttemptToDelete('uid-free');
-    expect(c.api.log().filter((l) => !l.startsWith('event'))).toEqual(['get ConfigMap ns/owner', 'delete ConfigMap ns/blocking Background', 'delete ConfigMap ns/free Background']);
+    expect(c.api.log().filter((l) => !l.startsWith('event'))).toEqual([
+      'get ConfigMap ns/owner',
+      'delete ConfigMap ns/blocking Background',
+      'delete ConfigMap ns/free Background',
+    ]);
     c.reflect();
     expect(await c.take()).toEqual(['uid-owner']);
     await c.engine.processAttemptToDelete('uid-owner');
@@ -211,7 +235,12 @@ describe('GcEngine scenarios', () => {
   });
 
   it('a cycle of objects all already in foreground deletion is broken after the timeout, with an event', async () => {
-    const a = obj('ConfigMap', 'a', foreground, owners({ apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: 'uid-b', blockOwnerDeletion: true }));
+    const a = obj(
+      'ConfigMap',
+      'a',
+      foreground,
+      owners({ apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: 'uid-b', blockOwnerDeletion: true }),
+    );
     const b = obj('ConfigMap', 'b', foreground, owners(ref(a, { blocking: true })));
     const c = new Cluster().create(a, b);
     const first = await c.take();
@@ -232,7 +261,12 @@ describe('GcEngine scenarios', () => {
   it('orphan: the owner is removed from every dependent, then its finalizer; dependents survive', async () => {
     const owner = obj('ConfigMap', 'owner', orphaning);
     const keep = obj('ConfigMap', 'keep');
-    const c = new Cluster().create(owner, keep, obj('ConfigMap', 'a', owners(ref(owner))), obj('ConfigMap', 'b', owners(ref(keep), ref(owner))));
+    const c = new Cluster().create(
+      owner,
+      keep,
+      obj('ConfigMap', 'a', owners(ref(owner))),
+      obj('ConfigMap', 'b', owners(ref(keep), ref(owner))),
+    );
     expect(await c.take(c.engine.attemptToOrphan)).toEqual(['uid-owner']);
     expect(await c.engine.processAttemptToOrphan('uid-owner')).toBe('forget');
     c.reflect();
@@ -258,13 +292,26 @@ describe('GcEngine scenarios', () => {
   it.each<[string, ObservedObject[], string, string[]]>([
     [
       'a namespaced owner of a cluster-scoped dependent: never collected, no call',
-      [obj('rbac.authorization.k8s.io/v1 ClusterRole', 'cr', clusterScoped, owners({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'uid-x' }))],
+      [
+        obj(
+          'rbac.authorization.k8s.io/v1 ClusterRole',
+          'cr',
+          clusterScoped,
+          owners({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'uid-x' }),
+        ),
+      ],
       'uid-cr',
       [],
     ],
     [
       'a cluster-scoped owner that is missing: collected',
-      [obj('ConfigMap', 'dep', owners({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'missing', uid: 'uid-missing' }))],
+      [
+        obj(
+          'ConfigMap',
+          'dep',
+          owners({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'missing', uid: 'uid-missing' }),
+        ),
+      ],
       'uid-dep',
       ['get ClusterRole missing', 'delete ConfigMap ns/dep Background'],
     ],
@@ -304,7 +351,10 @@ describe('GcEngine scenarios', () => {
   it('--gc=bundles collects what a Bundle owned, not the rest', async () => {
     const bundle = obj('smith.atlassian.com/v1 Bundle', 'b');
     const other = obj('apps/v1 Deployment', 'other');
-    const c = new Cluster({ mode: 'bundles' }).create(obj('ConfigMap', 'owned', owners(ref(bundle))), obj('ConfigMap', 'stray', owners(ref(other))));
+    const c = new Cluster({ mode: 'bundles' }).create(
+      obj('ConfigMap', 'owned', owners(ref(bundle))),
+      obj('ConfigMap', 'stray', owners(ref(other))),
+    );
     await c.settle();
     expect(c.names()).toEqual(['stray']);
   });
@@ -438,7 +488,13 @@ describe('GcEngine scenarios', () => {
 
   it('start-up: every dependent of an owner already in foreground deletion is attempted once the graph is complete, in whatever order the lists came', async () => {
     for (const ownerFirst of [true, false]) {
-      const owner = obj('rbac.authorization.k8s.io/v1 ClusterRole', 'owner', clusterScoped, foreground, finalizers('foregroundDeletion', 'x/hold'));
+      const owner = obj(
+        'rbac.authorization.k8s.io/v1 ClusterRole',
+        'owner',
+        clusterScoped,
+        foreground,
+        finalizers('foregroundDeletion', 'x/hold'),
+      );
       const loose = obj('rbac.authorization.k8s.io/v1 ClusterRole', 'loose', clusterScoped, owners(ref(owner)));
       const c = new Cluster();
       c.engine.setSyncGate({ phase: 'held', waitingFor: ['rbac.authorization.k8s.io/v1/clusterroles'] });
@@ -508,7 +564,11 @@ describe('GcEngine scenarios', () => {
 
   it('an absence recorded under namespace "" is not read for a namespaced owner kind', async () => {
     const owner = obj('ConfigMap', 'someone');
-    const c = new Cluster().create(owner, obj('ConfigMap', 'dep', owners(ref(owner))), obj('rbac.authorization.k8s.io/v1 ClusterRole', 'role', clusterScoped, owners(ref(owner))));
+    const c = new Cluster().create(
+      owner,
+      obj('ConfigMap', 'dep', owners(ref(owner))),
+      obj('rbac.authorization.k8s.io/v1 ClusterRole', 'role', clusterScoped, owners(ref(owner))),
+    );
     c.engine.verifier.markAbsent({ uid: 'uid-someone', apiVersion: 'v1', kind: 'ConfigMap', name: 'someone', namespace: '' });
     await c.engine.processAttemptToDelete('uid-dep');
     await c.engine.processAttemptToDelete('uid-role');

@@ -52,7 +52,9 @@ export class FakeApi implements GcApi, ResourceResolver {
   }
 
   find(kind: string, name: string, namespace = 'ns'): KubeObject | undefined {
-    return [...this.objects.values()].find((o) => o.kind === kind && o.metadata.name === name && (o.metadata.namespace ?? '') === (namespace ?? ''));
+    return [...this.objects.values()].find(
+      (o) => o.kind === kind && o.metadata.name === name && (o.metadata.namespace ?? '') === (namespace ?? ''),
+    );
   }
 
   failNext(verb: Call['verb'], error: Error): void {
@@ -152,7 +154,8 @@ function applyOp(target: KubeObject, op: { op: string; path: string; value?: unk
   const container = parent as Record<string, unknown> & unknown[];
   switch (op.op) {
     case 'test':
-      if (JSON.stringify(container[last]) !== JSON.stringify(op.value)) throw new KubeApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', 'PATCH', op.path);
+      if (JSON.stringify(container[last]) !== JSON.stringify(op.value))
+        throw new KubeApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', 'PATCH', op.path);
       return;
     case 'remove':
       if (Array.isArray(container)) container.splice(Number(last), 1);

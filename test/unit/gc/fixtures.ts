@@ -17,23 +17,31 @@ export function obj(kindSpec: string, name: string, ...mods: Modifier[]): Observ
   return o;
 }
 
-export const ns = (namespace: string | undefined): Modifier => (o) => {
-  if (namespace === undefined) delete o.metadata.namespace;
-  else o.metadata.namespace = namespace;
-};
+export const ns =
+  (namespace: string | undefined): Modifier =>
+  (o) => {
+    if (namespace === undefined) delete o.metadata.namespace;
+    else o.metadata.namespace = namespace;
+  };
 export const clusterScoped: Modifier = ns(undefined);
-export const uid = (u: string): Modifier => (o) => {
-  o.metadata.uid = u;
-};
-export const rv = (v: string): Modifier => (o) => {
-  o.metadata.resourceVersion = v;
-};
+export const uid =
+  (u: string): Modifier =>
+  (o) => {
+    o.metadata.uid = u;
+  };
+export const rv =
+  (v: string): Modifier =>
+  (o) => {
+    o.metadata.resourceVersion = v;
+  };
 export const deleting: Modifier = (o) => {
   o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
 };
-export const finalizers = (...f: string[]): Modifier => (o) => {
-  o.metadata.finalizers = f;
-};
+export const finalizers =
+  (...f: string[]): Modifier =>
+  (o) => {
+    o.metadata.finalizers = f;
+  };
 /** Foreground deletion in progress. */
 export const foreground: Modifier = (o) => {
   deleting(o);
@@ -45,7 +53,10 @@ export const orphaning: Modifier = (o) => {
 };
 
 /** An owner reference to `owner`; `blocking` sets blockOwnerDeletion. */
-export function ref(owner: ObservedObject, opts: { blocking?: boolean; controller?: boolean; name?: string; kind?: string; apiVersion?: string; uid?: string } = {}): OwnerReference {
+export function ref(
+  owner: ObservedObject,
+  opts: { blocking?: boolean; controller?: boolean; name?: string; kind?: string; apiVersion?: string; uid?: string } = {},
+): OwnerReference {
   return {
     apiVersion: opts.apiVersion ?? owner.apiVersion,
     kind: opts.kind ?? owner.kind,
@@ -56,9 +67,11 @@ export function ref(owner: ObservedObject, opts: { blocking?: boolean; controlle
   };
 }
 
-export const owners = (...refs: OwnerReference[]): Modifier => (o) => {
-  o.metadata.ownerReferences = refs;
-};
+export const owners =
+  (...refs: OwnerReference[]): Modifier =>
+  (o) => {
+    o.metadata.ownerReferences = refs;
+  };
 
 export function identity(o: ObservedObject): Identity {
   return { uid: o.metadata.uid, apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace ?? '' };

@@ -10,7 +10,13 @@ import { Graph, NodeFlags, OwnerRef, RefBits } from '../../../src/core/gc/graph.
 import { obj, owners, ref, Scenario } from './fixtures.js';
 
 function refsOf(s: Scenario, uid: string): { uid: string; apiVersion: string; kind: string; name: string; bits: number }[] {
-  return (s.graph.get(uid)?.owners ?? []).map((r) => ({ uid: r.uid, apiVersion: r.type.apiVersion, kind: r.type.kind, name: r.name, bits: r.bits }));
+  return (s.graph.get(uid)?.owners ?? []).map((r) => ({
+    uid: r.uid,
+    apiVersion: r.type.apiVersion,
+    kind: r.type.kind,
+    name: r.name,
+    bits: r.bits,
+  }));
 }
 
 describe('graph nodes', () => {
@@ -23,7 +29,15 @@ describe('graph nodes', () => {
     s.observe(real);
 
     expect(s.graph.get('uid-web')?.name).toBe('web');
-    expect(refsOf(s, 'uid-dep')).toEqual([{ uid: 'uid-web', apiVersion: 'apps/v1', kind: 'Deployment', name: 'web-guessed', bits: RefBits.controller | RefBits.blockOwnerDeletion }]);
+    expect(refsOf(s, 'uid-dep')).toEqual([
+      {
+        uid: 'uid-web',
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: 'web-guessed',
+        bits: RefBits.controller | RefBits.blockOwnerDeletion,
+      },
+    ]);
     // The mismatch is re-checked by a live lookup, as before.
     expect(s.queued()).toEqual(['uid-dep']);
   });
@@ -35,7 +49,9 @@ describe('graph nodes', () => {
     const s = new Scenario().observe(owner, a, b).drain();
 
     s.observe(obj('apps/v1 Deployment', 'web', (o) => (o.metadata.resourceVersion = '2')));
-    expect(refsOf(s, 'uid-a')).toEqual([{ uid: 'uid-web', apiVersion: 'apps/v1beta1', kind: 'Deployment', name: 'web', bits: RefBits.blockOwnerDeletion }]);
+    expect(refsOf(s, 'uid-a')).toEqual([
+      { uid: 'uid-web', apiVersion: 'apps/v1beta1', kind: 'Deployment', name: 'web', bits: RefBits.blockOwnerDeletion },
+    ]);
 
     s.deleted(owner);
     expect(refsOf(s, 'uid-b')).toEqual([{ uid: 'uid-web', apiVersion: 'apps/v1beta1', kind: 'Deployment', name: 'web', bits: 0 }]);
@@ -61,9 +77,18 @@ describe('graph nodes', () => {
     graph.setOwners(dep, [new OwnerRef('o', type, 'o', RefBits.controller | RefBits.blockOwnerDeletion)]);
     owner.addDependent(dep);
     dep.flags = dep.flags | NodeFlags.bundleChain;
-    expect([dep.flags, dep.source, dep.owners[0]?.bits]).toEqual([NodeFlags.observed | NodeFlags.tagged | NodeFlags.bundleChain, 5, RefBits.controller | RefBits.blockOwnerDeletion]);
+    expect([dep.flags, dep.source, dep.owners[0]?.bits]).toEqual([
+      NodeFlags.observed | NodeFlags.tagged | NodeFlags.bundleChain,
+      5,
+      RefBits.controller | RefBits.blockOwnerDeletion,
+    ]);
     dep.source = 1;
-    expect([dep.flags, dep.source, dep.owners[0]?.controller, dep.owners[0]?.blockOwnerDeletion]).toEqual([NodeFlags.observed | NodeFlags.tagged | NodeFlags.bundleChain, 1, true, true]);
+    expect([dep.flags, dep.source, dep.owners[0]?.controller, dep.owners[0]?.blockOwnerDeletion]).toEqual([
+      NodeFlags.observed | NodeFlags.tagged | NodeFlags.bundleChain,
+      1,
+      true,
+      true,
+    ]);
   });
 
   it('dependents: one, a few, many and back, without duplicates', () => {
@@ -75,7 +100,12 @@ describe('graph nodes', () => {
     for (const d of deps) owner.addDependent(d);
     expect(owner.dependentCount()).toBe(40);
     for (const d of deps.slice(0, 37)) owner.removeDependent(d);
-    expect(owner.dependents().map((d) => d.uid).sort()).toEqual(['d37', 'd38', 'd39']);
+    expect(
+      owner
+        .dependents()
+        .map((d) => d.uid)
+        .sort(),
+    ).toEqual(['d37', 'd38', 'd39']);
     owner.removeDependent(deps[37]!);
     owner.removeDependent(deps[38]!);
     expect(owner.dependents().map((d) => d.uid)).toEqual(['d39']);

@@ -25,7 +25,10 @@ describe('dependentsView', () => {
 
   it('marks a virtual owner (referenced, never observed), found by uid', () => {
     const view = dependentsView(findOwners(s.graph, { kind: 'Secret', name: 'ghost', uid: 'uid-ghost' }));
-    expect(view.nodes.map((n) => [n.name, n.virtual])).toEqual([['ghost', true], ['orphaned-by-ghost', false]]);
+    expect(view.nodes.map((n) => [n.name, n.virtual])).toEqual([
+      ['ghost', true],
+      ['orphaned-by-ghost', false],
+    ]);
   });
 
   it('stops at the node limit and says so', () => {

@@ -72,7 +72,16 @@ describe('relists diffed against the graph', () => {
     const same = applyEvent(s.graph, { type: 'observed', object: obj('ConfigMap', 'owner'), source: CONFIG_MAPS, at: 0 });
     expect(same.touched).toEqual([]);
 
-    s.observeFrom(CONFIG_MAPS, obj('ConfigMap', 'owner', rv('2'), (o) => (o.metadata.finalizers = ['orphan']), (o) => (o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z')));
+    s.observeFrom(
+      CONFIG_MAPS,
+      obj(
+        'ConfigMap',
+        'owner',
+        rv('2'),
+        (o) => (o.metadata.finalizers = ['orphan']),
+        (o) => (o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'),
+      ),
+    );
     expect([...s.attemptToOrphan]).toEqual(['uid-owner']);
   });
 

@@ -1,4 +1,11 @@
-import { decideSyncGate, gateAllows, needsCompleteGraph, type GcAction, type InformerSyncFacts, type SyncGate } from '../../../src/core/gc/sync-gate.js';
+import {
+  decideSyncGate,
+  gateAllows,
+  needsCompleteGraph,
+  type GcAction,
+  type InformerSyncFacts,
+  type SyncGate,
+} from '../../../src/core/gc/sync-gate.js';
 
 const informer = (resource: string, synced: boolean, waitingSince = 0): InformerSyncFacts => ({ resource, synced, waitingSince });
 const NOW = 100_000;
@@ -9,9 +16,24 @@ describe('decideSyncGate', () => {
     ['before discovery: held', false, [], { phase: 'held', waitingFor: ['discovery'] }],
     ['every informer listed: complete', true, [informer('v1/configmaps', true), informer('v1/secrets', true)], { phase: 'complete' }],
     ['discovered, no informer at all: complete', true, [], { phase: 'complete' }],
-    ['one informer still within its bound: held until the bound passes', true, [informer('v1/configmaps', true), informer('v1/secrets', false, NOW - 10_000)], { phase: 'held', waitingFor: ['v1/secrets'], recheckAfterMs: 20_000 }],
-    ['an informer past its bound: partial', true, [informer('v1/configmaps', true), informer('metrics/v1/pods', false, NOW - BOUND)], { phase: 'partial', unsynced: ['metrics/v1/pods'] }],
-    ['one past its bound, one new (re-discovery): held for the new one', true, [informer('metrics/v1/pods', false, 0), informer('x/v1/widgets', false, NOW - 1_000)], { phase: 'held', waitingFor: ['x/v1/widgets'], recheckAfterMs: 29_000 }],
+    [
+      'one informer still within its bound: held until the bound passes',
+      true,
+      [informer('v1/configmaps', true), informer('v1/secrets', false, NOW - 10_000)],
+      { phase: 'held', waitingFor: ['v1/secrets'], recheckAfterMs: 20_000 },
+    ],
+    [
+      'an informer past its bound: partial',
+      true,
+      [informer('v1/configmaps', true), informer('metrics/v1/pods', false, NOW - BOUND)],
+      { phase: 'partial', unsynced: ['metrics/v1/pods'] },
+    ],
+    [
+      'one past its bound, one new (re-discovery): held for the new one',
+      true,
+      [informer('metrics/v1/pods', false, 0), informer('x/v1/widgets', false, NOW - 1_000)],
+      { phase: 'held', waitingFor: ['x/v1/widgets'], recheckAfterMs: 29_000 },
+    ],
   ])('%s', (_name, discovered, informers, want) => {
     expect(decideSyncGate({ discovered, informers, now: NOW, holdBoundMs: BOUND })).toEqual(want);
   });

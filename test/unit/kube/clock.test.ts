@@ -7,8 +7,27 @@ describe('FakeClock', () => {
   it.each<[string, Array<[string, number]>, number, string[], number]>([
     ['nothing due yet', [['a', 100]], 99, [], START + 99],
     ['due exactly at the target', [['a', 100]], 100, ['a@100'], START + 100],
-    ['fires in due order, not set order', [['late', 300], ['early', 100], ['mid', 200]], 1000, ['early@100', 'mid@200', 'late@300'], START + 1000],
-    ['same due time fires in set order', [['first', 50], ['second', 50]], 50, ['first@50', 'second@50'], START + 50],
+    [
+      'fires in due order, not set order',
+      [
+        ['late', 300],
+        ['early', 100],
+        ['mid', 200],
+      ],
+      1000,
+      ['early@100', 'mid@200', 'late@300'],
+      START + 1000,
+    ],
+    [
+      'same due time fires in set order',
+      [
+        ['first', 50],
+        ['second', 50],
+      ],
+      50,
+      ['first@50', 'second@50'],
+      START + 50,
+    ],
     ['negative delay is due now', [['now', -5]], 0, ['now@0'], START],
   ])('advance: %s', (_name, timers, advanceBy, wantFired, wantNow) => {
     const clock = new FakeClock(START);

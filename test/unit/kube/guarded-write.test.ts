@@ -15,7 +15,11 @@ const at = { rt: CONFIGMAPS, namespace: 'ns1', name: 'a' };
 
 function setup(): { api: FakeBundleApi; obj: KubeObject } {
   const api = new FakeBundleApi();
-  const obj = api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns1', uid: 'uid-a', resourceVersion: '5' } });
+  const obj = api.put({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'a', namespace: 'ns1', uid: 'uid-a', resourceVersion: '5' },
+  });
   return { api, obj };
 }
 
@@ -23,11 +27,13 @@ function setup(): { api: FakeBundleApi; obj: KubeObject } {
 const freshDelete = (api: FakeBundleApi, retries: number, extra: Partial<Redecide<DeleteOptions>> = {}): Redecide<DeleteOptions> => ({
   retries,
   read: () => api.tryGet(CONFIGMAPS, 'ns1', 'a'),
-  decide: (fresh) => (fresh && fresh.metadata.uid === 'uid-a' ? { uid: 'uid-a', resourceVersion: fresh.metadata.resourceVersion } : undefined),
+  decide: (fresh) =>
+    fresh && fresh.metadata.uid === 'uid-a' ? { uid: 'uid-a', resourceVersion: fresh.metadata.resourceVersion } : undefined,
   ...extra,
 });
 
-const err = (code: number, causes: { field?: string; reason?: string; message?: string }[] = []) => new KubeApiError(code, `HTTP${code}`, `answer ${code}`, 'DELETE', '/x', causes);
+const err = (code: number, causes: { field?: string; reason?: string; message?: string }[] = []) =>
+  new KubeApiError(code, `HTTP${code}`, `answer ${code}`, 'DELETE', '/x', causes);
 const failedTest = () => err(422, [{ reason: 'UnexpectedServerResponse', message: 'testing value /metadata/resourceVersion failed' }]);
 const fieldInvalid = () => err(422, [{ field: 'metadata.labels', reason: 'FieldValueInvalid', message: 'too long' }]);
 
@@ -105,7 +111,10 @@ describe('guardedDelete', () => {
 
   it('a re-decision that says no ends declined: nothing more is sent', async () => {
     const { api } = setup();
-    const outcome = await guardedDelete(api, at, { opts: { uid: 'uid-a', resourceVersion: '4' }, redecide: freshDelete(api, 1, { decide: () => undefined }) });
+    const outcome = await guardedDelete(api, at, {
+      opts: { uid: 'uid-a', resourceVersion: '4' },
+      redecide: freshDelete(api, 1, { decide: () => undefined }),
+    });
     expect(outcome).toEqual({ kind: 'declined', sends: 1 });
     expect(api.log()).toEqual(['delete ConfigMap ns1/a', 'get ConfigMap ns1/a']);
   });
@@ -145,14 +154,18 @@ describe('guardedDelete', () => {
     api.failNext('delete', failedTest());
     expect((await guardedDelete(api, at, { opts: { uid: 'uid-a' }, redecide: freshDelete(api, 1) })).kind).toBe('failed');
     api.failNext('delete', failedTest());
-    expect(await guardedDelete(api, at, { opts: { uid: 'uid-a' }, stale: 'conflict-or-failed-test', redecide: freshDelete(api, 1) })).toEqual({ kind: 'written', result: 'deleted', sends: 2 });
+    expect(
+      await guardedDelete(api, at, { opts: { uid: 'uid-a' }, stale: 'conflict-or-failed-test', redecide: freshDelete(api, 1) }),
+    ).toEqual({ kind: 'written', result: 'deleted', sends: 2 });
   });
 
   it('an error of the fresh read is thrown as it is', async () => {
     const { api } = setup();
     const boom = err(403);
     api.failNext('get', boom);
-    await expect(guardedDelete(api, at, { opts: { uid: 'uid-a', resourceVersion: '4' }, redecide: freshDelete(api, 1) })).rejects.toBe(boom);
+    await expect(guardedDelete(api, at, { opts: { uid: 'uid-a', resourceVersion: '4' }, redecide: freshDelete(api, 1) })).rejects.toBe(
+      boom,
+    );
   });
 
   it('a gone object after a 409: the re-decision sees undefined', async () => {
@@ -161,7 +174,11 @@ describe('guardedDelete', () => {
     const seen: (KubeObject | undefined)[] = [];
     const outcome = await guardedDelete(api, at, {
       opts: { uid: 'uid-a' },
-      redecide: { retries: 1, read: () => (api.objects.clear(), api.tryGet(CONFIGMAPS, 'ns1', 'a')), decide: (fresh) => (seen.push(fresh), undefined) },
+      redecide: {
+        retries: 1,
+        read: () => (api.objects.clear(), api.tryGet(CONFIGMAPS, 'ns1', 'a')),
+        decide: (fresh) => (seen.push(fresh), undefined),
+      },
     });
     expect(outcome).toEqual({ kind: 'declined', sends: 1 });
     expect(seen).toEqual([undefined]);
@@ -179,7 +196,11 @@ describe('guardedPatch', () => {
     const outcome = await guardedPatch(api, at, {
       patch: testRv('4'),
       type: 'json',
-      redecide: { retries: 1, read: () => api.tryGet(CONFIGMAPS, 'ns1', 'a'), decide: (fresh) => (fresh ? testRv(fresh.metadata.resourceVersion) : undefined) },
+      redecide: {
+        retries: 1,
+        read: () => api.tryGet(CONFIGMAPS, 'ns1', 'a'),
+        decide: (fresh) => (fresh ? testRv(fresh.metadata.resourceVersion) : undefined),
+      },
     });
     expect(outcome.kind).toBe('written');
     expect(outcome.sends).toBe(2);
@@ -211,7 +232,11 @@ describe('guardedPatch', () => {
     const api = {
       patch: (...args: unknown[]) => {
         seen.push(args);
-        return Promise.resolve({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', uid: 'u', resourceVersion: '1' } } as KubeObject);
+        return Promise.resolve({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'a', uid: 'u', resourceVersion: '1' },
+        } as KubeObject);
       },
     };
     await guardedPatch(api, at, { patch: [], type: 'json' });

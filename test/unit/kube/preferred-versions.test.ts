@@ -22,12 +22,21 @@ const names = (list: readonly ResourceType[]) => list.map((r) => `${r.apiVersion
 
 describe('preferredVersions', () => {
   it('keeps the first version the server lists of each group/resource, in order', () => {
-    const served = [rt('apps/v1', 'Deployment', 'deployments'), rt('v1', 'ConfigMap', 'configmaps'), rt('apps/v1beta1', 'Deployment', 'deployments'), rt('x.io/v2', 'Widget', 'widgets'), rt('x.io/v1', 'Widget', 'widgets')];
+    const served = [
+      rt('apps/v1', 'Deployment', 'deployments'),
+      rt('v1', 'ConfigMap', 'configmaps'),
+      rt('apps/v1beta1', 'Deployment', 'deployments'),
+      rt('x.io/v2', 'Widget', 'widgets'),
+      rt('x.io/v1', 'Widget', 'widgets'),
+    ];
     expect(names(preferredVersions(served))).toEqual(['apps/v1/deployments', 'v1/configmaps', 'x.io/v2/widgets']);
   });
 
   it('the same plural in two groups is two resources', () => {
-    expect(names(preferredVersions([rt('a.io/v1', 'Thing', 'things'), rt('b.io/v1', 'Thing', 'things')]))).toEqual(['a.io/v1/things', 'b.io/v1/things']);
+    expect(names(preferredVersions([rt('a.io/v1', 'Thing', 'things'), rt('b.io/v1', 'Thing', 'things')]))).toEqual([
+      'a.io/v1/things',
+      'b.io/v1/things',
+    ]);
   });
 });
 
@@ -44,7 +53,11 @@ describe('consumers filter the preferred version', () => {
 
   it.each<[string, (list: ResourceType[]) => ResourceType[], string[]]>([
     ['garbage collector: list, watch, delete; no events, no subresources', collectableResources, ['v1/configmaps', 'v1/namespaces']],
-    ['sweeper and pending: namespaced, list, watch, patch, delete; no events', (l) => preferredVersions(l).filter(sweepable), ['v1/configmaps']],
+    [
+      'sweeper and pending: namespaced, list, watch, patch, delete; no events',
+      (l) => preferredVersions(l).filter(sweepable),
+      ['v1/configmaps'],
+    ],
   ])('%s', (_name, choose, expected) => {
     expect(names(choose(served))).toEqual(expected);
   });

@@ -14,7 +14,13 @@ describe('RequestBudget (the process-wide --qps/--burst)', () => {
   it('lets a burst through at once, then one request per 1/qps', async () => {
     const clock = new FakeClock(0);
     const budget = new RequestBudget(clock, { qps: 10, burst: 3 });
-    const through = requests(budget, [['a', 'normal'], ['b', 'normal'], ['c', 'normal'], ['d', 'normal'], ['e', 'normal']]);
+    const through = requests(budget, [
+      ['a', 'normal'],
+      ['b', 'normal'],
+      ['c', 'normal'],
+      ['d', 'normal'],
+      ['e', 'normal'],
+    ]);
     await settle();
     expect(through).toEqual(['a', 'b', 'c']);
     clock.advance(99);
@@ -33,7 +39,13 @@ describe('RequestBudget (the process-wide --qps/--burst)', () => {
   it('serves waiting high-priority requests (the Lease) before normal ones, each priority in arrival order', async () => {
     const clock = new FakeClock(0);
     const budget = new RequestBudget(clock, { qps: 10, burst: 1 });
-    const through = requests(budget, [['first', 'normal'], ['delete-1', 'normal'], ['delete-2', 'normal'], ['lease', 'high'], ['review', 'high']]);
+    const through = requests(budget, [
+      ['first', 'normal'],
+      ['delete-1', 'normal'],
+      ['delete-2', 'normal'],
+      ['lease', 'high'],
+      ['review', 'high'],
+    ]);
     await settle();
     expect(through).toEqual(['first']);
     clock.advance(100);
@@ -52,12 +64,22 @@ describe('RequestBudget (the process-wide --qps/--burst)', () => {
   it('refills no more than the burst, and a clock stepping back takes no tokens away', async () => {
     const clock = new FakeClock(10_000);
     const budget = new RequestBudget(clock, { qps: 10, burst: 2 });
-    const through = requests(budget, [['a', 'normal'], ['b', 'normal']]);
+    const through = requests(budget, [
+      ['a', 'normal'],
+      ['b', 'normal'],
+    ]);
     clock.advance(60_000);
     requests(budget, [['c', 'normal']], through);
     await settle();
     clock.set(5_000);
-    requests(budget, [['d', 'normal'], ['e', 'normal']], through);
+    requests(
+      budget,
+      [
+        ['d', 'normal'],
+        ['e', 'normal'],
+      ],
+      through,
+    );
     await settle();
     // A minute refilled 2 tokens, not 600: c and d spend them, e waits.
     expect(through).toEqual(['a', 'b', 'c', 'd']);
@@ -68,10 +90,7 @@ describe('RequestBudget (the process-wide --qps/--burst)', () => {
     expect(through).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
-  it.each([
-    [{ qps: 0, burst: 1 }],
-    [{ qps: 1, burst: 0 }],
-  ])('rejects %j', (options) => {
+  it.each([[{ qps: 0, burst: 1 }], [{ qps: 1, burst: 0 }]])('rejects %j', (options) => {
     expect(() => new RequestBudget(new FakeClock(0), options)).toThrow(RangeError);
   });
 });

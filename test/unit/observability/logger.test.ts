@@ -9,7 +9,15 @@ function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; 
       done();
     },
   });
-  return { stream, lines: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>), text: () => text };
+  return {
+    stream,
+    lines: () =>
+      text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    text: () => text,
+  };
 }
 
 describe('the JSON log line', () => {

@@ -11,9 +11,12 @@ describe('bearerToken', () => {
     expect(bearerToken(header)).toBe(token);
   });
 
-  it.each([[undefined], [''], ['Bearer'], ['Bearer '], ['Basic dTp4'], ['Bearer a b'], ['Bearerabc'], [['Bearer a', 'Bearer b']]])('finds no token in %j', (header) => {
-    expect(bearerToken(header)).toBeUndefined();
-  });
+  it.each([[undefined], [''], ['Bearer'], ['Bearer '], ['Basic dTp4'], ['Bearer a b'], ['Bearerabc'], [['Bearer a', 'Bearer b']]])(
+    'finds no token in %j',
+    (header) => {
+      expect(bearerToken(header)).toBeUndefined();
+    },
+  );
 });
 
 describe('DecisionCache', () => {
@@ -54,7 +57,9 @@ describe('MetricsAuthorizer', () => {
       reviewToken: (token: string): Promise<TokenReviewResult> => {
         calls.push(`token:${token}`);
         const username = tokens[token];
-        return Promise.resolve(username ? { authenticated: true, user: { username } } : { authenticated: false, error: 'invalid bearer token' });
+        return Promise.resolve(
+          username ? { authenticated: true, user: { username } } : { authenticated: false, error: 'invalid bearer token' },
+        );
       },
       reviewAccess: (user: ReviewedUser) => {
         calls.push(`access:${user.username}`);
@@ -95,7 +100,8 @@ describe('MetricsAuthorizer', () => {
   it('does not cache a failing review', async () => {
     let fail = true;
     const r: MetricsReviewer = {
-      reviewToken: () => (fail ? Promise.reject(new Error('connection refused')) : Promise.resolve({ authenticated: true, user: { username: 'reader' } })),
+      reviewToken: () =>
+        fail ? Promise.reject(new Error('connection refused')) : Promise.resolve({ authenticated: true, user: { username: 'reader' } }),
       reviewAccess: () => Promise.resolve({ allowed: true }),
     };
     const authorizer = new MetricsAuthorizer(r, () => 0);

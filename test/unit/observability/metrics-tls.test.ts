@@ -15,13 +15,19 @@ import { selfSignedCertificate } from '../../../src/observability/self-signed.js
 describe('selfSignedCertificate (node:crypto only)', () => {
   it('is a certificate for the hosts given, signed by its own key, valid for a year', () => {
     const now = new Date('2026-03-01T12:00:00Z');
-    const made = selfSignedCertificate({ commonName: 'bundlesmith-metrics', hosts: ['localhost', 'pod-0', '127.0.0.1', '::1', '2001:db8::5'], now });
+    const made = selfSignedCertificate({
+      commonName: 'bundlesmith-metrics',
+      hosts: ['localhost', 'pod-0', '127.0.0.1', '::1', '2001:db8::5'],
+      now,
+    });
     const x509 = new X509Certificate(made.cert);
     expect(x509.subject).toBe('CN=bundlesmith-metrics');
     expect(x509.issuer).toBe(x509.subject);
     expect(x509.verify(x509.publicKey)).toBe(true);
     expect(x509.ca).toBe(true);
-    expect(x509.subjectAltName).toBe('DNS:localhost, DNS:pod-0, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:2001:DB8:0:0:0:0:0:5');
+    expect(x509.subjectAltName).toBe(
+      'DNS:localhost, DNS:pod-0, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:2001:DB8:0:0:0:0:0:5',
+    );
     expect(x509.checkHost('pod-0')).toBe('pod-0');
     expect(x509.checkIP('127.0.0.1')).toBe('127.0.0.1');
     expect(x509.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
@@ -51,10 +57,12 @@ describe('the metrics certificate from --metrics-cert-dir', () => {
   };
 
   it('refuses a start without the files, naming the flag', () => {
-    expect(() => metricsTls({ certDir: dir, certName: 'tls.crt', keyName: 'tls.key' })).toThrow(/^--metrics-cert-dir: cannot read the metrics certificate: .*tls\.crt/);
+    expect(() => metricsTls({ certDir: dir, certName: 'tls.crt', keyName: 'tls.key' })).toThrow(
+      /^--metrics-cert-dir: cannot read the metrics certificate: .*tls\.crt/,
+    );
   });
 
-  it('refuses a key that is not the certificate\'s, and a file that is no certificate', () => {
+  it("refuses a key that is not the certificate's, and a file that is no certificate", () => {
     const a = selfSignedCertificate({ commonName: 'a', hosts: [] });
     const b = selfSignedCertificate({ commonName: 'b', hosts: [] });
     write({ cert: a.cert, key: b.key });

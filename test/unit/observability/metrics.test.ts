@@ -10,7 +10,7 @@ function sample(text: string, series: string): number | undefined {
 }
 
 describe('controller-runtime and client-go metric families beside bundlesmith_*', () => {
-  it('counts a reconcile in both, with controller-runtime\'s results', async () => {
+  it("counts a reconcile in both, with controller-runtime's results", async () => {
     const m = new OperatorMetrics();
     m.reconciled('bundle', 'success', 0.02);
     m.reconciled('bundle', 'error', 0.5);
@@ -60,7 +60,7 @@ describe('controller-runtime and client-go metric families beside bundlesmith_*'
     q.shutDown();
   });
 
-  it('counts the API client\'s requests by code, method and host', async () => {
+  it("counts the API client's requests by code, method and host", async () => {
     const m = new OperatorMetrics();
     m.requestDone({ method: 'GET', code: '200', host: '10.0.0.1:443' });
     m.requestDone({ method: 'GET', code: '200', host: '10.0.0.1:443' });
@@ -83,8 +83,22 @@ describe('the Bundle ages read at scrape time', () => {
     gauges.record('ns/b', {
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: iso(T0 - 3_600_000) }],
       pendingDeletions: [
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', deletionTimestamp: iso(T0 - 900_000), deleteAfter: iso(T0 - 300_000), waitingFor: 'BundleReady' },
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'y', deletionTimestamp: iso(T0 - 900_000), deleteAfter: iso(T0 - 800_000), waitingFor: 'Approval' },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'x',
+          deletionTimestamp: iso(T0 - 900_000),
+          deleteAfter: iso(T0 - 300_000),
+          waitingFor: 'BundleReady',
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'y',
+          deletionTimestamp: iso(T0 - 900_000),
+          deleteAfter: iso(T0 - 800_000),
+          waitingFor: 'Approval',
+        },
         { apiVersion: 'v1', kind: 'ConfigMap', name: 'z', deletionTimestamp: iso(T0), deleteAfter: iso(T0 + 60_000), waitingFor: 'Delay' },
       ],
     });

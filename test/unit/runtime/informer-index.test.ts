@@ -10,7 +10,15 @@ import type { KubeTransport } from '../../../src/kube/transport.js';
 import type { KubeObject, ResourceType, WatchEvent } from '../../../src/kube/types.js';
 import { SupervisedInformer, type InformerIndex } from '../../../src/runtime/informer.js';
 
-const CONFIG_MAPS: ResourceType = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, verbs: ['list', 'watch'] };
+const CONFIG_MAPS: ResourceType = {
+  group: '',
+  version: 'v1',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+  verbs: ['list', 'watch'],
+};
 
 function cm(name: string, resourceVersion = '1'): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion } };
@@ -25,7 +33,12 @@ class ScriptedClient extends KubeClient {
     super(undefined as unknown as KubeTransport);
   }
 
-  override async listPages(_rt: ResourceType, _ns: string | undefined, _opts: ListOptions, onPage: (items: KubeObject[]) => void): Promise<string> {
+  override async listPages(
+    _rt: ResourceType,
+    _ns: string | undefined,
+    _opts: ListOptions,
+    onPage: (items: KubeObject[]) => void,
+  ): Promise<string> {
     const pages = this.lists.shift() ?? [[]];
     for (const page of pages) {
       await Promise.resolve();
@@ -35,7 +48,13 @@ class ScriptedClient extends KubeClient {
     return '100';
   }
 
-  override watch(_rt: ResourceType, _ns: string | undefined, _rv: string, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
+  override watch(
+    _rt: ResourceType,
+    _ns: string | undefined,
+    _rv: string,
+    opts: WatchOptions,
+    onEvent: (event: WatchEvent) => void,
+  ): Promise<void> {
     for (const event of this.watches.shift() ?? []) onEvent(event);
     return new Promise((resolve) => {
       if (opts.signal?.aborted) resolve();

@@ -15,18 +15,26 @@ const ME = 'bundlesmith-0';
 const OTHER = 'bundlesmith-1';
 
 type LeaseModifier = (lease: LeaseSpec) => void;
-const heldBy = (holder: string): LeaseModifier => (l) => {
-  l.holderIdentity = holder;
-};
-const duration = (seconds: number | undefined): LeaseModifier => (l) => {
-  l.leaseDurationSeconds = seconds;
-};
-const transitions = (count: number | undefined): LeaseModifier => (l) => {
-  l.leaseTransitions = count;
-};
-const acquired = (time: string | undefined): LeaseModifier => (l) => {
-  l.acquireTime = time;
-};
+const heldBy =
+  (holder: string): LeaseModifier =>
+  (l) => {
+    l.holderIdentity = holder;
+  };
+const duration =
+  (seconds: number | undefined): LeaseModifier =>
+  (l) => {
+    l.leaseDurationSeconds = seconds;
+  };
+const transitions =
+  (count: number | undefined): LeaseModifier =>
+  (l) => {
+    l.leaseTransitions = count;
+  };
+const acquired =
+  (time: string | undefined): LeaseModifier =>
+  (l) => {
+    l.acquireTime = time;
+  };
 function lease(...modifiers: LeaseModifier[]): LeaseSpec {
   const spec: LeaseSpec = {
     holderIdentity: OTHER,
@@ -40,7 +48,11 @@ function lease(...modifiers: LeaseModifier[]): LeaseSpec {
 }
 
 /** Input with the lease first observed `observedSecondsAgo` before NOW (undefined: never observed). */
-function input(current: LeaseSpec | undefined, observedSecondsAgo: number | undefined, extra: Partial<LeaderElectionInput> = {}): LeaderElectionInput {
+function input(
+  current: LeaseSpec | undefined,
+  observedSecondsAgo: number | undefined,
+  extra: Partial<LeaderElectionInput> = {},
+): LeaderElectionInput {
   const observation = observedSecondsAgo === undefined ? undefined : observeLease(undefined, current, NOW - observedSecondsAgo * 1000);
   return { identity: ME, now: NOW, leaseDurationSeconds: 15, lease: current, observation, ...extra };
 }
@@ -83,7 +95,7 @@ describe('decideLeaderElection', () => {
       { action: 'wait-until', atMs: NOW + 15_000, holderIdentity: OTHER },
     ],
     [
-      "held by another with a longer lease: their duration counts, not mine",
+      'held by another with a longer lease: their duration counts, not mine',
       input(lease(duration(60)), 20),
       { action: 'wait-until', atMs: NOW + 40_000, holderIdentity: OTHER },
     ],
@@ -102,7 +114,11 @@ describe('decideLeaderElection', () => {
       input(lease(transitions(undefined)), 3600),
       { action: 'acquire', create: false, lease: mine({ leaseTransitions: 1 }) },
     ],
-    ['released (empty holder): take at once', input(lease(heldBy('')), 0), { action: 'acquire', create: false, lease: mine({ leaseTransitions: 4 }) }],
+    [
+      'released (empty holder): take at once',
+      input(lease(heldBy('')), 0),
+      { action: 'acquire', create: false, lease: mine({ leaseTransitions: 4 }) },
+    ],
     [
       'no holder field: take at once',
       input(lease(heldBy('')), undefined),

@@ -36,7 +36,8 @@ class MemoryLease {
       },
       update: async (spec, resourceVersion) => {
         await check('update');
-        if (!this.stored || this.stored.resourceVersion !== resourceVersion) throw new KubeApiError(409, 'Conflict', 'changed', 'PUT', 'leases');
+        if (!this.stored || this.stored.resourceVersion !== resourceVersion)
+          throw new KubeApiError(409, 'Conflict', 'changed', 'PUT', 'leases');
         this.put(spec);
       },
     };
@@ -207,7 +208,19 @@ describe('LeaderElector', () => {
   });
 
   it('rejects timings where a leader could outlive its lease', () => {
-    expect(() => new LeaderElector({ store: lease.storeFor('a'), identity: 'a', clock, logger: silentLogger(), leaseDurationSeconds: 15, renewDeadlineMs: 15_000, onStartedLeading: () => undefined, onStoppedLeading: () => undefined })).toThrow(/renew deadline/);
+    expect(
+      () =>
+        new LeaderElector({
+          store: lease.storeFor('a'),
+          identity: 'a',
+          clock,
+          logger: silentLogger(),
+          leaseDurationSeconds: 15,
+          renewDeadlineMs: 15_000,
+          onStartedLeading: () => undefined,
+          onStoppedLeading: () => undefined,
+        }),
+    ).toThrow(/renew deadline/);
   });
 
   it('holdsLease: a paused leader holds it no more the moment it wakes, before any timer of its own has run', async () => {

@@ -40,6 +40,8 @@ describe('which Bundle events move the epochs', () => {
     expect(changesListing(bundle(1, ['a']), old)).toBe(expected);
   });
   it('the keys are the Bundle and every object it lists or listed, by group, kind, namespace and name', () => {
-    expect(epochKeysOf(bundle(2, ['a']), bundle(1, ['b'])).sort()).toEqual([bundleEpochKey('ns', 'b'), objectEpochKey('/ConfigMap/ns/a'), objectEpochKey('/ConfigMap/ns/b')].sort());
+    expect(epochKeysOf(bundle(2, ['a']), bundle(1, ['b'])).sort()).toEqual(
+      [bundleEpochKey('ns', 'b'), objectEpochKey('/ConfigMap/ns/a'), objectEpochKey('/ConfigMap/ns/b')].sort(),
+    );
   });
 });

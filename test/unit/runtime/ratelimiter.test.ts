@@ -42,23 +42,47 @@ describe('ExponentialBackoffRateLimiter', () => {
 
 describe('TokenBucketRateLimiter', () => {
   it.each<[string, { qps: number; burst: number }, Array<['when', string] | ['advance', number]>, number[]]>([
-    ['a burst passes without delay', { qps: 10, burst: 3 }, [['when', 'a'], ['when', 'b'], ['when', 'c']], [0, 0, 0]],
+    [
+      'a burst passes without delay',
+      { qps: 10, burst: 3 },
+      [
+        ['when', 'a'],
+        ['when', 'b'],
+        ['when', 'c'],
+      ],
+      [0, 0, 0],
+    ],
     [
       'beyond the burst, delays grow by 1/qps',
       { qps: 10, burst: 2 },
-      [['when', 'a'], ['when', 'a'], ['when', 'a'], ['when', 'b']],
+      [
+        ['when', 'a'],
+        ['when', 'a'],
+        ['when', 'a'],
+        ['when', 'b'],
+      ],
       [0, 0, 100, 200],
     ],
     [
       'time refills the bucket',
       { qps: 10, burst: 1 },
-      [['when', 'a'], ['when', 'a'], ['advance', 200], ['when', 'a']],
+      [
+        ['when', 'a'],
+        ['when', 'a'],
+        ['advance', 200],
+        ['when', 'a'],
+      ],
       [0, 100, 0],
     ],
     [
       'refill never exceeds the burst',
       { qps: 10, burst: 2 },
-      [['advance', 60_000], ['when', 'a'], ['when', 'a'], ['when', 'a']],
+      [
+        ['advance', 60_000],
+        ['when', 'a'],
+        ['when', 'a'],
+        ['when', 'a'],
+      ],
       [0, 0, 100],
     ],
   ])('%s', (_name, options, steps, want) => {
@@ -73,10 +97,7 @@ describe('TokenBucketRateLimiter', () => {
     expect(limiter.retries('a')).toBe(0);
   });
 
-  it.each([
-    [{ qps: 0, burst: 1 }],
-    [{ qps: 1, burst: 0 }],
-  ])('rejects %j', (options) => {
+  it.each([[{ qps: 0, burst: 1 }], [{ qps: 1, burst: 0 }]])('rejects %j', (options) => {
     expect(() => new TokenBucketRateLimiter(new FakeClock(0), options)).toThrow(RangeError);
   });
 });

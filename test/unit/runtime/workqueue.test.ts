@@ -121,7 +121,10 @@ describe('WorkQueue', () => {
       'a key is never handed out twice at once: an add while processing waits for done',
       ['add a', 'get a', 'add a', 'len 0', 'get ...', 'done a', 'got a'],
     ],
-    ['adds while processing collapse into one re-queue', ['add a', 'get a', 'add a', 'add a', 'add a', 'done a', 'len 1', 'get a', 'done a', 'len 0']],
+    [
+      'adds while processing collapse into one re-queue',
+      ['add a', 'get a', 'add a', 'add a', 'add a', 'done a', 'len 1', 'get a', 'done a', 'len 0'],
+    ],
     ['done without a re-add leaves nothing behind', ['add a', 'get a', 'done a', 'len 0', 'get ...']],
     ['other keys flow while one is processing', ['add a', 'get a', 'add a', 'add b', 'get b', 'done a', 'get a']],
     ['a re-queued key goes to the back', ['add a', 'get a', 'add a', 'add b', 'done a', 'get b', 'get a']],
@@ -131,22 +134,53 @@ describe('WorkQueue', () => {
   });
 
   it.each<[string, string[]]>([
-    ['addAfter waits for the clock', ['addAfter a 100', 'len 0', 'delayed 1', 'advance 99', 'len 0', 'advance 1', 'len 1', 'delayed 0', 'get a']],
+    [
+      'addAfter waits for the clock',
+      ['addAfter a 100', 'len 0', 'delayed 1', 'advance 99', 'len 0', 'advance 1', 'len 1', 'delayed 0', 'get a'],
+    ],
     ['addAfter with zero delay adds now', ['addAfter a 0', 'delayed 0', 'get a']],
     ['addAfter with a negative delay adds now', ['addAfter a -5', 'get a']],
-    ['an earlier addAfter replaces a later one', ['addAfter a 100', 'addAfter a 10', 'delayed 1', 'advance 10', 'get a', 'done a', 'advance 90', 'len 0']],
-    ['a later addAfter is dropped while one is pending', ['addAfter a 10', 'addAfter a 100', 'advance 10', 'get a', 'done a', 'advance 90', 'len 0']],
+    [
+      'an earlier addAfter replaces a later one',
+      ['addAfter a 100', 'addAfter a 10', 'delayed 1', 'advance 10', 'get a', 'done a', 'advance 90', 'len 0'],
+    ],
+    [
+      'a later addAfter is dropped while one is pending',
+      ['addAfter a 10', 'addAfter a 100', 'advance 10', 'get a', 'done a', 'advance 90', 'len 0'],
+    ],
     ['addAfter for different keys fire in due order', ['addAfter b 20', 'addAfter a 10', 'advance 20', 'get a', 'get b']],
     ['a direct add does not cancel a delayed one', ['addAfter a 10', 'add a', 'get a', 'done a', 'advance 10', 'get a']],
     ['a delayed add collapses into a waiting key', ['add a', 'addAfter a 10', 'advance 10', 'len 1']],
-    ['a delayed add for a processing key re-queues it on done', ['add a', 'get a', 'addAfter a 10', 'advance 10', 'len 0', 'done a', 'get a']],
+    [
+      'a delayed add for a processing key re-queues it on done',
+      ['add a', 'get a', 'addAfter a 10', 'advance 10', 'len 0', 'done a', 'get a'],
+    ],
     [
       'addRateLimited backs off exponentially until forget',
       [
-        'addRateLimited a', 'retries a 1', 'advance 4', 'len 0', 'advance 1', 'get a', 'done a',
-        'addRateLimited a', 'advance 9', 'len 0', 'advance 1', 'get a', 'done a',
-        'addRateLimited a', 'retries a 3', 'advance 20', 'get a', 'done a',
-        'forget a', 'retries a 0', 'addRateLimited a', 'advance 5', 'get a',
+        'addRateLimited a',
+        'retries a 1',
+        'advance 4',
+        'len 0',
+        'advance 1',
+        'get a',
+        'done a',
+        'addRateLimited a',
+        'advance 9',
+        'len 0',
+        'advance 1',
+        'get a',
+        'done a',
+        'addRateLimited a',
+        'retries a 3',
+        'advance 20',
+        'get a',
+        'done a',
+        'forget a',
+        'retries a 0',
+        'addRateLimited a',
+        'advance 5',
+        'get a',
       ],
     ],
   ])('%s', async (_name, steps) => {
@@ -211,7 +245,11 @@ describe('runWorkers', () => {
   type Script = Record<string, Array<WorkResult | 'throw'>>;
 
   /** Runs the queue's keys through a handler that answers from `script`, key by key, and records what happened. */
-  async function runScript(script: Script, keys: string[], advanceMs: number[]): Promise<{ calls: string[]; errors: string[]; clock: FakeClock; queue: WorkQueue }> {
+  async function runScript(
+    script: Script,
+    keys: string[],
+    advanceMs: number[],
+  ): Promise<{ calls: string[]; errors: string[]; clock: FakeClock; queue: WorkQueue }> {
     const { queue, clock } = newQueue();
     const calls: string[] = [];
     const errors: string[] = [];
@@ -241,8 +279,20 @@ describe('runWorkers', () => {
   it.each<[string, Script, number[], string[], string[]]>([
     ['forget: processed once', { a: ['forget'] }, [1000], ['a@0'], []],
     ['requeue: retried with backoff', { a: ['requeue', 'requeue', 'forget'] }, [5, 10, 1000], ['a@0', 'a@5', 'a@15'], []],
-    ['requeueAfter: rechecked after the delay, backoff cleared', { a: [{ requeueAfterMs: 100 }, 'forget'] }, [99, 1, 1000], ['a@0', 'a@100'], []],
-    ['errors: reported and retried with backoff', { a: ['throw', 'throw', 'forget'] }, [5, 10, 1000], ['a@0', 'a@5', 'a@15'], ['a: a failed', 'a: a failed']],
+    [
+      'requeueAfter: rechecked after the delay, backoff cleared',
+      { a: [{ requeueAfterMs: 100 }, 'forget'] },
+      [99, 1, 1000],
+      ['a@0', 'a@100'],
+      [],
+    ],
+    [
+      'errors: reported and retried with backoff',
+      { a: ['throw', 'throw', 'forget'] },
+      [5, 10, 1000],
+      ['a@0', 'a@5', 'a@15'],
+      ['a: a failed', 'a: a failed'],
+    ],
   ])('%s', async (_name, script, advanceMs, wantCalls, wantErrors) => {
     const { calls, errors } = await runScript(script, ['a'], advanceMs);
     expect(calls).toEqual(wantCalls);
@@ -341,6 +391,13 @@ describe('runWorkers', () => {
 
   it.each([[0], [1.5], [-1]])('rejects %d workers', async (workers) => {
     const { queue } = newQueue();
-    await expect(runWorkers(queue, workers, () => Promise.resolve('forget'), () => {})).rejects.toThrow(RangeError);
+    await expect(
+      runWorkers(
+        queue,
+        workers,
+        () => Promise.resolve('forget'),
+        () => {},
+      ),
+    ).rejects.toThrow(RangeError);
   });
 });

@@ -9,15 +9,21 @@ const HOUR = 3_600_000;
 const iso = (ms: number): string => formatRfc3339(ms);
 
 type AnnotationModifier = (annotations: Record<string, string>) => void;
-const delay = (value: string): AnnotationModifier => (a) => {
-  a[Annotations.deletionDelay] = value;
-};
-const stamp = (value: string): AnnotationModifier => (a) => {
-  a[Annotations.deletionTimestamp] = value;
-};
-const other = (key: string, value: string): AnnotationModifier => (a) => {
-  a[key] = value;
-};
+const delay =
+  (value: string): AnnotationModifier =>
+  (a) => {
+    a[Annotations.deletionDelay] = value;
+  };
+const stamp =
+  (value: string): AnnotationModifier =>
+  (a) => {
+    a[Annotations.deletionTimestamp] = value;
+  };
+const other =
+  (key: string, value: string): AnnotationModifier =>
+  (a) => {
+    a[key] = value;
+  };
 function annotations(...modifiers: AnnotationModifier[]): Record<string, string> {
   const result: Record<string, string> = {};
   for (const modify of modifiers) modify(result);
@@ -47,27 +53,49 @@ describe('decideSoftDelete', () => {
       [
         'a delay, no countdown yet',
         annotations(delay('24h')),
-        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 24 * HOUR), deleteAtMs: NOW + 24 * HOUR, sealed: { delayMs: 24 * HOUR, policy: 'Delete' } },
+        {
+          action: 'mark',
+          deletionTimestamp: iso(NOW),
+          deleteAfter: iso(NOW + 24 * HOUR),
+          deleteAtMs: NOW + 24 * HOUR,
+          sealed: { delayMs: 24 * HOUR, policy: 'Delete' },
+        },
       ],
       [
         'a composite delay',
         annotations(delay('1h30m')),
-        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 1.5 * HOUR), deleteAtMs: NOW + 1.5 * HOUR, sealed: { delayMs: 1.5 * HOUR, policy: 'Delete' } },
+        {
+          action: 'mark',
+          deletionTimestamp: iso(NOW),
+          deleteAfter: iso(NOW + 1.5 * HOUR),
+          deleteAtMs: NOW + 1.5 * HOUR,
+          sealed: { delayMs: 1.5 * HOUR, policy: 'Delete' },
+        },
       ],
       [
         'a zero delay "0": marked first so the stamp is visible',
         annotations(delay('0')),
         { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW), deleteAtMs: NOW, sealed: { delayMs: 0, policy: 'Delete' } },
       ],
-      ['a zero delay "0s", already stamped: expired', annotations(delay('0s'), stamp(iso(NOW))), {
-        action: 'expired',
-        deletionTimestamp: iso(NOW),
-        deleteAfter: iso(NOW),
-      }],
+      [
+        'a zero delay "0s", already stamped: expired',
+        annotations(delay('0s'), stamp(iso(NOW))),
+        {
+          action: 'expired',
+          deletionTimestamp: iso(NOW),
+          deleteAfter: iso(NOW),
+        },
+      ],
       [
         'a sub-millisecond delay rounds the deletion up',
         annotations(delay('1500us')),
-        { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + 2), deleteAtMs: NOW + 2, sealed: { delayMs: 2, policy: 'Delete' } },
+        {
+          action: 'mark',
+          deletionTimestamp: iso(NOW),
+          deleteAfter: iso(NOW + 2),
+          deleteAtMs: NOW + 2,
+          sealed: { delayMs: 2, policy: 'Delete' },
+        },
       ],
       [
         'a running countdown',
@@ -97,25 +125,41 @@ describe('decideSoftDelete', () => {
       [
         'a stamp with an offset',
         annotations(delay('1h'), stamp('2026-11-21T13:30:00+02:00')),
-        { action: 'wait', deletionTimestamp: '2026-11-21T13:30:00+02:00', deleteAfter: iso(NOW + 30 * 60 * SECOND), deleteAtMs: NOW + 30 * 60 * SECOND },
+        {
+          action: 'wait',
+          deletionTimestamp: '2026-11-21T13:30:00+02:00',
+          deleteAfter: iso(NOW + 30 * 60 * SECOND),
+          deleteAtMs: NOW + 30 * 60 * SECOND,
+        },
       ],
       [
         'a stamp in the future (clock skew): waits for stamp + delay',
         annotations(delay('1h'), stamp(iso(NOW + 10 * SECOND))),
-        { action: 'wait', deletionTimestamp: iso(NOW + 10 * SECOND), deleteAfter: iso(NOW + HOUR + 10 * SECOND), deleteAtMs: NOW + HOUR + 10 * SECOND },
+        {
+          action: 'wait',
+          deletionTimestamp: iso(NOW + 10 * SECOND),
+          deleteAfter: iso(NOW + HOUR + 10 * SECOND),
+          deleteAtMs: NOW + HOUR + 10 * SECOND,
+        },
       ],
       [
         'a stamp in the future with a zero delay: waits for the stamp',
         annotations(delay('0s'), stamp(iso(NOW + 10 * SECOND))),
         { action: 'wait', deletionTimestamp: iso(NOW + 10 * SECOND), deleteAfter: iso(NOW + 10 * SECOND), deleteAtMs: NOW + 10 * SECOND },
       ],
-      ...(['yesterday', '', '2026-11-21', '2026-11-21T12:00:00', '2026-02-30T12:00:00Z', '2026-11-21 12:00:00Z', '1795262400000'].map(
+      ...['yesterday', '', '2026-11-21', '2026-11-21T12:00:00', '2026-02-30T12:00:00Z', '2026-11-21 12:00:00Z', '1795262400000'].map(
         (badStamp): [string, Record<string, string>, SoftDeleteDecision] => [
           `an unparsable stamp ${JSON.stringify(badStamp)}: countdown restarts now`,
           annotations(delay('1h'), stamp(badStamp)),
-          { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR), deleteAtMs: NOW + HOUR, sealed: { delayMs: HOUR, policy: 'Delete' } },
+          {
+            action: 'mark',
+            deletionTimestamp: iso(NOW),
+            deleteAfter: iso(NOW + HOUR),
+            deleteAtMs: NOW + HOUR,
+            sealed: { delayMs: HOUR, policy: 'Delete' },
+          },
         ],
-      )),
+      ),
     ])('%s', (_name, objectAnnotations, want) => {
       expect(decideSoftDelete({ inSpec: false, annotations: objectAnnotations, now: NOW })).toEqual(want);
     });
@@ -191,7 +235,11 @@ describe('pendingDeletionOf / deletesNow', () => {
     [{ action: 'cancel' }, undefined, false],
     [{ action: 'delete' }, undefined, true],
     [{ action: 'invalid', message: 'x' }, undefined, false],
-    [{ action: 'mark', ...countdown, deleteAtMs: NOW + HOUR, sealed: { delayMs: HOUR, policy: 'Delete' } }, { ...countdown, waitingFor: 'Delay' }, false],
+    [
+      { action: 'mark', ...countdown, deleteAtMs: NOW + HOUR, sealed: { delayMs: HOUR, policy: 'Delete' } },
+      { ...countdown, waitingFor: 'Delay' },
+      false,
+    ],
     [{ action: 'wait', ...countdown, deleteAtMs: NOW + HOUR }, { ...countdown, waitingFor: 'Delay' }, false],
     [{ action: 'await', waitingFor: 'Approval', message: 'm', ...countdown }, { ...countdown, waitingFor: 'Approval' }, false],
     [{ action: 'await', waitingFor: 'BundleReady', message: 'm', ...countdown }, { ...countdown, waitingFor: 'BundleReady' }, false],
@@ -223,12 +271,26 @@ describe('orphan sweep', () => {
 
   it.each<[string, ReleasedObjectMeta, ReturnType<typeof decideReleasedSweep>]>([
     ['not released', { labels: {} }, { action: 'skip', reason: `no ${Labels.formerBundle} label` }],
-    ['adopted again', released({ ownerReferences: [{ controller: true }], annotations: annotations(delay('1h')) }), { action: 'skip', reason: 'has a controller owner' }],
-    ['no delay: a label alone is no permission to delete', released(), { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` }],
+    [
+      'adopted again',
+      released({ ownerReferences: [{ controller: true }], annotations: annotations(delay('1h')) }),
+      { action: 'skip', reason: 'has a controller owner' },
+    ],
+    [
+      'no delay: a label alone is no permission to delete',
+      released(),
+      { action: 'skip', reason: `${Labels.formerBundle} label without a deletionDelay: not released by a Bundle, kept` },
+    ],
     [
       'a delay, not stamped',
       released({ annotations: annotations(delay('1h')) }),
-      { action: 'mark', deletionTimestamp: iso(NOW), deleteAfter: iso(NOW + HOUR), deleteAtMs: NOW + HOUR, sealed: { delayMs: HOUR, policy: 'Delete' } },
+      {
+        action: 'mark',
+        deletionTimestamp: iso(NOW),
+        deleteAfter: iso(NOW + HOUR),
+        deleteAtMs: NOW + HOUR,
+        sealed: { delayMs: HOUR, policy: 'Delete' },
+      },
     ],
     [
       'a countdown running',
@@ -245,7 +307,9 @@ describe('orphan sweep', () => {
   });
 
   it('keeps a released object whose delay cannot be read', () => {
-    expect(decideReleasedSweep(released({ annotations: annotations(delay('1d'), stamp(iso(NOW - 48 * HOUR))) }), NOW).action).toBe('invalid');
+    expect(decideReleasedSweep(released({ annotations: annotations(delay('1d'), stamp(iso(NOW - 48 * HOUR))) }), NOW).action).toBe(
+      'invalid',
+    );
   });
 });
 
@@ -290,6 +354,8 @@ describe('decideSoftDelete with server-time bounds (issue 9)', () => {
   it('decides expiry on `now` only (the lower bound)', () => {
     const stamped = { ...annotations, [Annotations.deletionTimestamp]: '2026-01-01T00:00:00.000Z' };
     expect(decideSoftDelete({ inSpec: false, annotations: stamped, now: NOW_MS + 9_999, stampAt: NOW_MS + 60_000 }).action).toBe('wait');
-    expect(decideSoftDelete({ inSpec: false, annotations: stamped, now: NOW_MS + 10_000, stampAt: NOW_MS + 10_000 }).action).toBe('expired');
+    expect(decideSoftDelete({ inSpec: false, annotations: stamped, now: NOW_MS + 10_000, stampAt: NOW_MS + 10_000 }).action).toBe(
+      'expired',
+    );
   });
 });

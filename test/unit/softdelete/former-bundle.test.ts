@@ -18,7 +18,9 @@ describe('former-bundle: every Bundle name the API accepts gives a valid label v
     expect(formerBundleLabelValue(`${prefix}-one`)).not.toBe(formerBundleLabelValue(`${prefix}-two`));
   });
   it('the whole name is read from the annotation, else from a label written before it', () => {
-    expect(formerBundleOf({ labels: { [Labels.formerBundle]: 'short' }, annotations: { [Annotations.formerBundle]: 'the-whole-name' } })).toBe('the-whole-name');
+    expect(
+      formerBundleOf({ labels: { [Labels.formerBundle]: 'short' }, annotations: { [Annotations.formerBundle]: 'the-whole-name' } }),
+    ).toBe('the-whole-name');
     expect(formerBundleOf({ labels: { [Labels.formerBundle]: 'short' } })).toBe('short');
     expect(formerBundleOf({})).toBeUndefined();
   });

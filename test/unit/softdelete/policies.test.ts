@@ -30,36 +30,132 @@ describe('decideSoftDelete with policies (out of spec)', () => {
     // Keep
     ['Orphan annotation', { [A.deletionPolicy]: 'Orphan' }, undefined, undefined, 'release'],
     ['Orphan default', {}, { deletionPolicy: 'Orphan' }, undefined, 'release'],
-    ['Orphan with a delay and a stamp still releases', { [A.deletionPolicy]: 'Orphan', [A.deletionDelay]: '1h', [A.deletionTimestamp]: STAMP }, undefined, undefined, 'release'],
+    [
+      'Orphan with a delay and a stamp still releases',
+      { [A.deletionPolicy]: 'Orphan', [A.deletionDelay]: '1h', [A.deletionTimestamp]: STAMP },
+      undefined,
+      undefined,
+      'release',
+    ],
     ['own Delete over Orphan default', { [A.deletionPolicy]: 'Delete' }, { deletionPolicy: 'Orphan' }, undefined, 'delete'],
     // Approve
     ['Approve, no delay, no stamp: stamped first', { [A.deletionPolicy]: 'Approve' }, undefined, undefined, 'mark'],
-    ['Approve, stamped, no approval', { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP }, undefined, undefined, 'await:Approval'],
-    ['Approve, approval after the stamp', { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW - HOUR) }, undefined, undefined, 'expired'],
-    ['Approve, approval equal to the stamp never counts', { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: STAMP }, undefined, undefined, 'await:Approval'],
-    ['Approve, approval before the stamp never counts', { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW - 3 * HOUR) }, undefined, undefined, 'await:Approval'],
-    ['Approve, unreadable approval', { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: 'yes' }, undefined, undefined, 'invalid'],
-    ['Approve, approved but the delay still runs', { [A.deletionPolicy]: 'Approve', [A.deletionDelay]: '3h', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW - HOUR) }, undefined, undefined, 'wait'],
-    ['Approve by default, with a default delay, due', { [A.deletionTimestamp]: STAMP }, { deletionPolicy: 'Approve', deletionDelay: '1h' }, undefined, 'await:Approval'],
-    ['Approve: the stamp without a delay is its zero delay, not an unknown one', { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW) }, undefined, undefined, 'expired'],
+    [
+      'Approve, stamped, no approval',
+      { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP },
+      undefined,
+      undefined,
+      'await:Approval',
+    ],
+    [
+      'Approve, approval after the stamp',
+      { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW - HOUR) },
+      undefined,
+      undefined,
+      'expired',
+    ],
+    [
+      'Approve, approval equal to the stamp never counts',
+      { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: STAMP },
+      undefined,
+      undefined,
+      'await:Approval',
+    ],
+    [
+      'Approve, approval before the stamp never counts',
+      { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW - 3 * HOUR) },
+      undefined,
+      undefined,
+      'await:Approval',
+    ],
+    [
+      'Approve, unreadable approval',
+      { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: 'yes' },
+      undefined,
+      undefined,
+      'invalid',
+    ],
+    [
+      'Approve, approved but the delay still runs',
+      { [A.deletionPolicy]: 'Approve', [A.deletionDelay]: '3h', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW - HOUR) },
+      undefined,
+      undefined,
+      'wait',
+    ],
+    [
+      'Approve by default, with a default delay, due',
+      { [A.deletionTimestamp]: STAMP },
+      { deletionPolicy: 'Approve', deletionDelay: '1h' },
+      undefined,
+      'await:Approval',
+    ],
+    [
+      'Approve: the stamp without a delay is its zero delay, not an unknown one',
+      { [A.deletionPolicy]: 'Approve', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW) },
+      undefined,
+      undefined,
+      'expired',
+    ],
     // BundleReady
-    ['BundleReady, Bundle not Ready', { [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP }, undefined, false, 'await:BundleReady'],
-    ['BundleReady, readiness unknown: shut', { [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP }, undefined, undefined, 'await:BundleReady'],
+    [
+      'BundleReady, Bundle not Ready',
+      { [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP },
+      undefined,
+      false,
+      'await:BundleReady',
+    ],
+    [
+      'BundleReady, readiness unknown: shut',
+      { [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP },
+      undefined,
+      undefined,
+      'await:BundleReady',
+    ],
     ['BundleReady, Bundle Ready', { [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP }, undefined, true, 'expired'],
-    ['BundleReady, Ready but the delay still runs', { [A.deleteWhen]: 'BundleReady', [A.deletionDelay]: '3h', [A.deletionTimestamp]: STAMP }, undefined, true, 'wait'],
+    [
+      'BundleReady, Ready but the delay still runs',
+      { [A.deleteWhen]: 'BundleReady', [A.deletionDelay]: '3h', [A.deletionTimestamp]: STAMP },
+      undefined,
+      true,
+      'wait',
+    ],
     ['BundleReady by default, no stamp: stamped first', {}, { deleteWhen: 'BundleReady' }, true, 'mark'],
-    ['Approve and BundleReady: approval first', { [A.deletionPolicy]: 'Approve', [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP }, undefined, false, 'await:Approval'],
-    ['Approve and BundleReady: approved, not Ready', { [A.deletionPolicy]: 'Approve', [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW) }, undefined, false, 'await:BundleReady'],
+    [
+      'Approve and BundleReady: approval first',
+      { [A.deletionPolicy]: 'Approve', [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP },
+      undefined,
+      false,
+      'await:Approval',
+    ],
+    [
+      'Approve and BundleReady: approved, not Ready',
+      { [A.deletionPolicy]: 'Approve', [A.deleteWhen]: 'BundleReady', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW) },
+      undefined,
+      false,
+      'await:BundleReady',
+    ],
     // Defaults
     ['default delay, no stamp', {}, { deletionDelay: '1h' }, undefined, 'mark'],
-    ['own delay over the default', { [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP }, { deletionDelay: '24h' }, undefined, 'expired'],
+    [
+      'own delay over the default',
+      { [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP },
+      { deletionDelay: '24h' },
+      undefined,
+      'expired',
+    ],
     ['default delay still running', { [A.deletionTimestamp]: STAMP }, { deletionDelay: '24h' }, undefined, 'wait'],
     ['no defaults: as before', {}, {}, undefined, 'delete'],
     // Unreadable: kept
     ['unknown policy', { [A.deletionPolicy]: 'Sometimes' }, undefined, undefined, 'invalid'],
     ['unknown gate', { [A.deleteWhen]: 'Tuesday' }, undefined, undefined, 'invalid'],
     ['unreadable default delay', {}, { deletionDelay: 'banana' }, undefined, 'invalid'],
-    ['an object with a bad policy and a default Orphan is still kept', { [A.deletionPolicy]: 'orphan' }, { deletionPolicy: 'Orphan' }, undefined, 'invalid'],
+    [
+      'an object with a bad policy and a default Orphan is still kept',
+      { [A.deletionPolicy]: 'orphan' },
+      { deletionPolicy: 'Orphan' },
+      undefined,
+      'invalid',
+    ],
   ])('%s', (_name, annotations, defaults, bundleReady, want) => {
     const d = decideSoftDelete({ inSpec: false, annotations, now: NOW, defaults, ...(bundleReady !== undefined ? { bundleReady } : {}) });
     expect(d.action === 'await' ? `await:${d.waitingFor}` : d.action).toBe(want);
@@ -76,8 +172,15 @@ describe('decideSoftDelete with policies (out of spec)', () => {
     expect(gatesOf({ [A.deletionPolicy]: 'Approve', [A.deleteWhen]: 'BundleReady' })).toEqual(['Approval', 'BundleReady']);
     expect(deletedAfterWords(STAMP)).toBe(`after ${STAMP}`);
     expect(deletedAfterWords(STAMP, ['Approval', 'BundleReady'])).toBe(`after ${STAMP}, once approved, once its Bundle is Ready`);
-    const [marked] = planPrune({ controlled: [live(configMap('a', controlledByBundle(), withUid('a-uid'), withAnnotation(A.deletionPolicy, 'Approve')))], inSpec: new Set(), now: NOW, bundleName: 'b' });
-    expect(marked?.action === 'mark' ? marked.event.message : marked?.action).toBe(`ConfigMap ${NAMESPACE}/a will be deleted after ${iso(NOW)}, once approved`);
+    const [marked] = planPrune({
+      controlled: [live(configMap('a', controlledByBundle(), withUid('a-uid'), withAnnotation(A.deletionPolicy, 'Approve')))],
+      inSpec: new Set(),
+      now: NOW,
+      bundleName: 'b',
+    });
+    expect(marked?.action === 'mark' ? marked.event.message : marked?.action).toBe(
+      `ConfigMap ${NAMESPACE}/a will be deleted after ${iso(NOW)}, once approved`,
+    );
   });
 
   it('in spec: an approval alone is cancelled too (it must not count for a later countdown)', () => {
@@ -88,8 +191,14 @@ describe('decideSoftDelete with policies (out of spec)', () => {
 
 describe('readDeletionRules', () => {
   it('says where a bad delay was written', () => {
-    expect(readDeletionRules({}, { deletionDelay: '-1s' })).toEqual({ ok: false, message: 'spec.deletionDefaults.deletionDelay "-1s" is negative' });
-    expect(readDeletionRules({ [A.deletionDelay]: '' }, { deletionDelay: '1h' })).toEqual({ ok: false, message: `annotation ${A.deletionDelay} is empty; expected a Go duration such as "24h"` });
+    expect(readDeletionRules({}, { deletionDelay: '-1s' })).toEqual({
+      ok: false,
+      message: 'spec.deletionDefaults.deletionDelay "-1s" is negative',
+    });
+    expect(readDeletionRules({ [A.deletionDelay]: '' }, { deletionDelay: '1h' })).toEqual({
+      ok: false,
+      message: `annotation ${A.deletionDelay} is empty; expected a Go duration such as "24h"`,
+    });
   });
 });
 
@@ -98,8 +207,16 @@ describe('the sweeper: the Bundle is gone', () => {
   it.each<[string, Record<string, string>, string]>([
     ['Orphan is kept', { [A.deletionPolicy]: 'Orphan', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP }, 'skip'],
     ['Approve waits for its approval', { [A.deletionPolicy]: 'Approve', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP }, 'await'],
-    ['Approve, approved', { [A.deletionPolicy]: 'Approve', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW) }, 'expired'],
-    ['BundleReady: no replacement to wait for', { [A.deleteWhen]: 'BundleReady', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP }, 'expired'],
+    [
+      'Approve, approved',
+      { [A.deletionPolicy]: 'Approve', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP, [A.deletionApproved]: iso(NOW) },
+      'expired',
+    ],
+    [
+      'BundleReady: no replacement to wait for',
+      { [A.deleteWhen]: 'BundleReady', [A.deletionDelay]: '0s', [A.deletionTimestamp]: STAMP },
+      'expired',
+    ],
   ])('%s', (_name, annotations, want) => {
     expect(decideReleasedSweep(released(annotations), NOW).action).toBe(want);
   });
@@ -108,22 +225,49 @@ describe('the sweeper: the Bundle is gone', () => {
 describe('prune and finalize', () => {
   const KEY = new Uint8Array(32).fill(9);
   const obj = (name: string, annotations: Record<string, string> = {}): Obj =>
-    live(configMap(name, controlledByBundle(), withUid(`${name}-uid`), ...Object.entries(annotations).map(([k, v]) => withAnnotation(k, v))));
+    live(
+      configMap(name, controlledByBundle(), withUid(`${name}-uid`), ...Object.entries(annotations).map(([k, v]) => withAnnotation(k, v))),
+    );
   const finalize = (objects: Obj[], defaults?: DeletionDefaults): ReturnType<typeof planFinalize> => {
-    const input: FinalizeInput = { propagation: 'Background', bundle: { name: 'b', uid: BUNDLE_UID, defaults }, objects, coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(KEY) };
+    const input: FinalizeInput = {
+      propagation: 'Background',
+      bundle: { name: 'b', uid: BUNDLE_UID, defaults },
+      objects,
+      coordinates: new Set(),
+      claims: new Map(),
+      now: NOW,
+      stampAt: NOW,
+      signRelease: releaseSigner(KEY),
+    };
     return planFinalize(input);
   };
-  const adds = (patch: readonly JsonPatchOperation[]): Record<string, unknown> => Object.fromEntries(patch.flatMap((op) => (op.op === 'add' || op.op === 'replace' ? [[op.path, op.value] as const] : [])));
+  const adds = (patch: readonly JsonPatchOperation[]): Record<string, unknown> =>
+    Object.fromEntries(patch.flatMap((op) => (op.op === 'add' || op.op === 'replace' ? [[op.path, op.value] as const] : [])));
 
   it('a live Bundle releases an Orphan object it dropped: its reference goes, the label says where it came from', () => {
-    const [action] = planPrune({ controlled: [obj('keep', { [A.deletionPolicy]: 'Orphan' })], inSpec: new Set(), now: NOW, bundleName: 'b' });
+    const [action] = planPrune({
+      controlled: [obj('keep', { [A.deletionPolicy]: 'Orphan' })],
+      inSpec: new Set(),
+      now: NOW,
+      bundleName: 'b',
+    });
     expect(action?.action).toBe('release');
     if (action?.action !== 'release') return;
-    expect(adds(action.patch)).toEqual({ '/metadata/ownerReferences': [], '/metadata/labels': {}, [`/metadata/labels/${Labels.formerBundle.replace('/', '~1')}`]: 'b', [`/metadata/annotations/${Annotations.formerBundle.replace('/', '~1')}`]: 'b' });
+    expect(adds(action.patch)).toEqual({
+      '/metadata/ownerReferences': [],
+      '/metadata/labels': {},
+      [`/metadata/labels/${Labels.formerBundle.replace('/', '~1')}`]: 'b',
+      [`/metadata/annotations/${Annotations.formerBundle.replace('/', '~1')}`]: 'b',
+    });
   });
 
   it('a deleted Bundle releases Orphan objects without a countdown, gated ones with one, and deletes the rest', () => {
-    const plan = finalize([obj('plain'), obj('kept', { [A.deletionPolicy]: 'Orphan' }), obj('approve', { [A.deletionPolicy]: 'Approve' }), obj('gated', { [A.deleteWhen]: 'BundleReady' })]);
+    const plan = finalize([
+      obj('plain'),
+      obj('kept', { [A.deletionPolicy]: 'Orphan' }),
+      obj('approve', { [A.deletionPolicy]: 'Approve' }),
+      obj('gated', { [A.deleteWhen]: 'BundleReady' }),
+    ]);
     const by = new Map(plan.steps.map((s) => [s.target.name, s]));
     expect(by.get('plain')?.action).toBe('delete');
     const kept = by.get('kept');
@@ -176,7 +320,13 @@ describe('prune and finalize', () => {
       expect(adds(step.patch)[policyPath]).toBe('Orphan');
       expect(decideReleasedSweep(released(step.patch, own), NOW)).toEqual({ action: 'skip', reason: `${A.deletionPolicy} Orphan: kept` });
     }
-    const [pruned] = planPrune({ controlled: [obj('p')], inSpec: new Set(), now: NOW, bundleName: 'b', defaults: { deletionPolicy: 'Orphan' } });
+    const [pruned] = planPrune({
+      controlled: [obj('p')],
+      inSpec: new Set(),
+      now: NOW,
+      bundleName: 'b',
+      defaults: { deletionPolicy: 'Orphan' },
+    });
     expect(pruned?.action).toBe('release');
     if (pruned?.action === 'release') expect(adds(pruned.patch)[policyPath]).toBe('Orphan');
   });
@@ -186,7 +336,17 @@ describe('prune and finalize', () => {
     const v2 = signRelease(KEY, facts);
     expect(v2.startsWith('v2:')).toBe(true);
     // A v1 proof is the same MAC without the policy field, made by the previous version.
-    const meta = (proof: string, policy?: string) => ({ uid: 'u', namespace: 'ns', labels: { [Labels.formerBundle]: 'b' }, annotations: { [A.deletionDelay]: '1h', [A.deletionTimestamp]: STAMP, [A.releaseProof]: proof, ...(policy ? { [A.deletionPolicy]: policy } : {}) } });
+    const meta = (proof: string, policy?: string) => ({
+      uid: 'u',
+      namespace: 'ns',
+      labels: { [Labels.formerBundle]: 'b' },
+      annotations: {
+        [A.deletionDelay]: '1h',
+        [A.deletionTimestamp]: STAMP,
+        [A.releaseProof]: proof,
+        ...(policy ? { [A.deletionPolicy]: policy } : {}),
+      },
+    });
     expect(checkReleaseProof(KEY, meta(v2)).proven).toBe(true);
     expect(checkReleaseProof(KEY, meta(v2, 'Approve')).proven).toBe(false);
   });
@@ -200,12 +360,19 @@ describe('prune and finalize', () => {
 describe('foreground: Orphan and Approve objects are released from the cascade', () => {
   const KEY = new Uint8Array(32).fill(3);
   const obj = (name: string, annotations: Record<string, string> = {}): Obj =>
-    live(configMap(name, controlledByBundle(), withUid(`${name}-uid`), ...Object.entries(annotations).map(([k, v]) => withAnnotation(k, v))));
+    live(
+      configMap(name, controlledByBundle(), withUid(`${name}-uid`), ...Object.entries(annotations).map(([k, v]) => withAnnotation(k, v))),
+    );
   it('the rest is left to the collector', () => {
     const plan = planFinalize({
       propagation: 'Foreground',
       bundle: { name: 'b', uid: BUNDLE_UID, defaults: { deletionPolicy: 'Approve' } },
-      objects: [obj('plain', { [A.deletionPolicy]: 'Delete' }), obj('slow', { [A.deletionPolicy]: 'Delete', [A.deletionDelay]: '1h' }), obj('kept', { [A.deletionPolicy]: 'Orphan' }), obj('approve')],
+      objects: [
+        obj('plain', { [A.deletionPolicy]: 'Delete' }),
+        obj('slow', { [A.deletionPolicy]: 'Delete', [A.deletionDelay]: '1h' }),
+        obj('kept', { [A.deletionPolicy]: 'Orphan' }),
+        obj('approve'),
+      ],
       coordinates: new Set(),
       claims: new Map(),
       now: NOW,

@@ -13,7 +13,10 @@ function signed(meta: ReleasedMeta, key = KEY): ReleasedMeta {
   if (facts === undefined) throw new Error('not a release');
   return { ...meta, annotations: { ...meta.annotations, [Annotations.releaseProof]: signRelease(key, facts) } };
 }
-const withAnnotation = (meta: ReleasedMeta, key: string, value: string): ReleasedMeta => ({ ...meta, annotations: { ...meta.annotations, [key]: value } });
+const withAnnotation = (meta: ReleasedMeta, key: string, value: string): ReleasedMeta => ({
+  ...meta,
+  annotations: { ...meta.annotations, [key]: value },
+});
 
 describe('release proofs', () => {
   it('a release signed with the key checks', () => {
@@ -25,14 +28,27 @@ describe('release proofs', () => {
     ['another key', (m) => signed(m, new Uint8Array(32).fill(2))],
     ['copied onto another object (uid)', (m) => ({ ...signed(m), uid: 'uid-2' })],
     ['moved to another namespace', (m) => ({ ...signed(m), namespace: 'team-b' })],
-    ['another former Bundle', (m) => { const s = signed(m); return { ...s, labels: { [Labels.formerBundle]: 'db' } }; }],
+    [
+      'another former Bundle',
+      (m) => {
+        const s = signed(m);
+        return { ...s, labels: { [Labels.formerBundle]: 'db' } };
+      },
+    ],
     ['an earlier stamp', (m) => withAnnotation(signed(m), Annotations.deletionTimestamp, '2020-01-01T00:00:00Z')],
     ['a shorter delay', (m) => withAnnotation(signed(m), Annotations.deletionDelay, '1s')],
     ['an unknown version', (m) => withAnnotation(m, Annotations.releaseProof, 'v2:abc')],
     ['garbage', (m) => withAnnotation(m, Annotations.releaseProof, 'v1:%%%')],
     ['empty', (m) => withAnnotation(m, Annotations.releaseProof, '')],
     ['no former-bundle label', (m) => ({ ...signed(m), labels: {} })],
-    ['no delay', (m) => { const s = signed(m); const { [Annotations.deletionDelay]: _gone, ...rest } = s.annotations ?? {}; return { ...s, annotations: rest }; }],
+    [
+      'no delay',
+      (m) => {
+        const s = signed(m);
+        const { [Annotations.deletionDelay]: _gone, ...rest } = s.annotations ?? {};
+        return { ...s, annotations: rest };
+      },
+    ],
   ])('does not check: %s', (_name, change) => {
     const check = checkReleaseProof(KEY, change(released));
     expect(check.proven).toBe(false);

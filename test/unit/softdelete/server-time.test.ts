@@ -33,20 +33,28 @@ describe('serverTimeBounds', () => {
   // Skews: the local clock far ahead, behind, equal, and sub-second offsets; round trips of 0-900 ms; later reads.
   const cases: [number, number, number, number, number][] = [];
   for (const skew of [-3_600_000, -1500, -1, 0, 1, 999, 1000, 86_400_000]) {
-    for (const [sent, write, received] of [[T0, T0, T0], [T0, T0 + 100, T0 + 200], [T0 + 1, T0 + 450, T0 + 900], [T0 + 999, T0 + 999, T0 + 999]] as const) {
+    for (const [sent, write, received] of [
+      [T0, T0, T0],
+      [T0, T0 + 100, T0 + 200],
+      [T0 + 1, T0 + 450, T0 + 900],
+      [T0 + 999, T0 + 999, T0 + 999],
+    ] as const) {
       for (const later of [0, 1, 999, 25_000]) cases.push([skew, sent, write, received, later]);
     }
   }
-  it.each(cases)('skew %d, sent %d, written %d, received %d, read %d ms later: lower <= server <= upper', (skew, sent, write, received, later) => {
-    const sample = exchange(skew, sent, write, received);
-    const now = received + later;
-    const server = now + skew;
-    const { lower, upper } = serverTimeBounds(sample, now);
-    expect(lower).toBeLessThanOrEqual(server);
-    expect(upper).toBeGreaterThanOrEqual(server);
-    // Never looser than the round trip plus the header's second.
-    expect(upper - lower).toBeLessThanOrEqual(received - sent + 1000);
-  });
+  it.each(cases)(
+    'skew %d, sent %d, written %d, received %d, read %d ms later: lower <= server <= upper',
+    (skew, sent, write, received, later) => {
+      const sample = exchange(skew, sent, write, received);
+      const now = received + later;
+      const server = now + skew;
+      const { lower, upper } = serverTimeBounds(sample, now);
+      expect(lower).toBeLessThanOrEqual(server);
+      expect(upper).toBeGreaterThanOrEqual(server);
+      // Never looser than the round trip plus the header's second.
+      expect(upper - lower).toBeLessThanOrEqual(received - sent + 1000);
+    },
+  );
 
   it('a monotonic source that went back never moves the lower bound ahead', () => {
     const sample = exchange(0, T0, T0 + 10, T0 + 20);
@@ -65,7 +73,11 @@ describe('DateHeaderServerTime', () => {
     let mono = 0;
     const skew = T0 + 400; // the server reads T0 + 400 when the monotonic source reads 0
     const st = new DateHeaderServerTime(() => mono);
-    for (const [sent, write, received] of [[0, 100, 300], [1000, 1050, 1100], [2000, 2590, 2600]] as const) {
+    for (const [sent, write, received] of [
+      [0, 100, 300],
+      [1000, 1050, 1100],
+      [2000, 2590, 2600],
+    ] as const) {
       st.observe(exchange(skew, sent, write, received));
     }
     mono = 5000;
@@ -80,7 +92,7 @@ describe('DateHeaderServerTime', () => {
 });
 
 describe('DateHeaderServerTime: a burst of answers', () => {
-  it('keeps the answers around a second\'s turn, so the bounds close in to a round trip though later answers fill one second', () => {
+  it("keeps the answers around a second's turn, so the bounds close in to a round trip though later answers fill one second", () => {
     let mono = 0;
     const skew = T0 + 400;
     const st = new DateHeaderServerTime(() => mono);
@@ -96,7 +108,7 @@ describe('DateHeaderServerTime: a burst of answers', () => {
     expect(upper - lower).toBeLessThan(20);
   });
 
-  it('forgets the best answers after a minute (the server\'s clock may have been corrected); recent ones still bound it', () => {
+  it("forgets the best answers after a minute (the server's clock may have been corrected); recent ones still bound it", () => {
     let mono = 0;
     const st = new DateHeaderServerTime(() => mono);
     for (let sent = 0; sent < 2000; sent += 10) st.observe(exchange(T0, sent, sent + 2, sent + 4));
@@ -115,12 +127,17 @@ describe('stamp on the upper bound, expiry on the lower bound', () => {
     ['a fast round trip', 5, 10],
     ['a slow round trip', 400, 900],
     ['the Date written just before a second turns', 999, 1000],
-  ])('%s: the countdown is never shorter than the delay by the server\'s clock, and it does end', (_name, writeAfter, receiveAfter) => {
+  ])("%s: the countdown is never shorter than the delay by the server's clock, and it does end", (_name, writeAfter, receiveAfter) => {
     let mono = 0;
     const time = new DateHeaderServerTime(() => mono);
     time.observe(exchange(T0, 0, writeAfter, receiveAfter));
     mono = 1000;
-    const mark = decideSoftDelete({ inSpec: false, annotations: { [Annotations.deletionDelay]: '25s' }, now: time.lowerBound() as number, stampAt: time.upperBound() });
+    const mark = decideSoftDelete({
+      inSpec: false,
+      annotations: { [Annotations.deletionDelay]: '25s' },
+      now: time.lowerBound() as number,
+      stampAt: time.upperBound(),
+    });
     if (mark.action !== 'mark') throw new Error(`expected mark, got ${mark.action}`);
     const stampMs = parseRfc3339(mark.deletionTimestamp) as number;
     expect(stampMs).toBeGreaterThanOrEqual(serverAt(1000));
@@ -128,7 +145,8 @@ describe('stamp on the upper bound, expiry on the lower bound', () => {
     let expiredAt: number | undefined;
     for (mono = 1000; mono <= 40_000 && expiredAt === undefined; mono += 250) {
       if (mono % 5000 === 0) time.observe(exchange(T0, mono, mono + writeAfter, mono + receiveAfter));
-      if (decideSoftDelete({ inSpec: false, annotations, now: time.lowerBound() as number }).action === 'expired') expiredAt = serverAt(mono);
+      if (decideSoftDelete({ inSpec: false, annotations, now: time.lowerBound() as number }).action === 'expired')
+        expiredAt = serverAt(mono);
     }
     expect(expiredAt).toBeDefined();
     expect(expiredAt).toBeGreaterThanOrEqual(stampMs + delay);

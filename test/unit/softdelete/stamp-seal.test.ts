@@ -40,7 +40,10 @@ describe('stampSeal', () => {
     expect(seal.open('u1', OLD, proof.replace(':Approve:', ':Delete:'))).toBeUndefined();
   });
   it('still opens a v1 proof (written before rules were sealed), with no floor', () => {
-    const v1 = `v1:${createHmac('sha256', new Uint8Array(32).fill(7)).update(JSON.stringify(['stamp', 'v1', 'u1', OLD])).digest().toString('base64url')}`;
+    const v1 = `v1:${createHmac('sha256', new Uint8Array(32).fill(7))
+      .update(JSON.stringify(['stamp', 'v1', 'u1', OLD]))
+      .digest()
+      .toString('base64url')}`;
     expect(seal.open('u1', OLD, v1)).toEqual({});
   });
   it('an unproven stamp reads as none (its approval with it); a proven one as written, with its floor; anything without a seal as written', () => {
@@ -53,8 +56,21 @@ describe('stampSeal', () => {
 });
 
 describe('prune and finalizer on a stamp written by hand', () => {
-  const handStamped = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, OLD));
-  const proven = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionDelay, '1h'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, sign('a-uid', OLD)));
+  const handStamped = live(
+    configMap('a'),
+    controlledByBundle(),
+    withUid('a-uid'),
+    withAnnotation(Annotations.deletionDelay, '1h'),
+    withAnnotation(Annotations.deletionTimestamp, OLD),
+  );
+  const proven = live(
+    configMap('a'),
+    controlledByBundle(),
+    withUid('a-uid'),
+    withAnnotation(Annotations.deletionDelay, '1h'),
+    withAnnotation(Annotations.deletionTimestamp, OLD),
+    withAnnotation(Annotations.stampProof, sign('a-uid', OLD)),
+  );
 
   it('prune: a backdated stamp by hand starts the countdown now (stamped again, with a proof); a proven one has expired', () => {
     const [forged] = planPrune({ controlled: [handStamped], inSpec: new Set(), now: NOW, stampSeal: seal });
@@ -71,7 +87,9 @@ describe('prune and finalizer on a stamp written by hand', () => {
   it('the fresh read before an expired delete refuses a stamp written by hand', () => {
     const target = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: 'ns1', uid: 'a-uid', resourceVersion: '1' };
     expect(redecideDelete({ fresh: handStamped, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
-    expect(redecideDelete({ fresh: proven, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(proven) })).toBe(proven.metadata.resourceVersion);
+    expect(
+      redecideDelete({ fresh: proven, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(proven) }),
+    ).toBe(proven.metadata.resourceVersion);
     expect(redecideDelete({ fresh: proven, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal })).toBeUndefined();
   });
 
@@ -96,9 +114,18 @@ describe('prune and finalizer on a stamp written by hand', () => {
 });
 
 describe('an approval dated in the future is not given yet (red-team find d)', () => {
-  it('waits for an approval dated well ahead of the server (2099); one a little ahead (an approver\'s clock) counts', () => {
+  it("waits for an approval dated well ahead of the server (2099); one a little ahead (an approver's clock) counts", () => {
     const approve = (approved: string) => {
-      const o = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionPolicy, 'Approve'), withAnnotation(Annotations.deletionDelay, '0s'), withAnnotation(Annotations.deletionTimestamp, OLD), withAnnotation(Annotations.stampProof, sign('a-uid', OLD)), withAnnotation(Annotations.deletionApproved, approved));
+      const o = live(
+        configMap('a'),
+        controlledByBundle(),
+        withUid('a-uid'),
+        withAnnotation(Annotations.deletionPolicy, 'Approve'),
+        withAnnotation(Annotations.deletionDelay, '0s'),
+        withAnnotation(Annotations.deletionTimestamp, OLD),
+        withAnnotation(Annotations.stampProof, sign('a-uid', OLD)),
+        withAnnotation(Annotations.deletionApproved, approved),
+      );
       return planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })[0]?.action;
     };
     expect(approve('2099-01-01T00:00:00Z')).toBe('await');
@@ -107,7 +134,7 @@ describe('an approval dated in the future is not given yet (red-team find d)', (
   });
 });
 
-describe('finalizer: the manifest\'s deletion rules stand in for any the live object lacks (red-team find: policy taken off by hand while the finalizer held)', () => {
+describe("finalizer: the manifest's deletion rules stand in for any the live object lacks (red-team find: policy taken off by hand while the finalizer held)", () => {
   const plain = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
   const plan = (declared: Record<string, string>) =>
     planFinalize({
@@ -132,70 +159,138 @@ describe('finalizer: the manifest\'s deletion rules stand in for any the live ob
   });
   it('an Orphan release writes the policy back onto the object', () => {
     const step = plan({ [Annotations.deletionPolicy]: 'Orphan' });
-    expect(step?.action === 'release' ? step.patch : []).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionPolicy.replace('/', '~1')}`, value: 'Orphan' });
+    expect(step?.action === 'release' ? step.patch : []).toContainEqual({
+      op: 'add',
+      path: `/metadata/annotations/${Annotations.deletionPolicy.replace('/', '~1')}`,
+      value: 'Orphan',
+    });
   });
 });
 
-describe('a countdown\'s rules are sealed with its stamp: an edit can put the deletion off, never bring it forward (red-team find: deletionDelay 1h shortened to 1s by hand)', () => {
+describe("a countdown's rules are sealed with its stamp: an edit can put the deletion off, never bring it forward (red-team find: deletionDelay 1h shortened to 1s by hand)", () => {
   const STAMP = new Date(NOW - 10 * 60_000).toISOString();
   const counting = (liveRules: Record<string, string>, sealed: Parameters<typeof seal.sign>[2]) => {
-    let o = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP), withAnnotation(Annotations.stampProof, seal.sign('a-uid', STAMP, sealed)));
+    let o = live(
+      configMap('a'),
+      controlledByBundle(),
+      withUid('a-uid'),
+      withAnnotation(Annotations.deletionTimestamp, STAMP),
+      withAnnotation(Annotations.stampProof, seal.sign('a-uid', STAMP, sealed)),
+    );
     for (const [k, v] of Object.entries(liveRules)) o = live(o, withAnnotation(k, v));
     return o;
   };
-  const prune = (o: ReturnType<typeof counting>) => planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })[0];
+  const prune = (o: ReturnType<typeof counting>) =>
+    planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })[0];
   const target = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: 'ns1', uid: 'a-uid', resourceVersion: '1' };
 
   it('a delay shortened by hand (1h sealed, 1s live): the countdown still ends an hour after its stamp', () => {
     const o = counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H);
     expect(prune(o)).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + HOUR).toISOString() });
-    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })).toBeUndefined();
+    expect(
+      redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(o) }),
+    ).toBeUndefined();
   });
   it('a delay lengthened by hand (1h sealed, 2h live) is followed', () => {
-    expect(prune(counting({ [Annotations.deletionDelay]: '2h' }, DELETE_1H))).toMatchObject({ action: 'wait', deleteAfter: new Date(Date.parse(STAMP) + 2 * HOUR).toISOString() });
+    expect(prune(counting({ [Annotations.deletionDelay]: '2h' }, DELETE_1H))).toMatchObject({
+      action: 'wait',
+      deleteAfter: new Date(Date.parse(STAMP) + 2 * HOUR).toISOString(),
+    });
   });
   it('deletionPolicy Approve overwritten with Delete: still waits for approval once due', () => {
     const o = counting({ [Annotations.deletionDelay]: '0s', [Annotations.deletionPolicy]: 'Delete' }, { delayMs: 0, policy: 'Approve' });
     expect(prune(o)).toMatchObject({ action: 'await', waitingFor: 'Approval' });
-    expect(redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(o) })).toBeUndefined();
+    expect(
+      redecideDelete({ fresh: o, target, bundleUid: BUNDLE_UID, now: NOW, stampSeal: seal, countdownRecord: recordOf(o) }),
+    ).toBeUndefined();
   });
   it('the sealed rules agree with the live ones: unchanged (expired at stamp + delay)', () => {
-    expect(prune(counting({ [Annotations.deletionDelay]: '1m' }, { delayMs: 60_000, policy: 'Delete' }))).toMatchObject({ action: 'delete', afterDelay: true });
+    expect(prune(counting({ [Annotations.deletionDelay]: '1m' }, { delayMs: 60_000, policy: 'Delete' }))).toMatchObject({
+      action: 'delete',
+      afterDelay: true,
+    });
   });
   it('a stamp written with its rules seals the rules the countdown starts under', () => {
-    const [marked] = planPrune({ controlled: [live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionDelay, '90m'), withAnnotation(Annotations.deletionPolicy, 'Approve'))], inSpec: new Set(), now: NOW, stampSeal: seal });
+    const [marked] = planPrune({
+      controlled: [
+        live(
+          configMap('a'),
+          controlledByBundle(),
+          withUid('a-uid'),
+          withAnnotation(Annotations.deletionDelay, '90m'),
+          withAnnotation(Annotations.deletionPolicy, 'Approve'),
+        ),
+      ],
+      inSpec: new Set(),
+      now: NOW,
+      stampSeal: seal,
+    });
     expect(marked?.action).toBe('mark');
     if (marked?.action !== 'mark') return;
     const proof = marked.patch.find((op) => op.path.endsWith('stamp-proof'));
-    expect(proof?.op === 'add' ? seal.open('a-uid', marked.deletionTimestamp, String(proof.value)) : undefined).toEqual({ rules: { delayMs: 90 * 60_000, policy: 'Approve' } });
+    expect(proof?.op === 'add' ? seal.open('a-uid', marked.deletionTimestamp, String(proof.value)) : undefined).toEqual({
+      rules: { delayMs: 90 * 60_000, policy: 'Approve' },
+    });
   });
-  it('the finalizer\'s release carries the sealed delay, not the shortened one (the sweeper reads only the object)', () => {
+  it("the finalizer's release carries the sealed delay, not the shortened one (the sweeper reads only the object)", () => {
     const plan = planFinalize({
-      propagation: 'Background', bundle: { name: 'b', uid: BUNDLE_UID }, objects: [counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H)],
-      coordinates: new Set(), claims: new Map(), now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)), stampSeal: seal,
+      propagation: 'Background',
+      bundle: { name: 'b', uid: BUNDLE_UID },
+      objects: [counting({ [Annotations.deletionDelay]: '1s' }, DELETE_1H)],
+      coordinates: new Set(),
+      claims: new Map(),
+      now: NOW,
+      stampAt: NOW,
+      signRelease: releaseSigner(new Uint8Array(32)),
+      stampSeal: seal,
     });
     const step = plan.steps[0];
     expect(step?.action).toBe('release');
-    expect(step?.action === 'release' ? step.patch : []).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}`, value: '1h0m0s' });
+    expect(step?.action === 'release' ? step.patch : []).toContainEqual({
+      op: 'add',
+      path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}`,
+      value: '1h0m0s',
+    });
   });
 });
 
-describe('finalizer: the stricter of the live rules and the manifest\'s (red-team find: deletionPolicy Delete written over the manifest\'s Orphan or Approve while the finalizer held)', () => {
+describe("finalizer: the stricter of the live rules and the manifest's (red-team find: deletionPolicy Delete written over the manifest's Orphan or Approve while the finalizer held)", () => {
   const withRules = (rules: Record<string, string>) => {
     let o = live(configMap('a'), controlledByBundle(), withUid('a-uid'));
     for (const [k, v] of Object.entries(rules)) o = live(o, withAnnotation(k, v));
     return o;
   };
-  const step = (liveRules: Record<string, string>, declared: Record<string, string>, propagation: 'Background' | 'Foreground' = 'Background') =>
+  const step = (
+    liveRules: Record<string, string>,
+    declared: Record<string, string>,
+    propagation: 'Background' | 'Foreground' = 'Background',
+  ) =>
     planFinalize({
-      propagation, bundle: { name: 'b', uid: BUNDLE_UID }, objects: [withRules(liveRules)], coordinates: new Set(['/ConfigMap/ns1/a']), claims: new Map(),
-      now: NOW, stampAt: NOW, signRelease: releaseSigner(new Uint8Array(32)), stampSeal: seal, declared: new Map([['/ConfigMap/ns1/a', declared]]),
+      propagation,
+      bundle: { name: 'b', uid: BUNDLE_UID },
+      objects: [withRules(liveRules)],
+      coordinates: new Set(['/ConfigMap/ns1/a']),
+      claims: new Map(),
+      now: NOW,
+      stampAt: NOW,
+      signRelease: releaseSigner(new Uint8Array(32)),
+      stampSeal: seal,
+      declared: new Map([['/ConfigMap/ns1/a', declared]]),
     }).steps[0];
-  const policyOp = (value: string) => ({ op: 'add', path: `/metadata/annotations/${Annotations.deletionPolicy.replace('/', '~1')}`, value });
+  const policyOp = (value: string) => ({
+    op: 'add',
+    path: `/metadata/annotations/${Annotations.deletionPolicy.replace('/', '~1')}`,
+    value,
+  });
   it.each([
     ['Orphan declared, Delete live', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Orphan' }, 'Orphan'],
     ['Approve declared, Delete live', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Approve' }, 'Approve'],
-    ['Approve declared, Delete live, foreground', { [Annotations.deletionPolicy]: 'Delete' }, { [Annotations.deletionPolicy]: 'Approve' }, 'Approve'],
+    [
+      'Approve declared, Delete live, foreground',
+      { [Annotations.deletionPolicy]: 'Delete' },
+      { [Annotations.deletionPolicy]: 'Approve' },
+      'Approve',
+    ],
   ])('%s: released, the stricter policy written onto it', (name, liveRules, declared, policy) => {
     const s = step(liveRules, declared, name.endsWith('foreground') ? 'Foreground' : 'Background');
     expect(s?.action).toBe('release');
@@ -203,7 +298,11 @@ describe('finalizer: the stricter of the live rules and the manifest\'s (red-tea
   });
   it('a delay shortened by hand (1h declared, 1s live): released with 1h', () => {
     const s = step({ [Annotations.deletionDelay]: '1s' }, { [Annotations.deletionDelay]: '1h' });
-    expect(s?.action === 'release' ? s.patch : []).toContainEqual({ op: 'add', path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}`, value: '1h' });
+    expect(s?.action === 'release' ? s.patch : []).toContainEqual({
+      op: 'add',
+      path: `/metadata/annotations/${Annotations.deletionDelay.replace('/', '~1')}`,
+      value: '1h',
+    });
   });
   it('a delay lengthened by hand (1h declared, 2h live) is kept', () => {
     const s = step({ [Annotations.deletionDelay]: '2h' }, { [Annotations.deletionDelay]: '1h' });
@@ -213,26 +312,46 @@ describe('finalizer: the stricter of the live rules and the manifest\'s (red-tea
     expect(step({}, {})?.action).toBe('delete');
   });
   // Red team 8: a manifest whose rules cannot be read (a typo beside an Orphan) was not applied; its object is kept.
-  it.each(['Background', 'Foreground'] as const)('%s: the manifest\'s rules cannot be read: kept (released, Orphan written)', (propagation) => {
-    const s = step({}, { [Annotations.deletionPolicy]: 'Orphan', [Annotations.deletionDelay]: '1h30' }, propagation);
-    expect(s?.action).toBe('release');
-    expect(s?.action === 'release' ? s.patch : []).toContainEqual(policyOp('Orphan'));
-  });
+  it.each(['Background', 'Foreground'] as const)(
+    "%s: the manifest's rules cannot be read: kept (released, Orphan written)",
+    (propagation) => {
+      const s = step({}, { [Annotations.deletionPolicy]: 'Orphan', [Annotations.deletionDelay]: '1h30' }, propagation);
+      expect(s?.action).toBe('release');
+      expect(s?.action === 'release' ? s.patch : []).toContainEqual(policyOp('Orphan'));
+    },
+  );
 });
 
 describe('a sealed countdown whose delay or gate was taken off by hand', () => {
   const STAMP = new Date(NOW - 10 * 60_000).toISOString();
   const o = (sealed: Parameters<typeof seal.sign>[2], extra: Record<string, string> = {}) => {
-    let x = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP), withAnnotation(Annotations.stampProof, seal.sign('a-uid', STAMP, sealed)));
+    let x = live(
+      configMap('a'),
+      controlledByBundle(),
+      withUid('a-uid'),
+      withAnnotation(Annotations.deletionTimestamp, STAMP),
+      withAnnotation(Annotations.stampProof, seal.sign('a-uid', STAMP, sealed)),
+    );
     for (const [k, v] of Object.entries(extra)) x = live(x, withAnnotation(k, v));
     return x;
   };
   it('a delay taken off is kept and reported, as before (the floor never makes an object deletable that was kept)', () => {
-    expect(planPrune({ controlled: [o(DELETE_1H)], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o(DELETE_1H)) })[0]?.action).toBe('invalid');
+    expect(
+      planPrune({ controlled: [o(DELETE_1H)], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(o(DELETE_1H)) })[0]
+        ?.action,
+    ).toBe('invalid');
   });
   it('an Approve countdown whose policy was overwritten with Delete still waits for its approval', () => {
     const approveToDelete = o({ delayMs: 0, policy: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' });
-    expect(planPrune({ controlled: [approveToDelete], inSpec: new Set(), now: NOW, stampSeal: seal, countdownRecord: recordOf(approveToDelete) })[0]).toMatchObject({ action: 'await', waitingFor: 'Approval' });
+    expect(
+      planPrune({
+        controlled: [approveToDelete],
+        inSpec: new Set(),
+        now: NOW,
+        stampSeal: seal,
+        countdownRecord: recordOf(approveToDelete),
+      })[0],
+    ).toMatchObject({ action: 'await', waitingFor: 'Approval' });
   });
   it('an unproven stamp with no delay is kept as before (the delay meant is unknown)', () => {
     const forged = live(configMap('a'), controlledByBundle(), withUid('a-uid'), withAnnotation(Annotations.deletionTimestamp, STAMP));
@@ -240,9 +359,9 @@ describe('a sealed countdown whose delay or gate was taken off by hand', () => {
   });
 });
 
-describe('the manifest\'s deletion rules are sealed onto the applied object (a rule written or overwritten by hand before the object leaves its Bundle)', () => {
+describe("the manifest's deletion rules are sealed onto the applied object (a rule written or overwritten by hand before the object leaves its Bundle)", () => {
   const identity = { group: '', kind: 'ConfigMap', namespace: 'ns1', name: 'a' };
-  it('seals and opens the deletion annotations, bound to the object\'s group, kind, namespace and name', () => {
+  it("seals and opens the deletion annotations, bound to the object's group, kind, namespace and name", () => {
     const proof = seal.sealDeclared(identity, { [Annotations.deletionDelay]: '1h', other: 'x' });
     expect(proof).toBeDefined();
     expect(seal.openDeclared(identity, proof)).toEqual({ [Annotations.deletionDelay]: '1h' });
@@ -254,7 +373,11 @@ describe('the manifest\'s deletion rules are sealed onto the applied object (a r
     expect(seal.sealDeclared(identity, { other: 'x' })).toBeUndefined();
   });
   it('carries values with colons and any text intact', () => {
-    const rules = { [Annotations.deletionDelay]: '1h30m', [Annotations.deletionPolicy]: 'Approve', [Annotations.deleteWhen]: 'BundleReady' };
+    const rules = {
+      [Annotations.deletionDelay]: '1h30m',
+      [Annotations.deletionPolicy]: 'Approve',
+      [Annotations.deleteWhen]: 'BundleReady',
+    };
     expect(seal.openDeclared(identity, seal.sealDeclared(identity, rules))).toEqual(rules);
   });
 
@@ -265,32 +388,50 @@ describe('the manifest\'s deletion rules are sealed onto the applied object (a r
     if (withProof && proof !== undefined) o = live(o, withAnnotation(Annotations.declaredRules, proof));
     return o;
   };
-  const prune = (o: ReturnType<typeof leaving>, defaults?: { deletionDelay?: string; deletionPolicy?: 'Delete' | 'Orphan' | 'Approve' }) => planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, defaults })[0];
+  const prune = (o: ReturnType<typeof leaving>, defaults?: { deletionDelay?: string; deletionPolicy?: 'Delete' | 'Orphan' | 'Approve' }) =>
+    planPrune({ controlled: [o], inSpec: new Set(), now: NOW, stampSeal: seal, defaults })[0];
 
   it('the manifest said 1h, the live delay was overwritten with 1s: the countdown starts with 1h (and seals 1h)', () => {
     const marked = prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '1s' }));
     expect(marked).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + HOUR).toISOString() });
   });
   it('the manifest said Approve, the live policy was overwritten with Delete: still waits for an approval', () => {
-    expect(prune(leaving({ [Annotations.deletionPolicy]: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' }))).toMatchObject({ action: 'mark', gates: ['Approval'] });
+    expect(prune(leaving({ [Annotations.deletionPolicy]: 'Approve' }, { [Annotations.deletionPolicy]: 'Delete' }))).toMatchObject({
+      action: 'mark',
+      gates: ['Approval'],
+    });
   });
   it('the manifest said Orphan, the live policy was overwritten with Delete: kept (released)', () => {
     expect(prune(leaving({ [Annotations.deletionPolicy]: 'Orphan' }, { [Annotations.deletionPolicy]: 'Delete' }))?.action).toBe('release');
   });
-  it('the manifest said nothing, a delay of 0s was added by hand: the Bundle\'s default delay (1h) holds', () => {
-    expect(prune(leaving({}, { [Annotations.deletionDelay]: '0s' }), { deletionDelay: '1h' })).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + HOUR).toISOString() });
+  it("the manifest said nothing, a delay of 0s was added by hand: the Bundle's default delay (1h) holds", () => {
+    expect(prune(leaving({}, { [Annotations.deletionDelay]: '0s' }), { deletionDelay: '1h' })).toMatchObject({
+      action: 'mark',
+      deleteAfter: new Date(NOW + HOUR).toISOString(),
+    });
   });
-  it('the manifest said nothing, Delete added by hand over the Bundle\'s default Approve: still gated', () => {
-    expect(prune(leaving({}, { [Annotations.deletionPolicy]: 'Delete' }), { deletionPolicy: 'Approve' })).toMatchObject({ action: 'mark', gates: ['Approval'] });
+  it("the manifest said nothing, Delete added by hand over the Bundle's default Approve: still gated", () => {
+    expect(prune(leaving({}, { [Annotations.deletionPolicy]: 'Delete' }), { deletionPolicy: 'Approve' })).toMatchObject({
+      action: 'mark',
+      gates: ['Approval'],
+    });
   });
-  it('the manifest\'s own shorter delay (0s over a default of 1h) is followed', () => {
-    expect(prune(leaving({ [Annotations.deletionDelay]: '0s' }, {}), { deletionDelay: '1h' })).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW).toISOString() });
+  it("the manifest's own shorter delay (0s over a default of 1h) is followed", () => {
+    expect(prune(leaving({ [Annotations.deletionDelay]: '0s' }, {}), { deletionDelay: '1h' })).toMatchObject({
+      action: 'mark',
+      deleteAfter: new Date(NOW).toISOString(),
+    });
   });
   it('a lengthened delay (manifest 1h, live 2h) is followed', () => {
-    expect(prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '2h' }))).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + 2 * HOUR).toISOString() });
+    expect(prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '2h' }))).toMatchObject({
+      action: 'mark',
+      deleteAfter: new Date(NOW + 2 * HOUR).toISOString(),
+    });
   });
-  it('no proof (applied before proofs, or taken off by hand): the Bundle\'s defaults are the floor', () => {
-    expect(prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '1s' }, false), { deletionDelay: '10m' })).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + 10 * 60_000).toISOString() });
+  it("no proof (applied before proofs, or taken off by hand): the Bundle's defaults are the floor", () => {
+    expect(
+      prune(leaving({ [Annotations.deletionDelay]: '1h' }, { [Annotations.deletionDelay]: '1s' }, false), { deletionDelay: '10m' }),
+    ).toMatchObject({ action: 'mark', deleteAfter: new Date(NOW + 10 * 60_000).toISOString() });
   });
 });
 
