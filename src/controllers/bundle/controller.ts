@@ -42,7 +42,7 @@ import { envSourcesOf } from '../../core/bundle/workload-env-hash.js';
 import { readEnvSources, SOURCE_RESOURCES, type SourceKind } from '../../kube/env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
 import { confirmedEmpty } from './record.js';
-import { latestStampsElsewhere, listedKeysOf, withListedCountdownsCancelled } from '../../core/bundle/countdown.js';
+import { latestStampsElsewhere, listedKeysOf, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finishPass, nextOnly, type PassReport } from './pass-report.js';
 import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import { stampSeal, type StampSeal } from '../../core/softdelete/stamp-seal.js';

@@ -13,7 +13,7 @@ import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { planFinalize, propagationOf, type FinalizeStep } from '../../core/bundle/finalize.js';
-import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown.js';
+import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
 import { groupOf, isControlledBy, objectKey, type LiveObject } from '../../core/bundle/objects.js';
 import { claimsByObject, listedObjectKeys, type NamedOwner } from '../../core/bundle/ownership.js';

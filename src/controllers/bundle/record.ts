@@ -12,7 +12,7 @@
 import type { Bundle, BundleStatus } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { groupKindKey, recordKinds, referencesBundle, unrecordedKinds, type GroupKind } from '../../core/bundle/kind-inventory.js';
-import { pendingRecordedAhead } from '../../core/bundle/countdown.js';
+import { pendingRecordedAhead } from '../../core/bundle/countdown-record.js';
 import { pendingDeletionsOf } from '../../core/bundle/pending.js';
 import type { BundlePlan } from '../../core/bundle/plan.js';
 import { isRecord } from '../../core/bundle/objects.js';

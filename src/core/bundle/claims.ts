@@ -7,7 +7,8 @@
  */
 import type { Resource } from '../../api/bundle.js';
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
-import { declarationToSeal, declaredIdentityOf } from './countdown.js';
+import { declarationToSeal } from './countdown.js';
+import { declaredIdentityOf } from './countdown-record.js';
 import { partOfTakeover } from './applyset.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';

@@ -42,7 +42,8 @@ import {
 } from './ownership.js';
 import { listedByOther, planPrune, targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
-import { countdownOf, type CountdownRecord } from './countdown.js';
+import { countdownOf } from './countdown.js';
+import { type CountdownRecord } from './countdown-record.js';
 
 /** How the Bundle is being deleted (kubectl delete --cascade=background|foreground|orphan). */
 

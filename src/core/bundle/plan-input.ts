@@ -7,7 +7,7 @@
  */
 import type { BundleSpec, Condition, DeclaredRules, HealthCheck, PendingDeletion } from '../../api/bundle.js';
 import { healthCheckTable } from './health-checks.js';
-import { countdownRecordOf, latestStampsElsewhere } from './countdown.js';
+import { countdownRecordOf, latestStampsElsewhere } from './countdown-record.js';
 import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';

@@ -8,7 +8,8 @@
 import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
 import { Annotations, EventReasons, Reasons } from '../../api/names.js';
 import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.js';
-import { declarationToSeal, declaredIdentityOf } from './countdown.js';
+import { declarationToSeal } from './countdown.js';
+import { declaredIdentityOf } from './countdown-record.js';
 import { declaresSameRules } from '../softdelete/stamp-seal.js';
 import { buildDesired, needsApply } from './desired.js';
 import { decideDrift, readDriftControls, withIgnoredFrom, withoutIgnored } from './drift.js';

@@ -13,7 +13,7 @@ import type { StampSeal } from '../softdelete/stamp-seal.js';
 import type { BundleClaim } from './ownership.js';
 import type { PlannedEvent } from './prune.js';
 import type { Readiness } from './readiness.js';
-import type { CountdownRecord } from './countdown.js';
+import type { CountdownRecord } from './countdown-record.js';
 
 export interface PlanBundle {
   name: string;

@@ -12,7 +12,7 @@ import {
   identityKey,
   readableDeclaredRules,
   type CountdownRecord,
-} from './countdown.js';
+} from './countdown-record.js';
 import { buildGraph, levels, topologicalOrder, type DependencyGraph } from './graph.js';
 import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';

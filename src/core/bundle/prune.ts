@@ -11,7 +11,8 @@ import { buildGraph, levels, topologicalOrder, transpose } from './graph.js';
 import { describeObject, isControlledBy, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import type { DeletionRules } from '../softdelete/rules.js';
-import { countdownOf, type CountdownRecord } from './countdown.js';
+import { countdownOf } from './countdown.js';
+import { type CountdownRecord } from './countdown-record.js';
 import type { BundleClaim } from './ownership.js';
 import { keptReleasePatch, markPatch } from './release.js';
 

@@ -11,7 +11,7 @@ import { describeDrift } from './drift.js';
 import { canonicalJson } from './hash.js';
 import { groupOf, versionOf } from './objects.js';
 import { pendingDeletionsOf } from './pending.js';
-import { pendingEntryKey } from './countdown.js';
+import { pendingEntryKey } from './countdown-record.js';
 import { withholdAfterFailedApplies, type BundlePlan, type ResourcePlan } from './plan.js';
 import type { ObjectTarget } from './prune.js';
 import { formatIssue } from './validate.js';

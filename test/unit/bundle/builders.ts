@@ -4,7 +4,7 @@
  */
 import type { BundleSpec, KubeObjectManifest, OwnerReference, Reference, Resource } from '../../../src/api/bundle.js';
 import { Annotations, API_VERSION, BUNDLE_KIND } from '../../../src/api/names.js';
-import { countdownRecordOf, type CountdownRecord } from '../../../src/core/bundle/countdown.js';
+import { countdownRecordOf, type CountdownRecord } from '../../../src/core/bundle/countdown-record.js';
 import { buildGraph, type DependencyGraph } from '../../../src/core/bundle/graph.js';
 import type { CrdReadinessTable, KindInfo, KindTable } from '../../../src/core/bundle/kinds.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';

@@ -17,7 +17,7 @@ import {
   pendingRecordedAhead,
   withListedCountdownsCancelled,
   type CountdownRecord,
-} from '../../../src/core/bundle/countdown.js';
+} from '../../../src/core/bundle/countdown-record.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Annotations } from '../../../src/api/names.js';
-import { declaredIdentityOf } from '../../../src/core/bundle/countdown.js';
+import { declaredIdentityOf } from '../../../src/core/bundle/countdown-record.js';
 import { planBundle } from '../../../src/core/bundle/plan.js';
 import { stampSeal } from '../../../src/core/softdelete/stamp-seal.js';
 import {
