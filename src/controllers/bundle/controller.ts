@@ -213,10 +213,10 @@ export class BundleController {
     const started = this.o.clock.now();
     let result: WorkResult = 'forget';
     let outcome: ReconcileResult = 'success';
+    const slash = key.indexOf('/');
+    const log = this.o.logger.child({ namespace: key.slice(0, slash), name: key.slice(slash + 1) });
     try {
       // The one exit of a pass (pass-report.ts): its status written once, its next step mapped onto the queue.
-      const slash = key.indexOf('/');
-      const log = this.o.logger.child({ namespace: key.slice(0, slash), name: key.slice(slash + 1) });
       result = await finishPass(
         { api: this.api, events: this.o.events, log, now: () => this.o.clock.now() },
         await this.reconcile(key, log),
@@ -230,7 +230,10 @@ export class BundleController {
       await this.reportFailure(key, err);
       throw err;
     } finally {
-      this.o.metrics?.reconciled('bundle', outcome, (this.o.clock.now() - started) / 1000);
+      const seconds = (this.o.clock.now() - started) / 1000;
+      this.o.metrics?.reconciled('bundle', outcome, seconds);
+      // What controller-runtime logs at V(1): one line per pass, to follow a Bundle's passes under --log-level debug.
+      log.debug({ outcome, seconds, ...(typeof result === 'object' ? { requeueAfterMs: result.requeueAfterMs } : {}) }, 'pass done');
     }
   }
 

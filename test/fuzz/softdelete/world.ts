@@ -687,8 +687,10 @@ export class SeedWorld {
     }
     this.lastStart = Date.now();
     const identity = this.dims.rbac ? ['--impersonate', this.operatorUser] : [];
+    // SOFTDELETE_FUZZ_LOG_LEVEL=debug: one line per pass in the operator logs (kept with SOFTDELETE_FUZZ_KEEP_LOGS=1).
+    const logLevel = process.env.SOFTDELETE_FUZZ_LOG_LEVEL ? ['--log-level', process.env.SOFTDELETE_FUZZ_LOG_LEVEL] : [];
     const op = startOperatorProcess(
-      ['--namespace', this.namespace, '--gc=cluster', ...budget, ...election, ...identity],
+      ['--namespace', this.namespace, '--gc=cluster', ...budget, ...election, ...identity, ...logLevel],
       {},
       this.cluster.kubeconfig,
     );
