@@ -10,7 +10,7 @@ import { BundleConditionTypes, EventReasons, Reasons, ResourceConditionTypes } f
 import { decideBundleConditions, summaryOf } from './bundle-conditions.js';
 import { findConditionByType, mergeConditions } from './conditions.js';
 import type { DeletionPropagation } from '../../api/names.js';
-import type { FinalizeStep } from './finalize.js';
+import type { FinalizeStep } from './finalize-types.js';
 import type { BundlePlan } from './plan.js';
 import type { ObjectTarget } from './prune.js';
 

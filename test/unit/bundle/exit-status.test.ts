@@ -9,7 +9,7 @@ import {
   staleReadMessage,
   transitionEvents,
 } from '../../../src/core/bundle/exit-status.js';
-import type { FinalizeStep } from '../../../src/core/bundle/finalize.js';
+import type { FinalizeStep } from '../../../src/core/bundle/finalize-types.js';
 
 const T0 = '2026-01-01T00:00:00Z';
 const T1 = '2026-01-01T00:01:00Z';

@@ -1,6 +1,7 @@
 import type { OwnerReference } from '../../../src/api/bundle.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
-import { planFinalize, propagationOf, type FinalizeInput, type FinalizeStep } from '../../../src/core/bundle/finalize.js';
+import { planFinalize } from '../../../src/core/bundle/finalize.js';
+import { propagationOf, type FinalizeInput, type FinalizeStep } from '../../../src/core/bundle/finalize-types.js';
 import type { DeletionPropagation } from '../../../src/api/names.js';
 import { finalizeNext } from '../../../src/core/bundle/next-pass.js';
 import { objectKey, type JsonPatchOperation } from '../../../src/core/bundle/objects.js';

@@ -5,7 +5,8 @@
  */
 import type { DeletionDefaults } from '../../../src/api/bundle.js';
 import { Annotations, Labels } from '../../../src/api/names.js';
-import { planFinalize, type FinalizeInput } from '../../../src/core/bundle/finalize.js';
+import { planFinalize } from '../../../src/core/bundle/finalize.js';
+import { type FinalizeInput } from '../../../src/core/bundle/finalize-types.js';
 import type { JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import { planPrune } from '../../../src/core/bundle/prune.js';
 import { approvalTime } from '../../../src/cli/approve.js';

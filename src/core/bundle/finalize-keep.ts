@@ -1,0 +1,236 @@
+/**
+ * The finalizer's steps for objects it does not delete: handed over to
+ * another live Bundle that lists them (let go), kept from the cascade
+ * (deletionPolicy Orphan or Approve, rules that cannot be read), orphaned
+ * (what the operator wrote taken out), and claims withdrawn; with the
+ * manifest floor and reference context every step shares. Pure.
+ */
+import { Annotations, EventReasons, Labels } from '../../api/names.js';
+import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
+import { controllerOf, describeObject, objectKey, type LiveObject } from './objects.js';
+import { claimWithdrawal, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
+import { listedByOther, targetOf } from './prune.js';
+import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
+import { countdownOf } from './countdown.js';
+import type { FinalizeInput, FinalizeStep } from './finalize-types.js';
+
+/**
+ * What the manifest declares for an object, over the Bundle's defaults: a
+ * floor for its live rules (stricterRules), so that a deletionPolicy or
+ * deletionDelay taken off or loosened by hand while the finalizer held
+ * (nothing re-applies it then) does not turn an Orphan or Approve object, or
+ * a delayed one, into one deleted sooner.
+ */
+export function manifestFloor(o: LiveObject, input: FinalizeInput): DeletionRules | undefined {
+  const declared = input.declared?.get(objectKey(o));
+  if (declared === undefined) return undefined;
+  const reading = readDeletionRules(declared, input.bundle.defaults);
+  return reading.ok ? reading.rules : undefined;
+}
+
+/**
+ * Why the deletion rules the object's manifest declares cannot be read, if
+ * they cannot (a typo beside an Orphan, a `!{...}` reference): nothing is
+ * deleted on them, so the object is kept (red team 8: the live object,
+ * without the rules its manifest could not apply, was deleted).
+ */
+export function unreadableManifest(o: LiveObject, input: FinalizeInput): string | undefined {
+  const declared = input.declared?.get(objectKey(o));
+  if (declared === undefined) return undefined;
+  const reading = readDeletionRules(declared, input.bundle.defaults);
+  return reading.ok ? undefined : reading.message;
+}
+
+export function keptForUnreadableManifest(o: LiveObject, input: FinalizeInput, refs: ReferenceOwnerContext, why: string): FinalizeStep {
+  return {
+    action: 'release',
+    target: targetOf(o),
+    patch: keptReleasePatch(o, input.bundle.name, refs),
+    event: {
+      reason: EventReasons.Released,
+      message: `released ${describeObject(o)}: the deletion rules its manifest declares cannot be read (${why}); kept (deletionPolicy Orphan written onto it), never deleted on a value that could not be read`,
+    },
+  };
+}
+
+export function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
+  if (o.metadata.deletionTimestamp !== undefined) return undefined;
+  const by = listedByOther(o, input.claims, input.bundle.uid);
+  return by === undefined ? undefined : letGoStep(o, referenceContext(o, input, siblings), by);
+}
+
+/**
+ * Foreground is the full cascade, but an object whose deletionPolicy is
+ * Orphan or Approve asked never to be deleted without that: it is released
+ * (Orphan for good, Approve with a signed countdown) as soon as the
+ * finalizer sees the deletion. The collector acts on the same event; only
+ * an admission guard on its deletes makes the
+ * release certain to come first.
+ */
+export function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
+  if (o.metadata.deletionTimestamp !== undefined) return undefined;
+  const why = unreadableManifest(o, input);
+  if (why !== undefined) return keptForUnreadableManifest(o, input, referenceContext(o, input, siblings), why);
+  const reading = readDeletionRules(o.metadata.annotations, input.bundle.defaults);
+  const floor = manifestFloor(o, input);
+  const countdown = countdownOf(o, { seal: input.stampSeal, defaults: input.bundle.defaults, extra: floor, record: input.countdownRecord });
+  const what = describeObject(o);
+  const refs = referenceContext(o, input, siblings);
+  if (!reading.ok) {
+    // Nothing is deleted on a value that could not be read, the cascade included: the floors (manifest, sealed
+    // rules) still decide Orphan; otherwise it is released as a background deletion releases it (no countdown can
+    // start on rules that cannot be read: the sweeper keeps it and reports them).
+    if (countdown.floor?.policy === 'Orphan') {
+      return {
+        action: 'release',
+        target: targetOf(o),
+        patch: keptReleasePatch(o, input.bundle.name, refs),
+        event: {
+          reason: EventReasons.Released,
+          message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted`,
+        },
+      };
+    }
+    const patch = releasePatch(
+      o,
+      { name: input.bundle.name, defaults: input.bundle.defaults },
+      refs,
+      { now: input.now, stampAt: input.stampAt },
+      input.signRelease,
+      { seal: input.stampSeal, floor, record: input.countdownRecord },
+    );
+    return {
+      action: 'release',
+      target: targetOf(o),
+      patch,
+      event: {
+        reason: EventReasons.Released,
+        message: `released ${what} from the foreground cascade: its deletion rules cannot be read (${reading.message}); kept, never deleted on a value that could not be read`,
+      },
+    };
+  }
+  const rules = stricterRules(reading.rules, countdown.floor);
+  if (rules.policy === 'Orphan') {
+    return {
+      action: 'release',
+      target: targetOf(o),
+      patch: keptReleasePatch(o, input.bundle.name, refs),
+      event: {
+        reason: EventReasons.Released,
+        message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted`,
+      },
+    };
+  }
+  if (rules.policy === 'Approve') {
+    const patch = releasePatch(
+      o,
+      { name: input.bundle.name, defaults: input.bundle.defaults },
+      refs,
+      { now: input.now, stampAt: input.stampAt },
+      input.signRelease,
+      { seal: input.stampSeal, floor, record: input.countdownRecord },
+    );
+    return {
+      action: 'release',
+      target: targetOf(o),
+      patch,
+      event: {
+        reason: EventReasons.Released,
+        message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved`,
+      },
+    };
+  }
+  return undefined;
+}
+
+export function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleClaim): FinalizeStep {
+  return {
+    action: 'let-go',
+    target: targetOf(o),
+    by,
+    patch: referencesPatch(o, refs),
+    event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` },
+  };
+}
+
+/** Which of an object's references the operator wrote, as the finalizer sees it: the claims of live Bundles listing it stay. */
+export function referenceContext(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): ReferenceOwnerContext {
+  const claims = input.claims.get(objectKey(o)) ?? [];
+  const named = input.namedOwners?.get(objectKey(o));
+  return {
+    siblingUids: siblings,
+    liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)),
+    ...(named !== undefined ? { namedByManifest: named } : {}),
+  };
+}
+
+/**
+ * Claims this Bundle recorded on objects another controller holds (it lost
+ * a Conflict over them) are withdrawn (see claimWithdrawal). Uncontrolled
+ * objects carrying its claim are held (background, foreground) or orphan
+ * candidates (orphan): propagationSteps decides for them.
+ */
+export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
+  const steps: FinalizeStep[] = [];
+  for (const o of input.objects) {
+    const controller = controllerOf(o);
+    if (controller === undefined || controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
+    const patch = claimWithdrawal(o, input.bundle.uid, input.claims.get(objectKey(o)) ?? []);
+    if (patch !== undefined)
+      steps.push({
+        action: 'withdraw',
+        target: targetOf(o),
+        patch,
+        event: {
+          reason: EventReasons.Released,
+          message: `withdrew the claim on ${describeObject(o)}, which ${controller.kind} ${controller.name} controls`,
+        },
+      });
+  }
+  return steps;
+}
+
+/**
+ * Orphan candidates: what still names the Bundle, and what the collector
+ * orphaned before the finalizer saw it (no controller, the operator's
+ * annotation or countdown stamp, at one of the Bundle's coordinates). An
+ * object another controller holds, or one a Bundle released (former-bundle
+ * label: the sweeper's), is never touched.
+ */
+export function isOrphanCandidate(o: LiveObject, input: FinalizeInput): boolean {
+  const controller = controllerOf(o);
+  if (controller !== undefined) return controller.uid === input.bundle.uid;
+  if (o.metadata.ownerReferences?.some((r) => r.uid === input.bundle.uid)) return true;
+  if (!input.coordinates.has(objectKey(o))) return false;
+  // Only the operator writes these; a released object (former-bundle label) is the sweeper's, not ours.
+  const annotations = o.metadata.annotations ?? {};
+  const countingDown = annotations[Annotations.deletionTimestamp] !== undefined && o.metadata.labels?.[Labels.formerBundle] === undefined;
+  return annotations[Annotations.dependencyReferences] !== undefined || countingDown;
+}
+
+export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {
+  const target = targetOf(o);
+  if (o.metadata.deletionTimestamp !== undefined) return { action: 'leave', target, reason: 'terminating' };
+  const ours = operatorWrittenReferences(o.metadata, refs);
+  const annotations = o.metadata.annotations ?? {};
+  if (
+    ours.length === 0 &&
+    annotations[Annotations.dependencyReferences] === undefined &&
+    annotations[Annotations.deletionTimestamp] === undefined
+  )
+    return { action: 'leave', target, reason: 'orphaned' };
+  return {
+    action: 'orphan',
+    target,
+    patch: orphanPatch(o, refs),
+    event: {
+      reason: EventReasons.Released,
+      message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences`,
+    },
+  };
+}
+
+/** Uids of the objects the finalizer acts on: for objects applied before dependency references were recorded, a blocking reference to one of them is the operator's. */
+export function siblingUids(objects: readonly LiveObject[]): Set<string> {
+  return new Set(objects.flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
+}
