@@ -98,7 +98,7 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
   // One request budget (--qps/--burst) for every client of the process.
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const clients = await createProcessClients(config, systemClock, writeFence, (request) => metrics.requestDone(request));
-  const { client, eventClient, leaseClient, reviewClient } = clients;
+  const { client, backgroundClient, eventClient, leaseClient, reviewClient } = clients;
   const isLeader = {
     set: (value: 0 | 1) => {
       metrics.leader.set(value);
@@ -111,7 +111,7 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
     config.gc === 'off'
       ? undefined
       : createGarbageCollector({
-          client,
+          client: backgroundClient,
           eventClient,
           clock,
           logger: logger.child({ controller: 'gc' }),
@@ -124,6 +124,7 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
   const releaseKey = await loadReleaseKeyOrExit(client, config, logger);
   const operator = new Operator({
     client,
+    backgroundClient,
     clock,
     logger,
     metrics,

@@ -24,6 +24,8 @@ export interface GarbageCollectorPart {
 
 export interface OperatorOptions {
   client: KubeClient;
+  /** The released-object sweeper's client (process-clients.ts backgroundClient); `client` when not given. */
+  backgroundClient?: KubeClient;
   clock: Clock;
   logger: Logger;
   metrics?: OperatorMetrics;
@@ -81,7 +83,11 @@ export class Operator {
     this.sweeper =
       o.sweepReleased === false
         ? undefined
-        : new ReleasedObjectSweeper({ ...common, logger: o.logger.child({ controller: 'released-sweeper' }) });
+        : new ReleasedObjectSweeper({
+            ...common,
+            client: o.backgroundClient ?? o.client,
+            logger: o.logger.child({ controller: 'released-sweeper' }),
+          });
   }
 
   async start(): Promise<void> {

@@ -21,6 +21,13 @@ export interface ProcessClients {
   budget: RequestBudget | undefined;
   /** Controllers, the collector's reads and deletes, informers' lists. */
   client: KubeClient;
+  /**
+   * The collector and the released-object sweeper: their lists of every
+   * resource at start and their cascades take turns with the Bundle
+   * controller's requests in the budget instead of queueing ahead of them
+   * (RequestBudget). Fenced by the Lease like `client`.
+   */
+  backgroundClient: KubeClient;
   /** Events, on connections of their own (a slow event write never holds a delete's socket). */
   eventClient: KubeClient;
   /** The Lease (with --leader-elect): its own connections and a timeout within the renew deadline; first in the budget's queue. */
@@ -52,6 +59,12 @@ export async function createProcessClients(
   const fenced = writeFence ? { writeFence } : {};
   // Watches have their own uncapped pool in the transport; maxSockets bounds requests only.
   const client = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, ...fenced, maxSockets: 64 });
+  const backgroundClient = await KubeClient.fromEnvironment(config.kubeconfig, {
+    ...shared,
+    ...fenced,
+    priority: 'background',
+    maxSockets: 32,
+  });
   const eventClient = await KubeClient.fromEnvironment(config.kubeconfig, { ...shared, ...fenced, maxSockets: 8 });
   // Renewals must never queue behind the controllers' requests: a socket
   // pool of their own, a timeout well inside the lease, and the head of the
@@ -72,9 +85,10 @@ export async function createProcessClients(
   return {
     budget,
     client,
+    backgroundClient,
     eventClient,
     leaseClient,
     reviewClient,
-    all: () => [client, eventClient, ...(leaseClient ? [leaseClient] : []), ...(reviewClient ? [reviewClient] : [])],
+    all: () => [client, backgroundClient, eventClient, ...(leaseClient ? [leaseClient] : []), ...(reviewClient ? [reviewClient] : [])],
   };
 }

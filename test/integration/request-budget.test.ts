@@ -48,14 +48,14 @@ function sentByProcess(): number {
 }
 
 function grantedByBudget(): number {
-  const granted = clients.budget?.granted() ?? { normal: 0, high: 0 };
-  return granted.normal + granted.high;
+  const granted = clients.budget?.granted() ?? { normal: 0, high: 0, background: 0 };
+  return granted.normal + granted.high + granted.background;
 }
 
-it('builds every client of the process on one budget: controllers and collector, events, Lease, reviews', () => {
+it('builds every client of the process on one budget: controllers, collector and sweeper, events, Lease, reviews', () => {
   const budget = clients.budget;
   expect(budget).toBeDefined();
-  expect(clients.all()).toHaveLength(4);
+  expect(clients.all()).toHaveLength(5);
   for (const c of clients.all()) expect(c.transport.requestLimiter).toBe(budget);
 });
 
@@ -92,7 +92,7 @@ it('a cascade (deletes and its GarbageCollected Event), a Lease read and a revie
     });
   }
   gc = createGarbageCollector({
-    client: clients.client,
+    client: clients.backgroundClient,
     eventClient: clients.eventClient,
     clock: systemClock,
     logger: createLogger('silent'),
@@ -120,8 +120,9 @@ it('a cascade (deletes and its GarbageCollected Event), a Lease read and a revie
   await gc.stop();
   gc = undefined;
 
-  // The collector's deletes went through the controllers' client, its Event through the events client.
-  expect(clients.client.transport.requestsSent).toBeGreaterThanOrEqual(DEPENDENTS);
+  // The collector's deletes went through the background client (as main.ts wires it), its Event through the events client.
+  expect(clients.backgroundClient.transport.requestsSent).toBeGreaterThanOrEqual(DEPENDENTS);
+  expect(clients.budget!.granted().background).toBe(clients.backgroundClient.transport.requestsSent);
   expect(clients.eventClient.transport.requestsSent).toBeGreaterThan(eventsBefore);
   expect(clients.leaseClient!.transport.requestsSent).toBeGreaterThan(0);
   expect(clients.reviewClient!.transport.requestsSent).toBeGreaterThan(0);

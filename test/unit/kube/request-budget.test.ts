@@ -32,7 +32,7 @@ describe('RequestBudget (the process-wide --qps/--burst)', () => {
     clock.advance(100);
     await settle();
     expect(through).toEqual(['a', 'b', 'c', 'd', 'e']);
-    expect(budget.granted()).toEqual({ normal: 5, high: 0 });
+    expect(budget.granted()).toEqual({ normal: 5, high: 0, background: 0 });
     expect(budget.waiters()).toBe(0);
   });
 
@@ -58,7 +58,39 @@ describe('RequestBudget (the process-wide --qps/--burst)', () => {
     await settle();
     expect(through).toEqual(['first', 'lease', 'review', 'delete-1', 'delete-2']);
     // The Lease went first, but it spent the budget like everyone else.
-    expect(budget.granted()).toEqual({ normal: 3, high: 2 });
+    expect(budget.granted()).toEqual({ normal: 3, high: 2, background: 0 });
+  });
+
+  it('lets normal (Bundle passes) and background (the collector, the sweeper) requests take turns while both wait, high before either', async () => {
+    const clock = new FakeClock(0);
+    const budget = new RequestBudget(clock, { qps: 10, burst: 1 });
+    // The collector's start queues its lists first; a Bundle pass comes after: it is not served after all of them.
+    const through = requests(budget, [
+      ['list-0', 'background'],
+      ['list-1', 'background'],
+      ['list-2', 'background'],
+      ['list-3', 'background'],
+      ['apply-0', 'normal'],
+      ['apply-1', 'normal'],
+      ['lease', 'high'],
+    ]);
+    for (let i = 0; i < 7; i++) {
+      await settle();
+      clock.advance(100);
+    }
+    await settle();
+    expect(through).toEqual(['list-0', 'lease', 'apply-0', 'list-1', 'apply-1', 'list-2', 'list-3']);
+    expect(budget.granted()).toEqual({ normal: 2, high: 1, background: 4 });
+    // Alone, either is served at the full rate.
+    const alone = requests(budget, [
+      ['apply-2', 'normal'],
+      ['apply-3', 'normal'],
+    ]);
+    clock.advance(100);
+    await settle();
+    clock.advance(100);
+    await settle();
+    expect(alone).toEqual(['apply-2', 'apply-3']);
   });
 
   it('refills no more than the burst, and a clock stepping back takes no tokens away', async () => {
