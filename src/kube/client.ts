@@ -215,6 +215,7 @@ export class KubeClient {
   async apply(rt: ResourceType, manifest: Record<string, unknown>, opts: ApplyOptions): Promise<KubeObject> {
     const meta = manifest.metadata as { name: string; namespace?: string };
     const body = await this.send('PATCH', resourcePath(rt, meta.namespace, meta.name), {
+      ...(opts.guard ? { guard: opts.guard } : {}),
       body: manifest,
       contentType: 'application/apply-patch+yaml',
       query: { fieldManager: opts.fieldManager, force: opts.force ? true : undefined, dryRun: opts.dryRun ? 'All' : undefined },

@@ -49,6 +49,8 @@ export interface ApplyOptions {
   fieldManager: string;
   force?: boolean;
   dryRun?: boolean;
+  /** Checked at the moment the apply is sent (see RequestOptions.guard). */
+  guard?: SendGuard;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic';

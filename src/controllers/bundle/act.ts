@@ -22,10 +22,18 @@ import {
   type BundlePlan,
   type ResourcePlan,
 } from '../../core/bundle/plan.js';
-import { isWritingPrune } from '../../core/bundle/prune.js';
+import { isWritingPrune, type ObjectTarget } from '../../core/bundle/prune.js';
 import { kindKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
-import { errorMessage, isForbidden, isManifestRejected, isNotFound, isStaleWrite } from '../../kube/errors.js';
+import {
+  errorMessage,
+  isForbidden,
+  isManifestRejected,
+  isNotFound,
+  isSendRefused,
+  isStaleWrite,
+  type SendGuard,
+} from '../../kube/errors.js';
 import { guardedPatch } from '../../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { EventTarget } from '../events.js';
@@ -49,8 +57,8 @@ export type ActResult =
   | { kind: 'not-recorded' }
   /** Claims and applies done, nothing pruned: the Bundle changed since it was read. */
   | { kind: 'changed-before-prune'; outcome: PassOutcome; fresh: KubeObject | undefined }
-  /** Pruning stopped part-way: a Bundle changed after the prune was decided (outcome.abandoned says which). */
-  | { kind: 'changed-during-prune'; outcome: PassOutcome; fresh?: undefined };
+  /** Claims, applies or pruning stopped part-way: a Bundle changed after they were decided (outcome.abandoned says which). */
+  | { kind: 'changed-while-writing'; outcome: PassOutcome; fresh?: undefined };
 
 export async function actOnPlan(
   d: ActDeps,
@@ -65,6 +73,11 @@ export async function actOnPlan(
   // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
   // once (its owner is absent). So before any such write the incarnation is confirmed on a fresh read.
   let recorded: KubeObject | undefined;
+  // The fresh read below decides for every claim and apply of the pass: each is sent only while no Bundle event (a new
+  // spec, a deletion, a new incarnation) has arrived since, so a write that waited (the request budget, a slow server)
+  // cannot put the controller reference back after the Bundle was deleted with --cascade=orphan and the collector took
+  // it out (red team 13). Taken before the read: an event from here on stops each write not yet sent.
+  const writesDecidedAt = d.fence?.decidedAt();
   if (writesOwnerReference(plan)) {
     const fresh = await d.api.tryGet(BUNDLE_RESOURCE_TYPE, namespace, name);
     if (!isLiveIncarnation(fresh, bundle.metadata.uid)) {
@@ -87,11 +100,15 @@ export async function actOnPlan(
     if (typeof parent === 'object') keepRecorded(outcome, parent, bundle);
   }
   const target = bundleTarget(bundle);
-  const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target);
+  const guardOf = (t: ObjectTarget): SendGuard | undefined =>
+    d.fence !== undefined && writesDecidedAt !== undefined ? d.fence.guard(writesDecidedAt, t) : undefined;
+  const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target, guardOf);
+  if (outcome.abandoned !== undefined) return changedWhileWriting(d, outcome);
   for (const name of d.readFailures?.keys() ?? []) failedClaims.add(name);
   if (plan.issues.length > 0) return { kind: 'acted', plan, outcome };
 
-  await applyResources(d, plan, types, failedClaims, outcome, target);
+  await applyResources(d, plan, types, failedClaims, outcome, target, guardOf);
+  if (outcome.abandoned !== undefined) return changedWhileWriting(d, outcome);
   plan = withholdAfterFailedApplies(plan, [...outcome.applyFailures.keys()]);
   if (d.crdReadiness) plan = withAppliedReadiness(plan, outcome.applied, d.crdReadiness, d.healthChecks);
   if (plan.prune.some(isWritingPrune)) {
@@ -112,12 +129,18 @@ export async function actOnPlan(
     await pruneObjects(d, plan, outcome, target, decidedAt);
     if (outcome.abandoned !== undefined) {
       d.log.info({ reason: outcome.abandoned }, 'a Bundle changed while pruning; the rest of the prune is decided again');
-      return { kind: 'changed-during-prune', outcome };
+      return { kind: 'changed-while-writing', outcome };
     }
   }
   await withdrawClaims(d, plan, outcome);
   await announceWaits(d, plan, bundle, target);
   return { kind: 'acted', plan, outcome };
+}
+
+/** A claim or apply was not sent: the Bundle (or one listing the object) changed since the pass read it. Nothing pruned. */
+function changedWhileWriting(d: ActDeps, outcome: PassOutcome): ActResult {
+  d.log.info({ reason: outcome.abandoned }, 'a Bundle changed while its objects were written; deciding again');
+  return { kind: 'changed-while-writing', outcome };
 }
 
 /**
@@ -145,15 +168,22 @@ async function carryOutClaims(
   namespace: string,
   outcome: PassOutcome,
   target: EventTarget,
+  guardOf: (t: ObjectTarget) => SendGuard | undefined,
 ): Promise<Set<string>> {
   const failed = new Set<string>();
   await forEachBounded(claims, d.applyConcurrency, async (c) => {
+    if (outcome.abandoned !== undefined) return;
     const rt = await d.api.resolve(c.target.apiVersion, c.target.kind);
     if (!rt) return;
+    const guard = guardOf(c.target);
     try {
-      await d.api.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER });
+      await d.api.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
     } catch (err) {
       failed.add(c.name);
+      if (isSendRefused(err)) {
+        outcome.abandoned = errorMessage(err);
+        return;
+      }
       // A failed test or a conflict: the object changed since it was read; the next pass decides on what it is now.
       const changed = isStaleWrite(err) || isNotFound(err);
       // Adoption is a write: an identity that may not patch the object does not get it.
@@ -188,14 +218,23 @@ async function applyResources(
   failedClaims: ReadonlySet<string>,
   outcome: PassOutcome,
   target: EventTarget,
+  guardOf: (t: ObjectTarget) => SendGuard | undefined,
 ): Promise<void> {
   const writes = plan.resources.filter(
     (r): r is Extract<ResourcePlan, { apply: unknown }> => (r.action === 'apply' || r.action === 'adopt') && !failedClaims.has(r.name),
   );
   await forEachBounded(writes, d.applyConcurrency, async (r) => {
+    if (outcome.abandoned !== undefined) return;
     const desired = r.apply.desired;
     const rt = types.get(kindKey(desired.apiVersion, desired.kind));
     if (!rt) return;
+    const guard = guardOf({
+      apiVersion: desired.apiVersion,
+      kind: desired.kind,
+      name: desired.metadata.name,
+      ...(desired.metadata.namespace !== undefined ? { namespace: desired.metadata.namespace } : {}),
+    });
+    const guarded = guard ? { guard } : {};
     try {
       if (r.apply.bookkeeping !== undefined) {
         // The drift controls hold the user's fields back: only the operator's bookkeeping is written. An object claimed
@@ -203,6 +242,7 @@ async function applyResources(
         if (r.apply.needed && !plan.claims.some((c) => c.name === r.name)) {
           await d.api.patch(rt, desired.metadata.namespace, desired.metadata.name, r.apply.bookkeeping, 'json', {
             fieldManager: FIELD_MANAGER,
+            ...guarded,
           });
           outcome.wrote = true;
           d.log.debug(
@@ -211,12 +251,17 @@ async function applyResources(
           );
         }
       } else if (r.apply.needed) {
-        outcome.applied.set(r.name, await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true }));
+        outcome.applied.set(r.name, await d.api.apply(rt, desired, { fieldManager: FIELD_MANAGER, force: true, ...guarded }));
         outcome.wrote = true;
         d.log.debug({ object: { kind: desired.kind, name: desired.metadata.name }, create: r.apply.create }, 'applied');
       }
       if (r.action === 'adopt') await d.events.normal(target, r.event.reason, r.event.message);
     } catch (err) {
+      // Not sent: a Bundle event arrived since the pass read the Bundle (or the Lease is not held); decided again at once.
+      if (isSendRefused(err)) {
+        outcome.abandoned = errorMessage(err);
+        return;
+      }
       // The server refused the manifest itself (400, 422, an undeclared field): retrying the same spec cannot help. A 403 may
       // change when someone grants the identity more: retried, with backoff.
       // The server's message may echo a value a reference substituted (a Secret's): never let it out.

@@ -394,7 +394,7 @@ export class BundleController {
       // Stopped on a stale read: the Bundle as it is now says so, and the next pass decides on it.
       if (acted.kind === 'not-recorded') return nextOnly({ kind: 'retry' });
       // Stopped part-way: the next pass decides on the Bundles as they are now, at once.
-      if (acted.kind === 'changed-during-prune') return nextOnly({ kind: 'after', ms: 0 });
+      if (acted.kind === 'changed-while-writing') return nextOnly({ kind: 'after', ms: 0 });
       const next: NextPass = acted.kind === 'stale-bundle' ? { kind: 'after', ms: STALE_BUNDLE_RECHECK_MS } : { kind: 'retry' };
       return acted.fresh
         ? {
