@@ -189,12 +189,12 @@ export type DeletionDefaults = z.infer<typeof DeletionDefaultsSchema>;
 export const MAX_IGNORED_POINTERS = 64;
 export const MAX_POINTER_LENGTH = 1024;
 
-/** An RFC 6901 JSON pointer into an object: "/" then segments, "~" only as "~0" or "~1" (core/bundle/drift.ts reads the same). */
+/** An RFC 6901 JSON pointer into an object: "/" then segments, "~" only as "~0" or "~1" (core/bundle/drift-controls.ts reads the same). */
 export const JSON_POINTER_PATTERN = '^(/([^~]|~[01])*)+$';
 
 /**
  * What no ignore may name, as CEL over one pointer: the object's identity and
- * ownership, and the operator's own annotations and labels (core/bundle/drift.ts
+ * ownership, and the operator's own annotations and labels (core/bundle/drift-controls.ts
  * refuses the same, for annotations and Bundles stored under an older CRD).
  */
 export const UNIGNORABLE_POINTERS = [

@@ -11,7 +11,9 @@ import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.j
 import { declarationToSeal, declaredIdentityOf } from './countdown.js';
 import { declaresSameRules } from '../softdelete/stamp-seal.js';
 import { buildDesired, needsApply } from './desired.js';
-import { decideDrift, readDriftControls, withIgnoredFrom, withoutIgnored } from './drift.js';
+import { decideDrift } from './drift.js';
+import { readDriftControls } from './drift-controls.js';
+import { withIgnoredFrom, withoutIgnored } from './drift-ignore.js';
 import { dependenciesOf, type DependencyGraph } from './graph.js';
 import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';
@@ -128,7 +130,7 @@ export function planResource(
     : declaresSameRules(liveProof, manifestRules)
       ? liveProof
       : undefined;
-  // Drift controls (drift.ts): validateBundle refuses what cannot be read; this keeps the type honest.
+  // Drift controls (drift-controls.ts): validateBundle refuses what cannot be read; this keeps the type honest.
   const drift = readDriftControls(resolved.object.metadata.annotations, input.spec.driftDefaults);
   if (!drift.ok) return { name, action: 'error', terminal: true, message: drift.message };
   const { ignore } = drift.controls;
