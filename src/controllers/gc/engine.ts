@@ -23,7 +23,9 @@ import { applyEvent, foregroundWaitsAtStart, type InvalidNamespaceReport } from 
 import { decideAttemptToOrphan, decideDeletingDependents, deletingDependentsFacts, planAttemptToDelete } from '../../core/gc/decide.js';
 import { blockerNames, foregroundCycleBrokenEvent, ownerRefInvalidNamespaceEvent } from '../../core/gc/events.js';
 import { GcEvents } from './gc-events.js';
-import { Graph, NodeFlags, formatIdentity, identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
+import { Graph } from '../../core/gc/graph.js';
+import { NodeFlags, type GraphNode } from '../../core/gc/graph-node.js';
+import { formatIdentity, identityOf, type Identity } from '../../core/gc/graph-identity.js';
 import { inModeScope, inRestriction, type GcMode, type GcScopeRestriction } from '../../core/gc/scope.js';
 import { gateRank, type SyncGate } from '../../core/gc/sync-gate.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';

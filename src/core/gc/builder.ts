@@ -11,18 +11,9 @@
  * deletion queued.
  */
 import { Finalizers } from '../../api/names.js';
-import {
-  Graph,
-  NodeFlags,
-  type GraphNode,
-  OwnerRef,
-  refBits,
-  identityOf,
-  identityKey,
-  refMatchesCoordinates,
-  sameIdentity,
-  type Identity,
-} from './graph.js';
+import { Graph } from './graph.js';
+import { NodeFlags, type GraphNode, OwnerRef, refBits } from './graph-node.js';
+import { identityOf, identityKey, refMatchesCoordinates, sameIdentity, type Identity } from './graph-identity.js';
 import type { OwnerReference } from '../../api/bundle.js';
 import { reachesBundle } from './scope.js';
 

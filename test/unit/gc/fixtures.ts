@@ -5,7 +5,8 @@
  */
 import type { OwnerReference } from '../../../src/api/bundle.js';
 import { applyEvent, type GraphEffects, type ObservedObject } from '../../../src/core/gc/builder.js';
-import { Graph, type Identity } from '../../../src/core/gc/graph.js';
+import { Graph } from '../../../src/core/gc/graph.js';
+import type { Identity } from '../../../src/core/gc/graph-identity.js';
 
 export type Modifier = (o: ObservedObject) => void;
 
