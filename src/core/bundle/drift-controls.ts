@@ -7,7 +7,8 @@
  * validating them, which validateBundle also needs, reads on its own.
  */
 import { APPLY_MODES, Annotations, DRIFT_MODES, GROUP, type ApplyMode, type DriftMode } from '../../api/names.js';
-import { MAX_IGNORED_POINTERS, MAX_POINTER_LENGTH, type BundleSpec, type DriftDefaults } from '../../api/bundle.js';
+import { MAX_IGNORED_POINTERS, MAX_POINTER_LENGTH, type DriftDefaults } from '../../api/spec-defaults.js';
+import type { BundleSpec } from '../../api/bundle.js';
 
 export interface DriftControls {
   apply: ApplyMode;

@@ -6,7 +6,7 @@
  * mechanism, with its own rules for lists and co-owned fields.
  */
 import { FIELD_MANAGER } from '../../api/names.js';
-import type { KubeObjectManifest } from '../../api/bundle.js';
+import type { KubeObjectManifest } from '../../api/resource.js';
 import { cloneJson, isRecord } from './objects.js';
 import type { DriftControls } from './drift-controls.js';
 

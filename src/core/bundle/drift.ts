@@ -18,7 +18,7 @@
  * before, whatever the controls say.
  */
 import { Annotations, GROUP, Labels } from '../../api/names.js';
-import type { KubeObjectManifest } from '../../api/bundle.js';
+import type { KubeObjectManifest } from '../../api/resource.js';
 import { isRecord, jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { recordedDependencyUids } from './ownership.js';
 import type { DriftControls } from './drift-controls.js';

@@ -25,7 +25,7 @@
  * it, and nothing deletes it.
  * Pure: no client, no clock.
  */
-import type { DeletionDefaults } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { Annotations, EventReasons, Finalizers, Labels, type DeletionPropagation } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';

@@ -5,7 +5,7 @@
  * deleted, blocked by its dependencies, or applied (adopted when nothing
  * controls it) with its references resolved. Pure.
  */
-import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
+import type { KubeObjectManifest, Resource } from '../../api/resource.js';
 import { Annotations, EventReasons, Reasons } from '../../api/names.js';
 import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.js';
 import { declarationToSeal, declaredIdentityOf } from './countdown.js';

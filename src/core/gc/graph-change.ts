@@ -6,7 +6,7 @@
  * these types without the mutation rules.
  */
 import { Finalizers } from '../../api/names.js';
-import type { OwnerReference } from '../../api/bundle.js';
+import type { OwnerReference } from '../../api/resource.js';
 import type { Graph } from './graph.js';
 import { NodeFlags, OwnerRef, refBits } from './graph-node.js';
 import type { Identity } from './graph-identity.js';

@@ -1,4 +1,4 @@
-import { IGNORABLE_POINTER_RULES } from '../../../src/api/bundle.js';
+import { IGNORABLE_POINTER_RULES } from '../../../src/api/spec-defaults.js';
 import { Annotations, ApplySetLabels, Labels, ResourceConditionTypes } from '../../../src/api/names.js';
 import { bookkeepingPatch, driftedFields } from '../../../src/core/bundle/drift.js';
 import { parseJsonPointer, readDriftControls, unignorable } from '../../../src/core/bundle/drift-controls.js';

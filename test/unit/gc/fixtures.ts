@@ -3,7 +3,7 @@
  * scenario that feeds events to one graph and accumulates the queues the
  * way the controller's writer would (de-duplicated sets of UIDs).
  */
-import type { OwnerReference } from '../../../src/api/bundle.js';
+import type { OwnerReference } from '../../../src/api/resource.js';
 import { applyEvent } from '../../../src/core/gc/builder.js';
 import type { GraphEffects, ObservedObject } from '../../../src/core/gc/graph-change.js';
 import { Graph } from '../../../src/core/gc/graph.js';
