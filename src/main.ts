@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
-import type { HealthCheck } from './api/bundle.js';
+import type { HealthCheck } from './api/health-checks.js';
 import { readHealthChecksFile } from './core/bundle/health-checks.js';
 import { metricsSecure, parseArgs, type Config } from './config.js';
 import type { KubeClient } from './kube/client.js';

@@ -4,7 +4,7 @@
  * clock. main.ts adds flags, signals, leader election and HTTP endpoints;
  * integration tests build an Operator directly with a fake clock.
  */
-import type { HealthCheck } from './api/bundle.js';
+import type { HealthCheck } from './api/health-checks.js';
 import type { KubeClient } from './kube/client.js';
 import { Discovery } from './kube/discovery.js';
 import type { Logger } from './observability/logger.js';

@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { stringify } from 'yaml';
-import { BundleSpecSchema, BundleStatusSchema } from './bundle.js';
+import { BundleSpecSchema } from './bundle.js';
+import { BundleStatusSchema } from './bundle-status.js';
 import { ApplySetLabels, BUNDLE_KIND, BUNDLE_PLURAL, BUNDLE_RESOURCE, GROUP, VERSION } from './names.js';
 
 type JsonSchema = { [key: string]: unknown };

@@ -13,7 +13,7 @@ import { EXIT_PROBLEMS, type ObjectRef } from './args.js';
 import type { Cluster } from './cluster.js';
 import { serverNow } from './cluster-state.js';
 import { CliError, type CliIo } from './io.js';
-import { failed, pendingTarget } from './pending.js';
+import { failed, pendingTarget } from './pending-target.js';
 
 /** The approval time: now by the server's clock, and in any case after the stamp it approves. */
 export function approvalTime(stampMs: number, serverNowMs: number): string {

@@ -5,7 +5,7 @@
  * CRD gains a rule without one (so `validate` never silently skips a rule
  * the API server enforces).
  */
-import { GO_DURATION_RULE, IGNORABLE_POINTER_RULES, UNIGNORABLE_POINTERS } from '../api/bundle.js';
+import { GO_DURATION_RULE, IGNORABLE_POINTER_RULES, UNIGNORABLE_POINTERS } from '../api/spec-defaults.js';
 import { isRecord } from '../core/bundle/objects.js';
 import { readDelayText } from '../core/softdelete/rules.js';
 import { formatFieldPath, type FieldPath } from './field-path.js';

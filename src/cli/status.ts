@@ -4,7 +4,8 @@
  * words. Pure: Bundles in, lines out. A Bundle counts as Ready only when its
  * status describes its current generation.
  */
-import type { Bundle, Condition } from '../api/bundle.js';
+import type { Bundle } from '../api/bundle.js';
+import type { Condition } from '../api/bundle-status.js';
 import { parseRfc3339 } from '../core/rfc3339.js';
 import { isHeldByGate, pendingWords, resourceState } from './tree.js';
 

@@ -5,7 +5,8 @@
  * objects counting down to deletion. Pure: the caller reads the Bundle and
  * the objects; this module shapes and renders them.
  */
-import type { Bundle, Condition, PendingDeletion } from '../api/bundle.js';
+import type { Bundle } from '../api/bundle.js';
+import type { Condition, PendingDeletion } from '../api/bundle-status.js';
 import { ResourceConditionTypes } from '../api/names.js';
 import { parseRfc3339 } from '../core/rfc3339.js';
 import { formatRemaining } from '../core/duration.js';

@@ -13,7 +13,8 @@
  * namespaced Bundle cannot own.
  */
 import { z } from 'zod';
-import { BundleSchema, DNS1123_SUBDOMAIN, formatIssues, type BundleSpec } from '../api/bundle.js';
+import { BundleSchema, formatIssues, type BundleSpec } from '../api/bundle.js';
+import { DNS1123_SUBDOMAIN } from '../api/resource.js';
 import { API_VERSION, BUNDLE_KIND, GROUP } from '../api/names.js';
 import type { KindInfo, KindTable } from '../core/bundle/kinds.js';
 import { groupOf, kindKey } from '../core/bundle/objects.js';

@@ -1,5 +1,5 @@
 /** Shapes of API objects as the operator handles them: generic, parsed at the edges. */
-import type { OwnerReference } from '../api/bundle.js';
+import type { OwnerReference } from '../api/resource.js';
 
 export interface ObjectMeta {
   name: string;

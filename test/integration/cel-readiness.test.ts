@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HealthCheck } from '../../src/api/bundle.js';
+import type { HealthCheck } from '../../src/api/health-checks.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { conditionOf, createNamespace, resourceType, waitFor } from './harness.js';
 import { bundleManifest, eventsFor, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { MAX_REFERENCES, MAX_RESOURCES } from '../../src/api/bundle.js';
+import { MAX_REFERENCES, MAX_RESOURCES } from '../../src/api/resource.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { connect, createNamespace, resourceType, run, type TestEnv } from './harness.js';
 

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { OwnerReference } from '../../src/api/bundle.js';
+import type { OwnerReference } from '../../src/api/resource.js';
 import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations, Finalizers, Labels } from '../../src/api/names.js';
 import type { KubeClient } from '../../src/kube/client.js';

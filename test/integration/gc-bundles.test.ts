@@ -6,7 +6,7 @@
  * references, and no operator runs: the Bundle is only an owner.
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import type { OwnerReference } from '../../src/api/bundle.js';
+import type { OwnerReference } from '../../src/api/resource.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { BUNDLE_RESOURCE_TYPE, bundleManifest } from './bundles.js';
 import { connect, createNamespace, resourceType, waitFor, waitForGone, type TestEnv } from './harness.js';

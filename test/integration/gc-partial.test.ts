@@ -8,7 +8,7 @@
  */
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import type { OwnerReference } from '../../src/api/bundle.js';
+import type { OwnerReference } from '../../src/api/resource.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { connect, createNamespace, kubeconfigPath, resourceType, uniqueName, waitFor, waitForGone, type TestEnv } from './harness.js';
 

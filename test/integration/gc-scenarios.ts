@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { installCrd, CRD_RESOURCE } from '../../src/kube/crds.js';
-import type { OwnerReference } from '../../src/api/bundle.js';
+import type { OwnerReference } from '../../src/api/resource.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { waitFor, waitForGone, type TestEnv } from './harness.js';
 

@@ -26,7 +26,7 @@
  *     applied object (`smith.atlassian.com/declared-rules`) and, with the
  *     Bundle's defaults, are a floor.
  */
-import type { PendingDeletion } from '../../src/api/bundle.js';
+import type { PendingDeletion } from '../../src/api/bundle-status.js';
 import { Annotations } from '../../src/api/names.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { conditionOf, expectKept, kubectl, uniqueName, waitFor } from './harness.js';

@@ -32,7 +32,7 @@
  * writes withListedCountdownsCancelled(errorStatus(statusSubject(cached)),
  * this.listedNow(bundle)) (core/bundle/countdown.ts): it cancels only the
  * entries of objects some live Bundle lists. cancelPending
- * (src/cli/pending.ts) takes the object out of the operator's hands without
+ * (src/cli/pending-target.ts) takes the object out of the operator's hands without
  * listing it anywhere (its Bundle reference removed), so c1's stuck pass,
  * woken by that change, keeps {c-x, T1}. The write-back names c1 as
  * controller again; c1's first full pass reads the proven T1 stamp as held

@@ -50,17 +50,31 @@ it('foreground, deletion guard installed: an approval dated far ahead does not l
   const future = configMap('rt13fa-future', { k: 'v' }, gated);
   const control = configMap('rt13fa-control', { k: 'v' }, gated);
   const plain = configMap('rt13fa-plain');
-  await applyBundle(env, ns, 'fa', [{ name: 'future', object: future }, { name: 'control', object: control }, { name: 'plain', object: plain }]);
+  await applyBundle(env, ns, 'fa', [
+    { name: 'future', object: future },
+    { name: 'control', object: control },
+    { name: 'plain', object: plain },
+  ]);
   await waitForReady(env, ns, 'fa');
-  const uid = async (n: string) => (await env.client.get(t.configMap, ns, n)).metadata.uid!;
+  const uid = async (n: string) => (await env.client.get(t.configMap, ns, n)).metadata.uid;
   const futureUid = await uid('rt13fa-future');
   const controlUid = await uid('rt13fa-control');
 
   await applyBundle(env, ns, 'fa', [{ name: 'plain', object: plain }]);
   for (const n of ['rt13fa-future', 'rt13fa-control']) {
-    await waitFor(`${n} stamped`, async () => (await env.client.get(t.configMap, ns, n)).metadata.annotations?.[Annotations.deletionTimestamp] !== undefined);
+    await waitFor(
+      `${n} stamped`,
+      async () => (await env.client.get(t.configMap, ns, n)).metadata.annotations?.[Annotations.deletionTimestamp] !== undefined,
+    );
   }
-  await env.client.patch(t.configMap, ns, 'rt13fa-future', { metadata: { annotations: { [Annotations.deletionApproved]: '2099-01-01T00:00:00Z' } } }, 'merge', { fieldManager: 'approver' });
+  await env.client.patch(
+    t.configMap,
+    ns,
+    'rt13fa-future',
+    { metadata: { annotations: { [Annotations.deletionApproved]: '2099-01-01T00:00:00Z' } } },
+    'merge',
+    { fieldManager: 'approver' },
+  );
 
   const removeGuard = await installDeletionGuard(f, t.configMap, { name: 'rt13fa-control', uid: controlUid });
   try {
@@ -68,7 +82,11 @@ it('foreground, deletion guard installed: an approval dated far ahead does not l
     if (process.env.RT13_STOP !== '0') await f.operator.stop();
     const bundle = await getBundle(env, ns, 'fa');
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'fa', { uid: bundle?.metadata.uid ?? '', propagationPolicy: 'Foreground' });
-    await waitFor('the collector to take the plain object', async () => (await env.client.tryGet(t.configMap, ns, 'rt13fa-plain')) === undefined, { timeoutMs: 60_000 });
+    await waitFor(
+      'the collector to take the plain object',
+      async () => (await env.client.tryGet(t.configMap, ns, 'rt13fa-plain')) === undefined,
+      { timeoutMs: 60_000 },
+    );
     if (process.env.RT13_STOP !== '0') await f.startOperator();
     await waitFor('fa to be gone', async () => (await getBundle(env, ns, 'fa')) === undefined, { timeoutMs: 90_000 });
     for (const n of ['rt13fa-future', 'rt13fa-control']) {

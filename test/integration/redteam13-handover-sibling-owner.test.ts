@@ -38,10 +38,21 @@ it('background deletion after a hand-over: an object another tool made a depende
   await waitForReady(env, ns, 'ho-a');
   const ownerObj = await env.client.get(t.configMap, ns, 'ho-owner');
   const c0 = await env.client.get(t.configMap, ns, 'ho-child');
-  await env.client.patch(t.configMap, ns, 'ho-child', [
-    { op: 'test', path: '/metadata/resourceVersion', value: c0.metadata.resourceVersion },
-    { op: 'add', path: '/metadata/ownerReferences/-', value: { apiVersion: 'v1', kind: 'ConfigMap', name: 'ho-owner', uid: ownerObj.metadata.uid, blockOwnerDeletion: true } },
-  ], 'json', { fieldManager: 'another-tool' });
+  await env.client.patch(
+    t.configMap,
+    ns,
+    'ho-child',
+    [
+      { op: 'test', path: '/metadata/resourceVersion', value: c0.metadata.resourceVersion },
+      {
+        op: 'add',
+        path: '/metadata/ownerReferences/-',
+        value: { apiVersion: 'v1', kind: 'ConfigMap', name: 'ho-owner', uid: ownerObj.metadata.uid, blockOwnerDeletion: true },
+      },
+    ],
+    'json',
+    { fieldManager: 'another-tool' },
+  );
 
   await applyBundle(env, ns, 'ho-b', [
     { name: 'owner', object: owner },
@@ -62,10 +73,10 @@ it('background deletion after a hand-over: an object another tool made a depende
   console.log(JSON.stringify(child.metadata.ownerReferences), JSON.stringify(child.metadata.managedFields, null, 1));
   expect((child.metadata.ownerReferences ?? []).some((r) => r.uid === ownerObj.metadata.uid)).toBe(true);
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ho-b', { uid: b.metadata.uid! });
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ho-b', { uid: b.metadata.uid });
   await waitFor('ho-b to be gone', async () => (await getBundle(env, ns, 'ho-b')) === undefined, { timeoutMs: 60_000 });
-  expectKept(await env.client.tryGet(t.configMap, ns, 'ho-owner'), ownerObj.metadata.uid!);
+  expectKept(await env.client.tryGet(t.configMap, ns, 'ho-owner'), ownerObj.metadata.uid);
   const after = await env.client.tryGet(t.configMap, ns, 'ho-child');
   console.log('after', after === undefined ? 'GONE' : JSON.stringify(after.metadata.ownerReferences));
-  expectKept(after, child.metadata.uid!);
+  expectKept(after, child.metadata.uid);
 }, 120_000);

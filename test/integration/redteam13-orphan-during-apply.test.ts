@@ -88,7 +88,7 @@ it('a Bundle deleted with --cascade=orphan while its pass applies keeps every ob
   await applyBundle(env, ns, 'oa', resources('1'));
   const bundle = await waitForReady(env, ns, 'oa');
   const uids = new Map<string, string>();
-  for (const n of names) uids.set(n, (await env.client.get(t.configMap, ns, n)).metadata.uid!);
+  for (const n of names) uids.set(n, (await env.client.get(t.configMap, ns, n)).metadata.uid);
 
   // The edit's pass reaches its applies (after its fresh read of the Bundle) and waits there.
   let release!: () => void;
@@ -97,35 +97,55 @@ it('a Bundle deleted with --cascade=orphan while its pass applies keeps every ob
   await waitFor('the pass to reach its applies', () => held >= 1, { timeoutMs: 30_000 });
 
   // kubectl delete bundle oa --cascade=orphan; kube-controller-manager orphans the objects.
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'oa', { uid: bundle.metadata.uid!, propagationPolicy: 'Orphan' });
-  await waitFor('kube-controller-manager to orphan the objects', async () => {
-    for (const n of names) {
-      const o = await env.client.get(t.configMap, ns, n);
-      if ((o.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid)) return false;
-    }
-    const b = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oa');
-    return b === undefined || !(b.metadata.finalizers ?? []).includes(Finalizers.orphan);
-  }, { timeoutMs: 30_000 });
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'oa', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
+  await waitFor(
+    'kube-controller-manager to orphan the objects',
+    async () => {
+      for (const n of names) {
+        const o = await env.client.get(t.configMap, ns, n);
+        if ((o.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid)) return false;
+      }
+      const b = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oa');
+      return b === undefined || !(b.metadata.finalizers ?? []).includes(Finalizers.orphan);
+    },
+    { timeoutMs: 30_000 },
+  );
   console.log('orphaned by kube-controller-manager; the held applies go on');
 
   // The held applies go through.
   hold = undefined;
   release();
 
-  await waitFor('the Bundle to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oa')) === undefined, { timeoutMs: 60_000 });
+  await waitFor('the Bundle to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oa')) === undefined, {
+    timeoutMs: 60_000,
+  });
   // Give both collectors a moment to act on what the Bundle's deletion left behind, then check.
-  await waitFor('each object to settle (no reference to the gone Bundle, or gone)', async () => {
-    for (const n of names) {
-      const o = await env.client.tryGet(t.configMap, ns, n);
-      if (o !== undefined && o.metadata.deletionTimestamp === undefined && (o.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid)) return false;
-    }
-    return true;
-  }, { timeoutMs: 60_000 });
+  await waitFor(
+    'each object to settle (no reference to the gone Bundle, or gone)',
+    async () => {
+      for (const n of names) {
+        const o = await env.client.tryGet(t.configMap, ns, n);
+        if (
+          o !== undefined &&
+          o.metadata.deletionTimestamp === undefined &&
+          (o.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid)
+        )
+          return false;
+      }
+      return true;
+    },
+    { timeoutMs: 60_000 },
+  );
   const events = await env.client.list(await resourceType(env, 'v1', 'Event'), ns);
   console.log(events.items.map((e) => `${(e as { reason?: string }).reason}: ${(e as { message?: string }).message}`).join('\n'));
   for (const n of names) {
     const o = await env.client.tryGet(t.configMap, ns, n);
-    console.log(n, o === undefined ? 'GONE' : `uid ${o.metadata.uid} deletionTimestamp ${o.metadata.deletionTimestamp} refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`);
+    console.log(
+      n,
+      o === undefined
+        ? 'GONE'
+        : `uid ${o.metadata.uid} deletionTimestamp ${o.metadata.deletionTimestamp} refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`,
+    );
     expectKept(o, uids.get(n)!);
   }
 }, 240_000);
@@ -139,8 +159,10 @@ it('control: the same orphan deletion with no pass in flight keeps every object'
   await applyBundle(env, ns, 'oc', resources('2'));
   await waitForReady(env, ns, 'oc');
   const uids = new Map<string, string>();
-  for (const n of names) uids.set(n, (await env.client.get(t.configMap, ns, n)).metadata.uid!);
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'oc', { uid: bundle.metadata.uid!, propagationPolicy: 'Orphan' });
-  await waitFor('the Bundle to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oc')) === undefined, { timeoutMs: 60_000 });
+  for (const n of names) uids.set(n, (await env.client.get(t.configMap, ns, n)).metadata.uid);
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'oc', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
+  await waitFor('the Bundle to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oc')) === undefined, {
+    timeoutMs: 60_000,
+  });
   for (const n of names) expectKept(await env.client.tryGet(t.configMap, ns, n), uids.get(n)!);
 }, 120_000);

@@ -36,11 +36,17 @@ import { operatorFixture } from './operator.js';
 
 const f = operatorFixture('rt13o');
 
-it('a Bundle deleted in the background keeps an object another live Bundle owns by the user\'s reference', async () => {
+it("a Bundle deleted in the background keeps an object another live Bundle owns by the user's reference", async () => {
   const { env, ns, t } = f;
   await applyBundle(env, ns, 'rt13o-umbrella', [{ name: 'u', object: configMap('rt13o-u') }]);
   const umbrella = await waitForReady(env, ns, 'rt13o-umbrella');
-  const ownerRef = { apiVersion: 'smith.atlassian.com/v1', kind: 'Bundle', name: 'rt13o-umbrella', uid: umbrella.metadata.uid!, blockOwnerDeletion: false };
+  const ownerRef = {
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    name: 'rt13o-umbrella',
+    uid: umbrella.metadata.uid,
+    blockOwnerDeletion: false,
+  };
   const declared = { ...configMap('rt13o-declared'), metadata: { name: 'rt13o-declared', ownerReferences: [ownerRef] } };
   await applyBundle(env, ns, 'rt13o-app', [
     { name: 'declared', object: declared },
@@ -49,19 +55,28 @@ it('a Bundle deleted in the background keeps an object another live Bundle owns 
   ]);
   const app = await waitForReady(env, ns, 'rt13o-app');
   const patched = await env.client.get(t.configMap, ns, 'rt13o-patched');
-  await env.client.patch(t.configMap, ns, 'rt13o-patched', [
-    { op: 'test', path: '/metadata/ownerReferences', value: patched.metadata.ownerReferences },
-    { op: 'add', path: '/metadata/ownerReferences/-', value: ownerRef },
-  ], 'json', { fieldManager: 'another-tool' });
+  await env.client.patch(
+    t.configMap,
+    ns,
+    'rt13o-patched',
+    [
+      { op: 'test', path: '/metadata/ownerReferences', value: patched.metadata.ownerReferences },
+      { op: 'add', path: '/metadata/ownerReferences/-', value: ownerRef },
+    ],
+    'json',
+    { fieldManager: 'another-tool' },
+  );
   const uids = new Map<string, string>();
   for (const n of ['rt13o-declared', 'rt13o-patched', 'rt13o-plain']) {
     const o = await env.client.get(t.configMap, ns, n);
     expect((o.metadata.ownerReferences ?? []).some((r) => r.uid === umbrella.metadata.uid)).toBe(n !== 'rt13o-plain');
-    uids.set(n, o.metadata.uid!);
+    uids.set(n, o.metadata.uid);
   }
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt13o-app', { uid: app.metadata.uid! });
-  await waitFor('rt13o-app to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt13o-app')) === undefined, { timeoutMs: 60_000 });
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt13o-app', { uid: app.metadata.uid });
+  await waitFor('rt13o-app to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt13o-app')) === undefined, {
+    timeoutMs: 60_000,
+  });
   // The control: the plain object had no other owner and went.
   await waitFor('rt13o-plain deleted', async () => (await env.client.tryGet(t.configMap, ns, 'rt13o-plain')) === undefined);
   for (const n of ['rt13o-declared', 'rt13o-patched']) {

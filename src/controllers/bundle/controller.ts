@@ -5,7 +5,9 @@
  * on every path. Level-based: the result of a pass is the next requeue, never
  * a stored event.
  */
-import { BundleSchema, formatIssues, type Bundle, type HealthCheck, type PendingDeletion } from '../../api/bundle.js';
+import { BundleSchema, formatIssues, type Bundle } from '../../api/bundle.js';
+import type { HealthCheck } from '../../api/health-checks.js';
+import type { PendingDeletion } from '../../api/bundle-status.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';

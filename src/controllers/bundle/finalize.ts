@@ -7,7 +7,8 @@
  * only once a pass on fresh lists finds nothing left to write. A pass that
  * cannot let it go says why in the Bundle's status.
  */
-import type { Bundle, BundleStatus, PendingDeletion } from '../../api/bundle.js';
+import type { Bundle } from '../../api/bundle.js';
+import type { BundleStatus, PendingDeletion } from '../../api/bundle-status.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';

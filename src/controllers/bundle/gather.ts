@@ -7,7 +7,8 @@
  * with an identity GETs everything as that identity (what it may not read,
  * it may not use: a forbidden read is that resource's failure).
  */
-import type { Bundle, KubeObjectManifest } from '../../api/bundle.js';
+import type { Bundle } from '../../api/bundle.js';
+import type { KubeObjectManifest } from '../../api/resource.js';
 import { Labels } from '../../api/names.js';
 import type { ActingIdentity } from '../../core/bundle/identity.js';
 import type { KindTable } from '../../core/bundle/kinds.js';

@@ -6,7 +6,7 @@
  * maps its next step onto the work queue, so status on every exit holds by
  * construction rather than by discipline at each return.
  */
-import type { BundleStatus } from '../../api/bundle.js';
+import type { BundleStatus } from '../../api/bundle-status.js';
 import type { NextPass } from '../../core/bundle/next-pass.js';
 import type { KubeObject } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';

@@ -9,7 +9,8 @@
  * And what the kind inventory lets go of (confirmedEmpty). The pure
  * decisions are core/bundle/kind-inventory.ts and core/bundle/countdown.ts.
  */
-import type { Bundle, BundleStatus } from '../../api/bundle.js';
+import type { Bundle } from '../../api/bundle.js';
+import type { BundleStatus } from '../../api/bundle-status.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { groupKindKey, recordKinds, referencesBundle, unrecordedKinds, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { pendingRecordedAhead } from '../../core/bundle/countdown-record.js';

@@ -3,7 +3,7 @@
  * events its transitions call for (core/bundle/exit-status.ts decides which)
  * and the gauges summed over every Bundle.
  */
-import type { BundleStatus } from '../../api/bundle.js';
+import type { BundleStatus } from '../../api/bundle-status.js';
 import { ResourceConditionTypes } from '../../api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { transitionEvents, type StatusSubject } from '../../core/bundle/exit-status.js';

@@ -11,16 +11,9 @@ import type { WorkResult } from '../../runtime/workers.js';
 import { classifyReferences } from '../../core/gc/classify.js';
 import { decideAttemptToDelete, itemFacts } from '../../core/gc/decide.js';
 import type { DeletionPropagation } from '../../api/names.js';
-import {
-  OwnerRef,
-  formatIdentity,
-  identityOf,
-  refBits,
-  NodeFlags,
-  type Graph,
-  type GraphNode,
-  type Identity,
-} from '../../core/gc/graph.js';
+import { OwnerRef, refBits, NodeFlags, type GraphNode } from '../../core/gc/graph-node.js';
+import { formatIdentity, identityOf, type Identity } from '../../core/gc/graph-identity.js';
+import type { Graph } from '../../core/gc/graph.js';
 import { removeRefsPatch, unblockRefsPatch } from '../../core/gc/patches.js';
 import type { GcMetrics } from './metrics.js';
 import type { OwnerVerifier, ResourceResolver } from './owner-verifier.js';

@@ -12,7 +12,9 @@
 import { CascadeEvents, type CascadeEventWrite, type CascadeOwner } from '../../core/gc/cascade-events.js';
 import type { DeletionPropagation } from '../../api/names.js';
 import { describeOwnerChain } from '../../core/gc/decide.js';
-import { formatIdentity, type Graph, type Identity, type OwnerRef } from '../../core/gc/graph.js';
+import { formatIdentity, type Identity } from '../../core/gc/graph-identity.js';
+import type { Graph } from '../../core/gc/graph.js';
+import type { OwnerRef } from '../../core/gc/graph-node.js';
 import { errorMessage } from '../../kube/errors.js';
 import type { Clock } from '../../kube/clock.js';
 import type { GcEventText } from '../../core/gc/events.js';

@@ -5,7 +5,7 @@
  * graph and the queues is the engine's (`apply`); this is the buffer and
  * the loop. Tests drain it by hand.
  */
-import type { Identity } from '../../core/gc/graph.js';
+import type { Identity } from '../../core/gc/graph-identity.js';
 import type { SyncGate } from '../../core/gc/sync-gate.js';
 import type { KubeObject } from '../../kube/types.js';
 

@@ -16,7 +16,9 @@ import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { errorMessage } from '../../kube/errors.js';
 import { Finalizers } from '../../api/names.js';
 import type { OwnerState, OwnerStateKind } from '../../core/gc/classify.js';
-import { identityKey, type Graph, type Identity, type OwnerRef } from '../../core/gc/graph.js';
+import { identityKey, type Identity } from '../../core/gc/graph-identity.js';
+import type { Graph } from '../../core/gc/graph.js';
+import type { OwnerRef } from '../../core/gc/graph-node.js';
 import { LruSet } from '../../core/gc/lru.js';
 
 export interface ResourceResolver {

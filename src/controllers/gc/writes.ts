@@ -6,7 +6,8 @@
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { guardedPatch } from '../../kube/guarded-write.js';
 import { removeFinalizerPatch, removeRefsPatch } from '../../core/gc/patches.js';
-import { identityOf, type GraphNode, type Identity } from '../../core/gc/graph.js';
+import { identityOf, type Identity } from '../../core/gc/graph-identity.js';
+import type { GraphNode } from '../../core/gc/graph-node.js';
 import type { DeleteOptions, EventInput, PatchType } from '../../kube/client.js';
 import type { GcMetrics } from './metrics.js';
 import type { OwnerLookupApi, ResourceResolver } from './owner-verifier.js';

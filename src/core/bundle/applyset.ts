@@ -10,7 +10,7 @@
  * Pure.
  */
 import { createHash } from 'node:crypto';
-import type { OwnerReference } from '../../api/bundle.js';
+import type { OwnerReference } from '../../api/resource.js';
 import { ApplySetLabels, BUNDLE_KIND, GROUP } from '../../api/names.js';
 import { jsonPointerSegment, type JsonPatchOperation } from './objects.js';
 import { isBundleReference } from './ownership.js';

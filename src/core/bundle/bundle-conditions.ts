@@ -9,7 +9,7 @@
  * kstatus takes whichever it meets first in the list. Pure: no clock (the
  * caller merges transition times).
  */
-import type { Condition } from '../../api/bundle.js';
+import type { Condition } from '../../api/bundle-status.js';
 import { BundleConditionTypes, Reasons } from '../../api/names.js';
 import { condition } from './conditions.js';
 

@@ -5,7 +5,7 @@
  * longer lists. Part of the plan (plan.ts calls planClaims and
  * planWithdrawals); pure, every patch guarded by what was read.
  */
-import type { Resource } from '../../api/bundle.js';
+import type { Resource } from '../../api/resource.js';
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { declarationToSeal } from './countdown.js';
 import { declaredIdentityOf } from './countdown-record.js';

@@ -3,7 +3,7 @@
  * lastTransitionTime for as long as its status does not change, so writing
  * the same state twice produces the same status (and no write).
  */
-import type { Condition, ConditionStatus } from '../../api/bundle.js';
+import type { Condition, ConditionStatus } from '../../api/bundle-status.js';
 
 export function condition(type: string, status: boolean | ConditionStatus, reason?: string, message?: string): Condition {
   const c: Condition = { type, status: typeof status === 'boolean' ? (status ? 'True' : 'False') : status };

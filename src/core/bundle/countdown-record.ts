@@ -7,7 +7,8 @@
  * object, and the write-ahead of new countdowns. How a countdown is read
  * against it is countdown.ts. Pure.
  */
-import type { DeclaredRules, DeletionDefaults, PendingDeletion } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
+import type { DeclaredRules, PendingDeletion } from '../../api/bundle-status.js';
 import { Annotations } from '../../api/names.js';
 import { readDeletionRules } from '../softdelete/rules.js';
 import type { DeclaredIdentity } from '../softdelete/stamp-seal.js';

@@ -17,7 +17,8 @@
  * hold, or one earlier than the recorded one, reads as none (the countdown
  * starts again), and the recorded deadline is a floor. Pure.
  */
-import type { DeletionDefaults, PendingDeletion } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
+import type { PendingDeletion } from '../../api/bundle-status.js';
 import { Annotations } from '../../api/names.js';
 import { formatGoDuration } from '../duration.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';

@@ -3,7 +3,7 @@
  * and whether the live object already matches it (so a no-op reconcile sends
  * no write at all).
  */
-import type { KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
+import type { KubeObjectManifest, OwnerReference } from '../../api/resource.js';
 import { API_VERSION, Annotations, ApplySetLabels, BUNDLE_KIND, Labels } from '../../api/names.js';
 import { applySetId } from './applyset.js';
 import { contentHash } from './hash.js';

@@ -5,7 +5,7 @@
  * rejects, a pass that failed, a pass stopped because what it read was
  * stale, the finalizer added, a deletion that has not finished. Pure.
  */
-import type { BundleStatus, Condition } from '../../api/bundle.js';
+import type { BundleStatus, Condition } from '../../api/bundle-status.js';
 import { BundleConditionTypes, EventReasons, Reasons, ResourceConditionTypes } from '../../api/names.js';
 import { decideBundleConditions, summaryOf } from './bundle-conditions.js';
 import { findConditionByType, mergeConditions } from './conditions.js';

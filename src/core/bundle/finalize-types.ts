@@ -3,7 +3,7 @@
  * the controller carries them out). Apart so that the deciding modules share
  * them without importing each other.
  */
-import type { DeletionDefaults } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { Finalizers, type DeletionPropagation } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { type JsonPatchOperation, type LiveObject } from './objects.js';

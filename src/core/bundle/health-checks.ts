@@ -5,7 +5,7 @@
  * the Bundle (or a refusal to start, for the operator's file), so no object
  * is ever judged ready by a rule that could not run.
  */
-import { HealthChecksFileSchema, type HealthCheck } from '../../api/bundle.js';
+import { HealthChecksFileSchema, type HealthCheck } from '../../api/health-checks.js';
 import { compileExpression, type CompiledExpression } from './cel.js';
 import { kindKey } from './objects.js';
 

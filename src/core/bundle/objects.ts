@@ -2,7 +2,7 @@
  * Plain-data helpers over Kubernetes objects as the API returns them (JSON).
  * Nothing here reads a clock or talks to a server.
  */
-import type { OwnerReference } from '../../api/bundle.js';
+import type { OwnerReference } from '../../api/resource.js';
 
 /** Object metadata fields the decisions read; everything else is carried along untouched. */
 export interface LiveObjectMeta {

@@ -13,7 +13,7 @@
  *    or must report a Conflict.
  * Pure: Bundles and objects come in as plain data.
  */
-import type { OwnerReference } from '../../api/bundle.js';
+import type { OwnerReference } from '../../api/resource.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, FIELD_MANAGER, GROUP } from '../../api/names.js';
 import { controllerOf, describeObject, groupOf, isRecord, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 

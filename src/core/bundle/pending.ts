@@ -2,7 +2,7 @@
  * The Bundle's pending deletions, read off a plan: what status.pendingDeletions
  * reports and what `bundlesmith pending` lists, from the one function.
  */
-import type { PendingDeletion } from '../../api/bundle.js';
+import type { PendingDeletion } from '../../api/bundle-status.js';
 import type { BundlePlan } from './plan.js';
 
 /**

@@ -5,7 +5,9 @@
  * the live object at each resource's coordinates, what the Bundle controls,
  * the claims of the namespace's live Bundles, the CRD readiness table.
  */
-import type { BundleSpec, Condition, DeclaredRules, HealthCheck, PendingDeletion } from '../../api/bundle.js';
+import type { BundleSpec } from '../../api/bundle.js';
+import type { Condition, DeclaredRules, PendingDeletion } from '../../api/bundle-status.js';
+import type { HealthCheck } from '../../api/health-checks.js';
 import { healthCheckTable } from './health-checks.js';
 import { countdownRecordOf, latestStampsElsewhere } from './countdown-record.js';
 import { BundleConditionTypes } from '../../api/names.js';

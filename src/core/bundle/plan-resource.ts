@@ -5,14 +5,16 @@
  * deleted, blocked by its dependencies, or applied (adopted when nothing
  * controls it) with its references resolved. Pure.
  */
-import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
+import type { KubeObjectManifest, Resource } from '../../api/resource.js';
 import { Annotations, EventReasons, Reasons } from '../../api/names.js';
 import { readDeletionRules, unreadableRulesMessage } from '../softdelete/rules.js';
 import { declarationToSeal } from './countdown.js';
 import { declaredIdentityOf } from './countdown-record.js';
 import { declaresSameRules } from '../softdelete/stamp-seal.js';
 import { buildDesired, needsApply } from './desired.js';
-import { decideDrift, readDriftControls, withIgnoredFrom, withoutIgnored } from './drift.js';
+import { decideDrift } from './drift.js';
+import { readDriftControls } from './drift-controls.js';
+import { withIgnoredFrom, withoutIgnored } from './drift-ignore.js';
 import { dependenciesOf, type DependencyGraph } from './graph.js';
 import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';
@@ -129,7 +131,7 @@ export function planResource(
     : declaresSameRules(liveProof, manifestRules)
       ? liveProof
       : undefined;
-  // Drift controls (drift.ts): validateBundle refuses what cannot be read; this keeps the type honest.
+  // Drift controls (drift-controls.ts): validateBundle refuses what cannot be read; this keeps the type honest.
   const drift = readDriftControls(resolved.object.metadata.annotations, input.spec.driftDefaults);
   if (!drift.ok) return { name, action: 'error', terminal: true, message: drift.message };
   const { ignore } = drift.controls;

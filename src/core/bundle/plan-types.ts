@@ -3,7 +3,8 @@
  * resource (ResourcePlan): the types plan.ts, plan-resource.ts and claims.ts
  * share, kept apart so that none of them imports another in a circle.
  */
-import type { BundleSpec, KubeObjectManifest, OwnerReference } from '../../api/bundle.js';
+import type { BundleSpec } from '../../api/bundle.js';
+import type { KubeObjectManifest, OwnerReference } from '../../api/resource.js';
 import type { Reasons } from '../../api/names.js';
 import type { SourceData } from './env-ref-hash.js';
 import type { HealthCheckTable } from './health-checks.js';

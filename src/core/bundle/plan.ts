@@ -4,7 +4,9 @@
  * controller gathers the inputs (live objects, kind tables, the time) and
  * carries the plan out; nothing here talks to the API server.
  */
-import type { DeclaredRules, DeletionDefaults, PendingDeletion, Resource } from '../../api/bundle.js';
+import type { DeclaredRules, PendingDeletion } from '../../api/bundle-status.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
+import type { Resource } from '../../api/resource.js';
 import {
   carriedRecord,
   declaredIdentityOf,

@@ -4,7 +4,7 @@
  * themselves live in core/softdelete; this module applies them to a set of
  * objects and orders the deletes.
  */
-import type { DeletionDefaults } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { EventReasons } from '../../api/names.js';
 import { decideSoftDelete, deletedAfterWords, deletesNow, type DeletionGate } from '../softdelete/decide.js';
 import { buildGraph, levels, topologicalOrder, transpose } from './graph.js';

@@ -4,7 +4,7 @@
  * keeping that value's type (number, boolean, object, array). Strings that
  * merely contain `!{...}` are left alone, as in Smith.
  */
-import type { Reference, Resource } from '../../api/bundle.js';
+import type { Reference, Resource } from '../../api/resource.js';
 import { cloneJson, describeObject, isRecord, type LiveObject } from './objects.js';
 import { getPath } from './path.js';
 

@@ -10,7 +10,7 @@
  *    the released-object sweeper can tell it from a label anyone could write.
  * Pure.
  */
-import type { DeletionDefaults } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { Annotations, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';

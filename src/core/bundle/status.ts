@@ -3,7 +3,7 @@
  * Pending soft deletions are information: the Bundle stays Ready while
  * objects count down to deletion.
  */
-import type { BundleStatus, Condition, ObjectToDelete, ResourceStatus } from '../../api/bundle.js';
+import type { BundleStatus, Condition, ObjectToDelete, ResourceStatus } from '../../api/bundle-status.js';
 import { Reasons, ResourceConditionTypes } from '../../api/names.js';
 import { decideBundleConditions, summaryOf, type PassProblem } from './bundle-conditions.js';
 import { condition, mergeConditions } from './conditions.js';

@@ -5,9 +5,10 @@
  * which are retriable because the CRD may be installed later.
  */
 import { readDelayText } from '../softdelete/rules.js';
-import type { BundleSpec, Resource } from '../../api/bundle.js';
+import type { BundleSpec } from '../../api/bundle.js';
+import type { Resource } from '../../api/resource.js';
 import { Annotations, BUNDLE_KIND, GROUP } from '../../api/names.js';
-import { driftControlIssues } from './drift.js';
+import { driftControlIssues } from './drift-controls.js';
 import { buildGraph, findCycles, formatCycle } from './graph.js';
 import { healthCheckIssues } from './health-checks.js';
 import type { KindTable } from './kinds.js';

@@ -5,7 +5,7 @@
  * a ConfigMap or Secret it reads. Pure: the data of the ConfigMaps and
  * Secrets comes in through a lookup.
  */
-import type { KubeObjectManifest, Resource } from '../../api/bundle.js';
+import type { KubeObjectManifest, Resource } from '../../api/resource.js';
 import { Annotations } from '../../api/names.js';
 import {
   ENV_REF_HASH_DISABLED,

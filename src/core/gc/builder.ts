@@ -9,122 +9,24 @@
  * replaced by the observed identity, dependents re-checked when their
  * references may be invalid, and transitions into orphan or foreground
  * deletion queued.
+ *
+ * The event and effect types are in graph-change.ts, the comparisons of
+ * owner references in owner-refs.ts.
  */
-import { Finalizers } from '../../api/names.js';
+import type { Graph } from './graph.js';
+import { NodeFlags, type GraphNode, type OwnerRef } from './graph-node.js';
+import { identityOf, sameIdentity, refMatchesCoordinates, type Identity } from './graph-identity.js';
 import {
-  Graph,
-  NodeFlags,
-  type GraphNode,
-  OwnerRef,
-  refBits,
-  identityOf,
-  identityKey,
-  refMatchesCoordinates,
-  sameIdentity,
-  type Identity,
-} from './graph.js';
-import type { OwnerReference } from '../../api/bundle.js';
+  emptyEffects,
+  flagsOf,
+  identityFromObject,
+  toRefs,
+  type GraphEffects,
+  type GraphEvent,
+  type ObservedObject,
+} from './graph-change.js';
+import { alternateOwnerIdentity, partitionDependents, referencesDiff, type RefsDiff } from './owner-refs.js';
 import { reachesBundle } from './scope.js';
-
-/** The parts of an object (metadata-only is enough) the graph reads. KubeObject fits. */
-export interface ObservedObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid: string;
-    resourceVersion?: string;
-    deletionTimestamp?: string;
-    finalizers?: readonly string[];
-    ownerReferences?: readonly OwnerReference[];
-  };
-}
-
-export type GraphEvent =
-  /**
-   * An add or update seen by an informer (or listed by it). `tagged` sets
-   * NodeFlags.tagged; `source` names the informer (a small positive number,
-   * see 'listed'); `at` is the writer's clock.
-   */
-  | { type: 'observed'; object: ObservedObject; tagged?: boolean; source?: number; at: number }
-  /**
-   * An informer's list is complete: `uids` is every object in it (each was
-   * applied as 'observed' before this). The observed nodes of this source
-   * that it did not list were deleted while the informer was not watching.
-   */
-  | { type: 'listed'; source: number; uids: ReadonlySet<string>; at: number }
-  /** A delete seen by an informer. */
-  | { type: 'deleted'; object: ObservedObject; at: number }
-  /** A worker verified that nothing with this identity exists on the server. */
-  | { type: 'virtual-delete'; identity: Identity; at: number };
-
-export interface InvalidNamespaceReport {
-  dependent: Identity;
-  /** The reference as the dependent wrote it. */
-  ownerRef: { apiVersion: string; kind: string; name: string; uid: string };
-}
-
-/** What the writer must do after an event: queue work, remember absences, emit warnings. */
-export interface GraphEffects {
-  attemptToDelete: Set<string>;
-  /** Queue with backoff: a virtual node whose identity was just replaced by an alternate guess. */
-  attemptToDeleteRateLimited: Set<string>;
-  attemptToOrphan: Set<string>;
-  /** Identities verified absent (add to the absent-owner cache). */
-  absentOwners: Identity[];
-  invalidNamespaceRefs: InvalidNamespaceReport[];
-  /** UIDs whose state changed (owner verifications of them are stale). */
-  touched: string[];
-}
-
-export function emptyEffects(): GraphEffects {
-  return {
-    attemptToDelete: new Set(),
-    attemptToDeleteRateLimited: new Set(),
-    attemptToOrphan: new Set(),
-    absentOwners: [],
-    invalidNamespaceRefs: [],
-    touched: [],
-  };
-}
-
-function flagsOf(meta: ObservedObject['metadata'], tagged: boolean): number {
-  let flags = NodeFlags.observed;
-  const finalizers = meta.finalizers ?? [];
-  const beingDeleted = meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
-  if (beingDeleted) flags |= NodeFlags.beingDeleted;
-  if (finalizers.includes(Finalizers.orphan)) flags |= NodeFlags.orphanFinalizer;
-  if (finalizers.includes(Finalizers.foregroundDeletion)) {
-    flags |= NodeFlags.foregroundFinalizer;
-    if (beingDeleted) flags |= NodeFlags.deletingDependents;
-  }
-  if (tagged) flags |= NodeFlags.tagged;
-  return flags;
-}
-
-/** Compact references; strings are shared with the owner's node when the owner is known. */
-function toRefs(graph: Graph, refs: readonly OwnerReference[] | undefined): readonly OwnerRef[] {
-  if (!refs || refs.length === 0) return EMPTY_REFS;
-  return refs.map((r) => {
-    const owner = graph.get(r.uid);
-    const uid = owner ? owner.uid : r.uid;
-    const name = owner && owner.name === r.name ? owner.name : r.name;
-    return new OwnerRef(uid, graph.internType(r.apiVersion, r.kind), name, refBits(r));
-  });
-}
-
-const EMPTY_REFS: readonly OwnerRef[] = Object.freeze([]);
-
-function identityFromObject(graph: Graph, obj: ObservedObject): Identity {
-  return {
-    uid: obj.metadata.uid,
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    name: obj.metadata.name,
-    namespace: graph.internNamespace(obj.metadata.namespace),
-  };
-}
 
 /** Applies one event to the graph. The single writer calls this; nothing else mutates the graph. */
 export function applyEvent(graph: Graph, event: GraphEvent): GraphEffects {
@@ -272,32 +174,6 @@ export function foregroundWaitsAtStart(graph: Graph): string[] {
   return [...uids].sort();
 }
 
-interface RefsDiff {
-  added: OwnerRef[];
-  removed: OwnerRef[];
-  changed: [OwnerRef, OwnerRef][];
-}
-
-function sameRef(a: OwnerRef, b: OwnerRef): boolean {
-  return a.uid === b.uid && a.name === b.name && a.type === b.type && a.bits === b.bits;
-}
-
-export function referencesDiff(oldRefs: readonly OwnerRef[], newRefs: readonly OwnerRef[]): RefsDiff {
-  const oldByUid = new Map<string, OwnerRef>();
-  for (const r of oldRefs) oldByUid.set(r.uid, r);
-  const diff: RefsDiff = { added: [], removed: [], changed: [] };
-  for (const r of newRefs) {
-    const old = oldByUid.get(r.uid);
-    if (!old) diff.added.push(r);
-    else {
-      if (!sameRef(old, r)) diff.changed.push([old, r]);
-      oldByUid.delete(r.uid);
-    }
-  }
-  diff.removed.push(...oldByUid.values());
-  return diff;
-}
-
 /** An owner waiting on its dependents is re-checked when a blocking reference to it goes away or stops blocking. */
 function addUnblockedOwnersToDeleteQueue(graph: Graph, diff: RefsDiff, fx: GraphEffects): void {
   for (const r of diff.removed) if (r.blockOwnerDeletion && graph.get(r.uid)) fx.attemptToDelete.add(r.uid);
@@ -393,74 +269,6 @@ function applyVirtualDelete(graph: Graph, deleted: Identity, fx: GraphEffects): 
     return;
   }
   removeNode(graph, node, deleted, fx);
-}
-
-/**
- * Splits dependents into those whose reference to the owner's UID matches
- * the identity and those that do not (a dependent can be in both).
- */
-export function partitionDependents(
-  dependents: readonly GraphNode[],
-  owner: Identity,
-): { matching: GraphNode[]; nonmatching: GraphNode[] } {
-  const matching: GraphNode[] = [];
-  const nonmatching: GraphNode[] = [];
-  const ownerNamespaced = owner.namespace !== '';
-  for (const dep of dependents) {
-    let match = false;
-    let mismatch = false;
-    if (ownerNamespaced && owner.namespace !== dep.namespace) mismatch = true;
-    else
-      for (const ref of dep.owners) {
-        if (ref.uid !== owner.uid) continue;
-        if (refMatchesCoordinates(ref, owner)) match = true;
-        else mismatch = true;
-      }
-    if (match) matching.push(dep);
-    if (mismatch) nonmatching.push(dep);
-  }
-  return { matching, nonmatching };
-}
-
-function identityLess(a: Identity, b: Identity): boolean {
-  if (a.kind !== b.kind) return a.kind < b.kind;
-  if (a.apiVersion !== b.apiVersion) return a.apiVersion < b.apiVersion;
-  if (a.namespace !== b.namespace) return a.namespace < b.namespace;
-  if (a.name !== b.name) return a.name < b.name;
-  return a.uid < b.uid;
-}
-
-/**
- * Another identity the dependents give this UID: the first after the absent
- * one in a fixed order (so repeated verifications cycle through all of
- * them), else the first.
- */
-export function alternateOwnerIdentity(dependents: readonly GraphNode[], absent: Identity): Identity | undefined {
-  const absentClusterScoped = absent.namespace === '';
-  const seen = new Set<string>([identityKey(absent)]);
-  let first: Identity | undefined;
-  let firstFollowing: Identity | undefined;
-  for (const dep of dependents) {
-    for (const ref of dep.owners) {
-      if (ref.uid !== absent.uid) continue;
-      if (refMatchesCoordinates(ref, absent) && (absentClusterScoped || absent.namespace === dep.namespace)) continue;
-      const candidate: Identity = {
-        uid: ref.uid,
-        apiVersion: ref.type.apiVersion,
-        kind: ref.type.kind,
-        name: ref.name,
-        namespace: dep.namespace,
-      };
-      // The absent identity proved this apiVersion/kind cluster-scoped.
-      if (absentClusterScoped && candidate.apiVersion === absent.apiVersion && candidate.kind === absent.kind) candidate.namespace = '';
-      const key = identityKey(candidate);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      if (!first || identityLess(candidate, first)) first = candidate;
-      if (identityLess(absent, candidate) && (!firstFollowing || identityLess(candidate, firstFollowing))) firstFollowing = candidate;
-    }
-  }
-  return firstFollowing ?? first;
 }
 
 function reportInvalidNamespace(dep: GraphNode, ownerUid: string, fx: GraphEffects): void {

@@ -3,7 +3,7 @@
  * the owner states are fetched first (live, by UID, see the controller's
  * owner verifier), then sorted here.
  */
-import type { OwnerRef } from './graph.js';
+import type { OwnerRef } from './graph-node.js';
 
 /**
  * What a live lookup found for one owner reference of a dependent.

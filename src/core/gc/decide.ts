@@ -6,7 +6,8 @@
 import type { DeletionPropagation } from '../../api/names.js';
 import { Finalizers } from '../../api/names.js';
 import type { Classification } from './classify.js';
-import { NodeFlags, type Graph, type GraphNode, type OwnerRef } from './graph.js';
+import { NodeFlags, type GraphNode, type OwnerRef } from './graph-node.js';
+import type { Graph } from './graph.js';
 
 /** The first step of an attempt-to-delete: what information the decision needs. */
 export type AttemptToDeletePlan =

@@ -4,7 +4,7 @@
  * GarbageCollected summary of a cascade is cascade-events.ts's).
  */
 import { EventReasons } from '../../api/names.js';
-import type { InvalidNamespaceReport } from './builder.js';
+import type { InvalidNamespaceReport } from './graph-change.js';
 import type { Graph } from './graph.js';
 
 export interface GcEventText {

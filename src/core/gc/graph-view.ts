@@ -6,7 +6,8 @@
  * the graph as it is; virtual nodes (owners only referenced, not observed)
  * and objects being deleted are marked.
  */
-import type { Graph, GraphNode } from './graph.js';
+import type { Graph } from './graph.js';
+import type { GraphNode } from './graph-node.js';
 
 export interface GraphViewNode {
   uid: string;

@@ -4,7 +4,8 @@
  * left to whoever else collects it.
  */
 import { API_VERSION, BUNDLE_KIND } from '../../api/names.js';
-import { NodeFlags, type Graph, type GraphNode, type ObjectType } from './graph.js';
+import { NodeFlags, type GraphNode, type ObjectType } from './graph-node.js';
+import type { Graph } from './graph.js';
 
 export type GcMode = 'cluster' | 'bundles' | 'off';
 

@@ -8,7 +8,7 @@
  * an unreadable delay keeps the object (and says why), an unreadable stamp
  * restarts the countdown (which can only delete later, never earlier).
  */
-import type { DeletionDefaults } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { Annotations } from '../../api/names.js';
 import { formatGoDuration } from '../duration.js';
 import { LATEST_RFC3339_MS, formatRfc3339, parseRfc3339 } from '../rfc3339.js';

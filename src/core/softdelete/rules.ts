@@ -7,7 +7,7 @@
  * A value that cannot be read is never guessed at: the rules come back
  * unreadable and the caller keeps the object.
  */
-import type { DeletionDefaults } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { Annotations, DELETE_WHEN_GATES, DELETION_POLICIES, type DeleteWhenGate, type DeletionPolicy } from '../../api/names.js';
 import { formatGoDuration, parseGoDuration } from '../duration.js';
 

@@ -18,7 +18,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Annotations, DELETE_WHEN_GATES, DELETION_POLICIES } from '../../api/names.js';
-import type { DeletionDefaults } from '../../api/bundle.js';
+import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { isOneOf, readDeletionRules, rulesOfCountdown, type CountdownRules, type DeletionRules } from './rules.js';
 
 /** v1 (before this round): uid and stamp only, no rules; still read, without a floor. */

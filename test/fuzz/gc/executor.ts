@@ -10,7 +10,7 @@ import type { KubeClient } from '../../../src/kube/client.js';
 import type { Discovery } from '../../../src/kube/discovery.js';
 import { installCrd } from '../../../src/kube/crds.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
-import type { OwnerReference } from '../../../src/api/bundle.js';
+import type { OwnerReference } from '../../../src/api/resource.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import {
   HOLD_FINALIZER,

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildBundleCrd, renderBundleCrdYaml } from '../../../src/api/crd.js';
 import { CRD_PATHS, repoRoot } from '../../../src/api/crd-paths.js';
-import { BundleSchema, MAX_REFERENCES, MAX_RESOURCES, formatIssues } from '../../../src/api/bundle.js';
+import { BundleSchema, formatIssues } from '../../../src/api/bundle.js';
+import { MAX_REFERENCES, MAX_RESOURCES } from '../../../src/api/resource.js';
 
 describe('generated CRD', () => {
   it.each(CRD_PATHS)('%s is up to date with src/api (run npm run crd:generate)', (rel) => {

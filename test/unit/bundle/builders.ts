@@ -2,7 +2,8 @@
  * Fixture builders with modifiers (cert-manager style): each table row shows
  * only what matters to it. Modifiers mutate the fresh object the builder made.
  */
-import type { BundleSpec, KubeObjectManifest, OwnerReference, Reference, Resource } from '../../../src/api/bundle.js';
+import type { BundleSpec } from '../../../src/api/bundle.js';
+import type { KubeObjectManifest, OwnerReference, Reference, Resource } from '../../../src/api/resource.js';
 import { Annotations, API_VERSION, BUNDLE_KIND } from '../../../src/api/names.js';
 import { countdownRecordOf, type CountdownRecord } from '../../../src/core/bundle/countdown-record.js';
 import { buildGraph, type DependencyGraph } from '../../../src/core/bundle/graph.js';

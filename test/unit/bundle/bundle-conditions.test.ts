@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Condition } from '../../../src/api/bundle.js';
+import type { Condition } from '../../../src/api/bundle-status.js';
 import { Reasons } from '../../../src/api/names.js';
 import { decideBundleConditions, summaryOf, type PassProblem, type PassResult } from '../../../src/core/bundle/bundle-conditions.js';
 

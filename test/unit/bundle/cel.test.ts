@@ -6,7 +6,8 @@
 import { isCelError, run } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { getConformanceSuite } from '@bufbuild/cel-spec/testdata/tests.js';
-import { COST_LIMIT, compileExpression, type Evaluation } from '../../../src/core/bundle/cel.js';
+import { compileExpression, type Evaluation } from '../../../src/core/bundle/cel.js';
+import { COST_LIMIT } from '../../../src/core/bundle/cel-cost.js';
 
 function evaluate(text: string, bindings: Record<string, unknown> = {}): Evaluation | { compileError: string } {
   const compiled = compileExpression(text);

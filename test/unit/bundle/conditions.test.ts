@@ -1,4 +1,4 @@
-import type { Condition } from '../../../src/api/bundle.js';
+import type { Condition } from '../../../src/api/bundle-status.js';
 import { condition, mergeConditions } from '../../../src/core/bundle/conditions.js';
 
 const T0 = '2026-01-01T00:00:00Z';

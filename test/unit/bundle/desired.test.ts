@@ -1,4 +1,4 @@
-import type { KubeObjectManifest } from '../../../src/api/bundle.js';
+import type { KubeObjectManifest } from '../../../src/api/resource.js';
 import { Annotations, ApplySetLabels, Labels } from '../../../src/api/names.js';
 import { applySetId } from '../../../src/core/bundle/applyset.js';
 import { APPLIED_HASH_ANNOTATION, buildDesired, isSubset, needsApply, type BundleIdentity } from '../../../src/core/bundle/desired.js';

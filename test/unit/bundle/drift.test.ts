@@ -1,14 +1,8 @@
-import { IGNORABLE_POINTER_RULES } from '../../../src/api/bundle.js';
+import { IGNORABLE_POINTER_RULES } from '../../../src/api/spec-defaults.js';
 import { Annotations, ApplySetLabels, Labels, ResourceConditionTypes } from '../../../src/api/names.js';
-import {
-  bookkeepingPatch,
-  driftedFields,
-  parseJsonPointer,
-  readDriftControls,
-  unignorable,
-  withIgnoredFrom,
-  withoutIgnored,
-} from '../../../src/core/bundle/drift.js';
+import { bookkeepingPatch, driftedFields } from '../../../src/core/bundle/drift.js';
+import { parseJsonPointer, readDriftControls, unignorable } from '../../../src/core/bundle/drift-controls.js';
+import { withIgnoredFrom, withoutIgnored } from '../../../src/core/bundle/drift-ignore.js';
 import { planBundle, type ResourcePlan } from '../../../src/core/bundle/plan.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';
 import { transitionEvents } from '../../../src/core/bundle/exit-status.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { BundleStatus } from '../../../src/api/bundle.js';
+import type { BundleStatus } from '../../../src/api/bundle-status.js';
 import { BundleConditionTypes, EventReasons, Reasons } from '../../../src/api/names.js';
 import {
   errorEventReason,

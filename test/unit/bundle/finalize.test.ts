@@ -1,4 +1,4 @@
-import type { OwnerReference } from '../../../src/api/bundle.js';
+import type { OwnerReference } from '../../../src/api/resource.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
 import { planFinalize } from '../../../src/core/bundle/finalize.js';
 import { propagationOf, type FinalizeInput, type FinalizeStep } from '../../../src/core/bundle/finalize-types.js';

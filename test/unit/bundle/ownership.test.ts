@@ -1,5 +1,5 @@
 import { API_VERSION, Annotations, BUNDLE_KIND } from '../../../src/api/names.js';
-import type { OwnerReference } from '../../../src/api/bundle.js';
+import type { OwnerReference } from '../../../src/api/resource.js';
 import {
   claimWithdrawal,
   claimsByObject,

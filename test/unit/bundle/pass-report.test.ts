@@ -5,7 +5,8 @@
  * write went through, and its next step is the queue's word for it.
  */
 import { describe, expect, it } from '@jest/globals';
-import { BundleSchema, type BundleStatus } from '../../../src/api/bundle.js';
+import { BundleSchema } from '../../../src/api/bundle.js';
+import type { BundleStatus } from '../../../src/api/bundle-status.js';
 import { API_VERSION, BUNDLE_KIND, Finalizers } from '../../../src/api/names.js';
 import { finishPass, workResultOf, type PassReport } from '../../../src/controllers/bundle/pass-report.js';
 import type { KubeObject } from '../../../src/kube/types.js';

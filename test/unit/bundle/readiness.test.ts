@@ -1,4 +1,4 @@
-import type { HealthCheck } from '../../../src/api/bundle.js';
+import type { HealthCheck } from '../../../src/api/health-checks.js';
 import { Annotations } from '../../../src/api/names.js';
 import { healthCheckIssues, healthCheckTable, readHealthChecksFile } from '../../../src/core/bundle/health-checks.js';
 import type { CrdReadinessTable } from '../../../src/core/bundle/kinds.js';

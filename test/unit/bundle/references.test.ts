@@ -1,4 +1,4 @@
-import type { Resource } from '../../../src/api/bundle.js';
+import type { Resource } from '../../../src/api/resource.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { findPlaceholders, placeholderName, resolveObject, substitutePlaceholders } from '../../../src/core/bundle/references.js';
 import { configMap, live, resource, secret, service, withData, withRef, withSpec, withStatus } from './builders.js';

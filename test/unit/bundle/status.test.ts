@@ -1,4 +1,4 @@
-import type { BundleStatus, Condition } from '../../../src/api/bundle.js';
+import type { BundleStatus, Condition } from '../../../src/api/bundle-status.js';
 import { Annotations, Reasons } from '../../../src/api/names.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { planBundle, type BundlePlan } from '../../../src/core/bundle/plan.js';

@@ -1,5 +1,5 @@
 import { fieldChanges, formatFieldChange, maskSecretValues, redactChanges } from '../../../src/cli/field-changes.js';
-import { comparePending, formatDue, formatPendingTable, type PendingObject } from '../../../src/cli/pending.js';
+import { comparePending, formatDue, formatPendingTable, type PendingObject } from '../../../src/cli/pending-list.js';
 
 describe('fieldChanges', () => {
   it.each([

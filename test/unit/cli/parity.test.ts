@@ -6,10 +6,10 @@
  * the CLI prints for it. Rows that must not delete also assert that nothing
  * in the plan deletes or stamps the object.
  */
-import type { Resource } from '../../../src/api/bundle.js';
+import type { Resource } from '../../../src/api/resource.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Labels } from '../../../src/api/names.js';
 import { describePlan, type DiffAction } from '../../../src/cli/describe-plan.js';
-import { pendingOfPlan, releasedEntry } from '../../../src/cli/pending.js';
+import { pendingOfPlan, releasedEntry } from '../../../src/cli/pending-list.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { objectKey } from '../../../src/core/bundle/objects.js';
 import { claimsByObject, type BundleLike } from '../../../src/core/bundle/ownership.js';

@@ -1,4 +1,4 @@
-import { NodeFlags } from '../../../src/core/gc/graph.js';
+import { NodeFlags } from '../../../src/core/gc/graph-node.js';
 import {
   clusterScoped,
   deleting,

@@ -10,7 +10,8 @@ import {
   planAttemptToDelete,
   type ItemFacts,
 } from '../../../src/core/gc/decide.js';
-import { Graph, OwnerRef, RefBits } from '../../../src/core/gc/graph.js';
+import { Graph } from '../../../src/core/gc/graph.js';
+import { OwnerRef, RefBits } from '../../../src/core/gc/graph-node.js';
 import { LruSet } from '../../../src/core/gc/lru.js';
 import { reachesBundle } from '../../../src/core/gc/scope.js';
 import { deleting, finalizers, foreground, obj, orphaning, owners, ref, rv, Scenario } from './fixtures.js';

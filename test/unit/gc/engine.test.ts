@@ -9,7 +9,7 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 import type { WorkQueue } from '../../../src/runtime/workqueue.js';
 import { GcEngine, type GcEngineOptions } from '../../../src/controllers/gc/engine.js';
-import type { ObservedObject } from '../../../src/core/gc/builder.js';
+import type { ObservedObject } from '../../../src/core/gc/graph-change.js';
 import { FakeApi } from './fake-api.js';
 import { clusterScoped, deleting, finalizers, foreground, ns, obj, orphaning, owners, ref } from './fixtures.js';
 

@@ -9,7 +9,7 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import type { GcApi } from '../../../src/controllers/gc/engine.js';
 import type { ResourceResolver } from '../../../src/controllers/gc/owner-verifier.js';
-import type { ObservedObject } from '../../../src/core/gc/builder.js';
+import type { ObservedObject } from '../../../src/core/gc/graph-change.js';
 
 const rt = (apiVersion: string, kind: string, plural: string, namespaced: boolean): ResourceType => {
   const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];

@@ -3,9 +3,11 @@
  * scenario that feeds events to one graph and accumulates the queues the
  * way the controller's writer would (de-duplicated sets of UIDs).
  */
-import type { OwnerReference } from '../../../src/api/bundle.js';
-import { applyEvent, type GraphEffects, type ObservedObject } from '../../../src/core/gc/builder.js';
-import { Graph, type Identity } from '../../../src/core/gc/graph.js';
+import type { OwnerReference } from '../../../src/api/resource.js';
+import { applyEvent } from '../../../src/core/gc/builder.js';
+import type { GraphEffects, ObservedObject } from '../../../src/core/gc/graph-change.js';
+import { Graph } from '../../../src/core/gc/graph.js';
+import type { Identity } from '../../../src/core/gc/graph-identity.js';
 
 export type Modifier = (o: ObservedObject) => void;
 

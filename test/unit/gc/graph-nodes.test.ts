@@ -1,12 +1,13 @@
 /**
- * The graph's dense node layout (core/gc/graph.ts) must never change what
+ * The graph's dense node layout (core/gc/graph-node.ts) must never change what
  * a reference names: a single owner reference is kept as the owner's node
  * only while that node's coordinates are the reference's. These rows pin
  * the cases where the owner node's identity changes or it leaves the graph:
  * an owner verified by the wrong coordinates would be "absent", and its
  * dependent deleted.
  */
-import { Graph, NodeFlags, OwnerRef, RefBits } from '../../../src/core/gc/graph.js';
+import { Graph } from '../../../src/core/gc/graph.js';
+import { NodeFlags, OwnerRef, RefBits } from '../../../src/core/gc/graph-node.js';
 import { obj, owners, ref, Scenario } from './fixtures.js';
 
 function refsOf(s: Scenario, uid: string): { uid: string; apiVersion: string; kind: string; name: string; bits: number }[] {

@@ -3,7 +3,7 @@
  * be Ready, Bundle-wide defaults): one table through decideSoftDelete, then
  * what the finalizer, the prune and the sweeper make of it.
  */
-import type { DeletionDefaults } from '../../../src/api/bundle.js';
+import type { DeletionDefaults } from '../../../src/api/spec-defaults.js';
 import { Annotations, Labels } from '../../../src/api/names.js';
 import { planFinalize } from '../../../src/core/bundle/finalize.js';
 import { type FinalizeInput } from '../../../src/core/bundle/finalize-types.js';
