@@ -99,6 +99,19 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const clients = await createProcessClients(config, systemClock, writeFence, (request) => metrics.requestDone(request));
   const { client, backgroundClient, eventClient, leaseClient, reviewClient } = clients;
+  // --log-level debug: every 10 s, where the request budget went (requests sent per client, tokens per priority, waiters).
+  if (config.logLevel === 'debug' || config.logLevel === 'trace') {
+    const sent = (c: { transport: { requestsSent: number } } | undefined) => c?.transport.requestsSent ?? 0;
+    setInterval(() => {
+      logger.debug(
+        {
+          sent: { controllers: sent(client), background: sent(backgroundClient), events: sent(eventClient), lease: sent(leaseClient) },
+          ...(clients.budget ? { granted: clients.budget.granted(), waiting: clients.budget.waiters() } : {}),
+        },
+        'requests so far',
+      );
+    }, 10_000).unref();
+  }
   const isLeader = {
     set: (value: 0 | 1) => {
       metrics.leader.set(value);
