@@ -7,7 +7,7 @@
 import { formerBundleOf } from '../core/softdelete/former-bundle.js';
 import { Annotations, Labels } from '../api/names.js';
 import { controllerOf, jsonPointerSegment } from '../core/bundle/objects.js';
-import { isBundleReference, userReferences } from '../core/bundle/ownership.js';
+import { isBundleReference, userReferences } from '../core/bundle/owner-references.js';
 import { partOfRemoval } from '../core/bundle/applyset.js';
 import { errorMessage, isNotFound, isStaleWrite } from '../kube/errors.js';
 import { guardedDelete } from '../kube/guarded-write.js';

@@ -18,7 +18,8 @@ import { propagationOf, type FinalizeStep } from '../../core/bundle/finalize-typ
 import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
 import { groupOf, isControlledBy, objectKey, type LiveObject } from '../../core/bundle/objects.js';
-import { claimsByObject, listedObjectKeys, type NamedOwner } from '../../core/bundle/ownership.js';
+import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
+import { type NamedOwner } from '../../core/bundle/owner-references.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
 import type { StampSeal } from '../../core/softdelete/stamp-seal.js';

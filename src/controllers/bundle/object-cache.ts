@@ -13,7 +13,7 @@
 import { API_VERSION, BUNDLE_KIND, MANAGED_SELECTOR } from '../../api/names.js';
 import type { KubeClient } from '../../kube/client.js';
 import { controllerOf, kindKey } from '../../core/bundle/objects.js';
-import { isBundleReference } from '../../core/bundle/ownership.js';
+import { isBundleReference } from '../../core/bundle/owner-references.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
 import { BundleIndex } from './bundle-index.js';

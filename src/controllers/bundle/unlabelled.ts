@@ -8,7 +8,7 @@
  * finds. The label decides nothing; only ownerReferences do.
  */
 import { FIELD_MANAGER, Labels } from '../../api/names.js';
-import { isBundleReference } from '../../core/bundle/ownership.js';
+import { isBundleReference } from '../../core/bundle/owner-references.js';
 import { errorMessage, isForbidden, isNotFound, isStaleWrite } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';

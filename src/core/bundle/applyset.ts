@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { OwnerReference } from '../../api/resource.js';
 import { ApplySetLabels, BUNDLE_KIND, GROUP } from '../../api/names.js';
 import { jsonPointerSegment, type JsonPatchOperation } from './objects.js';
-import { isBundleReference } from './ownership.js';
+import { isBundleReference } from './owner-references.js';
 
 /**
  * The ApplySet id of the Bundle `name` in `namespace`, as the KEP defines

@@ -12,7 +12,8 @@ import { declaredIdentityOf } from './countdown-record.js';
 import { partOfTakeover } from './applyset.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { claimWithdrawal, isBundleReference, userReferences, type BundleClaim, type Ownership } from './ownership.js';
+import { claimWithdrawal, type BundleClaim, type Ownership } from './ownership.js';
+import { isBundleReference, userReferences } from './owner-references.js';
 import type { PlanBundle, PlanInput } from './plan-types.js';
 import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 

@@ -8,7 +8,7 @@ import { API_VERSION, Annotations, ApplySetLabels, BUNDLE_KIND, Labels } from '.
 import { applySetId } from './applyset.js';
 import { contentHash } from './hash.js';
 import { cloneJson, isRecord, type LiveObject } from './objects.js';
-import { formatDependencyUids } from './ownership.js';
+import { formatDependencyUids } from './owner-references.js';
 
 /** Annotation holding the hash of the manifest last applied. */
 export const APPLIED_HASH_ANNOTATION = Annotations.appliedHash;

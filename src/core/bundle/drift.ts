@@ -20,7 +20,7 @@
 import { Annotations, GROUP, Labels } from '../../api/names.js';
 import type { KubeObjectManifest } from '../../api/resource.js';
 import { isRecord, jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { recordedDependencyUids } from './ownership.js';
+import { recordedDependencyUids } from './owner-references.js';
 import type { DriftControls } from './drift-controls.js';
 
 /** Fields of a drift report at most: the condition and the event name this many, then say how many more. */

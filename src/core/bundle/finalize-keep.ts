@@ -8,7 +8,8 @@
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, objectKey, type LiveObject } from './objects.js';
-import { claimWithdrawal, operatorWrittenReferences, type BundleClaim, type ReferenceOwnerContext } from './ownership.js';
+import { claimWithdrawal, type BundleClaim } from './ownership.js';
+import { operatorWrittenReferences, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';

@@ -8,7 +8,8 @@ import { Finalizers, type DeletionPropagation } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { type BundleClaim, type NamedOwner } from './ownership.js';
+import { type BundleClaim } from './ownership.js';
+import { type NamedOwner } from './owner-references.js';
 import { type ObjectTarget, type PlannedEvent } from './prune.js';
 import { type CountdownRecord } from './countdown-record.js';
 

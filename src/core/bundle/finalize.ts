@@ -27,7 +27,7 @@
  */
 import { Annotations, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
-import { hasClaimReference, userReferences } from './ownership.js';
+import { hasClaimReference, userReferences } from './owner-references.js';
 import { listedByOther, planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';

@@ -15,7 +15,8 @@ import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
 import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { claimsByObject, hasClaimReference, type BundleClaim, type BundleLike } from './ownership.js';
+import { claimsByObject, type BundleClaim, type BundleLike } from './ownership.js';
+import { hasClaimReference } from './owner-references.js';
 import type { EnvSourceRead, PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
 

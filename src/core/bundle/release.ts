@@ -21,7 +21,7 @@ import { type CountdownRecord } from './countdown-record.js';
 import { isGated, readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { partOfRemoval } from './applyset.js';
-import { userReferences, type ReferenceOwnerContext } from './ownership.js';
+import { userReferences, type ReferenceOwnerContext } from './owner-references.js';
 
 const annotationPath = (name: string): string => `/metadata/annotations/${jsonPointerSegment(name)}`;
 

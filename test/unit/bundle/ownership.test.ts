@@ -4,14 +4,12 @@ import {
   claimWithdrawal,
   claimsByObject,
   decideOwnership,
-  hasClaimReference,
   listedObjectKeys,
-  operatorWrittenReferences,
-  userReferences,
   withdrawClaimPatch,
   type BundleClaim,
   type BundleLike,
 } from '../../../src/core/bundle/ownership.js';
+import { hasClaimReference, operatorWrittenReferences, userReferences } from '../../../src/core/bundle/owner-references.js';
 import { configMap, controlledBy, controlledByBundle, live, withAnnotation, withOwner, type Mod, type Obj } from './builders.js';
 
 const bundleRef = (uid: string, controller = true): OwnerReference => ({

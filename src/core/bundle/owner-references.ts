@@ -1,0 +1,173 @@
+/**
+ * Which of an object's ownerReferences the operator wrote and which are the
+ * user's: the Bundle's controller reference, the claims it patched in, and
+ * one reference per resolved dependency are the operator's; everything else
+ * (the spec's own metadata.ownerReferences, a reference another tool wrote)
+ * is the user's, and stays whenever the operator gives an object up. Read
+ * by every path that releases, hands over or orphans an object. Pure.
+ */
+import type { OwnerReference } from '../../api/resource.js';
+import { API_VERSION, Annotations, BUNDLE_KIND, FIELD_MANAGER, GROUP } from '../../api/names.js';
+import { groupOf, isRecord, type LiveObject } from './objects.js';
+
+/** Whether the reference names a Bundle (any version of our group). */
+export function isBundleReference(ref: Pick<OwnerReference, 'apiVersion' | 'kind'>): boolean {
+  return ref.kind === BUNDLE_KIND && (ref.apiVersion === API_VERSION || ref.apiVersion.startsWith(`${GROUP}/`));
+}
+
+/** The uids the dependencyReferences annotation records. */
+export function recordedDependencyUids(annotations: Readonly<Record<string, string>> | undefined): Set<string> {
+  const text = annotations?.[Annotations.dependencyReferences];
+  return new Set(
+    (text ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
+}
+
+/** The annotation value recording dependency reference uids; undefined when there are none. */
+export function formatDependencyUids(uids: readonly string[]): string | undefined {
+  const sorted = [...new Set(uids)].sort();
+  return sorted.length === 0 ? undefined : sorted.join(',');
+}
+
+export interface ReferenceOwnerContext {
+  /**
+   * Live Bundles that list the object: their claim references (a Bundle
+   * that loses a Conflict records its claim as a non-controller reference
+   * to itself) stay, so that the object keeps a live owner while the claim
+   * stands. Every other reference to a Bundle is the operator's.
+   */
+  liveClaimUids?: ReadonlySet<string> | undefined;
+  /**
+   * Uids of the Bundle's other objects. A non-controller reference to one of
+   * them, with blockOwnerDeletion as the operator writes it, that the
+   * operator's field manager applied (managedFields; any, when the object
+   * was read without them) is a dependency reference whatever the
+   * dependencyReferences annotation says: absent on objects applied before
+   * it was recorded, or stale (written back from an older copy) while
+   * nothing re-applies the object. Read as the user's, such a reference
+   * would outlive the release, and the collector would take the object
+   * through its deleted sibling. One another tool wrote is the user's: the
+   * object keeps it, as kube-controller-manager's collector would.
+   */
+  siblingUids?: ReadonlySet<string> | undefined;
+  /**
+   * The ownerReferences the object's manifest names itself (its uid may be a
+   * "!{...}" reference the apply resolved): the user's, whoever applied them
+   * and whatever they point at (red team 7: one naming a sibling, with
+   * blockOwnerDeletion, was taken for a dependency reference and the object
+   * deleted although its owner was kept).
+   */
+  namedByManifest?: readonly NamedOwner[] | undefined;
+}
+
+/** An ownerReference as a manifest names it: matched by uid, or by group, kind and name when its uid is not literal. */
+export interface NamedOwner {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  name?: string | undefined;
+  uid?: string | undefined;
+}
+
+function namedBy(ref: OwnerReference, named: readonly NamedOwner[] | undefined): boolean {
+  return (named ?? []).some(
+    (n) => n.uid === ref.uid || (n.kind === ref.kind && n.name === ref.name && groupOf(n.apiVersion ?? '') === groupOf(ref.apiVersion)),
+  );
+}
+
+/**
+ * The ownerReferences of an object that the operator wrote: every
+ * controller reference to a Bundle, every claim (a non-controller reference
+ * to a Bundle the operator patched in: operatorClaimUids) but those of live
+ * Bundles that list the object, and every dependency reference recorded in
+ * the dependencyReferences annotation. Everything else is the user's, a
+ * non-controller reference to a Bundle that the manifest names or another
+ * tool wrote included (red team 13: a user's reference to a live umbrella
+ * Bundle was taken for a claim, and the object deleted although
+ * kube-controller-manager would keep it for its live owner).
+ *
+ * Why every claim of ours: an object given up keeps only references to
+ * owners that will hold it. A stale claim of a Bundle that no longer lists
+ * the object (or is gone) would let the collector delete it once that
+ * Bundle is gone, the very thing giving it up is meant to prevent.
+ */
+export function operatorWrittenReferences(
+  meta: {
+    ownerReferences?: readonly OwnerReference[] | undefined;
+    annotations?: Readonly<Record<string, string>> | undefined;
+    managedFields?: unknown;
+  },
+  ctx: ReferenceOwnerContext = {},
+): OwnerReference[] {
+  const dependencies = recordedDependencyUids(meta.annotations);
+  const applied = referencesAppliedBy(meta.managedFields, FIELD_MANAGER);
+  const claims = operatorClaimUids(meta.managedFields);
+  return (meta.ownerReferences ?? []).filter((ref) => {
+    if (isBundleReference(ref) && ref.controller === true) return true;
+    if (ref.controller === true || namedBy(ref, ctx.namedByManifest)) return false;
+    if (isBundleReference(ref)) return !(ctx.liveClaimUids?.has(ref.uid) ?? false) && (claims === undefined || claims.has(ref.uid));
+    if (dependencies.has(ref.uid)) return true;
+    return ref.blockOwnerDeletion === true && (ctx.siblingUids?.has(ref.uid) ?? false) && (applied === undefined || applied.has(ref.uid));
+  });
+}
+
+/**
+ * Uids of the references the operator wrote as claims: the entries its
+ * field manager owns through an update (claims are JSON patches; what a
+ * manifest names comes with the server-side apply, operation Apply).
+ * Undefined when the object was read without managedFields.
+ */
+export function operatorClaimUids(managedFields: unknown): Set<string> | undefined {
+  return referencesAppliedBy(managedFields, FIELD_MANAGER, 'Update');
+}
+
+/**
+ * Uids of the ownerReferences entries `manager` owns in the object's
+ * managedFields (entries of a list keyed by uid: `k:{"uid":"..."}`), through
+ * `operation` only when given; undefined when the object was read without
+ * managedFields.
+ */
+export function referencesAppliedBy(managedFields: unknown, manager: string, operation?: 'Apply' | 'Update'): Set<string> | undefined {
+  if (!Array.isArray(managedFields)) return undefined;
+  const uids = new Set<string>();
+  for (const entry of managedFields as unknown[]) {
+    if (!isRecord(entry) || entry['manager'] !== manager) continue;
+    if (operation !== undefined && entry['operation'] !== operation) continue;
+    const fields = entry['fieldsV1'];
+    const metadata = isRecord(fields) ? fields['f:metadata'] : undefined;
+    const refs = isRecord(metadata) ? metadata['f:ownerReferences'] : undefined;
+    if (!isRecord(refs)) continue;
+    for (const key of Object.keys(refs)) {
+      if (!key.startsWith('k:')) continue;
+      try {
+        const parsed: unknown = JSON.parse(key.slice(2));
+        if (isRecord(parsed) && typeof parsed['uid'] === 'string') uids.add(parsed['uid']);
+      } catch {
+        // Not a key this reader knows: it proves nothing.
+      }
+    }
+  }
+  return uids;
+}
+
+/**
+ * Whether the object carries a claim of the Bundle with this uid: a
+ * non-controller reference to it that the operator wrote (operatorClaimUids;
+ * any, when read without managedFields). One the user wrote (in the
+ * manifest, or by hand) is theirs: never withdrawn, and no hold of that
+ * Bundle's finalizer.
+ */
+export function hasClaimReference(o: LiveObject, bundleUid: string): boolean {
+  const claims = operatorClaimUids(o.metadata.managedFields);
+  return (o.metadata.ownerReferences ?? []).some(
+    (r) => r.uid === bundleUid && r.controller !== true && (claims === undefined || claims.has(bundleUid)),
+  );
+}
+
+/** The ownerReferences left once the operator's are taken out (in their original order). */
+export function userReferences(meta: Parameters<typeof operatorWrittenReferences>[0], ctx: ReferenceOwnerContext = {}): OwnerReference[] {
+  const ours = new Set(operatorWrittenReferences(meta, ctx));
+  return (meta.ownerReferences ?? []).filter((ref) => !ours.has(ref));
+}
