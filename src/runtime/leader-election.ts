@@ -30,10 +30,10 @@ export interface StoredLease {
 export interface LeaseStore {
   /** Undefined when the Lease does not exist. */
   get(): Promise<StoredLease | undefined>;
-  /** Fails (409 AlreadyExists) when someone created it first. */
-  create(spec: LeaseSpec): Promise<void>;
-  /** Fails (409 Conflict) when the Lease changed since `resourceVersion`. */
-  update(spec: LeaseSpec, resourceVersion: string): Promise<void>;
+  /** Fails (409 AlreadyExists) when someone created it first. Resolves with the new resourceVersion. */
+  create(spec: LeaseSpec): Promise<string | undefined>;
+  /** Fails (409 Conflict) when the Lease changed since `resourceVersion`. Resolves with the new resourceVersion. */
+  update(spec: LeaseSpec, resourceVersion: string): Promise<string | undefined>;
 }
 
 export const LEASE_RESOURCE: ResourceType = {
@@ -70,15 +70,22 @@ export function kubeLeaseStore(client: KubeClient, namespace: string, name: stri
       return { spec: leaseSpecOf(lease.spec), resourceVersion: lease.metadata.resourceVersion };
     },
     async create(spec) {
-      await client.create(LEASE_RESOURCE, { apiVersion: LEASE_RESOURCE.apiVersion, kind: 'Lease', metadata: metadata(), spec });
+      const created = await client.create(LEASE_RESOURCE, {
+        apiVersion: LEASE_RESOURCE.apiVersion,
+        kind: 'Lease',
+        metadata: metadata(),
+        spec,
+      });
+      return created.metadata.resourceVersion;
     },
     async update(spec, resourceVersion) {
-      await client.raw('PUT', resourcePath(LEASE_RESOURCE, namespace, name), {
+      const written = (await client.raw('PUT', resourcePath(LEASE_RESOURCE, namespace, name), {
         apiVersion: LEASE_RESOURCE.apiVersion,
         kind: 'Lease',
         metadata: metadata(resourceVersion),
         spec,
-      });
+      })) as { metadata?: { resourceVersion?: unknown } } | undefined;
+      return typeof written?.metadata?.resourceVersion === 'string' ? written.metadata.resourceVersion : undefined;
     },
   };
 }
@@ -110,6 +117,8 @@ export interface LeaderElectorOptions {
 export type LeaderElectorState = 'candidate' | 'leading' | 'stopped';
 
 export class LeaderElector {
+  /** The Lease as this replica last wrote it (while leading): the next renewal's precondition. */
+  private lastWritten: StoredLease | undefined;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private observation: LeaseObservation | undefined;
@@ -218,9 +227,18 @@ export class LeaderElector {
     this.schedule(nextInMs);
   }
 
-  /** One round; returns when to run the next. */
+  /**
+   * One round; returns when to run the next. A leader renews on the Lease
+   * as it last wrote it, with no read: one request per renewal instead of
+   * client-go's two (under `--qps 5` and a 4 s Lease, the reads and writes
+   * of renewals took half the process's budget). The write's
+   * resourceVersion precondition still refuses it if anyone else wrote the
+   * Lease since; the round after a failure reads it again.
+   */
   private async tryAcquireOrRenew(): Promise<number> {
-    const current = await this.o.store.get();
+    const written = this.leading !== undefined ? this.lastWritten : undefined;
+    this.lastWritten = undefined;
+    const current = written ?? (await this.o.store.get());
     if (this.stopped) return this.retryPeriodMs;
     const now = this.o.clock.now();
     this.observation = observeLease(this.observation, current?.spec, now);
@@ -247,9 +265,12 @@ export class LeaderElector {
       case 'renew': {
         // The term is counted from before the write is sent: the server may store it at any moment after.
         const sentMono = this.monotonicNow();
-        if (decision.action === 'acquire' && decision.create) await this.o.store.create(decision.lease);
-        else await this.o.store.update(decision.lease, current?.resourceVersion ?? '');
+        const resourceVersion =
+          decision.action === 'acquire' && decision.create
+            ? await this.o.store.create(decision.lease)
+            : await this.o.store.update(decision.lease, current?.resourceVersion ?? '');
         if (this.stopped) return this.retryPeriodMs;
+        if (resourceVersion !== undefined) this.lastWritten = { spec: decision.lease, resourceVersion };
         // The renewal counts from before the request: the server may have
         // stored it at any moment after `now`.
         this.renewed(now, sentMono);

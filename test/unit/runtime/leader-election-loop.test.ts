@@ -18,6 +18,7 @@ class MemoryLease {
   /** Replicas that crashed: nothing they send arrives any more. */
   readonly crashed = new Set<string>();
   writes = 0;
+  reads = 0;
 
   storeFor(identity: string): LeaseStore {
     const check = async (verb: 'get' | 'create' | 'update'): Promise<void> => {
@@ -27,18 +28,19 @@ class MemoryLease {
     return {
       get: async () => {
         await check('get');
+        this.reads++;
         return this.stored ? { spec: { ...this.stored.spec }, resourceVersion: this.stored.resourceVersion } : undefined;
       },
       create: async (spec) => {
         await check('create');
         if (this.stored) throw new KubeApiError(409, 'AlreadyExists', 'exists', 'POST', 'leases');
-        this.put(spec);
+        return this.put(spec);
       },
       update: async (spec, resourceVersion) => {
         await check('update');
         if (!this.stored || this.stored.resourceVersion !== resourceVersion)
           throw new KubeApiError(409, 'Conflict', 'changed', 'PUT', 'leases');
-        this.put(spec);
+        return this.put(spec);
       },
     };
   }
@@ -47,9 +49,10 @@ class MemoryLease {
     return this.stored?.spec.holderIdentity;
   }
 
-  private put(spec: LeaseSpec): void {
+  private put(spec: LeaseSpec): string {
     this.writes++;
     this.stored = { spec: { ...spec }, resourceVersion: String(++this.version) };
+    return this.stored.resourceVersion;
   }
 }
 
@@ -115,14 +118,31 @@ describe('LeaderElector', () => {
     expect(lease.holder()).toBe(leader === a ? 'a' : 'b');
   });
 
-  it('renews every retry period while leading', async () => {
+  it('renews every retry period while leading, one write and no read per renewal', async () => {
     const a = replica('a', lease);
     a.elector.start();
     await settle();
     const writesAfterAcquire = lease.writes;
+    const readsAfterAcquire = lease.reads;
     await advance(10_000);
     expect(lease.writes).toBe(writesAfterAcquire + 5);
+    expect(lease.reads).toBe(readsAfterAcquire);
     expect(a.events).toEqual(['started']);
+  });
+
+  it('reads the Lease again after a renewal is refused, and finds another holder there', async () => {
+    const a = replica('a', lease);
+    a.elector.start();
+    await settle();
+    // Someone else writes the Lease (an administrator hands it over): the next renewal, on what a wrote, conflicts.
+    lease.stored = {
+      spec: { ...lease.stored!.spec, holderIdentity: 'b', renewTime: new Date(clock.now()).toISOString() },
+      resourceVersion: '999',
+    };
+    const reads = lease.reads;
+    await advance(4_000);
+    expect(lease.reads).toBeGreaterThan(reads);
+    expect(a.events).toEqual(['started', 'stopped: the Lease is held by b']);
   });
 
   it('lets a standby take over within the lease duration when the leader dies', async () => {
@@ -164,6 +184,7 @@ describe('LeaderElector', () => {
     a.elector.start();
     await settle();
     lease.hanging.add('get');
+    lease.hanging.add('update');
     await advance(11_000);
     expect(a.events).toEqual(['started', 'stopped: not renewed within the renew deadline of 10000 ms']);
   });
@@ -176,7 +197,8 @@ describe('LeaderElector', () => {
     const stored = lease.stored;
     if (!stored) throw new Error('no lease');
     lease.stored = { spec: { ...stored.spec, holderIdentity: 'intruder' }, resourceVersion: 'x' };
-    await advance(2_000);
+    // The renewal on what it wrote conflicts; the round after reads the Lease and finds the intruder.
+    await advance(4_000);
     expect(a.events).toEqual(['started', 'stopped: the Lease is held by intruder']);
   });
 
