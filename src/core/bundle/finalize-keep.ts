@@ -9,7 +9,7 @@ import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, objectKey, type LiveObject } from './objects.js';
 import { claimWithdrawal, type BundleClaim } from './ownership.js';
-import { operatorWrittenReferences, type ReferenceOwnerContext } from './owner-references.js';
+import { operatorWrittenReferences, recordedDependencyUids, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';
@@ -193,20 +193,25 @@ export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
 
 /**
  * Orphan candidates: what still names the Bundle, and what the collector
- * orphaned before the finalizer saw it (no controller, the operator's
- * annotation or countdown stamp, at one of the Bundle's coordinates). An
- * object another controller holds, or one a Bundle released (former-bundle
- * label: the sweeper's), is never touched.
+ * orphaned before the finalizer saw it (no controller, and the operator's
+ * annotation or countdown stamp, at one of the Bundle's coordinates; or a
+ * dependency reference the operator recorded to an object at one of them:
+ * a dependent the spec no longer lists whose prune was held back, or not
+ * yet decided, when the Bundle was deleted (red team 13), which would
+ * otherwise go with that former sibling). An object another controller
+ * holds, or one a Bundle released (former-bundle label: the sweeper's), is
+ * never touched. `coordinateUids`: uids of the objects at the coordinates.
  */
-export function isOrphanCandidate(o: LiveObject, input: FinalizeInput): boolean {
+export function isOrphanCandidate(o: LiveObject, input: FinalizeInput, coordinateUids: ReadonlySet<string>): boolean {
   const controller = controllerOf(o);
   if (controller !== undefined) return controller.uid === input.bundle.uid;
   if (o.metadata.ownerReferences?.some((r) => r.uid === input.bundle.uid)) return true;
-  if (!input.coordinates.has(objectKey(o))) return false;
   // Only the operator writes these; a released object (former-bundle label) is the sweeper's, not ours.
   const annotations = o.metadata.annotations ?? {};
-  const countingDown = annotations[Annotations.deletionTimestamp] !== undefined && o.metadata.labels?.[Labels.formerBundle] === undefined;
-  return annotations[Annotations.dependencyReferences] !== undefined || countingDown;
+  if (o.metadata.labels?.[Labels.formerBundle] !== undefined)
+    return input.coordinates.has(objectKey(o)) && annotations[Annotations.dependencyReferences] !== undefined;
+  if (!input.coordinates.has(objectKey(o))) return [...recordedDependencyUids(annotations)].some((uid) => coordinateUids.has(uid));
+  return annotations[Annotations.dependencyReferences] !== undefined || annotations[Annotations.deletionTimestamp] !== undefined;
 }
 
 export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {

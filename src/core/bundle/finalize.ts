@@ -101,7 +101,10 @@ function propagationSteps(input: FinalizeInput): FinalizeStep[] {
       );
     }
     case 'Orphan': {
-      const candidates = input.objects.filter((o) => isOrphanCandidate(o, input));
+      const coordinateUids = new Set(
+        input.objects.flatMap((o) => (o.metadata.uid !== undefined && input.coordinates.has(objectKey(o)) ? [o.metadata.uid] : [])),
+      );
+      const candidates = input.objects.filter((o) => isOrphanCandidate(o, input, coordinateUids));
       const siblings = siblingUids(candidates);
       return candidates.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings)));
     }

@@ -258,6 +258,17 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     if (step?.action === 'orphan') expect(patched(o, step.patch).metadata.ownerReferences).toEqual([userRef]);
   });
 
+  it("not at the Bundle's coordinates but depending on an object there (a dependent dropped from the spec, its prune held back): cleaned", () => {
+    const sibling = live(configMap('cfg'), (o) => (o.metadata.uid = 'cfg-uid'));
+    const dropped = live(configMap('web'), dependsOn('cfg-uid'), withOwner(userRef));
+    const plan = planFinalize(input('Orphan', [sibling, dropped], { coordinates: new Set([keyOf(sibling)]) }));
+    expect(summary(plan.steps)).toEqual(['orphan:web']);
+    const step = plan.steps[0];
+    if (step?.action === 'orphan') expect(patched(dropped, step.patch).metadata.ownerReferences).toEqual([userRef]);
+    // Depending on an object the Bundle does not hold: not the Bundle's to touch.
+    expect(planFinalize(input('Orphan', [dropped], { coordinates: new Set([keyOf(sibling)]) })).steps).toEqual([]);
+  });
+
   it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
     const bare = live(
       configMap('bare'),
