@@ -9,6 +9,8 @@ import { Reasons } from '../../api/names.js';
 import type { HealthCheckTable } from '../../core/bundle/health-checks.js';
 import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
 import { type ObjectTarget } from '../../core/bundle/prune.js';
+import { objectKey } from '../../core/bundle/objects.js';
+import { bundleEpochKey, objectEpochKey, type ListingEpochs } from '../listing-epochs.js';
 import type { ActionFailure } from '../../core/bundle/status.js';
 import { errorMessage, type SendGuard } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/types.js';
@@ -96,4 +98,26 @@ export async function forEachBounded<T>(items: readonly T[], limit: number, fn: 
     }
   });
   await Promise.all(lanes);
+}
+
+/**
+ * The send-time check of a Bundle's writes (key: namespace/name): a write on
+ * an object is refused once the Bundle, or any Bundle listing the object,
+ * moved after the decision (ListingEpochs).
+ */
+export function pruneFenceOf(epochs: ListingEpochs, key: string): PruneFence {
+  const bundleKey = bundleEpochKey(key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1));
+  return {
+    decidedAt: () => epochs.current(),
+    guard: (decidedAt, t) => {
+      const target = objectEpochKey(
+        objectKey({
+          apiVersion: t.apiVersion,
+          kind: t.kind,
+          metadata: { name: t.name, ...(t.namespace !== undefined ? { namespace: t.namespace } : {}) },
+        }),
+      );
+      return epochs.guard(decidedAt, [bundleKey, target], `Bundle ${key}, or a Bundle listing ${t.kind} ${t.name},`);
+    },
+  };
 }
