@@ -162,6 +162,15 @@ export function drawRbac(d: SoftDeleteDimensions, rnd: Random, steps: number): S
 }
 
 /** The drift dimension's own stream (see the top of this file): whether, and each write's annotations. */
+/**
+ * The stream deciding which approvals are dated a year ahead (red team 13:
+ * an approval the operator does not count, which the chart's deletion guard
+ * once did). Its own stream: every other draw of a seed stays as it was.
+ */
+export function approvalRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 3266489917) + 0x2b) >>> 0);
+}
+
 export function driftRandom(seed: number): Random {
   return new Random((Math.imul(seed, 668265263) + 0x3d) >>> 0);
 }

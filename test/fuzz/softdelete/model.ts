@@ -35,6 +35,8 @@
  */
 
 /** What a Bundle entry says about the deletion delay of its object. */
+import { APPROVAL_AHEAD_MS } from '../../../src/core/softdelete/decide.js';
+
 export type Delay = { kind: 'none' } | { kind: 'valid'; text: string; ms: number } | { kind: 'invalid'; text: string };
 
 export const NO_DELAY: Delay = { kind: 'none' };
@@ -650,7 +652,8 @@ export class SoftDeleteModel {
    */
   approve(object: string, time: number, sentAt: number, ackedAt: number): void {
     this.object(object).approvals.push({ time, sentAt });
-    this.recompute(sentAt, ackedAt, `approval of ${object} (${time <= sentAt - 1000 ? 'backdated' : 'now'})`);
+    const when = time <= sentAt - 1000 ? 'backdated' : time > sentAt + APPROVAL_AHEAD_MS ? 'dated a year ahead' : 'now';
+    this.recompute(sentAt, ackedAt, `approval of ${object} (${when})`);
   }
 
   operatorStarted(at: number): void {
@@ -893,7 +896,9 @@ export class SoftDeleteModel {
       const delay = delayMsOf(p.delay);
       if (delay === Infinity || p.rule === 'Orphan') continue;
       let end = start + delay;
-      if (p.rule === 'Approve') end = Math.max(end, Math.min(Infinity, ...o.approvals.filter((a) => a.time > start).map((a) => a.sentAt)));
+      // An approval dated more than a minute ahead of the server's clock never counts (red team 13: one dated a year ahead).
+      const counted = o.approvals.filter((a) => a.time > start && a.time <= a.sentAt + APPROVAL_AHEAD_MS);
+      if (p.rule === 'Approve') end = Math.max(end, Math.min(Infinity, ...counted.map((a) => a.sentAt)));
       if (p.rule === 'BundleReady' && remover) end = Math.max(end, remover.mayBeReadySince);
       earliest = Math.min(earliest, end);
     }

@@ -31,6 +31,7 @@ import {
   NO_DIMENSIONS,
   rbacRandom,
   replicaRandom,
+  approvalRandom,
   type SoftDeleteDimensions,
 } from './dimensions.js';
 
@@ -116,6 +117,8 @@ class SeedRun {
   private defaultsWritten = 0;
   /** The widened dimensions this seed drew, and their own random stream (schedule, names). */
   private readonly dims: SoftDeleteDimensions;
+  /** Which approvals are dated a year ahead (dimensions.ts approvalRandom). */
+  private readonly approvalRnd: Random;
   private readonly dimRnd: Random;
   private readonly bulk: string[];
   private stage: 'v1alpha1' | 'v1' | 'unserved' = 'v1alpha1';
@@ -142,6 +145,7 @@ class SeedRun {
     this.rnd = new Random(seed);
     this.dimRnd = dimensionRandom(seed);
     const replicaRnd = replicaRandom(seed);
+    this.approvalRnd = approvalRandom(seed);
     // The rbac dimension and its schedule come from a stream of their own; 12 is the fewest planned steps a seed draws.
     const driftRnd = driftRandom(seed);
     // SOFTDELETE_FUZZ_DRIFT=0 runs a seed without its drift controls (its other draws and steps unchanged): is a divergence theirs?
@@ -451,7 +455,9 @@ class SeedRun {
       }
       case 'approve': {
         const sentAt = Date.now();
-        const time = step.backdated ? sentAt - 60_000 : sentAt;
+        // One approval in five that is not backdated is dated a year ahead: it never counts.
+        const ahead = !step.backdated && this.approvalRnd.chance(0.2);
+        const time = step.backdated ? sentAt - 60_000 : ahead ? sentAt + 365 * 24 * 3_600_000 : sentAt;
         if (await this.world.approve(step.object, time)) {
           this.model.approve(step.object, time, sentAt, Date.now());
           this.approvals++;

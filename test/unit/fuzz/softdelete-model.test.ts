@@ -402,6 +402,17 @@ describe('soft-delete fuzz model', () => {
       expect(m.dueBy(m.object('x'))).toBe(Infinity);
     });
 
+    it('Approve: an approval dated more than a minute ahead never counts (red team 13)', () => {
+      const m = fresh();
+      apply(m, 0, 'b1', [cm('x', s(1), false, 'Approve')]);
+      m.listingsSeen(100);
+      apply(m, 1000, 'b1', []);
+      m.approve('x', 1500 + 365 * 24 * 3_600_000, 1500, 1510);
+      expect(verdict(m, 'x', 60_000)).toBe('wrongful');
+      m.approve('x', 61_000, 61_000, 61_010);
+      expect(verdict(m, 'x', 61_001)).toBe('allowed');
+    });
+
     it('Approve: released by a background deletion, the sweeper waits for an approval too', () => {
       const m = fresh();
       apply(m, 0, 'b1', [cm('x', NONE, false, 'Approve')]);
