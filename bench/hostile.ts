@@ -34,7 +34,7 @@ import { findConditionByType } from '../src/core/bundle/conditions.js';
 import { errorStatus } from '../src/core/bundle/exit-status.js';
 import { buildGraph, levels, topologicalOrder } from '../src/core/bundle/graph.js';
 import type { KindTable } from '../src/core/bundle/kinds.js';
-import { claimsByObject, listedObjects } from '../src/core/bundle/ownership.js';
+import { listingsByObject, listedObjects } from '../src/core/bundle/ownership.js';
 import { buildPlanInput, type BundleToPlan } from '../src/core/bundle/plan-input.js';
 import { planBundle, type BundlePlan } from '../src/core/bundle/plan.js';
 import { buildBundleStatus } from '../src/core/bundle/status.js';
@@ -192,7 +192,7 @@ async function controllerPass(text: string, steps: LoopStep[]): Promise<string> 
   // The Bundle informer's handler wakes the Bundles listing the same objects (BundleController.start).
   await step(steps, 'informer handler (listedObjects)', () => listedObjects(cached).length);
   // Every other pass in the namespace (buildPlanInput's claims) and the released-object sweeper read the stored Bundles, parsed or not.
-  await step(steps, "claimsByObject (a neighbour's pass, the sweeper)", () => claimsByObject([cached]).size);
+  await step(steps, "claimsByObject (a neighbour's pass, the sweeper)", () => listingsByObject([cached]).size);
   const parsed = await step(steps, 'schema parse (BundleSchema)', () => BundleSchema.safeParse(cached));
   if (!parsed.success) {
     return await step(steps, 'Error status', () => {

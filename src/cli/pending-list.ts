@@ -15,7 +15,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
 import { Annotations, Labels } from '../api/names.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { controllerOf, objectKey, type LiveObject } from '../core/bundle/objects.js';
-import { claimsByObject, type BundleClaim } from '../core/bundle/ownership.js';
+import { listingsByObject, type BundleListing } from '../core/bundle/ownership.js';
 import { pendingDeletionsOf } from '../core/bundle/pending.js';
 import { buildPlanInput } from '../core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan.js';
@@ -169,7 +169,7 @@ export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name:
  */
 export function releasedEntry(
   o: LiveObject,
-  claims: ReadonlyMap<string, readonly BundleClaim[]>,
+  claims: ReadonlyMap<string, readonly BundleListing[]>,
   now: number,
   stampAt: number,
 ): PendingObject | undefined {
@@ -249,7 +249,7 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
     }
   }
   const { now, stampAt } = serverNow(cluster);
-  const claimsByNamespace = new Map([...byNamespace].map(([ns, list]) => [ns, claimsByObject(list)] as const));
+  const claimsByNamespace = new Map([...byNamespace].map(([ns, list]) => [ns, listingsByObject(list)] as const));
   for (const o of released) {
     const entry = releasedEntry(o, claimsByNamespace.get(o.metadata.namespace ?? '') ?? new Map(), now, stampAt);
     if (entry) out.push(entry);

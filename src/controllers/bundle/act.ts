@@ -12,7 +12,7 @@
 import type { Bundle } from '../../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER } from '../../api/names.js';
-import { claimsByObject } from '../../core/bundle/ownership.js';
+import { listingsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
 import type { ClaimAction } from '../../core/bundle/claims.js';
 import {
@@ -122,7 +122,7 @@ export async function actOnPlan(
       d.log.info('Bundle changed since it was read; deciding again before pruning');
       return { kind: 'changed-before-prune', outcome, fresh };
     }
-    plan = keepListedElsewhere(plan, claimsByObject(bundlesNow));
+    plan = keepListedElsewhere(plan, listingsByObject(bundlesNow));
     const recorded = fresh && (await recordCountdownsFirst(d, plan, fresh));
     if (recorded === false) return { kind: 'not-recorded' };
     if (typeof recorded === 'object') keepRecorded(outcome, recorded, bundle);

@@ -18,7 +18,7 @@ import { propagationOf, type FinalizeStep } from '../../core/bundle/finalize-typ
 import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
 import { groupOf, isControlledBy, objectKey, type LiveObject } from '../../core/bundle/objects.js';
-import { claimsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
+import { listingsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
 import { type NamedOwner } from '../../core/bundle/owner-references.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
@@ -118,7 +118,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
     bundle: { name: bundle.metadata.name, uid: bundle.metadata.uid, defaults: bundle.spec.deletionDefaults },
     objects,
     coordinates: coordinatesOf(bundle),
-    claims: claimsByObject(bundlesNow),
+    listings: listingsByObject(bundlesNow),
     now,
     stampAt,
     signRelease: input.signRelease,

@@ -6,7 +6,7 @@
  */
 import type { Bundle } from '../../api/bundle.js';
 import type { PendingDeletion } from '../../api/bundle-status.js';
-import { claimsByObject, type BundleClaim } from '../../core/bundle/ownership.js';
+import { listingsByObject, type BundleListing } from '../../core/bundle/ownership.js';
 import { isControlledBy } from '../../core/bundle/objects.js';
 import { latestStampsElsewhere, listedKeysOf } from '../../core/bundle/countdown-record.js';
 import type { SupervisedInformer } from '../../runtime/informer.js';
@@ -14,7 +14,7 @@ import type { ObjectCache } from './object-cache.js';
 
 export class NamespaceRecords {
   /** Claims of each namespace's live Bundles (claimsOf), dropped on any Bundle event there. */
-  private readonly claimsByNamespace = new Map<string, ReadonlyMap<string, readonly BundleClaim[]>>();
+  private readonly listingsByNamespace = new Map<string, ReadonlyMap<string, readonly BundleListing[]>>();
   /** The latest countdown stamp each namespace's Bundles record per object (latestStampsElsewhere), rebuilt as claimsByNamespace is. */
   private readonly stampsByNamespace = new Map<string, ReadonlyMap<string, string>>();
 
@@ -25,7 +25,7 @@ export class NamespaceRecords {
 
   /** A Bundle of the namespace changed: its claims and stamps are read again on the next pass that needs them. */
   forget(namespace: string): void {
-    this.claimsByNamespace.delete(namespace);
+    this.listingsByNamespace.delete(namespace);
     this.stampsByNamespace.delete(namespace);
   }
 
@@ -36,11 +36,11 @@ export class NamespaceRecords {
    * every Bundle's resources: with a thousand Bundles in a namespace, that
    * walk was most of a no-op pass.
    */
-  claimsOf(namespace: string): ReadonlyMap<string, readonly BundleClaim[]> {
-    let claims = this.claimsByNamespace.get(namespace);
+  listingsOf(namespace: string): ReadonlyMap<string, readonly BundleListing[]> {
+    let claims = this.listingsByNamespace.get(namespace);
     if (claims === undefined) {
-      claims = claimsByObject(this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace));
-      this.claimsByNamespace.set(namespace, claims);
+      claims = listingsByObject(this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace));
+      this.listingsByNamespace.set(namespace, claims);
     }
     return claims;
   }
@@ -82,6 +82,6 @@ export class NamespaceRecords {
 
   /** What the live Bundles of this Bundle's namespace list now (its own spec included), by object key: see withListedCountdownsCancelled. */
   listedNow(bundle: Bundle): Set<string> {
-    return new Set([...listedKeysOf(bundle.spec.resources, bundle.metadata.namespace), ...this.claimsOf(bundle.metadata.namespace).keys()]);
+    return new Set([...listedKeysOf(bundle.spec.resources, bundle.metadata.namespace), ...this.listingsOf(bundle.metadata.namespace).keys()]);
   }
 }

@@ -22,7 +22,7 @@ import { checkReleaseProof } from '../../core/softdelete/provenance.js';
 import { formerBundleOf } from '../../core/softdelete/former-bundle.js';
 import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/release.js';
-import { claimsByObject } from '../../core/bundle/ownership.js';
+import { listingsByObject } from '../../core/bundle/ownership.js';
 import { kindKey, objectKey, parseKindKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
@@ -125,7 +125,7 @@ export class ReleasedObjectSweeper {
   /** The live Bundle listing the object, oldest claim first; from `bundles` when given (a fresh list), else the watch. */
   private listedBy(rt: ResourceType, namespace: string, name: string, bundles?: readonly KubeObject[]): string | undefined {
     const all = bundles ?? this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace);
-    return claimsByObject(all).get(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))?.[0]?.name;
+    return listingsByObject(all).get(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))?.[0]?.name;
   }
 
   private scheduleRediscovery(): void {

@@ -12,7 +12,7 @@ import { declaredIdentityOf } from './countdown-record.js';
 import { partOfTakeover } from './applyset.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { claimWithdrawal, type BundleClaim, type Ownership } from './ownership.js';
+import { claimWithdrawal, type BundleListing, type Ownership } from './ownership.js';
 import { isBundleReference, userReferences } from './owner-references.js';
 import type { PlanBundle, PlanInput } from './plan-types.js';
 import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
@@ -170,14 +170,14 @@ export interface ClaimWithdrawal {
 export function planWithdrawals(claimed: readonly LiveObject[], inSpec: ReadonlySet<string>, input: PlanInput): ClaimWithdrawal[] {
   return claimed.flatMap((o) => {
     const key = objectKey(o);
-    const patch = inSpec.has(key) ? undefined : claimWithdrawal(o, input.bundle.uid, input.claims?.get(key) ?? []);
+    const patch = inSpec.has(key) ? undefined : claimWithdrawal(o, input.bundle.uid, input.listings?.get(key) ?? []);
     return patch === undefined ? [] : [{ target: targetOf(o), patch }];
   });
 }
 
 /** The live Bundles other than this one that list the object. */
-function otherClaimsOn(live: LiveObject, input: PlanInput): BundleClaim[] {
-  return (input.claims?.get(objectKey(live)) ?? []).filter((c) => c.uid !== input.bundle.uid);
+function otherClaimsOn(live: LiveObject, input: PlanInput): BundleListing[] {
+  return (input.listings?.get(objectKey(live)) ?? []).filter((c) => c.uid !== input.bundle.uid);
 }
 
 /** Guarded by uid, resourceVersion and the ownerReferences list as read: appends this Bundle's claim reference. */
@@ -198,7 +198,7 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
  * ownerReferences with ours plus the user's (the previous Bundle's controller
  * reference and its dependency references go; the next apply writes ours).
  */
-function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: readonly BundleClaim[] } | undefined): JsonPatchOperation[] {
+function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: readonly BundleListing[] } | undefined): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
   if (live.metadata.resourceVersion !== undefined)

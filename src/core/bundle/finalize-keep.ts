@@ -8,7 +8,7 @@
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, objectKey, type LiveObject } from './objects.js';
-import { claimWithdrawal, type BundleClaim } from './ownership.js';
+import { claimWithdrawal, type BundleListing } from './ownership.js';
 import { operatorWrittenReferences, recordedDependencyUids, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
 import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
@@ -56,7 +56,7 @@ export function keptForUnreadableManifest(o: LiveObject, input: FinalizeInput, r
 
 export function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
-  const by = listedByOther(o, input.claims, input.bundle.uid);
+  const by = listedByOther(o, input.listings, input.bundle.uid);
   return by === undefined ? undefined : letGoStep(o, referenceContext(o, input, siblings), by);
 }
 
@@ -144,7 +144,7 @@ export function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: R
   return undefined;
 }
 
-export function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleClaim): FinalizeStep {
+export function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleListing): FinalizeStep {
   return {
     action: 'let-go',
     target: targetOf(o),
@@ -156,7 +156,7 @@ export function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: Bundle
 
 /** Which of an object's references the operator wrote, as the finalizer sees it: the claims of live Bundles listing it stay. */
 export function referenceContext(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): ReferenceOwnerContext {
-  const claims = input.claims.get(objectKey(o)) ?? [];
+  const claims = input.listings.get(objectKey(o)) ?? [];
   const named = input.namedOwners?.get(objectKey(o));
   return {
     siblingUids: siblings,
@@ -176,7 +176,7 @@ export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
   for (const o of input.objects) {
     const controller = controllerOf(o);
     if (controller === undefined || controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
-    const patch = claimWithdrawal(o, input.bundle.uid, input.claims.get(objectKey(o)) ?? []);
+    const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? []);
     if (patch !== undefined)
       steps.push({
         action: 'withdraw',

@@ -8,7 +8,7 @@ import { Finalizers, type DeletionPropagation } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
 import { type JsonPatchOperation, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { type BundleClaim } from './ownership.js';
+import { type BundleListing } from './ownership.js';
 import { type NamedOwner } from './owner-references.js';
 import { type ObjectTarget, type PlannedEvent } from './prune.js';
 import { type CountdownRecord } from './countdown-record.js';
@@ -43,7 +43,7 @@ export interface FinalizeInput {
   /** objectKey of every object the Bundle's spec lists and its status counts as pending deletion. */
   coordinates: ReadonlySet<string>;
   /** Live Bundles listing each object (by objectKey), read fresh; the Bundle being deleted is not live. */
-  claims: ReadonlyMap<string, readonly BundleClaim[]>;
+  listings: ReadonlyMap<string, readonly BundleListing[]>;
   /** Lower bound of the API server's time. */
   now: number;
   /** Upper bound of the API server's time: new countdown stamps carry it. */
@@ -76,7 +76,7 @@ export type FinalizeStep =
   /** Release with a countdown (background, a deletionDelay): JSON patch guarded by the ownerReferences it read. */
   | { action: 'release'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** Another live Bundle lists the object: release without a countdown; that Bundle takes it. */
-  | { action: 'let-go'; target: ObjectTarget; patch: JsonPatchOperation[]; by: BundleClaim; event: PlannedEvent }
+  | { action: 'let-go'; target: ObjectTarget; patch: JsonPatchOperation[]; by: BundleListing; event: PlannedEvent }
   /** Orphan: take out what the operator wrote, keep the object. */
   | { action: 'orphan'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** An object another Bundle controls and this one claimed (a Conflict it lost): its claim reference goes. */

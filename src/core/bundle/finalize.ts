@@ -72,7 +72,7 @@ export function effectivePropagation(input: FinalizeInput): DeletionPropagation 
       meta.annotations?.[Annotations.appliedHash] !== undefined &&
       meta.labels?.[Labels.formerBundle] === undefined &&
       input.coordinates.has(objectKey(o)) &&
-      listedByOther(o, input.claims, input.bundle.uid) === undefined
+      listedByOther(o, input.listings, input.bundle.uid) === undefined
     );
   });
   return orphaned ? 'Orphan' : 'Background';
@@ -125,7 +125,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     stampAt,
     selfUid: bundle.uid,
     bundleName: bundle.name,
-    claims: input.claims,
+    claims: input.listings,
     defaults: bundle.defaults,
     floorFor: (o) => manifestFloor(o, input),
     bundleReady: true,

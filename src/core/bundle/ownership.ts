@@ -15,7 +15,7 @@ import { controllerOf, describeObject, isRecord, objectKey, type JsonPatchOperat
 import { hasClaimReference, isBundleReference, userReferences } from './owner-references.js';
 
 /** A live Bundle that lists an object. */
-export interface BundleClaim {
+export interface BundleListing {
   name: string;
   uid: string;
   /** RFC 3339; a claim without one counts as the newest. */
@@ -75,7 +75,7 @@ export function isLiveBundle(bundle: BundleLike): boolean {
 }
 
 /** Oldest first: by creationTimestamp (absent last), then name, then uid. */
-export function compareClaims(a: BundleClaim, b: BundleClaim): number {
+export function compareClaims(a: BundleListing, b: BundleListing): number {
   const at = a.creationTimestamp ?? '~';
   const bt = b.creationTimestamp ?? '~';
   // RFC 3339 in UTC as the API server writes it ("...Z", whole seconds) sorts as text.
@@ -85,11 +85,11 @@ export function compareClaims(a: BundleClaim, b: BundleClaim): number {
 }
 
 /** Every live Bundle's claim on each object it lists, oldest claim first. */
-export function claimsByObject(bundles: readonly BundleLike[]): Map<string, BundleClaim[]> {
-  const out = new Map<string, BundleClaim[]>();
+export function listingsByObject(bundles: readonly BundleLike[]): Map<string, BundleListing[]> {
+  const out = new Map<string, BundleListing[]>();
   for (const b of bundles) {
     if (!isLiveBundle(b)) continue;
-    const claim: BundleClaim = {
+    const claim: BundleListing = {
       name: b.metadata.name,
       uid: b.metadata.uid ?? '',
       ...(b.metadata.creationTimestamp !== undefined ? { creationTimestamp: b.metadata.creationTimestamp } : {}),
@@ -132,7 +132,7 @@ export function withdrawClaimPatch(o: LiveObject, bundleUid: string): JsonPatchO
  * Guarded by the reference list as read; undefined when the object carries
  * no claim of this Bundle.
  */
-export function claimWithdrawal(o: LiveObject, bundleUid: string, listers: readonly BundleClaim[]): JsonPatchOperation[] | undefined {
+export function claimWithdrawal(o: LiveObject, bundleUid: string, listers: readonly BundleListing[]): JsonPatchOperation[] | undefined {
   if (!hasClaimReference(o, bundleUid)) return undefined;
   const others = new Set(listers.filter((c) => c.uid !== bundleUid).map((c) => c.uid));
   const controller = controllerOf(o);
@@ -159,9 +159,9 @@ export type Ownership =
 
 export interface OwnershipInput {
   live: LiveObject | undefined;
-  self: BundleClaim;
+  self: BundleListing;
   /** Live Bundles listing the object (this one included or not). */
-  claims: readonly BundleClaim[];
+  claims: readonly BundleListing[];
 }
 
 /**

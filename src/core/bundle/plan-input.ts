@@ -15,7 +15,7 @@ import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
 import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { claimsByObject, type BundleClaim, type BundleLike } from './ownership.js';
+import { listingsByObject, type BundleListing, type BundleLike } from './ownership.js';
 import { hasClaimReference } from './owner-references.js';
 import type { EnvSourceRead, PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
@@ -77,7 +77,7 @@ export interface PlanSources {
    * so a pass does not walk every Bundle's resources. Only for a `bundle`
    * whose spec is the stored one.
    */
-  claims?: ReadonlyMap<string, readonly BundleClaim[]>;
+  claims?: ReadonlyMap<string, readonly BundleListing[]>;
   /** Lower bound of the API server's time (epoch ms). */
   now: number;
   /** Upper bound of the API server's time (epoch ms). */
@@ -162,7 +162,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     claimed,
     now: s.now,
     stampAt: s.stampAt,
-    claims,
+    listings: claims,
     bundleReady: isReadyWithCurrentSpec(bundle),
     countdownRecord: countdownRecordOf(
       bundle.status,
@@ -204,8 +204,8 @@ function statusOf(b: BundleLike): { pendingDeletions: PendingDeletion[] } {
 }
 
 /** Claims as they will stand: this Bundle's current spec replaces whatever version of it was read. */
-function claimsWithCurrentSpec(bundles: readonly BundleLike[], bundle: BundleToPlan, planned: PlanBundle): Map<string, BundleClaim[]> {
-  return claimsByObject([...othersOf(bundles, bundle), { metadata: planned, spec: bundle.spec }]);
+function claimsWithCurrentSpec(bundles: readonly BundleLike[], bundle: BundleToPlan, planned: PlanBundle): Map<string, BundleListing[]> {
+  return listingsByObject([...othersOf(bundles, bundle), { metadata: planned, spec: bundle.spec }]);
 }
 
 /** The readiness table from the cluster's CRDs (their CrReadyWhenField annotations), for every served version. */

@@ -11,7 +11,7 @@ import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable, KindTable } from './kinds.js';
 import type { JsonPatchOperation, LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import type { BundleClaim } from './ownership.js';
+import type { BundleListing } from './ownership.js';
 import type { PlannedEvent } from './prune.js';
 import type { Readiness } from './readiness.js';
 import type { CountdownRecord } from './countdown-record.js';
@@ -44,7 +44,7 @@ export interface PlanInput {
    * Every live Bundle in the namespace that lists each object (by objectKey),
    * this one included or not. Absent: no other Bundle lists anything.
    */
-  claims?: ReadonlyMap<string, readonly BundleClaim[]>;
+  listings?: ReadonlyMap<string, readonly BundleListing[]>;
   /**
    * Live objects this Bundle does not control that carry its claim (a
    * non-controller reference to it, written when it lost a Conflict). Those

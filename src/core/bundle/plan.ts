@@ -20,7 +20,7 @@ import type { HealthCheckTable } from './health-checks.js';
 import type { CrdReadinessTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
-import { decideOwnership, listedObjectKeys, type BundleClaim, type Ownership } from './ownership.js';
+import { decideOwnership, listedObjectKeys, type BundleListing, type Ownership } from './ownership.js';
 import { planClaims, planWithdrawals, type ClaimAction, type ClaimWithdrawal } from './claims.js';
 import { planResource } from './plan-resource.js';
 import { planPrune, type PruneAction, type WithheldPrune } from './prune.js';
@@ -106,7 +106,7 @@ function planWithoutRecord(input: PlanInput): BundlePlan {
     defaults: spec.deletionDefaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
     ...countdown,
-    ...(input.claims !== undefined ? { claims: input.claims } : {}),
+    ...(input.listings !== undefined ? { claims: input.listings } : {}),
     ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
   };
 
@@ -184,7 +184,7 @@ export function withholdAfterFailedApplies(plan: BundlePlan, failed: readonly st
  * `claims`, read fresh right before pruning) into `listed-elsewhere`: an
  * object a live Bundle lists is never stamped or deleted.
  */
-export function keepListedElsewhere(plan: BundlePlan, claims: ReadonlyMap<string, readonly BundleClaim[]>): BundlePlan {
+export function keepListedElsewhere(plan: BundlePlan, claims: ReadonlyMap<string, readonly BundleListing[]>): BundlePlan {
   const prune = plan.prune.map((action): PruneAction => {
     if (action.action !== 'delete' && action.action !== 'mark') return action;
     const t = action.target;
@@ -258,10 +258,10 @@ function resourceGraph(resources: readonly Resource[]): DependencyGraph {
 
 function ownershipOf(resource: Resource, input: PlanInput): Ownership {
   const live = input.live.get(resource.name);
-  const self: BundleClaim = {
+  const self: BundleListing = {
     name: input.bundle.name,
     uid: input.bundle.uid,
     ...(input.bundle.creationTimestamp !== undefined ? { creationTimestamp: input.bundle.creationTimestamp } : {}),
   };
-  return decideOwnership({ live, self, claims: live === undefined ? [] : (input.claims?.get(objectKey(live)) ?? []) });
+  return decideOwnership({ live, self, claims: live === undefined ? [] : (input.listings?.get(objectKey(live)) ?? []) });
 }

@@ -13,7 +13,7 @@ import type { StampSeal } from '../softdelete/stamp-seal.js';
 import type { DeletionRules } from '../softdelete/rules.js';
 import { countdownOf } from './countdown.js';
 import { type CountdownRecord } from './countdown-record.js';
-import type { BundleClaim } from './ownership.js';
+import type { BundleListing } from './ownership.js';
 import { keptReleasePatch, markPatch } from './release.js';
 
 /** Where an object is, plus the preconditions a delete should carry. */
@@ -77,7 +77,7 @@ type PruneActionOf =
    * Another live Bundle lists the object: it is never deleted or stamped
    * here; that Bundle takes it over (ownership.ts).
    */
-  | { action: 'listed-elsewhere'; target: ObjectTarget; by: BundleClaim; message: string };
+  | { action: 'listed-elsewhere'; target: ObjectTarget; by: BundleListing; message: string };
 
 /** A prune action that would write, held back this pass. */
 export interface WithheldPrune {
@@ -116,7 +116,7 @@ export interface PruneInput {
    */
   listedUids?: ReadonlySet<string>;
   /** Live Bundles listing each object (by objectKey). An object another one lists is never pruned. */
-  claims?: ReadonlyMap<string, readonly BundleClaim[]>;
+  claims?: ReadonlyMap<string, readonly BundleListing[]>;
   /** The pruning Bundle's name (an Orphan object it releases is labelled with it) and spec.deletionDefaults. */
   bundleName?: string;
   defaults?: DeletionDefaults | undefined;
@@ -173,9 +173,9 @@ export function pruneWaves(actions: readonly PruneAction[]): WritingPruneAction[
 /** The oldest live Bundle other than `selfUid` that lists the object, if any. */
 export function listedByOther(
   o: LiveObject,
-  claims: ReadonlyMap<string, readonly BundleClaim[]> | undefined,
+  claims: ReadonlyMap<string, readonly BundleListing[]> | undefined,
   selfUid: string | undefined,
-): BundleClaim | undefined {
+): BundleListing | undefined {
   return claims?.get(objectKey(o))?.find((c) => c.uid !== selfUid);
 }
 

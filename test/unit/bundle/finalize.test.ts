@@ -5,7 +5,7 @@ import { propagationOf, type FinalizeInput, type FinalizeStep } from '../../../s
 import type { DeletionPropagation } from '../../../src/api/names.js';
 import { finalizeNext } from '../../../src/core/bundle/next-pass.js';
 import { objectKey, type JsonPatchOperation } from '../../../src/core/bundle/objects.js';
-import type { BundleClaim } from '../../../src/core/bundle/ownership.js';
+import type { BundleListing } from '../../../src/core/bundle/ownership.js';
 import { checkReleaseProof, releaseSigner } from '../../../src/core/softdelete/provenance.js';
 import {
   BUNDLE_UID,
@@ -21,7 +21,7 @@ import {
   type Obj,
 } from './builders.js';
 
-const OTHER: BundleClaim = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2025-01-01T00:00:00Z' };
+const OTHER: BundleListing = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2025-01-01T00:00:00Z' };
 const delayed = withAnnotation(Annotations.deletionDelay, '1h');
 const stamped = withAnnotation(Annotations.deletionTimestamp, '2025-12-31T23:30:00Z');
 const depRef = (uid: string): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: uid, uid, blockOwnerDeletion: true });
@@ -50,14 +50,14 @@ function input(propagation: DeletionPropagation, objects: Obj[], extra: Partial<
     bundle: { name: 'b', uid: BUNDLE_UID },
     objects,
     coordinates: new Set(),
-    claims: new Map(),
+    listings: new Map(),
     now: NOW,
     stampAt: NOW + 500,
     signRelease: releaseSigner(KEY),
     ...extra,
   };
 }
-const listedBy = (o: Obj, claim = OTHER): Map<string, BundleClaim[]> => new Map([[keyOf(o), [claim]]]);
+const listedBy = (o: Obj, claim = OTHER): Map<string, BundleListing[]> => new Map([[keyOf(o), [claim]]]);
 /** Applies a JSON patch's replace/add/remove ops to a copy (tests checked separately). */
 function patched(o: Obj, patch: readonly JsonPatchOperation[]): Obj {
   const copy = structuredClone(o);
@@ -122,7 +122,7 @@ describe('planFinalize: what each object gets, per propagation', () => {
     ['Orphan', 'leave:going(terminating)', going],
     ['Orphan', 'let-go:elsewhere', elsewhere],
   ])('%s: %s', (propagation, expected, o) => {
-    const plan = planFinalize(input(propagation, [o, notOurs], { claims }));
+    const plan = planFinalize(input(propagation, [o, notOurs], { listings: claims }));
     expect(summary(plan.steps)).toEqual([expected]);
     expect(plan.done).toBe(expected.startsWith('leave'));
   });
@@ -181,7 +181,7 @@ describe('the patches: what is left on the object', () => {
   it.each<DeletionPropagation>(['Background', 'Foreground', 'Orphan'])(
     "%s: let-go to another live Bundle keeps the user's references only, starts no countdown",
     (propagation) => {
-      const [step] = planFinalize(input(propagation, [web], { claims: listedBy(web) })).steps;
+      const [step] = planFinalize(input(propagation, [web], { listings: listedBy(web) })).steps;
       expect(step?.action).toBe('let-go');
       if (step?.action !== 'let-go') return;
       expect(step.by).toEqual(OTHER);
@@ -194,8 +194,8 @@ describe('the patches: what is left on the object', () => {
   );
 
   it('the Bundle being deleted does not count as a claim on its own objects', () => {
-    const self: BundleClaim = { name: 'b', uid: BUNDLE_UID };
-    expect(summary(planFinalize(input('Foreground', [web], { claims: listedBy(web, self) })).steps)).toEqual([
+    const self: BundleListing = { name: 'b', uid: BUNDLE_UID };
+    expect(summary(planFinalize(input('Foreground', [web], { listings: listedBy(web, self) })).steps)).toEqual([
       'leave:web(collector-deletes)',
     ]);
   });
@@ -299,7 +299,7 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
   const orphaned = live(configMap('cfg'), applied);
   const controlled = live(configMap('plain'), controlledByBundle(), applied);
 
-  it.each<[string, Obj[], Set<string>, Map<string, BundleClaim[]> | undefined, DeletionPropagation]>([
+  it.each<[string, Obj[], Set<string>, Map<string, BundleListing[]> | undefined, DeletionPropagation]>([
     [
       'an applied object at its coordinates that nothing controls: orphan',
       [orphaned, controlled],
@@ -319,7 +319,7 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
     ['not at its coordinates: background', [orphaned], new Set(), undefined, 'Background'],
     ['never applied by the operator (no applied-hash): background', [live(configMap('cfg'))], at(orphaned), undefined, 'Background'],
   ])('%s', (_name, objects, coordinates, claims, expected) => {
-    const plan = planFinalize(input('Background', objects, { coordinates, ...(claims ? { claims } : {}) }));
+    const plan = planFinalize(input('Background', objects, { coordinates, ...(claims ? { listings: claims } : {}) }));
     expect(plan.propagation).toBe(expected);
     // Orphan deletes nothing.
     if (expected === 'Orphan') expect(plan.steps.filter((s) => s.action === 'delete')).toEqual([]);
@@ -359,7 +359,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
         withOwner(claimRef(BUNDLE_UID, 'b')),
         withOwner(userRef),
       );
-      const plan = planFinalize(input(propagation, [theirs], { claims: listedBy(theirs) }));
+      const plan = planFinalize(input(propagation, [theirs], { listings: listedBy(theirs) }));
       expect(summary(plan.steps)).toEqual(['withdraw:theirs']);
       expect(plan.done).toBe(false);
       const [step] = plan.steps;
@@ -383,7 +383,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     '%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)',
     (propagation) => {
       const o = live(configMap('claimed'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
-      const plan = planFinalize(input(propagation, [o], { claims: listedBy(o) }));
+      const plan = planFinalize(input(propagation, [o], { listings: listedBy(o) }));
       expect(summary(plan.steps)).toEqual(['let-go:claimed']);
       const [step] = plan.steps;
       if (step?.action !== 'let-go') throw new Error('expected a let-go');
@@ -411,7 +411,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
       withOwner(claimRef('b2-uid', 'b2')),
       withOwner(userRef),
     );
-    const plan = planFinalize(input('Background', [o], { claims: listedBy(o) }));
+    const plan = planFinalize(input('Background', [o], { listings: listedBy(o) }));
     expect(summary(plan.steps)).toEqual(['withdraw:stale']);
     const [step] = plan.steps;
     if (step?.action !== 'withdraw') throw new Error('expected a withdraw');
@@ -420,7 +420,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   it("let go to a live Bundle that lists it: that Bundle's claim stays, until it takes the object", () => {
     const o = live(configMap('elsewhere'), controlledByBundle(), withOwner(claimRef('b2-uid', 'b2')));
-    const [step] = planFinalize(input('Background', [o], { claims: listedBy(o) })).steps;
+    const [step] = planFinalize(input('Background', [o], { listings: listedBy(o) })).steps;
     expect(step?.action).toBe('let-go');
     if (step?.action !== 'let-go') return;
     expect(patched(o, step.patch).metadata.ownerReferences?.map((r) => r.uid)).toEqual(['b2-uid']);
@@ -435,7 +435,7 @@ describe('background: an object another owner also holds (red-team round three)'
       bundle: { name: 'b', uid: BUNDLE_UID },
       objects: [o],
       coordinates: new Set(),
-      claims: new Map(),
+      listings: new Map(),
       now: NOW,
       stampAt: NOW,
       signRelease: releaseSigner(new Uint8Array(32)),

@@ -2,11 +2,11 @@ import { API_VERSION, Annotations, BUNDLE_KIND } from '../../../src/api/names.js
 import type { OwnerReference } from '../../../src/api/resource.js';
 import {
   claimWithdrawal,
-  claimsByObject,
+  listingsByObject,
   decideOwnership,
   listedObjectKeys,
   withdrawClaimPatch,
-  type BundleClaim,
+  type BundleListing,
   type BundleLike,
 } from '../../../src/core/bundle/ownership.js';
 import { hasClaimReference, operatorWrittenReferences, userReferences } from '../../../src/core/bundle/owner-references.js';
@@ -133,7 +133,7 @@ describe('withdrawClaimPatch', () => {
 });
 
 describe('claimWithdrawal', () => {
-  const claim = (uid: string): BundleClaim => ({ name: `b-${uid}`, uid });
+  const claim = (uid: string): BundleListing => ({ name: `b-${uid}`, uid });
   const after = (o: Obj, patch: ReturnType<typeof claimWithdrawal>): string[] | undefined => {
     const replace = patch?.find((op) => op.op === 'replace');
     return replace === undefined || replace.op !== 'replace' ? undefined : (replace.value as OwnerReference[]).map((r) => r.uid);
@@ -192,7 +192,7 @@ describe('listedObjectKeys / claimsByObject', () => {
   });
 
   it('counts live Bundles only, oldest claim first', () => {
-    const claims = claimsByObject([
+    const claims = listingsByObject([
       b('young', '2026-01-02T00:00:00Z', [cm('a')]),
       b('old', '2026-01-01T00:00:00Z', [cm('a'), cm('a')]),
       b('deleting', '2025-01-01T00:00:00Z', [cm('a')], { deletionTimestamp: '2026-01-03T00:00:00Z' }),
@@ -203,12 +203,12 @@ describe('listedObjectKeys / claimsByObject', () => {
 });
 
 describe('decideOwnership', () => {
-  const self: BundleClaim = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2026-01-02T00:00:00Z' };
-  const older: BundleClaim = { name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' };
-  const b1: BundleClaim = { name: 'b1', uid: 'b1-uid', creationTimestamp: '2025-12-01T00:00:00Z' };
+  const self: BundleListing = { name: 'b2', uid: 'b2-uid', creationTimestamp: '2026-01-02T00:00:00Z' };
+  const older: BundleListing = { name: 'b0', uid: 'b0-uid', creationTimestamp: '2026-01-01T00:00:00Z' };
+  const b1: BundleListing = { name: 'b1', uid: 'b1-uid', creationTimestamp: '2025-12-01T00:00:00Z' };
   const obj = (...mods: Mod<Obj>[]): Obj => live(configMap('cm'), ...mods);
 
-  it.each<[string, Obj | undefined, BundleClaim[], string]>([
+  it.each<[string, Obj | undefined, BundleListing[], string]>([
     ['no object', undefined, [self], 'absent'],
     ['ours', obj(controlledByBundle('b2-uid', 'b2')), [self], 'own'],
     ['uncontrolled, only claim', obj(), [self], 'adopt'],

@@ -178,7 +178,7 @@ describe('planBundle: resources', () => {
 
   it('treats a live Bundle with the same name but another uid that lists the object as someone else', () => {
     const claims = new Map([['/ConfigMap/ns1/cm', [{ name: 'b', uid: 'old-uid', creationTimestamp: '2020-01-01T00:00:00Z' }]]]);
-    const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle('old-uid')) }, { claims }));
+    const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle('old-uid')) }, { listings: claims }));
     expect(byName(plan, 'cm')).toMatchObject({ action: 'conflict', message: 'ConfigMap ns1/cm is controlled by Bundle b (uid old-uid)' });
     // Only a claim reference to this Bundle (by its uid), never a claim on the other one's controller reference.
     expect(plan.claims.map((c) => c.kind)).toEqual(['reference']);
@@ -553,7 +553,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       ['DeletionCancelled', 'HandedOver'],
     ],
   ])('%s', (_name, tb, obj, kind, reasons) => {
-    const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf(self) }));
+    const plan = planBundle(planInput(tb, { app: obj() }, { listings: claimsOf(self) }));
     expect(byName(plan, 'app')).toMatchObject({ action: 'blocked' });
     expect(plan.claims.map((c) => [c.name, c.kind])).toEqual([['app', kind]]);
     expect(plan.claims[0]?.events.map((e) => e.reason)).toEqual(reasons);
@@ -566,7 +566,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       created(self.creationTimestamp),
       withResource(resource('app', configMap('app')), resource('bad', configMap('bad'), withRef('nowhere'))),
     );
-    const plan = planBundle(planInput(invalid, { app: released() }, { claims: claimsOf(self) }));
+    const plan = planBundle(planInput(invalid, { app: released() }, { listings: claimsOf(self) }));
     expect(plan.issues.length).toBeGreaterThan(0);
     expect(plan.resources).toEqual([]);
     expect(plan.prune).toEqual([]);
@@ -585,7 +585,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       withAnnotation(Annotations.dependencyReferences, 'cfg-uid'),
       ...stamped,
     );
-    const plan = planBundle(planInput(gated, { app: obj }, { claims: claimsOf(self) }));
+    const plan = planBundle(planInput(gated, { app: obj }, { listings: claimsOf(self) }));
     expect(plan.claims[0]).toMatchObject({
       kind: 'hand-over',
       from: { name: 'b1', uid: 'b1-uid', event: { reason: EventReasons.HandedOver } },
@@ -624,7 +624,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     ],
   ])('Conflict, and no taking claim, when %s', (_name, obj, claims, message, claimKinds) => {
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
-    const plan = planBundle(planInput(tb, { app: obj() }, { claims: claimsOf(...claims) }));
+    const plan = planBundle(planInput(tb, { app: obj() }, { listings: claimsOf(...claims) }));
     expect(plan.claims.map((c) => c.kind)).toEqual(claimKinds);
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect((byName(plan, 'app') as { message: string }).message).toContain(message);
@@ -635,7 +635,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     const obj = live(configMap('app'), withUid('app-uid'), withResourceVersion('5'), controlledByBundle('b1-uid', 'b1'));
     const refs = obj.metadata.ownerReferences;
     const plan = planBundle(
-      planInput(tb, { app: obj }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }),
+      planInput(tb, { app: obj }, { listings: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }),
     );
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect((byName(plan, 'app') as { message: string }).message).toContain('controlled by Bundle b1');
@@ -684,7 +684,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
   ])('no claim reference when %s', (_name, obj) => {
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
     const plan = planBundle(
-      planInput(tb, { app: obj() }, { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }),
+      planInput(tb, { app: obj() }, { listings: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }),
     );
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect(plan.claims).toEqual([]);
@@ -707,7 +707,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       withOwner(claimRef),
       ...stamped,
     );
-    const plan = planBundle(planInput(gated, { app: obj }, { claims: claimsOf(self) }));
+    const plan = planBundle(planInput(gated, { app: obj }, { listings: claimsOf(self) }));
     expect(plan.claims[0]?.kind).toBe('hand-over');
     const add = plan.claims[0]?.patch.find((op) => op.op === 'add' && op.path === '/metadata/ownerReferences');
     expect(add).toEqual({
@@ -735,7 +735,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       planInput(
         tb,
         { app: still },
-        { claims: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self), claimed: [gone, still] },
+        { listings: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self), claimed: [gone, still] },
       ),
     );
     expect(plan.withdrawals.map((w) => w.target.name)).toEqual(['gone']);
@@ -748,7 +748,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
   });
 
   it('an uncontrolled object with no countdown is adopted by the apply, after the gate', () => {
-    const plan = planBundle(planInput(gated, { app: live(configMap('app')) }, { claims: claimsOf(self) }));
+    const plan = planBundle(planInput(gated, { app: live(configMap('app')) }, { listings: claimsOf(self) }));
     expect(plan.claims).toEqual([]);
     expect(byName(plan, 'app')).toMatchObject({ action: 'blocked' });
   });
@@ -769,7 +769,7 @@ describe('planBundle: what another live Bundle lists is never pruned (issue 9)',
       [withAnnotation(Annotations.deletionDelay, '8s'), withAnnotation(Annotations.deletionTimestamp, '2025-12-31T00:00:00.000Z')],
     ],
   ])('%s -> listed-elsewhere', (_name, mods) => {
-    const plan = planBundle(planInput(b, { keep }, { controlled: [keep, moved(...mods)], claims: other }));
+    const plan = planBundle(planInput(b, { keep }, { controlled: [keep, moved(...mods)], listings: other }));
     expect(plan.prune).toMatchObject([{ action: 'listed-elsewhere', by: { name: 'b2' }, target: { name: 'moved' } }]);
   });
 

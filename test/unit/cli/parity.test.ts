@@ -12,7 +12,7 @@ import { describePlan, type DiffAction } from '../../../src/cli/describe-plan.js
 import { pendingOfPlan, releasedEntry } from '../../../src/cli/pending-list.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { objectKey } from '../../../src/core/bundle/objects.js';
-import { claimsByObject, type BundleLike } from '../../../src/core/bundle/ownership.js';
+import { listingsByObject, type BundleLike } from '../../../src/core/bundle/ownership.js';
 import { buildPlanInput, type PlanSources } from '../../../src/core/bundle/plan-input.js';
 import { planBundle, type BundlePlan, type PlanInput } from '../../../src/core/bundle/plan.js';
 import { buildBundleStatus } from '../../../src/core/bundle/status.js';
@@ -243,7 +243,7 @@ describe("the controller's kept claims plan as the claims computed per pass", ()
   it.each(table)('%s', (_name, situation) => {
     const computed = sources(situation);
     // The controller keeps claimsByObject over the namespace's stored Bundles (this one's stored version included).
-    const kept = { ...computed, bundles: [], claims: claimsByObject(computed.bundles) };
+    const kept = { ...computed, bundles: [], claims: listingsByObject(computed.bundles) };
     expect(planBundle(buildPlanInput(kept))).toEqual(planBundle(buildPlanInput(computed)));
   });
 });
@@ -326,7 +326,7 @@ describe('released objects: pending says what the sweep does', () => {
 
   it('a released object a live Bundle lists is adopted, not swept', () => {
     const o = rel(delay('1h'), stamp(2 * HOUR));
-    const claims = claimsByObject([otherBundle(['x'])]);
+    const claims = listingsByObject([otherBundle(['x'])]);
     expect(claims.has(objectKey(o))).toBe(true);
     const entry = releasedEntry(o, claims, NOW, NOW);
     expect(entry).toMatchObject({ problem: 'Bundle other lists it: the operator adopts it' });
