@@ -47,6 +47,15 @@ export const Annotations = {
    */
   dependencyReferences: `${GROUP}/dependencyReferences`,
   /**
+   * Comma-separated uids of the Bundles whose claim (a non-controller
+   * ownerReference a Bundle that lost a Conflict writes) the operator wrote
+   * on the object, written in the same patch as the claim. A non-controller
+   * reference to a Bundle it does not record is the user's: kept on every
+   * release and never withdrawn. Kept on the object, not in managedFields,
+   * which a reset or the API server's cap on update managers reassigns.
+   */
+  claimReferences: `${GROUP}/claimReferences`,
+  /**
    * On an object a deleted Bundle released with a countdown: an HMAC over
    * the object's uid and namespace, the former Bundle, the stamp and the
    * delay, keyed by a Secret in the operator's namespace. The released-object

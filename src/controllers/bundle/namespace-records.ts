@@ -82,6 +82,9 @@ export class NamespaceRecords {
 
   /** What the live Bundles of this Bundle's namespace list now (its own spec included), by object key: see withListedCountdownsCancelled. */
   listedNow(bundle: Bundle): Set<string> {
-    return new Set([...listedKeysOf(bundle.spec.resources, bundle.metadata.namespace), ...this.listingsOf(bundle.metadata.namespace).keys()]);
+    return new Set([
+      ...listedKeysOf(bundle.spec.resources, bundle.metadata.namespace),
+      ...this.listingsOf(bundle.metadata.namespace).keys(),
+    ]);
   }
 }

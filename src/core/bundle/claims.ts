@@ -13,7 +13,7 @@ import { partOfTakeover } from './applyset.js';
 import { bundleOwnerReference } from './desired.js';
 import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, type BundleListing, type Ownership } from './ownership.js';
-import { isBundleReference, userReferences } from './owner-references.js';
+import { claimRecordOps, claimsStillOn, isBundleReference, recordedClaimUids, userReferences } from './owner-references.js';
 import type { PlanBundle, PlanInput } from './plan-types.js';
 import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
@@ -189,6 +189,8 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
   const refs = live.metadata.ownerReferences ?? [];
   ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs });
   ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [...refs, bundleOwnerReference(bundle, 'claim')] });
+  // Recorded with the claim, in the same patch: what tells the operator's claim from a user's reference to a Bundle.
+  ops.push(...claimRecordOps(live, new Set([...recordedClaimUids(live.metadata.annotations), bundle.uid])));
   return ops;
 }
 
@@ -198,7 +200,10 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
  * ownerReferences with ours plus the user's (the previous Bundle's controller
  * reference and its dependency references go; the next apply writes ours).
  */
-function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: readonly BundleListing[] } | undefined): JsonPatchOperation[] {
+function claimPatch(
+  live: LiveObject,
+  take: { bundle: PlanBundle; otherClaims: readonly BundleListing[] } | undefined,
+): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
   if (live.metadata.resourceVersion !== undefined)
@@ -219,8 +224,12 @@ function claimPatch(live: LiveObject, take: { bundle: PlanBundle; otherClaims: r
   if (take !== undefined) {
     // Every Bundle reference goes (the previous controller's, our own claim: the apiserver folds two references with one
     // uid), but the claims of the other live Bundles listing the object: they stay in Conflict and keep their claim.
-    const kept = userReferences(live.metadata, { liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)) });
+    // A reference to this Bundle that is no claim of ours (the user's) gives way to the controller reference: one uid, one reference.
+    const kept = userReferences(live.metadata, { liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)) }).filter(
+      (r) => r.uid !== take.bundle.uid,
+    );
     ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
+    ops.push(...claimRecordOps(live, claimsStillOn(live, kept)));
     if (annotations[Annotations.dependencyReferences] !== undefined)
       ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
     ops.push(...partOfTakeover(live, take.bundle));

@@ -8,7 +8,7 @@
  */
 import type { OwnerReference } from '../../api/resource.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, FIELD_MANAGER, GROUP } from '../../api/names.js';
-import { groupOf, isRecord, type LiveObject } from './objects.js';
+import { groupOf, isRecord, jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 
 /** Whether the reference names a Bundle (any version of our group). */
 export function isBundleReference(ref: Pick<OwnerReference, 'apiVersion' | 'kind'>): boolean {
@@ -37,14 +37,14 @@ export interface ReferenceOwnerContext {
    * Live Bundles that list the object: their claim references (a Bundle
    * that loses a Conflict records its claim as a non-controller reference
    * to itself) stay, so that the object keeps a live owner while the claim
-   * stands. Every other reference to a Bundle is the operator's.
+   * stands.
    */
   liveClaimUids?: ReadonlySet<string> | undefined;
   /**
    * Uids of the Bundle's other objects. A non-controller reference to one of
    * them, with blockOwnerDeletion as the operator writes it, that the
-   * operator's field manager applied (managedFields; any, when the object
-   * was read without them) is a dependency reference whatever the
+   * operator's field manager applied (managedFields; none, when the object
+   * has none: a reset proves nothing) is a dependency reference whatever the
    * dependencyReferences annotation says: absent on objects applied before
    * it was recorded, or stale (written back from an older copy) while
    * nothing re-applies the object. Read as the user's, such a reference
@@ -103,24 +103,68 @@ export function operatorWrittenReferences(
 ): OwnerReference[] {
   const dependencies = recordedDependencyUids(meta.annotations);
   const applied = referencesAppliedBy(meta.managedFields, FIELD_MANAGER);
-  const claims = operatorClaimUids(meta.managedFields);
+  const claims = operatorClaimUids(meta);
   return (meta.ownerReferences ?? []).filter((ref) => {
     if (isBundleReference(ref) && ref.controller === true) return true;
     if (ref.controller === true || namedBy(ref, ctx.namedByManifest)) return false;
-    if (isBundleReference(ref)) return !(ctx.liveClaimUids?.has(ref.uid) ?? false) && (claims === undefined || claims.has(ref.uid));
+    if (isBundleReference(ref)) return !(ctx.liveClaimUids?.has(ref.uid) ?? false) && claims.has(ref.uid);
     if (dependencies.has(ref.uid)) return true;
-    return ref.blockOwnerDeletion === true && (ctx.siblingUids?.has(ref.uid) ?? false) && (applied === undefined || applied.has(ref.uid));
+    // Without managedFields (cleared by hand) nothing says the operator applied it: the user's (red team 14).
+    return ref.blockOwnerDeletion === true && (ctx.siblingUids?.has(ref.uid) ?? false) && applied !== undefined && applied.has(ref.uid);
   });
 }
 
 /**
- * Uids of the references the operator wrote as claims: the entries its
- * field manager owns through an update (claims are JSON patches; what a
- * manifest names comes with the server-side apply, operation Apply).
- * Undefined when the object was read without managedFields.
+ * Uids of the Bundles whose claim the operator wrote on the object: those
+ * the claimReferences annotation records (written with each claim), and,
+ * for claims written before it, the entries the operator's field manager
+ * owns through an update in managedFields (claims are JSON patches; what a
+ * manifest names comes with the server-side apply). managedFields alone are
+ * no proof either way: a reset (`[{}]`), a later server-side apply
+ * (`before-first-apply`) or the cap of ten update managers
+ * (`ancient-changes`) reassigns the entry, and an object may come without
+ * them (red team 14).
  */
-export function operatorClaimUids(managedFields: unknown): Set<string> | undefined {
-  return referencesAppliedBy(managedFields, FIELD_MANAGER, 'Update');
+export function operatorClaimUids(meta: {
+  annotations?: Readonly<Record<string, string>> | undefined;
+  managedFields?: unknown;
+}): Set<string> {
+  const uids = recordedClaimUids(meta.annotations);
+  for (const uid of referencesAppliedBy(meta.managedFields, FIELD_MANAGER, 'Update') ?? []) uids.add(uid);
+  return uids;
+}
+
+/** The uids the claimReferences annotation records. */
+export function recordedClaimUids(annotations: Readonly<Record<string, string>> | undefined): Set<string> {
+  return new Set(
+    (annotations?.[Annotations.claimReferences] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
+}
+
+/** The recorded claims that stay on an object whose ownerReferences become `kept`. */
+export function claimsStillOn(o: LiveObject, kept: readonly { uid: string }[]): Set<string> {
+  const recorded = recordedClaimUids(o.metadata.annotations);
+  return new Set(kept.map((r) => r.uid).filter((uid) => recorded.has(uid)));
+}
+
+/**
+ * The claimReferences annotation brought in line with `claims` (the uids
+ * that stay recorded), as JSON patch operations; none when it already is.
+ * Creates the annotations map when the object has none.
+ */
+export function claimRecordOps(o: LiveObject, claims: ReadonlySet<string>): JsonPatchOperation[] {
+  const path = `/metadata/annotations/${jsonPointerSegment(Annotations.claimReferences)}`;
+  const value = formatDependencyUids([...claims]);
+  const current = o.metadata.annotations?.[Annotations.claimReferences];
+  if (value === current) return [];
+  if (value === undefined) return [{ op: 'remove', path }];
+  return [
+    ...(o.metadata.annotations === undefined ? [{ op: 'add' as const, path: '/metadata/annotations', value: {} }] : []),
+    { op: 'add', path, value },
+  ];
 }
 
 /**
@@ -154,15 +198,15 @@ export function referencesAppliedBy(managedFields: unknown, manager: string, ope
 
 /**
  * Whether the object carries a claim of the Bundle with this uid: a
- * non-controller reference to it that the operator wrote (operatorClaimUids;
- * any, when read without managedFields). One the user wrote (in the
+ * non-controller reference to it that the operator wrote (operatorClaimUids).
+ * One the user wrote (in the
  * manifest, or by hand) is theirs: never withdrawn, and no hold of that
  * Bundle's finalizer.
  */
 export function hasClaimReference(o: LiveObject, bundleUid: string): boolean {
-  const claims = operatorClaimUids(o.metadata.managedFields);
-  return (o.metadata.ownerReferences ?? []).some(
-    (r) => r.uid === bundleUid && r.controller !== true && (claims === undefined || claims.has(bundleUid)),
+  return (
+    (o.metadata.ownerReferences ?? []).some((r) => r.uid === bundleUid && r.controller !== true) &&
+    operatorClaimUids(o.metadata).has(bundleUid)
   );
 }
 

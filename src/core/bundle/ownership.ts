@@ -12,7 +12,7 @@
  */
 import type { OwnerReference } from '../../api/resource.js';
 import { controllerOf, describeObject, isRecord, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
-import { hasClaimReference, isBundleReference, userReferences } from './owner-references.js';
+import { claimRecordOps, claimsStillOn, hasClaimReference, isBundleReference, userReferences } from './owner-references.js';
 
 /** A live Bundle that lists an object. */
 export interface BundleListing {
@@ -115,6 +115,7 @@ export function withdrawClaimPatch(o: LiveObject, bundleUid: string): JsonPatchO
   return [
     { op: 'test', path: '/metadata/ownerReferences', value: refs },
     { op: 'replace', path: '/metadata/ownerReferences', value: kept },
+    ...claimRecordOps(o, claimsStillOn(o, kept)),
   ];
 }
 
@@ -139,9 +140,11 @@ export function claimWithdrawal(o: LiveObject, bundleUid: string, listers: reado
   const heldBeyondClaims = controller !== undefined && (!isBundleReference(controller) || others.has(controller.uid));
   if (heldBeyondClaims || others.size === 0) return withdrawClaimPatch(o, bundleUid);
   const refs = o.metadata.ownerReferences ?? [];
+  const kept = userReferences(o.metadata, { liveClaimUids: others });
   return [
     { op: 'test', path: '/metadata/ownerReferences', value: refs },
-    { op: 'replace', path: '/metadata/ownerReferences', value: userReferences(o.metadata, { liveClaimUids: others }) },
+    { op: 'replace', path: '/metadata/ownerReferences', value: kept },
+    ...claimRecordOps(o, claimsStillOn(o, kept)),
   ];
 }
 

@@ -21,7 +21,7 @@ import { type CountdownRecord } from './countdown-record.js';
 import { isGated, readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { partOfRemoval } from './applyset.js';
-import { userReferences, type ReferenceOwnerContext } from './owner-references.js';
+import { claimRecordOps, claimsStillOn, userReferences, type ReferenceOwnerContext } from './owner-references.js';
 
 const annotationPath = (name: string): string => `/metadata/annotations/${jsonPointerSegment(name)}`;
 
@@ -51,6 +51,7 @@ export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): Jso
   }
   if (o.metadata.annotations?.[Annotations.dependencyReferences] !== undefined)
     ops.push({ op: 'remove', path: annotationPath(Annotations.dependencyReferences) });
+  ops.push(...claimRecordOps(o, claimsStillOn(o, o.metadata.ownerReferences === undefined ? [] : userReferences(o.metadata, refs))));
   return ops;
 }
 

@@ -34,6 +34,14 @@ const bundleRef = (uid = BUNDLE_UID, controller = true): OwnerReference => ({
   controller,
   blockOwnerDeletion: true,
 });
+/** A claim reference to a Bundle, recorded in the claimReferences annotation as the operator writes it. */
+const claimedWith =
+  (ref: OwnerReference): Mod<Obj> =>
+  (o) => {
+    withOwner(ref)(o);
+    const recorded = o.metadata.annotations?.[Annotations.claimReferences];
+    withAnnotation(Annotations.claimReferences, recorded === undefined ? ref.uid : `${recorded},${ref.uid}`)(o);
+  };
 /** A dependency reference to `uid`, recorded in the annotation as the operator writes it. */
 const dependsOn =
   (uid: string): Mod<Obj> =>
@@ -227,7 +235,7 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     ],
     [
       'still naming the Bundle without being controlled: cleaned',
-      live(configMap('web'), withOwner(bundleRef(BUNDLE_UID, false)), withOwner(userRef)),
+      live(configMap('web'), claimedWith(bundleRef(BUNDLE_UID, false)), withOwner(userRef)),
       new Set(),
       ['orphan:web'],
     ],
@@ -286,7 +294,12 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
 
   it("objects applied before references were recorded: a blocking reference to a sibling is the operator's", () => {
     const cfg = live(configMap('cfg'), controlledByBundle());
-    const legacy = live(configMap('web'), controlledByBundle(), withOwner(depRef('cfg-uid')), withOwner(userRef));
+    const legacy = live(configMap('web'), controlledByBundle(), withOwner(depRef('cfg-uid')), withOwner(userRef), (o) => {
+      // What the operator's apply left in managedFields: the reference is its own.
+      o.metadata.managedFields = [
+        { manager: 'bundlesmith', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"cfg-uid"}': {} } } } },
+      ];
+    });
     const step = planFinalize(input('Orphan', [cfg, legacy])).steps.find((s) => s.target.name === 'web');
     expect(step?.action).toBe('orphan');
     if (step?.action === 'orphan') expect(patched(legacy, step.patch).metadata.ownerReferences).toEqual([userRef]);
@@ -356,7 +369,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
       const theirs = live(
         configMap('theirs'),
         controlledByBundle('b2-uid', 'b2'),
-        withOwner(claimRef(BUNDLE_UID, 'b')),
+        claimedWith(claimRef(BUNDLE_UID, 'b')),
         withOwner(userRef),
       );
       const plan = planFinalize(input(propagation, [theirs], { listings: listedBy(theirs) }));
@@ -370,7 +383,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
   );
 
   it('a released object keeps no Bundle reference that would not hold it (a stale claim of a Bundle that does not list it)', () => {
-    const o = live(configMap('delay'), controlledByBundle(), delayed, withOwner(claimRef('b3-uid', 'b3')), withOwner(userRef));
+    const o = live(configMap('delay'), controlledByBundle(), delayed, claimedWith(claimRef('b3-uid', 'b3')), withOwner(userRef));
     const [step] = planFinalize(input('Background', [o])).steps;
     expect(step?.action).toBe('release');
     if (step?.action !== 'release') return;
@@ -382,7 +395,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
   it.each<DeletionPropagation>(['Background', 'Foreground'])(
     '%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)',
     (propagation) => {
-      const o = live(configMap('claimed'), withOwner(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
+      const o = live(configMap('claimed'), claimedWith(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
       const plan = planFinalize(input(propagation, [o], { listings: listedBy(o) }));
       expect(summary(plan.steps)).toEqual(['let-go:claimed']);
       const [step] = plan.steps;
@@ -393,7 +406,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
   );
 
   it('background: an uncontrolled object carrying only its claim, listed by nobody else, goes as a controlled one would: released with its deletionDelay', () => {
-    const o = live(configMap('claimed'), delayed, withOwner(claimRef(BUNDLE_UID, 'b')));
+    const o = live(configMap('claimed'), delayed, claimedWith(claimRef(BUNDLE_UID, 'b')));
     const [step] = planFinalize(input('Background', [o])).steps;
     expect(step?.action).toBe('release');
     if (step?.action !== 'release') return;
@@ -407,8 +420,8 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     const o = live(
       configMap('stale'),
       controlledByBundle('b3-uid', 'b3'),
-      withOwner(claimRef(BUNDLE_UID, 'b')),
-      withOwner(claimRef('b2-uid', 'b2')),
+      claimedWith(claimRef(BUNDLE_UID, 'b')),
+      claimedWith(claimRef('b2-uid', 'b2')),
       withOwner(userRef),
     );
     const plan = planFinalize(input('Background', [o], { listings: listedBy(o) }));
@@ -419,7 +432,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
   });
 
   it("let go to a live Bundle that lists it: that Bundle's claim stays, until it takes the object", () => {
-    const o = live(configMap('elsewhere'), controlledByBundle(), withOwner(claimRef('b2-uid', 'b2')));
+    const o = live(configMap('elsewhere'), controlledByBundle(), claimedWith(claimRef('b2-uid', 'b2')));
     const [step] = planFinalize(input('Background', [o], { listings: listedBy(o) })).steps;
     expect(step?.action).toBe('let-go');
     if (step?.action !== 'let-go') return;

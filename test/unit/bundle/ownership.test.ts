@@ -23,6 +23,8 @@ const bundleRef = (uid: string, controller = true): OwnerReference => ({
 const depRef = (uid: string): OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: `cm-${uid}`, uid, blockOwnerDeletion: true });
 const userRef = (uid: string): OwnerReference => ({ apiVersion: 'example.com/v1', kind: 'Owner', name: `o-${uid}`, uid });
 const recorded = (...uids: string[]): Record<string, string> => ({ [Annotations.dependencyReferences]: uids.join(',') });
+/** The claims the operator wrote, as it records them with each claim. */
+const claimed = (...uids: string[]): Record<string, string> => ({ [Annotations.claimReferences]: uids.join(',') });
 
 describe('operatorWrittenReferences / userReferences', () => {
   it.each<[string, OwnerReference[], Record<string, string> | undefined, string[], string[]]>([
@@ -35,8 +37,16 @@ describe('operatorWrittenReferences / userReferences', () => {
     ],
     ["a dependency not recorded is the user's", [bundleRef('b1'), depRef('cfg'), depRef('mine')], recorded('cfg'), [], ['b1', 'cfg']],
     ['no annotation: only the Bundle reference', [bundleRef('b1'), depRef('cfg')], undefined, [], ['b1']],
-    ["another Bundle's claim is the operator's too", [bundleRef('b1'), bundleRef('b2', false)], undefined, [], ['b1', 'b2']],
-    ['the claim of a live Bundle listing the object stays', [bundleRef('b1'), bundleRef('b2', false)], undefined, ['b2'], ['b1']],
+    ["another Bundle's claim is the operator's too", [bundleRef('b1'), bundleRef('b2', false)], claimed('b2'), [], ['b1', 'b2']],
+    // Red team 13 and 14: a reference to a Bundle the operator recorded no claim of (the manifest's, another tool's) is the user's.
+    [
+      "a reference to another Bundle that no claim recorded is the user's",
+      [bundleRef('b1'), bundleRef('b2', false)],
+      undefined,
+      [],
+      ['b1'],
+    ],
+    ['the claim of a live Bundle listing the object stays', [bundleRef('b1'), bundleRef('b2', false)], claimed('b2'), ['b2'], ['b1']],
     [
       'a controller reference goes even if that Bundle lists the object',
       [bundleRef('b1'), bundleRef('b2', false)],
@@ -53,19 +63,19 @@ describe('operatorWrittenReferences / userReferences', () => {
     ],
     ['nothing', [], undefined, [], []],
     [
-      'no annotation (applied before they were recorded): a blocking reference to a sibling',
+      'no annotation and no managedFields (cleared by hand): nothing says the operator applied a blocking reference to a sibling',
       [bundleRef('b1'), depRef('sib'), userRef('sib2'), depRef('stranger')],
       undefined,
       [],
-      ['b1', 'sib'],
+      ['b1'],
     ],
     // Red team 5: a stale annotation (written back from an older copy) must not turn the operator's reference into the user's.
     [
-      "a stale annotation: a blocking reference to a sibling is still the operator's",
+      "a stale annotation and no managedFields: a blocking reference to a sibling is the user's (with them: below)",
       [bundleRef('b1'), depRef('sib'), depRef('mine')],
       recorded('other'),
       [],
-      ['b1', 'sib'],
+      ['b1'],
     ],
     ["a non-blocking reference to a sibling is the user's", [bundleRef('b1'), userRef('sib2')], recorded('other'), [], ['b1']],
   ])('%s', (_name, refs, annotations, liveClaims, expected) => {
@@ -116,12 +126,19 @@ describe('operatorWrittenReferences / userReferences', () => {
 describe('withdrawClaimPatch', () => {
   it('takes out only the claim, guarded by the list as read', () => {
     const refs = [bundleRef('b1'), bundleRef('b2', false), userRef('u')];
-    const o = live(configMap('cm'), ...refs.map((r) => withOwner(r)));
+    const o = live(configMap('cm'), ...refs.map((r) => withOwner(r)), withAnnotation(Annotations.claimReferences, 'b2'));
     expect(withdrawClaimPatch(o, 'b2')).toEqual([
       { op: 'test', path: '/metadata/ownerReferences', value: refs },
       { op: 'replace', path: '/metadata/ownerReferences', value: [refs[0], refs[2]] },
+      { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1claimReferences' },
     ]);
     expect(hasClaimReference(o, 'b2')).toBe(true);
+  });
+
+  it("a reference to the Bundle that no claim recorded (the manifest's, another tool's) is no claim: never withdrawn", () => {
+    const o = live(configMap('cm'), withOwner(bundleRef('b1')), withOwner(bundleRef('b2', false)));
+    expect(hasClaimReference(o, 'b2')).toBe(false);
+    expect(claimWithdrawal(o, 'b2', [])).toBeUndefined();
   });
 
   it('never takes a controller reference, and has nothing to do without a claim', () => {
@@ -167,7 +184,9 @@ describe('claimWithdrawal', () => {
     ],
     ['no claim of this Bundle: nothing to do', [bundleRef('b1')], ['b2'], undefined],
   ])('%s', (_name, refs, listers, expected) => {
-    const o = live(configMap('cm'), ...refs.map((r) => withOwner(r)));
+    // Every claim in these lists was written by the operator, and recorded with it.
+    const claims = refs.filter((r) => r.kind === BUNDLE_KIND && r.controller !== true).map((r) => r.uid);
+    const o = live(configMap('cm'), ...refs.map((r) => withOwner(r)), withAnnotation(Annotations.claimReferences, claims.join(',')));
     const patch = claimWithdrawal(o, 'me', listers.map(claim));
     expect(after(o, patch)).toEqual(expected);
     if (patch !== undefined) expect(patch[0]).toEqual({ op: 'test', path: '/metadata/ownerReferences', value: refs });

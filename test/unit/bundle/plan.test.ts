@@ -659,6 +659,9 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
           },
         ],
       },
+      // Recorded with the claim, in the same patch.
+      ...(obj.metadata.annotations === undefined ? [{ op: 'add', path: '/metadata/annotations', value: {} }] : []),
+      { op: 'add', path: '/metadata/annotations/smith.atlassian.com~1claimReferences', value: BUNDLE_UID },
     ]);
   });
 
@@ -728,8 +731,9 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       controller: false,
       blockOwnerDeletion: false,
     };
-    const gone = live(configMap('gone'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef));
-    const still = live(configMap('app'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef));
+    const recorded = withAnnotation(Annotations.claimReferences, BUNDLE_UID);
+    const gone = live(configMap('gone'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef), recorded);
+    const still = live(configMap('app'), controlledByBundle('b1-uid', 'b1'), withOwner(claimRef), recorded);
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
     const plan = planBundle(
       planInput(
@@ -742,6 +746,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     expect(plan.withdrawals[0]?.patch).toEqual([
       { op: 'test', path: '/metadata/ownerReferences', value: gone.metadata.ownerReferences },
       { op: 'replace', path: '/metadata/ownerReferences', value: [gone.metadata.ownerReferences?.[0]] },
+      { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1claimReferences' },
     ]);
     const invalid = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'), withRef('missing'))));
     expect(planBundle(planInput(invalid, { app: still }, { claimed: [gone] })).withdrawals).toEqual([]);
