@@ -29,7 +29,7 @@
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { applyBundle, configMap, eventsFor, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 
 const f = operatorFixture('rt14m');
@@ -77,5 +77,6 @@ it("a Bundle deleted in the background keeps an object another live Bundle owns 
   await waitFor('rt14m-plain deleted', async () => (await env.client.tryGet(t.configMap, ns, 'rt14m-plain')) === undefined);
   const o = await env.client.tryGet(t.configMap, ns, 'rt14m-patched');
   console.log('rt14m-patched', o === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`);
+  console.log('events', JSON.stringify((await eventsFor(env, ns, 'rt14m-app')).filter((e) => e.note.includes('rt14m-patched'))));
   expectKept(o, uid);
 }, 120_000);
