@@ -7,7 +7,7 @@
  */
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
-import { controllerOf, describeObject, objectKey, type LiveObject } from './objects.js';
+import { controllerOf, describeObject, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, type BundleListing } from './ownership.js';
 import { operatorWrittenReferences, recordedDependencyUids, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
@@ -77,70 +77,36 @@ export function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: R
   const countdown = countdownOf(o, { seal: input.stampSeal, defaults: input.bundle.defaults, extra: floor, record: input.countdownRecord });
   const what = describeObject(o);
   const refs = referenceContext(o, input, siblings);
+  const released = (patch: JsonPatchOperation[], why: string): FinalizeStep => ({
+    action: 'release',
+    target: targetOf(o),
+    patch,
+    event: { reason: EventReasons.Released, message: `released ${what} from the foreground cascade: ${why}` },
+  });
+  const kept = (): FinalizeStep =>
+    released(keptReleasePatch(o, input.bundle.name, refs), 'its deletionPolicy is Orphan; kept, never deleted');
+  const countingDown = (why: string): FinalizeStep =>
+    released(
+      releasePatch(
+        o,
+        { name: input.bundle.name, defaults: input.bundle.defaults },
+        refs,
+        { now: input.now, stampAt: input.stampAt },
+        input.signRelease,
+        { seal: input.stampSeal, floor, record: input.countdownRecord },
+      ),
+      why,
+    );
   if (!reading.ok) {
     // Nothing is deleted on a value that could not be read, the cascade included: the floors (manifest, sealed
     // rules) still decide Orphan; otherwise it is released as a background deletion releases it (no countdown can
     // start on rules that cannot be read: the sweeper keeps it and reports them).
-    if (countdown.floor?.policy === 'Orphan') {
-      return {
-        action: 'release',
-        target: targetOf(o),
-        patch: keptReleasePatch(o, input.bundle.name, refs),
-        event: {
-          reason: EventReasons.Released,
-          message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted`,
-        },
-      };
-    }
-    const patch = releasePatch(
-      o,
-      { name: input.bundle.name, defaults: input.bundle.defaults },
-      refs,
-      { now: input.now, stampAt: input.stampAt },
-      input.signRelease,
-      { seal: input.stampSeal, floor, record: input.countdownRecord },
-    );
-    return {
-      action: 'release',
-      target: targetOf(o),
-      patch,
-      event: {
-        reason: EventReasons.Released,
-        message: `released ${what} from the foreground cascade: its deletion rules cannot be read (${reading.message}); kept, never deleted on a value that could not be read`,
-      },
-    };
+    if (countdown.floor?.policy === 'Orphan') return kept();
+    return countingDown(`its deletion rules cannot be read (${reading.message}); kept, never deleted on a value that could not be read`);
   }
   const rules = stricterRules(reading.rules, countdown.floor);
-  if (rules.policy === 'Orphan') {
-    return {
-      action: 'release',
-      target: targetOf(o),
-      patch: keptReleasePatch(o, input.bundle.name, refs),
-      event: {
-        reason: EventReasons.Released,
-        message: `released ${what} from the foreground cascade: its deletionPolicy is Orphan; kept, never deleted`,
-      },
-    };
-  }
-  if (rules.policy === 'Approve') {
-    const patch = releasePatch(
-      o,
-      { name: input.bundle.name, defaults: input.bundle.defaults },
-      refs,
-      { now: input.now, stampAt: input.stampAt },
-      input.signRelease,
-      { seal: input.stampSeal, floor, record: input.countdownRecord },
-    );
-    return {
-      action: 'release',
-      target: targetOf(o),
-      patch,
-      event: {
-        reason: EventReasons.Released,
-        message: `released ${what} from the foreground cascade: its deletionPolicy is Approve; deleted once approved`,
-      },
-    };
-  }
+  if (rules.policy === 'Orphan') return kept();
+  if (rules.policy === 'Approve') return countingDown('its deletionPolicy is Approve; deleted once approved');
   return undefined;
 }
 
