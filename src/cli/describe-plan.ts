@@ -6,7 +6,7 @@
  */
 import { Annotations } from '../api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
-import type { ClaimAction } from '../core/bundle/claims.js';
+import type { TakeHold } from '../core/bundle/claims.js';
 import { objectKey, type LiveObject } from '../core/bundle/objects.js';
 import { listedObjectKeys } from '../core/bundle/ownership.js';
 import type { BundlePlan, PlanInput, ResourcePlan } from '../core/bundle/plan.js';
@@ -119,7 +119,7 @@ function resourceVerdict(rp: ResourcePlan, dryRun: DryRunResult | undefined): Ve
   }
 }
 
-function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict | undefined {
+function claimVerdict(c: TakeHold, live: LiveObject | undefined): Verdict | undefined {
   const stamp = live?.metadata.annotations?.[Annotations.deletionTimestamp];
   const countdown = stamp !== undefined ? `its deletion (pending since ${stamp}) is cancelled` : 'its release is cancelled';
   switch (c.kind) {
@@ -142,7 +142,7 @@ function claimVerdict(c: ClaimAction, live: LiveObject | undefined): Verdict | u
 }
 
 /** A Conflict this Bundle loses to another Bundle: its claim is written as a non-controller reference. */
-function withClaimReference(verdict: Verdict, claim: ClaimAction | undefined): Verdict {
+function withClaimReference(verdict: Verdict, claim: TakeHold | undefined): Verdict {
   if (claim?.kind !== 'reference') return verdict;
   const note =
     'claim recorded as a non-controller ownerReference to this Bundle (kept if the controlling Bundle is deleted, then taken over)';
@@ -236,7 +236,7 @@ export function describePlan(input: PlanInput, plan: BundlePlan, dryRuns: Readon
     const o = r.spec.object;
     if (o === undefined) continue;
     const base = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, resource: r.name };
-    const claim = plan.claims.find((c) => c.name === r.name);
+    const claim = plan.takeHolds.find((c) => c.name === r.name);
     const claimed = claim ? claimVerdict(claim, input.live.get(r.name)) : undefined;
     let verdict: Verdict;
     if (invalidSpec) {

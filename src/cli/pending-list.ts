@@ -96,7 +96,7 @@ function stampOf(o: LiveObject): string | undefined {
 /** Why a stamped object the Bundle controls is not among the plan's pending deletions: what the operator does instead. */
 function keptBecause(o: LiveObject, plan: BundlePlan): string {
   const uid = o.metadata.uid;
-  if (plan.claims.some((c) => c.target.uid === uid)) return 'listed in the Bundle again: the operator cancels the countdown';
+  if (plan.takeHolds.some((c) => c.target.uid === uid)) return 'listed in the Bundle again: the operator cancels the countdown';
   const prune = plan.prune.find((a) => a.target.uid === uid);
   if (prune?.action === 'invalid' || prune?.action === 'listed-elsewhere') return prune.message;
   const withheld = plan.withheld.find((w) => w.action.target.uid === uid);

@@ -14,7 +14,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER } from '../../api/names.js';
 import { listingsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
-import type { ClaimAction } from '../../core/bundle/claims.js';
+import type { TakeHold } from '../../core/bundle/claims.js';
 import {
   keepListedElsewhere,
   withAppliedReadiness,
@@ -102,7 +102,7 @@ export async function actOnPlan(
   const target = bundleTarget(bundle);
   const guardOf = (t: ObjectTarget): SendGuard | undefined =>
     d.fence !== undefined && writesDecidedAt !== undefined ? d.fence.guard(writesDecidedAt, t) : undefined;
-  const failedClaims = await carryOutClaims(d, plan.claims, namespace, outcome, target, guardOf);
+  const failedClaims = await carryOutTakeHolds(d, plan.takeHolds, namespace, outcome, target, guardOf);
   if (outcome.abandoned !== undefined) return changedWhileWriting(d, outcome);
   for (const name of d.readFailures?.keys() ?? []) failedClaims.add(name);
   if (plan.issues.length > 0) return { kind: 'acted', plan, outcome };
@@ -162,16 +162,16 @@ async function announceWaits(d: ActDeps, plan: BundlePlan, bundle: Bundle, targe
  * through: they are not applied this pass (an apply would fight over the
  * object).
  */
-async function carryOutClaims(
+async function carryOutTakeHolds(
   d: ActDeps,
-  claims: readonly ClaimAction[],
+  takeHolds: readonly TakeHold[],
   namespace: string,
   outcome: PassOutcome,
   target: EventTarget,
   guardOf: (t: ObjectTarget) => SendGuard | undefined,
 ): Promise<Set<string>> {
   const failed = new Set<string>();
-  await forEachBounded(claims, d.applyConcurrency, async (c) => {
+  await forEachBounded(takeHolds, d.applyConcurrency, async (c) => {
     if (outcome.abandoned !== undefined) return;
     const rt = await d.api.resolve(c.target.apiVersion, c.target.kind);
     if (!rt) return;
@@ -239,7 +239,7 @@ async function applyResources(
       if (r.apply.bookkeeping !== undefined) {
         // The drift controls hold the user's fields back: only the operator's bookkeeping is written. An object claimed
         // this pass has changed since it was read (the guard would fail): the claim's own watch event brings the next pass.
-        if (r.apply.needed && !plan.claims.some((c) => c.name === r.name)) {
+        if (r.apply.needed && !plan.takeHolds.some((c) => c.name === r.name)) {
           await d.api.patch(rt, desired.metadata.namespace, desired.metadata.name, r.apply.bookkeeping, 'json', {
             fieldManager: FIELD_MANAGER,
             ...guarded,

@@ -147,7 +147,7 @@ export async function reconcileLive(
     ...(d.healthCheckDefaults !== undefined ? { healthCheckDefaults: d.healthCheckDefaults } : {}),
     objects: [...atCoordinates, ...controlledElsewhere(d.objects, bundle, identity, specObjects, types)],
     bundles: [],
-    claims: d.records.listingsOf(namespace),
+    listings: d.records.listingsOf(namespace),
     stampsElsewhere: d.records.stampsOf(namespace),
     now,
     stampAt,

@@ -39,7 +39,7 @@ import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
  * `patch` is a JSON patch guarded by uid and resourceVersion tests: it lands
  * only on the object as read.
  */
-export interface ClaimAction {
+export interface TakeHold {
   name: string;
   kind: 'cancel' | 'adopt' | 'hand-over' | 'reference' | 'declare';
   target: ObjectTarget;
@@ -51,8 +51,8 @@ export interface ClaimAction {
 }
 
 /** One claim per listed live object that needs one (see ClaimAction), in spec order. */
-export function planClaims(resources: readonly Resource[], ownership: ReadonlyMap<string, Ownership>, input: PlanInput): ClaimAction[] {
-  const out: ClaimAction[] = [];
+export function planTakeHolds(resources: readonly Resource[], ownership: ReadonlyMap<string, Ownership>, input: PlanInput): TakeHold[] {
+  const out: TakeHold[] = [];
   const seen = new Set<string>();
   for (const r of resources) {
     const live = input.live.get(r.name);
@@ -68,7 +68,7 @@ export function planClaims(resources: readonly Resource[], ownership: ReadonlyMa
   return out;
 }
 
-function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, input: PlanInput): ClaimAction | undefined {
+function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, input: PlanInput): TakeHold | undefined {
   const name = resource.name;
   const what = describeObject(live);
   const declare = declareOps(resource, live, input);

@@ -125,7 +125,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
     stampAt,
     selfUid: bundle.uid,
     bundleName: bundle.name,
-    claims: input.listings,
+    listings: input.listings,
     defaults: bundle.defaults,
     floorFor: (o) => manifestFloor(o, input),
     bundleReady: true,

@@ -81,10 +81,10 @@ function normalized(recorded: readonly string[] | undefined): Set<string> {
  * yet, sorted; empty when there are none. They are recorded first, and only
  * then written.
  */
-export function unrecordedKinds(plan: Pick<BundlePlan, 'claims' | 'resources'>, recorded: readonly string[] | undefined): string[] {
+export function unrecordedKinds(plan: Pick<BundlePlan, 'takeHolds' | 'resources'>, recorded: readonly string[] | undefined): string[] {
   const have = normalized(recorded);
   const kinds = new Set<string>();
-  for (const c of plan.claims) kinds.add(inventoryKey(c.target.apiVersion, c.target.kind));
+  for (const c of plan.takeHolds) kinds.add(inventoryKey(c.target.apiVersion, c.target.kind));
   for (const r of plan.resources)
     if ((r.action === 'apply' || r.action === 'adopt') && r.apply.needed)
       kinds.add(inventoryKey(r.apply.desired.apiVersion, r.apply.desired.kind));

@@ -164,7 +164,7 @@ export interface OwnershipInput {
   live: LiveObject | undefined;
   self: BundleListing;
   /** Live Bundles listing the object (this one included or not). */
-  claims: readonly BundleListing[];
+  listings: readonly BundleListing[];
 }
 
 /**
@@ -180,7 +180,7 @@ export function decideOwnership(input: OwnershipInput): Ownership {
   if (live === undefined) return { kind: 'absent' };
   const controller = controllerOf(live);
   if (controller !== undefined && controller.uid === self.uid) return { kind: 'own' };
-  const claims = input.claims.some((c) => c.uid === self.uid) ? [...input.claims] : [...input.claims, self];
+  const claims = input.listings.some((c) => c.uid === self.uid) ? [...input.listings] : [...input.listings, self];
   if (controller !== undefined) {
     const what = describeObject(live);
     if (!isBundleReference(controller))

@@ -19,8 +19,8 @@ export interface BundleReadMeta {
  * an object could be written with a gone Bundle's UID and be collected at
  * once. No-op passes read nothing.
  */
-export function writesOwnerReference(plan: Pick<BundlePlan, 'claims' | 'resources'>): boolean {
-  return plan.claims.length > 0 || plan.resources.some((r) => (r.action === 'apply' || r.action === 'adopt') && r.apply.needed);
+export function writesOwnerReference(plan: Pick<BundlePlan, 'takeHolds' | 'resources'>): boolean {
+  return plan.takeHolds.length > 0 || plan.resources.some((r) => (r.action === 'apply' || r.action === 'adopt') && r.apply.needed);
 }
 
 /** The fresh read is the incarnation the pass decided on (same UID) and it is not being deleted. */

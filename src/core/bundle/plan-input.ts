@@ -77,7 +77,7 @@ export interface PlanSources {
    * so a pass does not walk every Bundle's resources. Only for a `bundle`
    * whose spec is the stored one.
    */
-  claims?: ReadonlyMap<string, readonly BundleListing[]>;
+  listings?: ReadonlyMap<string, readonly BundleListing[]>;
   /** Lower bound of the API server's time (epoch ms). */
   now: number;
   /** Upper bound of the API server's time (epoch ms). */
@@ -149,7 +149,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
 
   // Claims as they will stand: this Bundle's current spec replaces whatever version of it was read.
   const planned = planBundleOf(bundle);
-  const claims = s.claims ?? claimsWithCurrentSpec(s.bundles, bundle, planned);
+  const claims = s.listings ?? listingsWithCurrentSpec(s.bundles, bundle, planned);
 
   return {
     bundle: planned,
@@ -204,7 +204,7 @@ function statusOf(b: BundleLike): { pendingDeletions: PendingDeletion[] } {
 }
 
 /** Claims as they will stand: this Bundle's current spec replaces whatever version of it was read. */
-function claimsWithCurrentSpec(bundles: readonly BundleLike[], bundle: BundleToPlan, planned: PlanBundle): Map<string, BundleListing[]> {
+function listingsWithCurrentSpec(bundles: readonly BundleLike[], bundle: BundleToPlan, planned: PlanBundle): Map<string, BundleListing[]> {
   return listingsByObject([...othersOf(bundles, bundle), { metadata: planned, spec: bundle.spec }]);
 }
 

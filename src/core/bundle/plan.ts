@@ -21,7 +21,7 @@ import type { CrdReadinessTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { decideOwnership, listedObjectKeys, type BundleListing, type Ownership } from './ownership.js';
-import { planClaims, planWithdrawals, type ClaimAction, type ClaimWithdrawal } from './claims.js';
+import { planTakeHolds, planWithdrawals, type TakeHold, type ClaimWithdrawal } from './claims.js';
 import { planResource } from './plan-resource.js';
 import { planPrune, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf } from './readiness.js';
@@ -41,7 +41,7 @@ export interface BundlePlan {
   /** One entry per resource, in `order`. */
   resources: ResourcePlan[];
   /** Claims to carry out first, before any apply (and also when the spec is invalid). */
-  claims: ClaimAction[];
+  takeHolds: TakeHold[];
   /** Claim references to take out of objects the Bundle no longer lists (a valid spec only). */
   withdrawals: ClaimWithdrawal[];
   /** Prune actions to carry out, dependents first. */
@@ -106,7 +106,7 @@ function planWithoutRecord(input: PlanInput): BundlePlan {
     defaults: spec.deletionDefaults,
     ...(input.stampAt !== undefined ? { stampAt: input.stampAt } : {}),
     ...countdown,
-    ...(input.listings !== undefined ? { claims: input.listings } : {}),
+    ...(input.listings !== undefined ? { listings: input.listings } : {}),
     ...(input.bundleReady !== undefined ? { bundleReady: input.bundleReady } : {}),
   };
 
@@ -115,11 +115,11 @@ function planWithoutRecord(input: PlanInput): BundlePlan {
 
   // 1. Claims: what the Bundle lists and may hold, it takes hold of now, before any gate.
   const ownership = new Map(spec.resources.map((r) => [r.name, ownershipOf(r, input)] as const));
-  const claims = planClaims(spec.resources, ownership, input);
+  const claims = planTakeHolds(spec.resources, ownership, input);
 
   // 2. An invalid spec changes nothing else in the cluster (cancelling a countdown only keeps an object).
   const issues = validateBundle(bundle, spec, input.kinds);
-  if (issues.length > 0) return { ...base, issues, resources: [], claims, withdrawals: [], prune: [], withheld: [] };
+  if (issues.length > 0) return { ...base, issues, resources: [], takeHolds: claims, withdrawals: [], prune: [], withheld: [] };
 
   // 3. Each resource, dependencies first, so a resource sees its dependencies' decisions.
   const byName = new Map(spec.resources.map((r) => [r.name, r]));
@@ -147,7 +147,7 @@ function planWithoutRecord(input: PlanInput): BundlePlan {
     deletionContext: { ...base.deletionContext, bundleReady },
     issues,
     resources,
-    claims,
+    takeHolds: claims,
     withdrawals,
     prune: candidates,
     withheld: [],
@@ -263,5 +263,5 @@ function ownershipOf(resource: Resource, input: PlanInput): Ownership {
     uid: input.bundle.uid,
     ...(input.bundle.creationTimestamp !== undefined ? { creationTimestamp: input.bundle.creationTimestamp } : {}),
   };
-  return decideOwnership({ live, self, claims: live === undefined ? [] : (input.listings?.get(objectKey(live)) ?? []) });
+  return decideOwnership({ live, self, listings: live === undefined ? [] : (input.listings?.get(objectKey(live)) ?? []) });
 }

@@ -116,7 +116,7 @@ export interface PruneInput {
    */
   listedUids?: ReadonlySet<string>;
   /** Live Bundles listing each object (by objectKey). An object another one lists is never pruned. */
-  claims?: ReadonlyMap<string, readonly BundleListing[]>;
+  listings?: ReadonlyMap<string, readonly BundleListing[]>;
   /** The pruning Bundle's name (an Orphan object it releases is labelled with it) and spec.deletionDefaults. */
   bundleName?: string;
   defaults?: DeletionDefaults | undefined;
@@ -184,7 +184,7 @@ function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {
   const target = targetOf(o);
   const what = describeObject(o);
   if (o.metadata.deletionTimestamp !== undefined) return { action: 'terminating', target };
-  const other = listedByOther(o, input.claims, input.selfUid);
+  const other = listedByOther(o, input.listings, input.selfUid);
   if (other !== undefined)
     return { action: 'listed-elsewhere', target, by: other, message: `${what} is kept: Bundle ${other.name} lists it and takes it over` };
   const decision = decideSoftDelete({

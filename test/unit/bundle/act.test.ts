@@ -106,7 +106,7 @@ describe('act phase: claims before applies', () => {
     // The cache shows "a" counting down (so the pass claims it back); the server has it changed since (another resourceVersion).
     const cachedA = ours(configMap('a'), delayed, stampedAt(NOW - 10_000), withResourceVersion('5'));
     const s = setup(b, { a: cachedA }, [cachedA], [{ ...cachedA, metadata: { ...cachedA.metadata, resourceVersion: '6' } }]);
-    expect(s.plan.claims.map((c) => [c.name, c.kind])).toEqual([['a', 'cancel']]);
+    expect(s.plan.takeHolds.map((c) => [c.name, c.kind])).toEqual([['a', 'cancel']]);
 
     const result = await act(s);
 

@@ -38,7 +38,7 @@ describe("declare: the manifest's deletion rules, sealed, written onto the objec
     const plan = planBundle(planInput(b, { keep: liveKeep }, { stampSeal: seal }));
     expect(plan.resources.find((r) => r.name === 'keep')?.action).toBe('blocked');
     const proof = seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN);
-    expect(plan.claims).toEqual([
+    expect(plan.takeHolds).toEqual([
       expect.objectContaining({
         name: 'keep',
         kind: 'declare',
@@ -53,9 +53,9 @@ describe("declare: the manifest's deletion rules, sealed, written onto the objec
     const proof =
       seal.sealDeclared(declaredIdentityOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } }, 'ns1'), ORPHAN) ?? '';
     expect(
-      planBundle(planInput(b, { keep: live(liveKeep, withAnnotation(Annotations.declaredRules, proof)) }, { stampSeal: seal })).claims,
+      planBundle(planInput(b, { keep: live(liveKeep, withAnnotation(Annotations.declaredRules, proof)) }, { stampSeal: seal })).takeHolds,
     ).toEqual([]);
-    expect(planBundle(planInput(b, { keep: liveKeep })).claims).toEqual([]);
+    expect(planBundle(planInput(b, { keep: liveKeep })).takeHolds).toEqual([]);
     const bad = bundle(
       'b',
       withResource(
@@ -65,7 +65,7 @@ describe("declare: the manifest's deletion rules, sealed, written onto the objec
         ),
       ),
     );
-    const sealed = planBundle(planInput(bad, { keep: liveKeep }, { stampSeal: seal })).claims[0]?.patch.find((op) => op.op === 'add');
+    const sealed = planBundle(planInput(bad, { keep: liveKeep }, { stampSeal: seal })).takeHolds[0]?.patch.find((op) => op.op === 'add');
     expect(sealed !== undefined && sealed.op === 'add' ? String(sealed.value).split(':').slice(0, 4) : undefined).toEqual([
       'd1',
       'soon',
@@ -76,7 +76,7 @@ describe("declare: the manifest's deletion rules, sealed, written onto the objec
 
   it('rides along with a cancel', () => {
     const counting = live(liveKeep, withAnnotation(Annotations.deletionTimestamp, '2026-01-01T00:00:00Z'));
-    const claim = planBundle(planInput(b, { keep: counting }, { stampSeal: seal })).claims[0];
+    const claim = planBundle(planInput(b, { keep: counting }, { stampSeal: seal })).takeHolds[0];
     expect(claim?.kind).toBe('cancel');
     expect(claim?.patch.some((op) => op.op === 'add' && op.path.endsWith('declared-rules'))).toBe(true);
   });
@@ -87,11 +87,11 @@ describe("a keeping policy from the Bundle's defaults is sealed too (red team 7)
     const b = bundle('b', withResource(resource('plain', configMap('plain'))));
     const withDefaults = { ...b, spec: { ...b.spec, deletionDefaults: { deletionPolicy: 'Orphan' as const } } };
     const plainLive = live(configMap('plain'), controlledByBundle(), withUid('plain-uid'), withAnnotation('other', 'x'));
-    const claim = planBundle(planInput(withDefaults, { plain: plainLive }, { stampSeal: seal })).claims[0];
+    const claim = planBundle(planInput(withDefaults, { plain: plainLive }, { stampSeal: seal })).takeHolds[0];
     expect(claim?.kind).toBe('declare');
     const written = claim?.patch.find((op) => op.op === 'add');
     expect(written !== undefined && written.op === 'add' ? String(written.value).split(':')[2] : undefined).toBe('Orphan');
     // Without a keeping default there is nothing to seal.
-    expect(planBundle(planInput(b, { plain: plainLive }, { stampSeal: seal })).claims).toEqual([]);
+    expect(planBundle(planInput(b, { plain: plainLive }, { stampSeal: seal })).takeHolds).toEqual([]);
   });
 });

@@ -244,11 +244,11 @@ describe('decideOwnership', () => {
       'adopt',
     ],
   ])('%s -> %s', (_name, o, claims, expected) => {
-    expect(decideOwnership({ live: o, self, claims }).kind).toBe(expected);
+    expect(decideOwnership({ live: o, self, listings: claims }).kind).toBe(expected);
   });
 
   it('names the older claim in the conflict', () => {
-    expect(decideOwnership({ live: obj(), self, claims: [self, older] })).toEqual({
+    expect(decideOwnership({ live: obj(), self, listings: [self, older] })).toEqual({
       kind: 'conflict',
       message: 'ConfigMap ns1/cm is also listed by Bundle b0 (uid b0-uid), whose claim is older',
     });

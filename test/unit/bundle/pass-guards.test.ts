@@ -24,7 +24,7 @@ describe('writesOwnerReference', () => {
     expect(writesOwnerReference(planBundle(planInput(b, liveObjects)))).toBe(expected);
   });
   it('a pass with nothing to apply and no claim does not', () => {
-    expect(writesOwnerReference({ claims: [], resources: [] })).toBe(false);
+    expect(writesOwnerReference({ takeHolds: [], resources: [] })).toBe(false);
   });
 });
 

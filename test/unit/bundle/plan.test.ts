@@ -181,7 +181,7 @@ describe('planBundle: resources', () => {
     const plan = planBundle(planInput(single, { cm: live(configMap('cm'), controlledByBundle('old-uid')) }, { listings: claims }));
     expect(byName(plan, 'cm')).toMatchObject({ action: 'conflict', message: 'ConfigMap ns1/cm is controlled by Bundle b (uid old-uid)' });
     // Only a claim reference to this Bundle (by its uid), never a claim on the other one's controller reference.
-    expect(plan.claims.map((c) => c.kind)).toEqual(['reference']);
+    expect(plan.takeHolds.map((c) => c.kind)).toEqual(['reference']);
   });
 
   it('waits for an object being deleted', () => {
@@ -210,8 +210,8 @@ describe('planBundle: resources', () => {
     );
     const plan = planBundle(planInput(single, { cm: counting }));
     expect(byName(plan, 'cm')).toMatchObject({ action: 'apply' });
-    expect(plan.claims).toHaveLength(1);
-    const claim = plan.claims[0];
+    expect(plan.takeHolds).toHaveLength(1);
+    const claim = plan.takeHolds[0];
     expect(claim).toMatchObject({ name: 'cm', kind });
     expect(claim?.events.map((e) => e.reason)).toEqual(reasons);
     expect(claim?.patch.slice(0, 3)).toEqual([
@@ -555,9 +555,9 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
   ])('%s', (_name, tb, obj, kind, reasons) => {
     const plan = planBundle(planInput(tb, { app: obj() }, { listings: claimsOf(self) }));
     expect(byName(plan, 'app')).toMatchObject({ action: 'blocked' });
-    expect(plan.claims.map((c) => [c.name, c.kind])).toEqual([['app', kind]]);
-    expect(plan.claims[0]?.events.map((e) => e.reason)).toEqual(reasons);
-    expect(plan.claims[0]?.patch).toContainEqual({ op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' });
+    expect(plan.takeHolds.map((c) => [c.name, c.kind])).toEqual([['app', kind]]);
+    expect(plan.takeHolds[0]?.events.map((e) => e.reason)).toEqual(reasons);
+    expect(plan.takeHolds[0]?.patch).toContainEqual({ op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' });
   });
 
   it('claims even when another resource makes the spec invalid (and nothing else is written)', () => {
@@ -570,7 +570,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     expect(plan.issues.length).toBeGreaterThan(0);
     expect(plan.resources).toEqual([]);
     expect(plan.prune).toEqual([]);
-    expect(plan.claims.map((c) => c.kind)).toEqual(['adopt']);
+    expect(plan.takeHolds.map((c) => c.kind)).toEqual(['adopt']);
   });
 
   it("the claim patch is guarded, drops the label and the stamp, and keeps only the user's references", () => {
@@ -586,11 +586,11 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       ...stamped,
     );
     const plan = planBundle(planInput(gated, { app: obj }, { listings: claimsOf(self) }));
-    expect(plan.claims[0]).toMatchObject({
+    expect(plan.takeHolds[0]).toMatchObject({
       kind: 'hand-over',
       from: { name: 'b1', uid: 'b1-uid', event: { reason: EventReasons.HandedOver } },
     });
-    expect(plan.claims[0]?.patch).toEqual([
+    expect(plan.takeHolds[0]?.patch).toEqual([
       { op: 'test', path: '/metadata/uid', value: 'app-uid' },
       { op: 'test', path: '/metadata/resourceVersion', value: '5' },
       { op: 'remove', path: '/metadata/annotations/smith.atlassian.com~1deletionTimestamp' },
@@ -625,7 +625,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
   ])('Conflict, and no taking claim, when %s', (_name, obj, claims, message, claimKinds) => {
     const tb = bundle('b', created(self.creationTimestamp), withResource(resource('app', configMap('app'))));
     const plan = planBundle(planInput(tb, { app: obj() }, { listings: claimsOf(...claims) }));
-    expect(plan.claims.map((c) => c.kind)).toEqual(claimKinds);
+    expect(plan.takeHolds.map((c) => c.kind)).toEqual(claimKinds);
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect((byName(plan, 'app') as { message: string }).message).toContain(message);
   });
@@ -639,8 +639,8 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
     );
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
     expect((byName(plan, 'app') as { message: string }).message).toContain('controlled by Bundle b1');
-    expect(plan.claims.map((c) => [c.name, c.kind, c.events])).toEqual([['app', 'reference', []]]);
-    expect(plan.claims[0]?.patch).toEqual([
+    expect(plan.takeHolds.map((c) => [c.name, c.kind, c.events])).toEqual([['app', 'reference', []]]);
+    expect(plan.takeHolds[0]?.patch).toEqual([
       { op: 'test', path: '/metadata/uid', value: 'app-uid' },
       { op: 'test', path: '/metadata/resourceVersion', value: '5' },
       { op: 'test', path: '/metadata/ownerReferences', value: refs },
@@ -690,7 +690,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       planInput(tb, { app: obj() }, { listings: claimsOf({ name: 'b1', uid: 'b1-uid', creationTimestamp: '2026-01-01T00:00:00Z' }, self) }),
     );
     expect(byName(plan, 'app')).toMatchObject({ action: 'conflict' });
-    expect(plan.claims).toEqual([]);
+    expect(plan.takeHolds).toEqual([]);
   });
 
   it('taking over an object replaces our own claim reference with the controller reference (never two references with one uid)', () => {
@@ -711,8 +711,8 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
       ...stamped,
     );
     const plan = planBundle(planInput(gated, { app: obj }, { listings: claimsOf(self) }));
-    expect(plan.claims[0]?.kind).toBe('hand-over');
-    const add = plan.claims[0]?.patch.find((op) => op.op === 'add' && op.path === '/metadata/ownerReferences');
+    expect(plan.takeHolds[0]?.kind).toBe('hand-over');
+    const add = plan.takeHolds[0]?.patch.find((op) => op.op === 'add' && op.path === '/metadata/ownerReferences');
     expect(add).toEqual({
       op: 'add',
       path: '/metadata/ownerReferences',
@@ -754,7 +754,7 @@ describe('planBundle: claims come before the dependency gate (issue 9)', () => {
 
   it('an uncontrolled object with no countdown is adopted by the apply, after the gate', () => {
     const plan = planBundle(planInput(gated, { app: live(configMap('app')) }, { listings: claimsOf(self) }));
-    expect(plan.claims).toEqual([]);
+    expect(plan.takeHolds).toEqual([]);
     expect(byName(plan, 'app')).toMatchObject({ action: 'blocked' });
   });
 });

@@ -101,7 +101,7 @@ function sources(s: Situation): PlanSources {
  */
 function operatorEffects(plan: BundlePlan, name: string): string[] {
   const out: string[] = [];
-  const claim = plan.claims.find((c) => c.target.name === name);
+  const claim = plan.takeHolds.find((c) => c.target.name === name);
   if (claim) out.push(`claim:${claim.kind}`);
   if (plan.issues.length === 0) {
     const rp = plan.resources.find((r) => r.name === name);
@@ -239,11 +239,11 @@ const table: Row[] = [
 /** Effects that delete the object or start its countdown. */
 const DESTRUCTIVE = new Set(['delete', 'delete-after-delay', 'mark']);
 
-describe("the controller's kept claims plan as the claims computed per pass", () => {
+describe("the controller's kept listings plan as the listings computed per pass", () => {
   it.each(table)('%s', (_name, situation) => {
     const computed = sources(situation);
-    // The controller keeps claimsByObject over the namespace's stored Bundles (this one's stored version included).
-    const kept = { ...computed, bundles: [], claims: listingsByObject(computed.bundles) };
+    // The controller keeps listingsByObject over the namespace's stored Bundles (this one's stored version included).
+    const kept = { ...computed, bundles: [], listings: listingsByObject(computed.bundles) };
     expect(planBundle(buildPlanInput(kept))).toEqual(planBundle(buildPlanInput(computed)));
   });
 });
