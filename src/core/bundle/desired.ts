@@ -103,6 +103,9 @@ export function buildDesired(input: DesiredInput): DesiredObject {
   delete annotations[APPLIED_HASH_ANNOTATION];
   // Only the operator writes the proof: a manifest cannot bring its own.
   delete annotations[Annotations.declaredRules];
+  // Nor the claim record (an object exported with `kubectl get -o yaml` carries it): applied, it would own the record and
+  // rewrite it over the claims other Bundles wrote (red team 15). The record is written by the claims' patches only.
+  delete annotations[Annotations.claimReferences];
   if (input.declaredRulesProof !== undefined) annotations[Annotations.declaredRules] = input.declaredRulesProof;
   if (input.keepingPolicyFromDefaults !== undefined && annotations[Annotations.deletionPolicy] === undefined)
     annotations[Annotations.deletionPolicy] = input.keepingPolicyFromDefaults;

@@ -116,22 +116,15 @@ export function operatorWrittenReferences(
 
 /**
  * Uids of the Bundles whose claim the operator wrote on the object: those
- * the claimReferences annotation records (written with each claim), and,
- * for claims written before it, the entries the operator's field manager
- * owns through an update in managedFields (claims are JSON patches; what a
- * manifest names comes with the server-side apply). managedFields alone are
- * no proof either way: a reset (`[{}]`), a later server-side apply
- * (`before-first-apply`) or the cap of ten update managers
- * (`ancient-changes`) reassigns the entry, and an object may come without
- * them (red team 14).
+ * the claimReferences annotation records, written in the same patch as each
+ * claim. Nothing else is evidence: managedFields are reassigned by a reset
+ * (`[{}]`), a later server-side apply (`before-first-apply`) or the cap of
+ * ten update managers (`ancient-changes`), an object may have none (red team
+ * 14), and the operator's own update entry also owns references a manifest
+ * names (the drift controls' bookkeeping patch: red team 15).
  */
-export function operatorClaimUids(meta: {
-  annotations?: Readonly<Record<string, string>> | undefined;
-  managedFields?: unknown;
-}): Set<string> {
-  const uids = recordedClaimUids(meta.annotations);
-  for (const uid of referencesAppliedBy(meta.managedFields, FIELD_MANAGER, 'Update') ?? []) uids.add(uid);
-  return uids;
+export function operatorClaimUids(meta: { annotations?: Readonly<Record<string, string>> | undefined }): Set<string> {
+  return recordedClaimUids(meta.annotations);
 }
 
 /** The uids the claimReferences annotation records. */
@@ -169,16 +162,14 @@ export function claimRecordOps(o: LiveObject, claims: ReadonlySet<string>): Json
 
 /**
  * Uids of the ownerReferences entries `manager` owns in the object's
- * managedFields (entries of a list keyed by uid: `k:{"uid":"..."}`), through
- * `operation` only when given; undefined when the object was read without
- * managedFields.
+ * managedFields (entries of a list keyed by uid: `k:{"uid":"..."}`);
+ * undefined when the object has none.
  */
-export function referencesAppliedBy(managedFields: unknown, manager: string, operation?: 'Apply' | 'Update'): Set<string> | undefined {
+export function referencesAppliedBy(managedFields: unknown, manager: string): Set<string> | undefined {
   if (!Array.isArray(managedFields)) return undefined;
   const uids = new Set<string>();
   for (const entry of managedFields as unknown[]) {
     if (!isRecord(entry) || entry['manager'] !== manager) continue;
-    if (operation !== undefined && entry['operation'] !== operation) continue;
     const fields = entry['fieldsV1'];
     const metadata = isRecord(fields) ? fields['f:metadata'] : undefined;
     const refs = isRecord(metadata) ? metadata['f:ownerReferences'] : undefined;
