@@ -59,10 +59,12 @@ it("a manifest's own claimReferences annotation does not erase the record of ano
       : undefined;
   });
   const l = claimed.l;
-  // rt15m-w applies its manifest's annotation back over the record.
-  const rewritten = await waitFor('rt15m-w to apply its claimReferences back', async () => {
+  // Before the fix rt15m-w's apply wrote its manifest's value back over the record; now the manifest's value is dropped
+  // from what is applied, and the record of rt15m-l's claim stands.
+  const rewritten = await waitFor("the record of rt15m-l's claim", async () => {
     const o = await env.client.tryGet(t.configMap, ns, 'rt15m-x');
-    return o && o.metadata.annotations?.[Annotations.claimReferences] === FOREIGN ? o : undefined;
+    const recorded = (o?.metadata.annotations?.[Annotations.claimReferences] ?? '').split(',');
+    return o && recorded.includes(l.metadata.uid ?? '') && !recorded.includes(FOREIGN) ? o : undefined;
   });
   console.log('rt15m-x annotations after the re-apply', JSON.stringify(rewritten.metadata.annotations));
 
