@@ -4,11 +4,11 @@
  * `approve` (approve.ts) shares. Separate from pending-list.ts: these write
  * to the cluster, the listing only reads it.
  */
+import { referencesPatch } from '../core/bundle/release.js';
 import { formerBundleOf } from '../core/softdelete/former-bundle.js';
 import { Annotations, Labels } from '../api/names.js';
 import { controllerOf, jsonPointerSegment } from '../core/bundle/objects.js';
-import { isBundleReference, userReferences } from '../core/bundle/owner-references.js';
-import { partOfRemoval } from '../core/bundle/applyset.js';
+import { isBundleReference } from '../core/bundle/owner-references.js';
 import { errorMessage, isNotFound, isStaleWrite } from '../kube/errors.js';
 import { guardedDelete } from '../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../kube/types.js';
@@ -65,28 +65,13 @@ export async function cancelPending(cluster: Cluster, ref: ObjectRef, namespace:
     { op: 'test', path: '/metadata/uid', value: metadata.uid },
     { op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}` },
   ];
-  const refs = metadata.ownerReferences ?? [];
   const controller = controllerOf({ metadata });
   const bundleRef = controller && isBundleReference(controller) ? controller : undefined;
   const formerBundle = formerBundleOf(metadata);
-  // Every reference the operator wrote goes (any Bundle's, claims included, and the dependency references):
-  // a remaining owner that is deleted would get the object collected after all. The user's stay.
-  const kept = userReferences(metadata);
-  if (kept.length !== refs.length) {
-    ops.push(
-      { op: 'test', path: '/metadata/ownerReferences', value: refs },
-      { op: 'replace', path: '/metadata/ownerReferences', value: kept },
-    );
-    // Let go, it is no member of the Bundle's ApplySet any more (core/bundle/applyset.ts).
-    ops.push(
-      ...partOfRemoval(
-        target.object,
-        refs.filter((r) => !kept.includes(r)),
-      ),
-    );
-  }
-  if (metadata.annotations?.[Annotations.dependencyReferences] !== undefined)
-    ops.push({ op: 'remove', path: `/metadata/annotations/${jsonPointerSegment(Annotations.dependencyReferences)}` });
+  // Every reference the operator wrote goes (any Bundle's, claims included with their record, and the dependency
+  // references), as a release lets go (core/bundle/release.ts): a remaining owner that is deleted would get the object
+  // collected after all. The user's stay.
+  ops.push(...referencesPatch(target.object, {}));
   if (metadata.labels?.[Labels.formerBundle] !== undefined)
     ops.push({ op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` });
   for (const name of [Annotations.formerBundle, Annotations.stampProof, Annotations.releaseProof, Annotations.deletionApproved]) {
