@@ -107,6 +107,13 @@ export const BundleStatusSchema = z
       .describe(
         'The kind inventory: Kind.group (Kind for the core group) of every kind this Bundle may control objects of, by group and kind, resolved at the version the server serves now. Recorded before any object of the kind is written; kept until a list of the kind shows nothing referencing the Bundle. Entries group/version/Kind written by earlier versions are read too.',
       ),
+    // The second record of the claims (core/bundle/claim-record.ts), beside each object's claimReferences annotation.
+    claims: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "UIDs of the objects this Bundle holds a claim on (it lists them, another Bundle controls them): recorded before each claim is written, with the object's smith.atlassian.com/claimReferences annotation. Either record makes the Bundle's reference on the object its claim, withdrawn when it stops listing the object.",
+      ),
   })
   .describe('What the operator observed and did.');
 export type BundleStatus = z.infer<typeof BundleStatusSchema>;

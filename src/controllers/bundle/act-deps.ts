@@ -82,6 +82,8 @@ export interface PassOutcome {
   abandoned?: string;
   /** The Bundle as this pass's last write-ahead of its record left it: the pass's status is written over it (not over the older read). */
   recorded?: KubeObject;
+  /** Uids of the objects whose claim this pass withdrew: they leave status.claims. */
+  withdrawn?: Set<string>;
 }
 
 /** A 403: the message is the API server's, which names the identity, the verb and the resource. */

@@ -40,7 +40,7 @@ import type { EventTarget } from '../events.js';
 import { syncApplySetParent } from './applyset-parent.js';
 import { bundleTarget } from './bundle-resource.js';
 import { forbiddenFailure, forEachBounded, type ActDeps, type PassOutcome } from './act-deps.js';
-import { keepRecorded, recordCountdownsFirst, recordKindsFirst } from './record.js';
+import { keepRecorded, recordClaimsFirst, recordCountdownsFirst, recordKindsFirst } from './record.js';
 import { pruneObjects } from './prune-writes.js';
 
 export type ActResult =
@@ -91,6 +91,12 @@ export async function actOnPlan(
     if (kinds === false) return { kind: 'not-recorded' };
     recorded = typeof kinds === 'object' ? kinds : fresh;
     if (typeof kinds === 'object') keepRecorded(outcome, kinds, bundle);
+    const claims = recorded && (await recordClaimsFirst(d, plan, recorded));
+    if (claims === false) return { kind: 'not-recorded' };
+    if (typeof claims === 'object') {
+      recorded = claims;
+      keepRecorded(outcome, claims, bundle);
+    }
   }
   // The ApplySet parent metadata covers the kinds just recorded before any member of them is written (applyset-parent.ts).
   // An invalid spec writes nothing but its claims: the metadata then waits for a pass that writes objects, or a valid spec.
@@ -298,9 +304,10 @@ async function withdrawClaims(d: ActDeps, plan: BundlePlan, outcome: PassOutcome
       { rt, namespace: w.target.namespace, name: w.target.name },
       { patch: w.patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } },
     );
-    if (written.kind === 'written')
+    if (written.kind === 'written') {
+      if (w.target.uid !== undefined) (outcome.withdrawn ??= new Set()).add(w.target.uid);
       d.log.info({ object: { kind: w.target.kind, name: w.target.name } }, 'withdrew the claim on an object no longer listed');
-    else if (written.kind !== 'stale' && written.kind !== 'gone' && written.kind !== 'declined')
+    } else if (written.kind !== 'stale' && written.kind !== 'gone' && written.kind !== 'declined')
       d.log.warn({ object: { kind: w.target.kind, name: w.target.name }, err: errorMessage(written.error) }, 'withdrawing a claim failed');
   }
 }

@@ -15,6 +15,7 @@ import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport }
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { planFinalize } from '../../core/bundle/finalize.js';
 import { propagationOf, type FinalizeStep } from '../../core/bundle/finalize-types.js';
+import { claimRecordsOf } from '../../core/bundle/claim-record.js';
 import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
 import { groupOf, isControlledBy, objectKey, type LiveObject } from '../../core/bundle/objects.js';
@@ -119,6 +120,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
     objects,
     coordinates: coordinatesOf(bundle),
     listings: listingsByObject(bundlesNow),
+    claimRecords: claimRecordsOf([bundle, ...bundlesNow.filter((b) => b.metadata.uid !== bundle.metadata.uid)]),
     now,
     stampAt,
     signRelease: input.signRelease,

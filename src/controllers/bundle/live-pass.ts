@@ -11,6 +11,7 @@ import type { HealthCheck } from '../../api/health-checks.js';
 import { Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass, type NextPass } from '../../core/bundle/next-pass.js';
+import { nextClaimRecord } from '../../core/bundle/claim-record.js';
 import { dropCandidates, managedKinds, type GroupKind, type InventoryInput } from '../../core/bundle/kind-inventory.js';
 import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
@@ -32,7 +33,7 @@ import { bundleTarget } from './bundle-resource.js';
 import { WatchNotSynced, type BundleKey, type ObjectCache } from './object-cache.js';
 import type { EnvSourceWatch } from './env-sources.js';
 import type { UnlabelledObjects } from './unlabelled.js';
-import { confirmedEmpty } from './record.js';
+import { claimingUids, confirmedEmpty } from './record.js';
 import type { PassReport } from './pass-report.js';
 import { nextOnly } from './pass-report.js';
 import { statusSubject, type BundleGauges } from './status-writer.js';
@@ -208,6 +209,8 @@ export async function reconcileLive(
       dropCandidates(inventory),
     ),
   );
+  const claims = nextClaimRecord({ claimed: input.claimed ?? [], claiming: claimingUids(plan), withdrawn: outcome.withdrawn ?? new Set() });
+  if (claims !== undefined) status.claims = claims;
   d.gauges.record(key, status);
 
   // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.

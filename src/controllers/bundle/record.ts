@@ -14,6 +14,7 @@ import type { BundleStatus } from '../../api/bundle-status.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { groupKindKey, recordKinds, referencesBundle, unrecordedKinds, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { pendingRecordedAhead } from '../../core/bundle/countdown-record.js';
+import { claimRecordAhead, statusClaimsOf } from '../../core/bundle/claim-record.js';
 import { pendingDeletionsOf } from '../../core/bundle/pending.js';
 import type { BundlePlan } from '../../core/bundle/plan.js';
 import { isRecord } from '../../core/bundle/objects.js';
@@ -38,6 +39,27 @@ export async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: Kube
   const written = await writeRecordAhead(d, fresh, { managedKinds: recordKinds(recorded, missing) });
   if (written) d.log.debug({ kinds: missing }, 'recorded new kinds in status.managedKinds before writing objects of them');
   return written;
+}
+
+/**
+ * Write-ahead of status.claims (see claim-record.ts): the objects this pass
+ * claims (a Conflict it loses) are recorded before any claim is written, so
+ * that the Bundle's own record names every claim on an object whatever
+ * another tool does to the object's annotation. The Bundle as written (true:
+ * nothing to write); false when the write lost to a newer Bundle.
+ */
+export async function recordClaimsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | boolean> {
+  const claiming = claimingUids(plan);
+  const claims = claimRecordAhead(statusClaimsOf(fresh.status), claiming);
+  if (claims === undefined) return true;
+  const written = await writeRecordAhead(d, fresh, { claims });
+  if (written) d.log.debug({ objects: claiming.length }, 'recorded new claims in status.claims before writing them');
+  return written;
+}
+
+/** Uids of the objects the pass's take-holds claim (a reference beside another Bundle's controller reference). */
+export function claimingUids(plan: Pick<BundlePlan, 'takeHolds'>): string[] {
+  return plan.takeHolds.flatMap((t) => (t.kind === 'reference' && t.target.uid !== undefined ? [t.target.uid] : []));
 }
 
 /**

@@ -15,6 +15,7 @@ import { describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation,
 import { claimWithdrawal, type BundleListing, type Ownership } from './ownership.js';
 import { claimRecordOps, claimsStillOn, isBundleReference, recordedClaimUids, userReferences } from './owner-references.js';
 import type { PlanBundle, PlanInput } from './plan-types.js';
+import type { ClaimRecords } from './claim-record.js';
 import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
 /**
@@ -93,7 +94,10 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
         name,
         kind: 'adopt',
         target,
-        patch: [...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), ...declare],
+        patch: [
+          ...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input), claimRecords: input.claimRecords }),
+          ...declare,
+        ],
         events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }],
       };
     case 'hand-over': {
@@ -102,7 +106,10 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
         name,
         kind: 'hand-over',
         target,
-        patch: [...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input) }), ...declare],
+        patch: [
+          ...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input), claimRecords: input.claimRecords }),
+          ...declare,
+        ],
         events: [
           ...cancelled,
           {
@@ -170,7 +177,7 @@ export interface ClaimWithdrawal {
 export function planWithdrawals(claimed: readonly LiveObject[], inSpec: ReadonlySet<string>, input: PlanInput): ClaimWithdrawal[] {
   return claimed.flatMap((o) => {
     const key = objectKey(o);
-    const patch = inSpec.has(key) ? undefined : claimWithdrawal(o, input.bundle.uid, input.listings?.get(key) ?? []);
+    const patch = inSpec.has(key) ? undefined : claimWithdrawal(o, input.bundle.uid, input.listings?.get(key) ?? [], input.claimRecords);
     return patch === undefined ? [] : [{ target: targetOf(o), patch }];
   });
 }
@@ -202,7 +209,7 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
  */
 function claimPatch(
   live: LiveObject,
-  take: { bundle: PlanBundle; otherClaims: readonly BundleListing[] } | undefined,
+  take: { bundle: PlanBundle; otherClaims: readonly BundleListing[]; claimRecords: ClaimRecords | undefined } | undefined,
 ): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
   if (live.metadata.uid !== undefined) ops.push({ op: 'test', path: '/metadata/uid', value: live.metadata.uid });
@@ -225,9 +232,10 @@ function claimPatch(
     // Every Bundle reference goes (the previous controller's, our own claim: the apiserver folds two references with one
     // uid), but the claims of the other live Bundles listing the object: they stay in Conflict and keep their claim.
     // A reference to this Bundle that is no claim of ours (the user's) gives way to the controller reference: one uid, one reference.
-    const kept = userReferences(live.metadata, { liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)) }).filter(
-      (r) => r.uid !== take.bundle.uid,
-    );
+    const kept = userReferences(live.metadata, {
+      liveClaimUids: new Set(take.otherClaims.map((c) => c.uid)),
+      claimRecords: take.claimRecords,
+    }).filter((r) => r.uid !== take.bundle.uid);
     ops.push({ op: 'add', path: '/metadata/ownerReferences', value: [bundleOwnerReference(take.bundle), ...kept] });
     ops.push(...claimRecordOps(live, claimsStillOn(live, kept)));
     if (annotations[Annotations.dependencyReferences] !== undefined)

@@ -127,6 +127,7 @@ export function referenceContext(o: LiveObject, input: FinalizeInput, siblings: 
   return {
     siblingUids: siblings,
     liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)),
+    claimRecords: input.claimRecords,
     ...(named !== undefined ? { namedByManifest: named } : {}),
   };
 }
@@ -142,7 +143,7 @@ export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
   for (const o of input.objects) {
     const controller = controllerOf(o);
     if (controller === undefined || controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
-    const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? []);
+    const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? [], input.claimRecords);
     if (patch !== undefined)
       steps.push({
         action: 'withdraw',

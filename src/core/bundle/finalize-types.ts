@@ -3,6 +3,7 @@
  * the controller carries them out). Apart so that the deciding modules share
  * them without importing each other.
  */
+import type { ClaimRecords } from './claim-record.js';
 import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { Finalizers, type DeletionPropagation } from '../../api/names.js';
 import type { ReleaseSigner } from '../softdelete/provenance.js';
@@ -44,6 +45,8 @@ export interface FinalizeInput {
   coordinates: ReadonlySet<string>;
   /** Live Bundles listing each object (by objectKey), read fresh; the Bundle being deleted is not live. */
   listings: ReadonlyMap<string, readonly BundleListing[]>;
+  /** The claims the namespace's Bundles record in their statuses (claim-record.ts), the one being deleted included. */
+  claimRecords?: ClaimRecords;
   /** Lower bound of the API server's time. */
   now: number;
   /** Upper bound of the API server's time: new countdown stamps carry it. */

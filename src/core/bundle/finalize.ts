@@ -28,6 +28,7 @@
 import { Annotations, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
+import type { ClaimRecords } from './claim-record.js';
 import { listedByOther, planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
@@ -84,7 +85,7 @@ function stepsFor(input: FinalizeInput): FinalizeStep[] {
 
 /** What happens to the objects the Bundle controls (and, orphaning, to those it left traces on). */
 function propagationSteps(input: FinalizeInput): FinalizeStep[] {
-  const controlled = input.objects.filter((o) => isHeldBy(o, input.bundle.uid));
+  const controlled = input.objects.filter((o) => isHeldBy(o, input.bundle.uid, input.claimRecords));
   switch (input.propagation) {
     case 'Background':
       return backgroundSteps(controlled, input);
@@ -217,7 +218,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
  * the latter with the Bundle, a deletionDelay ignored and another lister's
  * claim overlooked; they go the way of what the Bundle controls.
  */
-function isHeldBy(o: LiveObject, bundleUid: string): boolean {
+function isHeldBy(o: LiveObject, bundleUid: string, records: ClaimRecords | undefined): boolean {
   if (isControlledBy(o, bundleUid)) return true;
-  return controllerOf(o) === undefined && hasClaimReference(o, bundleUid);
+  return controllerOf(o) === undefined && hasClaimReference(o, bundleUid, records);
 }

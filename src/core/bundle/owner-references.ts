@@ -9,6 +9,7 @@
 import type { OwnerReference } from '../../api/resource.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, FIELD_MANAGER, GROUP } from '../../api/names.js';
 import { groupOf, isRecord, jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
+import type { ClaimRecords } from './claim-record.js';
 
 /** Whether the reference names a Bundle (any version of our group). */
 export function isBundleReference(ref: Pick<OwnerReference, 'apiVersion' | 'kind'>): boolean {
@@ -61,6 +62,8 @@ export interface ReferenceOwnerContext {
    * deleted although its owner was kept).
    */
   namedByManifest?: readonly NamedOwner[] | undefined;
+  /** The claims the Bundles' statuses record (claim-record.ts): a claim they name is the operator's whatever its annotation says. */
+  claimRecords?: ClaimRecords | undefined;
 }
 
 /** An ownerReference as a manifest names it: matched by uid, or by group, kind and name when its uid is not literal. */
@@ -98,12 +101,13 @@ export function operatorWrittenReferences(
     ownerReferences?: readonly OwnerReference[] | undefined;
     annotations?: Readonly<Record<string, string>> | undefined;
     managedFields?: unknown;
+    uid?: string | undefined;
   },
   ctx: ReferenceOwnerContext = {},
 ): OwnerReference[] {
   const dependencies = recordedDependencyUids(meta.annotations);
   const applied = referencesAppliedBy(meta.managedFields, FIELD_MANAGER);
-  const claims = operatorClaimUids(meta);
+  const claims = operatorClaimUids(meta, ctx.claimRecords);
   return (meta.ownerReferences ?? []).filter((ref) => {
     if (isBundleReference(ref) && ref.controller === true) return true;
     if (ref.controller === true || namedBy(ref, ctx.namedByManifest)) return false;
@@ -116,15 +120,22 @@ export function operatorWrittenReferences(
 
 /**
  * Uids of the Bundles whose claim the operator wrote on the object: those
- * the claimReferences annotation records, written in the same patch as each
- * claim. Nothing else is evidence: managedFields are reassigned by a reset
- * (`[{}]`), a later server-side apply (`before-first-apply`) or the cap of
- * ten update managers (`ancient-changes`), an object may have none (red team
- * 14), and the operator's own update entry also owns references a manifest
- * names (the drift controls' bookkeeping patch: red team 15).
+ * the claimReferences annotation records (written in the same patch as each
+ * claim) and those whose status records the object (`records`: the second
+ * record, which another tool overwriting the annotation cannot erase; red
+ * team 16). Nothing else is evidence: managedFields are reassigned by a
+ * reset (`[{}]`), a later server-side apply (`before-first-apply`) or the
+ * cap of ten update managers (`ancient-changes`), an object may have none
+ * (red team 14), and the operator's own update entry also owns references a
+ * manifest names (the drift controls' bookkeeping patch: red team 15).
  */
-export function operatorClaimUids(meta: { annotations?: Readonly<Record<string, string>> | undefined }): Set<string> {
-  return recordedClaimUids(meta.annotations);
+export function operatorClaimUids(
+  meta: { annotations?: Readonly<Record<string, string>> | undefined; uid?: string | undefined },
+  records?: ClaimRecords,
+): Set<string> {
+  const claims = recordedClaimUids(meta.annotations);
+  for (const uid of (meta.uid !== undefined ? records?.get(meta.uid) : undefined) ?? []) claims.add(uid);
+  return claims;
 }
 
 /** The uids the claimReferences annotation records. */
@@ -194,10 +205,10 @@ export function referencesAppliedBy(managedFields: unknown, manager: string): Se
  * manifest, or by hand) is theirs: never withdrawn, and no hold of that
  * Bundle's finalizer.
  */
-export function hasClaimReference(o: LiveObject, bundleUid: string): boolean {
+export function hasClaimReference(o: LiveObject, bundleUid: string, records?: ClaimRecords): boolean {
   return (
     (o.metadata.ownerReferences ?? []).some((r) => r.uid === bundleUid && r.controller !== true) &&
-    operatorClaimUids(o.metadata).has(bundleUid)
+    operatorClaimUids(o.metadata, records).has(bundleUid)
   );
 }
 

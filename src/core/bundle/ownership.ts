@@ -12,6 +12,7 @@
  */
 import type { OwnerReference } from '../../api/resource.js';
 import { controllerOf, describeObject, isRecord, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import type { ClaimRecords } from './claim-record.js';
 import { claimRecordOps, claimsStillOn, hasClaimReference, isBundleReference, userReferences } from './owner-references.js';
 
 /** A live Bundle that lists an object. */
@@ -133,14 +134,19 @@ export function withdrawClaimPatch(o: LiveObject, bundleUid: string): JsonPatchO
  * Guarded by the reference list as read; undefined when the object carries
  * no claim of this Bundle.
  */
-export function claimWithdrawal(o: LiveObject, bundleUid: string, listers: readonly BundleListing[]): JsonPatchOperation[] | undefined {
-  if (!hasClaimReference(o, bundleUid)) return undefined;
+export function claimWithdrawal(
+  o: LiveObject,
+  bundleUid: string,
+  listers: readonly BundleListing[],
+  claimRecords?: ClaimRecords,
+): JsonPatchOperation[] | undefined {
+  if (!hasClaimReference(o, bundleUid, claimRecords)) return undefined;
   const others = new Set(listers.filter((c) => c.uid !== bundleUid).map((c) => c.uid));
   const controller = controllerOf(o);
   const heldBeyondClaims = controller !== undefined && (!isBundleReference(controller) || others.has(controller.uid));
   if (heldBeyondClaims || others.size === 0) return withdrawClaimPatch(o, bundleUid);
   const refs = o.metadata.ownerReferences ?? [];
-  const kept = userReferences(o.metadata, { liveClaimUids: others });
+  const kept = userReferences(o.metadata, { liveClaimUids: others, claimRecords });
   return [
     { op: 'test', path: '/metadata/ownerReferences', value: refs },
     { op: 'replace', path: '/metadata/ownerReferences', value: kept },

@@ -17,6 +17,7 @@ import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { listingsByObject, type BundleListing, type BundleLike } from './ownership.js';
 import { hasClaimReference } from './owner-references.js';
+import { claimRecordsOf } from './claim-record.js';
 import type { EnvSourceRead, PlanBundle, PlanInput } from './plan.js';
 import { crdReadinessFromAnnotations } from './readiness.js';
 
@@ -145,7 +146,11 @@ export function buildPlanInput(s: PlanSources): PlanInput {
   // names the Bundle as its controller was not made by it: it is not the Bundle's to prune.
   const ownNamespace = [...byCoordinates.values()].filter((o) => (o.metadata.namespace ?? '') === namespace);
   const controlled = ownNamespace.filter((o) => isControlledBy(o, bundle.metadata.uid));
-  const claimed = ownNamespace.filter((o) => !isControlledBy(o, bundle.metadata.uid) && hasClaimReference(o, bundle.metadata.uid));
+  // A claim is this Bundle's when the object's annotation or a Bundle's status records it (claim-record.ts).
+  const claimRecords = claimRecordsOf([bundle, ...othersOf(s.bundles, bundle)]);
+  const claimed = ownNamespace.filter(
+    (o) => !isControlledBy(o, bundle.metadata.uid) && hasClaimReference(o, bundle.metadata.uid, claimRecords),
+  );
 
   // Claims as they will stand: this Bundle's current spec replaces whatever version of it was read.
   const planned = planBundleOf(bundle);
@@ -160,6 +165,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     live,
     controlled,
     claimed,
+    claimRecords,
     now: s.now,
     stampAt: s.stampAt,
     listings: claims,

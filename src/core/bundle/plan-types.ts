@@ -15,6 +15,7 @@ import type { BundleListing } from './ownership.js';
 import type { PlannedEvent } from './prune.js';
 import type { Readiness } from './readiness.js';
 import type { CountdownRecord } from './countdown-record.js';
+import type { ClaimRecords } from './claim-record.js';
 
 export interface PlanBundle {
   name: string;
@@ -51,6 +52,8 @@ export interface PlanInput {
    * it no longer lists get the claim withdrawn.
    */
   claimed?: readonly LiveObject[];
+  /** The claims the namespace's Bundles record in their statuses (claim-record.ts), this one's included. */
+  claimRecords?: ClaimRecords;
   /**
    * Whether the Bundle is Ready with this spec: its Ready condition True at
    * its current generation, as last written. A deleteWhen BundleReady gate
