@@ -88,7 +88,8 @@ export async function startOperator(opts: InProcessOptions): Promise<InProcessOp
     ...(opts.garbageCollector ? { garbageCollector: opts.garbageCollector(client, clock) } : {}),
   });
   await operator.start();
-  await waitFor('the operator to be ready', () => operator.ready());
+  // Generous: right after a control plane starts on a loaded CI machine, the first lists can be slow (a CI run once took over 30 s).
+  await waitFor('the operator to be ready', () => operator.ready(), { timeoutMs: 120_000 });
   return {
     operator,
     client,

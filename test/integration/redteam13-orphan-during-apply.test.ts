@@ -72,7 +72,8 @@ beforeAll(async () => {
     clock: systemClock,
   });
   await operator.start();
-  await waitFor('the operator to be ready', () => operator!.ready());
+  // Generous: right after a control plane starts on a loaded CI machine, the first lists can be slow (a CI run once took over 30 s).
+  await waitFor('the operator to be ready', () => operator!.ready(), { timeoutMs: 120_000 });
 }, 180_000);
 
 afterAll(async () => {

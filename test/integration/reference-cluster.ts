@@ -70,7 +70,8 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
       });
       operator = started;
       await started.start();
-      await waitFor('the operator to be ready', () => started.ready());
+      // Generous: right after a control plane starts on a loaded CI machine, the first lists can be slow (a CI run once took over 30 s).
+      await waitFor('the operator to be ready', () => started.ready(), { timeoutMs: 120_000 });
       return started;
     },
     collectorDown: () => Promise.resolve(stopControllerManager(state)),
