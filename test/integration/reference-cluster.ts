@@ -39,7 +39,9 @@ export interface ReferenceCluster {
 export async function startReferenceCluster(options: { bundleCrd: boolean }): Promise<ReferenceCluster> {
   const state = await startControlPlane({ withGarbageCollector: true });
   if (options.bundleCrd) await applyCrd(state.kubeconfig);
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig(state.kubeconfig));
+  // A request timeout, as the operator's own clients have (process-clients.ts): a list that hangs on a freshly started
+  // control plane is retried by the informer instead of holding readiness for good.
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(state.kubeconfig), { requestTimeoutMs: 60_000 });
   const discovery = new Discovery(client, 0);
   await discovery.refresh();
   const env: TestEnv = { client, discovery, kubeconfig: state.kubeconfig, close: () => client.close() };
