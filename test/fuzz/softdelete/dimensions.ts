@@ -11,7 +11,9 @@
  *   adds other labels and annotations, removes every ownerReference, or adds
  *   one to a live object outside the seed, or writes back the object's
  *   deletion annotations as an earlier read saw them (an old `kubectl get
- *   -o yaml` re-applied, a restore: its stamp, proofs and rules); and the
+ *   -o yaml` re-applied, a restore: its stamp, proofs and rules), or blanks
+ *   the claim record annotation of an object a Bundle claimed
+ *   (`kubectl annotate --overwrite`: red team 16); and the
  *   scenario of issue 23's
  *   second class (a Bundle drops all its ConfigMaps, their managed label is
  *   taken off, the Bundle is deleted).
@@ -221,7 +223,8 @@ export type HandEdit =
   | 'annotate-other'
   | 'drop-owner-refs'
   | 'add-foreign-owner'
-  | 'replay-annotations';
+  | 'replay-annotations'
+  | 'blank-claim-record';
 
 /** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */
 export function longName(prefix: string, length: number, rnd: Random): string {

@@ -156,6 +156,7 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'drop-owner-refs': 'remove every ownerReference',
   'add-foreign-owner': 'add an ownerReference to a live Secret outside the seed',
   'replay-annotations': 'write back its deletion annotations as an earlier read saw them (stamp, proofs, rules)',
+  'blank-claim-record': 'kubectl annotate --overwrite smith.atlassian.com/claimReferences= (red team 16)',
 };
 
 /** What the generator needs to know of the widened dimensions. */
@@ -487,6 +488,7 @@ export class StepGenerator {
             [1.5, 'drop-owner-refs'],
             [1.5, 'add-foreign-owner'],
             [2, 'replay-annotations'],
+            [1.5, 'blank-claim-record'],
           ]);
           const pool = handObjects();
           if (pool.length === 0) return undefined;

@@ -632,6 +632,11 @@ export class SeedWorld {
             ],
           };
           break;
+        case 'blank-claim-record':
+          // Only where a claim is recorded: the edit that once turned the claim into the user's reference (red team 16).
+          if (live.metadata.annotations?.[Annotations.claimReferences] === undefined) return false;
+          meta = { annotations: { [Annotations.claimReferences]: '' } };
+          break;
         case 'replay-annotations': {
           // Puts back the earliest copy of this incarnation (every hand edit saved what it read) that differs. Only on an
           // object a Bundle still holds: a released one is judged by its signed release alone (a known limit, docs/safety.md).
