@@ -23,7 +23,7 @@ import {
   type ResourcePlan,
 } from '../../core/bundle/plan.js';
 import { isWritingPrune, type ObjectTarget } from '../../core/bundle/prune.js';
-import { kindKey } from '../../core/bundle/objects.js';
+import { kindKey, objectKey, type ObjectKey } from '../../core/bundle/objects.js';
 import { redact } from '../../core/bundle/redact.js';
 import {
   errorMessage,
@@ -155,9 +155,12 @@ function changedWhileWriting(d: ActDeps, outcome: PassOutcome): ActResult {
  * a retry does not repeat it.
  */
 async function announceWaits(d: ActDeps, plan: BundlePlan, bundle: Bundle, target: EventTarget): Promise<void> {
-  const before = new Map((bundle.status?.pendingDeletions ?? []).map((p) => [`${p.apiVersion}|${p.kind}|${p.name}`, p.waitingFor]));
+  // By objectKey: a countdown recorded at an older version of its kind is the same object's.
+  const keyOf = (t: { apiVersion: string; kind: string; name: string }): ObjectKey =>
+    objectKey({ apiVersion: t.apiVersion, kind: t.kind, metadata: { name: t.name, namespace: bundle.metadata.namespace } });
+  const before = new Map((bundle.status?.pendingDeletions ?? []).map((p) => [keyOf(p), p.waitingFor]));
   for (const a of plan.prune) {
-    if (a.action !== 'await' || before.get(`${a.target.apiVersion}|${a.target.kind}|${a.target.name}`) === a.waitingFor) continue;
+    if (a.action !== 'await' || before.get(keyOf(a.target)) === a.waitingFor) continue;
     await d.events.normal(target, a.event.reason, a.event.message);
   }
 }

@@ -23,7 +23,7 @@ import { formerBundleOf } from '../../core/softdelete/former-bundle.js';
 import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/release.js';
 import { listingsByObject } from '../../core/bundle/ownership.js';
-import { kindKey, objectKey, parseKindKey } from '../../core/bundle/objects.js';
+import { coordinatesKey, kindKey, objectKey, parseCoordinatesKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isForbidden } from '../../kube/errors.js';
@@ -117,7 +117,7 @@ export class ReleasedObjectSweeper {
       const rt = informer.resource;
       for (const obj of informer.list()) {
         if ((obj.metadata.namespace ?? '') !== namespace) continue;
-        this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${namespace}|${obj.metadata.name}`);
+        this.queue.add(coordinatesKey(rt.apiVersion, rt.kind, namespace, obj.metadata.name));
       }
     }
   }
@@ -158,7 +158,7 @@ export class ReleasedObjectSweeper {
         },
       });
       const enqueue = (obj: { metadata: { namespace?: string; name: string } }) =>
-        this.queue.add(`${kindKey(rt.apiVersion, rt.kind)}|${obj.metadata.namespace ?? ''}|${obj.metadata.name}`);
+        this.queue.add(coordinatesKey(rt.apiVersion, rt.kind, obj.metadata.namespace, obj.metadata.name));
       informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
       this.informers.set(id, informer);
       informer.start();
@@ -182,10 +182,10 @@ export class ReleasedObjectSweeper {
   }
 
   private async sweep(key: string): Promise<WorkResult> {
-    const [gvk = '', namespace = '', name = ''] = key.split('|');
-    const kind = parseKindKey(gvk);
-    const rt = kind && this.o.discovery.lookup(kind.apiVersion, kind.kind);
-    if (!rt) return 'forget';
+    const at = parseCoordinatesKey(key);
+    const rt = at && this.o.discovery.lookup(at.apiVersion, at.kind);
+    if (!at || !rt) return 'forget';
+    const { namespace, name } = at;
     const cached = this.informers.get(`${rt.group}/${rt.plural}`)?.get(namespace, name);
     if (!cached) return 'forget';
     // Decide nothing before every Bundle's spec is known.
@@ -328,6 +328,6 @@ export class ReleasedObjectSweeper {
 
 /** A sweep key ("apiVersion/kind|namespace|name") as log fields. */
 function sweepKeyFields(key: string): { kind: string; namespace: string; name: string } {
-  const [kind = '', namespace = '', name = ''] = key.split('|');
-  return { kind, namespace, name };
+  const at = parseCoordinatesKey(key);
+  return { kind: at === undefined ? key : kindKey(at.apiVersion, at.kind), namespace: at?.namespace ?? '', name: at?.name ?? '' };
 }

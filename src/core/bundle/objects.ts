@@ -44,9 +44,39 @@ export function versionOf(apiVersion: string): string {
   return slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
 }
 
+/**
+ * The three keys of this code base, one constructor each. Two are
+ * version-sensitive on purpose, one is not:
+ *  - KindKey (kindKey): a kind at one API version, "apps/v1/Deployment".
+ *    Kind tables and discovery answers are per served version.
+ *  - CoordinatesKey (coordinatesKey): an object at one API version, as a
+ *    watch of that version or a read at it sees it. Caches and fresh reads.
+ *  - ObjectKey (objectKey): an object whatever version names it (group,
+ *    kind, namespace, name). Every decision about what a Bundle lists,
+ *    claims or may delete is keyed by it: one object served at two versions
+ *    must never count as two.
+ * Branded strings: each is a string, but one cannot be passed where
+ * another is expected.
+ */
+export type KindKey = string & { readonly __key: 'KindKey' };
+export type CoordinatesKey = string & { readonly __key: 'CoordinatesKey' };
+export type ObjectKey = string & { readonly __key: 'ObjectKey' };
+
 /** Key of kind tables: apiVersion + '/' + kind, e.g. "apps/v1/Deployment", "v1/ConfigMap". */
-export function kindKey(apiVersion: string, kind: string): string {
-  return `${apiVersion}/${kind}`;
+export function kindKey(apiVersion: string, kind: string): KindKey {
+  return `${apiVersion}/${kind}` as KindKey;
+}
+
+/** An object at one API version: kindKey, namespace and name joined by '|' (none of them holds one). */
+export function coordinatesKey(apiVersion: string, kind: string, namespace: string | undefined, name: string): CoordinatesKey {
+  return `${kindKey(apiVersion, kind)}|${namespace ?? ''}|${name}` as CoordinatesKey;
+}
+
+/** A coordinatesKey read back; undefined when it is not one. */
+export function parseCoordinatesKey(key: string): { apiVersion: string; kind: string; namespace: string; name: string } | undefined {
+  const [gvk = '', namespace, name] = key.split('|');
+  const kind = parseKindKey(gvk);
+  return kind === undefined || namespace === undefined || name === undefined ? undefined : { ...kind, namespace, name };
 }
 
 /** A kindKey read back; undefined when it is not one. */
@@ -73,8 +103,8 @@ export function keyGroupOf(group: string, kind: string): string {
  * and a group that serves the same objects as another is keyed as that one
  * (keyGroupOf), so one object has one key however a manifest names it.
  */
-export function objectKey(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } }): string {
-  return `${keyGroupOf(groupOf(o.apiVersion), o.kind)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+export function objectKey(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string | undefined } }): ObjectKey {
+  return `${keyGroupOf(groupOf(o.apiVersion), o.kind)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}` as ObjectKey;
 }
 
 /** "Deployment web" or "Deployment ns/web": how messages name an object. */

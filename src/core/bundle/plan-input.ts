@@ -13,7 +13,7 @@ import { countdownRecordOf, latestStampsElsewhere } from './countdown-record.js'
 import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
-import { isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
+import { coordinatesKey, isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { listingsByObject, type BundleListing, type BundleLike } from './ownership.js';
 import { hasClaimReference } from './owner-references.js';
@@ -95,10 +95,6 @@ export interface PlanSources {
   envSources?: ReadonlyMap<string, EnvSourceRead>;
 }
 
-function coordinates(apiVersion: string, kind: string, namespace: string | undefined, name: string): string {
-  return `${apiVersion}|${kind}|${namespace ?? ''}|${name}`;
-}
-
 export function planBundleOf(bundle: BundleToPlan): PlanBundle {
   const m = bundle.metadata;
   return {
@@ -114,7 +110,7 @@ export function planBundleOf(bundle: BundleToPlan): PlanBundle {
 function byCoordinatesOf(objects: readonly LiveObject[]): Map<string, LiveObject> {
   const byCoordinates = new Map<string, LiveObject>();
   for (const o of objects) {
-    const key = coordinates(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name);
+    const key = coordinatesKey(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name);
     if (!byCoordinates.has(key)) byCoordinates.set(key, o);
   }
   return byCoordinates;
@@ -131,7 +127,7 @@ export function liveByResource(
   for (const r of bundle.spec.resources) {
     const o = r.spec.object;
     if (o === undefined || kinds.get(kindKey(o.apiVersion, o.kind))?.namespaced !== true) continue;
-    const found = byCoordinates.get(coordinates(o.apiVersion, o.kind, bundle.metadata.namespace, o.metadata.name));
+    const found = byCoordinates.get(coordinatesKey(o.apiVersion, o.kind, bundle.metadata.namespace, o.metadata.name));
     if (found !== undefined) live.set(r.name, found);
   }
   return live;

@@ -1,4 +1,12 @@
-import { groupOf, kindKey, objectKey, parseKindKey, versionOf } from '../../../src/core/bundle/objects.js';
+import {
+  coordinatesKey,
+  groupOf,
+  kindKey,
+  objectKey,
+  parseCoordinatesKey,
+  parseKindKey,
+  versionOf,
+} from '../../../src/core/bundle/objects.js';
 
 describe('apiVersion and kindKey, the one reading of each', () => {
   it.each([
@@ -24,5 +32,22 @@ describe('objectKey: one object served under two groups has one key', () => {
     expect(objectKey({ apiVersion: 'example.com/v1', kind: 'Event', metadata: meta })).not.toBe(
       objectKey({ apiVersion: 'v1', kind: 'Event', metadata: meta }),
     );
+  });
+});
+
+describe('the three keys', () => {
+  it('coordinatesKey is version-sensitive and reads back; objectKey is not', () => {
+    const at = coordinatesKey('example.com/v1', 'Widget', 'ns', 'w');
+    expect(parseCoordinatesKey(at)).toEqual({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ns', name: 'w' });
+    expect(coordinatesKey('example.com/v1alpha1', 'Widget', 'ns', 'w')).not.toBe(at);
+    expect(parseCoordinatesKey('nonsense')).toBeUndefined();
+    const v1 = objectKey({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns' } });
+    expect(objectKey({ apiVersion: 'example.com/v1alpha1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns' } })).toBe(v1);
+    expect(parseCoordinatesKey(coordinatesKey('v1', 'ConfigMap', undefined, 'c'))).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      namespace: '',
+      name: 'c',
+    });
   });
 });
