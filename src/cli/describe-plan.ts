@@ -6,7 +6,7 @@
  */
 import { Annotations } from '../api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
-import type { TakeHold } from '../core/bundle/claims.js';
+import type { TakeHold } from '../core/bundle/take-holds.js';
 import { objectKey, type LiveObject } from '../core/bundle/objects.js';
 import { listedObjectKeys } from '../core/bundle/ownership.js';
 import type { BundlePlan, PlanInput, ResourcePlan } from '../core/bundle/plan.js';

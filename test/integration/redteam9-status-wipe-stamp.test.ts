@@ -103,7 +103,7 @@ it('a wiped pendingDeletions record does not let an earlier stamp written back b
   await expectCountdownRestarted(env, t.configMap, ns, 'rd-x', uid, saved[Annotations.deletionTimestamp]);
 }, 120_000);
 
-it("the chart's record guard refuses another writer's change to the record (status.pendingDeletions, declaredRules, managedKinds); other status fields stay writable", async () => {
+it("the chart's record guard refuses another writer's change to the record (status.pendingDeletions, declaredRules, managedKinds, claims); other status fields stay writable", async () => {
   const { env, ns } = f;
   const manifest = (objects: Record<string, unknown>[]) => ({
     apiVersion: 'smith.atlassian.com/v1',
@@ -166,6 +166,10 @@ it("the chart's record guard refuses another writer's change to the record (stat
       },
     });
     expect(rewritten.code).not.toBe(0);
+    // The claim record (status.claims): a forged entry would make a user's reference to this Bundle read as its claim.
+    const forged = await statusPatch({ status: { claims: ['00000000-0000-0000-0000-000000000000'] } });
+    expect(forged.code).not.toBe(0);
+    expect(forged.stderr).toMatch(/status\.claims/);
     const message = await statusPatch({ status: { message: 'written by another tool' } });
     expect(message.code).toBe(0);
     expect(await recordOf()).toEqual(before);

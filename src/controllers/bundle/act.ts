@@ -14,7 +14,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER } from '../../api/names.js';
 import { listingsByObject } from '../../core/bundle/ownership.js';
 import { isLiveIncarnation, unchangedSinceRead, writesOwnerReference } from '../../core/bundle/pass-guards.js';
-import type { TakeHold } from '../../core/bundle/claims.js';
+import type { TakeHold } from '../../core/bundle/take-holds.js';
 import {
   keepListedElsewhere,
   withAppliedReadiness,

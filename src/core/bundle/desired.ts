@@ -61,7 +61,7 @@ export interface DesiredObject {
 /**
  * The one builder of a reference to a Bundle: as its controller (what it
  * applies or takes), or as a claim (non-controller, not blocking: a Conflict
- * it lost to another Bundle, see claims.ts).
+ * it lost to another Bundle, see take-holds.ts).
  */
 export function bundleOwnerReference(
   bundle: Pick<BundleIdentity, 'name' | 'uid'>,

@@ -14,7 +14,7 @@
  * dependency references and their record, the managed label (the caches
  * select on it) and the smith.atlassian.com annotations (deletion rules and
  * their sealed proof, which the deletion guard and the sweeper read on the
- * object). The claims (claims.ts) and the prune's stamps are written as
+ * object). The take-holds (take-holds.ts) and the prune's stamps are written as
  * before, whatever the controls say.
  */
 import { Annotations, GROUP, Labels } from '../../api/names.js';

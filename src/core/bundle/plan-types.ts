@@ -1,6 +1,6 @@
 /**
  * What a Bundle's plan is decided on (PlanInput) and what it says of each
- * resource (ResourcePlan): the types plan.ts, plan-resource.ts and claims.ts
+ * resource (ResourcePlan): the types plan.ts, plan-resource.ts and take-holds.ts
  * share, kept apart so that none of them imports another in a circle.
  */
 import type { BundleSpec } from '../../api/bundle.js';

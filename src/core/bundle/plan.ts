@@ -21,7 +21,7 @@ import type { CrdReadinessTable } from './kinds.js';
 import { objectKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { decideOwnership, listedObjectKeys, type BundleListing, type Ownership } from './ownership.js';
-import { planTakeHolds, planWithdrawals, type TakeHold, type ClaimWithdrawal } from './claims.js';
+import { planTakeHolds, planWithdrawals, type TakeHold, type ClaimWithdrawal } from './take-holds.js';
 import { planResource } from './plan-resource.js';
 import { planPrune, type PruneAction, type WithheldPrune } from './prune.js';
 import { readinessOf } from './readiness.js';

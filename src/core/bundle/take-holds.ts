@@ -1,9 +1,9 @@
 /**
- * Claims: how a Bundle takes hold of what it lists before anything else in
- * a pass (cancel a countdown, adopt, take over from a Bundle that let go,
- * record a claim it loses), and how it withdraws claims on what it no
- * longer lists. Part of the plan (plan.ts calls planClaims and
- * planWithdrawals); pure, every patch guarded by what was read.
+ * Take-holds: how a Bundle takes hold of what it lists before anything else
+ * in a pass (cancel a countdown, adopt, take over from a Bundle that let go,
+ * write a claim where it loses a Conflict), and how it withdraws its claims
+ * on what it no longer lists. Part of the plan (plan.ts calls planTakeHolds
+ * and planWithdrawals); pure, every patch guarded by what was read.
  */
 import type { Resource } from '../../api/resource.js';
 import { Annotations, EventReasons, Labels } from '../../api/names.js';
@@ -86,7 +86,7 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
     case 'own':
       if (!stamped && !released)
         return declare.length === 0 ? undefined : { name, kind: 'declare', target, patch: [...uidTest(live), ...declare], events: [] };
-      return { name, kind: 'cancel', target, patch: [...claimPatch(live, undefined), ...declare], events: cancelled };
+      return { name, kind: 'cancel', target, patch: [...takeHoldPatch(live, undefined), ...declare], events: cancelled };
     case 'adopt':
       // An uncontrolled object without a countdown is adopted by the apply, after the dependency gate.
       if (!stamped && !released) return undefined;
@@ -95,7 +95,7 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
         kind: 'adopt',
         target,
         patch: [
-          ...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input), claimRecords: input.claimRecords }),
+          ...takeHoldPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input), claimRecords: input.claimRecords }),
           ...declare,
         ],
         events: [...cancelled, { reason: EventReasons.Adopted, message: `resource "${name}": adopted ${what}` }],
@@ -107,7 +107,7 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
         kind: 'hand-over',
         target,
         patch: [
-          ...claimPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input), claimRecords: input.claimRecords }),
+          ...takeHoldPatch(live, { bundle: input.bundle, otherClaims: otherClaimsOn(live, input), claimRecords: input.claimRecords }),
           ...declare,
         ],
         events: [
@@ -207,7 +207,7 @@ function claimReferencePatch(live: LiveObject, bundle: PlanBundle): JsonPatchOpe
  * ownerReferences with ours plus the user's (the previous Bundle's controller
  * reference and its dependency references go; the next apply writes ours).
  */
-function claimPatch(
+function takeHoldPatch(
   live: LiveObject,
   take: { bundle: PlanBundle; otherClaims: readonly BundleListing[]; claimRecords: ClaimRecords | undefined } | undefined,
 ): JsonPatchOperation[] {
