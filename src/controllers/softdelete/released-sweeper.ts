@@ -39,6 +39,8 @@ import { serviceAccountUser } from '../../core/bundle/identity.js';
 
 /** How long a resource the operator may not watch is left alone before its watch is tried again. */
 const NOT_LISTABLE_RECHECK_MS = 5 * 60_000;
+/** The least time between two retries of refused watches brought on by Bundle deletions. */
+const REFUSED_RETRY_MS = 10_000;
 
 export interface ReleasedSweeperOptions extends ControllerDeps {
   workers?: number;
@@ -56,6 +58,8 @@ export class ReleasedObjectSweeper {
   private readonly informers = new Map<string, SupervisedInformer>();
   private workersDone: Promise<void> | undefined;
   private rediscoverTimer: (() => void) | undefined;
+  /** A retry of the refused watches, due soon (a Bundle being deleted may release objects of their kinds). */
+  private refusedRetry: (() => void) | undefined;
   private stopped = false;
   private initialSyncDone = false;
   private readonly bundles: SupervisedInformer;
@@ -81,8 +85,16 @@ export class ReleasedObjectSweeper {
     const again = (b: KubeObject, old?: KubeObject): void => {
       if (changesListing(b, old)) this.epochs.bump(epochKeysOf(b, old));
       this.enqueueNamespace(b.metadata.namespace ?? '');
+      if (b.metadata.deletionTimestamp !== undefined) this.retryRefusedSoon();
     };
-    this.bundles.addHandler({ onAdd: (b) => again(b), onUpdate: (old, b) => again(b, old), onDelete: (b) => again(b) });
+    this.bundles.addHandler({
+      onAdd: (b) => again(b),
+      onUpdate: (old, b) => again(b, old),
+      onDelete: (b) => {
+        again(b);
+        this.retryRefusedSoon();
+      },
+    });
   }
 
   async start(): Promise<void> {
@@ -102,6 +114,7 @@ export class ReleasedObjectSweeper {
   async stop(): Promise<void> {
     this.stopped = true;
     this.rediscoverTimer?.();
+    this.refusedRetry?.();
     this.queue.shutDown();
     await this.workersDone;
     await Promise.all([...this.informers.values(), this.bundles].map((i) => i.stop()));
@@ -300,6 +313,28 @@ export class ReleasedObjectSweeper {
     if (this.reportedWaits.size > 10_000) this.reportedWaits.clear();
     this.reportedWaits.add(key);
     await report();
+  }
+
+  /**
+   * A Bundle being deleted releases its delayed objects, which this sweep
+   * must then see: a watch refused before (RBAC since granted back: the
+   * finalizer could list the kind to release it) is tried again now, not
+   * after NOT_LISTABLE_RECHECK_MS. At most once per REFUSED_RETRY_MS: a
+   * refused list is one request per kind.
+   */
+  private retryRefusedSoon(): void {
+    if (this.stopped || this.notListable.size === 0 || this.refusedRetry !== undefined) return;
+    this.refusedRetry = this.o.clock.setTimeout(() => {
+      this.notListable.clear();
+      this.syncInformers()
+        .catch((err: unknown) =>
+          this.o.logger.warn({ err: errorMessage(err) }, 'retrying refused watches for the released-object sweep failed'),
+        )
+        .finally(() => {
+          // Held for the interval after the retry too: Bundle events in between wait for the next one.
+          this.refusedRetry = this.o.clock.setTimeout(() => (this.refusedRetry = undefined), REFUSED_RETRY_MS);
+        });
+    }, 1_000);
   }
 
   private recentlyRefused(id: string): boolean {
