@@ -13,7 +13,8 @@
  *   deletion annotations as an earlier read saw them (an old `kubectl get
  *   -o yaml` re-applied, a restore: its stamp, proofs and rules), or blanks
  *   the claim record annotation of an object a Bundle claimed
- *   (`kubectl annotate --overwrite`: red team 16); and the
+ *   (`kubectl annotate --overwrite`: red team 16), or resets its
+ *   managedFields (`[{}]`: red team 14); and the
  *   scenario of issue 23's
  *   second class (a Bundle drops all its ConfigMaps, their managed label is
  *   taken off, the Bundle is deleted).
@@ -224,7 +225,8 @@ export type HandEdit =
   | 'drop-owner-refs'
   | 'add-foreign-owner'
   | 'replay-annotations'
-  | 'blank-claim-record';
+  | 'blank-claim-record'
+  | 'reset-managed-fields';
 
 /** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */
 export function longName(prefix: string, length: number, rnd: Random): string {

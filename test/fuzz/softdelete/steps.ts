@@ -157,6 +157,7 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'add-foreign-owner': 'add an ownerReference to a live Secret outside the seed',
   'replay-annotations': 'write back its deletion annotations as an earlier read saw them (stamp, proofs, rules)',
   'blank-claim-record': 'kubectl annotate --overwrite smith.atlassian.com/claimReferences= (red team 16)',
+  'reset-managed-fields': 'reset its managedFields to [{}] (red team 14)',
 };
 
 /** What the generator needs to know of the widened dimensions. */
@@ -489,6 +490,7 @@ export class StepGenerator {
             [1.5, 'add-foreign-owner'],
             [2, 'replay-annotations'],
             [1.5, 'blank-claim-record'],
+            [1, 'reset-managed-fields'],
           ]);
           const pool = handObjects();
           if (pool.length === 0) return undefined;

@@ -637,6 +637,10 @@ export class SeedWorld {
           if (live.metadata.annotations?.[Annotations.claimReferences] === undefined) return false;
           meta = { annotations: { [Annotations.claimReferences]: '' } };
           break;
+        case 'reset-managed-fields':
+          // What the API server documents for stripping managedFields: the next apply starts the field ownership over.
+          meta = { managedFields: [{}] };
+          break;
         case 'replay-annotations': {
           // Puts back the earliest copy of this incarnation (every hand edit saved what it read) that differs. Only on an
           // object a Bundle still holds: a released one is judged by its signed release alone (a known limit, docs/safety.md).
