@@ -25,6 +25,7 @@ import { markPatch } from '../../core/bundle/release.js';
 import { listingsByObject } from '../../core/bundle/ownership.js';
 import { coordinatesKey, kindKey, objectKey, parseCoordinatesKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
+import { RefusedWatches } from './refused-watches.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isForbidden } from '../../kube/errors.js';
 import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
@@ -36,11 +37,6 @@ import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ControllerDeps } from '../deps.js';
 import type { KubeClient } from '../../kube/client.js';
 import { serviceAccountUser } from '../../core/bundle/identity.js';
-
-/** How long a resource the operator may not watch is left alone before its watch is tried again. */
-const NOT_LISTABLE_RECHECK_MS = 5 * 60_000;
-/** The least time between two retries of refused watches brought on by Bundle deletions. */
-const REFUSED_RETRY_MS = 10_000;
 
 export interface ReleasedSweeperOptions extends ControllerDeps {
   workers?: number;
@@ -58,14 +54,12 @@ export class ReleasedObjectSweeper {
   private readonly informers = new Map<string, SupervisedInformer>();
   private workersDone: Promise<void> | undefined;
   private rediscoverTimer: (() => void) | undefined;
-  /** A retry of the refused watches, due soon (a Bundle being deleted may release objects of their kinds). */
-  private refusedRetry: (() => void) | undefined;
   private stopped = false;
   private initialSyncDone = false;
   private readonly bundles: SupervisedInformer;
   private readonly serverTime: ServerTime;
-  /** Resources RBAC does not let the operator watch, and when that was last asked. */
-  private readonly notListable = new Map<string, number>();
+  /** Resources RBAC does not let the operator watch (refused-watches.ts). */
+  private readonly refusedWatches: RefusedWatches;
   /** uid@resourceVersion of the unproven releases reported already. */
   private readonly reportedUnproven = new Set<string>();
   /** Released objects whose due deletion waits for an approval, reported once per countdown. */
@@ -79,6 +73,7 @@ export class ReleasedObjectSweeper {
       ...(o.metrics ? { metrics: o.metrics.queue('released', 'released-sweeper') } : {}),
     });
     this.serverTime = o.serverTime ?? o.client.serverTime;
+    this.refusedWatches = new RefusedWatches(o.clock);
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
     // Every such event also moves the listing epochs: a delete decided before it is not sent after it.
@@ -114,7 +109,7 @@ export class ReleasedObjectSweeper {
   async stop(): Promise<void> {
     this.stopped = true;
     this.rediscoverTimer?.();
-    this.refusedRetry?.();
+    this.refusedWatches.stop();
     this.queue.shutDown();
     await this.workersDone;
     await Promise.all([...this.informers.values(), this.bundles].map((i) => i.stop()));
@@ -161,7 +156,7 @@ export class ReleasedObjectSweeper {
       // a refused list or watch stops that watch rather than retrying it forever; tried again after a while (RBAC
       // may grow). The refusal itself is the answer: asking RBAC first would cost two reviews per kind at every
       // start, requests the Bundle passes wait for under a small budget.
-      if (this.recentlyRefused(id)) continue;
+      if (this.refusedWatches.recentlyRefused(id)) continue;
       const informer = new SupervisedInformer(this.o.client, rt, {
         metadataOnly: true,
         labelSelector: Labels.formerBundle,
@@ -209,6 +204,8 @@ export class ReleasedObjectSweeper {
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';
     const decision = decideReleasedSweep(cached.metadata, now, stampAt);
+    if (decision.action !== 'skip')
+      this.o.logger.debug({ ...sweepKeyFields(key), action: decision.action }, 'released-object sweep decided');
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
     if (decision.action !== 'skip' && !(await this.proven(rt, cached))) return 'forget';
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid };
@@ -315,40 +312,22 @@ export class ReleasedObjectSweeper {
     await report();
   }
 
-  /**
-   * A Bundle being deleted releases its delayed objects, which this sweep
-   * must then see: a watch refused before (RBAC since granted back: the
-   * finalizer could list the kind to release it) is tried again now, not
-   * after NOT_LISTABLE_RECHECK_MS. At most once per REFUSED_RETRY_MS: a
-   * refused list is one request per kind.
-   */
+  /** A Bundle being deleted may release objects of kinds whose watch was refused: try those again soon. */
   private retryRefusedSoon(): void {
-    if (this.stopped || this.notListable.size === 0 || this.refusedRetry !== undefined) return;
-    this.refusedRetry = this.o.clock.setTimeout(() => {
-      this.notListable.clear();
-      this.syncInformers()
-        .catch((err: unknown) =>
-          this.o.logger.warn({ err: errorMessage(err) }, 'retrying refused watches for the released-object sweep failed'),
-        )
-        .finally(() => {
-          // Held for the interval after the retry too: Bundle events in between wait for the next one.
-          this.refusedRetry = this.o.clock.setTimeout(() => (this.refusedRetry = undefined), REFUSED_RETRY_MS);
-        });
-    }, 1_000);
+    if (this.stopped) return;
+    this.refusedWatches.retrySoon(() =>
+      this.syncInformers().catch((err: unknown) =>
+        this.o.logger.warn({ err: errorMessage(err) }, 'retrying refused watches for the released-object sweep failed'),
+      ),
+    );
   }
 
-  private recentlyRefused(id: string): boolean {
-    const refusedAt = this.notListable.get(id);
-    return refusedAt !== undefined && this.o.clock.now() - refusedAt < NOT_LISTABLE_RECHECK_MS;
-  }
-
-  /** RBAC refused the watch of a resource: stop it (it holds nothing this operator applied); tried again after NOT_LISTABLE_RECHECK_MS. */
+  /** RBAC refused the watch of a resource: stop it (it holds nothing this operator applied); tried again later (RefusedWatches). */
   private refused(id: string, informer: SupervisedInformer): void {
     if (this.informers.get(id) !== informer) return;
     this.informers.delete(id);
-    if (!this.notListable.has(id))
+    if (this.refusedWatches.refuse(id))
       this.o.logger.debug({ resource: id }, 'released-object sweep: not allowed to watch this resource; skipped');
-    this.notListable.set(id, this.o.clock.now());
     informer
       .stop()
       .catch((err: unknown) => this.o.logger.warn({ resource: id, err: errorMessage(err) }, 'stopping a refused watch failed'));
