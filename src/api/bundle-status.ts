@@ -58,6 +58,16 @@ export const PendingDeletionSchema = z
   .describe('An object that left the spec and waits for its deletionDelay; putting it back cancels the deletion.');
 export type PendingDeletion = z.infer<typeof PendingDeletionSchema>;
 
+export const ClaimEntrySchema = z
+  .object({
+    apiVersion: z.string().describe('API version the object was claimed at (its group and kind are what count).'),
+    kind: z.string().describe('Kind of the object.'),
+    name: z.string().describe("Name of the object, in the Bundle's namespace."),
+    uid: z.string().describe('UID of the object: an entry names this object only, never one re-created under its name.'),
+  })
+  .describe('An object this Bundle holds a claim on.');
+export type ClaimEntry = z.infer<typeof ClaimEntrySchema>;
+
 export const DeclaredRulesSchema = z
   .object({
     group: z.string().optional().describe('API group of the object (absent for the core group).'),
@@ -109,10 +119,10 @@ export const BundleStatusSchema = z
       ),
     // The second record of the claims (core/bundle/claim-record.ts), beside each object's claimReferences annotation.
     claims: z
-      .array(z.string())
+      .array(ClaimEntrySchema)
       .optional()
       .describe(
-        "UIDs of the objects this Bundle holds a claim on (it lists them, another Bundle controls them): recorded before each claim is written, with the object's smith.atlassian.com/claimReferences annotation. Either record makes the Bundle's reference on the object its claim, withdrawn when it stops listing the object.",
+        "The objects this Bundle holds a claim on (it lists them, another Bundle controls them), by UID: recorded before each claim is written, with the object's smith.atlassian.com/claimReferences annotation. Either record makes the Bundle's reference on the object its claim, withdrawn when it stops listing the object.",
       ),
   })
   .describe('What the operator observed and did.');

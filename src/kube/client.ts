@@ -235,7 +235,7 @@ export class KubeClient {
       ...(opts.guard ? { guard: opts.guard } : {}),
       body: patch,
       contentType: PATCH_CONTENT_TYPES[type],
-      query: { fieldManager: opts.fieldManager },
+      query: { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? 'All' : undefined },
     });
     return withTypeMeta(asObject(body, `patch ${rt.plural}/${name}`), rt);
   }

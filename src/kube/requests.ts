@@ -41,6 +41,7 @@ export interface DeleteOptions {
 export interface PatchOptions {
   fieldManager?: string;
   subresource?: string;
+  dryRun?: boolean;
   /** Checked at the moment the PATCH is sent (see RequestOptions.guard). */
   guard?: SendGuard;
 }

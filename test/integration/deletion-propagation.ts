@@ -448,6 +448,21 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
  * identity holds every verb and is exempt from the record guard.
  */
 export async function statusWriterArgs(env: TestEnv, ns: string): Promise<string[]> {
+  return ['--as', await grantStatusWriter(env, ns)];
+}
+
+/** Whether a write is refused by the chart's record guard (a dry run, to probe that the policy is in force). */
+export async function refusedByRecordGuard(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return false;
+  } catch (err) {
+    return /bundlesmith record guard/.test(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** The user of statusWriterArgs, with its rights granted in `ns`: for a client that impersonates it. */
+export async function grantStatusWriter(env: TestEnv, ns: string): Promise<string> {
   const user = 'status-writer@example.com';
   const as = { fieldManager: 'test-admin' };
   await env.client.apply(
@@ -471,7 +486,7 @@ export async function statusWriterArgs(env: TestEnv, ns: string): Promise<string
     },
     as,
   );
-  return ['--as', user];
+  return user;
 }
 
 async function resourceTypeOf(env: TestEnv, apiVersion: string, kind: string): Promise<ResourceType> {

@@ -5,6 +5,7 @@
  * the finalizer.
  */
 
+import type { ClaimEntry } from '../../api/bundle-status.js';
 import { Reasons } from '../../api/names.js';
 import type { HealthCheckTable } from '../../core/bundle/health-checks.js';
 import type { CrdReadinessTable } from '../../core/bundle/kinds.js';
@@ -84,6 +85,8 @@ export interface PassOutcome {
   recorded?: KubeObject;
   /** Uids of the objects whose claim this pass withdrew: they leave status.claims. */
   withdrawn?: Set<string>;
+  /** The claims this pass sent that landed or whose outcome is unknown: they stay in status.claims (claim-record.ts). */
+  claimsSent?: ClaimEntry[];
 }
 
 /** A 403: the message is the API server's, which names the identity, the verb and the resource. */

@@ -28,6 +28,7 @@ import { redact } from '../../core/bundle/redact.js';
 import {
   errorMessage,
   isForbidden,
+  isInvalidWrite,
   isManifestRejected,
   isNotFound,
   isSendRefused,
@@ -189,6 +190,12 @@ async function carryOutTakeHolds(
       await d.api.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
     } catch (err) {
       failed.add(c.name);
+      // A claim whose patch may have landed (no answer) stays recorded; one refused or stale wrote nothing.
+      if (
+        c.kind === 'reference' &&
+        !(isSendRefused(err) || isStaleWrite(err) || isNotFound(err) || isForbidden(err) || isInvalidWrite(err))
+      )
+        sentClaim(outcome, c);
       if (isSendRefused(err)) {
         outcome.abandoned = errorMessage(err);
         return;
@@ -209,6 +216,7 @@ async function carryOutTakeHolds(
       return;
     }
     outcome.wrote = true;
+    if (c.kind === 'reference') sentClaim(outcome, c);
     for (const e of c.events) await d.events.normal(target, e.reason, e.message);
     if (c.from)
       await d.events.normal(
@@ -218,6 +226,11 @@ async function carryOutTakeHolds(
       );
   });
   return failed;
+}
+
+function sentClaim(outcome: PassOutcome, c: TakeHold): void {
+  if (c.target.uid === undefined) return;
+  (outcome.claimsSent ??= []).push({ apiVersion: c.target.apiVersion, kind: c.target.kind, name: c.target.name, uid: c.target.uid });
 }
 
 async function applyResources(

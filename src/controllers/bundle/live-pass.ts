@@ -11,7 +11,7 @@ import type { HealthCheck } from '../../api/health-checks.js';
 import { Reasons } from '../../api/names.js';
 import { errorEventReason, errorStatus, interruptedStatus, staleReadMessage } from '../../core/bundle/exit-status.js';
 import { nextPass, type NextPass } from '../../core/bundle/next-pass.js';
-import { nextClaimRecord } from '../../core/bundle/claim-record.js';
+import { nextClaimRecord, statusClaimsOf } from '../../core/bundle/claim-record.js';
 import { dropCandidates, managedKinds, type GroupKind, type InventoryInput } from '../../core/bundle/kind-inventory.js';
 import { buildPlanInput, crdReadinessTable, liveByResource } from '../../core/bundle/plan-input.js';
 import { planBundle } from '../../core/bundle/plan.js';
@@ -33,7 +33,8 @@ import { bundleTarget } from './bundle-resource.js';
 import { WatchNotSynced, type BundleKey, type ObjectCache } from './object-cache.js';
 import type { EnvSourceWatch } from './env-sources.js';
 import type { UnlabelledObjects } from './unlabelled.js';
-import { claimingUids, confirmedEmpty } from './record.js';
+import { confirmedEmpty } from './record.js';
+import { readUnseenClaims } from './claim-reads.js';
 import type { PassReport } from './pass-report.js';
 import { nextOnly } from './pass-report.js';
 import { statusSubject, type BundleGauges } from './status-writer.js';
@@ -139,6 +140,18 @@ export async function reconcileLive(
     };
   }
 
+  // The objects its claim record names that the caches did not show are read fresh (claim-reads.ts).
+  const cachedObjects = [...atCoordinates, ...controlledElsewhere(d.objects, bundle, identity, specObjects, types)];
+  const recordedClaims = statusClaimsOf(bundle.status);
+  const unseenClaims = await readUnseenClaims(
+    api,
+    namespace,
+    recordedClaims,
+    new Set(cachedObjects.flatMap((o) => o.metadata.uid ?? [])),
+    log,
+  );
+  const objectsRead = [...cachedObjects, ...unseenClaims.objects];
+
   // 5. Decide. Claims come from every live Bundle of the namespace (the Bundle informer has synced before any
   // worker runs). buildPlanInput is shared with `bundlesmith diff` and `pending`: the CLI decides on the same input.
   const input = buildPlanInput({
@@ -146,7 +159,7 @@ export async function reconcileLive(
     kinds,
     crdReadiness: crdReadinessTable(d.crds()),
     ...(d.healthCheckDefaults !== undefined ? { healthCheckDefaults: d.healthCheckDefaults } : {}),
-    objects: [...atCoordinates, ...controlledElsewhere(d.objects, bundle, identity, specObjects, types)],
+    objects: objectsRead,
     bundles: [],
     listings: d.records.listingsOf(namespace),
     stampsElsewhere: d.records.stampsOf(namespace),
@@ -209,7 +222,14 @@ export async function reconcileLive(
       dropCandidates(inventory),
     ),
   );
-  const claims = nextClaimRecord({ claimed: input.claimed ?? [], claiming: claimingUids(plan), withdrawn: outcome.withdrawn ?? new Set() });
+  const claims = nextClaimRecord({
+    previous: recordedClaims,
+    claimed: input.claimed ?? [],
+    seen: new Set(objectsRead.flatMap((o) => o.metadata.uid ?? [])),
+    gone: unseenClaims.gone,
+    claimedNow: outcome.claimsSent ?? [],
+    withdrawn: outcome.withdrawn ?? new Set(),
+  });
   if (claims !== undefined) status.claims = claims;
   d.gauges.record(key, status);
 

@@ -10,7 +10,7 @@
  * decisions are core/bundle/kind-inventory.ts and core/bundle/countdown.ts.
  */
 import type { Bundle } from '../../api/bundle.js';
-import type { BundleStatus } from '../../api/bundle-status.js';
+import type { BundleStatus, ClaimEntry } from '../../api/bundle-status.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { groupKindKey, recordKinds, referencesBundle, unrecordedKinds, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { pendingRecordedAhead } from '../../core/bundle/countdown-record.js';
@@ -49,7 +49,7 @@ export async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: Kube
  * nothing to write); false when the write lost to a newer Bundle.
  */
 export async function recordClaimsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | boolean> {
-  const claiming = claimingUids(plan);
+  const claiming = claimingEntries(plan);
   const claims = claimRecordAhead(statusClaimsOf(fresh.status), claiming);
   if (claims === undefined) return true;
   const written = await writeRecordAhead(d, fresh, { claims });
@@ -57,9 +57,11 @@ export async function recordClaimsFirst(d: ActDeps, plan: BundlePlan, fresh: Kub
   return written;
 }
 
-/** Uids of the objects the pass's take-holds claim (a reference beside another Bundle's controller reference). */
-export function claimingUids(plan: Pick<BundlePlan, 'takeHolds'>): string[] {
-  return plan.takeHolds.flatMap((t) => (t.kind === 'reference' && t.target.uid !== undefined ? [t.target.uid] : []));
+/** The objects the pass's take-holds claim (a reference beside another Bundle's controller reference). */
+function claimingEntries(plan: Pick<BundlePlan, 'takeHolds'>): ClaimEntry[] {
+  return plan.takeHolds.flatMap(({ kind, target: t }) =>
+    kind === 'reference' && t.uid !== undefined ? [{ apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid }] : [],
+  );
 }
 
 /**

@@ -1,11 +1,13 @@
 import { API_VERSION, Annotations, BUNDLE_KIND } from '../../../src/api/names.js';
 import type { OwnerReference } from '../../../src/api/resource.js';
+import type { ClaimEntry } from '../../../src/api/bundle-status.js';
 import {
   claimRecordAhead,
   claimRecordsOf,
   formatClaimRecord,
   nextClaimRecord,
   statusClaimsOf,
+  type ClaimPass,
 } from '../../../src/core/bundle/claim-record.js';
 import { claimWithdrawal } from '../../../src/core/bundle/ownership.js';
 import { hasClaimReference, userReferences } from '../../../src/core/bundle/owner-references.js';
@@ -20,33 +22,56 @@ const bundleRef = (uid: string, controller: boolean): OwnerReference => ({
   blockOwnerDeletion: controller,
 });
 
+const entry = (name: string): ClaimEntry => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid: `${name}-uid` });
+
 describe('the claim record in the Bundle status', () => {
   it('reads status.claims leniently and indexes it by object uid', () => {
     expect(statusClaimsOf(undefined)).toEqual([]);
     expect(statusClaimsOf({ claims: 'x' })).toEqual([]);
-    expect(statusClaimsOf({ claims: ['a', 3, '', 'b'] })).toEqual(['a', 'b']);
+    expect(statusClaimsOf({ claims: [entry('a'), 3, 'b', { ...entry('c'), uid: '' }, { uid: 'd' }] })).toEqual([entry('a')]);
     const records = claimRecordsOf([
-      { metadata: { uid: 'l1' }, status: { claims: ['x', 'y'] } },
-      { metadata: { uid: 'l2' }, status: { claims: ['x'] } },
-      { metadata: {}, status: { claims: ['z'] } },
+      { metadata: { uid: 'l1' }, status: { claims: [entry('x'), entry('y')] } },
+      { metadata: { uid: 'l2' }, status: { claims: [entry('x')] } },
+      { metadata: {}, status: { claims: [entry('z')] } },
     ]);
-    expect([...(records.get('x') ?? [])].sort()).toEqual(['l1', 'l2']);
-    expect([...(records.get('y') ?? [])]).toEqual(['l1']);
-    expect(records.has('z')).toBe(false);
+    expect([...(records.get('x-uid') ?? [])].sort()).toEqual(['l1', 'l2']);
+    expect([...(records.get('y-uid') ?? [])]).toEqual(['l1']);
+    expect(records.has('z-uid')).toBe(false);
   });
 
-  it('writes ahead only what it lacks, sorted and once', () => {
-    expect(claimRecordAhead(['a'], ['a'])).toBeUndefined();
-    expect(claimRecordAhead(['c', 'a'], ['b', 'b'])).toEqual(['a', 'b', 'c']);
+  it('writes ahead only what it lacks, sorted by uid and once', () => {
+    expect(claimRecordAhead([entry('a')], [entry('a')])).toBeUndefined();
+    expect(claimRecordAhead([entry('c'), entry('a')], [entry('b'), entry('b')])).toEqual([entry('a'), entry('b'), entry('c')]);
     expect(formatClaimRecord([])).toBeUndefined();
   });
 
-  it('at the end of a pass: what carried the claim, what it claimed, less what it withdrew', () => {
-    const claimed = [live(configMap('x')), live(configMap('y'))];
-    expect(nextClaimRecord({ claimed, claiming: ['z'], withdrawn: new Set(['y-uid']) })).toEqual(['x-uid', 'z']);
-    expect(nextClaimRecord({ claimed: [], claiming: [], withdrawn: new Set() })).toBeUndefined();
+  const pass = (p: Partial<ClaimPass>): ClaimPass => ({
+    previous: [],
+    claimed: [],
+    seen: new Set(),
+    gone: new Set(),
+    claimedNow: [],
+    withdrawn: new Set(),
+    ...p,
   });
 
+  it('at the end of a pass: what carried the claim, what it claimed and landed, less what it withdrew', () => {
+    const claimed = [live(configMap('x')), live(configMap('y'))];
+    const seen = new Set(['x-uid', 'y-uid', 'z-uid']);
+    expect(nextClaimRecord(pass({ claimed, seen, claimedNow: [entry('z')], withdrawn: new Set(['y-uid']) }))).toEqual([
+      entry('x'),
+      entry('z'),
+    ]);
+    expect(nextClaimRecord(pass({}))).toBeUndefined();
+  });
+
+  // Red team 17: an entry stays only while its object carries the claim, or the pass could not see the object.
+  it('drops an entry whose object was seen without the claim, or found gone; keeps one whose object was not seen', () => {
+    const previous = [entry('seen-without'), entry('gone'), entry('unseen')];
+    expect(nextClaimRecord(pass({ previous, seen: new Set(['seen-without-uid']), gone: new Set(['gone-uid']) }))).toEqual([
+      entry('unseen'),
+    ]);
+  });
   // Red team 16: another tool blanks the claimReferences annotation; the status record still names the claim.
   it('a claim the annotation no longer records but the status does is still the claim', () => {
     const o = live(
@@ -55,7 +80,7 @@ describe('the claim record in the Bundle status', () => {
       withOwner(bundleRef('l', false)),
       withAnnotation(Annotations.claimReferences, ''),
     );
-    const records = claimRecordsOf([{ metadata: { uid: 'l' }, status: { claims: ['x-uid'] } }]);
+    const records = claimRecordsOf([{ metadata: { uid: 'l' }, status: { claims: [entry('x')] } }]);
     expect(hasClaimReference(o, 'l')).toBe(false);
     expect(hasClaimReference(o, 'l', records)).toBe(true);
     // Withdrawn when l stops listing x: only the claim goes, the controlling lister's reference stays.
@@ -72,7 +97,7 @@ describe('the claim record in the Bundle status', () => {
 
   it("another Bundle's record names no claim on an object it does not reference", () => {
     const o = live(configMap('x'), withOwner(bundleRef('w', true)));
-    const records = claimRecordsOf([{ metadata: { uid: 'l' }, status: { claims: ['x-uid'] } }]);
+    const records = claimRecordsOf([{ metadata: { uid: 'l' }, status: { claims: [entry('x')] } }]);
     expect(hasClaimReference(o, 'l', records)).toBe(false);
   });
 });
