@@ -11,7 +11,7 @@ import { controllerOf, describeObject, objectKey, type JsonPatchOperation, type 
 import { claimWithdrawal, type BundleListing } from './ownership.js';
 import { operatorWrittenReferences, recordedDependencyUids, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
-import { keptReleasePatch, orphanPatch, referencesPatch, releasePatch } from './release.js';
+import { keptReleasePatch, letGoPatch, orphanPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';
 import type { FinalizeInput, FinalizeStep } from './finalize-types.js';
 
@@ -57,7 +57,7 @@ export function keptForUnreadableManifest(o: LiveObject, input: FinalizeInput, r
 export function letGo(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
   if (o.metadata.deletionTimestamp !== undefined) return undefined;
   const by = listedByOther(o, input.listings, input.bundle.uid);
-  return by === undefined ? undefined : letGoStep(o, referenceContext(o, input, siblings), by);
+  return by === undefined ? undefined : letGoStep(o, input.bundle.name, referenceContext(o, input, siblings), by);
 }
 
 /**
@@ -110,12 +110,12 @@ export function keptFromCascade(o: LiveObject, input: FinalizeInput, siblings: R
   return undefined;
 }
 
-export function letGoStep(o: LiveObject, refs: ReferenceOwnerContext, by: BundleListing): FinalizeStep {
+export function letGoStep(o: LiveObject, bundleName: string, refs: ReferenceOwnerContext, by: BundleListing): FinalizeStep {
   return {
     action: 'let-go',
     target: targetOf(o),
     by,
-    patch: referencesPatch(o, refs),
+    patch: letGoPatch(o, bundleName, refs),
     event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` },
   };
 }

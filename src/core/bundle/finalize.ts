@@ -25,10 +25,11 @@
  * it, and nothing deletes it.
  * Pure: no client, no clock.
  */
-import { Annotations, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
+import { Annotations, EventReasons, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
 import type { ClaimRecords } from './claim-record.js';
+import { formerBundleOf } from '../softdelete/former-bundle.js';
 import { listedByOther, planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
@@ -57,8 +58,10 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  * Bundle's reference out of every dependent, possibly before the finalizer's
  * first pass: the Bundle then looks like a background deletion. The objects
  * say otherwise: one at the Bundle's coordinates that the operator applied
- * (applied-hash), that nothing controls, that was not released (no
- * former-bundle label) and that no other live Bundle lists was orphaned. Then
+ * (applied-hash), that nothing controls, that was neither released nor let
+ * go (no former-bundle label or annotation: a Bundle that let it go for this
+ * one to take marks it, and this one may be deleted before it took it) and
+ * that no other live Bundle lists was orphaned. Then
  * it is an orphan deletion: nothing is deleted, what the operator wrote goes.
  * Mistaking a background deletion for an orphan one keeps objects; the
  * reverse would delete them, so any such trace decides.
@@ -71,7 +74,7 @@ export function effectivePropagation(input: FinalizeInput): DeletionPropagation 
       controllerOf(o) === undefined &&
       meta.deletionTimestamp === undefined &&
       meta.annotations?.[Annotations.appliedHash] !== undefined &&
-      meta.labels?.[Labels.formerBundle] === undefined &&
+      formerBundleOf(meta) === undefined &&
       input.coordinates.has(objectKey(o)) &&
       listedByOther(o, input.listings, input.bundle.uid) === undefined
     );
@@ -141,7 +144,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
       case 'terminating':
         return [{ action: 'leave', target: action.target, reason: 'terminating' }];
       case 'listed-elsewhere':
-        return [letGoStep(o, referenceContext(o, input, siblings), action.by)];
+        return [letGoStep(o, bundle.name, referenceContext(o, input, siblings), action.by)];
       default: {
         const why = unreadableManifest(o, input);
         if (why !== undefined) return [keptForUnreadableManifest(o, input, referenceContext(o, input, siblings), why)];

@@ -56,6 +56,21 @@ export function referencesPatch(o: LiveObject, refs: ReferenceOwnerContext): Jso
 }
 
 /**
+ * Let go for another live Bundle that lists the object to take: the bare
+ * hand-over, and the former-bundle annotation (not the label: nothing
+ * sweeps it) saying which Bundle let it go. Until the taker's claim removes
+ * it, the annotation tells an object let go from one the garbage collector
+ * orphaned (effectivePropagation): a taker deleted before it took the
+ * object is not read as an orphan deletion (fuzz seed 19412).
+ */
+export function letGoPatch(o: LiveObject, bundleName: string, refs: ReferenceOwnerContext): JsonPatchOperation[] {
+  const ops = referencesPatch(o, refs);
+  if (o.metadata.annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+  ops.push({ op: 'add', path: annotationPath(Annotations.formerBundle), value: bundleName });
+  return ops;
+}
+
+/**
  * Orphan: the operator's references and annotation go, and so does a
  * countdown (its stamp, and an approval given for it): orphaning keeps every
  * object, so one that was counting down stops (nothing would sweep it: it

@@ -197,6 +197,8 @@ describe('the patches: what is left on the object', () => {
       expect(after.metadata.ownerReferences).toEqual([userRef]);
       expect(after.metadata.annotations?.[Annotations.dependencyReferences]).toBeUndefined();
       expect(after.metadata.labels?.[Labels.formerBundle]).toBeUndefined();
+      // Marked with the Bundle it left (the annotation only: nothing sweeps it), until the taker's claim removes it.
+      expect(after.metadata.annotations?.[Annotations.formerBundle]).toBe('b');
       expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
     },
   );
@@ -329,6 +331,14 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
       'Background',
     ],
     ['let go to another live Bundle: background', [orphaned], at(orphaned), listedBy(orphaned), 'Background'],
+    // Fuzz seed 19412: let go to this Bundle by another (foreground deletion), and this one deleted before it took it.
+    [
+      'let go to this Bundle by another, not taken yet (former-bundle annotation): background',
+      [live(orphaned, withAnnotation(Annotations.formerBundle, 'b2'))],
+      at(orphaned),
+      undefined,
+      'Background',
+    ],
     ['not at its coordinates: background', [orphaned], new Set(), undefined, 'Background'],
     ['never applied by the operator (no applied-hash): background', [live(configMap('cfg'))], at(orphaned), undefined, 'Background'],
   ])('%s', (_name, objects, coordinates, claims, expected) => {
