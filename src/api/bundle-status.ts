@@ -64,6 +64,12 @@ export const ClaimEntrySchema = z
     kind: z.string().describe('Kind of the object.'),
     name: z.string().describe("Name of the object, in the Bundle's namespace."),
     uid: z.string().describe('UID of the object: an entry names this object only, never one re-created under its name.'),
+    pending: z
+      .boolean()
+      .optional()
+      .describe(
+        'Recorded ahead of a claim not yet seen on the object: it lets the claimReferences annotation count, and counts on its own only once confirmed.',
+      ),
   })
   .describe('An object this Bundle holds a claim on.');
 export type ClaimEntry = z.infer<typeof ClaimEntrySchema>;
@@ -122,7 +128,7 @@ export const BundleStatusSchema = z
       .array(ClaimEntrySchema)
       .optional()
       .describe(
-        "The objects this Bundle holds a claim on (it lists them, another Bundle controls them), by UID: recorded before each claim is written, with the object's smith.atlassian.com/claimReferences annotation. Either record makes the Bundle's reference on the object its claim, withdrawn when it stops listing the object.",
+        "The objects this Bundle holds a claim on (it lists them, another Bundle controls them), by UID: recorded (pending) before each claim is written, confirmed once the claim is seen on the object with its smith.atlassian.com/claimReferences annotation. A confirmed entry makes the Bundle's reference on the object its claim; the annotation does only while an entry names the object. Withdrawn when the Bundle stops listing the object.",
       ),
   })
   .describe('What the operator observed and did.');

@@ -51,7 +51,7 @@ it('a claim record overwritten to an empty value by another tool: an orphaned ob
       o &&
       (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
       (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      statusClaimsOf(l.status).some((e) => e.uid === o.metadata.uid)
+      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === o.metadata.uid)
       ? { l, o }
       : undefined;
   });
@@ -108,7 +108,7 @@ it('a claim record overwritten to an empty value, then the claiming Bundle stops
       o &&
       (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
       (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      statusClaimsOf(l.status).some((e) => e.uid === o.metadata.uid)
+      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === o.metadata.uid)
       ? { l, o }
       : undefined;
   });

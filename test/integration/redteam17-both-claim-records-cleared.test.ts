@@ -70,7 +70,7 @@ it('both claim records cleared by other writers (status.claims reset, annotation
       o &&
       (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
       (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      statusClaimsOf(l.status).some((e) => e.uid === (o.metadata.uid ?? '!'))
+      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
       ? { l, o }
       : undefined;
   });

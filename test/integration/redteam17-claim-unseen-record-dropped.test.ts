@@ -72,7 +72,7 @@ it('a claim record dropped by a pass that did not see the object (managed label 
       o &&
       (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
       (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      statusClaimsOf(l.status).some((e) => e.uid === (o.metadata.uid ?? '!'))
+      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
       ? { l, o }
       : undefined;
   });
@@ -84,7 +84,7 @@ it('a claim record dropped by a pass that did not see the object (managed label 
     fieldManager: 'kubectl-annotate',
   });
   await new Promise((r) => setTimeout(r, 3000));
-  expect(statusClaimsOf((await env.client.get(BUNDLE_RESOURCE_TYPE, ns, 'rt17m-l')).status).map((e) => e.uid)).toContain(uid);
+  expect((statusClaimsOf((await env.client.get(BUNDLE_RESOURCE_TYPE, ns, 'rt17m-l')).status) ?? []).map((e) => e.uid)).toContain(uid);
 
   // w's spec gets a typo in a reference name: an invalid spec writes nothing but its claims (so nothing labels x again for now).
   await applyBundle(env, ns, 'rt17m-w', [{ name: 'x', object: x(), references: [{ resource: 'ghots' }] }]);

@@ -75,7 +75,7 @@ it("an earlier status.claims written back does not turn a user's reference to a 
       o &&
       (o.metadata.ownerReferences ?? []).some((r) => r.uid === u.metadata.uid && r.controller !== true) &&
       (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(u.metadata.uid ?? '!') &&
-      statusClaimsOf(u.status).some((e) => e.uid === (o.metadata.uid ?? '!'))
+      (statusClaimsOf(u.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
       ? { u, o }
       : undefined;
   });
@@ -92,7 +92,7 @@ it("an earlier status.claims written back does not turn a user's reference to a 
     return (
       !(o.metadata.ownerReferences ?? []).some((r) => r.uid === u.metadata.uid) &&
       !(o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(u.metadata.uid ?? '!') &&
-      !statusClaimsOf(cu.status).some((e) => e.uid === uid)
+      !(statusClaimsOf(cu.status) ?? []).some((e) => e.uid === uid)
     );
   });
 

@@ -51,7 +51,7 @@ it('two claimants, the annotation blanked, one drops the object, all Bundles del
     const ok = [l1, l2].every(
       (l) =>
         refs.some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
-        statusClaimsOf(l.status).some((e) => e.uid === o.metadata.uid),
+        (statusClaimsOf(l.status) ?? []).some((e) => e.uid === o.metadata.uid),
     );
     return ok ? { l1, l2, o } : undefined;
   });

@@ -79,7 +79,7 @@ it("a claim recorded ahead that never landed does not turn a user's later refere
     'rt17a-u to record a claim on rt17a-x ahead (status.claims)',
     async () => {
       const u = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17a-u');
-      return u && statusClaimsOf(u.status).some((e) => e.uid === uid) ? u : undefined;
+      return u && (statusClaimsOf(u.status) ?? []).some((e) => e.uid === uid) ? u : undefined;
     },
     { timeoutMs: 30_000 },
   );

@@ -85,8 +85,8 @@ export interface PassOutcome {
   recorded?: KubeObject;
   /** Uids of the objects whose claim this pass withdrew: they leave status.claims. */
   withdrawn?: Set<string>;
-  /** The claims this pass sent that landed or whose outcome is unknown: they stay in status.claims (claim-record.ts). */
-  claimsSent?: ClaimEntry[];
+  /** The claims this pass sent, by outcome: landed (confirmed in status.claims) or unknown (pending; claim-record.ts). */
+  claimsSent?: { landed: ClaimEntry[]; unknown: ClaimEntry[] };
 }
 
 /** A 403: the message is the API server's, which names the identity, the verb and the resource. */

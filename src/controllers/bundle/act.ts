@@ -28,7 +28,7 @@ import { redact } from '../../core/bundle/redact.js';
 import {
   errorMessage,
   isForbidden,
-  isInvalidWrite,
+  KubeApiError,
   isManifestRejected,
   isNotFound,
   isSendRefused,
@@ -190,12 +190,9 @@ async function carryOutTakeHolds(
       await d.api.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
     } catch (err) {
       failed.add(c.name);
-      // A claim whose patch may have landed (no answer) stays recorded; one refused or stale wrote nothing.
-      if (
-        c.kind === 'reference' &&
-        !(isSendRefused(err) || isStaleWrite(err) || isNotFound(err) || isForbidden(err) || isInvalidWrite(err))
-      )
-        sentClaim(outcome, c);
+      // A claim whose patch may have landed (no answer: a network error, a timeout) stays recorded, pending; one the server
+      // answered with an error wrote nothing (a webhook's 500 included: red team 18).
+      if (c.kind === 'reference' && mayHaveLanded(err)) sentClaim(outcome, c, 'unknown');
       if (isSendRefused(err)) {
         outcome.abandoned = errorMessage(err);
         return;
@@ -216,7 +213,7 @@ async function carryOutTakeHolds(
       return;
     }
     outcome.wrote = true;
-    if (c.kind === 'reference') sentClaim(outcome, c);
+    if (c.kind === 'reference') sentClaim(outcome, c, 'landed');
     for (const e of c.events) await d.events.normal(target, e.reason, e.message);
     if (c.from)
       await d.events.normal(
@@ -228,9 +225,21 @@ async function carryOutTakeHolds(
   return failed;
 }
 
-function sentClaim(outcome: PassOutcome, c: TakeHold): void {
+/** No answer (a network error, no status), or the API server's own timeout (it may still carry the write out). */
+function mayHaveLanded(err: unknown): boolean {
+  if (isSendRefused(err)) return false;
+  if (!(err instanceof KubeApiError)) return true;
+  return err.code === 0 || err.code === 504 || err.reason === 'Timeout' || err.reason === 'ServerTimeout';
+}
+
+function sentClaim(outcome: PassOutcome, c: TakeHold, how: 'landed' | 'unknown'): void {
   if (c.target.uid === undefined) return;
-  (outcome.claimsSent ??= []).push({ apiVersion: c.target.apiVersion, kind: c.target.kind, name: c.target.name, uid: c.target.uid });
+  (outcome.claimsSent ??= { landed: [], unknown: [] })[how].push({
+    apiVersion: c.target.apiVersion,
+    kind: c.target.kind,
+    name: c.target.name,
+    uid: c.target.uid,
+  });
 }
 
 async function applyResources(

@@ -146,7 +146,7 @@ export async function reconcileLive(
   const unseenClaims = await readUnseenClaims(
     api,
     namespace,
-    recordedClaims,
+    recordedClaims ?? [],
     new Set(cachedObjects.flatMap((o) => o.metadata.uid ?? [])),
     log,
   );
@@ -227,7 +227,8 @@ export async function reconcileLive(
     claimed: input.claimed ?? [],
     seen: new Set(objectsRead.flatMap((o) => o.metadata.uid ?? [])),
     gone: unseenClaims.gone,
-    claimedNow: outcome.claimsSent ?? [],
+    landed: outcome.claimsSent?.landed ?? [],
+    unknown: outcome.claimsSent?.unknown ?? [],
     withdrawn: outcome.withdrawn ?? new Set(),
   });
   if (claims !== undefined) status.claims = claims;

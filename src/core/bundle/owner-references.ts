@@ -9,7 +9,7 @@
 import type { OwnerReference } from '../../api/resource.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, FIELD_MANAGER, GROUP } from '../../api/names.js';
 import { groupOf, isRecord, jsonPointerSegment, type JsonPatchOperation, type LiveObject } from './objects.js';
-import type { ClaimRecords } from './claim-record.js';
+import { recordedClaimants, type ClaimRecords } from './claim-record.js';
 
 /** Whether the reference names a Bundle (any version of our group). */
 export function isBundleReference(ref: Pick<OwnerReference, 'apiVersion' | 'kind'>): boolean {
@@ -119,23 +119,21 @@ export function operatorWrittenReferences(
 }
 
 /**
- * Uids of the Bundles whose claim the operator wrote on the object: those
- * the claimReferences annotation records (written in the same patch as each
- * claim) and those whose status records the object (`records`: the second
- * record, which another tool overwriting the annotation cannot erase; red
- * team 16). Nothing else is evidence: managedFields are reassigned by a
- * reset (`[{}]`), a later server-side apply (`before-first-apply`) or the
- * cap of ten update managers (`ancient-changes`), an object may have none
- * (red team 14), and the operator's own update entry also owns references a
- * manifest names (the drift controls' bookkeeping patch: red team 15).
+ * Uids of the Bundles whose claim the operator wrote on the object, by the
+ * claimReferences annotation (written in the same patch as each claim) and
+ * the Bundles' status records (`records`; claim-record.ts recordedClaimants
+ * says how the two are weighed). Nothing else is evidence: managedFields are
+ * reassigned by a reset (`[{}]`), a later server-side apply
+ * (`before-first-apply`) or the cap of ten update managers
+ * (`ancient-changes`), an object may have none (red team 14), and the
+ * operator's own update entry also owns references a manifest names (the
+ * drift controls' bookkeeping patch: red team 15).
  */
 export function operatorClaimUids(
   meta: { annotations?: Readonly<Record<string, string>> | undefined; uid?: string | undefined },
   records?: ClaimRecords,
 ): Set<string> {
-  const claims = recordedClaimUids(meta.annotations);
-  for (const uid of (meta.uid !== undefined ? records?.get(meta.uid) : undefined) ?? []) claims.add(uid);
-  return claims;
+  return recordedClaimants(meta.uid, recordedClaimUids(meta.annotations), records);
 }
 
 /** The uids the claimReferences annotation records. */

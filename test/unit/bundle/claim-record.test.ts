@@ -6,6 +6,7 @@ import {
   claimRecordsOf,
   formatClaimRecord,
   nextClaimRecord,
+  recordedClaimants,
   statusClaimsOf,
   type ClaimPass,
 } from '../../../src/core/bundle/claim-record.js';
@@ -25,24 +26,57 @@ const bundleRef = (uid: string, controller: boolean): OwnerReference => ({
 const entry = (name: string): ClaimEntry => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid: `${name}-uid` });
 
 describe('the claim record in the Bundle status', () => {
-  it('reads status.claims leniently and indexes it by object uid', () => {
-    expect(statusClaimsOf(undefined)).toEqual([]);
-    expect(statusClaimsOf({ claims: 'x' })).toEqual([]);
+  it('reads status.claims leniently; a Bundle with the field (even empty) is recording', () => {
+    expect(statusClaimsOf(undefined)).toBeUndefined();
+    expect(statusClaimsOf({ claims: 'x' })).toBeUndefined();
+    expect(statusClaimsOf({ claims: [] })).toEqual([]);
     expect(statusClaimsOf({ claims: [entry('a'), 3, 'b', { ...entry('c'), uid: '' }, { uid: 'd' }] })).toEqual([entry('a')]);
     const records = claimRecordsOf([
-      { metadata: { uid: 'l1' }, status: { claims: [entry('x'), entry('y')] } },
+      { metadata: { uid: 'l1' }, status: { claims: [entry('x'), { ...entry('y'), pending: true }] } },
       { metadata: { uid: 'l2' }, status: { claims: [entry('x')] } },
+      { metadata: { uid: 'l3' }, status: {} },
       { metadata: {}, status: { claims: [entry('z')] } },
     ]);
-    expect([...(records.get('x-uid') ?? [])].sort()).toEqual(['l1', 'l2']);
-    expect([...(records.get('y-uid') ?? [])]).toEqual(['l1']);
-    expect(records.has('z-uid')).toBe(false);
+    expect([...(records.entries.get('x-uid') ?? [])]).toEqual([
+      ['l1', true],
+      ['l2', true],
+    ]);
+    expect([...(records.entries.get('y-uid') ?? [])]).toEqual([['l1', false]]);
+    expect(records.entries.has('z-uid')).toBe(false);
+    expect([...records.recording]).toEqual(['l1', 'l2']);
   });
 
-  it('writes ahead only what it lacks, sorted by uid and once', () => {
+  it('when a reference is the claim: a confirmed entry; the annotation while an entry names the object; the annotation alone for a Bundle keeping no record', () => {
+    const records = claimRecordsOf([
+      { metadata: { uid: 'confirmed' }, status: { claims: [entry('x')] } },
+      { metadata: { uid: 'pending' }, status: { claims: [{ ...entry('x'), pending: true }] } },
+      { metadata: { uid: 'dropped' }, status: { claims: [] } },
+    ]);
+    const annotated = (...uids: string[]) => recordedClaimants('x-uid', new Set(uids), records);
+    // Red team 16: the annotation blanked, the confirmed entry still counts.
+    expect([...annotated()]).toEqual(['confirmed']);
+    // Red team 18: a pending entry alone is no evidence (the claim may never have landed)...
+    expect(annotated().has('pending')).toBe(false);
+    // ...but it lets the annotation written with the claim count.
+    expect(annotated('pending').has('pending')).toBe(true);
+    // Red team 18: an earlier annotation written back after the claim was withdrawn (the entry dropped) is no evidence.
+    expect(annotated('dropped').has('dropped')).toBe(false);
+    // A Bundle whose status keeps no record (an earlier version): the annotation decides.
+    expect(annotated('legacy').has('legacy')).toBe(true);
+    // No records at hand: the annotation decides.
+    expect([...recordedClaimants('x-uid', new Set(['dropped']), undefined)]).toEqual(['dropped']);
+  });
+
+  it('writes ahead, pending, only what it lacks', () => {
     expect(claimRecordAhead([entry('a')], [entry('a')])).toBeUndefined();
-    expect(claimRecordAhead([entry('c'), entry('a')], [entry('b'), entry('b')])).toEqual([entry('a'), entry('b'), entry('c')]);
-    expect(formatClaimRecord([])).toBeUndefined();
+    expect(claimRecordAhead([entry('c'), entry('a')], [entry('b'), entry('b')])).toEqual([
+      entry('a'),
+      { ...entry('b'), pending: true },
+      entry('c'),
+    ]);
+    expect(claimRecordAhead(undefined, [])).toBeUndefined();
+    expect(claimRecordAhead(undefined, [entry('a')])).toEqual([{ ...entry('a'), pending: true }]);
+    expect(formatClaimRecord([{ ...entry('a'), pending: true }, entry('a')])).toEqual([entry('a')]);
   });
 
   const pass = (p: Partial<ClaimPass>): ClaimPass => ({
@@ -50,28 +84,30 @@ describe('the claim record in the Bundle status', () => {
     claimed: [],
     seen: new Set(),
     gone: new Set(),
-    claimedNow: [],
+    landed: [],
+    unknown: [],
     withdrawn: new Set(),
     ...p,
   });
 
-  it('at the end of a pass: what carried the claim, what it claimed and landed, less what it withdrew', () => {
+  it('at the end of a pass: what carried the claim and what landed, confirmed; what may have landed, pending; less what it withdrew', () => {
     const claimed = [live(configMap('x')), live(configMap('y'))];
-    const seen = new Set(['x-uid', 'y-uid', 'z-uid']);
-    expect(nextClaimRecord(pass({ claimed, seen, claimedNow: [entry('z')], withdrawn: new Set(['y-uid']) }))).toEqual([
+    const seen = new Set(['x-uid', 'y-uid', 'z-uid', 'u-uid']);
+    expect(nextClaimRecord(pass({ claimed, seen, landed: [entry('z')], unknown: [entry('u')], withdrawn: new Set(['y-uid']) }))).toEqual([
+      { ...entry('u'), pending: true },
       entry('x'),
       entry('z'),
     ]);
-    expect(nextClaimRecord(pass({}))).toBeUndefined();
+    expect(nextClaimRecord(pass({ previous: undefined }))).toEqual([]);
   });
 
-  // Red team 17: an entry stays only while its object carries the claim, or the pass could not see the object.
-  it('drops an entry whose object was seen without the claim, or found gone; keeps one whose object was not seen', () => {
-    const previous = [entry('seen-without'), entry('gone'), entry('unseen')];
-    expect(nextClaimRecord(pass({ previous, seen: new Set(['seen-without-uid']), gone: new Set(['gone-uid']) }))).toEqual([
-      entry('unseen'),
-    ]);
+  // Red team 17 and 18: an entry stays only while its object carries the claim, or the pass could not see the object.
+  it('drops an entry whose object was seen without the claim (a pending one included), or found gone; keeps one whose object was not seen', () => {
+    const previous = [entry('seen-without'), { ...entry('pending-unlanded'), pending: true }, entry('gone'), entry('unseen')];
+    const seen = new Set(['seen-without-uid', 'pending-unlanded-uid']);
+    expect(nextClaimRecord(pass({ previous, seen, gone: new Set(['gone-uid']) }))).toEqual([entry('unseen')]);
   });
+
   // Red team 16: another tool blanks the claimReferences annotation; the status record still names the claim.
   it('a claim the annotation no longer records but the status does is still the claim', () => {
     const o = live(
