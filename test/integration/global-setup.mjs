@@ -18,5 +18,7 @@ export default async function globalSetup() {
   process.env.BUNDLESMITH_TEST_CP_DIR = state.dir;
   process.env.BUNDLESMITH_KUBECTL = tools.kubectl;
   process.env.BUNDLESMITH_HELM = tools.helm;
-  console.error(`\n[integration] control plane up at ${state.server} in ${Math.round((Date.now() - started) / 1000)} s (logs: ${state.dir})`);
+  console.error(
+    `\n[integration] control plane up at ${state.server} in ${Math.round((Date.now() - started) / 1000)} s (logs: ${state.dir})`,
+  );
 }

@@ -32,6 +32,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt14a');
@@ -71,27 +72,13 @@ it("a claim merged into ancient-changes by eleven updaters is still the operator
   console.log('rt14a-x refs after rt14a-l dropped it', JSON.stringify(mid.metadata.ownerReferences ?? []));
 
   // rt14a-w is deleted: its Orphan object is released.
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt14a-w', { uid: w.metadata.uid });
-  await waitFor('rt14a-w to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt14a-w')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt14a-w', w.metadata.uid);
   const released = await env.client.get(t.configMap, ns, 'rt14a-x');
   console.log('rt14a-x refs after the release', JSON.stringify(released.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt14a-l', { uid: l.metadata.uid });
-  await waitFor('rt14a-l to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt14a-l')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt14a-l', l.metadata.uid);
   // Kept, rt14a-l's reference never there (the fix), or the collector has acted on it.
-  const o = await waitFor(
-    'rt14a-x collected or free of rt14a-l',
-    async () => {
-      const cur = await env.client.tryGet(t.configMap, ns, 'rt14a-x');
-      if (cur === undefined) return { cur };
-      return (cur.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid) ? undefined : { cur };
-    },
-    { timeoutMs: 120_000 },
-  );
+  const o = { cur: await collectedOrFreeOf(env, t.configMap, ns, 'rt14a-x', l.metadata.uid) };
   console.log('rt14a-x', o.cur === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.cur.metadata.ownerReferences ?? [])}`);
   expectKept(o.cur, uid);
 }, 300_000);

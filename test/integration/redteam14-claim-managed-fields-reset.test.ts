@@ -36,6 +36,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt14c');
@@ -79,27 +80,13 @@ it("a claim whose managedFields entry was lost is still the operator's: withdraw
   console.log('rt14c-x refs after rt14c-l dropped it', JSON.stringify(mid.metadata.ownerReferences ?? []));
 
   // rt14c-w is deleted: its Orphan object is released.
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt14c-w', { uid: w.metadata.uid });
-  await waitFor('rt14c-w to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt14c-w')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt14c-w', w.metadata.uid);
   const released = await env.client.get(t.configMap, ns, 'rt14c-x');
   console.log('rt14c-x refs after the release', JSON.stringify(released.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt14c-l', { uid: l.metadata.uid });
-  await waitFor('rt14c-l to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt14c-l')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt14c-l', l.metadata.uid);
   // Kept, rt14c-l's reference never there (the fix), or the collector has acted on it.
-  const o = await waitFor(
-    'rt14c-x collected or free of rt14c-l',
-    async () => {
-      const cur = await env.client.tryGet(t.configMap, ns, 'rt14c-x');
-      if (cur === undefined) return { cur };
-      return (cur.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid) ? undefined : { cur };
-    },
-    { timeoutMs: 120_000 },
-  );
+  const o = { cur: await collectedOrFreeOf(env, t.configMap, ns, 'rt14c-x', l.metadata.uid) };
   console.log('rt14c-x', o.cur === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.cur.metadata.ownerReferences ?? [])}`);
   expectKept(o.cur, uid);
 }, 300_000);

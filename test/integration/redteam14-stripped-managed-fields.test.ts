@@ -27,7 +27,7 @@
  * Bundle as the operator's claim; userReferences is empty and
  * core/bundle/finalize.ts backgroundSteps chooses 'delete'.
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
+import { deleteBundleAndWait } from './claims.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
@@ -70,10 +70,7 @@ it("a Bundle deleted in the background keeps an object another live Bundle owns 
   expect((stripped.metadata.ownerReferences ?? []).some((r) => r.uid === umbrella.metadata.uid)).toBe(true);
   const uid = stripped.metadata.uid;
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt14m-app', { uid: app.metadata.uid });
-  await waitFor('rt14m-app to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt14m-app')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt14m-app', app.metadata.uid);
   await waitFor('rt14m-plain deleted', async () => (await env.client.tryGet(t.configMap, ns, 'rt14m-plain')) === undefined);
   const o = await env.client.tryGet(t.configMap, ns, 'rt14m-patched');
   console.log('rt14m-patched', o === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`);

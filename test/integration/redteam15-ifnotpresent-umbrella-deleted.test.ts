@@ -32,10 +32,10 @@
  * plan-input.ts `claimed`, claims.ts planWithdrawals and ownership.ts
  * claimWithdrawal/withdrawClaimPatch take it out.
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForBundle, waitForReady } from './bundles.js';
+import { deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt15g');
@@ -80,10 +80,7 @@ it("a Bundle's deletion keeps an IfNotPresent object whose manifest names a live
   const mid = await env.client.get(t.configMap, ns, 'rt15g-x');
   console.log('rt15g-x refs after the umbrella pass', JSON.stringify(mid.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt15g-app', { uid: app.metadata.uid });
-  await waitFor('rt15g-app to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt15g-app')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt15g-app', app.metadata.uid);
   const o = await env.client.tryGet(t.configMap, ns, 'rt15g-x');
   console.log('rt15g-x', o === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`);
   console.log('events', JSON.stringify((await eventsFor(env, ns, 'rt15g-app')).filter((e) => e.note.includes('rt15g-x'))));

@@ -36,6 +36,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt15m');
@@ -86,26 +87,12 @@ it("a manifest's own claimReferences annotation does not erase the record of ano
   const mid = await env.client.get(t.configMap, ns, 'rt15m-x');
   console.log('rt15m-x refs after rt15m-l dropped it', JSON.stringify(mid.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt15m-w', { uid: w.metadata.uid });
-  await waitFor('rt15m-w to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt15m-w')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt15m-w', w.metadata.uid);
   const released = await env.client.get(t.configMap, ns, 'rt15m-x');
   console.log('rt15m-x refs after the release', JSON.stringify(released.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt15m-l', { uid: l.metadata.uid });
-  await waitFor('rt15m-l to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt15m-l')) === undefined, {
-    timeoutMs: 60_000,
-  });
-  const o = await waitFor(
-    'rt15m-x collected or free of rt15m-l',
-    async () => {
-      const cur = await env.client.tryGet(t.configMap, ns, 'rt15m-x');
-      if (cur === undefined) return { cur };
-      return (cur.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid) ? undefined : { cur };
-    },
-    { timeoutMs: 120_000 },
-  );
+  await deleteBundleAndWait(env, ns, 'rt15m-l', l.metadata.uid);
+  const o = { cur: await collectedOrFreeOf(env, t.configMap, ns, 'rt15m-x', l.metadata.uid) };
   console.log('rt15m-x', o.cur === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.cur.metadata.ownerReferences ?? [])}`);
   expectKept(o.cur, uid);
 }, 300_000);

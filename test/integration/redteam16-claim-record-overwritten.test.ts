@@ -30,6 +30,7 @@ import { Annotations } from '../../src/api/names.js';
 import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt16o');
@@ -67,26 +68,12 @@ it('a claim record overwritten to an empty value by another tool: an orphaned ob
   const mid = await env.client.get(t.configMap, ns, 'rt16o-x');
   console.log('rt16o-x after the overwrite', JSON.stringify(mid.metadata.annotations), JSON.stringify(mid.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt16o-w', { uid: w.metadata.uid });
-  await waitFor('rt16o-w to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt16o-w')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt16o-w', w.metadata.uid);
   const released = await env.client.get(t.configMap, ns, 'rt16o-x');
   console.log('rt16o-x refs after the release', JSON.stringify(released.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt16o-l', { uid: l.metadata.uid });
-  await waitFor('rt16o-l to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt16o-l')) === undefined, {
-    timeoutMs: 60_000,
-  });
-  const o = await waitFor(
-    'rt16o-x collected or free of rt16o-l',
-    async () => {
-      const cur = await env.client.tryGet(t.configMap, ns, 'rt16o-x');
-      if (cur === undefined) return { cur };
-      return (cur.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid) ? undefined : { cur };
-    },
-    { timeoutMs: 120_000 },
-  );
+  await deleteBundleAndWait(env, ns, 'rt16o-l', l.metadata.uid);
+  const o = { cur: await collectedOrFreeOf(env, t.configMap, ns, 'rt16o-x', l.metadata.uid) };
   console.log('rt16o-x', o.cur === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.cur.metadata.ownerReferences ?? [])}`);
   expectKept(o.cur, uid);
 }, 300_000);
@@ -130,26 +117,12 @@ it('a claim record overwritten to an empty value, then the claiming Bundle stops
   const dropped = await env.client.get(t.configMap, ns, 'rt16p-x');
   console.log('rt16p-x refs after rt16p-l dropped it', JSON.stringify(dropped.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt16p-w', { uid: w.metadata.uid });
-  await waitFor('rt16p-w to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt16p-w')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt16p-w', w.metadata.uid);
   const released = await env.client.get(t.configMap, ns, 'rt16p-x');
   console.log('rt16p-x refs after the release', JSON.stringify(released.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt16p-l', { uid: l.metadata.uid });
-  await waitFor('rt16p-l to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt16p-l')) === undefined, {
-    timeoutMs: 60_000,
-  });
-  const o = await waitFor(
-    'rt16p-x collected or free of rt16p-l',
-    async () => {
-      const cur = await env.client.tryGet(t.configMap, ns, 'rt16p-x');
-      if (cur === undefined) return { cur };
-      return (cur.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid) ? undefined : { cur };
-    },
-    { timeoutMs: 120_000 },
-  );
+  await deleteBundleAndWait(env, ns, 'rt16p-l', l.metadata.uid);
+  const o = { cur: await collectedOrFreeOf(env, t.configMap, ns, 'rt16p-x', l.metadata.uid) };
   console.log('rt16p-x', o.cur === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.cur.metadata.ownerReferences ?? [])}`);
   expectKept(o.cur, uid);
 }, 300_000);

@@ -49,6 +49,7 @@ import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { grantStatusWriter, installChartPolicy, refusedByRecordGuard } from './deletion-propagation.js';
+import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt17c');
@@ -110,26 +111,12 @@ it('both claim records cleared by other writers (status.claims reset, annotation
   const dropped = await env.client.get(t.configMap, ns, 'rt17c-x');
   console.log('rt17c-x refs after rt17c-l dropped it', JSON.stringify(dropped.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt17c-w', { uid: w.metadata.uid });
-  await waitFor('rt17c-w to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17c-w')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt17c-w', w.metadata.uid);
   const released = await env.client.get(t.configMap, ns, 'rt17c-x');
   console.log('rt17c-x refs after the release', JSON.stringify(released.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt17c-l', { uid: l.metadata.uid });
-  await waitFor('rt17c-l to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17c-l')) === undefined, {
-    timeoutMs: 60_000,
-  });
-  const o = await waitFor(
-    'rt17c-x collected or free of rt17c-l',
-    async () => {
-      const cur = await env.client.tryGet(t.configMap, ns, 'rt17c-x');
-      if (cur === undefined) return { cur };
-      return (cur.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid) ? undefined : { cur };
-    },
-    { timeoutMs: 120_000 },
-  );
+  await deleteBundleAndWait(env, ns, 'rt17c-l', l.metadata.uid);
+  const o = { cur: await collectedOrFreeOf(env, t.configMap, ns, 'rt17c-x', l.metadata.uid) };
   console.log('rt17c-x', o.cur === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.cur.metadata.ownerReferences ?? [])}`);
   expectKept(o.cur, uid);
 }, 300_000);

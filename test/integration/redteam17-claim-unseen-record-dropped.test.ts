@@ -52,6 +52,7 @@ import { Annotations, Labels } from '../../src/api/names.js';
 import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt17m');
@@ -127,26 +128,12 @@ it('a claim record dropped by a pass that did not see the object (managed label 
     JSON.stringify(mid.metadata.annotations?.[Annotations.claimReferences]),
   );
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt17m-w', { uid: w.metadata.uid });
-  await waitFor('rt17m-w to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17m-w')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt17m-w', w.metadata.uid);
   const released = await env.client.get(t.configMap, ns, 'rt17m-x');
   console.log('rt17m-x refs after the release', JSON.stringify(released.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt17m-l', { uid: l.metadata.uid });
-  await waitFor('rt17m-l to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17m-l')) === undefined, {
-    timeoutMs: 60_000,
-  });
-  const o = await waitFor(
-    'rt17m-x collected or free of rt17m-l',
-    async () => {
-      const cur = await env.client.tryGet(t.configMap, ns, 'rt17m-x');
-      if (cur === undefined) return { cur };
-      return (cur.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid) ? undefined : { cur };
-    },
-    { timeoutMs: 120_000 },
-  );
+  await deleteBundleAndWait(env, ns, 'rt17m-l', l.metadata.uid);
+  const o = { cur: await collectedOrFreeOf(env, t.configMap, ns, 'rt17m-x', l.metadata.uid) };
   console.log('rt17m-x', o.cur === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.cur.metadata.ownerReferences ?? [])}`);
   expectKept(o.cur, uid);
 }, 300_000);

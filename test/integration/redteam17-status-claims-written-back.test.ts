@@ -55,6 +55,7 @@ import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { grantStatusWriter, installChartPolicy, refusedByRecordGuard } from './deletion-propagation.js';
+import { deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt17w');
@@ -136,10 +137,7 @@ it("an earlier status.claims written back does not turn a user's reference to a 
   const mid = await env.client.get(t.configMap, ns, 'rt17w-x');
   console.log('rt17w-x refs after the write-back', JSON.stringify(mid.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt17w-a', { uid: a.metadata.uid });
-  await waitFor('rt17w-a to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17w-a')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt17w-a', a.metadata.uid);
   // Give both collectors time to act on the object.
   await new Promise((r) => setTimeout(r, 8000));
   const o = await env.client.tryGet(t.configMap, ns, 'rt17w-x');

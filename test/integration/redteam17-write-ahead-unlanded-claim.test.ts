@@ -49,6 +49,7 @@ import { Annotations } from '../../src/api/names.js';
 import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt17a');
@@ -126,10 +127,7 @@ it("a claim recorded ahead that never landed does not turn a user's later refere
   const dropped = await env.client.get(t.configMap, ns, 'rt17a-x');
   console.log('rt17a-x refs after rt17a-u dropped it', JSON.stringify(dropped.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt17a-a', { uid: a.metadata.uid });
-  await waitFor('rt17a-a to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17a-a')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt17a-a', a.metadata.uid);
   await new Promise((r) => setTimeout(r, 8000));
   const o = await env.client.tryGet(t.configMap, ns, 'rt17a-x');
   console.log('rt17a-x', o === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`);

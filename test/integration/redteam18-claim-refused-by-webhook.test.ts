@@ -73,6 +73,7 @@ import { Annotations } from '../../src/api/names.js';
 import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, resourceType, waitFor } from './harness.js';
 import { applyBundle, configMap, resourceCondition, waitForReady } from './bundles.js';
+import { deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt18w');
@@ -173,10 +174,7 @@ it("a claim refused by an unreachable webhook (500) leaves no entry to turn a us
   const dropped = await env.client.get(t.configMap, ns, 'rt18w-x');
   console.log('rt18w-x refs after rt18w-u dropped it', JSON.stringify(dropped.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt18w-a', { uid: a.metadata.uid });
-  await waitFor('rt18w-a to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt18w-a')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt18w-a', a.metadata.uid);
   await new Promise((r) => setTimeout(r, 8000));
   const o = await env.client.tryGet(t.configMap, ns, 'rt18w-x');
   console.log('rt18w-x', o === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`);

@@ -29,6 +29,7 @@ import { Annotations } from '../../src/api/names.js';
 import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { deleteBundleAndWait } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt18r');
@@ -86,10 +87,7 @@ it('an object re-created under the claimed name with a user reference to the cla
   const dropped = await env.client.get(t.configMap, ns, 'rt18r-x');
   console.log('rt18r-x refs after rt18r-u dropped it', JSON.stringify(dropped.metadata.ownerReferences ?? []));
 
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt18r-a', { uid: a.metadata.uid });
-  await waitFor('rt18r-a to be gone', async () => (await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt18r-a')) === undefined, {
-    timeoutMs: 60_000,
-  });
+  await deleteBundleAndWait(env, ns, 'rt18r-a', a.metadata.uid);
   await new Promise((r) => setTimeout(r, 8000));
   const o = await env.client.tryGet(t.configMap, ns, 'rt18r-x');
   console.log('rt18r-x', o === undefined ? 'GONE' : `kept, refs ${JSON.stringify(o.metadata.ownerReferences ?? [])}`);
