@@ -25,12 +25,10 @@
  * (status.claims, written ahead of each claim; core/bundle/claim-record.ts);
  * either record makes the reference the operator's claim.
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
-import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
-import { expectKept, waitFor } from './harness.js';
+import { expectKept } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
-import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
+import { collectedOrFreeOf, deleteBundleAndWait, waitForRecordedClaim } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt16o');
@@ -45,19 +43,9 @@ it('a claim record overwritten to an empty value by another tool: an orphaned ob
     { name: 'x', object: configMap('rt16o-x', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
     { name: 'l', object: configMap('rt16o-l') },
   ]);
-  const claimed = await waitFor('the recorded claim of rt16o-l on rt16o-x', async () => {
-    const l = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt16o-l');
-    const o = await env.client.tryGet(t.configMap, ns, 'rt16o-x');
-    return l &&
-      o &&
-      (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
-      (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === o.metadata.uid)
-      ? { l, o }
-      : undefined;
-  });
-  const l = claimed.l;
-  const uid = claimed.o.metadata.uid;
+  const claimed = await waitForRecordedClaim(env, ns, t.configMap, 'rt16o-l', 'rt16o-x');
+  const l = claimed.bundle;
+  const uid = claimed.object.metadata.uid;
 
   // `kubectl annotate --overwrite smith.atlassian.com/claimReferences=` (a merge patch by kubectl's manager).
   await env.client.patch(t.configMap, ns, 'rt16o-x', { metadata: { annotations: { [Annotations.claimReferences]: '' } } }, 'merge', {
@@ -88,19 +76,9 @@ it('a claim record overwritten to an empty value, then the claiming Bundle stops
     { name: 'x', object: configMap('rt16p-x', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
     { name: 'l', object: configMap('rt16p-l') },
   ]);
-  const claimed = await waitFor('the recorded claim of rt16p-l on rt16p-x', async () => {
-    const l = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt16p-l');
-    const o = await env.client.tryGet(t.configMap, ns, 'rt16p-x');
-    return l &&
-      o &&
-      (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
-      (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === o.metadata.uid)
-      ? { l, o }
-      : undefined;
-  });
-  const l = claimed.l;
-  const uid = claimed.o.metadata.uid;
+  const claimed = await waitForRecordedClaim(env, ns, t.configMap, 'rt16p-l', 'rt16p-x');
+  const l = claimed.bundle;
+  const uid = claimed.object.metadata.uid;
 
   // `kubectl annotate --overwrite smith.atlassian.com/claimReferences=` (a merge patch by kubectl's manager).
   await env.client.patch(t.configMap, ns, 'rt16p-x', { metadata: { annotations: { [Annotations.claimReferences]: '' } } }, 'merge', {

@@ -45,11 +45,10 @@
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
-import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
-import { expectKept, waitFor } from './harness.js';
+import { expectKept } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { grantStatusWriter, installChartPolicy, refusedByRecordGuard } from './deletion-propagation.js';
-import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
+import { collectedOrFreeOf, deleteBundleAndWait, waitForRecordedClaim } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt17c');
@@ -64,19 +63,9 @@ it('both claim records cleared by other writers (status.claims reset, annotation
     { name: 'x', object: configMap('rt17c-x', { k: 'v' }, { [Annotations.deletionPolicy]: 'Orphan' }) },
     { name: 'l', object: configMap('rt17c-l') },
   ]);
-  const claimed = await waitFor('the recorded claim of rt17c-l on rt17c-x', async () => {
-    const l = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17c-l');
-    const o = await env.client.tryGet(t.configMap, ns, 'rt17c-x');
-    return l &&
-      o &&
-      (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
-      (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
-      ? { l, o }
-      : undefined;
-  });
-  const l = claimed.l;
-  const uid = claimed.o.metadata.uid;
+  const claimed = await waitForRecordedClaim(env, ns, t.configMap, 'rt17c-l', 'rt17c-x');
+  const l = claimed.bundle;
+  const uid = claimed.object.metadata.uid;
 
   // `kubectl annotate --overwrite smith.atlassian.com/claimReferences=` (a merge patch by kubectl's manager).
   await env.client.patch(t.configMap, ns, 'rt17c-x', { metadata: { annotations: { [Annotations.claimReferences]: '' } } }, 'merge', {

@@ -52,7 +52,7 @@ import { Annotations, Labels } from '../../src/api/names.js';
 import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
-import { collectedOrFreeOf, deleteBundleAndWait } from './claims.js';
+import { collectedOrFreeOf, deleteBundleAndWait, waitForRecordedClaim } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt17m');
@@ -66,19 +66,9 @@ it('a claim record dropped by a pass that did not see the object (managed label 
     { name: 'x', object: x() },
     { name: 'l', object: configMap('rt17m-l') },
   ]);
-  const claimed = await waitFor('the recorded claim of rt17m-l on rt17m-x', async () => {
-    const l = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17m-l');
-    const o = await env.client.tryGet(t.configMap, ns, 'rt17m-x');
-    return l &&
-      o &&
-      (o.metadata.ownerReferences ?? []).some((r) => r.uid === l.metadata.uid && r.controller !== true) &&
-      (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(l.metadata.uid ?? '!') &&
-      (statusClaimsOf(l.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
-      ? { l, o }
-      : undefined;
-  });
-  const l = claimed.l;
-  const uid = claimed.o.metadata.uid;
+  const claimed = await waitForRecordedClaim(env, ns, t.configMap, 'rt17m-l', 'rt17m-x');
+  const l = claimed.bundle;
+  const uid = claimed.object.metadata.uid;
 
   // Red team 16's step: the annotation blanked. The status record still names the claim.
   await env.client.patch(t.configMap, ns, 'rt17m-x', { metadata: { annotations: { [Annotations.claimReferences]: '' } } }, 'merge', {

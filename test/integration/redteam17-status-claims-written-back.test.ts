@@ -55,7 +55,7 @@ import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { grantStatusWriter, installChartPolicy, refusedByRecordGuard } from './deletion-propagation.js';
-import { deleteBundleAndWait } from './claims.js';
+import { deleteBundleAndWait, waitForRecordedClaim } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt17w');
@@ -69,19 +69,9 @@ it("an earlier status.claims written back does not turn a user's reference to a 
     { name: 'x', object: configMap('rt17w-x') },
     { name: 'y', object: configMap('rt17w-y') },
   ]);
-  const claimed = await waitFor('the recorded claim of rt17w-u on rt17w-x', async () => {
-    const u = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt17w-u');
-    const o = await env.client.tryGet(t.configMap, ns, 'rt17w-x');
-    return u &&
-      o &&
-      (o.metadata.ownerReferences ?? []).some((r) => r.uid === u.metadata.uid && r.controller !== true) &&
-      (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(u.metadata.uid ?? '!') &&
-      (statusClaimsOf(u.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
-      ? { u, o }
-      : undefined;
-  });
-  const u = claimed.u;
-  const uid = claimed.o.metadata.uid;
+  const claimed = await waitForRecordedClaim(env, ns, t.configMap, 'rt17w-u', 'rt17w-x');
+  const u = claimed.bundle;
+  const uid = claimed.object.metadata.uid;
   // The copy someone keeps (`kubectl get bundle rt17w-u -o yaml`).
   const savedClaims = statusClaimsOf(u.status);
 

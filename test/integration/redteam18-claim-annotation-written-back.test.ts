@@ -65,6 +65,7 @@ import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { grantStatusWriter, installChartPolicy, refusedByRecordGuard } from './deletion-propagation.js';
+import { waitForRecordedClaim } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt18a');
@@ -95,21 +96,11 @@ it("an earlier claimReferences annotation written back does not turn a user's re
       { name: 'x', object: configMap('rt18a-x') },
       { name: 'y', object: configMap('rt18a-y') },
     ]);
-    const claimed = await waitFor('the recorded claim of rt18a-u on rt18a-x', async () => {
-      const u = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt18a-u');
-      const o = await env.client.tryGet(t.configMap, ns, 'rt18a-x');
-      return u &&
-        o &&
-        (o.metadata.ownerReferences ?? []).some((r) => r.uid === u.metadata.uid && r.controller !== true) &&
-        (o.metadata.annotations?.[Annotations.claimReferences] ?? '').includes(u.metadata.uid ?? '!') &&
-        (statusClaimsOf(u.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
-        ? { u, o }
-        : undefined;
-    });
-    const u = claimed.u;
-    const uid = claimed.o.metadata.uid;
+    const claimed = await waitForRecordedClaim(env, ns, t.configMap, 'rt18a-u', 'rt18a-x');
+    const u = claimed.bundle;
+    const uid = claimed.object.metadata.uid;
     // The copy someone keeps (`kubectl get cm rt18a-x -o yaml`).
-    const savedAnnotation = claimed.o.metadata.annotations?.[Annotations.claimReferences] ?? '';
+    const savedAnnotation = claimed.object.metadata.annotations?.[Annotations.claimReferences] ?? '';
 
     // u stops listing x: its claim is withdrawn everywhere.
     await applyBundle(env, ns, 'rt18a-u', [{ name: 'y', object: configMap('rt18a-y') }]);

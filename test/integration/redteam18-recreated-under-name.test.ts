@@ -29,7 +29,7 @@ import { Annotations } from '../../src/api/names.js';
 import { statusClaimsOf } from '../../src/core/bundle/claim-record.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
-import { deleteBundleAndWait } from './claims.js';
+import { deleteBundleAndWait, waitForRecordedClaim } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
 
 const f = referenceFixture('rt18r');
@@ -42,18 +42,9 @@ it('an object re-created under the claimed name with a user reference to the cla
     { name: 'x', object: configMap('rt18r-x') },
     { name: 'y', object: configMap('rt18r-y') },
   ]);
-  const claimed = await waitFor('the recorded claim of rt18r-u on rt18r-x', async () => {
-    const u = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'rt18r-u');
-    const o = await env.client.tryGet(t.configMap, ns, 'rt18r-x');
-    return u &&
-      o &&
-      (o.metadata.ownerReferences ?? []).some((r) => r.uid === u.metadata.uid && r.controller !== true) &&
-      (statusClaimsOf(u.status) ?? []).some((e) => e.uid === (o.metadata.uid ?? '!'))
-      ? { u, o }
-      : undefined;
-  });
-  const u = claimed.u;
-  const old = claimed.o;
+  const claimed = await waitForRecordedClaim(env, ns, t.configMap, 'rt18r-u', 'rt18r-x', { annotated: false });
+  const u = claimed.bundle;
+  const old = claimed.object;
 
   await f.operator.stop();
   await env.client.delete(t.configMap, ns, 'rt18r-x', { uid: old.metadata.uid });
