@@ -51,6 +51,19 @@ export class SendRefused extends KubeApiError {
 
 export const isSendRefused = (err: unknown): err is SendRefused => err instanceof SendRefused;
 
+/**
+ * Whether a write that failed may still have been carried out: no answer
+ * (a network error, a timeout of ours, a connection cut), or the API
+ * server's own timeout (it may finish the write after answering). Any other
+ * answer, a webhook's 500 included, means nothing was written; a write the
+ * client never sent (SendRefused) wrote nothing either.
+ */
+export function mayHaveLanded(err: unknown): boolean {
+  if (isSendRefused(err)) return false;
+  if (!(err instanceof KubeApiError)) return true;
+  return err.code === 0 || err.code === 504 || err.reason === 'Timeout' || err.reason === 'ServerTimeout';
+}
+
 export function isApiStatus(value: unknown): value is ApiStatus {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'Status';
 }

@@ -28,7 +28,7 @@ import { redact } from '../../core/bundle/redact.js';
 import {
   errorMessage,
   isForbidden,
-  KubeApiError,
+  mayHaveLanded,
   isManifestRejected,
   isNotFound,
   isSendRefused,
@@ -223,13 +223,6 @@ async function carryOutTakeHolds(
       );
   });
   return failed;
-}
-
-/** No answer (a network error, no status), or the API server's own timeout (it may still carry the write out). */
-function mayHaveLanded(err: unknown): boolean {
-  if (isSendRefused(err)) return false;
-  if (!(err instanceof KubeApiError)) return true;
-  return err.code === 0 || err.code === 504 || err.reason === 'Timeout' || err.reason === 'ServerTimeout';
 }
 
 function sentClaim(outcome: PassOutcome, c: TakeHold, how: 'landed' | 'unknown'): void {
