@@ -222,7 +222,7 @@ export async function reconcileLive(
       dropCandidates(inventory),
     ),
   );
-  const claims = nextClaimRecord({
+  status.claims = nextClaimRecord({
     previous: recordedClaims,
     claimed: input.claimed ?? [],
     seen: new Set(objectsRead.flatMap((o) => o.metadata.uid ?? [])),
@@ -231,7 +231,6 @@ export async function reconcileLive(
     unknown: outcome.claimsSent?.unknown ?? [],
     withdrawn: outcome.withdrawn ?? new Set(),
   });
-  if (claims !== undefined) status.claims = claims;
   d.gauges.record(key, status);
 
   // 8. When to look again (core/bundle/next-pass). Watches bring us back after our own writes.

@@ -1,13 +1,14 @@
 /**
  * The write-ahead of a Bundle's record, in its status: the kinds a pass will
  * make the Bundle own (status.managedKinds) before any object of them is
- * written, and the countdowns it will stamp (status.pendingDeletions) before
+ * written, the claims it will write (status.claims, pending) before any
+ * claim, and the countdowns it will stamp (status.pendingDeletions) before
  * any stamp is written. What the finalizer and the soft-delete decisions
  * read later (the kinds to list, the stamps to honour) is then never behind
  * what is on the objects. Each write is pinned to the fresh Bundle's
  * resourceVersion; one that loses to a newer Bundle stops the pass's writes.
  * And what the kind inventory lets go of (confirmedEmpty). The pure
- * decisions are core/bundle/kind-inventory.ts and core/bundle/countdown.ts.
+ * decisions are core/bundle/kind-inventory.ts, claim-record.ts and countdown.ts.
  */
 import type { Bundle } from '../../api/bundle.js';
 import type { BundleStatus, ClaimEntry } from '../../api/bundle-status.js';
@@ -43,10 +44,11 @@ export async function recordKindsFirst(d: ActDeps, plan: BundlePlan, fresh: Kube
 
 /**
  * Write-ahead of status.claims (see claim-record.ts): the objects this pass
- * claims (a Conflict it loses) are recorded before any claim is written, so
- * that the Bundle's own record names every claim on an object whatever
- * another tool does to the object's annotation. The Bundle as written (true:
- * nothing to write); false when the write lost to a newer Bundle.
+ * claims (a Conflict it loses) are recorded, pending, before any claim is
+ * written: the annotation written with a claim counts only while an entry
+ * names the object, so a claim that lands before the pass's status is
+ * written is already the operator's. The Bundle as written (true: nothing to
+ * write); false when the write lost to a newer Bundle.
  */
 export async function recordClaimsFirst(d: ActDeps, plan: BundlePlan, fresh: KubeObject): Promise<KubeObject | boolean> {
   const claiming = claimingEntries(plan);
