@@ -71,7 +71,7 @@ export interface FinalizeReport {
  */
 export function finalizingStatus(live: StatusSubject, report: FinalizeReport, nowIso: string): BundleStatus {
   const previous = live.status ?? {};
-  const doing = (['delete', 'release', 'let-go', 'orphan', 'withdraw'] as const).flatMap((action) => {
+  const doing = (['delete', 'release', 'let-go', 'orphan', 'disown', 'withdraw'] as const).flatMap((action) => {
     const targets = report.steps.filter((s) => s.action === action).map((s) => s.target);
     return targets.length === 0 ? [] : [`${STEP_VERBS[action]} ${listTargets(targets)}`];
   });
@@ -101,6 +101,7 @@ const STEP_VERBS: Record<Exclude<FinalizeStep['action'], 'leave'>, string> = {
   release: 'releasing with a countdown',
   'let-go': 'letting go to the Bundle that lists it',
   orphan: 'orphaning',
+  disown: "taking the Bundle's references out of (they have other owners)",
   withdraw: 'withdrawing the claim on',
 };
 

@@ -80,8 +80,10 @@ export type FinalizeStep =
   | { action: 'release'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** Another live Bundle lists the object: release without a countdown; that Bundle takes it. */
   | { action: 'let-go'; target: ObjectTarget; patch: JsonPatchOperation[]; by: BundleListing; event: PlannedEvent }
-  /** Orphan: take out what the operator wrote, keep the object. */
+  /** Orphan propagation: take out what the operator wrote, keep the object. */
   | { action: 'orphan'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
+  /** Background, an object with an owner besides the Bundle: only the Bundle's references go; the collector decides, as it would. */
+  | { action: 'disown'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** An object another Bundle controls and this one claimed (a Conflict it lost): its claim reference goes. */
   | { action: 'withdraw'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** Nothing to write: being deleted already, left to the garbage collector, or orphaned already. */

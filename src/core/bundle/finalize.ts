@@ -162,7 +162,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
           const owners = others.map((r) => `${r.kind} ${r.name}`).join(', ');
           return [
             {
-              action: 'orphan',
+              action: 'disown',
               target: action.target,
               patch: referencesPatch(o, refs),
               event: {

@@ -465,8 +465,8 @@ describe('background: an object another owner also holds (red-team round three)'
     });
   it("only the Bundle's references go; the collector decides, as kube-controller-manager would", () => {
     const [step] = plan(live(configMap('x'), controlledByBundle(), withOwner(userOwner))).steps;
-    expect(step?.action).toBe('orphan');
-    const patch = step?.action === 'orphan' ? step.patch : [];
+    expect(step?.action).toBe('disown');
+    const patch = step?.action === 'disown' ? step.patch : [];
     expect(patch).toContainEqual({ op: 'replace', path: '/metadata/ownerReferences', value: [userOwner] });
   });
   it('an object with no other owner is deleted as before', () => {
