@@ -116,7 +116,12 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
   // 2. Decide.
   const plan = planFinalize({
     propagation: propagationOf(bundle.metadata.finalizers),
-    bundle: { name: bundle.metadata.name, uid: bundle.metadata.uid, defaults: bundle.spec.deletionDefaults },
+    bundle: {
+      name: bundle.metadata.name,
+      uid: bundle.metadata.uid,
+      namespace: bundle.metadata.namespace,
+      defaults: bundle.spec.deletionDefaults,
+    },
     objects,
     coordinates: coordinatesOf(bundle),
     listings: listingsByObject(bundlesNow),

@@ -98,6 +98,8 @@ export function buildDesired(input: DesiredInput): DesiredObject {
     [Labels.managed]: 'true',
     [ApplySetLabels.partOf]: applySetId(input.bundle.name, input.bundle.namespace),
   };
+  // A listed object is not released: a manifest cannot bring the former-bundle label either (see the annotation below).
+  delete metadata.labels[Labels.formerBundle];
 
   const annotations = { ...(metadata.annotations ?? {}) };
   delete annotations[APPLIED_HASH_ANNOTATION];
@@ -106,6 +108,9 @@ export function buildDesired(input: DesiredInput): DesiredObject {
   // Nor the claim record (an object exported with `kubectl get -o yaml` carries it): applied, it would own the record and
   // rewrite it over the claims other Bundles wrote (red team 15). The record is written by the claims' patches only.
   delete annotations[Annotations.claimReferences];
+  // Nor the mark of a release or a let-go (red team 19: copied from `kubectl get -o yaml`, it hid the object from the
+  // finalizer's orphan trace): only the operator's release and let-go patches write it.
+  delete annotations[Annotations.formerBundle];
   if (input.declaredRulesProof !== undefined) annotations[Annotations.declaredRules] = input.declaredRulesProof;
   if (input.keepingPolicyFromDefaults !== undefined && annotations[Annotations.deletionPolicy] === undefined)
     annotations[Annotations.deletionPolicy] = input.keepingPolicyFromDefaults;

@@ -30,7 +30,7 @@ export function propagationOf(finalizers: readonly string[] | undefined): Deleti
 export interface FinalizeInput {
   propagation: DeletionPropagation;
   /** The Bundle, with its spec.deletionDefaults (a released object takes what it needs of them along). */
-  bundle: { name: string; uid: string; defaults?: DeletionDefaults | undefined };
+  bundle: { name: string; uid: string; namespace?: string; defaults?: DeletionDefaults | undefined };
   /**
    * Every object of the Bundle's kinds in its namespace, read fresh
    * (metadata is enough). Background and foreground act on those the Bundle

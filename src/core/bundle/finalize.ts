@@ -25,11 +25,11 @@
  * it, and nothing deletes it.
  * Pure: no client, no clock.
  */
-import { Annotations, EventReasons, type DeletionPropagation } from '../../api/names.js';
+import { Annotations, ApplySetLabels, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
+import { applySetId } from './applyset.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
 import type { ClaimRecords } from './claim-record.js';
-import { formerBundleOf } from '../softdelete/former-bundle.js';
 import { listedByOther, planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
@@ -57,27 +57,35 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  * The garbage collector removes the orphan finalizer once it has taken the
  * Bundle's reference out of every dependent, possibly before the finalizer's
  * first pass: the Bundle then looks like a background deletion. The objects
- * say otherwise: one at the Bundle's coordinates that the operator applied
- * (applied-hash), that nothing controls, that was neither released nor let
- * go (no former-bundle label or annotation: a Bundle that let it go for this
- * one to take marks it, and this one may be deleted before it took it) and
- * that no other live Bundle lists was orphaned. Then
- * it is an orphan deletion: nothing is deleted, what the operator wrote goes.
- * Mistaking a background deletion for an orphan one keeps objects; the
- * reverse would delete them, so any such trace decides.
+ * say otherwise: one at the Bundle's coordinates that nothing controls, not
+ * released (no former-bundle label), that no other live Bundle lists, and
+ * that is this Bundle's member (its ApplySet part-of label) or the
+ * operator applied (applied-hash) without another Bundle having let it go
+ * to this one (the former-bundle annotation: this one may be deleted before
+ * it took it) was orphaned. Then it is an orphan deletion: nothing is
+ * deleted, what the operator wrote goes. Mistaking a background deletion for
+ * an orphan one keeps objects; the reverse would delete them, so any such
+ * trace decides. A Bundle whose every object is of a kind the collector
+ * never orphans (Events) leaves no trace: a known limit (docs/safety.md).
  */
 export function effectivePropagation(input: FinalizeInput): DeletionPropagation {
   if (input.propagation !== 'Background') return input.propagation;
+  const memberId = input.bundle.namespace !== undefined ? applySetId(input.bundle.name, input.bundle.namespace) : undefined;
   const orphaned = input.objects.some((o) => {
     const meta = o.metadata;
-    return (
-      controllerOf(o) === undefined &&
-      meta.deletionTimestamp === undefined &&
-      meta.annotations?.[Annotations.appliedHash] !== undefined &&
-      formerBundleOf(meta) === undefined &&
-      input.coordinates.has(objectKey(o)) &&
-      listedByOther(o, input.listings, input.bundle.uid) === undefined
-    );
+    if (
+      controllerOf(o) !== undefined ||
+      meta.deletionTimestamp !== undefined ||
+      meta.labels?.[Labels.formerBundle] !== undefined ||
+      !input.coordinates.has(objectKey(o)) ||
+      listedByOther(o, input.listings, input.bundle.uid) !== undefined
+    )
+      return false;
+    // This Bundle's member (its part-of label: the apply writes it, a let-go or release takes it out; red team 19: an
+    // object it took over still carried the let-go mark of the Bundle it came from, and one adopted by the IfNotPresent
+    // bookkeeping has no applied-hash), or applied by the operator and not let go to it by another Bundle.
+    if (memberId !== undefined && meta.labels?.[ApplySetLabels.partOf] === memberId) return true;
+    return meta.annotations?.[Annotations.appliedHash] !== undefined && meta.annotations[Annotations.formerBundle] === undefined;
   });
   return orphaned ? 'Orphan' : 'Background';
 }

@@ -77,7 +77,10 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
   const stamped =
     live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined ||
     live.metadata.annotations?.[Annotations.deletionApproved] !== undefined;
-  const released = live.metadata.labels?.[Labels.formerBundle] !== undefined;
+  // Released (the label), or let go to this Bundle (the annotation alone): the take-hold patch removes the mark, so that it
+  // never outlives the taking (red team 19: left on, it hid the object from effectivePropagation's orphan trace).
+  const released =
+    live.metadata.labels?.[Labels.formerBundle] !== undefined || live.metadata.annotations?.[Annotations.formerBundle] !== undefined;
   const cancelled: PlannedEvent[] = stamped
     ? [{ reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${what} cancelled, it is in the Bundle again` }]
     : [];

@@ -68,6 +68,11 @@ export const withAnnotation =
   (o) => {
     o.metadata.annotations = { ...o.metadata.annotations, [key]: value };
   };
+export const withLabel =
+  (key: string, value: string): Mod<Obj> =>
+  (o) => {
+    o.metadata.labels = { ...(o.metadata.labels ?? {}), [key]: value };
+  };
 export const withOwner =
   (ref: OwnerReference): Mod<Obj> =>
   (o) => {

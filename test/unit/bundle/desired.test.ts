@@ -84,6 +84,16 @@ describe('buildDesired', () => {
     expect(input).toEqual(before);
   });
 
+  // Red team 19: copied from `kubectl get -o yaml` of a released or let-go object, the mark hid the object from the finalizer's orphan trace.
+  it("drops a manifest's own former-bundle label and annotation: only the operator's release and let-go write them", () => {
+    const exported = configMap('cm', withAnnotation(Annotations.formerBundle, 'old'), (o) => {
+      o.metadata.labels = { [Labels.formerBundle]: 'old', team: 'a' };
+    });
+    const { manifest } = buildDesired({ bundle: B, object: exported, dependencies: [] });
+    expect(manifest.metadata.labels).toEqual({ team: 'a', [Labels.managed]: 'true', [ApplySetLabels.partOf]: applySetId('b', NAMESPACE) });
+    expect(manifest.metadata.annotations?.[Annotations.formerBundle]).toBeUndefined();
+  });
+
   it('keeps the manifest own labels and always sets the managed label (a manifest cannot opt out of the caches)', () => {
     const { manifest } = buildDesired({
       bundle: B,

@@ -1,5 +1,6 @@
 import type { OwnerReference } from '../../../src/api/resource.js';
-import { API_VERSION, Annotations, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
+import { API_VERSION, Annotations, ApplySetLabels, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
+import { applySetId } from '../../../src/core/bundle/applyset.js';
 import { planFinalize } from '../../../src/core/bundle/finalize.js';
 import { propagationOf, type FinalizeInput, type FinalizeStep } from '../../../src/core/bundle/finalize-types.js';
 import type { DeletionPropagation } from '../../../src/api/names.js';
@@ -16,6 +17,7 @@ import {
   live,
   terminating,
   withAnnotation,
+  withLabel,
   withOwner,
   type Mod,
   type Obj,
@@ -346,6 +348,19 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
     expect(plan.propagation).toBe(expected);
     // Orphan deletes nothing.
     if (expected === 'Orphan') expect(plan.steps.filter((s) => s.action === 'delete')).toEqual([]);
+  });
+
+  // Red team 19: the trace must survive what the let-go mark and the IfNotPresent bookkeeping leave on an object.
+  it("a member of the Bundle's ApplySet that nothing controls: orphan, whatever mark of a let-go it carries and without an applied-hash", () => {
+    const member = withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1'));
+    const taken = live(configMap('cfg'), member, withAnnotation(Annotations.formerBundle, 'a'));
+    const adoptedAsIs = live(configMap('cfg'), member);
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    expect(planFinalize(input('Background', [taken], { coordinates: at(taken), ...withNs })).propagation).toBe('Orphan');
+    expect(planFinalize(input('Background', [adoptedAsIs], { coordinates: at(adoptedAsIs), ...withNs })).propagation).toBe('Orphan');
+    // Another Bundle's member is no trace of this one's.
+    const othersMember = live(configMap('cfg'), withLabel(ApplySetLabels.partOf, applySetId('other', 'ns1')));
+    expect(planFinalize(input('Background', [othersMember], { coordinates: at(othersMember), ...withNs })).propagation).toBe('Background');
   });
 
   it('foreground and orphan finalizers are taken as they are', () => {
