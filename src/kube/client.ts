@@ -241,8 +241,11 @@ export class KubeClient {
   }
 
   /** PUT of the status subresource (with resourceVersion: optimistic concurrency). */
-  async replaceStatus(rt: ResourceType, obj: KubeObject): Promise<KubeObject> {
-    const body = await this.send('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'), { body: obj });
+  async replaceStatus(rt: ResourceType, obj: KubeObject, opts: { fieldManager?: string } = {}): Promise<KubeObject> {
+    const body = await this.send('PUT', resourcePath(rt, obj.metadata.namespace, obj.metadata.name, 'status'), {
+      body: obj,
+      query: { fieldManager: opts.fieldManager },
+    });
     return withTypeMeta(asObject(body, `update status ${rt.plural}/${obj.metadata.name}`), rt);
   }
 

@@ -1,5 +1,5 @@
 import type { Bundle } from '../../api/bundle.js';
-import { Finalizers } from '../../api/names.js';
+import { FIELD_MANAGER, Finalizers } from '../../api/names.js';
 import { interruptedStatus } from '../../core/bundle/exit-status.js';
 import { withSpecKinds } from '../../core/bundle/kind-inventory.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
@@ -25,6 +25,7 @@ export async function addFinalizer(client: KubeClient, bundle: Bundle, nowIso: s
         },
       },
       'merge',
+      { fieldManager: FIELD_MANAGER },
     );
   } catch (err) {
     if (isConflict(err) || isNotFound(err)) return nextOnly({ kind: 'idle' }); // a newer version comes through the watch

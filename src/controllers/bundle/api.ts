@@ -8,6 +8,7 @@ import type { ApplyOptions, DeleteOptions, KubeClient, PatchOptions, PatchType }
 import type { Discovery, GroupKindLookup } from '../../kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
+import { FIELD_MANAGER } from '../../api/names.js';
 import type { ActingIdentity } from '../../core/bundle/identity.js';
 
 export interface BundleApi {
@@ -56,7 +57,8 @@ export function kubeBundleApi(
     apply: (rt, manifest, opts) => forType(rt).apply(rt, manifest, opts),
     patch: (rt, namespace, name, patch, type, opts) => forType(rt).patch(rt, namespace, name, patch, type, opts),
     delete: (rt, namespace, name, opts) => forType(rt).delete(rt, namespace, name, opts),
-    replaceStatus: (rt, obj) => client.replaceStatus(rt, obj),
+    // Named in managedFields as the operator (kubectl's convention), not "unknown".
+    replaceStatus: (rt, obj) => client.replaceStatus(rt, obj, { fieldManager: FIELD_MANAGER }),
   };
 }
 
