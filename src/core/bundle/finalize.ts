@@ -30,7 +30,7 @@ import { applySetId } from './applyset.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
 import type { ClaimRecords } from './claim-record.js';
-import { listedByOther, planPrune, targetOf } from './prune.js';
+import { planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
 import {
@@ -58,11 +58,11 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  * Bundle's reference out of every dependent, possibly before the finalizer's
  * first pass: the Bundle then looks like a background deletion. The objects
  * say otherwise: one at the Bundle's coordinates that nothing controls, not
- * released (no former-bundle label), that no other live Bundle lists, and
- * that is this Bundle's member (its ApplySet part-of label) or the
- * operator applied (applied-hash) without another Bundle having let it go
- * to this one (the former-bundle annotation: this one may be deleted before
- * it took it) was orphaned. Then it is an orphan deletion: nothing is
+ * released (no former-bundle label), and that is this Bundle's member (its
+ * ApplySet part-of label) or carries what only the operator writes
+ * (applied-hash, the dependency record) without another Bundle having let
+ * it go to this one (the former-bundle annotation: this one may be deleted
+ * before it took it) was orphaned. Then it is an orphan deletion: nothing is
  * deleted, what the operator wrote goes. Mistaking a background deletion for
  * an orphan one keeps objects; the reverse would delete them, so any such
  * trace decides. A Bundle whose every object is of a kind the collector
@@ -77,15 +77,21 @@ export function effectivePropagation(input: FinalizeInput): DeletionPropagation 
       controllerOf(o) !== undefined ||
       meta.deletionTimestamp !== undefined ||
       meta.labels?.[Labels.formerBundle] !== undefined ||
-      !input.coordinates.has(objectKey(o)) ||
-      listedByOther(o, input.listings, input.bundle.uid) !== undefined
+      !input.coordinates.has(objectKey(o))
     )
       return false;
-    // This Bundle's member (its part-of label: the apply writes it, a let-go or release takes it out; red team 19: an
-    // object it took over still carried the let-go mark of the Bundle it came from, and one adopted by the IfNotPresent
-    // bookkeeping has no applied-hash), or applied by the operator and not let go to it by another Bundle.
+    // Another live Bundle listing it is no evidence either way (red team 20: one whose invalid spec never took the
+    // objects hid every trace); what a let-go leaves is told by its mark. This Bundle's member (its part-of label: the
+    // apply writes it, a let-go or release takes it out; red team 19: an object taken over still carried the let-go mark
+    // of the Bundle it came from), or what only the operator writes (applied-hash; the dependency record, which the
+    // IfNotPresent bookkeeping writes without an applied-hash and which another tool's part-of cannot hide: red team 20),
+    // on an object no Bundle let go to this one.
     if (memberId !== undefined && meta.labels?.[ApplySetLabels.partOf] === memberId) return true;
-    return meta.annotations?.[Annotations.appliedHash] !== undefined && meta.annotations[Annotations.formerBundle] === undefined;
+    const annotations = meta.annotations ?? {};
+    return (
+      annotations[Annotations.formerBundle] === undefined &&
+      (annotations[Annotations.appliedHash] !== undefined || annotations[Annotations.dependencyReferences] !== undefined)
+    );
   });
   return orphaned ? 'Orphan' : 'Background';
 }

@@ -332,7 +332,22 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
       undefined,
       'Background',
     ],
-    ['let go to another live Bundle: background', [orphaned], at(orphaned), listedBy(orphaned), 'Background'],
+    [
+      'let go to another live Bundle (its mark): background',
+      [live(orphaned, withAnnotation(Annotations.formerBundle, 'b'))],
+      at(orphaned),
+      listedBy(orphaned),
+      'Background',
+    ],
+    // Red team 20: another live Bundle listing it (an invalid spec that never took it) is no evidence either way.
+    ['listed by another live Bundle, never let go: orphan', [orphaned], at(orphaned), listedBy(orphaned), 'Orphan'],
+    [
+      'the dependency record alone (IfNotPresent bookkeeping, part-of rewritten by another tool): orphan',
+      [live(configMap('cfg'), withAnnotation(Annotations.dependencyReferences, 'p-uid'))],
+      at(orphaned),
+      undefined,
+      'Orphan',
+    ],
     // Fuzz seed 19412: let go to this Bundle by another (foreground deletion), and this one deleted before it took it.
     [
       'let go to this Bundle by another, not taken yet (former-bundle annotation): background',
