@@ -19,6 +19,8 @@ export interface InventoryContext {
   t: KnownTypes;
   /** The kubeconfig kubectl uses (the reference cluster's own, or the shared one). */
   kubeconfig?: string;
+  /** Whether our collector watches this group version's resources (only where ours runs). */
+  collectorWatches?: (groupVersion: string) => boolean;
 }
 
 /** After the Bundle is gone, how long the collector is given to act on what it left (it acts within milliseconds). */
@@ -152,4 +154,52 @@ export async function finalizerListsWithoutTheLabel(ctx: InventoryContext): Prom
   const kept = await env.client.tryGet(t.configMap, ns, 'nolabel-cm');
   expectKept(kept, uid);
   expect(kept?.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
+}
+
+/**
+ * 1c. The same upgrade while a Bundle whose spec has an invalid entry (its
+ * passes write nothing) controls an object, then a foreground deletion of the
+ * Bundle (fuzz softdelete 19718): the deletion must finish. The collector's
+ * informer of the group and resource lists the unchanged object again at v1;
+ * it used to skip it as already seen, so the node stayed at the unserved
+ * v1alpha1 and the collector never deleted it: the Bundle's foreground
+ * deletion waited for good.
+ */
+export async function crdUpgradeThenForegroundDeletionFinishes(ctx: InventoryContext): Promise<void> {
+  const { env, ns } = ctx;
+  const group = `${uniqueName('fg')}.bundlesmith.test`;
+  await installGadgets(env, group, [{ name: 'v1alpha1', served: true, storage: true }]);
+  // Our collector sees the objects at v1alpha1 first, as it would have for a CRD installed long ago.
+  const watches = ctx.collectorWatches;
+  if (watches) await waitFor('the collector to watch v1alpha1', () => watches(`${group}/v1alpha1`));
+  const gadget = (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({
+    apiVersion: `${group}/v1alpha1`,
+    kind: 'Gadget',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec: { size: 1 },
+  });
+  await applyBundle(env, ns, 'upgraded-fg', [
+    { name: 'plain', object: gadget('g-plain') },
+    { name: 'invalid', object: gadget('g-invalid', { [Annotations.deletionDelay]: '-2s' }) },
+  ]);
+  const alpha = await gadgetsServed(env, group, 'v1alpha1', true);
+  if (!alpha) throw new Error('v1alpha1 not served');
+  await waitFor('g-plain to be applied', async () => (await env.client.tryGet(alpha, ns, 'g-plain')) !== undefined);
+
+  await setGadgetVersions(env, group, [
+    { name: 'v1alpha1', served: false, storage: false },
+    { name: 'v1', served: true, storage: true },
+  ]);
+  const v1 = await gadgetsServed(env, group, 'v1', true);
+  await gadgetsServed(env, group, 'v1alpha1', false);
+  if (!v1) throw new Error('v1 not served');
+  // The collector has moved to v1 (listed the unchanged objects again there) before the deletion.
+  if (watches) await waitFor('the collector to watch v1 only', () => watches(`${group}/v1`) && !watches(`${group}/v1alpha1`));
+
+  await kubectl(ctx, ['delete', 'bundle', 'upgraded-fg', '-n', ns, '--cascade=foreground', '--wait=false']);
+  await waitFor('Bundle upgraded-fg to be gone', async () => (await getBundle(env, ns, 'upgraded-fg')) === undefined, {
+    timeoutMs: 60_000,
+  });
+  await sleep(COLLECTOR_SETTLE_MS);
+  expect(await env.client.tryGet(v1, ns, 'g-plain')).toBeUndefined();
 }

@@ -65,19 +65,23 @@ function applyListed(graph: Graph, source: number, uids: ReadonlySet<string>, fx
 function applyObserved(graph: Graph, obj: ObservedObject, tagged: boolean, source: number, at: number, fx: GraphEffects): void {
   const meta = obj.metadata;
   let node = graph.get(meta.uid);
+  const type = graph.internType(obj.apiVersion, obj.kind);
   // A relist repeats every object: one whose resourceVersion this source already applied changed nothing (the server's
-  // resourceVersion changes with every write; only events naming their source are compared).
+  // resourceVersion changes with every write; only events naming their source are compared). Unless it comes at
+  // another version: a source is one group and resource across versions, and when its served version moves on (a
+  // CRD upgrade) the unchanged objects it lists again must move with it, or the node stays at a version no longer
+  // served and every attempt to delete it waits for good.
   if (
     source > 0 &&
     node &&
     node.observed &&
     node.source === source &&
+    node.type === type &&
     meta.resourceVersion &&
     node.hasResourceVersion(meta.resourceVersion)
   )
     return;
   const observedId = identityFromObject(graph, obj);
-  const type = graph.internType(obj.apiVersion, obj.kind);
   const flags = flagsOf(meta, tagged);
   fx.touched.push(meta.uid);
 

@@ -446,7 +446,7 @@ class SeedRun {
           }
           if (Date.now() > deadline)
             throw new Error(
-              `Bundle ${step.bundle} was still there ${(this.operatorWaitMs * (migrated ? 2 : 1)) / 1000} s after its delete (the finalizer never finished${migrated ? `, also ${this.operatorWaitMs / 1000} s after its manifests moved to v1` : ''})`,
+              `Bundle ${step.bundle} was still there ${(this.operatorWaitMs * (migrated ? 2 : 1)) / 1000} s after its delete (the finalizer never finished${migrated ? `, also ${this.operatorWaitMs / 1000} s after its manifests moved to v1` : ''}; ${await this.world.bundleHold(step.bundle)})`,
             );
           await sleep(100);
         }

@@ -528,6 +528,41 @@ export class SeedWorld {
       .join(' ');
   }
 
+  /**
+   * What holds a Bundle that should be gone: its finalizers, its trouble,
+   * and each object that still names it as an owner (with its own
+   * finalizers and deletion state), for a divergence's report.
+   */
+  async bundleHold(bundle: string): Promise<string> {
+    const b = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, this.real(bundle));
+    if (!b) return 'gone';
+    const uid = b.metadata.uid;
+    const types = [
+      this.cluster.configMaps,
+      this.cluster.gates,
+      ...(this.versioned ? [customType(this.versioned.kind, this.versioned.plural, 'v1')] : []),
+    ];
+    const held: string[] = [];
+    for (const rt of types) {
+      const items = await this.cluster.client.list(rt, this.namespace, { metadataOnly: true }).then(
+        (l) => l.items,
+        (err: unknown) => {
+          held.push(`${rt.kind}: cannot list (${err instanceof Error ? err.message : String(err)})`);
+          return [];
+        },
+      );
+      for (const o of items) {
+        const ref = (o.metadata.ownerReferences ?? []).find((r) => r.uid === uid);
+        if (!ref) continue;
+        held.push(
+          `${rt.kind} ${o.metadata.name} (controller ${String(ref.controller ?? false)}, blocking ${String(ref.blockOwnerDeletion ?? false)}, finalizers [${(o.metadata.finalizers ?? []).join(',')}]${o.metadata.deletionTimestamp ? ', being deleted' : ''})`,
+        );
+      }
+    }
+    const trouble = await this.bundleTrouble(bundle);
+    return `finalizers [${(b.metadata.finalizers ?? []).join(',')}]${trouble ? `, ${trouble}` : ''}; dependents: ${held.length > 0 ? held.join('; ') : 'none'}`;
+  }
+
   /** Waits until the version is served (or not) in the namespace. */
   private async servedAt(rt: ResourceType, served: boolean): Promise<void> {
     const deadline = Date.now() + 30_000;

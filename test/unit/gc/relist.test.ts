@@ -5,6 +5,7 @@
  * watch was down.
  */
 import { applyEvent } from '../../../src/core/gc/builder.js';
+import { identityOf } from '../../../src/core/gc/graph-identity.js';
 import { identity, obj, owners, ref, rv, Scenario } from './fixtures.js';
 
 const CONFIG_MAPS = 1;
@@ -83,6 +84,22 @@ describe('relists diffed against the graph', () => {
       ),
     );
     expect([...s.attemptToOrphan]).toEqual(['uid-owner']);
+  });
+
+  it('the list of the next served version, at the same resourceVersion, moves the node to that version (fuzz softdelete 19718)', () => {
+    // A CRD's preferred version moved from v1alpha1 to v1: the collector's informer of the group and resource (one
+    // source across versions) lists at v1 what it observed at v1alpha1, unchanged. The node must be known at v1, or
+    // every attempt to delete it resolves the unserved v1alpha1 and waits for good (a foreground owner with it).
+    const GADGETS = 3;
+    const owner = obj('ConfigMap', 'owner');
+    const alpha = obj('g.test/v1alpha1 Gadget', 'g', owners(ref(owner, { controller: true, blocking: true })));
+    const s = new Scenario().observeFrom(CONFIG_MAPS, owner).observeFrom(GADGETS, alpha).drain();
+
+    s.observeFrom(GADGETS, obj('g.test/v1 Gadget', 'g', owners(ref(owner, { controller: true, blocking: true }))));
+
+    const node = s.graph.get('uid-g');
+    expect(node && identityOf(node).apiVersion).toBe('g.test/v1');
+    expect(s.dependentsOf('uid-owner')).toEqual(['uid-g']);
   });
 
   it('a node observed from a source keeps it across updates; a list of another source does not touch it', () => {
