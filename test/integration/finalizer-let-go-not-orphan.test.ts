@@ -13,47 +13,20 @@
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
-import { resourceType, waitFor, waitForGone } from './harness.js';
+import { waitFor, waitForGone } from './harness.js';
 import { applyBundle, bundleManifest, configMap, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { serviceAccountWithRules } from './orphan-traces.js';
 
 const f = referenceFixture('letgo');
 const AUTHOR = 'lg-author';
 
 /** b1 acts as a ServiceAccount that may write lg-y only: its hand-over of lg-x is refused, so it never takes it. */
 async function authorWritingOnlyY(): Promise<void> {
-  const { env, ns } = f;
-  const rbac = 'rbac.authorization.k8s.io/v1';
-  const as = { fieldManager: 'test-user' };
-  await env.client.apply(
-    await resourceType(env, 'v1', 'ServiceAccount'),
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: AUTHOR, namespace: ns } },
-    as,
-  );
-  await env.client.apply(
-    await resourceType(env, rbac, 'Role'),
-    {
-      apiVersion: rbac,
-      kind: 'Role',
-      metadata: { name: AUTHOR, namespace: ns },
-      rules: [
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: [''], resources: ['configmaps'], resourceNames: ['lg-y'], verbs: ['create', 'update', 'patch', 'delete'] },
-      ],
-    },
-    as,
-  );
-  await env.client.apply(
-    await resourceType(env, rbac, 'RoleBinding'),
-    {
-      apiVersion: rbac,
-      kind: 'RoleBinding',
-      metadata: { name: AUTHOR, namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: AUTHOR },
-      subjects: [{ kind: 'ServiceAccount', name: AUTHOR, namespace: ns }],
-    },
-    as,
-  );
+  await serviceAccountWithRules(f.env, f.ns, AUTHOR, [
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['lg-y'], verbs: ['create', 'update', 'patch', 'delete'] },
+  ]);
 }
 
 it('a Bundle deleted in the background before it took an object let go to it: a background deletion, not an orphan one', async () => {

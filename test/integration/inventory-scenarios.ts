@@ -34,6 +34,16 @@ async function kubectl(ctx: InventoryContext, args: string[]): Promise<void> {
   if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
 }
 
+/** A Gadget manifest of `group` at v1alpha1 (the version these scenarios upgrade from). */
+const gadgetAtV1alpha1 =
+  (group: string) =>
+  (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({
+    apiVersion: `${group}/v1alpha1`,
+    kind: 'Gadget',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec: { size: 1 },
+  });
+
 async function deleteBundleAndSettle(ctx: InventoryContext, name: string): Promise<void> {
   await kubectl(ctx, ['delete', 'bundle', name, '-n', ctx.ns, '--wait=false']);
   await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(ctx.env, ctx.ns, name)) === undefined, { timeoutMs: 60_000 });
@@ -52,12 +62,7 @@ export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryConte
   const { env, ns } = ctx;
   const group = `${uniqueName('up')}.bundlesmith.test`;
   await installGadgets(env, group, [{ name: 'v1alpha1', served: true, storage: true }]);
-  const gadget = (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({
-    apiVersion: `${group}/v1alpha1`,
-    kind: 'Gadget',
-    metadata: { name, ...(annotations ? { annotations } : {}) },
-    spec: { size: 1 },
-  });
+  const gadget = gadgetAtV1alpha1(group);
   await applyBundle(env, ns, 'upgraded', [
     { name: 'orphan', object: gadget('g-orphan', { [Annotations.deletionPolicy]: 'Orphan' }) },
     { name: 'delayed', object: gadget('g-delayed', { [Annotations.deletionDelay]: '1h' }) },
@@ -172,12 +177,7 @@ export async function crdUpgradeThenForegroundDeletionFinishes(ctx: InventoryCon
   // Our collector sees the objects at v1alpha1 first, as it would have for a CRD installed long ago.
   const watches = ctx.collectorWatches;
   if (watches) await waitFor('the collector to watch v1alpha1', () => watches(`${group}/v1alpha1`));
-  const gadget = (name: string, annotations?: Record<string, string>): Record<string, unknown> => ({
-    apiVersion: `${group}/v1alpha1`,
-    kind: 'Gadget',
-    metadata: { name, ...(annotations ? { annotations } : {}) },
-    spec: { size: 1 },
-  });
+  const gadget = gadgetAtV1alpha1(group);
   await applyBundle(env, ns, 'upgraded-fg', [
     { name: 'plain', object: gadget('g-plain') },
     { name: 'invalid', object: gadget('g-invalid', { [Annotations.deletionDelay]: '-2s' }) },

@@ -31,11 +31,10 @@
  * operator's reference to ow-p. Deleting ow-p then makes
  * kube-controller-manager collect ow-c.
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Finalizers } from '../../src/api/names.js';
 import { conditionOf, expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, resourceCondition, waitForBundle, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt13ow');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -69,16 +68,7 @@ it('orphan deletion with a prune held back: a former dependent keeps no operator
 
   // The operator restarts (an upgrade) while the Bundle is deleted: the collector finishes first, as docs/deletion.md allows.
   await f.operator.stop();
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ow', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const b = await getBundle(env, ns, 'ow');
-      return b !== undefined && !(b.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
+  await orphanDeletionFinishedWhileDown(f, 'ow', bundle.metadata.uid);
   await waitFor('ow to be gone', async () => (await getBundle(env, ns, 'ow')) === undefined, { timeoutMs: 60_000 });
   const orphaned = await env.client.get(t.configMap, ns, 'ow-c');
   console.log(
@@ -89,22 +79,8 @@ it('orphan deletion with a prune held back: a former dependent keeps no operator
   expectKept(orphaned, c.metadata.uid);
 
   // ow-p is nobody's now; a person deletes it.
-  await env.client.delete(t.configMap, ns, 'ow-p', { uid: p.metadata.uid });
-  await waitFor('ow-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'ow-p')) === undefined);
   // kube-controller-manager acts on ow-c once ow-p is gone: either it takes the dangling reference out (kept) or collects it.
-  await waitFor(
-    'ow-c to keep no reference to ow-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'ow-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'ow-c'), c.metadata.uid);
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 240_000);
 
 it('the same with no failing resource: the edit that drops the dependent and the orphan deletion both land while the operator restarts', async () => {
@@ -120,34 +96,11 @@ it('the same with no failing resource: the edit that drops the dependent and the
 
   await f.operator.stop();
   await applyBundle(env, ns, 'ow2', [{ name: 'p', object: configMap('ow2-p') }]);
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ow2', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const b = await getBundle(env, ns, 'ow2');
-      return b !== undefined && !(b.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
+  await orphanDeletionFinishedWhileDown(f, 'ow2', bundle.metadata.uid);
   await waitFor('ow2 to be gone', async () => (await getBundle(env, ns, 'ow2')) === undefined, { timeoutMs: 60_000 });
   const orphaned = await env.client.get(t.configMap, ns, 'ow2-c');
   console.log('ow2-c after the orphan deletion:', JSON.stringify(orphaned.metadata.ownerReferences ?? []));
   expectKept(orphaned, c.metadata.uid);
 
-  await env.client.delete(t.configMap, ns, 'ow2-p', { uid: p.metadata.uid });
-  await waitFor('ow2-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'ow2-p')) === undefined);
-  await waitFor(
-    'ow2-c to keep no reference to ow2-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'ow2-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'ow2-c'), c.metadata.uid);
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 240_000);

@@ -44,10 +44,11 @@
  * wrote, such as a recorded dependency reference).
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Annotations, Finalizers } from '../../src/api/names.js';
-import { expectKept, resourceType, waitFor, waitForGone } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { Annotations } from '../../src/api/names.js';
+import { expectKept, waitFor, waitForGone } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept, serviceAccountWithRules } from './orphan-traces.js';
 
 const f = referenceFixture('rt19-lgdep');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -56,39 +57,11 @@ const AUTHOR = 'rd-author';
 
 /** rl-b's ServiceAccount: events and rl-e always; rl-x only once `withX`. */
 async function author(withX: boolean): Promise<void> {
-  const { env, ns } = f;
-  const rbac = 'rbac.authorization.k8s.io/v1';
-  const as = { fieldManager: 'test-user', force: true };
-  await env.client.apply(
-    await resourceType(env, 'v1', 'ServiceAccount'),
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: AUTHOR, namespace: ns } },
-    as,
-  );
-  await env.client.apply(
-    await resourceType(env, rbac, 'Role'),
-    {
-      apiVersion: rbac,
-      kind: 'Role',
-      metadata: { name: AUTHOR, namespace: ns },
-      rules: [
-        { apiGroups: [''], resources: ['configmaps', 'events'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch', 'delete'] },
-        ...(withX ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'update', 'patch', 'delete'] }] : []),
-      ],
-    },
-    as,
-  );
-  await env.client.apply(
-    await resourceType(env, rbac, 'RoleBinding'),
-    {
-      apiVersion: rbac,
-      kind: 'RoleBinding',
-      metadata: { name: AUTHOR, namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: AUTHOR },
-      subjects: [{ kind: 'ServiceAccount', name: AUTHOR, namespace: ns }],
-    },
-    as,
-  );
+  await serviceAccountWithRules(f.env, f.ns, AUTHOR, [
+    { apiGroups: [''], resources: ['configmaps', 'events'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch', 'delete'] },
+    ...(withX ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'update', 'patch', 'delete'] }] : []),
+  ]);
 }
 
 it('an orphan deletion of a Bundle that took objects let go to it strips its dependency references', async () => {
@@ -133,36 +106,12 @@ it('an orphan deletion of a Bundle that took objects let go to it strips its dep
   console.log('rd-c before:', JSON.stringify(c.metadata.ownerReferences), JSON.stringify(c.metadata.annotations));
 
   await f.operator.stop();
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rd-b', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'rd-b');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'rd-b', { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'rd-b', b.metadata.uid ?? '');
   const orphaned = await env.client.get(t.configMap, ns, 'rd-c');
   console.log('rd-c after the orphan deletion:', JSON.stringify(orphaned.metadata.ownerReferences ?? []));
   expectKept(orphaned, c.metadata.uid ?? '');
 
   // rd-p is nobody's now; a person deletes it. kube-controller-manager then either takes the dangling reference
   // out of rd-c (kept) or collects rd-c.
-  await env.client.delete(t.configMap, ns, 'rd-p', { uid: p.metadata.uid ?? '' });
-  await waitFor('rd-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'rd-p')) === undefined);
-  await waitFor(
-    'rd-c to keep no reference to rd-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'rd-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'rd-c'), c.metadata.uid ?? '');
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 300_000);

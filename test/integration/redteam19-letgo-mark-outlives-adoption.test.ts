@@ -45,49 +45,22 @@
  * apply of this Bundle has landed on it since the let-go).
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Annotations, Finalizers } from '../../src/api/names.js';
+import { Annotations } from '../../src/api/names.js';
 import { expectKept, resourceType, waitFor, waitForGone } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, serviceAccountWithRules } from './orphan-traces.js';
 
 const f = referenceFixture('rt19-lgmark');
 const AUTHOR = 'rl-author';
 
 /** rl-b's ServiceAccount: events and rl-e always; rl-x only once `withX`. */
 async function author(withX: boolean): Promise<void> {
-  const { env, ns } = f;
-  const rbac = 'rbac.authorization.k8s.io/v1';
-  const as = { fieldManager: 'test-user', force: true };
-  await env.client.apply(
-    await resourceType(env, 'v1', 'ServiceAccount'),
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: AUTHOR, namespace: ns } },
-    as,
-  );
-  await env.client.apply(
-    await resourceType(env, rbac, 'Role'),
-    {
-      apiVersion: rbac,
-      kind: 'Role',
-      metadata: { name: AUTHOR, namespace: ns },
-      rules: [
-        { apiGroups: [''], resources: ['configmaps', 'events'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch', 'delete'] },
-        ...(withX ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'update', 'patch', 'delete'] }] : []),
-      ],
-    },
-    as,
-  );
-  await env.client.apply(
-    await resourceType(env, rbac, 'RoleBinding'),
-    {
-      apiVersion: rbac,
-      kind: 'RoleBinding',
-      metadata: { name: AUTHOR, namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: AUTHOR },
-      subjects: [{ kind: 'ServiceAccount', name: AUTHOR, namespace: ns }],
-    },
-    as,
-  );
+  await serviceAccountWithRules(f.env, f.ns, AUTHOR, [
+    { apiGroups: [''], resources: ['configmaps', 'events'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch', 'delete'] },
+    ...(withX ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'update', 'patch', 'delete'] }] : []),
+  ]);
 }
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -146,17 +119,7 @@ it('an orphan deletion of a Bundle that took an object let go to it keeps what i
 
   // The operator restarts while rl-b is deleted with --cascade=orphan: the collector finishes first.
   await f.operator.stop();
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rl-b', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'rl-b');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'rl-b', { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'rl-b', b.metadata.uid ?? '');
   await sleep(2_000);
   const xAfter = await env.client.tryGet(t.configMap, ns, 'rl-x');
   const eAfter = await env.client.tryGet(ev, ns, 'rl-e');

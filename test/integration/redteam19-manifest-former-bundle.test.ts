@@ -37,11 +37,11 @@
  * only a mark the operator's own let-go wrote (e.g. sealed, or recorded in
  * the taking Bundle's status).
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Annotations, Finalizers } from '../../src/api/names.js';
-import { expectKept, waitFor, waitForGone } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { Annotations } from '../../src/api/names.js';
+import { expectKept } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt19-mfb');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -60,35 +60,11 @@ it('an orphan deletion keeps a dependent whose manifest carried a former-bundle 
   console.log('mf-c before:', JSON.stringify(c.metadata.ownerReferences), JSON.stringify(c.metadata.annotations));
 
   await f.operator.stop();
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'mf', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'mf');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'mf', { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'mf', b.metadata.uid ?? '');
   await sleep(1_000);
   const orphaned = await env.client.get(t.configMap, ns, 'mf-c');
   console.log('mf-c after the orphan deletion:', JSON.stringify(orphaned.metadata.ownerReferences ?? []));
   expectKept(orphaned, c.metadata.uid ?? '');
 
-  await env.client.delete(t.configMap, ns, 'mf-p', { uid: p.metadata.uid ?? '' });
-  await waitFor('mf-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'mf-p')) === undefined);
-  await waitFor(
-    'mf-c to keep no reference to mf-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'mf-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'mf-c'), c.metadata.uid ?? '');
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 240_000);

@@ -37,11 +37,11 @@
  * read the orphaning from the Bundle itself (the collector's Update that
  * removed the `orphan` finalizer is in its managedFields).
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Annotations, Finalizers } from '../../src/api/names.js';
-import { expectKept, waitFor, waitForGone } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { Annotations } from '../../src/api/names.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt19-ifnp');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -68,35 +68,11 @@ it('an orphan deletion keeps an IfNotPresent dependent the Bundle adopted', asyn
   console.log('ip-c before:', JSON.stringify(c.metadata.ownerReferences), JSON.stringify(c.metadata.annotations));
 
   await f.operator.stop();
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ip', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'ip');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'ip', { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'ip', b.metadata.uid ?? '');
   await sleep(1_000);
   const orphaned = await env.client.get(t.configMap, ns, 'ip-c');
   console.log('ip-c after the orphan deletion:', JSON.stringify(orphaned.metadata.ownerReferences ?? []));
   expectKept(orphaned, c.metadata.uid ?? '');
 
-  await env.client.delete(t.configMap, ns, 'ip-p', { uid: p.metadata.uid ?? '' });
-  await waitFor('ip-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'ip-p')) === undefined);
-  await waitFor(
-    'ip-c to keep no reference to ip-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'ip-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'ip-c'), c.metadata.uid ?? '');
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 240_000);

@@ -50,12 +50,12 @@
  * uncontrolled object at the coordinates in background too (nothing the
  * Bundle no longer controls needs them).
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Annotations, ApplySetLabels, Finalizers } from '../../src/api/names.js';
+import { Annotations, ApplySetLabels } from '../../src/api/names.js';
 import { applySetId } from '../../src/core/bundle/applyset.js';
-import { expectKept, waitFor, waitForGone } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt20-ifrl');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -107,35 +107,11 @@ it('an orphan deletion keeps an IfNotPresent dependent whose part-of label a kub
     JSON.stringify(relabeled.metadata.ownerReferences),
     JSON.stringify(relabeled.metadata.labels),
   );
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'ip', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'ip');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'ip', { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'ip', b.metadata.uid ?? '');
   await sleep(1_000);
   const orphaned = await env.client.get(t.configMap, ns, 'ip-c');
   console.log('ip-c after the orphan deletion:', JSON.stringify(orphaned.metadata.ownerReferences ?? []));
   expectKept(orphaned, c.metadata.uid ?? '');
 
-  await env.client.delete(t.configMap, ns, 'ip-p', { uid: p.metadata.uid ?? '' });
-  await waitFor('ip-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'ip-p')) === undefined);
-  await waitFor(
-    'ip-c to keep no reference to ip-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'ip-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'ip-c'), c.metadata.uid ?? '');
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 300_000);

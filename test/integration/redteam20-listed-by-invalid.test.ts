@@ -43,11 +43,10 @@
  * in background also let go (strip the operator's references from) every
  * uncontrolled object at the coordinates that another live Bundle lists.
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Finalizers } from '../../src/api/names.js';
-import { conditionOf, expectKept, waitFor, waitForGone } from './harness.js';
+import { conditionOf, expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt20-lsinv');
 
@@ -73,35 +72,11 @@ it('an orphan deletion of a Bundle whose objects another (invalid) Bundle lists 
     { name: 'c', object: configMap('rd-c') },
     { name: 'g', references: [{ resource: 'ghost' }], object: configMap('rd-g') },
   ]);
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rd-b', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'rd-b');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'rd-b', { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'rd-b', b.metadata.uid ?? '');
   await waitFor('rd-z to report its invalid spec', async () => conditionOf(await getBundle(env, ns, 'rd-z'), 'Error')?.status === 'True');
   const after = await env.client.get(t.configMap, ns, 'rd-c');
   console.log('rd-c after the orphan deletion:', JSON.stringify(after.metadata.ownerReferences ?? []));
   expectKept(after, c.metadata.uid ?? '');
 
-  await env.client.delete(t.configMap, ns, 'rd-p', { uid: p.metadata.uid ?? '' });
-  await waitFor('rd-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'rd-p')) === undefined);
-  await waitFor(
-    'rd-c to keep no reference to rd-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'rd-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'rd-c'), c.metadata.uid ?? '');
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 300_000);

@@ -1,0 +1,105 @@
+/**
+ * What the red-team tests of orphan traces share: a Bundle's
+ * `--cascade=orphan` deletion that kube-controller-manager finishes while
+ * the operator is down (its finalizer then reads the propagation from the
+ * traces the objects keep), a person's later deletion of a sibling the
+ * objects still reference, and a ServiceAccount with only the rights a case
+ * gives it.
+ */
+import { Finalizers } from '../../src/api/names.js';
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
+import { expectKept, resourceType, waitFor, waitForGone, type TestEnv } from './harness.js';
+
+/** A fixture whose operator can be stopped and started again (referenceFixture's). */
+export interface RestartableOperator {
+  env: TestEnv;
+  ns: string;
+  startOperator(): Promise<unknown>;
+}
+
+/**
+ * With the operator stopped: deletes the Bundle with `--cascade=orphan` (its
+ * UID the precondition), waits until kube-controller-manager has orphaned
+ * its dependents (the `orphan` finalizer gone), then starts the operator and
+ * waits until its finalizer has let the Bundle go.
+ */
+export async function orphanDeletionFinishedWhileDown(f: RestartableOperator, name: string, uid: string | undefined): Promise<void> {
+  const { env, ns } = f;
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, name, { uid: uid ?? '', propagationPolicy: 'Orphan' });
+  await waitFor(
+    'kube-controller-manager to orphan',
+    async () => {
+      const cur = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, name);
+      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
+    },
+    { timeoutMs: 60_000 },
+  );
+  await f.startOperator();
+  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, name, { timeoutMs: 60_000 });
+}
+
+/**
+ * A person deletes `sibling` (nobody's now; its UID the precondition). The
+ * collector then either takes the dangling reference out of `dependent` or
+ * collects it: waits for either, and asserts it was kept (same UID, no
+ * deletionTimestamp).
+ */
+export async function siblingDeletedDependentKept(
+  env: TestEnv,
+  rt: ResourceType,
+  ns: string,
+  sibling: KubeObject,
+  dependent: KubeObject,
+): Promise<void> {
+  const siblingUid = sibling.metadata.uid ?? '';
+  await env.client.delete(rt, ns, sibling.metadata.name, { uid: siblingUid });
+  await waitFor(`${sibling.metadata.name} gone`, async () => (await env.client.tryGet(rt, ns, sibling.metadata.name)) === undefined);
+  await waitFor(
+    `${dependent.metadata.name} to keep no reference to ${sibling.metadata.name}, or be gone`,
+    async () => {
+      const o = await env.client.tryGet(rt, ns, dependent.metadata.name);
+      return (
+        o === undefined ||
+        o.metadata.deletionTimestamp !== undefined ||
+        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === siblingUid)
+      );
+    },
+    { timeoutMs: 60_000 },
+  );
+  expectKept(await env.client.tryGet(rt, ns, dependent.metadata.name), dependent.metadata.uid ?? '');
+}
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/** A ServiceAccount `name` in `ns` bound to a Role with exactly these rules (applied again: the rules replaced). */
+export async function serviceAccountWithRules(env: TestEnv, ns: string, name: string, rules: readonly PolicyRule[]): Promise<void> {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  const as = { fieldManager: 'test-admin', force: true };
+  await env.client.apply(
+    await resourceType(env, 'v1', 'ServiceAccount'),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } },
+    as,
+  );
+  await env.client.apply(
+    await resourceType(env, rbac, 'Role'),
+    { apiVersion: rbac, kind: 'Role', metadata: { name, namespace: ns }, rules },
+    as,
+  );
+  await env.client.apply(
+    await resourceType(env, rbac, 'RoleBinding'),
+    {
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: { name, namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    },
+    as,
+  );
+}
