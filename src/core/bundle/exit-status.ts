@@ -28,9 +28,14 @@ export interface StatusSubject {
 export function errorStatus(live: StatusSubject, reason: string, message: string, nowIso: string): BundleStatus {
   const previous = live.status ?? {};
   const problem = { reason, message, terminal: reason === Reasons.TerminalError };
+  const generation = live.metadata.generation;
+  // The count of ready resources was taken at the generation the last full pass observed: carried to a newer one it
+  // would say what no pass saw (and deleteWhen BundleReady reads it: plan-input.ts isReadyWithCurrentSpec).
+  const { resourcesReady: _countOfAnOlderGeneration, ...rest } = previous;
+  const carried = generation === undefined || previous.observedGeneration === generation ? previous : rest;
   return withConditions(
-    { ...previous, ...(live.metadata.generation !== undefined ? { observedGeneration: live.metadata.generation } : {}) },
-    decideBundleConditions({ kind: 'failed', problem }, live.metadata.generation),
+    { ...carried, ...(generation !== undefined ? { observedGeneration: generation } : {}) },
+    decideBundleConditions({ kind: 'failed', problem }, generation),
     nowIso,
   );
 }

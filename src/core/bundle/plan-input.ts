@@ -32,10 +32,11 @@ export interface BundleToPlan {
     deletionTimestamp?: string | undefined;
   };
   spec: BundleSpec;
-  /** As stored: its Ready condition at its observedGeneration opens deleteWhen BundleReady gates. */
+  /** As stored: its count of ready resources at its observedGeneration opens deleteWhen BundleReady gates. */
   status?:
     | {
         observedGeneration?: number | undefined;
+        resourcesReady?: string | undefined;
         conditions?: readonly Condition[] | undefined;
         declaredRules?: readonly DeclaredRules[] | undefined;
         pendingDeletions?: readonly PendingDeletion[] | undefined;
@@ -44,14 +45,24 @@ export interface BundleToPlan {
 }
 
 /**
- * Whether the Bundle, as last reported, is Ready with the spec it has now:
- * Ready True at an observedGeneration equal to its generation. A spec that
- * drops an object bumps the generation, so a Ready from before the change
- * never counts.
+ * Whether the Bundle, as last reported, had every resource ready with the
+ * spec it has now (what `deleteWhen: BundleReady` waits for): at an
+ * observedGeneration equal to its generation, `resourcesReady` all of them
+ * (or, in a status without that count, Ready True). A spec that drops an
+ * object bumps the generation, so a report from before the change never
+ * counts. Not the Ready condition itself: a prune that failed (RBAC refused
+ * the delete) makes the Bundle not Ready, and that must not close the gate,
+ * or the failed delete closes it, the next pass (nothing to delete, nothing
+ * failing) reports Ready and opens it, and the refused delete is sent again:
+ * a loop without backoff for as long as the refusal lasts. The pass checks
+ * its resources' readiness itself too (plan.ts), so this report alone never
+ * opens the gate.
  */
 export function isReadyWithCurrentSpec(bundle: BundleToPlan): boolean {
   const generation = bundle.metadata.generation;
   if (generation === undefined || bundle.status?.observedGeneration !== generation) return false;
+  const counted = /^(\d+)\/(\d+)$/.exec(bundle.status.resourcesReady ?? '');
+  if (counted) return counted[1] === counted[2];
   return findConditionByType(bundle.status.conditions, BundleConditionTypes.Ready)?.status === 'True';
 }
 

@@ -40,6 +40,14 @@ describe('errorStatus', () => {
     });
     expect(cond(s, BundleConditionTypes.Ready)).toMatchObject({ status: 'False', reason: Reasons.RetriableError, lastTransitionTime: T1 });
   });
+
+  it('drops the count of ready resources when it observes a newer generation than the pass that counted them (deleteWhen BundleReady reads it)', () => {
+    const counted: BundleStatus = { ...ready, resourcesReady: '2/2' };
+    expect(
+      errorStatus({ metadata: { generation: 3 }, status: counted }, Reasons.RetriableError, 'boom', T1).resourcesReady,
+    ).toBeUndefined();
+    expect(errorStatus({ metadata: { generation: 2 }, status: counted }, Reasons.RetriableError, 'boom', T1).resourcesReady).toBe('2/2');
+  });
 });
 
 describe('interruptedStatus', () => {

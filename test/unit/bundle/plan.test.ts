@@ -1,6 +1,7 @@
 import { Annotations, EventReasons, Labels, Reasons } from '../../../src/api/names.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { pruneWaves } from '../../../src/core/bundle/prune.js';
+import { isReadyWithCurrentSpec, type BundleToPlan } from '../../../src/core/bundle/plan-input.js';
 import {
   keepListedElsewhere,
   planBundle,
@@ -843,5 +844,32 @@ describe('deleteWhen BundleReady: the gate opens on the stored Ready only while 
   });
   it('the stored Ready and every resource ready: deleted', () => {
     expect(prune(app({ replicas: 1, updatedReplicas: 1, availableReplicas: 1 }))).toMatchObject({ action: 'delete' });
+  });
+});
+
+describe('deleteWhen BundleReady: the stored part of the gate is the count of ready resources at the current generation', () => {
+  const stored = (status: Record<string, unknown>): BundleToPlan => ({
+    metadata: { name: 'b', namespace: 'ns', uid: 'b-uid', generation: 4 },
+    spec: { resources: [] },
+    status: { observedGeneration: 4, ...status },
+  });
+  const readyCondition = (status: 'True' | 'False', reason: string) => [
+    { type: 'Ready', status, reason, lastTransitionTime: '2026-01-01T00:00:00Z' },
+  ];
+
+  it('every resource ready, the Bundle not Ready because a prune was refused: open (else the refused delete closes its own gate and a loop follows)', () => {
+    expect(isReadyWithCurrentSpec(stored({ resourcesReady: '2/2', conditions: readyCondition('False', Reasons.Forbidden) }))).toBe(true);
+  });
+  it('a resource not ready: closed, whatever Ready says', () => {
+    expect(isReadyWithCurrentSpec(stored({ resourcesReady: '1/2', conditions: readyCondition('True', Reasons.AllResourcesReady) }))).toBe(
+      false,
+    );
+  });
+  it('counted at an older generation: closed', () => {
+    expect(isReadyWithCurrentSpec(stored({ observedGeneration: 3, resourcesReady: '2/2' }))).toBe(false);
+  });
+  it('a status without the count (written by an older version): Ready True opens it, as before', () => {
+    expect(isReadyWithCurrentSpec(stored({ conditions: readyCondition('True', Reasons.AllResourcesReady) }))).toBe(true);
+    expect(isReadyWithCurrentSpec(stored({ conditions: readyCondition('False', Reasons.Forbidden) }))).toBe(false);
   });
 });
