@@ -1,0 +1,106 @@
+/**
+ * Red team 21: `--cascade=orphan` of a Bundle whose spec dropped a
+ * dependent and the sibling it depends on, while their prune was held back
+ * (another resource fails to apply): the finalizer cleans a dropped
+ * dependent only when its recorded dependency reference names an object at
+ * the Bundle's coordinates (red team 13), and the sibling was dropped too.
+ * The dependent keeps the operator's dependency reference, and
+ * kube-controller-manager collects it once its former sibling is deleted.
+ *
+ * Steps:
+ *  1. Bundle dp lists ConfigMaps dp-p and dp-c, dp-c `references:
+ *     [{resource: p}]` (the operator writes dp-c -> dp-p, recorded in dp-c's
+ *     dependencyReferences annotation), and dp-q.
+ *  2. An edit drops dp-p and dp-c and adds a resource the API server refuses
+ *     (red team 13's ow-bad): "not pruning", both stay, still controlled.
+ *  3. The operator restarts (an upgrade) while dp is deleted with
+ *     `--cascade=orphan`; kube-controller-manager orphans first.
+ *  4. The operator is back, dp goes. A person deletes dp-p (nobody's now).
+ *
+ * Expected (docs/deletion.md, Orphan: "every object stays ... the finalizer
+ * removes the rest of what the operator wrote (dependency ownerReferences to
+ * sibling objects ...) so each object keeps only the references its user
+ * wrote and is not collected later when a former sibling is deleted"): dp-c
+ * kept. The user wrote no reference on dp-c.
+ *
+ * What happens: dp-q carries the trace (effectivePropagation reads orphan),
+ * but isOrphanCandidate (src/core/bundle/finalize-keep.ts, the line
+ * `if (!input.coordinates.has(objectKey(o))) return [...recordedDependencyUids(annotations)].some((uid) => coordinateUids.has(uid))`)
+ * takes an uncontrolled object off the coordinates only when its dependency
+ * record names an object at them; dp-p is off them too. dp-c keeps the
+ * operator's reference to dp-p, and kube-controller-manager collects it.
+ */
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
+import { Finalizers } from '../../src/api/names.js';
+import { conditionOf, expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, eventsFor, getBundle, resourceCondition, waitForBundle, waitForReady } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
+
+const f = referenceFixture('rt21-dp');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+it('orphan deletion with a prune held back: a dropped dependent keeps no operator reference to its dropped sibling', async () => {
+  const { env, ns, t } = f;
+  await applyBundle(env, ns, 'dp', [
+    { name: 'p', object: configMap('dp-p') },
+    { name: 'c', references: [{ resource: 'p' }], object: configMap('dp-c') },
+    { name: 'q', object: configMap('dp-q') },
+  ]);
+  const bundle = await waitForReady(env, ns, 'dp');
+  const p = await env.client.get(t.configMap, ns, 'dp-p');
+  const c = await env.client.get(t.configMap, ns, 'dp-c');
+  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+
+  // Drop p and c; a new resource fails to apply, so the prune is held back.
+  await applyBundle(env, ns, 'dp', [
+    { name: 'q', object: configMap('dp-q') },
+    { name: 'bad', object: configMap('dp-bad', { 'not a key': 'x' }) },
+  ]);
+  await waitForBundle(
+    env,
+    ns,
+    'dp',
+    'bad failing',
+    (b) => resourceCondition(b, 'bad', 'Ready')?.status === 'False' || conditionOf(b, 'Ready')?.status === 'False',
+  );
+  await sleep(2_000);
+  const held = await env.client.get(t.configMap, ns, 'dp-c');
+  expect((held.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid && r.controller === true)).toBe(true);
+
+  await f.operator.stop();
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'dp', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
+  await waitFor(
+    'kube-controller-manager to orphan',
+    async () => {
+      const b = await getBundle(env, ns, 'dp');
+      return b !== undefined && !(b.metadata.finalizers ?? []).includes(Finalizers.orphan);
+    },
+    { timeoutMs: 60_000 },
+  );
+  await f.startOperator();
+  await waitFor('dp to be gone', async () => (await getBundle(env, ns, 'dp')) === undefined, { timeoutMs: 60_000 });
+  const orphaned = await env.client.get(t.configMap, ns, 'dp-c');
+  console.log(
+    'dp-c after the orphan deletion:',
+    JSON.stringify(orphaned.metadata.ownerReferences ?? []),
+    JSON.stringify(orphaned.metadata.annotations ?? {}),
+  );
+  console.log('dp events:', JSON.stringify(await eventsFor(env, ns, 'dp')));
+  expectKept(orphaned, c.metadata.uid);
+
+  await env.client.delete(t.configMap, ns, 'dp-p', { uid: p.metadata.uid });
+  await waitFor('dp-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'dp-p')) === undefined);
+  await waitFor(
+    'dp-c to keep no reference to dp-p, or be gone',
+    async () => {
+      const o = await env.client.tryGet(t.configMap, ns, 'dp-c');
+      return (
+        o === undefined ||
+        o.metadata.deletionTimestamp !== undefined ||
+        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
+      );
+    },
+    { timeoutMs: 60_000 },
+  );
+  expectKept(await env.client.tryGet(t.configMap, ns, 'dp-c'), c.metadata.uid);
+}, 240_000);
