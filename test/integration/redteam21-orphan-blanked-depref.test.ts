@@ -1,0 +1,152 @@
+/**
+ * Red team 21: `--cascade=orphan` after another tool blanked the dependency
+ * record of an object (`kubectl annotate --overwrite
+ * smith.atlassian.com/dependencyReferences=`, the edit red team 16 made to
+ * the claim record). The operator holds that a blocking reference to a
+ * sibling that its field manager applied is its dependency reference
+ * "whatever the dependencyReferences annotation says"
+ * (src/core/bundle/owner-references.ts, ReferenceOwnerContext.siblingUids),
+ * and the background finalizer and the prune take it out on that ground. The
+ * orphan finalizer does not once kube-controller-manager has orphaned first:
+ * the sibling is no orphan candidate, so it is not counted as a sibling, the
+ * reference reads as the user's and stays, and kube-controller-manager
+ * collects the object once its former sibling is deleted.
+ *
+ * Steps:
+ *  1. Bundle bd lists ConfigMaps bd-p and bd-c, bd-c `references:
+ *     [{resource: p}]`: the operator's field manager applies bd-c -> bd-p
+ *     (blockOwnerDeletion), recorded in the annotation.
+ *  2. Another tool blanks bd-c's dependencyReferences annotation (a merge
+ *     patch by its own field manager: the operator still owns the reference
+ *     in managedFields).
+ *  3. The operator restarts (an upgrade) while bd is deleted with
+ *     `--cascade=orphan`; kube-controller-manager orphans first
+ *     (docs/deletion.md allows it). The operator is back, bd goes.
+ *  4. A person deletes bd-p (nobody's now).
+ *
+ * Expected (docs/deletion.md, Orphan: the finalizer removes the dependency
+ * ownerReferences to sibling objects "so each object keeps only the
+ * references its user wrote and is not collected later when a former
+ * sibling is deleted"): bd-c kept. The user wrote no reference on bd-c.
+ *
+ * What happens: effectivePropagation reads orphan (applied-hash). The orphan
+ * candidates (finalize-keep.ts isOrphanCandidate) are bd-c (its blank
+ * annotation is there) but not bd-p (uncontrolled, no dependency record, no
+ * stamp); finalize.ts:126 passes siblingUids(candidates) as the siblings,
+ * so operatorWrittenReferences' field-manager rule never matches bd-p and
+ * the reference is the user's: orphanStep leaves it (it only removes the
+ * blank annotation).
+ */
+import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
+import { Annotations, Finalizers } from '../../src/api/names.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, eventsFor, getBundle, waitForReady } from './bundles.js';
+import { referenceFixture } from './reference-cluster.js';
+
+const f = referenceFixture('rt21-bd');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+it('orphan deletion: a dependency reference the operator applied goes, though another tool blanked its record', async () => {
+  const { env, ns, t } = f;
+  await applyBundle(env, ns, 'bd', [
+    { name: 'p', object: configMap('bd-p') },
+    { name: 'c', references: [{ resource: 'p' }], object: configMap('bd-c') },
+  ]);
+  const bundle = await waitForReady(env, ns, 'bd');
+  const p = await env.client.get(t.configMap, ns, 'bd-p');
+  const c = await env.client.get(t.configMap, ns, 'bd-c');
+  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+
+  await f.operator.stop();
+  // `kubectl annotate --overwrite smith.atlassian.com/dependencyReferences=` (a merge patch by kubectl's manager).
+  await env.client.patch(t.configMap, ns, 'bd-c', { metadata: { annotations: { [Annotations.dependencyReferences]: '' } } }, 'merge', {
+    fieldManager: 'kubectl-annotate',
+  });
+  const blanked = await env.client.get(t.configMap, ns, 'bd-c');
+  console.log(
+    'bd-c blanked:',
+    JSON.stringify(blanked.metadata.ownerReferences ?? []),
+    JSON.stringify(blanked.metadata.annotations ?? {}),
+    JSON.stringify(blanked.metadata.managedFields ?? []),
+  );
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'bd', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
+  await waitFor(
+    'kube-controller-manager to orphan',
+    async () => {
+      const b = await getBundle(env, ns, 'bd');
+      return b !== undefined && !(b.metadata.finalizers ?? []).includes(Finalizers.orphan);
+    },
+    { timeoutMs: 60_000 },
+  );
+  await f.startOperator();
+  await waitFor('bd to be gone', async () => (await getBundle(env, ns, 'bd')) === undefined, { timeoutMs: 60_000 });
+  await sleep(1_000);
+  const orphaned = await env.client.get(t.configMap, ns, 'bd-c');
+  console.log(
+    'bd-c after the orphan deletion:',
+    JSON.stringify(orphaned.metadata.ownerReferences ?? []),
+    JSON.stringify(orphaned.metadata.annotations ?? {}),
+  );
+  console.log('bd events:', JSON.stringify(await eventsFor(env, ns, 'bd')));
+  expectKept(orphaned, c.metadata.uid);
+
+  await env.client.delete(t.configMap, ns, 'bd-p', { uid: p.metadata.uid });
+  await waitFor('bd-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'bd-p')) === undefined);
+  await waitFor(
+    'bd-c to keep no reference to bd-p, or be gone',
+    async () => {
+      const o = await env.client.tryGet(t.configMap, ns, 'bd-c');
+      return (
+        o === undefined ||
+        o.metadata.deletionTimestamp !== undefined ||
+        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
+      );
+    },
+    { timeoutMs: 60_000 },
+  );
+  expectKept(await env.client.tryGet(t.configMap, ns, 'bd-c'), c.metadata.uid);
+}, 240_000);
+
+it('the same with the operator running throughout (kube-controller-manager orphans within milliseconds, before the finalizer reads)', async () => {
+  const { env, ns, t } = f;
+  await applyBundle(env, ns, 'bu', [
+    { name: 'p', object: configMap('bu-p') },
+    { name: 'c', references: [{ resource: 'p' }], object: configMap('bu-c') },
+  ]);
+  const bundle = await waitForReady(env, ns, 'bu');
+  const p = await env.client.get(t.configMap, ns, 'bu-p');
+  const c = await env.client.get(t.configMap, ns, 'bu-c');
+  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+
+  await env.client.patch(t.configMap, ns, 'bu-c', { metadata: { annotations: { [Annotations.dependencyReferences]: '' } } }, 'merge', {
+    fieldManager: 'kubectl-annotate',
+  });
+  await sleep(500);
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'bu', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
+  await waitFor('bu to be gone', async () => (await getBundle(env, ns, 'bu')) === undefined, { timeoutMs: 60_000 });
+  await sleep(1_000);
+  const orphaned = await env.client.get(t.configMap, ns, 'bu-c');
+  console.log(
+    'bu-c after the orphan deletion:',
+    JSON.stringify(orphaned.metadata.ownerReferences ?? []),
+    JSON.stringify(orphaned.metadata.annotations ?? {}),
+  );
+  console.log('bu events:', JSON.stringify(await eventsFor(env, ns, 'bu')));
+  expectKept(orphaned, c.metadata.uid);
+
+  await env.client.delete(t.configMap, ns, 'bu-p', { uid: p.metadata.uid });
+  await waitFor('bu-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'bu-p')) === undefined);
+  await waitFor(
+    'bu-c to keep no reference to bu-p, or be gone',
+    async () => {
+      const o = await env.client.tryGet(t.configMap, ns, 'bu-c');
+      return (
+        o === undefined ||
+        o.metadata.deletionTimestamp !== undefined ||
+        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
+      );
+    },
+    { timeoutMs: 60_000 },
+  );
+  expectKept(await env.client.tryGet(t.configMap, ns, 'bu-c'), c.metadata.uid);
+}, 240_000);
