@@ -35,6 +35,12 @@
  * rewritten; no dependency of its own). Read as background, nothing held,
  * the finalizer goes; isOrphanCandidate (finalize-keep.ts), which would
  * have cleaned rd-c, only runs for an orphan reading.
+ *
+ * Second test: no drift control and no ApplySet tooling. The kept sibling
+ * loses its traces to the commonest way of updating a ConfigMap by hand
+ * (`kubectl create configmap ... --dry-run=client -o yaml | kubectl replace
+ * -f -`: the manifest has no labels or annotations), done while the
+ * operator is still down after the orphan deletion: same outcome.
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations, ApplySetLabels, Finalizers } from '../../src/api/names.js';
@@ -120,4 +126,74 @@ it('an orphan deletion keeps a dependent the spec dropped, when the object left 
     { timeoutMs: 60_000 },
   );
   expectKept(await env.client.tryGet(t.configMap, ns, 'rd-c'), c.metadata.uid ?? '');
+}, 300_000);
+
+it('the same with no drift control: the person updates the kept sibling the usual way (`kubectl create configmap --dry-run=client -o yaml | kubectl replace -f -`)', async () => {
+  const { env, ns, t } = f;
+  await applyBundle(env, ns, 'rr', [
+    { name: 'p', object: configMap('rr-p') },
+    { name: 'c', references: [{ resource: 'p' }], object: configMap('rr-c') },
+  ]);
+  const b = await waitForReady(env, ns, 'rr');
+  const p = await env.client.get(t.configMap, ns, 'rr-p');
+  const c = await env.client.get(t.configMap, ns, 'rr-c');
+  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+
+  // The operator restarts (an upgrade): the edit that drops rr-c and the orphan deletion land meanwhile.
+  await f.operator.stop();
+  await applyBundle(env, ns, 'rr', [{ name: 'p', object: configMap('rr-p') }]);
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rr', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
+  await waitFor(
+    'kube-controller-manager to orphan',
+    async () => {
+      const cur = await getBundle(env, ns, 'rr');
+      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
+    },
+    { timeoutMs: 60_000 },
+  );
+  // rr-p is the person's now: they update it with `kubectl replace` from a manifest of their own (no labels, no
+  // annotations, no ownerReferences: what a replace leaves of the metadata), as a JSON patch of the same effect.
+  const live = await env.client.get(t.configMap, ns, 'rr-p');
+  await env.client.patch(
+    t.configMap,
+    ns,
+    'rr-p',
+    [
+      { op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion },
+      { op: 'remove', path: '/metadata/labels' },
+      { op: 'remove', path: '/metadata/annotations' },
+      { op: 'replace', path: '/data', value: { key: 'new value' } },
+    ],
+    'json',
+    { fieldManager: 'kubectl-replace' },
+  );
+  const replaced = await env.client.get(t.configMap, ns, 'rr-p');
+  console.log('rr-p replaced:', JSON.stringify(replaced.metadata.labels ?? {}), JSON.stringify(replaced.metadata.annotations ?? {}));
+  await f.startOperator();
+  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'rr', { timeoutMs: 60_000 });
+  await sleep(1_000);
+  const orphaned = await env.client.get(t.configMap, ns, 'rr-c');
+  console.log(
+    'rr-c after the orphan deletion:',
+    JSON.stringify(orphaned.metadata.ownerReferences ?? []),
+    JSON.stringify(orphaned.metadata.annotations ?? {}),
+  );
+  console.log('rr events:', JSON.stringify(await eventsFor(env, ns, 'rr')));
+  expectKept(orphaned, c.metadata.uid ?? '');
+
+  await env.client.delete(t.configMap, ns, 'rr-p', { uid: p.metadata.uid ?? '' });
+  await waitFor('rr-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'rr-p')) === undefined);
+  await waitFor(
+    'rr-c to keep no reference to rr-p, or be gone',
+    async () => {
+      const o = await env.client.tryGet(t.configMap, ns, 'rr-c');
+      return (
+        o === undefined ||
+        o.metadata.deletionTimestamp !== undefined ||
+        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
+      );
+    },
+    { timeoutMs: 60_000 },
+  );
+  expectKept(await env.client.tryGet(t.configMap, ns, 'rr-c'), c.metadata.uid ?? '');
 }, 300_000);
