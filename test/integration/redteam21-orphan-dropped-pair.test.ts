@@ -29,12 +29,14 @@
  * takes an uncontrolled object off the coordinates only when its dependency
  * record names an object at them; dp-p is off them too. dp-c keeps the
  * operator's reference to dp-p, and kube-controller-manager collects it.
+ *
+ * Fixed: off the coordinates, the Bundle's ApplySet member is an orphan
+ * candidate too (core/bundle/finalize-keep.ts isOrphanCandidate).
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Finalizers } from '../../src/api/names.js';
-import { conditionOf, expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, eventsFor, getBundle, resourceCondition, waitForBundle, waitForReady } from './bundles.js';
+import { conditionOf, expectKept } from './harness.js';
+import { applyBundle, configMap, eventsFor, resourceCondition, waitForBundle, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt21-dp');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -68,17 +70,7 @@ it('orphan deletion with a prune held back: a dropped dependent keeps no operato
   expect((held.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid && r.controller === true)).toBe(true);
 
   await f.operator.stop();
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'dp', { uid: bundle.metadata.uid, propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const b = await getBundle(env, ns, 'dp');
-      return b !== undefined && !(b.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitFor('dp to be gone', async () => (await getBundle(env, ns, 'dp')) === undefined, { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'dp', bundle.metadata.uid);
   const orphaned = await env.client.get(t.configMap, ns, 'dp-c');
   console.log(
     'dp-c after the orphan deletion:',
@@ -88,19 +80,5 @@ it('orphan deletion with a prune held back: a dropped dependent keeps no operato
   console.log('dp events:', JSON.stringify(await eventsFor(env, ns, 'dp')));
   expectKept(orphaned, c.metadata.uid);
 
-  await env.client.delete(t.configMap, ns, 'dp-p', { uid: p.metadata.uid });
-  await waitFor('dp-p gone', async () => (await env.client.tryGet(t.configMap, ns, 'dp-p')) === undefined);
-  await waitFor(
-    'dp-c to keep no reference to dp-p, or be gone',
-    async () => {
-      const o = await env.client.tryGet(t.configMap, ns, 'dp-c');
-      return (
-        o === undefined ||
-        o.metadata.deletionTimestamp !== undefined ||
-        !(o.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)
-      );
-    },
-    { timeoutMs: 60_000 },
-  );
-  expectKept(await env.client.tryGet(t.configMap, ns, 'dp-c'), c.metadata.uid);
+  await siblingDeletedDependentKept(env, t.configMap, ns, p, c);
 }, 240_000);

@@ -29,13 +29,16 @@
  * isHeldBy: uncontrolled and carrying sc-a's recorded claim), whether sc-a
  * lists it or not, and background deletes it as one of sc-a's own objects
  * ("deleted ConfigMap .../sc-o: its Bundle is being deleted").
+ *
+ * Fixed: an uncontrolled object carrying the Bundle's claim is held by it
+ * only while the Bundle lists it; otherwise the claim is withdrawn
+ * (core/bundle/finalize.ts isHeldBy, finalize-keep.ts withdrawSteps).
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Finalizers } from '../../src/api/names.js';
 import { conditionOf, expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, getBundle, waitForReady } from './bundles.js';
 import { deleteBundleAndWait, waitForRecordedClaim } from './claims.js';
 import { referenceFixture } from './reference-cluster.js';
+import { orphanDeletionFinishedWhileDown } from './orphan-traces.js';
 
 const f = referenceFixture('rt21-sc');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -61,17 +64,7 @@ it('a Bundle that no longer lists an object does not delete it through a claim i
   await sleep(2_000);
 
   await f.operator.stop();
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'sc-w', { uid: w.metadata.uid, propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'sc-w');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitFor('sc-w to be gone', async () => (await getBundle(env, ns, 'sc-w')) === undefined, { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'sc-w', w.metadata.uid);
   await sleep(1_000);
   const orphaned = await env.client.get(t.configMap, ns, 'sc-o');
   console.log(

@@ -5,7 +5,8 @@
  * (what the operator wrote taken out), and claims withdrawn; with the
  * manifest floor and reference context every step shares. Pure.
  */
-import { Annotations, EventReasons, Labels } from '../../api/names.js';
+import { Annotations, ApplySetLabels, EventReasons, Labels } from '../../api/names.js';
+import { applySetId } from './applyset.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, type BundleListing } from './ownership.js';
@@ -142,7 +143,12 @@ export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
   const steps: FinalizeStep[] = [];
   for (const o of input.objects) {
     const controller = controllerOf(o);
-    if (controller === undefined || controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
+    if (controller === undefined) {
+      const stale = staleClaimWithdrawal(o, input);
+      if (stale !== undefined) steps.push(stale);
+      continue;
+    }
+    if (controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
     const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? [], input.claimRecords);
     if (patch !== undefined)
       steps.push({
@@ -159,6 +165,37 @@ export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
 }
 
 /**
+ * A claim on an uncontrolled object the Bundle no longer lists (its spec
+ * dropped it, and an invalid spec planned no withdrawal) is withdrawn, not
+ * held: the object is not the Bundle's to delete, and left in place the
+ * claim would make it the collector's once the Bundle is gone (red team 21).
+ * Orphaning takes the claim out with the rest (orphanStep).
+ */
+function staleClaimWithdrawal(o: LiveObject, input: FinalizeInput): FinalizeStep | undefined {
+  if (input.propagation === 'Orphan' || o.metadata.deletionTimestamp !== undefined || input.coordinates.has(objectKey(o))) return undefined;
+  const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? [], input.claimRecords);
+  if (patch === undefined) return undefined;
+  return {
+    action: 'withdraw',
+    target: targetOf(o),
+    patch,
+    event: { reason: EventReasons.Released, message: `withdrew the claim on ${describeObject(o)}, which the Bundle no longer lists` },
+  };
+}
+
+/** Whether the object is this Bundle's ApplySet member (its part-of label: the apply writes it, a let-go or release takes it out). */
+export function isMemberOf(o: LiveObject, bundle: FinalizeInput['bundle']): boolean {
+  return bundle.namespace !== undefined && o.metadata.labels?.[ApplySetLabels.partOf] === applySetId(bundle.name, bundle.namespace);
+}
+
+/** Uids of the objects at the Bundle's coordinates. */
+export function coordinateUidsOf(input: FinalizeInput): Set<string> {
+  return new Set(
+    input.objects.flatMap((o) => (o.metadata.uid !== undefined && input.coordinates.has(objectKey(o)) ? [o.metadata.uid] : [])),
+  );
+}
+
+/**
  * Orphan candidates: what still names the Bundle, and what the collector
  * orphaned before the finalizer saw it (no controller, and the operator's
  * annotation or countdown stamp, at one of the Bundle's coordinates; or a
@@ -168,6 +205,7 @@ export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
  * otherwise go with that former sibling). An object another controller
  * holds, or one a Bundle released (former-bundle label: the sweeper's), is
  * never touched. `coordinateUids`: uids of the objects at the coordinates.
+ * Off the coordinates, this Bundle's members count too.
  */
 export function isOrphanCandidate(o: LiveObject, input: FinalizeInput, coordinateUids: ReadonlySet<string>): boolean {
   const controller = controllerOf(o);
@@ -177,7 +215,10 @@ export function isOrphanCandidate(o: LiveObject, input: FinalizeInput, coordinat
   const annotations = o.metadata.annotations ?? {};
   if (o.metadata.labels?.[Labels.formerBundle] !== undefined)
     return input.coordinates.has(objectKey(o)) && annotations[Annotations.dependencyReferences] !== undefined;
-  if (!input.coordinates.has(objectKey(o))) return [...recordedDependencyUids(annotations)].some((uid) => coordinateUids.has(uid));
+  // Off the coordinates: a dependent the spec dropped whose prune was not made yet, told by its membership (red team 21:
+  // its former sibling was dropped too) or by a dependency record naming an object at them.
+  if (!input.coordinates.has(objectKey(o)))
+    return isMemberOf(o, input.bundle) || [...recordedDependencyUids(annotations)].some((uid) => coordinateUids.has(uid));
   return annotations[Annotations.dependencyReferences] !== undefined || annotations[Annotations.deletionTimestamp] !== undefined;
 }
 

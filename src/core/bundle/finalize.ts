@@ -25,15 +25,15 @@
  * it, and nothing deletes it.
  * Pure: no client, no clock.
  */
-import { Annotations, ApplySetLabels, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
-import { applySetId } from './applyset.js';
+import { Annotations, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
-import { hasClaimReference, userReferences } from './owner-references.js';
-import type { ClaimRecords } from './claim-record.js';
+import { hasClaimReference, recordedDependencyUids, userReferences } from './owner-references.js';
 import { planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
 import {
+  coordinateUidsOf,
+  isMemberOf,
   isOrphanCandidate,
   keptForUnreadableManifest,
   keptFromCascade,
@@ -57,12 +57,13 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  * The garbage collector removes the orphan finalizer once it has taken the
  * Bundle's reference out of every dependent, possibly before the finalizer's
  * first pass: the Bundle then looks like a background deletion. The objects
- * say otherwise: one at the Bundle's coordinates that nothing controls, not
- * released (no former-bundle label), and that is this Bundle's member (its
- * ApplySet part-of label) or carries what only the operator writes
- * (applied-hash, the dependency record) without another Bundle having let
- * it go to this one (the former-bundle annotation: this one may be deleted
- * before it took it) was orphaned. Then it is an orphan deletion: nothing is
+ * say otherwise: one that nothing controls, not released (no former-bundle
+ * label), and that is this Bundle's member (its ApplySet part-of label),
+ * or, without another Bundle having let it go to this one (the
+ * former-bundle annotation: this one may be deleted before it took it),
+ * carries what only the operator writes (at the Bundle's coordinates its
+ * applied-hash or dependency record; off them a dependency record naming an
+ * object at them: a dependent the spec dropped) was orphaned. Then it is an orphan deletion: nothing is
  * deleted, what the operator wrote goes. Mistaking a background deletion for
  * an orphan one keeps objects; the reverse would delete them, so any such
  * trace decides. A Bundle whose every object is of a kind the collector
@@ -70,28 +71,23 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  */
 export function effectivePropagation(input: FinalizeInput): DeletionPropagation {
   if (input.propagation !== 'Background') return input.propagation;
-  const memberId = input.bundle.namespace !== undefined ? applySetId(input.bundle.name, input.bundle.namespace) : undefined;
+  const coordinateUids = coordinateUidsOf(input);
   const orphaned = input.objects.some((o) => {
     const meta = o.metadata;
-    if (
-      controllerOf(o) !== undefined ||
-      meta.deletionTimestamp !== undefined ||
-      meta.labels?.[Labels.formerBundle] !== undefined ||
-      !input.coordinates.has(objectKey(o))
-    )
+    if (controllerOf(o) !== undefined || meta.deletionTimestamp !== undefined || meta.labels?.[Labels.formerBundle] !== undefined)
       return false;
     // Another live Bundle listing it is no evidence either way (red team 20: one whose invalid spec never took the
     // objects hid every trace); what a let-go leaves is told by its mark. This Bundle's member (its part-of label: the
     // apply writes it, a let-go or release takes it out; red team 19: an object taken over still carried the let-go mark
-    // of the Bundle it came from), or what only the operator writes (applied-hash; the dependency record, which the
+    // of the Bundle it came from), wherever it is (red team 21: a dependent the spec dropped, its prune not made yet,
+    // carried the only trace), or what only the operator writes (applied-hash; the dependency record, which the
     // IfNotPresent bookkeeping writes without an applied-hash and which another tool's part-of cannot hide: red team 20),
-    // on an object no Bundle let go to this one.
-    if (memberId !== undefined && meta.labels?.[ApplySetLabels.partOf] === memberId) return true;
+    // on an object no Bundle let go to this one: at the coordinates, or off them a record naming an object at them.
+    if (isMemberOf(o, input.bundle)) return true;
     const annotations = meta.annotations ?? {};
-    return (
-      annotations[Annotations.formerBundle] === undefined &&
-      (annotations[Annotations.appliedHash] !== undefined || annotations[Annotations.dependencyReferences] !== undefined)
-    );
+    if (annotations[Annotations.formerBundle] !== undefined) return false;
+    if (!input.coordinates.has(objectKey(o))) return [...recordedDependencyUids(annotations)].some((uid) => coordinateUids.has(uid));
+    return annotations[Annotations.appliedHash] !== undefined || annotations[Annotations.dependencyReferences] !== undefined;
   });
   return orphaned ? 'Orphan' : 'Background';
 }
@@ -102,7 +98,7 @@ function stepsFor(input: FinalizeInput): FinalizeStep[] {
 
 /** What happens to the objects the Bundle controls (and, orphaning, to those it left traces on). */
 function propagationSteps(input: FinalizeInput): FinalizeStep[] {
-  const controlled = input.objects.filter((o) => isHeldBy(o, input.bundle.uid, input.claimRecords));
+  const controlled = input.objects.filter((o) => isHeldBy(o, input));
   switch (input.propagation) {
     case 'Background':
       return backgroundSteps(controlled, input);
@@ -119,11 +115,11 @@ function propagationSteps(input: FinalizeInput): FinalizeStep[] {
       );
     }
     case 'Orphan': {
-      const coordinateUids = new Set(
-        input.objects.flatMap((o) => (o.metadata.uid !== undefined && input.coordinates.has(objectKey(o)) ? [o.metadata.uid] : [])),
-      );
+      const coordinateUids = coordinateUidsOf(input);
       const candidates = input.objects.filter((o) => isOrphanCandidate(o, input, coordinateUids));
-      const siblings = siblingUids(candidates);
+      // The objects at the coordinates are siblings too, candidates or not (red team 21: a dependency reference whose
+      // record another tool blanked is told the operator's by its field manager only when its owner is a sibling).
+      const siblings = new Set([...siblingUids(candidates), ...coordinateUids]);
       return candidates.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings)));
     }
   }
@@ -235,7 +231,9 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
  * the latter with the Bundle, a deletionDelay ignored and another lister's
  * claim overlooked; they go the way of what the Bundle controls.
  */
-function isHeldBy(o: LiveObject, bundleUid: string, records: ClaimRecords | undefined): boolean {
-  if (isControlledBy(o, bundleUid)) return true;
-  return controllerOf(o) === undefined && hasClaimReference(o, bundleUid, records);
+function isHeldBy(o: LiveObject, input: FinalizeInput): boolean {
+  if (isControlledBy(o, input.bundle.uid)) return true;
+  // An uncontrolled object carrying its claim is its own only while it still lists it; a claim on one it dropped is
+  // withdrawn (withdrawSteps).
+  return controllerOf(o) === undefined && input.coordinates.has(objectKey(o)) && hasClaimReference(o, input.bundle.uid, input.claimRecords);
 }

@@ -281,6 +281,32 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     expect(planFinalize(input('Orphan', [dropped], { coordinates: new Set([keyOf(sibling)]) })).steps).toEqual([]);
   });
 
+  // Red team 21: both the dependent and its sibling were dropped from the spec (prune held back): the dependent is
+  // cleaned as this Bundle's member, and a reference to an object at the coordinates whose record another tool blanked
+  // is still told the operator's by its field manager.
+  it("off the coordinates, this Bundle's member is cleaned; objects at the coordinates are siblings whether or not they are candidates", () => {
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    const member = withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1'));
+    const droppedSibling = live(configMap('p'), member, (o) => (o.metadata.uid = 'p-uid'));
+    const droppedDependent = live(configMap('c'), member, dependsOn('p-uid'), withOwner(userRef));
+    const pair = planFinalize(input('Orphan', [droppedSibling, droppedDependent], { coordinates: new Set(), ...withNs }));
+    const step = pair.steps.find((s) => s.target.name === 'c');
+    expect(step?.action).toBe('orphan');
+    if (step?.action === 'orphan') expect(patched(droppedDependent, step.patch).metadata.ownerReferences).toEqual([userRef]);
+
+    const listed = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
+    const blanked = live(configMap('c'), withOwner(depRef('p-uid')), withOwner(userRef), (o) => {
+      o.metadata.annotations = { [Annotations.dependencyReferences]: '' };
+      o.metadata.managedFields = [
+        { manager: 'bundlesmith', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"p-uid"}': {} } } } },
+      ];
+    });
+    const cleaned = planFinalize(input('Orphan', [listed, blanked], { coordinates: new Set([keyOf(listed), keyOf(blanked)]), ...withNs }));
+    const cStep = cleaned.steps.find((s) => s.target.name === 'c');
+    expect(cStep?.action).toBe('orphan');
+    if (cStep?.action === 'orphan') expect(patched(blanked, cStep.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+
   it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
     const bare = live(
       configMap('bare'),
@@ -378,6 +404,23 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
     expect(planFinalize(input('Background', [othersMember], { coordinates: at(othersMember), ...withNs })).propagation).toBe('Background');
   });
 
+  // Red team 21: the spec dropped a dependent whose prune was not made yet, and the only trace is on it.
+  it("off the coordinates: this Bundle's member, or a dependency record naming an object at them, is a trace", () => {
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    const kept = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
+    const droppedMember = live(configMap('c'), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')));
+    const droppedDependent = live(configMap('c'), withAnnotation(Annotations.dependencyReferences, 'p-uid'));
+    const plan = (o: Obj) => planFinalize(input('Background', [kept, o], { coordinates: at(kept), ...withNs }));
+    expect(plan(droppedMember).propagation).toBe('Orphan');
+    expect(plan(droppedDependent).propagation).toBe('Orphan');
+    // A record naming nothing at the coordinates, an applied-hash alone, or a released member: no trace.
+    expect(plan(live(configMap('c'), withAnnotation(Annotations.dependencyReferences, 'elsewhere-uid'))).propagation).toBe('Background');
+    expect(plan(live(configMap('c'), applied)).propagation).toBe('Background');
+    expect(plan(live(droppedMember, (o) => (o.metadata.labels = { ...o.metadata.labels, [Labels.formerBundle]: 'b' }))).propagation).toBe(
+      'Background',
+    );
+  });
+
   it('foreground and orphan finalizers are taken as they are', () => {
     expect(planFinalize(input('Foreground', [orphaned], { coordinates: at(orphaned) })).propagation).toBe('Foreground');
   });
@@ -436,7 +479,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     '%s: an uncontrolled object carrying only its claim, listed by another live Bundle, is let go (nothing may delete it)',
     (propagation) => {
       const o = live(configMap('claimed'), claimedWith(claimRef(BUNDLE_UID, 'b')), withOwner(userRef));
-      const plan = planFinalize(input(propagation, [o], { listings: listedBy(o) }));
+      const plan = planFinalize(input(propagation, [o], { listings: listedBy(o), coordinates: new Set([keyOf(o)]) }));
       expect(summary(plan.steps)).toEqual(['let-go:claimed']);
       const [step] = plan.steps;
       if (step?.action !== 'let-go') throw new Error('expected a let-go');
@@ -447,7 +490,7 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
 
   it('background: an uncontrolled object carrying only its claim, listed by nobody else, goes as a controlled one would: released with its deletionDelay', () => {
     const o = live(configMap('claimed'), delayed, claimedWith(claimRef(BUNDLE_UID, 'b')));
-    const [step] = planFinalize(input('Background', [o])).steps;
+    const [step] = planFinalize(input('Background', [o], { coordinates: new Set([keyOf(o)]) })).steps;
     expect(step?.action).toBe('release');
     if (step?.action !== 'release') return;
     const after = patched(o, step.patch);
@@ -455,6 +498,20 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     expect(after.metadata.labels?.[Labels.formerBundle]).toBe('b');
     expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
   });
+
+  // Red team 21: the Bundle's spec dropped the object (and, invalid, planned no withdrawal); its controller was then
+  // orphan-deleted. The claim is all that ties it to this Bundle, which no longer lists it: withdrawn, never deleted.
+  it.each<DeletionPropagation>(['Background', 'Foreground'])(
+    '%s: an uncontrolled object carrying its claim that the Bundle no longer lists: the claim is withdrawn, the object kept',
+    (propagation) => {
+      const o = live(configMap('dropped'), claimedWith(claimRef(BUNDLE_UID, 'b')));
+      const plan = planFinalize(input(propagation, [o]));
+      expect(summary(plan.steps)).toEqual(['withdraw:dropped']);
+      const [step] = plan.steps;
+      if (step?.action !== 'withdraw') throw new Error('expected a withdraw');
+      expect(patched(o, step.patch).metadata.ownerReferences ?? []).toEqual([]);
+    },
+  );
 
   it("a claim on an object a Bundle controls that no longer lists it, with another lister: every operator reference goes, the lister's claim stays", () => {
     const o = live(
