@@ -324,7 +324,30 @@ export function startUpClass(plan: Plan, ours: ClusterEnd, reference: ClusterEnd
   return tolerated;
 }
 
-export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { divergences: Divergence[]; tolerated: string[] } {
+/**
+ * kube-controller-manager keeps a node at the version its informer first
+ * saw the object at; once that version is no longer served it cannot
+ * resolve the node, and never deletes the object until it restarts
+ * (kubernetes/kubernetes#102641). Ours follows the served version. An
+ * object of the upgraded kind that the reference still holds after the old
+ * version stopped being served, every owner of which is gone there, is one
+ * kube-controller-manager cannot act on, not one it decided to keep.
+ */
+function stuckAtUnservedVersion(plan: Plan, o: Plan['objects'][number], reference: ClusterEnd, oldUnserved: boolean): boolean {
+  if (!oldUnserved || o.kind !== 'Gadget' || plan.gadget?.versioned !== true) return false;
+  const live = reference.snapshot.get(snapshotKey(o.kind, o.ns ? namespaceName(plan.seed, o.ns) : undefined, objectName(plan.seed, o)));
+  const refs = live?.metadata.ownerReferences ?? [];
+  if (live === undefined || refs.length === 0) return false;
+  const present = new Set([...reference.snapshot.values()].map((x) => x.metadata.uid));
+  return refs.every((ref) => !present.has(ref.uid));
+}
+
+export function judge(
+  plan: Plan,
+  ours: ClusterEnd,
+  reference: ClusterEnd,
+  opts: { oldVersionUnserved?: boolean } = {},
+): { divergences: Divergence[]; tolerated: string[] } {
   const divergences: Divergence[] = [];
   const tolerated: string[] = [];
   const startUp = startUpClass(plan, ours, reference);
@@ -335,6 +358,12 @@ export function judge(plan: Plan, ours: ClusterEnd, reference: ClusterEnd): { di
     const rr = renderView(r);
     if (ra === rr) continue;
     const what = `${o.id} (${describeObject(plan, o.id)})`;
+    if (r.present && !r.deleting && !a.present && stuckAtUnservedVersion(plan, o, reference, opts.oldVersionUnserved === true)) {
+      tolerated.push(
+        `${what}: ours collected it (every owner gone); the reference cannot resolve the version it first saw it at, no longer served (kubernetes/kubernetes#102641): ours ${ra}; reference ${rr}`,
+      );
+      continue;
+    }
     if (r.present && !r.deleting && (!a.present || a.deleting)) {
       const why = startUp.get(o.id);
       if (why !== undefined) {

@@ -206,7 +206,8 @@ export class GcFuzzSuite implements FuzzSuite {
     const states: string[] = [];
     const record = (step: number) => {
       const [o, r] = [end(oursExec), end(refExec)];
-      const verdict = judge(plan, o, r);
+      const oldVersionUnserved = plan.steps.slice(0, step).some((s) => s.op === 'crdVersion' && s.stage === 'unserve-old');
+      const verdict = judge(plan, o, r, { oldVersionUnserved });
       const fresh = verdict.divergences.filter((d) => !found.has(d.id));
       for (const d of fresh) found.set(d.id, { step, line: d.line, wrongfulDelete: d.wrongfulDelete });
       for (const t of verdict.tolerated) tolerated.add(t);

@@ -382,3 +382,29 @@ describe('gc judge: an owner orphaning and one waiting in foreground deletion at
     expect(dependentsOfOrphanAndForegroundOwners(snap)).toEqual(['x-o10']);
   });
 });
+
+describe('gc judge: kube-controller-manager stuck at a version no longer served (kubernetes/kubernetes#102641, seed 19916)', () => {
+  const gadget = (id: string): PlanObject => ({ id, kind: 'Gadget', ns: 'b', hold: false });
+  const p: Plan = {
+    ...plan([cm('o13', 'b'), cm('o14', 'b'), gadget('o16')]),
+    gadget: { kind: 'Gadget', plural: 'gadgets', versioned: true },
+  };
+  const ours = cluster(p, 'ours', {});
+  const reference = cluster(p, 'ref', { o16: { refs: [{ owner: 'o13', block: true }] } });
+
+  it('every owner gone in the reference, the old version unserved: ours collecting it is tolerated', () => {
+    const verdict = judge(p, ours, reference, { oldVersionUnserved: true });
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated[0]).toContain('kubernetes/kubernetes#102641');
+  });
+
+  it('before the old version stopped being served, with an owner alive, or of a kind never upgraded: a wrongful delete', () => {
+    expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o16', true]]);
+    const alive = cluster(p, 'ref', { o13: {}, o16: { refs: [{ owner: 'o13', block: true }] } });
+    expect(judge(p, cluster(p, 'ours', { o13: {} }), alive, { oldVersionUnserved: true }).divergences.map((d) => d.id)).toEqual(['o16']);
+    const never: Plan = { ...p, gadget: { kind: 'Gadget', plural: 'gadgets' } };
+    expect(
+      judge(never, ours, cluster(never, 'ref', { o16: { refs: [{ owner: 'o13' }] } }), { oldVersionUnserved: true }).divergences,
+    ).toHaveLength(1);
+  });
+});
