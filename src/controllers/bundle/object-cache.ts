@@ -12,7 +12,7 @@
  */
 import { API_VERSION, BUNDLE_KIND, MANAGED_SELECTOR } from '../../api/names.js';
 import type { KubeClient } from '../../kube/client.js';
-import { controllerOf, coordinatesKey, kindKey } from '../../core/bundle/objects.js';
+import { controllerOf, versionedObjectKey, kindKey } from '../../core/bundle/objects.js';
 import { isBundleReference } from '../../core/bundle/owner-references.js';
 import { namespacedName, type KubeObject, type ResourceType } from '../../kube/types.js';
 import { SupervisedInformer, type InformerHealth } from '../../runtime/informer.js';
@@ -135,13 +135,13 @@ export class ObjectCache {
   declare(bundle: BundleKey, objects: readonly { apiVersion: string; kind: string; namespace: string; name: string }[]): void {
     this.declared.declare(
       bundle,
-      objects.map((o) => coordinatesKey(o.apiVersion, o.kind, o.namespace, o.name)),
+      objects.map((o) => versionedObjectKey(o.apiVersion, o.kind, o.namespace, o.name)),
     );
   }
 
   /** Bundles that declared these coordinates on their last pass. */
   bundlesDeclaring(apiVersion: string, kind: string, namespace: string, name: string): BundleKey[] {
-    return [...this.declared.bundles(coordinatesKey(apiVersion, kind, namespace, name))];
+    return [...this.declared.bundles(versionedObjectKey(apiVersion, kind, namespace, name))];
   }
 
   undeclare(bundle: BundleKey): void {
@@ -164,7 +164,7 @@ export class ObjectCache {
   }
 
   private observe(old: KubeObject | undefined, obj: KubeObject): void {
-    const key = coordinatesKey(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
+    const key = versionedObjectKey(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
     const now = referencedBundleUids(obj);
     for (const uid of old ? referencedBundleUids(old) : []) if (!now.has(uid)) this.unindex(uid, key);
     for (const uid of now) {
@@ -176,7 +176,7 @@ export class ObjectCache {
   }
 
   private forgetObject(obj: KubeObject): void {
-    const key = coordinatesKey(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
+    const key = versionedObjectKey(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name);
     for (const uid of referencedBundleUids(obj)) this.unindex(uid, key);
     this.wake(undefined, obj);
   }
@@ -193,7 +193,8 @@ export class ObjectCache {
       const ref = bundleController(o);
       if (ref) keys.add(namespacedName(o.metadata.namespace, ref));
     }
-    for (const k of this.declared.bundles(coordinatesKey(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name))) keys.add(k);
+    for (const k of this.declared.bundles(versionedObjectKey(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name)))
+      keys.add(k);
     for (const k of keys) this.options.onBundleEvent(k);
   }
 }

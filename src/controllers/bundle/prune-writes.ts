@@ -8,7 +8,7 @@
 
 import { FIELD_MANAGER, Labels, Reasons } from '../../api/names.js';
 import type { BundlePlan } from '../../core/bundle/plan.js';
-import { coordinatesKey, type CoordinatesKey } from '../../core/bundle/objects.js';
+import { versionedObjectKey, type VersionedObjectKey } from '../../core/bundle/objects.js';
 import { pruneWaves, redecideDelete, type ObjectTarget, type WritingPruneAction } from '../../core/bundle/prune.js';
 import { prunePassEvents, type PrunedObject } from '../../core/bundle/prune-events.js';
 import { errorMessage, isForbidden, isInvalidWrite, isSendRefused, type SendGuard } from '../../kube/errors.js';
@@ -180,8 +180,8 @@ async function deleteDecided(
 /** Fresh reads of a wave's expired countdowns, by freshReadKey. */
 type FreshReads = ReadonlyMap<string, KubeObject>;
 
-function freshReadKey(t: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): CoordinatesKey {
-  return coordinatesKey(t.apiVersion, t.kind, t.namespace, t.name);
+function freshReadKey(t: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): VersionedObjectKey {
+  return versionedObjectKey(t.apiVersion, t.kind, t.namespace, t.name);
 }
 
 /**

@@ -23,7 +23,7 @@ import { formerBundleOf } from '../../core/softdelete/former-bundle.js';
 import { preferredVersions } from '../../kube/discovery.js';
 import { markPatch } from '../../core/bundle/release.js';
 import { listingsByObject } from '../../core/bundle/ownership.js';
-import { coordinatesKey, kindKey, objectKey, parseCoordinatesKey } from '../../core/bundle/objects.js';
+import { versionedObjectKey, kindKey, objectKey, parseVersionedObjectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { RefusedWatches } from './refused-watches.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
@@ -125,7 +125,7 @@ export class ReleasedObjectSweeper {
       const rt = informer.resource;
       for (const obj of informer.list()) {
         if ((obj.metadata.namespace ?? '') !== namespace) continue;
-        this.queue.add(coordinatesKey(rt.apiVersion, rt.kind, namespace, obj.metadata.name));
+        this.queue.add(versionedObjectKey(rt.apiVersion, rt.kind, namespace, obj.metadata.name));
       }
     }
   }
@@ -166,7 +166,7 @@ export class ReleasedObjectSweeper {
         },
       });
       const enqueue = (obj: { metadata: { namespace?: string; name: string } }) =>
-        this.queue.add(coordinatesKey(rt.apiVersion, rt.kind, obj.metadata.namespace, obj.metadata.name));
+        this.queue.add(versionedObjectKey(rt.apiVersion, rt.kind, obj.metadata.namespace, obj.metadata.name));
       informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
       this.informers.set(id, informer);
       informer.start();
@@ -190,7 +190,7 @@ export class ReleasedObjectSweeper {
   }
 
   private async sweep(key: string): Promise<WorkResult> {
-    const at = parseCoordinatesKey(key);
+    const at = parseVersionedObjectKey(key);
     const rt = at && this.o.discovery.lookup(at.apiVersion, at.kind);
     if (!at || !rt) return 'forget';
     const { namespace, name } = at;
@@ -342,6 +342,6 @@ export class ReleasedObjectSweeper {
 
 /** A sweep key ("apiVersion/kind|namespace|name") as log fields. */
 function sweepKeyFields(key: string): { kind: string; namespace: string; name: string } {
-  const at = parseCoordinatesKey(key);
+  const at = parseVersionedObjectKey(key);
   return { kind: at === undefined ? key : kindKey(at.apiVersion, at.kind), namespace: at?.namespace ?? '', name: at?.name ?? '' };
 }

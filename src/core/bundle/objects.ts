@@ -49,17 +49,18 @@ export function versionOf(apiVersion: string): string {
  * version-sensitive on purpose, one is not:
  *  - KindKey (kindKey): a kind at one API version, "apps/v1/Deployment".
  *    Kind tables and discovery answers are per served version.
- *  - CoordinatesKey (coordinatesKey): an object at one API version, as a
+ *  - VersionedObjectKey (versionedObjectKey): an object at one API version, as a
  *    watch of that version or a read at it sees it. Caches and fresh reads.
  *  - ObjectKey (objectKey): an object whatever version names it (group,
  *    kind, namespace, name). Every decision about what a Bundle lists,
  *    claims or may delete is keyed by it: one object served at two versions
- *    must never count as two.
+ *    must never count as two. A Bundle's coordinates (what its spec lists)
+ *    are ObjectKeys.
  * Branded strings: each is a string, but one cannot be passed where
  * another is expected.
  */
 export type KindKey = string & { readonly __key: 'KindKey' };
-export type CoordinatesKey = string & { readonly __key: 'CoordinatesKey' };
+export type VersionedObjectKey = string & { readonly __key: 'VersionedObjectKey' };
 export type ObjectKey = string & { readonly __key: 'ObjectKey' };
 
 /** Key of kind tables: apiVersion + '/' + kind, e.g. "apps/v1/Deployment", "v1/ConfigMap". */
@@ -68,12 +69,12 @@ export function kindKey(apiVersion: string, kind: string): KindKey {
 }
 
 /** An object at one API version: kindKey, namespace and name joined by '|' (none of them holds one). */
-export function coordinatesKey(apiVersion: string, kind: string, namespace: string | undefined, name: string): CoordinatesKey {
-  return `${kindKey(apiVersion, kind)}|${namespace ?? ''}|${name}` as CoordinatesKey;
+export function versionedObjectKey(apiVersion: string, kind: string, namespace: string | undefined, name: string): VersionedObjectKey {
+  return `${kindKey(apiVersion, kind)}|${namespace ?? ''}|${name}` as VersionedObjectKey;
 }
 
-/** A coordinatesKey read back; undefined when it is not one. */
-export function parseCoordinatesKey(key: string): { apiVersion: string; kind: string; namespace: string; name: string } | undefined {
+/** A versionedObjectKey read back; undefined when it is not one. */
+export function parseVersionedObjectKey(key: string): { apiVersion: string; kind: string; namespace: string; name: string } | undefined {
   const [gvk = '', namespace, name] = key.split('|');
   const kind = parseKindKey(gvk);
   return kind === undefined || namespace === undefined || name === undefined ? undefined : { ...kind, namespace, name };

@@ -13,7 +13,7 @@ import { countdownRecordOf, latestStampsElsewhere } from './countdown-record.js'
 import { BundleConditionTypes } from '../../api/names.js';
 import { findConditionByType } from './conditions.js';
 import type { CrdReadiness, CrdReadinessTable, KindTable } from './kinds.js';
-import { coordinatesKey, isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
+import { versionedObjectKey, isControlledBy, isRecord, kindKey, type LiveObject } from './objects.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { listingsByObject, type BundleListing, type BundleLike } from './ownership.js';
 import { hasClaimReference } from './owner-references.js';
@@ -121,7 +121,7 @@ export function planBundleOf(bundle: BundleToPlan): PlanBundle {
 function byCoordinatesOf(objects: readonly LiveObject[]): Map<string, LiveObject> {
   const byCoordinates = new Map<string, LiveObject>();
   for (const o of objects) {
-    const key = coordinatesKey(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name);
+    const key = versionedObjectKey(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name);
     if (!byCoordinates.has(key)) byCoordinates.set(key, o);
   }
   return byCoordinates;
@@ -138,7 +138,7 @@ export function liveByResource(
   for (const r of bundle.spec.resources) {
     const o = r.spec.object;
     if (o === undefined || kinds.get(kindKey(o.apiVersion, o.kind))?.namespaced !== true) continue;
-    const found = byCoordinates.get(coordinatesKey(o.apiVersion, o.kind, bundle.metadata.namespace, o.metadata.name));
+    const found = byCoordinates.get(versionedObjectKey(o.apiVersion, o.kind, bundle.metadata.namespace, o.metadata.name));
     if (found !== undefined) live.set(r.name, found);
   }
   return live;

@@ -1,9 +1,9 @@
 import {
-  coordinatesKey,
+  versionedObjectKey,
   groupOf,
   kindKey,
   objectKey,
-  parseCoordinatesKey,
+  parseVersionedObjectKey,
   parseKindKey,
   versionOf,
 } from '../../../src/core/bundle/objects.js';
@@ -36,14 +36,14 @@ describe('objectKey: one object served under two groups has one key', () => {
 });
 
 describe('the three keys', () => {
-  it('coordinatesKey is version-sensitive and reads back; objectKey is not', () => {
-    const at = coordinatesKey('example.com/v1', 'Widget', 'ns', 'w');
-    expect(parseCoordinatesKey(at)).toEqual({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ns', name: 'w' });
-    expect(coordinatesKey('example.com/v1alpha1', 'Widget', 'ns', 'w')).not.toBe(at);
-    expect(parseCoordinatesKey('nonsense')).toBeUndefined();
+  it('versionedObjectKey is version-sensitive and reads back; objectKey is not', () => {
+    const at = versionedObjectKey('example.com/v1', 'Widget', 'ns', 'w');
+    expect(parseVersionedObjectKey(at)).toEqual({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ns', name: 'w' });
+    expect(versionedObjectKey('example.com/v1alpha1', 'Widget', 'ns', 'w')).not.toBe(at);
+    expect(parseVersionedObjectKey('nonsense')).toBeUndefined();
     const v1 = objectKey({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns' } });
     expect(objectKey({ apiVersion: 'example.com/v1alpha1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns' } })).toBe(v1);
-    expect(parseCoordinatesKey(coordinatesKey('v1', 'ConfigMap', undefined, 'c'))).toEqual({
+    expect(parseVersionedObjectKey(versionedObjectKey('v1', 'ConfigMap', undefined, 'c'))).toEqual({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       namespace: '',
