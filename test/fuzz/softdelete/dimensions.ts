@@ -226,7 +226,9 @@ export type HandEdit =
   | 'add-foreign-owner'
   | 'replay-annotations'
   | 'blank-claim-record'
-  | 'reset-managed-fields';
+  | 'reset-managed-fields'
+  | 'blank-dependency-record'
+  | 'relabel-part-of';
 
 /** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */
 export function longName(prefix: string, length: number, rnd: Random): string {

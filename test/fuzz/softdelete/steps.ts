@@ -158,6 +158,8 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'replay-annotations': 'write back its deletion annotations as an earlier read saw them (stamp, proofs, rules)',
   'blank-claim-record': 'kubectl annotate --overwrite smith.atlassian.com/claimReferences= (red team 16)',
   'reset-managed-fields': 'reset its managedFields to [{}] (red team 14)',
+  'blank-dependency-record': 'kubectl annotate --overwrite smith.atlassian.com/dependencyReferences= (red team 21)',
+  'relabel-part-of': "write another ApplySet's applyset.kubernetes.io/part-of (a kubectl ApplySet: red team 20)",
 };
 
 /** What the generator needs to know of the widened dimensions. */
@@ -491,6 +493,8 @@ export class StepGenerator {
             [2, 'replay-annotations'],
             [1.5, 'blank-claim-record'],
             [1, 'reset-managed-fields'],
+            [1.5, 'blank-dependency-record'],
+            [1, 'relabel-part-of'],
           ]);
           const pool = handObjects();
           if (pool.length === 0) return undefined;

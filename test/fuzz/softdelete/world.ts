@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import { startBenchCluster, type BenchCluster } from '../../../bench/cluster.js';
 import { applyCrd } from '../../../hack/crd-install.js';
-import { Annotations, Labels } from '../../../src/api/names.js';
+import { Annotations, ApplySetLabels, Labels } from '../../../src/api/names.js';
 import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../../src/controllers/bundle/bundle-resource.js';
 import { KubeClient, loadKubeConfig } from '../../../src/kube/client.js';
@@ -671,6 +671,15 @@ export class SeedWorld {
           // Only where a claim is recorded: the edit that once turned the claim into the user's reference (red team 16).
           if (live.metadata.annotations?.[Annotations.claimReferences] === undefined) return false;
           meta = { annotations: { [Annotations.claimReferences]: '' } };
+          break;
+        case 'blank-dependency-record':
+          // Only where the operator recorded a dependency reference (red team 21: the reference must stay the operator's).
+          if (live.metadata.annotations?.[Annotations.dependencyReferences] === undefined) return false;
+          meta = { annotations: { [Annotations.dependencyReferences]: '' } };
+          break;
+        case 'relabel-part-of':
+          // Another tool's ApplySet claims the object (red team 20): membership is never evidence of anything.
+          meta = { labels: { [ApplySetLabels.partOf]: 'applyset-another-tool-v1' } };
           break;
         case 'reset-managed-fields':
           // What the API server documents for stripping managedFields: the next apply starts the field ownership over.
