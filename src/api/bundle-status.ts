@@ -52,7 +52,7 @@ export const PendingDeletionSchema = z
       .enum(['Delay', 'Approval', 'BundleReady'])
       .optional()
       .describe(
-        'What the deletion waits for now: the delay to pass, an approval (deletionPolicy Approve), or the Bundle to be Ready (deleteWhen BundleReady).',
+        'What the deletion waits for now: the delay to pass, an approval (deletionPolicy Approve), or every resource of the Bundle to be Ready (deleteWhen BundleReady).',
       ),
   })
   .describe('An object that left the spec and waits for its deletionDelay; putting it back cancels the deletion.');

@@ -113,7 +113,8 @@ export function buildBundleCrd(): JsonSchema {
             {
               name: 'Pending-Deletions',
               type: 'integer',
-              description: 'Objects that left the Bundle and wait for their deletion (a delay, an approval, the Bundle to be Ready)',
+              description:
+                'Objects that left the Bundle and wait for their deletion (a delay, an approval, every resource of the Bundle to be Ready)',
               jsonPath: '.status.pendingDeletionCount',
             },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

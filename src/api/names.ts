@@ -32,8 +32,9 @@ export const Annotations = {
    */
   deletionApproved: `${GROUP}/deletionApproved`,
   /**
-   * BundleReady: an object that left its Bundle is deleted only once the
-   * Bundle is Ready with the spec that dropped it (and not before its delay).
+   * BundleReady: an object that left its Bundle is deleted only once every
+   * resource of the Bundle is Ready with the spec that dropped it (and not
+   * before its delay).
    * Overrides spec.deletionDefaults.deleteWhen.
    */
   deleteWhen: `${GROUP}/deleteWhen`,
@@ -260,7 +261,7 @@ export const EventReasons = {
   Released: 'Released',
   /** An object with deletionPolicy Approve is due and waits for its approval. */
   AwaitingApproval: 'AwaitingApproval',
-  /** An object with deleteWhen BundleReady is due and waits for its Bundle to be Ready. */
+  /** An object with deleteWhen BundleReady is due and waits for every resource of its Bundle to be Ready. */
   AwaitingBundleReady: 'AwaitingBundleReady',
   /** On an object: it carries the former-bundle label but no valid release proof, so the sweeper keeps it. */
   UnprovenRelease: 'UnprovenRelease',

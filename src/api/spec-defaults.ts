@@ -35,7 +35,7 @@ export const DeletionDefaultsSchema = z
       .enum(DELETE_WHEN_GATES)
       .optional()
       .describe(
-        'BundleReady: an object that leaves the Bundle is deleted only once the Bundle is Ready again; for every object without its own smith.atlassian.com/deleteWhen annotation.',
+        'BundleReady: an object that leaves the Bundle is deleted only once every resource of the Bundle is Ready again; for every object without its own smith.atlassian.com/deleteWhen annotation.',
       ),
   })
   .describe(

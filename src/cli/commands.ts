@@ -137,7 +137,7 @@ export const COMMANDS: readonly CommandDeclaration[] = [
     name: 'pending',
     summary: 'objects counting down to deletion and when they go',
     description:
-      'Lists the objects that left a Bundle (or whose Bundle was deleted) and wait for their deletion: a delay, an approval, the Bundle to be Ready; and the stamped objects the operator keeps, with the reason. Every namespace unless -n names one.',
+      'Lists the objects that left a Bundle (or whose Bundle was deleted) and wait for their deletion: a delay, an approval, every resource of the Bundle to be Ready; and the stamped objects the operator keeps, with the reason. Every namespace unless -n names one.',
     examples: [
       { what: 'Everything pending in one namespace', args: 'pending -n demo' },
       { what: 'As YAML, every namespace', args: 'pending -A -o yaml' },

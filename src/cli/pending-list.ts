@@ -52,10 +52,10 @@ export interface PendingObject {
   problem?: string;
 }
 
-/** "in 1h29m0s", "overdue by 3s", "when approved", "when its Bundle is Ready" or "-". */
+/** "in 1h29m0s", "overdue by 3s", "when approved", "when its Bundle's resources are Ready" or "-". */
 export function formatDue(deleteAfter: string | undefined, now: number, waitingFor?: PendingObject['waitingFor']): string {
   if (waitingFor === 'Approval') return 'when approved';
-  if (waitingFor === 'BundleReady') return 'when its Bundle is Ready';
+  if (waitingFor === 'BundleReady') return "when its Bundle's resources are Ready";
   const at = deleteAfter === undefined ? undefined : parseRfc3339(deleteAfter);
   if (at === undefined) return '-';
   return formatRemaining(at - now);

@@ -51,7 +51,7 @@ export interface PendingNode {
   deleteAfter: string;
   /** Milliseconds until deleteAfter (negative: overdue). */
   remainingMs: number | undefined;
-  /** What the deletion waits for besides time (the status's waitingFor): an approval, or the Bundle to be Ready. */
+  /** What the deletion waits for besides time (the status's waitingFor): an approval, or the Bundle's resources to be Ready. */
   gate?: 'Approval' | 'BundleReady';
 }
 
@@ -233,7 +233,10 @@ export function countdownWords(remainingMs: number | undefined): string {
   return words.startsWith('in ') ? `deletes ${words}` : words;
 }
 
-const GATE_WORDS = { Approval: 'waits for approval (bundlesmith approve)', BundleReady: 'waits for the Bundle to be Ready' } as const;
+const GATE_WORDS = {
+  Approval: 'waits for approval (bundlesmith approve)',
+  BundleReady: "waits for the Bundle's resources to be Ready",
+} as const;
 
 /** Whether a pending deletion is due and held by a gate (the status's waitingFor): time alone will not delete it. */
 export function isHeldByGate(waitingFor: string | undefined): waitingFor is keyof typeof GATE_WORDS {

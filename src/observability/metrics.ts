@@ -162,7 +162,7 @@ export class OperatorMetrics extends BundlesmithMetrics {
     });
     this.deletionsOverdue = new Gauge({
       name: 'bundlesmith_deletions_overdue',
-      help: 'Pending deletions past their deleteAfter (waiting for the Bundle to be Ready, or not yet carried out), not counting those waiting for an approval',
+      help: 'Pending deletions past their deleteAfter (waiting for every resource of the Bundle to be Ready, or not yet carried out), not counting those waiting for an approval',
       registers,
       collect() {
         this.set(ages().overdueDeletions);

@@ -66,3 +66,12 @@ export function partOfTakeover(
     ? []
     : [{ op: 'add', path: `/metadata/labels/${jsonPointerSegment(ApplySetLabels.partOf)}`, value: id }];
 }
+
+/** Whether the object is the ApplySet member of Bundle `name` in `namespace` (its part-of label: the apply writes it, a let-go or release takes it out). */
+export function isMemberOf(
+  o: { metadata: { labels?: Readonly<Record<string, string>> | undefined } },
+  name: string,
+  namespace: string | undefined,
+): boolean {
+  return namespace !== undefined && o.metadata.labels?.[ApplySetLabels.partOf] === applySetId(name, namespace);
+}

@@ -5,12 +5,13 @@
  * (what the operator wrote taken out), and claims withdrawn; with the
  * manifest floor and reference context every step shares. Pure.
  */
-import { Annotations, ApplySetLabels, EventReasons, Labels } from '../../api/names.js';
-import { applySetId } from './applyset.js';
+import { Annotations, EventReasons, Labels } from '../../api/names.js';
+import { isMemberOf } from './applyset.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, type BundleListing } from './ownership.js';
-import { operatorWrittenReferences, recordedDependencyUids, type ReferenceOwnerContext } from './owner-references.js';
+import { hasClaimReference } from './owner-references.js';
+import { operatorWrittenReferences, recordNamesAny, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
 import { keptReleasePatch, letGoPatch, orphanPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';
@@ -139,29 +140,31 @@ export function referenceContext(o: LiveObject, input: FinalizeInput, siblings: 
  * objects carrying its claim are held (background, foreground) or orphan
  * candidates (orphan): propagationSteps decides for them.
  */
-export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
+export function withdrawSteps(input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep[] {
   const steps: FinalizeStep[] = [];
   for (const o of input.objects) {
+    if (o.metadata.deletionTimestamp !== undefined) continue;
     const controller = controllerOf(o);
-    if (controller === undefined) {
-      const stale = staleClaimWithdrawal(o, input);
-      if (stale !== undefined) steps.push(stale);
-      continue;
-    }
-    if (controller.uid === input.bundle.uid || o.metadata.deletionTimestamp !== undefined) continue;
-    const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? [], input.claimRecords);
-    if (patch !== undefined)
-      steps.push({
-        action: 'withdraw',
-        target: targetOf(o),
-        patch,
-        event: {
-          reason: EventReasons.Released,
-          message: `withdrew the claim on ${describeObject(o)}, which ${controller.kind} ${controller.name} controls`,
-        },
-      });
+    const step =
+      controller === undefined
+        ? staleClaimStep(o, input, siblings)
+        : controller.uid === input.bundle.uid
+          ? undefined
+          : withdrawStep(o, input, `which ${controller.kind} ${controller.name} controls`);
+    if (step !== undefined) steps.push(step);
   }
   return steps;
+}
+
+function withdrawStep(o: LiveObject, input: FinalizeInput, why: string): FinalizeStep | undefined {
+  const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? [], input.claimRecords);
+  if (patch === undefined) return undefined;
+  return {
+    action: 'withdraw',
+    target: targetOf(o),
+    patch,
+    event: { reason: EventReasons.Released, message: `withdrew the claim on ${describeObject(o)}, ${why}` },
+  };
 }
 
 /**
@@ -171,21 +174,11 @@ export function withdrawSteps(input: FinalizeInput): FinalizeStep[] {
  * claim would make it the collector's once the Bundle is gone (red team 21).
  * Orphaning takes the claim out with the rest (orphanStep).
  */
-function staleClaimWithdrawal(o: LiveObject, input: FinalizeInput): FinalizeStep | undefined {
-  if (input.propagation === 'Orphan' || o.metadata.deletionTimestamp !== undefined || input.coordinates.has(objectKey(o))) return undefined;
-  const patch = claimWithdrawal(o, input.bundle.uid, input.listings.get(objectKey(o)) ?? [], input.claimRecords);
-  if (patch === undefined) return undefined;
-  return {
-    action: 'withdraw',
-    target: targetOf(o),
-    patch,
-    event: { reason: EventReasons.Released, message: `withdrew the claim on ${describeObject(o)}, which the Bundle no longer lists` },
-  };
-}
-
-/** Whether the object is this Bundle's ApplySet member (its part-of label: the apply writes it, a let-go or release takes it out). */
-export function isMemberOf(o: LiveObject, bundle: FinalizeInput['bundle']): boolean {
-  return bundle.namespace !== undefined && o.metadata.labels?.[ApplySetLabels.partOf] === applySetId(bundle.name, bundle.namespace);
+function staleClaimStep(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep | undefined {
+  if (input.propagation === 'Orphan' || input.coordinates.has(objectKey(o)) || !hasClaimReference(o, input.bundle.uid, input.claimRecords))
+    return undefined;
+  // Another live Bundle lists it: let go to that one (the mark and all), as a held object would be.
+  return letGo(o, input, siblings) ?? withdrawStep(o, input, 'which the Bundle no longer lists');
 }
 
 /** Uids of the objects at the Bundle's coordinates. */
@@ -218,7 +211,7 @@ export function isOrphanCandidate(o: LiveObject, input: FinalizeInput, coordinat
   // Off the coordinates: a dependent the spec dropped whose prune was not made yet, told by its membership (red team 21:
   // its former sibling was dropped too) or by a dependency record naming an object at them.
   if (!input.coordinates.has(objectKey(o)))
-    return isMemberOf(o, input.bundle) || [...recordedDependencyUids(annotations)].some((uid) => coordinateUids.has(uid));
+    return isMemberOf(o, input.bundle.name, input.bundle.namespace) || recordNamesAny(annotations, coordinateUids);
   return annotations[Annotations.dependencyReferences] !== undefined || annotations[Annotations.deletionTimestamp] !== undefined;
 }
 

@@ -27,13 +27,13 @@
  */
 import { Annotations, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
-import { hasClaimReference, recordedDependencyUids, userReferences } from './owner-references.js';
+import { hasClaimReference, recordNamesAny, userReferences } from './owner-references.js';
+import { isMemberOf } from './applyset.js';
 import { planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
 import {
   coordinateUidsOf,
-  isMemberOf,
   isOrphanCandidate,
   keptForUnreadableManifest,
   keptFromCascade,
@@ -48,8 +48,9 @@ import {
 } from './finalize-keep.js';
 
 export function planFinalize(input: FinalizeInput): FinalizePlan {
-  const propagation = effectivePropagation(input);
-  const steps = stepsFor({ ...input, propagation });
+  const coordinateUids = coordinateUidsOf(input);
+  const propagation = effectivePropagation(input, coordinateUids);
+  const steps = stepsFor({ ...input, propagation }, coordinateUids);
   return { propagation, steps, done: steps.every((s) => s.action === 'leave') };
 }
 
@@ -69,9 +70,11 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  * trace decides. A Bundle whose every object is of a kind the collector
  * never orphans (Events) leaves no trace: a known limit (docs/safety.md).
  */
-export function effectivePropagation(input: FinalizeInput): DeletionPropagation {
+export function effectivePropagation(
+  input: FinalizeInput,
+  coordinateUids: ReadonlySet<string> = coordinateUidsOf(input),
+): DeletionPropagation {
   if (input.propagation !== 'Background') return input.propagation;
-  const coordinateUids = coordinateUidsOf(input);
   const orphaned = input.objects.some((o) => {
     const meta = o.metadata;
     if (controllerOf(o) !== undefined || meta.deletionTimestamp !== undefined || meta.labels?.[Labels.formerBundle] !== undefined)
@@ -83,28 +86,38 @@ export function effectivePropagation(input: FinalizeInput): DeletionPropagation 
     // carried the only trace), or what only the operator writes (applied-hash; the dependency record, which the
     // IfNotPresent bookkeeping writes without an applied-hash and which another tool's part-of cannot hide: red team 20),
     // on an object no Bundle let go to this one: at the coordinates, or off them a record naming an object at them.
-    if (isMemberOf(o, input.bundle)) return true;
+    if (isMemberOf(o, input.bundle.name, input.bundle.namespace)) return true;
     const annotations = meta.annotations ?? {};
     if (annotations[Annotations.formerBundle] !== undefined) return false;
-    if (!input.coordinates.has(objectKey(o))) return [...recordedDependencyUids(annotations)].some((uid) => coordinateUids.has(uid));
+    if (!input.coordinates.has(objectKey(o))) return recordNamesAny(annotations, coordinateUids);
     return annotations[Annotations.appliedHash] !== undefined || annotations[Annotations.dependencyReferences] !== undefined;
   });
   return orphaned ? 'Orphan' : 'Background';
 }
 
-function stepsFor(input: FinalizeInput): FinalizeStep[] {
-  return [...propagationSteps(input), ...withdrawSteps(input)];
+/**
+ * Siblings, for telling the operator's dependency references from the
+ * user's: what the Bundle holds (or, orphaning, what it left traces on) and
+ * every object at its coordinates, held or not (red team 21: a reference
+ * whose record another tool blanked is told the operator's by its field
+ * manager only when its owner is a sibling).
+ */
+function stepsFor(input: FinalizeInput, coordinateUids: ReadonlySet<string>): FinalizeStep[] {
+  const held =
+    input.propagation === 'Orphan'
+      ? input.objects.filter((o) => isOrphanCandidate(o, input, coordinateUids))
+      : input.objects.filter((o) => isHeldBy(o, input));
+  const siblings = new Set([...siblingUids(held), ...coordinateUids]);
+  return [...propagationSteps(input, held, siblings), ...withdrawSteps(input, siblings)];
 }
 
-/** What happens to the objects the Bundle controls (and, orphaning, to those it left traces on). */
-function propagationSteps(input: FinalizeInput): FinalizeStep[] {
-  const controlled = input.objects.filter((o) => isHeldBy(o, input));
+/** What happens to the objects the Bundle holds (and, orphaning, to those it left traces on). */
+function propagationSteps(input: FinalizeInput, held: readonly LiveObject[], siblings: ReadonlySet<string>): FinalizeStep[] {
   switch (input.propagation) {
     case 'Background':
-      return backgroundSteps(controlled, input);
-    case 'Foreground': {
-      const siblings = siblingUids(controlled);
-      return controlled.map(
+      return backgroundSteps(held, input, siblings);
+    case 'Foreground':
+      return held.map(
         (o) =>
           letGo(o, input, siblings) ??
           keptFromCascade(o, input, siblings) ?? {
@@ -113,23 +126,15 @@ function propagationSteps(input: FinalizeInput): FinalizeStep[] {
             reason: o.metadata.deletionTimestamp !== undefined ? 'terminating' : 'collector-deletes',
           },
       );
-    }
-    case 'Orphan': {
-      const coordinateUids = coordinateUidsOf(input);
-      const candidates = input.objects.filter((o) => isOrphanCandidate(o, input, coordinateUids));
-      // The objects at the coordinates are siblings too, candidates or not (red team 21: a dependency reference whose
-      // record another tool blanked is told the operator's by its field manager only when its owner is a sibling).
-      const siblings = new Set([...siblingUids(candidates), ...coordinateUids]);
-      return candidates.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings)));
-    }
+    case 'Orphan':
+      return held.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings)));
   }
 }
 
 /** The prune rules with nothing listed (ordering and soft-delete decisions), then release instead of any delayed delete. */
-function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput): FinalizeStep[] {
+function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput, siblings: ReadonlySet<string>): FinalizeStep[] {
   const { bundle, now, stampAt } = input;
   const byUid = new Map(controlled.map((o) => [o.metadata.uid, o]));
-  const siblings = siblingUids(controlled);
   // The Bundle is being deleted: no replacement will become Ready, so a deleteWhen gate holds nothing back here
   // (a gated object is released with a countdown like any delayed one).
   const actions = planPrune({

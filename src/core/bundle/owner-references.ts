@@ -215,3 +215,8 @@ export function userReferences(meta: Parameters<typeof operatorWrittenReferences
   const ours = new Set(operatorWrittenReferences(meta, ctx));
   return (meta.ownerReferences ?? []).filter((ref) => !ours.has(ref));
 }
+
+/** Whether the object's dependency record names any of `uids`. */
+export function recordNamesAny(annotations: Readonly<Record<string, string>> | undefined, uids: ReadonlySet<string>): boolean {
+  return [...recordedDependencyUids(annotations)].some((uid) => uids.has(uid));
+}

@@ -55,8 +55,8 @@ export interface PlanInput {
   /** The claims the namespace's Bundles record in their statuses (claim-record.ts), this one's included. */
   claimRecords?: ClaimRecords;
   /**
-   * Whether the Bundle is Ready with this spec: its Ready condition True at
-   * its current generation, as last written. A deleteWhen BundleReady gate
+   * Whether every resource of the Bundle was reported Ready with this spec
+   * (plan-input.ts isReadyWithCurrentSpec). A deleteWhen BundleReady gate
    * opens on it; absent, the gate stays shut.
    */
   bundleReady?: boolean;

@@ -135,8 +135,8 @@ function planWithoutRecord(input: PlanInput): BundlePlan {
   // 4. Prune what left the spec, unless this pass could not apply everything. What another live Bundle lists is never pruned.
   const inSpec = new Set(listedObjectKeys({ metadata: bundle, spec }));
   const listedUids = new Set([...input.live.values()].flatMap((o) => (o.metadata.uid !== undefined ? [o.metadata.uid] : [])));
-  // deleteWhen BundleReady opens on the Ready the Bundle's status reports at its current generation only while every
-  // resource reads ready this pass too: a Ready another status writer put there opens no gate (red team 10).
+  // deleteWhen BundleReady opens on the count of ready resources the Bundle's status reports at its current generation
+  // only while every resource reads ready this pass too: a count another status writer put there opens no gate (red team 10).
   const bundleReady =
     input.bundleReady === true && resources.every((r) => (r.action === 'apply' || r.action === 'adopt') && r.readiness.state === 'ready');
   const candidates = planPrune({ controlled: input.controlled, inSpec, listedUids, ...pruneRules, bundleReady });

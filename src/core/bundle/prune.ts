@@ -120,7 +120,7 @@ export interface PruneInput {
   /** The pruning Bundle's name (an Orphan object it releases is labelled with it) and spec.deletionDefaults. */
   bundleName?: string;
   defaults?: DeletionDefaults | undefined;
-  /** Whether the Bundle is Ready with its current spec: a deleteWhen BundleReady gate opens on it (absent: shut). */
+  /** Whether every resource of the Bundle was reported Ready with its current spec: a deleteWhen BundleReady gate opens on it (absent: shut). */
   bundleReady?: boolean;
   /** Proves the stamps this operator wrote; an unproven stamp is read as none (the countdown starts now). Absent: stamps are taken as written. */
   stampSeal?: StampSeal;

@@ -41,8 +41,8 @@ export interface SoftDeleteInput {
    */
   floor?: DeletionRules | undefined;
   /**
-   * Whether the Bundle is Ready with the spec that dropped the object (its
-   * Ready condition True for its current generation): a deleteWhen
+   * Whether every resource of the Bundle is Ready with the spec that dropped
+   * the object (core/bundle/plan-input.ts isReadyWithCurrentSpec): a deleteWhen
    * BundleReady gate opens on it. Absent means not known to be Ready, and
    * the gate stays shut.
    */
@@ -104,7 +104,7 @@ const withGates = (gates: DeletionGate[]): { gates?: DeletionGate[] } => (gates.
 /** How far ahead of the server's clock an approval may be dated and still count (an approver's clock running ahead). */
 export const APPROVAL_AHEAD_MS = 60_000;
 
-const GATE_CONDITIONS: Record<DeletionGate, string> = { Approval: 'once approved', BundleReady: 'once its Bundle is Ready' };
+const GATE_CONDITIONS: Record<DeletionGate, string> = { Approval: 'once approved', BundleReady: "once its Bundle's resources are Ready" };
 
 /** "after 2026-11-21T12:00:00.000Z", and what else it waits for: "..., once approved". For events, the CLI and messages. */
 export function deletedAfterWords(deleteAfter: string, gates: readonly DeletionGate[] = []): string {

@@ -333,13 +333,24 @@ export function startUpClass(plan: Plan, ours: ClusterEnd, reference: ClusterEnd
  * version stopped being served, every owner of which is gone there, is one
  * kube-controller-manager cannot act on, not one it decided to keep.
  */
-function stuckAtUnservedVersion(plan: Plan, o: Plan['objects'][number], reference: ClusterEnd, oldUnserved: boolean): boolean {
+function stuckAtUnservedVersion(
+  plan: Plan,
+  o: Plan['objects'][number],
+  ours: ClusterEnd,
+  reference: ClusterEnd,
+  oldUnserved: boolean,
+): boolean {
   if (!oldUnserved || o.kind !== 'Gadget' || plan.gadget?.versioned !== true) return false;
   const live = reference.snapshot.get(snapshotKey(o.kind, o.ns ? namespaceName(plan.seed, o.ns) : undefined, objectName(plan.seed, o)));
   const refs = live?.metadata.ownerReferences ?? [];
   if (live === undefined || refs.length === 0) return false;
-  const present = new Set([...reference.snapshot.values()].map((x) => x.metadata.uid));
-  return refs.every((ref) => !present.has(ref.uid));
+  const presentIn = (c: ClusterEnd) => new Set([...c.snapshot.values()].map((x) => x.metadata.uid));
+  const inReference = presentIn(reference);
+  if (refs.some((ref) => inReference.has(ref.uid))) return false;
+  // Every owner gone in ours too (an owner of ours still there would make ours' delete wrongful, whatever the reference).
+  const inOurs = presentIn(ours);
+  const ownerIds = [...reference.uids].filter(([, uids]) => refs.some((ref) => uids.includes(ref.uid))).map(([id]) => id);
+  return ownerIds.every((id) => (ours.uids.get(id) ?? []).every((uid) => !inOurs.has(uid)));
 }
 
 export function judge(
@@ -358,7 +369,7 @@ export function judge(
     const rr = renderView(r);
     if (ra === rr) continue;
     const what = `${o.id} (${describeObject(plan, o.id)})`;
-    if (r.present && !r.deleting && !a.present && stuckAtUnservedVersion(plan, o, reference, opts.oldVersionUnserved === true)) {
+    if (r.present && !r.deleting && !a.present && stuckAtUnservedVersion(plan, o, ours, reference, opts.oldVersionUnserved === true)) {
       tolerated.push(
         `${what}: ours collected it (every owner gone); the reference cannot resolve the version it first saw it at, no longer served (kubernetes/kubernetes#102641): ours ${ra}; reference ${rr}`,
       );

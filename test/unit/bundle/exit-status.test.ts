@@ -47,6 +47,7 @@ describe('errorStatus', () => {
       errorStatus({ metadata: { generation: 3 }, status: counted }, Reasons.RetriableError, 'boom', T1).resourcesReady,
     ).toBeUndefined();
     expect(errorStatus({ metadata: { generation: 2 }, status: counted }, Reasons.RetriableError, 'boom', T1).resourcesReady).toBe('2/2');
+    expect(errorStatus({ metadata: {}, status: counted }, Reasons.RetriableError, 'boom', T1).resourcesReady).toBe('2/2');
   });
 });
 

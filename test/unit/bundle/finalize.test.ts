@@ -421,6 +421,31 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
     );
   });
 
+  it("off the coordinates, the Bundle's member counts even with a let-go mark (membership is checked first, red team 19)", () => {
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    const marked = live(
+      configMap('c'),
+      withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
+      withAnnotation(Annotations.formerBundle, 'a'),
+    );
+    expect(planFinalize(input('Background', [marked], { coordinates: new Set(), ...withNs })).propagation).toBe('Orphan');
+  });
+
+  it('background: a released object loses a dependency reference to an object at the coordinates it does not hold, whose record another tool blanked (review of red team 21)', () => {
+    const listed = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
+    const r = live(configMap('r'), controlledByBundle(), delayed, withOwner(depRef('p-uid')), (o) => {
+      o.metadata.annotations = { ...o.metadata.annotations, [Annotations.dependencyReferences]: '' };
+      o.metadata.managedFields = [
+        { manager: 'bundlesmith', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"p-uid"}': {} } } } },
+      ];
+    });
+    const step = planFinalize(input('Background', [listed, r], { coordinates: new Set([keyOf(listed)]) })).steps.find(
+      (s) => s.target.name === 'r',
+    );
+    expect(step?.action).toBe('release');
+    if (step?.action === 'release') expect(patched(r, step.patch).metadata.ownerReferences ?? []).toEqual([]);
+  });
+
   it('foreground and orphan finalizers are taken as they are', () => {
     expect(planFinalize(input('Foreground', [orphaned], { coordinates: at(orphaned) })).propagation).toBe('Foreground');
   });
@@ -497,6 +522,29 @@ describe('claims: a Bundle that lost a Conflict recorded a non-controller refere
     expect(after.metadata.ownerReferences).toEqual([]);
     expect(after.metadata.labels?.[Labels.formerBundle]).toBe('b');
     expect(after.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();
+  });
+
+  it('orphaning, an uncontrolled object carrying the claim that the Bundle no longer lists gets one orphan step, no withdraw', () => {
+    const o = live(configMap('dropped'), claimedWith(claimRef(BUNDLE_UID, 'b')));
+    expect(summary(planFinalize(input('Orphan', [o])).steps)).toEqual(['orphan:dropped']);
+  });
+
+  it('an uncontrolled object carrying the claim, off the coordinates, that another live Bundle lists: let go to it (mark and all)', () => {
+    const o = live(configMap('elsewhere'), claimedWith(claimRef(BUNDLE_UID, 'b')));
+    const plan = planFinalize(input('Background', [o], { listings: listedBy(o) }));
+    expect(summary(plan.steps)).toEqual(['let-go:elsewhere']);
+    const [step] = plan.steps;
+    if (step?.action !== 'let-go') throw new Error('expected a let-go');
+    expect(patched(o, step.patch).metadata.annotations?.[Annotations.formerBundle]).toBe('b');
+  });
+
+  it('a stale claim on an object being deleted: nothing to do', () => {
+    const o = live(
+      configMap('going'),
+      claimedWith(claimRef(BUNDLE_UID, 'b')),
+      (x) => (x.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'),
+    );
+    expect(planFinalize(input('Background', [o])).steps).toEqual([]);
   });
 
   // Red team 21: the Bundle's spec dropped the object (and, invalid, planned no withdrawal); its controller was then

@@ -868,6 +868,18 @@ describe('deleteWhen BundleReady: the stored part of the gate is the count of re
   it('counted at an older generation: closed', () => {
     expect(isReadyWithCurrentSpec(stored({ observedGeneration: 3, resourcesReady: '2/2' }))).toBe(false);
   });
+  it('edge counts: none listed is all ready; more ready than listed or a malformed count reads as not counted', () => {
+    expect(isReadyWithCurrentSpec(stored({ resourcesReady: '0/0' }))).toBe(true);
+    expect(isReadyWithCurrentSpec(stored({ resourcesReady: '3/2' }))).toBe(false);
+    expect(isReadyWithCurrentSpec(stored({ resourcesReady: 'all', conditions: readyCondition('False', Reasons.Forbidden) }))).toBe(false);
+    expect(isReadyWithCurrentSpec(stored({ resourcesReady: 'all', conditions: readyCondition('True', Reasons.AllResourcesReady) }))).toBe(
+      true,
+    );
+  });
+  it('no generation: closed', () => {
+    const b = stored({ resourcesReady: '2/2' });
+    expect(isReadyWithCurrentSpec({ ...b, metadata: { ...b.metadata, generation: undefined } })).toBe(false);
+  });
   it('a status without the count (written by an older version): Ready True opens it, as before', () => {
     expect(isReadyWithCurrentSpec(stored({ conditions: readyCondition('True', Reasons.AllResourcesReady) }))).toBe(true);
     expect(isReadyWithCurrentSpec(stored({ conditions: readyCondition('False', Reasons.Forbidden) }))).toBe(false);

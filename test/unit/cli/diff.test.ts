@@ -80,7 +80,7 @@ describe('pending table', () => {
 
   it('a due deletion held by a gate says what it waits for, not how overdue it is', () => {
     expect(formatDue('2026-11-21T11:00:00.000Z', NOW, 'Approval')).toBe('when approved');
-    expect(formatDue('2026-11-21T11:00:00.000Z', NOW, 'BundleReady')).toBe('when its Bundle is Ready');
+    expect(formatDue('2026-11-21T11:00:00.000Z', NOW, 'BundleReady')).toBe("when its Bundle's resources are Ready");
     expect(formatDue('2026-11-21T13:00:00.000Z', NOW, 'Delay')).toBe('in 1h0m0s');
   });
 

@@ -109,7 +109,7 @@ describe('bundlesmith tree', () => {
     const lines = renderTree(buildTree({ bundle: b, live, owners, now: NOW }), palette(false));
     expect(lines.slice(-2)).toEqual([
       '├─ ConfigMap/old  waits for approval (bundlesmith approve)  (after 2026-11-23T12:03:12Z)',
-      '└─ ConfigMap/older  waits for the Bundle to be Ready  (after 2026-11-23T11:00:00Z)',
+      "└─ ConfigMap/older  waits for the Bundle's resources to be Ready  (after 2026-11-23T11:00:00Z)",
     ]);
   });
 
@@ -179,7 +179,7 @@ describe('bundlesmith status', () => {
         },
       ],
     };
-    expect(formatSummaryTable([summarize(b, NOW)])[1]).toContain('ConfigMap/held waits for the Bundle to be Ready');
+    expect(formatSummaryTable([summarize(b, NOW)])[1]).toContain("ConfigMap/held waits for the Bundle's resources to be Ready");
   });
 
   it('Ready only for the generation the status observed', () => {

@@ -402,6 +402,11 @@ describe('gc judge: kube-controller-manager stuck at a version no longer served 
     expect(judge(p, ours, reference).divergences.map((d) => [d.id, d.wrongfulDelete])).toEqual([['o16', true]]);
     const alive = cluster(p, 'ref', { o13: {}, o16: { refs: [{ owner: 'o13', block: true }] } });
     expect(judge(p, cluster(p, 'ours', { o13: {} }), alive, { oldVersionUnserved: true }).divergences.map((d) => d.id)).toEqual(['o16']);
+    // Gone in the reference but alive in ours: ours' delete is wrongful.
+    const wrongful = judge(p, cluster(p, 'ours', { o13: {} }), reference, { oldVersionUnserved: true }).divergences.filter(
+      (d) => d.wrongfulDelete,
+    );
+    expect(wrongful.map((d) => d.id)).toEqual(['o16']);
     const never: Plan = { ...p, gadget: { kind: 'Gadget', plural: 'gadgets' } };
     expect(
       judge(never, ours, cluster(never, 'ref', { o16: { refs: [{ owner: 'o13' }] } }), { oldVersionUnserved: true }).divergences,

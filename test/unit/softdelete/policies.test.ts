@@ -172,7 +172,9 @@ describe('decideSoftDelete with policies (out of spec)', () => {
     expect(gatesOf({ [A.deleteWhen]: 'BundleReady', [A.deletionDelay]: '3h', [A.deletionTimestamp]: STAMP })).toEqual(['BundleReady']);
     expect(gatesOf({ [A.deletionPolicy]: 'Approve', [A.deleteWhen]: 'BundleReady' })).toEqual(['Approval', 'BundleReady']);
     expect(deletedAfterWords(STAMP)).toBe(`after ${STAMP}`);
-    expect(deletedAfterWords(STAMP, ['Approval', 'BundleReady'])).toBe(`after ${STAMP}, once approved, once its Bundle is Ready`);
+    expect(deletedAfterWords(STAMP, ['Approval', 'BundleReady'])).toBe(
+      `after ${STAMP}, once approved, once its Bundle's resources are Ready`,
+    );
     const [marked] = planPrune({
       controlled: [live(configMap('a', controlledByBundle(), withUid('a-uid'), withAnnotation(A.deletionPolicy, 'Approve')))],
       inSpec: new Set(),
