@@ -31,7 +31,7 @@
  * operator's reference to dp-p, and kube-controller-manager collects it.
  *
  * Fixed: off the coordinates, the Bundle's ApplySet member is an orphan
- * candidate too (core/bundle/finalize-keep.ts isOrphanCandidate).
+ * candidate too (core/bundle/finalize-keep.ts orphanCandidates).
  */
 import { conditionOf, expectKept } from './harness.js';
 import { applyBundle, configMap, eventsFor, resourceCondition, waitForBundle, waitForReady } from './bundles.js';

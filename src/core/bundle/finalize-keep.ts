@@ -190,29 +190,57 @@ export function coordinateUidsOf(input: FinalizeInput): Set<string> {
 
 /**
  * Orphan candidates: what still names the Bundle, and what the collector
- * orphaned before the finalizer saw it (no controller, and the operator's
- * annotation or countdown stamp, at one of the Bundle's coordinates; or a
- * dependency reference the operator recorded to an object at one of them:
- * a dependent the spec no longer lists whose prune was held back, or not
- * yet decided, when the Bundle was deleted (red team 13), which would
- * otherwise go with that former sibling). An object another controller
+ * orphaned before the finalizer saw it: no controller, and at one of the
+ * Bundle's coordinates what only the operator writes (its dependency
+ * record, a countdown stamp, its applied-hash) or the Bundle's ApplySet
+ * membership (red team 22: another tool removed the record); off them, the
+ * Bundle's membership, or a dependency record naming an object at the
+ * coordinates or another candidate (a dependent the spec no longer lists
+ * whose prune was held back, or not yet decided, when the Bundle was
+ * deleted: red team 13; with its former sibling dropped too: red teams 21
+ * and 22, another tool's ApplySet having relabelled it), which would
+ * otherwise go with that former sibling. An object another controller
  * holds, or one a Bundle released (former-bundle label: the sweeper's), is
  * never touched. `coordinateUids`: uids of the objects at the coordinates.
- * Off the coordinates, this Bundle's members count too.
  */
-export function isOrphanCandidate(o: LiveObject, input: FinalizeInput, coordinateUids: ReadonlySet<string>): boolean {
+export function orphanCandidates(input: FinalizeInput, coordinateUids: ReadonlySet<string>): LiveObject[] {
+  const chosen = new Set<LiveObject>();
+  const dependents: LiveObject[] = [];
+  for (const o of input.objects) {
+    const verdict = orphanCandidacy(o, input);
+    if (verdict === 'candidate') chosen.add(o);
+    else if (verdict === 'if-its-record-names-one') dependents.push(o);
+  }
+  // A dependent whose record names an object at the coordinates or a candidate is one too, transitively.
+  const named = new Set([...coordinateUids, ...[...chosen].flatMap((o) => o.metadata.uid ?? [])]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const o of dependents) {
+      if (chosen.has(o) || !recordNamesAny(o.metadata.annotations, named)) continue;
+      chosen.add(o);
+      if (o.metadata.uid !== undefined) named.add(o.metadata.uid);
+      grew = true;
+    }
+  }
+  return input.objects.filter((o) => chosen.has(o));
+}
+
+function orphanCandidacy(o: LiveObject, input: FinalizeInput): 'candidate' | 'if-its-record-names-one' | 'no' {
   const controller = controllerOf(o);
-  if (controller !== undefined) return controller.uid === input.bundle.uid;
-  if (o.metadata.ownerReferences?.some((r) => r.uid === input.bundle.uid)) return true;
-  // Only the operator writes these; a released object (former-bundle label) is the sweeper's, not ours.
+  if (controller !== undefined) return controller.uid === input.bundle.uid ? 'candidate' : 'no';
+  if (o.metadata.ownerReferences?.some((r) => r.uid === input.bundle.uid)) return 'candidate';
   const annotations = o.metadata.annotations ?? {};
+  const atCoordinates = input.coordinates.has(objectKey(o));
+  // A released object (former-bundle label) is the sweeper's, not ours.
   if (o.metadata.labels?.[Labels.formerBundle] !== undefined)
-    return input.coordinates.has(objectKey(o)) && annotations[Annotations.dependencyReferences] !== undefined;
-  // Off the coordinates: a dependent the spec dropped whose prune was not made yet, told by its membership (red team 21:
-  // its former sibling was dropped too) or by a dependency record naming an object at them.
-  if (!input.coordinates.has(objectKey(o)))
-    return isMemberOf(o, input.bundle.name, input.bundle.namespace) || recordNamesAny(annotations, coordinateUids);
-  return annotations[Annotations.dependencyReferences] !== undefined || annotations[Annotations.deletionTimestamp] !== undefined;
+    return atCoordinates && annotations[Annotations.dependencyReferences] !== undefined ? 'candidate' : 'no';
+  if (isMemberOf(o, input.bundle.name, input.bundle.namespace)) return 'candidate';
+  if (!atCoordinates) return 'if-its-record-names-one';
+  return annotations[Annotations.dependencyReferences] !== undefined ||
+    annotations[Annotations.deletionTimestamp] !== undefined ||
+    annotations[Annotations.appliedHash] !== undefined
+    ? 'candidate'
+    : 'no';
 }
 
 export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {

@@ -34,7 +34,7 @@ import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
 import {
   coordinateUidsOf,
-  isOrphanCandidate,
+  orphanCandidates,
   keptForUnreadableManifest,
   keptFromCascade,
   letGo,
@@ -103,10 +103,7 @@ export function effectivePropagation(
  * manager only when its owner is a sibling).
  */
 function stepsFor(input: FinalizeInput, coordinateUids: ReadonlySet<string>): FinalizeStep[] {
-  const held =
-    input.propagation === 'Orphan'
-      ? input.objects.filter((o) => isOrphanCandidate(o, input, coordinateUids))
-      : input.objects.filter((o) => isHeldBy(o, input));
+  const held = input.propagation === 'Orphan' ? orphanCandidates(input, coordinateUids) : input.objects.filter((o) => isHeldBy(o, input));
   const siblings = new Set([...siblingUids(held), ...coordinateUids]);
   return [...propagationSteps(input, held, siblings), ...withdrawSteps(input, siblings)];
 }

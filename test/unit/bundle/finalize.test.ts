@@ -307,6 +307,39 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     if (cStep?.action === 'orphan') expect(patched(blanked, cStep.patch).metadata.ownerReferences).toEqual([userRef]);
   });
 
+  // Red team 22: another ApplySet relabelled the dropped dependent, whose dropped sibling is a candidate; and at the
+  // coordinates another tool removed the record altogether (the applied-hash still says the operator applied it).
+  it('a dependent whose record names another candidate is one too; at the coordinates the applied-hash makes one', () => {
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    const droppedSibling = live(
+      configMap('p'),
+      withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
+      (o) => (o.metadata.uid = 'p-uid'),
+    );
+    const relabelled = live(configMap('c'), withLabel(ApplySetLabels.partOf, 'applyset-other-v1'), dependsOn('p-uid'), withOwner(userRef));
+    const chain = planFinalize(input('Orphan', [droppedSibling, relabelled], { coordinates: new Set(), ...withNs }));
+    expect(summary(chain.steps)).toContain('orphan:c');
+
+    const listed = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
+    const unrecorded = live(
+      configMap('c'),
+      withAnnotation(Annotations.appliedHash, 'sha256:x'),
+      withOwner(depRef('p-uid')),
+      withOwner(userRef),
+      (o) => {
+        o.metadata.managedFields = [
+          { manager: 'bundlesmith', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"p-uid"}': {} } } } },
+        ];
+      },
+    );
+    const plan = planFinalize(
+      input('Orphan', [listed, unrecorded], { coordinates: new Set([keyOf(listed), keyOf(unrecorded)]), ...withNs }),
+    );
+    const step = plan.steps.find((x) => x.target.name === 'c');
+    expect(step?.action).toBe('orphan');
+    if (step?.action === 'orphan') expect(patched(unrecorded, step.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+
   it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
     const bare = live(
       configMap('bare'),
