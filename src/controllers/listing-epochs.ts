@@ -13,7 +13,8 @@
  * that window to the watch's delay.
  */
 import type { SendGuard } from '../kube/errors.js';
-import { listedObjectKeys } from '../core/bundle/ownership.js';
+import { listedObjectKeys, listedObjects } from '../core/bundle/ownership.js';
+import { groupOf } from '../core/bundle/objects.js';
 import type { KubeObject } from '../kube/types.js';
 
 /** Entries kept before the oldest are trimmed; a pass older than a trimmed entry is treated as moved. */
@@ -82,6 +83,17 @@ export function changesListing(b: KubeObject, old: KubeObject | undefined): bool
     old.metadata.generation !== b.metadata.generation ||
     (old.metadata.deletionTimestamp === undefined) !== (b.metadata.deletionTimestamp === undefined)
   );
+}
+
+/**
+ * The epoch keys a CRD event of `group` moves: those of the Bundles that
+ * list an object of the group. What the server serves of the group may have
+ * changed (a version no longer served): a write decided before is not sent.
+ */
+export function crdEpochKeys(bundles: readonly KubeObject[], group: string): string[] {
+  return bundles
+    .filter((b) => listedObjects(b).some((o) => groupOf(o.apiVersion) === group))
+    .map((b) => bundleEpochKey(b.metadata.namespace ?? '', b.metadata.name));
 }
 
 /** The epoch keys a Bundle event moves: the Bundle's, and every object it lists or listed. */

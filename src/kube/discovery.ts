@@ -70,8 +70,15 @@ export class Discovery {
     return this.failed;
   }
 
-  /** Resolves apiVersion + kind, refreshing once on a miss. Undefined when the server does not serve it. */
+  /**
+   * Resolves apiVersion + kind, refreshing once on a miss. Undefined when
+   * the server does not serve it. After a CRD changed, a hit may be a
+   * version no longer served: look again first (fuzz softdelete 19971: a
+   * pass planned on the stale answer took the spec as servable and pruned
+   * while the Bundle listed a version the server had just stopped serving).
+   */
   async resolve(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
+    if (this.invalidated) await this.refresh();
     const hit = this.byGvk.get(kindKey(apiVersion, kind));
     if (hit) return hit;
     if (Date.now() - this.lastRefresh >= this.minRefreshIntervalMs) {

@@ -26,7 +26,7 @@ import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ReconcileResult } from '../../observability/metrics.js';
 import type { ControllerDeps } from '../deps.js';
 import { APPLY_CONCURRENCY, pruneFenceOf } from './act-deps.js';
-import { changesListing, epochKeysOf, ListingEpochs } from '../listing-epochs.js';
+import { changesListing, crdEpochKeys, epochKeysOf, ListingEpochs } from '../listing-epochs.js';
 import { BundleApis, type BundleApi } from './api.js';
 import { finalizeBundle } from './finalize.js';
 import { ObjectCache, type BundleKey } from './object-cache.js';
@@ -168,11 +168,15 @@ export class BundleController {
     });
     // A CRD installed, changed or removed may make a Bundle's kind resolvable
     // (or not), and carries readiness annotations: look at every Bundle again.
-    const everyBundle = () => {
+    // What the group serves may have changed: a write of a Bundle listing one of its objects, decided before, is not sent.
+    const everyBundle = (crd: KubeObject) => {
       this.o.discovery.invalidate();
-      for (const b of this.bundles.list()) this.queue.add(keyOf(b));
+      const bundles = this.bundles.list();
+      const group = (crd.spec as { group?: unknown } | undefined)?.group;
+      if (typeof group === 'string') this.epochs.bump(crdEpochKeys(bundles, group));
+      for (const b of bundles) this.queue.add(keyOf(b));
     };
-    this.crds.addHandler({ onAdd: everyBundle, onUpdate: everyBundle, onDelete: everyBundle });
+    this.crds.addHandler({ onAdd: everyBundle, onUpdate: (_old, crd) => everyBundle(crd), onDelete: everyBundle });
     this.bundles.start();
     this.crds.start();
     await Promise.all([this.bundles.waitForSync(), this.crds.waitForSync()]);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { bundleEpochKey, changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../../../src/controllers/listing-epochs.js';
+import {
+  bundleEpochKey,
+  changesListing,
+  crdEpochKeys,
+  epochKeysOf,
+  ListingEpochs,
+  objectEpochKey,
+} from '../../../src/controllers/listing-epochs.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 
 const bundle = (generation: number, objects: string[], extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({
@@ -43,5 +50,23 @@ describe('which Bundle events move the epochs', () => {
     expect(epochKeysOf(bundle(2, ['a']), bundle(1, ['b'])).sort()).toEqual(
       [bundleEpochKey('ns', 'b'), objectEpochKey('/ConfigMap/ns/a'), objectEpochKey('/ConfigMap/ns/b')].sort(),
     );
+  });
+});
+
+describe('crdEpochKeys: a CRD event moves the Bundles that list an object of its group (fuzz softdelete 19971)', () => {
+  const listing = (name: string, apiVersion: string): KubeObject => ({
+    apiVersion: 'smith.atlassian.com/v1',
+    kind: 'Bundle',
+    metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '1', generation: 1 },
+    spec: { resources: [{ name: 'x', spec: { object: { apiVersion, kind: 'Vault', metadata: { name: 'x' } } } }] },
+  });
+  it('only those: a write of one decided before the CRD changed is not sent', () => {
+    const bundles = [listing('vaults', 'vault.example/v1alpha1'), listing('other', 'other.example/v1'), bundle(1, ['cm'])];
+    expect(crdEpochKeys(bundles, 'vault.example')).toEqual([bundleEpochKey('ns', 'vaults')]);
+    const epochs = new ListingEpochs();
+    const decidedAt = epochs.current();
+    const guard = epochs.guard(decidedAt, [bundleEpochKey('ns', 'vaults')], 'Bundle ns/vaults');
+    epochs.bump(crdEpochKeys(bundles, 'vault.example'));
+    expect(guard()).toBe('Bundle ns/vaults changed since the write was decided');
   });
 });
