@@ -29,6 +29,10 @@
  * reference stripped, "orphaned ... its Bundle was deleted with orphan
  * propagation"), the finalizer goes, cp-a survives with no owner: a wrong
  * keep of what the user asked to delete.
+ *
+ * Fixed: off the Bundle's coordinates its membership is no orphan trace,
+ * and a dependency record counts only on an object the operator wrote
+ * (core/bundle/finalize.ts effectivePropagation).
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { ApplySetLabels } from '../../src/api/names.js';

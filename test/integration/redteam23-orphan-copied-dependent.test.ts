@@ -33,6 +33,10 @@
  * operatorWrittenReferences (owner-references.ts:114, `if
  * (dependencies.has(ref.uid)) return true;`) strips the person's reference.
  * dp-copy survives dp-p's deletion: a wrong keep.
+ *
+ * Fixed: off the coordinates, only objects the operator wrote (its own
+ * managedFields entry) are orphan candidates (finalize-keep.ts
+ * orphanCandidates).
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';

@@ -33,6 +33,9 @@
  * controlled -> candidate; orphanStep strips the Bundle's controller
  * reference), the finalizer goes and app-new survives with no owner: a
  * wrong keep of everything the user asked to delete.
+ *
+ * Fixed: orphaning takes the Bundle's part-of label off (finalize-keep.ts
+ * orphanStep), and membership off the coordinates is no orphan trace.
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { ApplySetLabels } from '../../src/api/names.js';
@@ -58,7 +61,18 @@ it('a background deletion of a Bundle re-created under the same name deletes its
     JSON.stringify(old.metadata.labels),
     JSON.stringify(old.metadata.ownerReferences ?? []),
   );
-  expect(old.metadata.labels?.[ApplySetLabels.partOf]).toBe(applySetId('app', ns));
+  // Orphaning now takes the part-of label off; an object an earlier version orphaned still carries it: put it back.
+  expect(old.metadata.labels?.[ApplySetLabels.partOf]).toBeUndefined();
+  await env.client.patch(
+    t.configMap,
+    ns,
+    'app-old',
+    { metadata: { labels: { [ApplySetLabels.partOf]: applySetId('app', ns) } } },
+    'merge',
+    {
+      fieldManager: 'older-bundlesmith',
+    },
+  );
 
   await applyBundle(env, ns, 'app', [{ name: 'new', object: configMap('app-new') }]);
   const second = await waitForReady(env, ns, 'app');

@@ -5,13 +5,18 @@
  * (what the operator wrote taken out), and claims withdrawn; with the
  * manifest floor and reference context every step shares. Pure.
  */
-import { Annotations, EventReasons, Labels } from '../../api/names.js';
+import { Annotations, ApplySetLabels, EventReasons, Labels } from '../../api/names.js';
 import { isMemberOf } from './applyset.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
-import { controllerOf, describeObject, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
+import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, type BundleListing } from './ownership.js';
-import { hasClaimReference } from './owner-references.js';
-import { operatorWrittenReferences, recordNamesAny, type ReferenceOwnerContext } from './owner-references.js';
+import {
+  hasClaimReference,
+  operatorWrittenReferences,
+  recordNamesAny,
+  writtenByOperator,
+  type ReferenceOwnerContext,
+} from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
 import { keptReleasePatch, letGoPatch, orphanPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';
@@ -234,8 +239,10 @@ function orphanCandidacy(o: LiveObject, input: FinalizeInput): 'candidate' | 'if
   // A released object (former-bundle label) is the sweeper's, not ours.
   if (o.metadata.labels?.[Labels.formerBundle] !== undefined)
     return atCoordinates && annotations[Annotations.dependencyReferences] !== undefined ? 'candidate' : 'no';
-  if (isMemberOf(o, input.bundle.name, input.bundle.namespace)) return 'candidate';
-  if (!atCoordinates) return 'if-its-record-names-one';
+  const member = isMemberOf(o, input.bundle.name, input.bundle.namespace);
+  // Off the coordinates, only what the operator wrote: a person's copy carries the labels and annotations too (red team 23).
+  if (!atCoordinates) return !writtenByOperator(o.metadata.managedFields) ? 'no' : member ? 'candidate' : 'if-its-record-names-one';
+  if (member) return 'candidate';
   return annotations[Annotations.dependencyReferences] !== undefined ||
     annotations[Annotations.deletionTimestamp] !== undefined ||
     annotations[Annotations.appliedHash] !== undefined
@@ -243,13 +250,17 @@ function orphanCandidacy(o: LiveObject, input: FinalizeInput): 'candidate' | 'if
     : 'no';
 }
 
-export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): FinalizeStep {
+export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext, bundle: FinalizeInput['bundle']): FinalizeStep {
   const target = targetOf(o);
   if (o.metadata.deletionTimestamp !== undefined) return { action: 'leave', target, reason: 'terminating' };
   const ours = operatorWrittenReferences(o.metadata, refs);
   const annotations = o.metadata.annotations ?? {};
+  // Orphaned, it leaves the Bundle's ApplySet too: a Bundle later created under the same name must not find it a member
+  // (red team 23), and kubectl's ApplySet prune must not take it for one.
+  const member = isMemberOf(o, bundle.name, bundle.namespace);
   if (
     ours.length === 0 &&
+    !member &&
     annotations[Annotations.dependencyReferences] === undefined &&
     annotations[Annotations.deletionTimestamp] === undefined
   )
@@ -257,7 +268,10 @@ export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext): Finalize
   return {
     action: 'orphan',
     target,
-    patch: orphanPatch(o, refs),
+    patch: [
+      ...orphanPatch(o, refs),
+      ...(member ? [{ op: 'remove' as const, path: `/metadata/labels/${jsonPointerSegment(ApplySetLabels.partOf)}` }] : []),
+    ],
     event: {
       reason: EventReasons.Released,
       message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences`,

@@ -27,7 +27,7 @@
  */
 import { Annotations, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
-import { hasClaimReference, recordNamesAny, userReferences } from './owner-references.js';
+import { hasClaimReference, recordNamesAny, userReferences, writtenByOperator } from './owner-references.js';
 import { isMemberOf } from './applyset.js';
 import { planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
@@ -82,14 +82,21 @@ export function effectivePropagation(
     // Another live Bundle listing it is no evidence either way (red team 20: one whose invalid spec never took the
     // objects hid every trace); what a let-go leaves is told by its mark. This Bundle's member (its part-of label: the
     // apply writes it, a let-go or release takes it out; red team 19: an object taken over still carried the let-go mark
-    // of the Bundle it came from), wherever it is (red team 21: a dependent the spec dropped, its prune not made yet,
-    // carried the only trace), or what only the operator writes (applied-hash; the dependency record, which the
+    // of the Bundle it came from), or what only the operator writes (applied-hash; the dependency record, which the
     // IfNotPresent bookkeeping writes without an applied-hash and which another tool's part-of cannot hide: red team 20),
-    // on an object no Bundle let go to this one: at the coordinates, or off them a record naming an object at them.
-    if (isMemberOf(o, input.bundle.name, input.bundle.namespace)) return true;
+    // on an object no Bundle let go to this one, at the coordinates. Off them (red team 21: a dependent the spec dropped,
+    // its prune not made yet, carried the only trace), only a record naming an object at them on an object the operator
+    // wrote: a person's copy carries the labels and annotations too, and the part-of label names the Bundle by name, so a
+    // predecessor's orphaned objects carry it as well (red team 23: either made a plain deletion keep everything).
     const annotations = meta.annotations ?? {};
+    if (!input.coordinates.has(objectKey(o)))
+      return (
+        annotations[Annotations.formerBundle] === undefined &&
+        writtenByOperator(meta.managedFields) &&
+        recordNamesAny(annotations, coordinateUids)
+      );
+    if (isMemberOf(o, input.bundle.name, input.bundle.namespace)) return true;
     if (annotations[Annotations.formerBundle] !== undefined) return false;
-    if (!input.coordinates.has(objectKey(o))) return recordNamesAny(annotations, coordinateUids);
     return annotations[Annotations.appliedHash] !== undefined || annotations[Annotations.dependencyReferences] !== undefined;
   });
   return orphaned ? 'Orphan' : 'Background';
@@ -124,7 +131,7 @@ function propagationSteps(input: FinalizeInput, held: readonly LiveObject[], sib
           },
       );
     case 'Orphan':
-      return held.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings)));
+      return held.map((o) => letGo(o, input, siblings) ?? orphanStep(o, referenceContext(o, input, siblings), input.bundle));
   }
 }
 

@@ -220,3 +220,14 @@ export function userReferences(meta: Parameters<typeof operatorWrittenReferences
 export function recordNamesAny(annotations: Readonly<Record<string, string>> | undefined, uids: ReadonlySet<string>): boolean {
   return [...recordedDependencyUids(annotations)].some((uid) => uids.has(uid));
 }
+
+/**
+ * Whether the operator's field manager wrote any field of the object (an
+ * entry of its own in managedFields): what tells an object the operator
+ * applied from a person's copy of it, which carries its labels and
+ * annotations but not its field ownership (red team 23). An object without
+ * managedFields proves nothing either way: false.
+ */
+export function writtenByOperator(managedFields: unknown): boolean {
+  return Array.isArray(managedFields) && (managedFields as unknown[]).some((e) => isRecord(e) && e['manager'] === FIELD_MANAGER);
+}

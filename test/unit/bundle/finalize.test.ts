@@ -54,6 +54,14 @@ const dependsOn =
 const keyOf = (o: Obj): string => objectKey(o);
 
 const KEY = new Uint8Array(32).fill(7);
+/** What the operator's apply leaves on an object it wrote (a field of its own in managedFields). */
+const byOperator = (o: Obj): void => {
+  o.metadata.managedFields = [
+    ...((o.metadata.managedFields as unknown[] | undefined) ?? []),
+    { manager: 'bundlesmith', operation: 'Apply', fieldsV1: {} },
+  ];
+};
+
 function input(propagation: DeletionPropagation, objects: Obj[], extra: Partial<FinalizeInput> = {}): FinalizeInput {
   return {
     propagation,
@@ -272,7 +280,7 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
 
   it("not at the Bundle's coordinates but depending on an object there (a dependent dropped from the spec, its prune held back): cleaned", () => {
     const sibling = live(configMap('cfg'), (o) => (o.metadata.uid = 'cfg-uid'));
-    const dropped = live(configMap('web'), dependsOn('cfg-uid'), withOwner(userRef));
+    const dropped = live(configMap('web'), dependsOn('cfg-uid'), withOwner(userRef), byOperator);
     const plan = planFinalize(input('Orphan', [sibling, dropped], { coordinates: new Set([keyOf(sibling)]) }));
     expect(summary(plan.steps)).toEqual(['orphan:web']);
     const step = plan.steps[0];
@@ -287,8 +295,8 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
   it("off the coordinates, this Bundle's member is cleaned; objects at the coordinates are siblings whether or not they are candidates", () => {
     const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
     const member = withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1'));
-    const droppedSibling = live(configMap('p'), member, (o) => (o.metadata.uid = 'p-uid'));
-    const droppedDependent = live(configMap('c'), member, dependsOn('p-uid'), withOwner(userRef));
+    const droppedSibling = live(configMap('p'), member, (o) => (o.metadata.uid = 'p-uid'), byOperator);
+    const droppedDependent = live(configMap('c'), member, dependsOn('p-uid'), withOwner(userRef), byOperator);
     const pair = planFinalize(input('Orphan', [droppedSibling, droppedDependent], { coordinates: new Set(), ...withNs }));
     const step = pair.steps.find((s) => s.target.name === 'c');
     expect(step?.action).toBe('orphan');
@@ -315,10 +323,22 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
       configMap('p'),
       withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
       (o) => (o.metadata.uid = 'p-uid'),
+      byOperator,
     );
-    const relabelled = live(configMap('c'), withLabel(ApplySetLabels.partOf, 'applyset-other-v1'), dependsOn('p-uid'), withOwner(userRef));
+    const relabelled = live(
+      configMap('c'),
+      withLabel(ApplySetLabels.partOf, 'applyset-other-v1'),
+      dependsOn('p-uid'),
+      withOwner(userRef),
+      byOperator,
+    );
     const chain = planFinalize(input('Orphan', [droppedSibling, relabelled], { coordinates: new Set(), ...withNs }));
     expect(summary(chain.steps)).toContain('orphan:c');
+    // A person's copy of the dependent (it names the same sibling, with the same labels) is not the Bundle's to clean (red team 23).
+    const copy = live(configMap('copy'), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')), dependsOn('p-uid'), withOwner(userRef));
+    expect(summary(planFinalize(input('Orphan', [droppedSibling, copy], { coordinates: new Set(), ...withNs })).steps)).not.toContain(
+      'orphan:copy',
+    );
 
     const listed = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
     const unrecorded = live(
@@ -338,6 +358,16 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     const step = plan.steps.find((x) => x.target.name === 'c');
     expect(step?.action).toBe('orphan');
     if (step?.action === 'orphan') expect(patched(unrecorded, step.patch).metadata.ownerReferences).toEqual([userRef]);
+  });
+
+  it("orphaning takes the Bundle's part-of label off: the object leaves its ApplySet (red team 23: a Bundle re-created under the name found it a member)", () => {
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    const member = live(configMap('web'), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')), withOwner(userRef));
+    const [step] = planFinalize(input('Orphan', [member], { coordinates: new Set([keyOf(member)]), ...withNs })).steps;
+    expect(step?.action).toBe('orphan');
+    if (step?.action !== 'orphan') return;
+    expect(patched(member, step.patch).metadata.labels?.[ApplySetLabels.partOf]).toBeUndefined();
+    expect(patched(member, step.patch).metadata.ownerReferences).toEqual([userRef]);
   });
 
   it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
@@ -438,45 +468,33 @@ describe("effectivePropagation: the collector removed the orphan finalizer befor
   });
 
   // Red team 21: the spec dropped a dependent whose prune was not made yet, and the only trace is on it.
-  it("off the coordinates: this Bundle's member, or a dependency record naming an object at them, is a trace", () => {
+  it('off the coordinates: a dependency record naming an object at them, on an object the operator wrote, is a trace (red team 21)', () => {
     const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
     const kept = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
-    const droppedMember = live(configMap('c'), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')));
-    const droppedDependent = live(configMap('c'), withAnnotation(Annotations.dependencyReferences, 'p-uid'));
+    const droppedDependent = live(configMap('c'), withAnnotation(Annotations.dependencyReferences, 'p-uid'), byOperator);
     const plan = (o: Obj) => planFinalize(input('Background', [kept, o], { coordinates: at(kept), ...withNs }));
-    expect(plan(droppedMember).propagation).toBe('Orphan');
     expect(plan(droppedDependent).propagation).toBe('Orphan');
-    // A record naming nothing at the coordinates, an applied-hash alone, or a released member: no trace.
-    expect(plan(live(configMap('c'), withAnnotation(Annotations.dependencyReferences, 'elsewhere-uid'))).propagation).toBe('Background');
-    expect(plan(live(configMap('c'), applied)).propagation).toBe('Background');
-    expect(plan(live(droppedMember, (o) => (o.metadata.labels = { ...o.metadata.labels, [Labels.formerBundle]: 'b' }))).propagation).toBe(
+    // A record naming nothing at the coordinates, an applied-hash alone, or a released one: no trace.
+    expect(plan(live(configMap('c'), withAnnotation(Annotations.dependencyReferences, 'elsewhere-uid'), byOperator)).propagation).toBe(
       'Background',
     );
+    expect(plan(live(configMap('c'), applied, byOperator)).propagation).toBe('Background');
+    expect(plan(live(droppedDependent, (o) => (o.metadata.labels = { [Labels.formerBundle]: 'b' }))).propagation).toBe('Background');
   });
 
-  it("off the coordinates, the Bundle's member counts even with a let-go mark (membership is checked first, red team 19)", () => {
+  // Red team 23: a person's copy carries the labels and annotations; the part-of label names the Bundle by name only.
+  it("off the coordinates, a person's copy (the operator wrote none of it) or the Bundle's membership alone is no trace", () => {
     const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
-    const marked = live(
-      configMap('c'),
+    const kept = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
+    const plan = (o: Obj) => planFinalize(input('Background', [kept, o], { coordinates: at(kept), ...withNs }));
+    const copy = live(
+      configMap('copy'),
+      withAnnotation(Annotations.dependencyReferences, 'p-uid'),
       withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
-      withAnnotation(Annotations.formerBundle, 'a'),
     );
-    expect(planFinalize(input('Background', [marked], { coordinates: new Set(), ...withNs })).propagation).toBe('Orphan');
-  });
-
-  it('background: a released object loses a dependency reference to an object at the coordinates it does not hold, whose record another tool blanked (review of red team 21)', () => {
-    const listed = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
-    const r = live(configMap('r'), controlledByBundle(), delayed, withOwner(depRef('p-uid')), (o) => {
-      o.metadata.annotations = { ...o.metadata.annotations, [Annotations.dependencyReferences]: '' };
-      o.metadata.managedFields = [
-        { manager: 'bundlesmith', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"p-uid"}': {} } } } },
-      ];
-    });
-    const step = planFinalize(input('Background', [listed, r], { coordinates: new Set([keyOf(listed)]) })).steps.find(
-      (s) => s.target.name === 'r',
-    );
-    expect(step?.action).toBe('release');
-    if (step?.action === 'release') expect(patched(r, step.patch).metadata.ownerReferences ?? []).toEqual([]);
+    expect(plan(copy).propagation).toBe('Background');
+    const predecessors = live(configMap('old'), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')), byOperator);
+    expect(plan(predecessors).propagation).toBe('Background');
   });
 
   it('foreground and orphan finalizers are taken as they are', () => {
