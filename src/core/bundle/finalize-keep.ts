@@ -268,15 +268,18 @@ export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext, bundle: F
   return {
     action: 'orphan',
     target,
-    patch: [
-      ...orphanPatch(o, refs),
-      ...(member ? [{ op: 'remove' as const, path: `/metadata/labels/${jsonPointerSegment(ApplySetLabels.partOf)}` }] : []),
-    ],
+    patch: withoutMembership(orphanPatch(o, refs), member),
     event: {
       reason: EventReasons.Released,
       message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences`,
     },
   };
+}
+
+/** The patch, taking the part-of label off too when the object is the Bundle's member and the patch does not already. */
+function withoutMembership(patch: JsonPatchOperation[], member: boolean): JsonPatchOperation[] {
+  const path = `/metadata/labels/${jsonPointerSegment(ApplySetLabels.partOf)}`;
+  return member && !patch.some((op) => op.path === path) ? [...patch, { op: 'remove', path }] : patch;
 }
 
 /** Uids of the objects the finalizer acts on: for objects applied before dependency references were recorded, a blocking reference to one of them is the operator's. */

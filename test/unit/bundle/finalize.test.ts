@@ -370,6 +370,15 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     expect(patched(member, step.patch).metadata.ownerReferences).toEqual([userRef]);
   });
 
+  it('a member still controlled by the Bundle (an Event the collector never orphans): the part-of label is removed once, with the reference', () => {
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    const event = live(configMap('ev'), controlledByBundle(), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')));
+    const [step] = planFinalize(input('Orphan', [event], { coordinates: new Set([keyOf(event)]), ...withNs })).steps;
+    expect(step?.action).toBe('orphan');
+    if (step?.action !== 'orphan') return;
+    expect(step.patch.filter((op) => op.op === 'remove' && op.path.includes('part-of'))).toHaveLength(1);
+  });
+
   it('an object with no ownerReferences left at all: the annotation goes, guarded by the resourceVersion', () => {
     const bare = live(
       configMap('bare'),
