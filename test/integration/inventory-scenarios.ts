@@ -8,7 +8,7 @@
  * kube-controller-manager's (inventory-kcm.test.ts).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { expectKept, run, uniqueName, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForBundle, waitForReady, type KnownTypes } from './bundles.js';
@@ -44,6 +44,18 @@ const gadgetAtV1alpha1 =
     spec: { size: 1 },
   });
 
+/** The usual CRD upgrade: v1 served and stored, v1alpha1 no longer served; the v1 resource, once both are so. */
+async function upgradeToV1(env: TestEnv, group: string): Promise<ResourceType> {
+  await setGadgetVersions(env, group, [
+    { name: 'v1alpha1', served: false, storage: false },
+    { name: 'v1', served: true, storage: true },
+  ]);
+  const v1 = await gadgetsServed(env, group, 'v1', true);
+  await gadgetsServed(env, group, 'v1alpha1', false);
+  if (!v1) throw new Error('v1 not served');
+  return v1;
+}
+
 async function deleteBundleAndSettle(ctx: InventoryContext, name: string): Promise<void> {
   await kubectl(ctx, ['delete', 'bundle', name, '-n', ctx.ns, '--wait=false']);
   await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(ctx.env, ctx.ns, name)) === undefined, { timeoutMs: 60_000 });
@@ -75,13 +87,7 @@ export async function crdUpgradeKeepsWhatTheFinalizerMustSee(ctx: InventoryConte
   const uids = { orphan: await uid('g-orphan'), delayed: await uid('g-delayed') };
 
   // The upgrade: v1 served and stored, v1alpha1 no longer served.
-  await setGadgetVersions(env, group, [
-    { name: 'v1alpha1', served: false, storage: false },
-    { name: 'v1', served: true, storage: true },
-  ]);
-  const v1 = await gadgetsServed(env, group, 'v1', true);
-  await gadgetsServed(env, group, 'v1alpha1', false);
-  if (!v1) throw new Error('v1 not served');
+  const v1 = await upgradeToV1(env, group);
 
   await deleteBundleAndSettle(ctx, 'upgraded');
   expectKept(await env.client.tryGet(v1, ns, 'g-orphan'), uids.orphan);
@@ -186,13 +192,7 @@ export async function crdUpgradeThenForegroundDeletionFinishes(ctx: InventoryCon
   if (!alpha) throw new Error('v1alpha1 not served');
   await waitFor('g-plain to be applied', async () => (await env.client.tryGet(alpha, ns, 'g-plain')) !== undefined);
 
-  await setGadgetVersions(env, group, [
-    { name: 'v1alpha1', served: false, storage: false },
-    { name: 'v1', served: true, storage: true },
-  ]);
-  const v1 = await gadgetsServed(env, group, 'v1', true);
-  await gadgetsServed(env, group, 'v1alpha1', false);
-  if (!v1) throw new Error('v1 not served');
+  const v1 = await upgradeToV1(env, group);
   // The collector has moved to v1 (listed the unchanged objects again there) before the deletion.
   if (watches) await waitFor('the collector to watch v1 only', () => watches(`${group}/v1`) && !watches(`${group}/v1alpha1`));
 

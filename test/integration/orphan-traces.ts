@@ -10,12 +10,36 @@ import { Finalizers } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import { expectKept, resourceType, waitFor, waitForGone, type TestEnv } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 
 /** A fixture whose operator can be stopped and started again (referenceFixture's). */
 export interface RestartableOperator {
   env: TestEnv;
   ns: string;
+  t: { configMap: ResourceType };
   startOperator(): Promise<unknown>;
+}
+
+/**
+ * Bundle `name` lists ConfigMaps `${prefix}-p` and `${prefix}-c`, the second
+ * `references` the first: once Ready, the operator's dependency reference
+ * from c to p is there. The Bundle and both objects as read then.
+ */
+export async function dependentPair(
+  f: RestartableOperator,
+  name: string,
+  prefix: string,
+): Promise<{ bundle: KubeObject; p: KubeObject; c: KubeObject }> {
+  const { env, ns, t } = f;
+  await applyBundle(env, ns, name, [
+    { name: 'p', object: configMap(`${prefix}-p`) },
+    { name: 'c', references: [{ resource: 'p' }], object: configMap(`${prefix}-c`) },
+  ]);
+  const bundle = await waitForReady(env, ns, name);
+  const p = await env.client.get(t.configMap, ns, `${prefix}-p`);
+  const c = await env.client.get(t.configMap, ns, `${prefix}-c`);
+  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  return { bundle, p, c };
 }
 
 /**

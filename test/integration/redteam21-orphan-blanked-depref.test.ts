@@ -43,23 +43,16 @@
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
 import { expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, eventsFor, getBundle, waitForReady } from './bundles.js';
+import { eventsFor, getBundle } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
-import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
+import { dependentPair, orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt21-bd');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 it('orphan deletion: a dependency reference the operator applied goes, though another tool blanked its record', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'bd', [
-    { name: 'p', object: configMap('bd-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('bd-c') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'bd');
-  const p = await env.client.get(t.configMap, ns, 'bd-p');
-  const c = await env.client.get(t.configMap, ns, 'bd-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle: bundle, p, c } = await dependentPair(f, 'bd', 'bd');
 
   await f.operator.stop();
   // `kubectl annotate --overwrite smith.atlassian.com/dependencyReferences=` (a merge patch by kubectl's manager).
@@ -89,14 +82,7 @@ it('orphan deletion: a dependency reference the operator applied goes, though an
 
 it('the same with the operator running throughout (kube-controller-manager orphans within milliseconds, before the finalizer reads)', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'bu', [
-    { name: 'p', object: configMap('bu-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('bu-c') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'bu');
-  const p = await env.client.get(t.configMap, ns, 'bu-p');
-  const c = await env.client.get(t.configMap, ns, 'bu-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle: bundle, p, c } = await dependentPair(f, 'bu', 'bu');
 
   await env.client.patch(t.configMap, ns, 'bu-c', { metadata: { annotations: { [Annotations.dependencyReferences]: '' } } }, 'merge', {
     fieldManager: 'kubectl-annotate',

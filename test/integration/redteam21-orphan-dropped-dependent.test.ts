@@ -52,7 +52,7 @@ import { applySetId } from '../../src/core/bundle/applyset.js';
 import { expectKept, waitFor, waitForGone } from './harness.js';
 import { applyBundle, configMap, eventsFor, getBundle, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
-import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
+import { dependentPair, orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt21-rd');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -111,14 +111,7 @@ it('an orphan deletion keeps a dependent the spec dropped, when the object left 
 
 it('the same with no drift control: the person updates the kept sibling the usual way (`kubectl create configmap --dry-run=client -o yaml | kubectl replace -f -`)', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'rr', [
-    { name: 'p', object: configMap('rr-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('rr-c') },
-  ]);
-  const b = await waitForReady(env, ns, 'rr');
-  const p = await env.client.get(t.configMap, ns, 'rr-p');
-  const c = await env.client.get(t.configMap, ns, 'rr-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle: b, p, c } = await dependentPair(f, 'rr', 'rr');
 
   // The operator restarts (an upgrade): the edit that drops rr-c and the orphan deletion land meanwhile.
   await f.operator.stop();

@@ -46,23 +46,16 @@
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, eventsFor, getBundle, waitForReady } from './bundles.js';
+import { eventsFor, getBundle } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
-import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
+import { dependentPair, orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt22-rd');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 it('orphan deletion: a dependency reference the operator applied goes, though another tool removed its record', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'rd', [
-    { name: 'p', object: configMap('rd-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('rd-c') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'rd');
-  const p = await env.client.get(t.configMap, ns, 'rd-p');
-  const c = await env.client.get(t.configMap, ns, 'rd-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle: bundle, p, c } = await dependentPair(f, 'rd', 'rd');
 
   await f.operator.stop();
   // `kubectl annotate smith.atlassian.com/dependencyReferences-` (a merge patch by kubectl's manager).
@@ -92,14 +85,7 @@ it('orphan deletion: a dependency reference the operator applied goes, though an
 
 it('the same with the operator running throughout', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'ru', [
-    { name: 'p', object: configMap('ru-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('ru-c') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'ru');
-  const p = await env.client.get(t.configMap, ns, 'ru-p');
-  const c = await env.client.get(t.configMap, ns, 'ru-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle: bundle, p, c } = await dependentPair(f, 'ru', 'ru');
 
   await env.client.patch(t.configMap, ns, 'ru-c', { metadata: { annotations: { [Annotations.dependencyReferences]: null } } }, 'merge', {
     fieldManager: 'kubectl-annotate',
