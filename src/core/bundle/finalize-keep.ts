@@ -5,22 +5,17 @@
  * (what the operator wrote taken out), and claims withdrawn; with the
  * manifest floor and reference context every step shares. Pure.
  */
-import { Annotations, ApplySetLabels, EventReasons, Labels } from '../../api/names.js';
+import { Annotations, ApplySetLabels, EventReasons } from '../../api/names.js';
 import { isMemberOf } from './applyset.js';
 import { readDeletionRules, stricterRules, type DeletionRules } from '../softdelete/rules.js';
 import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonPatchOperation, type LiveObject } from './objects.js';
 import { claimWithdrawal, type BundleListing } from './ownership.js';
-import {
-  hasClaimReference,
-  operatorWrittenReferences,
-  recordNamesAny,
-  writtenByOperator,
-  type ReferenceOwnerContext,
-} from './owner-references.js';
+import { hasClaimReference, operatorWrittenReferences, recordNamesAny, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
 import { keptReleasePatch, letGoPatch, orphanPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';
 import type { FinalizeInput, FinalizeStep } from './finalize-types.js';
+import { orphanCandidacy } from './orphan-evidence.js';
 
 /**
  * What the manifest declares for an object, over the Bundle's defaults: a
@@ -228,26 +223,6 @@ export function orphanCandidates(input: FinalizeInput, coordinateUids: ReadonlyS
     }
   }
   return input.objects.filter((o) => chosen.has(o));
-}
-
-function orphanCandidacy(o: LiveObject, input: FinalizeInput): 'candidate' | 'if-its-record-names-one' | 'no' {
-  const controller = controllerOf(o);
-  if (controller !== undefined) return controller.uid === input.bundle.uid ? 'candidate' : 'no';
-  if (o.metadata.ownerReferences?.some((r) => r.uid === input.bundle.uid)) return 'candidate';
-  const annotations = o.metadata.annotations ?? {};
-  const atCoordinates = input.coordinates.has(objectKey(o));
-  // A released object (former-bundle label) is the sweeper's, not ours.
-  if (o.metadata.labels?.[Labels.formerBundle] !== undefined)
-    return atCoordinates && annotations[Annotations.dependencyReferences] !== undefined ? 'candidate' : 'no';
-  const member = isMemberOf(o, input.bundle.name, input.bundle.namespace);
-  // Off the coordinates, only what the operator wrote: a person's copy carries the labels and annotations too (red team 23).
-  if (!atCoordinates) return !writtenByOperator(o.metadata.managedFields) ? 'no' : member ? 'candidate' : 'if-its-record-names-one';
-  if (member) return 'candidate';
-  return annotations[Annotations.dependencyReferences] !== undefined ||
-    annotations[Annotations.deletionTimestamp] !== undefined ||
-    annotations[Annotations.appliedHash] !== undefined
-    ? 'candidate'
-    : 'no';
 }
 
 export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext, bundle: FinalizeInput['bundle']): FinalizeStep {

@@ -25,10 +25,10 @@
  * it, and nothing deletes it.
  * Pure: no client, no clock.
  */
-import { Annotations, EventReasons, Labels, type DeletionPropagation } from '../../api/names.js';
+import { EventReasons, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
-import { hasClaimReference, recordNamesAny, userReferences, writtenByOperator } from './owner-references.js';
-import { isMemberOf } from './applyset.js';
+import { hasClaimReference, userReferences } from './owner-references.js';
+import { isOrphanTrace } from './orphan-evidence.js';
 import { planPrune, targetOf } from './prune.js';
 import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
@@ -58,48 +58,19 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
  * The garbage collector removes the orphan finalizer once it has taken the
  * Bundle's reference out of every dependent, possibly before the finalizer's
  * first pass: the Bundle then looks like a background deletion. The objects
- * say otherwise: one that nothing controls, not released (no former-bundle
- * label), and that is this Bundle's member (its ApplySet part-of label),
- * or, without another Bundle having let it go to this one (the
- * former-bundle annotation: this one may be deleted before it took it),
- * carries what only the operator writes (at the Bundle's coordinates its
- * applied-hash or dependency record; off them a dependency record naming an
- * object at them: a dependent the spec dropped) was orphaned. Then it is an orphan deletion: nothing is
- * deleted, what the operator wrote goes. Mistaking a background deletion for
- * an orphan one keeps objects; the reverse would delete them, so any such
- * trace decides. A Bundle whose every object is of a kind the collector
- * never orphans (Events) leaves no trace: a known limit (docs/safety.md).
+ * say otherwise when one of them carries an orphan trace (isOrphanTrace):
+ * then it is an orphan deletion, nothing is deleted, what the operator wrote
+ * goes. Mistaking a background deletion for an orphan one keeps objects; the
+ * reverse would delete them, so any one trace decides. A Bundle whose every
+ * object is of a kind the collector never orphans (Events) leaves no trace:
+ * a known limit (docs/safety.md).
  */
 export function effectivePropagation(
   input: FinalizeInput,
   coordinateUids: ReadonlySet<string> = coordinateUidsOf(input),
 ): DeletionPropagation {
   if (input.propagation !== 'Background') return input.propagation;
-  const orphaned = input.objects.some((o) => {
-    const meta = o.metadata;
-    if (controllerOf(o) !== undefined || meta.deletionTimestamp !== undefined || meta.labels?.[Labels.formerBundle] !== undefined)
-      return false;
-    // Another live Bundle listing it is no evidence either way (red team 20: one whose invalid spec never took the
-    // objects hid every trace); what a let-go leaves is told by its mark. This Bundle's member (its part-of label: the
-    // apply writes it, a let-go or release takes it out; red team 19: an object taken over still carried the let-go mark
-    // of the Bundle it came from), or what only the operator writes (applied-hash; the dependency record, which the
-    // IfNotPresent bookkeeping writes without an applied-hash and which another tool's part-of cannot hide: red team 20),
-    // on an object no Bundle let go to this one, at the coordinates. Off them (red team 21: a dependent the spec dropped,
-    // its prune not made yet, carried the only trace), only a record naming an object at them on an object the operator
-    // wrote: a person's copy carries the labels and annotations too, and the part-of label names the Bundle by name, so a
-    // predecessor's orphaned objects carry it as well (red team 23: either made a plain deletion keep everything).
-    const annotations = meta.annotations ?? {};
-    if (!input.coordinates.has(objectKey(o)))
-      return (
-        annotations[Annotations.formerBundle] === undefined &&
-        writtenByOperator(meta.managedFields) &&
-        recordNamesAny(annotations, coordinateUids)
-      );
-    if (isMemberOf(o, input.bundle.name, input.bundle.namespace)) return true;
-    if (annotations[Annotations.formerBundle] !== undefined) return false;
-    return annotations[Annotations.appliedHash] !== undefined || annotations[Annotations.dependencyReferences] !== undefined;
-  });
-  return orphaned ? 'Orphan' : 'Background';
+  return input.objects.some((o) => isOrphanTrace(o, input, coordinateUids)) ? 'Orphan' : 'Background';
 }
 
 /**
