@@ -187,7 +187,7 @@ export class PlanExecutor {
   /** UIDs of the owners waiting in foreground deletion at a collector (re)start. */
   readonly foregroundOwnersAtStart = new Set<string>();
   /** UIDs of objects referring, at a collector (re)start, both to an owner orphaning its dependents and to one waiting in foreground deletion (the judge's orphanRaceLeak). */
-  readonly orphanAndForegroundDependentsAtStart = new Set<string>();
+  readonly orphanRaceDependentsAtStart = new Set<string>();
 
   constructor(
     readonly cluster: FuzzCluster,
@@ -249,7 +249,7 @@ export class PlanExecutor {
           const snap = await this.snapshot();
           for (const uid of nonBlockingDependentsOfForegroundOwners(snap)) this.foregroundDependentsAtStart.add(uid);
           for (const uid of foregroundOwners(snap)) this.foregroundOwnersAtStart.add(uid);
-          for (const uid of dependentsOfOrphanAndForegroundOwners(snap)) this.orphanAndForegroundDependentsAtStart.add(uid);
+          for (const uid of dependentsOfOrphanAndUnsolidOwners(snap)) this.orphanRaceDependentsAtStart.add(uid);
         }
         await this.cluster.collector.start();
         this.needsProbe = true;
@@ -444,6 +444,16 @@ export class PlanExecutor {
       this.cluster.discovery.invalidate();
       return await this.cluster.discovery.resolve(`${TEST_GROUP}/v1`, gadget.kind);
     });
+    // Discovery may name the new version before the server handles it (seed 20104: the next list got a 404).
+    await waitUntil(`${gadget.kind} v1 to answer a list`, 30_000, async () => {
+      try {
+        await this.cluster.client.list(rt, undefined, { limit: 1, metadataOnly: true });
+        return true;
+      } catch (err) {
+        if (err instanceof KubeApiError && (err.code === 404 || err.code === 503)) return undefined;
+        throw err;
+      }
+    });
     if (stage === 'unserve-old') {
       // Discovery keeps what it once resolved: ask the server at the old version until it answers 404.
       const old = { ...rt, version: 'v1alpha1', apiVersion: `${TEST_GROUP}/v1alpha1` };
@@ -584,14 +594,20 @@ function orphaningOwners(snap: Snapshot): Set<string> {
   return orphaning;
 }
 
-/** Objects with a reference to an owner orphaning its dependents and one to an owner waiting in foreground deletion. */
-export function dependentsOfOrphanAndForegroundOwners(snap: Snapshot): string[] {
+/**
+ * Objects with a reference to an owner orphaning its dependents and one to
+ * an owner that is not solid: waiting in foreground deletion, or gone
+ * (seed 20104: deleted while the collector was down). Upstream counts the
+ * orphaning owner solid, so which of its workers acts first decides the end.
+ */
+export function dependentsOfOrphanAndUnsolidOwners(snap: Snapshot): string[] {
   const waiting = foregroundOwners(snap);
   const orphaning = orphaningOwners(snap);
+  const present = new Set([...snap.values()].map((o) => o.metadata.uid));
   const out: string[] = [];
   for (const o of snap.values()) {
     const refs = o.metadata.ownerReferences ?? [];
-    if (refs.some((r) => waiting.has(r.uid)) && refs.some((r) => orphaning.has(r.uid))) out.push(o.metadata.uid);
+    if (refs.some((r) => waiting.has(r.uid) || !present.has(r.uid)) && refs.some((r) => orphaning.has(r.uid))) out.push(o.metadata.uid);
   }
   return out;
 }

@@ -62,10 +62,10 @@
  *   owner: still waiting, the dependent is deleted (no solid owner); after,
  *   the owner is solid (being deleted without `foregroundDeletion`) and the
  *   dependent kept. Not extended to what follows from such a dependent.
- * - The orphan race (orphanRaceLeak; seed 15352): an object referring at
- *   a start to an owner orphaning it and to one waiting in foreground
- *   deletion, kept by ours with no reference left where the reference
- *   deleted it: upstream's own order, a leak, never a delete.
+ * - The orphan race (orphanRaceLeak; seeds 15352, 20104): an object
+ *   referring at a start to an owner orphaning it and to one waiting in
+ *   foreground deletion or gone, kept by ours with no reference left
+ *   (or only to such an object) where the reference deleted it: upstream's own order, a leak, never a delete.
  */
 import type { KubeObject } from '../../../src/kube/types.js';
 import { snapshotKey, type Snapshot } from './executor.js';
@@ -80,8 +80,8 @@ export interface ClusterEnd {
   foregroundDependentsAtStart?: ReadonlySet<string>;
   /** UIDs of the owners waiting in foreground deletion at those starts (PlanExecutor.foregroundOwnersAtStart). */
   foregroundOwnersAtStart?: ReadonlySet<string>;
-  /** UIDs of objects that at those starts referred both to an owner orphaning its dependents and to one waiting in foreground deletion (PlanExecutor.orphanAndForegroundDependentsAtStart). */
-  orphanAndForegroundDependentsAtStart?: ReadonlySet<string>;
+  /** UIDs of objects that at those starts referred both to an owner orphaning its dependents and to one waiting in foreground deletion (PlanExecutor.orphanRaceDependentsAtStart). */
+  orphanRaceDependentsAtStart?: ReadonlySet<string>;
 }
 
 export type ObjectView =
@@ -240,22 +240,34 @@ function waitedAtStart(reference: ClusterEnd, owner: KubeObject): boolean {
 /**
  * Seed 15352 (a leak, tolerated): at a collector start the object had a
  * reference to an owner being deleted with the `orphan` finalizer and one
- * to an owner waiting in foreground deletion. Upstream's classifyReferences
- * counts the orphaning owner as solid (only deletionTimestamp plus
- * `foregroundDeletion` makes an owner waiting), so attemptToDeleteItem, when
- * it attempts the object before the orphan worker has removed that owner's
- * reference, removes the waiting owner's reference (its `len(solid) != 0`
- * branch) and keeps it; the orphan then removes the other reference, and
- * the object stays with none. Attempted after the orphan, it has only the
- * waiting owner and is deleted. Both workers are queued at the start, so
- * either order is kube-controller-manager's. Tolerated only as that end:
- * ours kept the same incarnation, not being deleted, with no reference left
- * (a third, solid owner keeps it in both orders and must still be there).
+ * to an owner that is not solid: waiting in foreground deletion (15352) or
+ * gone (20104: deleted while the collector was down). Upstream's
+ * classifyReferences counts the orphaning owner as solid (only
+ * deletionTimestamp plus `foregroundDeletion` makes an owner waiting), so
+ * attemptToDeleteItem, when it attempts the object before the orphan worker
+ * has removed that owner's reference, removes the other reference (its
+ * `len(solid) != 0` branch) and keeps it; the orphan then removes the
+ * orphaning owner's reference, and the object stays with none. Attempted
+ * after the orphan, it has only the unsolid owner and is deleted. Both
+ * workers are queued at the start, so either order is
+ * kube-controller-manager's. Tolerated only as that end: ours kept the same
+ * incarnation, not being deleted, with no reference left (a third, solid
+ * owner keeps it in both orders and must still be there); or, following from
+ * it, ours kept an object every remaining reference of which names such a
+ * kept object (seed 20104: a dependent of the leaked one, which the
+ * reference collected after it).
  */
-function orphanRaceLeak(plan: Plan, ours: ClusterEnd, id: string): boolean {
+function orphanRaceLeak(plan: Plan, ours: ClusterEnd, id: string, visiting = new Set<string>()): boolean {
   const live = liveOf(plan, id, ours);
-  if (!live || live.metadata.deletionTimestamp || (live.metadata.ownerReferences ?? []).length > 0) return false;
-  return (ours.orphanAndForegroundDependentsAtStart ?? new Set<string>()).has(live.metadata.uid);
+  if (!live || live.metadata.deletionTimestamp || visiting.has(id)) return false;
+  const refs = live.metadata.ownerReferences ?? [];
+  if (refs.length === 0) return (ours.orphanRaceDependentsAtStart ?? new Set<string>()).has(live.metadata.uid);
+  visiting.add(id);
+  const idOf = (uid: string) => [...ours.uids].find(([, uids]) => uids.includes(uid))?.[0];
+  return refs.every((r) => {
+    const ownerId = idOf(r.uid);
+    return ownerId !== undefined && liveOf(plan, ownerId, ours)?.metadata.uid === r.uid && orphanRaceLeak(plan, ours, ownerId, visiting);
+  });
 }
 
 function waitsInForeground(o: KubeObject): boolean {
@@ -392,7 +404,7 @@ export function judge(
     }
     if (a.present && !a.deleting && (!r.present || r.deleting) && orphanRaceLeak(plan, ours, o.id)) {
       tolerated.push(
-        `${what}: ours kept it with no reference left, the reference collected it (an owner orphaning it and one waiting in foreground deletion at a collector start: which finished first is order, in kube-controller-manager too): ours ${ra}; reference ${rr}`,
+        `${what}: ours kept it with no reference left or only references to an object so kept, the reference collected it (an owner orphaning it and one waiting in foreground deletion or gone at a collector start, or an owner so kept: which finished first is order, in kube-controller-manager too): ours ${ra}; reference ${rr}`,
       );
       continue;
     }

@@ -196,7 +196,7 @@ export class GcFuzzSuite implements FuzzSuite {
       notes: e.notes,
       foregroundDependentsAtStart: e.foregroundDependentsAtStart,
       foregroundOwnersAtStart: e.foregroundOwnersAtStart,
-      orphanAndForegroundDependentsAtStart: e.orphanAndForegroundDependentsAtStart,
+      orphanRaceDependentsAtStart: e.orphanRaceDependentsAtStart,
     });
     // Judged at every settle, not only at the end: a wrongful delete that a
     // later step would hide (an owner deleted too early whose held

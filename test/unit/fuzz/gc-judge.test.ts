@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '../../../src/kube/types.js';
 import {
-  dependentsOfOrphanAndForegroundOwners,
+  dependentsOfOrphanAndUnsolidOwners,
   nonBlockingDependentsOfForegroundOwners,
   snapshotKey,
   type Snapshot,
@@ -77,7 +77,7 @@ function cluster(
     notes: [],
     foregroundDependentsAtStart: new Set(atStart.map(uidOf)),
     foregroundOwnersAtStart: new Set(ownersAtStart.map(uidOf)),
-    orphanAndForegroundDependentsAtStart: new Set(orphanRaceAtStart.map(uidOf)),
+    orphanRaceDependentsAtStart: new Set(orphanRaceAtStart.map(uidOf)),
   };
 }
 
@@ -372,6 +372,32 @@ describe('gc judge: an owner orphaning and one waiting in foreground deletion at
     ]);
   });
 
+  it('seed 20104 shape: what only a kept leak still owns is kept too: tolerated; owned by an object not so kept, a divergence', () => {
+    const reference = cluster(p, 'ref', {});
+    const follows = judge(p, cluster(p, 'ours', { o9: {}, o10: { refs: [{ owner: 'o9' }] } }, [], [], ['o9']), reference);
+    expect(follows.divergences).toEqual([]);
+    expect(follows.tolerated).toHaveLength(2);
+    // o9 not recorded at the start: neither is tolerated.
+    const notRecorded = judge(p, cluster(p, 'ours', { o9: {}, o10: { refs: [{ owner: 'o9' }] } }, [], [], []), reference);
+    expect(notRecorded.divergences.map((d) => d.id).sort()).toEqual(['o10', 'o9']);
+    // A second owner that is no leak (o8 kept by the reference too) keeps it in both collectors' orders: no tolerance.
+    const solid = judge(
+      p,
+      cluster(p, 'ours', { o8: {}, o9: {}, o10: { refs: [{ owner: 'o9' }, { owner: 'o8' }] } }, [], [], ['o9']),
+      cluster(p, 'ref', { o8: {} }),
+    );
+    expect(solid.divergences.map((d) => d.id)).toEqual(['o10']);
+  });
+
+  it('the executor records objects referring to an orphaning owner and to one gone (seed 20104)', () => {
+    const snap = cluster(p, 'x', {
+      o7: ORPHANING,
+      o9: { refs: [{ owner: 'o7' }, { owner: 'gone-uid', rawUid: true }] },
+      o10: { refs: [{ owner: 'o7' }, { owner: 'o9' }] },
+    }).snapshot;
+    expect(dependentsOfOrphanAndUnsolidOwners(snap)).toEqual(['x-o9']);
+  });
+
   it('the executor records objects referring to both an orphaning and a waiting owner, and only those', () => {
     const snap = cluster(p, 'x', {
       o7: ORPHANING,
@@ -379,7 +405,7 @@ describe('gc judge: an owner orphaning and one waiting in foreground deletion at
       o9: { refs: [{ owner: 'o7' }] },
       o10: { refs: [{ owner: 'o8', block: true }, { owner: 'o7' }] },
     }).snapshot;
-    expect(dependentsOfOrphanAndForegroundOwners(snap)).toEqual(['x-o10']);
+    expect(dependentsOfOrphanAndUnsolidOwners(snap)).toEqual(['x-o10']);
   });
 });
 
