@@ -9,8 +9,8 @@
 import { Finalizers } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
-import { expectKept, resourceType, waitFor, waitForGone, type TestEnv } from './harness.js';
-import { applyBundle, configMap, waitForReady } from './bundles.js';
+import { conditionOf, expectKept, resourceType, waitFor, waitForGone, type TestEnv } from './harness.js';
+import { applyBundle, configMap, resourceCondition, waitForBundle, waitForReady, type ResourceFixture } from './bundles.js';
 
 /** A fixture whose operator can be stopped and started again (referenceFixture's). */
 export interface RestartableOperator {
@@ -22,18 +22,20 @@ export interface RestartableOperator {
 
 /**
  * Bundle `name` lists ConfigMaps `${prefix}-p` and `${prefix}-c`, the second
- * `references` the first: once Ready, the operator's dependency reference
+ * `references` the first (and `others`): once Ready, the operator's dependency reference
  * from c to p is there. The Bundle and both objects as read then.
  */
 export async function dependentPair(
   f: RestartableOperator,
   name: string,
   prefix: string,
+  others: readonly ResourceFixture[] = [],
 ): Promise<{ bundle: KubeObject; p: KubeObject; c: KubeObject }> {
   const { env, ns, t } = f;
   await applyBundle(env, ns, name, [
     { name: 'p', object: configMap(`${prefix}-p`) },
     { name: 'c', references: [{ resource: 'p' }], object: configMap(`${prefix}-c`) },
+    ...others,
   ]);
   const bundle = await waitForReady(env, ns, name);
   const p = await env.client.get(t.configMap, ns, `${prefix}-p`);
@@ -126,4 +128,61 @@ export async function serviceAccountWithRules(env: TestEnv, ns: string, name: st
     },
     as,
   );
+}
+
+/**
+ * A person's copy of `source` under `name`, as `kubectl get -o yaml`, edited
+ * and `kubectl apply --server-side` make it (field manager kubectl): labels,
+ * annotations and data come along; uid, resourceVersion, managedFields and
+ * every ownerReference but the ones `keepReferences` chooses are taken out.
+ */
+export async function personCopy(
+  f: Pick<RestartableOperator, 'env' | 'ns' | 't'>,
+  source: KubeObject,
+  name: string,
+  keepReferences: (r: NonNullable<KubeObject['metadata']['ownerReferences']>[number]) => boolean = () => false,
+): Promise<KubeObject> {
+  const references = (source.metadata.ownerReferences ?? []).filter(keepReferences);
+  return await f.env.client.apply(
+    f.t.configMap,
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name,
+        namespace: f.ns,
+        labels: source.metadata.labels,
+        annotations: source.metadata.annotations,
+        ...(references.length > 0 ? { ownerReferences: references } : {}),
+      },
+      data: source['data'],
+    },
+    { fieldManager: 'kubectl', force: true },
+  );
+}
+
+/**
+ * The spec of Bundle `name` (made by dependentPair) becomes `kept` plus a
+ * resource that fails to apply, so its prune is held back: `${prefix}-c`,
+ * if `kept` drops it, stays controlled by the Bundle (checked).
+ */
+export async function dropWithPruneHeldBack(
+  f: RestartableOperator,
+  name: string,
+  prefix: string,
+  kept: readonly ResourceFixture[],
+  bundleUid: string | undefined,
+): Promise<void> {
+  const { env, ns, t } = f;
+  await applyBundle(env, ns, name, [...kept, { name: 'bad', object: configMap(`${prefix}-bad`, { 'not a key': 'x' }) }]);
+  await waitForBundle(
+    env,
+    ns,
+    name,
+    'bad failing',
+    (b) => resourceCondition(b, 'bad', 'Ready')?.status === 'False' || conditionOf(b, 'Ready')?.status === 'False',
+  );
+  await new Promise((r) => setTimeout(r, 2_000));
+  const held = await env.client.get(t.configMap, ns, `${prefix}-c`);
+  expect((held.metadata.ownerReferences ?? []).some((r) => r.uid === bundleUid && r.controller === true)).toBe(true);
 }

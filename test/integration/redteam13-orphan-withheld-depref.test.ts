@@ -31,40 +31,19 @@
  * operator's reference to ow-p. Deleting ow-p then makes
  * kube-controller-manager collect ow-c.
  */
-import { conditionOf, expectKept, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, resourceCondition, waitForBundle, waitForReady } from './bundles.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, getBundle } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
-import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
+import { dependentPair, dropWithPruneHeldBack, orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt13ow');
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 it('orphan deletion with a prune held back: a former dependent keeps no operator reference to its sibling', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'ow', [
-    { name: 'p', object: configMap('ow-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('ow-c') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'ow');
-  const p = await env.client.get(t.configMap, ns, 'ow-p');
-  const c = await env.client.get(t.configMap, ns, 'ow-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle, p, c } = await dependentPair(f, 'ow', 'ow');
 
   // Drop c; a new resource fails to apply, so the prune is held back.
-  await applyBundle(env, ns, 'ow', [
-    { name: 'p', object: configMap('ow-p') },
-    { name: 'bad', object: configMap('ow-bad', { 'not a key': 'x' }) },
-  ]);
-  await waitForBundle(
-    env,
-    ns,
-    'ow',
-    'bad failing',
-    (b) => resourceCondition(b, 'bad', 'Ready')?.status === 'False' || conditionOf(b, 'Ready')?.status === 'False',
-  );
-  await sleep(2_000);
-  const held = await env.client.get(t.configMap, ns, 'ow-c');
-  expect((held.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid && r.controller === true)).toBe(true);
+  await dropWithPruneHeldBack(f, 'ow', 'ow', [{ name: 'p', object: configMap('ow-p') }], bundle.metadata.uid);
 
   // The operator restarts (an upgrade) while the Bundle is deleted: the collector finishes first, as docs/deletion.md allows.
   await f.operator.stop();
@@ -85,14 +64,7 @@ it('orphan deletion with a prune held back: a former dependent keeps no operator
 
 it('the same with no failing resource: the edit that drops the dependent and the orphan deletion both land while the operator restarts', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'ow2', [
-    { name: 'p', object: configMap('ow2-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('ow2-c') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'ow2');
-  const p = await env.client.get(t.configMap, ns, 'ow2-p');
-  const c = await env.client.get(t.configMap, ns, 'ow2-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle, p, c } = await dependentPair(f, 'ow2', 'ow2');
 
   await f.operator.stop();
   await applyBundle(env, ns, 'ow2', [{ name: 'p', object: configMap('ow2-p') }]);

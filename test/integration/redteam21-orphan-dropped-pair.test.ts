@@ -33,41 +33,19 @@
  * Fixed: off the coordinates, the Bundle's ApplySet member is an orphan
  * candidate too (core/bundle/finalize-keep.ts orphanCandidates).
  */
-import { conditionOf, expectKept } from './harness.js';
-import { applyBundle, configMap, eventsFor, resourceCondition, waitForBundle, waitForReady } from './bundles.js';
+import { expectKept } from './harness.js';
+import { configMap, eventsFor } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
-import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
+import { dependentPair, dropWithPruneHeldBack, orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt21-dp');
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 it('orphan deletion with a prune held back: a dropped dependent keeps no operator reference to its dropped sibling', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'dp', [
-    { name: 'p', object: configMap('dp-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('dp-c') },
-    { name: 'q', object: configMap('dp-q') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'dp');
-  const p = await env.client.get(t.configMap, ns, 'dp-p');
-  const c = await env.client.get(t.configMap, ns, 'dp-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle, p, c } = await dependentPair(f, 'dp', 'dp', [{ name: 'q', object: configMap('dp-q') }]);
 
   // Drop p and c; a new resource fails to apply, so the prune is held back.
-  await applyBundle(env, ns, 'dp', [
-    { name: 'q', object: configMap('dp-q') },
-    { name: 'bad', object: configMap('dp-bad', { 'not a key': 'x' }) },
-  ]);
-  await waitForBundle(
-    env,
-    ns,
-    'dp',
-    'bad failing',
-    (b) => resourceCondition(b, 'bad', 'Ready')?.status === 'False' || conditionOf(b, 'Ready')?.status === 'False',
-  );
-  await sleep(2_000);
-  const held = await env.client.get(t.configMap, ns, 'dp-c');
-  expect((held.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid && r.controller === true)).toBe(true);
+  await dropWithPruneHeldBack(f, 'dp', 'dp', [{ name: 'q', object: configMap('dp-q') }], bundle.metadata.uid);
 
   await f.operator.stop();
   await orphanDeletionFinishedWhileDown(f, 'dp', bundle.metadata.uid);

@@ -36,41 +36,19 @@
  * Fixed: a dependent whose record names another orphan candidate is one
  * too, transitively (core/bundle/finalize-keep.ts orphanCandidates).
  */
-import { conditionOf, expectKept } from './harness.js';
-import { applyBundle, configMap, eventsFor, resourceCondition, waitForBundle, waitForReady } from './bundles.js';
+import { expectKept } from './harness.js';
+import { configMap, eventsFor } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
-import { orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
+import { dependentPair, dropWithPruneHeldBack, orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt22-rl');
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 it('orphan deletion: a dropped dependent another ApplySet took keeps no operator reference to its dropped sibling', async () => {
   const { env, ns, t } = f;
-  await applyBundle(env, ns, 'rl', [
-    { name: 'p', object: configMap('rl-p') },
-    { name: 'c', references: [{ resource: 'p' }], object: configMap('rl-c') },
-    { name: 'q', object: configMap('rl-q') },
-  ]);
-  const bundle = await waitForReady(env, ns, 'rl');
-  const p = await env.client.get(t.configMap, ns, 'rl-p');
-  const c = await env.client.get(t.configMap, ns, 'rl-c');
-  expect((c.metadata.ownerReferences ?? []).some((r) => r.uid === p.metadata.uid)).toBe(true);
+  const { bundle, p, c } = await dependentPair(f, 'rl', 'rl', [{ name: 'q', object: configMap('rl-q') }]);
 
   // Drop p and c; a new resource fails to apply, so the prune is held back.
-  await applyBundle(env, ns, 'rl', [
-    { name: 'q', object: configMap('rl-q') },
-    { name: 'bad', object: configMap('rl-bad', { 'not a key': 'x' }) },
-  ]);
-  await waitForBundle(
-    env,
-    ns,
-    'rl',
-    'bad failing',
-    (b) => resourceCondition(b, 'bad', 'Ready')?.status === 'False' || conditionOf(b, 'Ready')?.status === 'False',
-  );
-  await sleep(2_000);
-  const held = await env.client.get(t.configMap, ns, 'rl-c');
-  expect((held.metadata.ownerReferences ?? []).some((r) => r.uid === bundle.metadata.uid && r.controller === true)).toBe(true);
+  await dropWithPruneHeldBack(f, 'rl', 'rl', [{ name: 'q', object: configMap('rl-q') }], bundle.metadata.uid);
 
   // Another ApplySet tool takes rl-c into its set (kubectl apply --applyset rewrites the part-of label).
   await env.client.patch(

@@ -40,6 +40,7 @@ import { applySetId } from '../../src/core/bundle/applyset.js';
 import { expectKept, waitFor, waitForGone } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { personCopy } from './orphan-traces.js';
 
 const f = referenceFixture('rt23-cp');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -58,16 +59,7 @@ it("a background deletion deletes the Bundle's objects although a person copied 
   const a = await env.client.get(t.configMap, ns, 'cp-a');
 
   // `kubectl get cm cp-a -o yaml | <rename, drop uid, resourceVersion, creationTimestamp, managedFields, ownerReferences> | kubectl apply --server-side -f -`
-  const copy = await env.client.apply(
-    t.configMap,
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'cp-copy', namespace: ns, labels: a.metadata.labels, annotations: a.metadata.annotations },
-      data: a['data'],
-    },
-    { fieldManager: 'kubectl', force: true },
-  );
+  const copy = await personCopy(f, a, 'cp-copy');
   console.log('cp-copy:', JSON.stringify(copy.metadata.labels), JSON.stringify(copy.metadata.annotations));
 
   await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'cp', { uid: b.metadata.uid ?? '', propagationPolicy: 'Background' });

@@ -43,6 +43,7 @@ import { Annotations } from '../../src/api/names.js';
 import { waitFor, waitForGone } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForReady } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
+import { personCopy } from './orphan-traces.js';
 
 const f = referenceFixture('rt23-dc');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -64,22 +65,7 @@ it("an orphan deletion leaves a person's copy of a dependent its own reference",
   });
   const c = await env.client.get(t.configMap, ns, 'dp-c');
 
-  const copy = await env.client.apply(
-    t.configMap,
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: 'dp-copy',
-        namespace: ns,
-        labels: c.metadata.labels,
-        annotations: c.metadata.annotations,
-        ownerReferences: (c.metadata.ownerReferences ?? []).filter((r) => r.uid === p.metadata.uid),
-      },
-      data: c['data'],
-    },
-    { fieldManager: 'kubectl', force: true },
-  );
+  const copy = await personCopy(f, c, 'dp-copy', (r) => r.uid === p.metadata.uid);
   console.log('dp-copy:', JSON.stringify(copy.metadata.ownerReferences), JSON.stringify(copy.metadata.annotations));
 
   await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'dp', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });

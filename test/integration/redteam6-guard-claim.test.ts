@@ -126,3 +126,53 @@ it("foreground, deletion guard installed: an Orphan object held by a Bundle's cl
     await removeGuard();
   }
 }, 300_000);
+
+it('the operator down through both deletions: the deletion guard alone keeps an Orphan object held by a claim', async () => {
+  // The first case's object may become rt6c-two's controlled object before its deletion (its first owner's finalizer
+  // lets it go): then the guard's branch for controlled objects keeps it. Here the operator stays down from the
+  // first deletion until the collector has acted on the second, so when kube-controller-manager deletes the
+  // dependents of the foreground deletion, the object is held by the claim alone: only the guard's claim branch
+  // stands between it and the collector.
+  const { env, ns, t } = f;
+  const orphan = { [Annotations.deletionPolicy]: 'Orphan' };
+  await applyBundle(env, ns, 'rt6d-one', [{ name: 'x', object: configMap('rt6d-x', { k: 'v' }, orphan) }]);
+  const one = await waitForReady(env, ns, 'rt6d-one');
+  await applyBundle(env, ns, 'rt6d-two', [
+    { name: 'gate', object: deployment('rt6d-gate') },
+    { name: 'x', references: [{ resource: 'gate' }], object: configMap('rt6d-x', { k: 'v' }, orphan) },
+  ]);
+  const two = await waitForBundle(env, ns, 'rt6d-two', 'not Ready', (b) => conditionOf(b, 'Ready')?.status === 'False');
+  await waitFor('rt6d-two to record its claim on rt6d-x', async () => {
+    const o = await env.client.get(t.configMap, ns, 'rt6d-x');
+    return (o.metadata.ownerReferences ?? []).some((r) => r.uid === two.metadata.uid && r.controller !== true) ? o : undefined;
+  });
+  const removeGuard = await installDeletionGuard(f, t.configMap, (await env.client.get(t.configMap, ns, 'rt6d-x')).metadata);
+  try {
+    await f.operator.stop();
+    await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt6d-one', { uid: one.metadata.uid, propagationPolicy: 'Orphan' });
+    const x = await waitFor(
+      "rt6d-x to be held by rt6d-two's claim alone",
+      async () => {
+        const o = await env.client.get(t.configMap, ns, 'rt6d-x');
+        const refs = o.metadata.ownerReferences ?? [];
+        return refs.length === 1 && refs[0]?.uid === two.metadata.uid && refs[0]?.controller !== true ? o : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+    await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rt6d-two', { uid: two.metadata.uid, propagationPolicy: 'Foreground' });
+    await waitFor('the collector to take the gate', async () => (await env.client.tryGet(t.deployment, ns, 'rt6d-gate')) === undefined, {
+      timeoutMs: 90_000,
+    });
+    await sleep(5_000);
+    // Still down: what kept it is the guard.
+    const beforeStart = await env.client.tryGet(t.configMap, ns, 'rt6d-x');
+    expectKept(beforeStart, x.metadata.uid);
+    expect((beforeStart?.metadata.ownerReferences ?? []).map((r) => r.uid)).toEqual([two.metadata.uid]);
+    await f.startOperator();
+    await waitFor('rt6d-two to be gone', async () => (await getBundle(env, ns, 'rt6d-two')) === undefined, { timeoutMs: 90_000 });
+    await sleep(3_000);
+    expectKept(await env.client.tryGet(t.configMap, ns, 'rt6d-x'), x.metadata.uid);
+  } finally {
+    await removeGuard();
+  }
+}, 300_000);

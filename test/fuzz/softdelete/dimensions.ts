@@ -228,7 +228,8 @@ export type HandEdit =
   | 'blank-claim-record'
   | 'reset-managed-fields'
   | 'blank-dependency-record'
-  | 'relabel-part-of';
+  | 'relabel-part-of'
+  | 'copy-object';
 
 /** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */
 export function longName(prefix: string, length: number, rnd: Random): string {

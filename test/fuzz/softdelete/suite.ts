@@ -715,7 +715,39 @@ class SeedRun {
         });
       }
     }
+    await this.checkCopies();
     this.boundary();
+  }
+
+  /**
+   * A person's copies (copy-object) are theirs: each is still there, the
+   * same object, not being deleted, with every reference the person kept
+   * whose owner still exists; only kube-controller-manager may have
+   * collected one whose every owner is gone.
+   */
+  private async checkCopies(): Promise<void> {
+    for (const [name, copy] of this.world.copies) {
+      const live = await this.world.getObject('ConfigMap', name);
+      const owners = await Promise.all(
+        copy.references.map(async (r) => ({ r, live: (await this.world.getObject('ConfigMap', r.name))?.metadata.uid === r.uid })),
+      );
+      const standing = owners.filter((o) => o.live).map((o) => o.r);
+      const what = `${name} (a person's copy of ${copy.of}, uid ${copy.uid})`;
+      if (!live || live.metadata.uid !== copy.uid || live.metadata.deletionTimestamp !== undefined) {
+        if (copy.references.length > 0 && standing.length === 0) continue;
+        this.divergences.push({
+          object: copy.of,
+          message: `not kept: ${what} is ${live ? (live.metadata.uid !== copy.uid ? `a new object (uid ${live.metadata.uid})` : 'being deleted') : 'gone'}${copy.references.length > 0 ? `; of its owners ${standing.length} still exist` : ''}`,
+        });
+        continue;
+      }
+      const lost = standing.filter((r) => !(live.metadata.ownerReferences ?? []).some((x) => x.uid === r.uid));
+      if (lost.length > 0)
+        this.divergences.push({
+          object: copy.of,
+          message: `${what} lost the person's references to ${lost.map((r) => `${r.kind} ${r.name}`).join(', ')}, which still exist`,
+        });
+    }
   }
 
   private replay(objects: ReadonlySet<string> | undefined): string {

@@ -15,6 +15,7 @@ import { CRD_RESOURCE, installCrd } from '../../../src/kube/crds.js';
 import { Discovery } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
+import type { OwnerReference } from '../../../src/api/resource.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { Defaults, Entry, Propagation, Rule, Spoil } from './model.js';
 import {
@@ -31,6 +32,8 @@ import { FUZZ_GROUP, operatorRoles, revokedRights, withoutRights, type OperatorR
 
 /** The field manager of the hand edits: anyone but the operator. */
 export const HAND_MANAGER = 'fuzz-hand';
+/** Names of a person's copies (copy-object): no Bundle lists them, and no name of the seed starts so. */
+export const COPY_PREFIX = 'person-copy-';
 
 /**
  * The budget dimension's bulk ConfigMaps carry no drift controls: drawn anew
@@ -293,6 +296,8 @@ export class SeedWorld {
   /** The seed's versioned CRD (crdVersions): its kind, plural, and the version objects are read at now. */
   private readonly versioned: { kind: string; plural: string; rt: ResourceType } | undefined;
   private anchorUid: string | undefined;
+  /** A person's copies (copy-object), by name: whose copy, its uid, the references the person kept. */
+  readonly copies = new Map<string, { of: string; uid: string; references: readonly OwnerReference[] }>();
   /** What replay-annotations read of each incarnation (`object/uid`), oldest first. */
   private readonly replayHistory = new Map<string, Record<string, string>[]>();
   /** The rbac dimension: the operator's roles as granted, the revocation in force, and the processes killed on purpose. */
@@ -312,7 +317,8 @@ export class SeedWorld {
     private readonly driftRnd?: Random,
   ) {
     const record = (o: Observation) => {
-      // Real names back to the model's; anything else in the namespace (the anchor, leftovers) is not the seed's.
+      // Real names back to the model's; anything else in the namespace (the anchor, leftovers, copies) is not the seed's.
+      if (o.object.startsWith(COPY_PREFIX)) return;
       const object = this.logical(o.object);
       if (object !== undefined) this.observations.push({ ...o, object });
     };
@@ -626,6 +632,7 @@ export class SeedWorld {
    * it does not exist (or the edit changed nothing).
    */
   async handEdit(object: string, edit: HandEdit): Promise<boolean> {
+    if (edit === 'copy-object') return await this.personCopy(object);
     const rt = this.typeOf(object);
     const name = this.real(object);
     for (let attempt = 0; attempt < 10; attempt++) {
@@ -709,6 +716,39 @@ export class SeedWorld {
       }
     }
     return false;
+  }
+
+  /**
+   * A person's copy of the live ConfigMap (`kubectl get -o yaml`, renamed,
+   * `kubectl apply --server-side`): labels, annotations and data come along;
+   * every other copy keeps the references to its sibling ConfigMaps (a copy
+   * meant to go with its sibling: red team 23), the rest keep none. It
+   * is the person's: nothing may delete it but kube-controller-manager once
+   * every owner it names is gone, and nothing may take its references.
+   */
+  private async personCopy(object: string): Promise<boolean> {
+    const live = await this.cluster.client.tryGet(this.typeOf(object), this.namespace, this.real(object));
+    if (!live || live.metadata.deletionTimestamp !== undefined || live.kind !== 'ConfigMap') return false;
+    const name = `${COPY_PREFIX}${this.copies.size}`;
+    const references = this.copies.size % 2 === 1 ? (live.metadata.ownerReferences ?? []).filter((r) => r.kind === 'ConfigMap') : [];
+    const copy = await this.cluster.client.apply(
+      this.cluster.configMaps,
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name,
+          namespace: this.namespace,
+          ...(live.metadata.labels ? { labels: live.metadata.labels } : {}),
+          ...(live.metadata.annotations ? { annotations: live.metadata.annotations } : {}),
+          ...(references.length > 0 ? { ownerReferences: references } : {}),
+        },
+        ...(live['data'] !== undefined ? { data: live['data'] } : {}),
+      },
+      { fieldManager: 'kubectl', force: true },
+    );
+    this.copies.set(name, { of: object, uid: copy.metadata.uid ?? '', references });
+    return true;
   }
 
   /** A watch that failed makes the seed unjudgeable: the caller reports it. */
