@@ -26,7 +26,9 @@ import {
   type PlanRef,
   type Step,
   type TouchEdit,
+  type GcRevocation,
 } from './plan.js';
+import type { CollectorRbac } from './rbac.js';
 
 /** The field manager of every hand edit (references, labels, annotations): anyone but the operator. */
 export const HAND_MANAGER = 'fuzz-hand';
@@ -48,6 +50,8 @@ export interface FuzzCluster {
   collector: CollectorControl;
   /** A namespace of the suite's own for probes. */
   probeNamespace: string;
+  /** Our collector's rights (the rbac dimension); the reference has none to take. */
+  rbac?: CollectorRbac;
 }
 
 export type Snapshot = Map<string, KubeObject>;
@@ -174,6 +178,10 @@ export class PlanExecutor {
   readonly notes: string[] = [];
   private readonly types = new Map<KindName, ResourceType>();
   private needsProbe = false;
+  /** When our collector lost rights (rbac), and until when a settle waits after it got them back. */
+  private revokedAt: number | undefined;
+  private revokedWhat: GcRevocation | undefined;
+  private graceUntil = 0;
   /** The version the mid-run CRD's objects and new references are written at (crdVersions: v1alpha1, then v1). */
   private gadgetVersion: 'v1alpha1' | 'v1';
   lastSnapshot: Snapshot = new Map();
@@ -262,6 +270,9 @@ export class PlanExecutor {
         return;
       case 'crdVersion':
         await this.gadgetVersionStep(step.stage);
+        return;
+      case 'rbac':
+        await this.rbacStep(step.revoke);
         return;
       case 'settle':
         await this.settle();
@@ -472,6 +483,33 @@ export class PlanExecutor {
     this.gadgetVersion = 'v1';
   }
 
+  /**
+   * Our collector loses `revoke`, or gets every right back. Once back, the
+   * next settle probes the kinds it lost and waits at least half again the
+   * time the rights were missing plus two seconds (its retries back off,
+   * up to a minute, while refused), so that it has had the time to retry
+   * what was refused.
+   */
+  private async rbacStep(revoke: GcRevocation | undefined): Promise<void> {
+    const rbac = this.cluster.rbac;
+    if (!rbac) return;
+    if (revoke !== undefined) {
+      await rbac.revoke(revoke);
+      this.revokedAt = Date.now();
+      this.revokedWhat = revoke;
+      return;
+    }
+    await rbac.grant(this.plan.gadget?.plural);
+    const missing = Date.now() - (this.revokedAt ?? Date.now());
+    this.graceUntil = Date.now() + Math.min(60_000, 1.5 * missing + 2_000);
+    this.needsProbe = true;
+    this.probeWidgets = this.revokedWhat === 'crs-list';
+    this.revokedAt = undefined;
+    this.revokedWhat = undefined;
+  }
+
+  private probeWidgets = false;
+
   private async installGadget(): Promise<void> {
     const gadget = this.plan.gadget;
     if (!gadget) throw new Error('installCrd in a plan without a gadget kind');
@@ -523,8 +561,12 @@ export class PlanExecutor {
     if (this.needsProbe) {
       const cm = this.types.get('ConfigMap');
       if (cm) await probeCollector(this.cluster, cm);
+      const widget = this.types.get('Widget');
+      if (this.probeWidgets && widget) await probeCollector(this.cluster, widget);
       this.needsProbe = false;
+      this.probeWidgets = false;
     }
+    if (Date.now() < this.graceUntil) await sleep(this.graceUntil - Date.now());
     let fingerprint = '';
     let quietSince = Date.now();
     for (;;) {

@@ -42,6 +42,11 @@
  *   references name a version the server no longer serves.
  * - longNames: about half the objects get names of 253 characters (the
  *   limit of the kinds' names).
+ * - rbac (drawn from a stream of its own, so that the other dimensions'
+ *   draws stay as they were): our collector loses some of its rights
+ *   (rbac.ts) for the steps of one group and gets them back after it;
+ *   kube-controller-manager keeps its own. Only wrongful deletes are judged
+ *   while they are missing; after, ours must reach the same end.
  */
 import { Random } from '../random.js';
 
@@ -50,7 +55,12 @@ export interface GcDimensions {
   handEdits: boolean;
   crdVersions: boolean;
   longNames: boolean;
+  /** What our collector loses for one group of steps (rbac.ts). */
+  rbac?: GcRevocation;
 }
+
+/** What an rbac revocation takes from our collector (rbac.ts collectorRules). */
+export type GcRevocation = 'configmaps-delete' | 'configmaps-patch' | 'configmaps-list' | 'crs-list';
 
 export type TouchEdit = 'label-managed' | 'unlabel-managed' | 'label-other' | 'annotate-other';
 /** The managed label of bundlesmith (src/api/names.ts Labels.managed): hand edits put it on and take it off. */
@@ -124,6 +134,8 @@ export type Step =
   | { op: 'touch'; obj: string; edit: TouchEdit }
   /** The mid-run CRD (crdVersions): gains v1 as its storage version, or stops serving v1alpha1. */
   | { op: 'crdVersion'; stage: 'add-v1' | 'unserve-old' }
+  /** Our collector loses `revoke` (or, without it, gets every right back); the reference is untouched. */
+  | { op: 'rbac'; revoke?: GcRevocation }
   | { op: 'settle' };
 
 export interface Plan {
@@ -512,14 +524,28 @@ export interface GenerateOptions {
 
 export const NO_GC_DIMENSIONS: GcDimensions = { handEdits: false, crdVersions: false, longNames: false };
 
-export function drawGcDimensions(rnd: Random): GcDimensions {
-  return { handEdits: rnd.chance(0.5), crdVersions: rnd.chance(0.3), longNames: rnd.chance(0.35) };
+export function drawGcDimensions(rnd: Random, rbacRnd?: Random): GcDimensions {
+  const dims: GcDimensions = { handEdits: rnd.chance(0.5), crdVersions: rnd.chance(0.3), longNames: rnd.chance(0.35) };
+  if (rbacRnd?.chance(0.3))
+    dims.rbac = rbacRnd.weighted<GcRevocation>([
+      [3, 'configmaps-delete'],
+      [2, 'configmaps-patch'],
+      [2, 'configmaps-list'],
+      [2, 'crs-list'],
+    ]);
+  return dims;
+}
+
+/** The rbac dimension's stream (its own, so that adding it left every other draw of a seed as it was). */
+function rbacRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 2246822519) + 0x5bd) >>> 0);
 }
 
 export function generatePlan(seed: number, options: GenerateOptions = {}): Plan {
   const rnd = new Random(seed);
   const dimRnd = new Random((Math.imul(seed, 2654435761) + 0x9c) >>> 0);
-  const dims = options.widen === false ? NO_GC_DIMENSIONS : drawGcDimensions(dimRnd);
+  const rbacRnd = rbacRandom(seed);
+  const dims = options.widen === false ? NO_GC_DIMENSIONS : drawGcDimensions(dimRnd, rbacRnd);
   const m: Model = {
     rnd,
     seed,
@@ -552,13 +578,16 @@ export function generatePlan(seed: number, options: GenerateOptions = {}): Plan 
   // The versioned CRD's upgrade, at group boundaries drawn from the dimensions' stream (unserving may come last).
   const addV1At = dims.crdVersions ? dimRnd.int(0, groups - 1) : -1;
   const unserveAt = dims.crdVersions ? dimRnd.int(addV1At + 1, groups) : -1;
+  const revokedIn = dims.rbac ? rbacRnd.int(0, groups - 1) : -1;
   for (let g = 0; g <= groups; g++) {
     if (g === addV1At) m.steps.push({ op: 'crdVersion', stage: 'add-v1' }, { op: 'settle' });
     if (g === unserveAt) m.steps.push({ op: 'crdVersion', stage: 'unserve-old' }, { op: 'settle' });
     if (g === groups) break;
+    if (g === revokedIn) m.steps.push({ op: 'rbac', ...(dims.rbac ? { revoke: dims.rbac } : {}) });
     if (g === downAt) downGroup(m, true);
     else if (rnd.chance(0.35)) downGroup(m, false);
     else upGroup(m);
+    if (g === revokedIn) m.steps.push({ op: 'rbac' }, { op: 'settle' });
   }
   if (m.held.size > 0 && rnd.chance(0.6)) {
     for (const id of m.held) m.steps.push({ op: 'release', obj: id });
@@ -614,6 +643,8 @@ export function describeStep(plan: Plan, s: Step): string {
       return s.stage === 'add-v1'
         ? `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: add v1 as the storage version (v1alpha1 still served); objects and references written from now on name v1`
         : `CRD ${plan.gadget?.plural ?? 'gadgets'}.${TEST_GROUP}: stop serving v1alpha1 (earlier references still name it), and wait until both collectors act on v1`;
+    case 'rbac':
+      return s.revoke ? `our collector loses ${s.revoke} (RBAC; the reference keeps its rights)` : 'our collector gets its rights back';
     case 'settle':
       return 'settle (wait until both clusters are quiet)';
   }
@@ -648,6 +679,7 @@ export function summarize(plan: Plan): string {
         ...(d.handEdits ? [`${count('touch')} hand edits`] : []),
         ...(d.crdVersions ? ['CRD v1alpha1 -> v1, old unserved'] : []),
         ...(d.longNames ? [`${plan.objects.filter((o) => o.longName).length} names of 253 characters`] : []),
+        ...(d.rbac ? [`our collector without ${d.rbac} for one group`] : []),
       ]
     : [];
   return `${plan.objects.length} objects, ${plan.steps.length} steps: deletes bg/fg/orphan ${byPolicy('Background')}/${byPolicy('Foreground')}/${byPolicy('Orphan')}, ${count('addRef') + count('removeRef')} ref edits, ${count('recreate')} recreations, ${count('kill')} kills${plan.gadget ? ', CRD mid-run' : ''}${widened.length > 0 ? `, ${widened.join(', ')}` : ''}`;

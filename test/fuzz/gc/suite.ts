@@ -51,6 +51,7 @@ import type { FuzzSuite, SeedResult, SuiteContext } from '../suite.js';
 import { FINAL_QUIET_MS, PlanExecutor, fuzzCrd, probeCollector, waitUntil, type CollectorControl, type FuzzCluster } from './executor.js';
 import { describeStates, judge, relatedIds, replay } from './judge.js';
 import { TEST_GROUP, generatePlan, summarize, type GenerateOptions } from './plan.js';
+import { COLLECTOR_USER, CollectorRbac } from './rbac.js';
 
 const PROBE_NAMESPACE = 'gcfuzz-probes';
 
@@ -75,7 +76,12 @@ class OperatorCollector implements CollectorControl {
 
   async start(): Promise<void> {
     const port = await freePort();
-    const proc = startOperatorProcess(['--gc=cluster', '--health-addr', `127.0.0.1:${port}`, '--log-level', 'debug'], {}, this.kubeconfig);
+    // As a user whose rights the rbac dimension narrows (rbac.ts), not as the admin of the kubeconfig.
+    const proc = startOperatorProcess(
+      ['--gc=cluster', '--health-addr', `127.0.0.1:${port}`, '--log-level', 'debug', '--impersonate', COLLECTOR_USER],
+      {},
+      this.kubeconfig,
+    );
     this.process = proc;
     this.logFiles.push(proc.logFile);
     await waitUntil('our operator process to answer /healthz', 30_000, async () => {
@@ -151,12 +157,15 @@ export class GcFuzzSuite implements FuzzSuite {
       c.discovery.invalidate();
     }
     this.operator = new OperatorCollector(oursCluster.state.kubeconfig);
+    const rbac = new CollectorRbac(oursCluster.admin);
+    await rbac.grant();
     this.ours = {
       label: 'ours',
       client: oursCluster.admin,
       discovery: oursCluster.discovery,
       collector: this.operator,
       probeNamespace: PROBE_NAMESPACE,
+      rbac,
     };
     this.reference = {
       label: 'reference',
@@ -187,6 +196,8 @@ export class GcFuzzSuite implements FuzzSuite {
     if (!ours || !reference) throw new Error('the gc suite was not set up');
     const plan = generatePlan(seed, { ...this.options, ...options });
     const started = Date.now();
+    // Every right, and the seed's gadget resource named (a failed seed may have left a revocation).
+    await ours.rbac?.grant(plan.gadget?.plural);
     const executors = [new PlanExecutor(ours, plan), new PlanExecutor(reference, plan)] as const;
     await Promise.all(executors.map((e) => e.prepare()));
     const [oursExec, refExec] = executors;
@@ -208,7 +219,10 @@ export class GcFuzzSuite implements FuzzSuite {
       const [o, r] = [end(oursExec), end(refExec)];
       const oldVersionUnserved = plan.steps.slice(0, step).some((s) => s.op === 'crdVersion' && s.stage === 'unserve-old');
       const verdict = judge(plan, o, r, { oldVersionUnserved });
-      const fresh = verdict.divergences.filter((d) => !found.has(d.id));
+      // While our collector lacks rights (rbac) it may lag: only a wrongful delete counts then.
+      const lastRbac = plan.steps.slice(0, step).findLast((s) => s.op === 'rbac');
+      const lacking = lastRbac?.op === 'rbac' && lastRbac.revoke !== undefined;
+      const fresh = verdict.divergences.filter((d) => !found.has(d.id) && (!lacking || d.wrongfulDelete));
       for (const d of fresh) found.set(d.id, { step, line: d.line, wrongfulDelete: d.wrongfulDelete });
       for (const t of verdict.tolerated) tolerated.add(t);
       if (fresh.length > 0)
