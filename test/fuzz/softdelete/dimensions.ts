@@ -76,7 +76,15 @@ export interface SoftDeleteDimensions {
 
 /** What a revocation takes away from the operator's ServiceAccount. */
 export type RbacRevocation =
-  'configmaps-delete' | 'configmaps-patch' | 'configmaps-list' | 'crs-list' | 'bundles-list' | 'bundles-status' | 'binding';
+  | 'configmaps-delete'
+  | 'configmaps-patch'
+  | 'configmaps-list'
+  | 'crs-list'
+  | 'bundles-list'
+  | 'bundles-status'
+  | 'binding'
+  /** Not RBAC: an admission policy refuses the operator's writes of ConfigMaps with 422 Invalid (a webhook refusing them). */
+  | 'admission-configmaps';
 
 /** A revocation before planned step `at`, granted back before step `at + steps` (or before the final wait). */
 export interface RbacRevocationPlan {
@@ -95,6 +103,7 @@ export const RBAC_REVOCATION_TEXT: Record<RbacRevocation, string> = {
   'bundles-list': 'list and watch on bundles',
   'bundles-status': 'patch and update on bundles/status',
   binding: 'every binding',
+  'admission-configmaps': 'every write of configmaps (create, update, delete), refused by an admission policy as 422 Invalid',
 };
 
 export const NO_DIMENSIONS: SoftDeleteDimensions = { handEdits: false, crdVersions: false, longNames: false };
@@ -155,6 +164,7 @@ export function drawRbac(d: SoftDeleteDimensions, rnd: Random, steps: number): S
         [1, 'bundles-list'],
         [1, 'bundles-status'],
         [1.5, 'binding'],
+        [1.5, 'admission-configmaps'],
       ]),
       minMs: rnd.int(10, 80) * 100,
     };

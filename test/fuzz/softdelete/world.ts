@@ -236,6 +236,26 @@ const BINDINGS = {
   cluster: rbacType('ClusterRoleBinding', 'clusterrolebindings', false),
   namespaced: rbacType('RoleBinding', 'rolebindings', true),
 };
+const ADMISSION = {
+  policy: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    plural: 'validatingadmissionpolicies',
+    namespaced: false,
+    verbs: ['get', 'create', 'patch', 'delete'],
+  },
+  binding: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    plural: 'validatingadmissionpolicybindings',
+    namespaced: false,
+    verbs: ['get', 'create', 'patch', 'delete'],
+  },
+} satisfies Record<string, ResourceType>;
 const SERVICE_ACCOUNT = 'bundlesmith';
 const RBAC_MANAGER = 'fuzz-admin';
 
@@ -460,9 +480,11 @@ export class SeedWorld {
           ]
         : revoked === 'binding'
           ? [{ verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: false }]
-          : revokedRights(revoked, this.fuzzKinds()).flatMap((r) =>
-              r.verbs.map((verb) => ({ verb, group: r.group, resource: r.resource, want: false })),
-            );
+          : revoked === 'admission-configmaps'
+            ? []
+            : revokedRights(revoked, this.fuzzKinds()).flatMap((r) =>
+                r.verbs.map((verb) => ({ verb, group: r.group, resource: r.resource, want: false })),
+              );
     const deadline = Date.now() + 30_000;
     for (const p of probes) {
       while ((await this.allowed(p.verb, p.group, p.resource)) !== p.want) {
@@ -479,6 +501,9 @@ export class SeedWorld {
     this.revoked = what;
     if (what === 'binding') {
       for (const role of this.roles) await this.deleteRbacObject(role.namespace ? BINDINGS.namespaced : BINDINGS.cluster, role);
+    } else if (what === 'admission-configmaps') {
+      await this.refuseByAdmission(true);
+      return { sentAt, ackedAt: Date.now() };
     } else {
       const revoked = revokedRights(what, this.fuzzKinds());
       for (const role of this.roles) {
@@ -488,6 +513,78 @@ export class SeedWorld {
     }
     await this.untilAllowed(false);
     return { sentAt, ackedAt: Date.now() };
+  }
+
+  /**
+   * Installs (or removes) a ValidatingAdmissionPolicy and its binding that
+   * refuse every write of a ConfigMap of the seed's namespace by the
+   * operator's ServiceAccount with 422 Invalid, as a validating webhook of
+   * another team would; waits until a dry-run create as the operator is
+   * refused (or allowed again).
+   */
+  private async refuseByAdmission(refuse: boolean): Promise<void> {
+    const name = `fuzz-refuse-${this.namespace}`;
+    if (refuse) {
+      await this.cluster.client.apply(
+        ADMISSION.policy,
+        {
+          apiVersion: ADMISSION.policy.apiVersion,
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name },
+          spec: {
+            failurePolicy: 'Fail',
+            matchConstraints: {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': this.namespace } },
+              resourceRules: [
+                { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['configmaps'] },
+              ],
+            },
+            validations: [
+              {
+                expression: `request.userInfo.username != '${this.operatorUser}'`,
+                message: 'refused by the fuzzer: writes of configmaps are closed for now',
+                reason: 'Invalid',
+              },
+            ],
+          },
+        },
+        { fieldManager: RBAC_MANAGER, force: true },
+      );
+      await this.cluster.client.apply(
+        ADMISSION.binding,
+        {
+          apiVersion: ADMISSION.binding.apiVersion,
+          kind: 'ValidatingAdmissionPolicyBinding',
+          metadata: { name },
+          spec: { policyName: name, validationActions: ['Deny'] },
+        },
+        { fieldManager: RBAC_MANAGER, force: true },
+      );
+    } else {
+      for (const rt of [ADMISSION.binding, ADMISSION.policy]) {
+        const live = await this.cluster.client.tryGet(rt, undefined, name);
+        if (live) await this.cluster.client.delete(rt, undefined, name, { uid: live.metadata.uid });
+      }
+    }
+    const asOperator = this.cluster.client.impersonating({ user: this.operatorUser });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      let refused: boolean;
+      try {
+        await asOperator.create(
+          this.cluster.configMaps,
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'admission-probe', namespace: this.namespace } },
+          { dryRun: true },
+        );
+        refused = false;
+      } catch (err) {
+        if (!(err instanceof KubeApiError) || err.code !== 422) throw err;
+        refused = true;
+      }
+      if (refused === refuse) return;
+      if (Date.now() > deadline) throw new Error(`admission: writes of configmaps still ${refuse ? 'allowed' : 'refused'} after 30 s`);
+      await sleep(100);
+    }
   }
 
   /** Whether a revocation is in force. */
@@ -500,6 +597,10 @@ export class SeedWorld {
     const sentAt = Date.now();
     const was = this.revoked;
     this.revoked = undefined;
+    if (was === 'admission-configmaps') {
+      await this.refuseByAdmission(false);
+      return { sentAt, ackedAt: Date.now() };
+    }
     if (was === 'binding') for (const role of this.roles) await this.applyBinding(role);
     else for (const role of this.roles) await this.applyRole(role, role.rules);
     await this.untilAllowed(true);
