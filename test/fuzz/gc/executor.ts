@@ -558,7 +558,8 @@ export class PlanExecutor {
    */
   async settle(quietMs = QUIET_MS): Promise<void> {
     const started = Date.now();
-    if (this.needsProbe) {
+    // Without its rights our collector may not collect a probe: the probe waits until they are back.
+    if (this.needsProbe && this.revokedAt === undefined) {
       const cm = this.types.get('ConfigMap');
       if (cm) await probeCollector(this.cluster, cm);
       const widget = this.types.get('Widget');
