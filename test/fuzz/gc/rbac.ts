@@ -123,13 +123,19 @@ export class CollectorRbac {
     const discovery = new Discovery(this.client, 0);
     await discovery.refresh();
     const groups = [...new Set(discovery.resources().map((r) => r.group))].sort();
+    // Every resource the test group serves now (earlier seeds' CRDs stay), and the seed's own to come.
+    const served = discovery
+      .resources()
+      .filter((r) => r.group === TEST_GROUP)
+      .map((r) => r.plural);
+    const testResources = [...new Set([...this.testResources, ...served])].sort();
     await this.client.apply(
       rbacType('ClusterRole', 'clusterroles'),
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRole',
         metadata: { name: NAME },
-        rules: collectorRules(groups, this.testResources, revoked),
+        rules: collectorRules(groups, testResources, revoked),
       },
       { fieldManager: MANAGER, force: true },
     );
