@@ -148,10 +148,10 @@ export const COMMANDS: readonly CommandDeclaration[] = [
   },
   objectCommandDeclaration(
     'cancel',
-    'stop a pending deletion and keep the object',
-    "Removes the countdown from the object and lets go of it (the operator's references are removed, the user's kept): it is no longer the Bundle's, and nothing deletes it. Re-apply a Bundle that lists it to adopt it again.",
+    'stop a pending deletion; the object stays, no Bundle\'s',
+    "Removes the countdown from the object and every reference the operator wrote (the user's stay): it is no longer any Bundle's, and nothing deletes it. A Bundle that lists it again adopts it.",
     cancelPending,
-    [{ what: 'Keep a ConfigMap that left its Bundle', args: 'cancel ConfigMap/settings -n demo' }],
+    [{ what: 'Stop the deletion of a ConfigMap that left its Bundle', args: 'cancel ConfigMap/settings -n demo' }],
   ),
   objectCommandDeclaration(
     'approve',

@@ -203,7 +203,7 @@ function pruneEntry(a: PruneAction): DiffEntry {
     case 'await':
       return { ...base, action: 'await', detail: a.message, deletionTimestamp: a.deletionTimestamp, deleteAfter: a.deleteAfter };
     case 'release':
-      return { ...base, action: 'release', detail: 'deletionPolicy Orphan: released (the operator lets go of it), never deleted' };
+      return { ...base, action: 'release', detail: 'deletionPolicy Orphan: released for good (kept), never deleted' };
     case 'invalid':
       return { ...base, action: 'keep', detail: a.message };
     case 'terminating':

@@ -31,7 +31,7 @@ const stricterOf = (a: DeletionRules | undefined, b: DeletionRules | undefined):
 
 /**
  * The deletion annotations an object's declared-rules proof seals: the
- * manifest's own, and a keeping policy (Orphan, Approve) it takes from the
+ * manifest's own, and a policy the deletion guard protects (Orphan, Approve) it takes from the
  * Bundle's defaults, which the apply writes onto the object too. Sealed, a
  * policy taken off the object by hand is still what the chart's deletion
  * guard reads in the proof (red team 7).

@@ -42,7 +42,7 @@ export interface DesiredInput {
   /** Live objects of the resources it references, in reference order (duplicates allowed). */
   dependencies: readonly LiveObject[];
   /**
-   * A deletionPolicy that keeps the object (Orphan, Approve) which it takes
+   * A deletionPolicy the chart's deletion guard protects (Orphan: kept; Approve: waits for an approval) which it takes
    * from spec.deletionDefaults: written onto it, so that the object itself
    * says so. The chart's deletion guard and the released-object sweeper
    * read nothing but the object.

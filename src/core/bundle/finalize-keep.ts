@@ -1,7 +1,7 @@
 /**
- * The finalizer's steps for objects it does not delete: handed over to
- * another live Bundle that lists them (let go), kept from the cascade
- * (deletionPolicy Orphan or Approve, rules that cannot be read), orphaned
+ * The finalizer's steps for objects it does not delete: let go to another
+ * live Bundle that lists them, released from the cascade (deletionPolicy
+ * Orphan or Approve, rules that cannot be read), orphaned
  * (what the operator wrote taken out), and claims withdrawn; with the
  * manifest floor and reference context every step shares. Pure.
  */
@@ -118,7 +118,7 @@ export function letGoStep(o: LiveObject, bundleName: string, refs: ReferenceOwne
     target: targetOf(o),
     by,
     patch: letGoPatch(o, bundleName, refs),
-    event: { reason: EventReasons.Released, message: `released ${describeObject(o)} to Bundle ${by.name}, which lists it` },
+    event: { reason: EventReasons.Released, message: `let ${describeObject(o)} go to Bundle ${by.name}, which lists it` },
   };
 }
 

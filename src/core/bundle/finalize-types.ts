@@ -78,9 +78,9 @@ export type FinalizeStep =
   | { action: 'delete'; target: ObjectTarget; event: PlannedEvent }
   /** Release with a countdown (background, a deletionDelay): JSON patch guarded by the ownerReferences it read. */
   | { action: 'release'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
-  /** Another live Bundle lists the object: release without a countdown; that Bundle takes it. */
+  /** Another live Bundle lists the object: let go (no former-bundle label, no countdown); that Bundle adopts it. */
   | { action: 'let-go'; target: ObjectTarget; patch: JsonPatchOperation[]; by: BundleListing; event: PlannedEvent }
-  /** Orphan propagation: take out what the operator wrote, keep the object. */
+  /** Orphan propagation: take out what the operator wrote; the object stays, nobody's. */
   | { action: 'orphan'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** Background, an object with an owner besides the Bundle: only the Bundle's references go; the collector decides, as it would. */
   | { action: 'disown'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }

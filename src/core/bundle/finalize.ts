@@ -157,7 +157,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
               patch: referencesPatch(o, refs),
               event: {
                 reason: EventReasons.Released,
-                message: `released ${what}: it has another owner (${owners}), so only the Bundle's references go; the garbage collector deletes it once no owner is left`,
+                message: `disowned ${what}: it has another owner (${owners}), so only the Bundle's references go; the garbage collector deletes it once no owner is left`,
               },
             },
           ];
@@ -197,7 +197,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
         ),
         event: {
           reason: EventReasons.Released,
-          message: `released ${what}: it has a deletionDelay or a deletionPolicy and is kept until its deletion is due; re-apply the Bundle to keep it`,
+          message: `released ${what} with a countdown (its deletionDelay, deletionPolicy or deleteWhen): deleted when the countdown ends and any gate is open; a Bundle that lists it again adopts it and cancels the countdown`,
         },
       },
     ];

@@ -207,7 +207,7 @@ export function decideOwnership(input: OwnershipInput): Ownership {
     return {
       kind: 'conflict',
       ...(controller !== undefined ? { controller } : {}),
-      message: `${describeObject(live)} is also listed by Bundle ${oldest.name} (uid ${oldest.uid}), whose claim is older`,
+      message: `${describeObject(live)} is also listed by Bundle ${oldest.name} (uid ${oldest.uid}), whose listing is older`,
     };
   }
   return controller === undefined ? { kind: 'adopt' } : { kind: 'hand-over', from: controller };

@@ -65,7 +65,7 @@ export type SoftDeleteDecision =
   | { action: 'mark'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[]; sealed: CountdownRules }
   /** Countdown running: recheck at `deleteAtMs`; `gates` as for mark. */
   | { action: 'wait'; deletionTimestamp: string; deleteAfter: string; deleteAtMs: number; gates?: DeletionGate[] }
-  /** deletionPolicy Orphan: never deleted; the operator lets go of it (its references go, the user's stay). */
+  /** deletionPolicy Orphan: released for good (kept): its references go, the user's stay; never deleted. */
   | { action: 'release' }
   /** Countdown over, but a gate is shut: an approval missing, or the Bundle not Ready. Kept; decided again when either changes. */
   | { action: 'await'; waitingFor: DeletionGate; deletionTimestamp: string; deleteAfter: string; message: string }

@@ -8,7 +8,7 @@
 import { Annotations, Labels } from '../../api/names.js';
 import { decideSoftDelete, type SoftDeleteDecision } from './decide.js';
 
-/** The metadata the orphan sweep reads from a live object. */
+/** The metadata the released-object sweeper reads from a live object. */
 export interface ReleasedObjectMeta {
   labels?: Readonly<Record<string, string>> | undefined;
   annotations?: Readonly<Record<string, string>> | undefined;
@@ -16,8 +16,8 @@ export interface ReleasedObjectMeta {
 }
 
 /**
- * Whether an object was released by a deleted Bundle and is the orphan
- * sweep's to handle: it carries the former-bundle label and no controller
+ * Whether an object was released by a deleted Bundle and is the
+ * released-object sweeper's to handle: it carries the former-bundle label and no controller
  * owner. An object adopted since (a controller owner again) belongs to its
  * new owner, whatever its labels say.
  */
@@ -30,7 +30,7 @@ export type ReleasedSweepDecision =
   { action: 'skip'; reason: string } | Exclude<SoftDeleteDecision, { action: 'keep' | 'cancel' | 'release' }>;
 
 /**
- * The orphan sweep's decision for one object: `skip` when the object is not
+ * The released-object sweeper's decision for one object: `skip` when the object is not
  * a released one, otherwise the soft-delete rules for an object no Bundle
  * lists (`inSpec: false`), so released objects keep their countdown.
  */

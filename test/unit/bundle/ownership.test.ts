@@ -250,7 +250,7 @@ describe('decideOwnership', () => {
   it('names the older claim in the conflict', () => {
     expect(decideOwnership({ live: obj(), self, listings: [self, older] })).toEqual({
       kind: 'conflict',
-      message: 'ConfigMap ns1/cm is also listed by Bundle b0 (uid b0-uid), whose claim is older',
+      message: 'ConfigMap ns1/cm is also listed by Bundle b0 (uid b0-uid), whose listing is older',
     });
   });
 });
