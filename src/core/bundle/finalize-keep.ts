@@ -237,7 +237,8 @@ export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext, bundle: F
     ours.length === 0 &&
     !member &&
     annotations[Annotations.dependencyReferences] === undefined &&
-    annotations[Annotations.deletionTimestamp] === undefined
+    annotations[Annotations.deletionTimestamp] === undefined &&
+    annotations[Annotations.appliedHash] === undefined
   )
     return { action: 'leave', target, reason: 'orphaned' };
   return {

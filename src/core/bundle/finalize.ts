@@ -28,9 +28,9 @@
 import { EventReasons, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
-import { isOrphanTrace } from './orphan-evidence.js';
+import { isOrphanTrace, tracedUids } from './orphan-evidence.js';
 import { planPrune, targetOf } from './prune.js';
-import { keptReleasePatch, referencesPatch, releasePatch } from './release.js';
+import { disownPatch, keptReleasePatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
 import {
   coordinateUidsOf,
@@ -70,7 +70,8 @@ export function effectivePropagation(
   coordinateUids: ReadonlySet<string> = coordinateUidsOf(input),
 ): DeletionPropagation {
   if (input.propagation !== 'Background') return input.propagation;
-  return input.objects.some((o) => isOrphanTrace(o, input, coordinateUids)) ? 'Orphan' : 'Background';
+  const named = tracedUids(input, coordinateUids);
+  return input.objects.some((o) => isOrphanTrace(o, input, named)) ? 'Orphan' : 'Background';
 }
 
 /**
@@ -154,7 +155,7 @@ function backgroundSteps(controlled: readonly LiveObject[], input: FinalizeInput
             {
               action: 'disown',
               target: action.target,
-              patch: referencesPatch(o, refs),
+              patch: disownPatch(o, refs),
               event: {
                 reason: EventReasons.Released,
                 message: `disowned ${what}: it has another owner (${owners}), so only the Bundle's references go; the garbage collector deletes it once no owner is left`,

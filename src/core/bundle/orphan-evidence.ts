@@ -9,7 +9,7 @@
 import { Annotations, Labels } from '../../api/names.js';
 import { isMemberOf } from './applyset.js';
 import { controllerOf, objectKey, type LiveObject } from './objects.js';
-import { recordNamesAny, writtenByOperator } from './owner-references.js';
+import { recordNamesAny, recordedReferenceOnlyOperators, writtenByOperator } from './owner-references.js';
 import type { FinalizeInput } from './finalize-types.js';
 
 /**
@@ -30,6 +30,7 @@ export type OrphanEvidence =
   | 'stamp'
   | 'member-off-coordinates' // written by the operator, the Bundle's member, not at its coordinates
   | 'written-off-coordinates' // written by the operator, not at its coordinates: a dropped dependent if its record names one
+  | 'record-off-coordinates' // not at its coordinates, the operator's managedFields entry gone, a recorded dependency reference no one else wrote
   | 'none';
 
 export function orphanEvidence(o: LiveObject, input: Pick<FinalizeInput, 'bundle' | 'coordinates'>): OrphanEvidence {
@@ -39,8 +40,9 @@ export function orphanEvidence(o: LiveObject, input: Pick<FinalizeInput, 'bundle
     return atCoordinates && annotations[Annotations.dependencyReferences] !== undefined ? 'released-with-record' : 'released';
   const member = isMemberOf(o, input.bundle.name, input.bundle.namespace);
   if (!atCoordinates) {
-    if (!writtenByOperator(o.metadata.managedFields)) return 'none';
-    return member ? 'member-off-coordinates' : 'written-off-coordinates';
+    if (writtenByOperator(o.metadata.managedFields)) return member ? 'member-off-coordinates' : 'written-off-coordinates';
+    // Its entry reset or folded away (red team 24): a recorded reference only the operator may have written still tells.
+    return recordedReferenceOnlyOperators(o.metadata) ? 'record-off-coordinates' : 'none';
   }
   if (member) return 'member';
   if (annotations[Annotations.dependencyReferences] !== undefined) return 'record';
@@ -58,12 +60,15 @@ export function orphanEvidence(o: LiveObject, input: Pick<FinalizeInput, 'bundle
  * (the record, which IfNotPresent bookkeeping writes without an
  * applied-hash, is one another tool's part-of label cannot hide: red team
  * 20); off them a dependency record naming an object at them (a dependent
- * the spec dropped, its prune not made yet: red team 21). Membership off the
- * coordinates and a countdown stamp are no trace. Another live Bundle
- * listing the object is no evidence either way (red team 20).
- * `coordinateUids`: uids of the objects at the coordinates.
+ * the spec dropped, its prune not made yet: red team 21) or an uncontrolled
+ * member the operator wrote off them (a dependent dropped with its sibling,
+ * nothing left at the coordinates: red team 24). Membership off the
+ * coordinates alone and a countdown stamp are no trace, nor is what only a
+ * reset of managedFields leaves. Another live Bundle listing the object is
+ * no evidence either way (red team 20). `namedUids`: uids of the objects at
+ * the coordinates and of those members (tracedUids).
  */
-export function isOrphanTrace(o: LiveObject, input: FinalizeInput, coordinateUids: ReadonlySet<string>): boolean {
+export function isOrphanTrace(o: LiveObject, input: FinalizeInput, namedUids: ReadonlySet<string>): boolean {
   if (controllerOf(o) !== undefined || o.metadata.deletionTimestamp !== undefined) return false;
   const annotations = o.metadata.annotations ?? {};
   const letGoMark = annotations[Annotations.formerBundle] !== undefined;
@@ -76,7 +81,8 @@ export function isOrphanTrace(o: LiveObject, input: FinalizeInput, coordinateUid
       return !letGoMark;
     case 'member-off-coordinates':
     case 'written-off-coordinates':
-      return !letGoMark && recordNamesAny(annotations, coordinateUids);
+      return !letGoMark && recordNamesAny(annotations, namedUids);
+    case 'record-off-coordinates':
     case 'stamp':
     case 'released':
     case 'released-with-record':
@@ -86,10 +92,30 @@ export function isOrphanTrace(o: LiveObject, input: FinalizeInput, coordinateUid
 }
 
 /**
+ * Uids a dependency record off the coordinates may name to make an orphan
+ * trace: the objects at the coordinates, and the uncontrolled members the
+ * operator wrote off them (not terminating; a let-go or release takes the
+ * part-of label off, an orphaning too).
+ */
+export function tracedUids(input: FinalizeInput, coordinateUids: ReadonlySet<string>): Set<string> {
+  const out = new Set(coordinateUids);
+  for (const o of input.objects)
+    if (
+      o.metadata.uid !== undefined &&
+      controllerOf(o) === undefined &&
+      o.metadata.deletionTimestamp === undefined &&
+      orphanEvidence(o, input) === 'member-off-coordinates'
+    )
+      out.add(o.metadata.uid);
+  return out;
+}
+
+/**
  * Whether an orphan deletion cleans the object: one the Bundle controls or
  * claims, or an uncontrolled one carrying its evidence
- * (`if-its-record-names-one`: written by the operator off the coordinates,
- * a candidate when its dependency record names an object at them or another
+ * (`if-its-record-names-one`: off the coordinates, written by the operator
+ * or carrying a recorded reference only the operator may have written, a
+ * candidate when its dependency record names an object at them or another
  * candidate; see orphanCandidates). A released object is the sweeper's,
  * unless it is at the coordinates with a record still on it.
  */
@@ -106,6 +132,7 @@ export function orphanCandidacy(o: LiveObject, input: FinalizeInput): 'candidate
     case 'released-with-record':
       return 'candidate';
     case 'written-off-coordinates':
+    case 'record-off-coordinates':
       return 'if-its-record-names-one';
     case 'released':
     case 'none':

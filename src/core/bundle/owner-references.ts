@@ -222,6 +222,39 @@ export function recordNamesAny(annotations: Readonly<Record<string, string>> | u
 }
 
 /**
+ * Managers whose managedFields entries may hold what the operator wrote:
+ * its own, and those the API server folds entries into (the cap of ten
+ * update managers; the first server-side apply over fields written before).
+ */
+const OPERATOR_OR_FOLDED = new Set([FIELD_MANAGER, 'ancient-changes', 'before-first-apply']);
+
+/**
+ * Whether a dependency reference the object's record names is on it and
+ * owned by no field manager but the operator's (or an entry the API server
+ * folded it into): a reference a person wrote (their copy of a dependent,
+ * its reference kept: red team 23) is owned by their manager. This is what
+ * is left to tell the operator's reference by when its own managedFields
+ * entry is gone (a reset, the operator's entry folded away: red team 24).
+ */
+export function recordedReferenceOnlyOperators(meta: {
+  ownerReferences?: readonly OwnerReference[] | undefined;
+  annotations?: Readonly<Record<string, string>> | undefined;
+  managedFields?: unknown;
+}): boolean {
+  const recorded = recordedDependencyUids(meta.annotations);
+  const present = (meta.ownerReferences ?? []).filter((r) => recorded.has(r.uid));
+  if (present.length === 0) return false;
+  const byOthers = new Set<string>();
+  if (Array.isArray(meta.managedFields))
+    for (const entry of meta.managedFields as unknown[]) {
+      const manager = isRecord(entry) ? entry['manager'] : undefined;
+      if (typeof manager !== 'string' || OPERATOR_OR_FOLDED.has(manager)) continue;
+      for (const uid of referencesAppliedBy([entry], manager) ?? []) byOthers.add(uid);
+    }
+  return present.some((r) => !byOthers.has(r.uid));
+}
+
+/**
  * Whether the operator's field manager wrote any field of the object (an
  * entry of its own in managedFields): what tells an object the operator
  * applied from a person's copy of it, which carries its labels and

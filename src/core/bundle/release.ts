@@ -71,14 +71,29 @@ export function letGoPatch(o: LiveObject, bundleName: string, refs: ReferenceOwn
 }
 
 /**
+ * Disown (a background deletion, an object with another owner): the
+ * operator's references go, and its applied-hash, which would otherwise be
+ * an orphan trace for a Bundle that lists the object later (see orphanPatch).
+ */
+export function disownPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
+  const ops = referencesPatch(o, refs);
+  if (o.metadata.annotations?.[Annotations.appliedHash] !== undefined)
+    ops.push({ op: 'remove', path: annotationPath(Annotations.appliedHash) });
+  return ops;
+}
+
+/**
  * Orphan: the operator's references and annotation go, and so does a
  * countdown (its stamp, and an approval given for it): orphaning keeps every
  * object, so one that was counting down stops (nothing would sweep it: it
- * carries no former-bundle label).
+ * carries no former-bundle label). The applied-hash goes too: left on, it
+ * would be an orphan trace for a Bundle that lists the object later and is
+ * deleted before it adopted it (red team 24: a Bundle re-created under the
+ * name, or the new Bundle objects were moved to).
  */
 export function orphanPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] {
   const ops = referencesPatch(o, refs);
-  for (const name of [Annotations.deletionTimestamp, Annotations.stampProof, Annotations.deletionApproved]) {
+  for (const name of [Annotations.deletionTimestamp, Annotations.stampProof, Annotations.deletionApproved, Annotations.appliedHash]) {
     if (o.metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
   }
   return ops;

@@ -317,6 +317,23 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
 
   // Red team 22: another ApplySet relabelled the dropped dependent, whose dropped sibling is a candidate; and at the
   // coordinates another tool removed the record altogether (the applied-hash still says the operator applied it).
+  it('orphaning takes the applied-hash off, and a background deletion disowning an object too (red team 24)', () => {
+    const hashed = live(configMap('h'), withAnnotation(Annotations.appliedHash, 'sha256:x'));
+    const orphaned = planFinalize(input('Orphan', [hashed], { coordinates: new Set([keyOf(hashed)]) }));
+    const step = orphaned.steps.find((s) => s.target.name === 'h');
+    expect(step?.action).toBe('orphan');
+    expect(
+      step && 'patch' in step ? patched(hashed, step.patch).metadata.annotations?.[Annotations.appliedHash] : 'no patch',
+    ).toBeUndefined();
+    const owned = live(configMap('d'), controlledByBundle(), withOwner(userRef), withAnnotation(Annotations.appliedHash, 'sha256:x'));
+    const disowned = planFinalize(input('Background', [owned], { coordinates: new Set([keyOf(owned)]) })).steps.find(
+      (s) => s.action === 'disown',
+    );
+    expect(
+      disowned && 'patch' in disowned ? patched(owned, disowned.patch).metadata.annotations?.[Annotations.appliedHash] : 'no patch',
+    ).toBeUndefined();
+  });
+
   it('a dependent whose record names another candidate is one too; at the coordinates the applied-hash makes one', () => {
     const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
     const droppedSibling = live(
@@ -335,10 +352,42 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     const chain = planFinalize(input('Orphan', [droppedSibling, relabelled], { coordinates: new Set(), ...withNs }));
     expect(summary(chain.steps)).toContain('orphan:c');
     // A person's copy of the dependent (it names the same sibling, with the same labels) is not the Bundle's to clean (red team 23).
-    const copy = live(configMap('copy'), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')), dependsOn('p-uid'), withOwner(userRef));
+    // The API server records the person's field manager as the writer of the references they applied.
+    const byPerson = (o: Obj): void => {
+      o.metadata.managedFields = [
+        { manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"p-uid"}': {} } } } },
+      ];
+    };
+    const copy = live(
+      configMap('copy'),
+      withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
+      dependsOn('p-uid'),
+      withOwner(userRef),
+      byPerson,
+    );
     expect(summary(planFinalize(input('Orphan', [droppedSibling, copy], { coordinates: new Set(), ...withNs })).steps)).not.toContain(
       'orphan:copy',
     );
+    // The operator's own dependent whose managedFields were reset (or whose entry the cap of ten update managers
+    // folded into ancient-changes) is still cleaned: no one else wrote its recorded reference (red team 24).
+    for (const managedFields of [
+      undefined,
+      [
+        {
+          manager: 'ancient-changes',
+          operation: 'Update',
+          fieldsV1: { 'f:metadata': { 'f:ownerReferences': { 'k:{"uid":"p-uid"}': {} } } },
+        },
+      ],
+    ]) {
+      const reset = live(configMap('c'), dependsOn('p-uid'), withOwner(userRef), (o) => {
+        if (managedFields === undefined) delete o.metadata.managedFields;
+        else o.metadata.managedFields = managedFields;
+      });
+      expect(summary(planFinalize(input('Orphan', [droppedSibling, reset], { coordinates: new Set(), ...withNs })).steps)).toContain(
+        'orphan:c',
+      );
+    }
 
     const listed = live(configMap('p'), (o) => (o.metadata.uid = 'p-uid'));
     const unrecorded = live(

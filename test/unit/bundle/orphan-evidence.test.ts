@@ -11,6 +11,7 @@ import { orphanCandidates } from '../../../src/core/bundle/finalize-keep.js';
 import type { FinalizeInput } from '../../../src/core/bundle/finalize-types.js';
 import { objectKey } from '../../../src/core/bundle/objects.js';
 import { isOrphanTrace, orphanEvidence } from '../../../src/core/bundle/orphan-evidence.js';
+import { effectivePropagation } from '../../../src/core/bundle/finalize.js';
 import { releaseSigner } from '../../../src/core/softdelete/provenance.js';
 import {
   BUNDLE_UID,
@@ -129,6 +130,25 @@ describe('orphan evidence', () => {
   ] as [string, Mod<Obj>[], boolean, boolean][])('%s: trace %s', (_label, mods, atCoordinates, trace) => {
     const o = live(configMap('o'), ...mods);
     expect(isOrphanTrace(o, inputFor(o, atCoordinates), new Set(['sibling-uid']))).toBe(trace);
+  });
+
+  it('a dependent dropped with its sibling, nothing left at the coordinates: the pair is a trace (red team 24)', () => {
+    const p = live(configMap('p'), member, byOperator);
+    const c = live(configMap('c'), member, byOperator, withAnnotation(Annotations.dependencyReferences, p.metadata.uid ?? ''));
+    const background = (objects: Obj[]): FinalizeInput => ({
+      ...inputFor(c, false),
+      propagation: 'Background',
+      objects,
+      coordinates: new Set(),
+    });
+    expect(effectivePropagation(background([p, c]))).toBe('Orphan');
+    // Either alone, or the sibling a person's (not written by the operator), or controlled: no trace.
+    expect(effectivePropagation(background([p]))).toBe('Background');
+    expect(effectivePropagation(background([c]))).toBe('Background');
+    const personsSibling = live(configMap('p'), member);
+    expect(effectivePropagation(background([personsSibling, c]))).toBe('Background');
+    const controlledSibling = live(configMap('p'), member, byOperator, controlledByBundle());
+    expect(effectivePropagation(background([controlledSibling, c]))).toBe('Background');
   });
 
   it('reads the strongest mark at the coordinates first', () => {
