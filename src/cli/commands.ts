@@ -148,7 +148,7 @@ export const COMMANDS: readonly CommandDeclaration[] = [
   },
   objectCommandDeclaration(
     'cancel',
-    'stop a pending deletion; the object stays, no Bundle\'s',
+    "stop a pending deletion; the object stays, no Bundle's",
     "Removes the countdown from the object and every reference the operator wrote (the user's stay): it is no longer any Bundle's, and nothing deletes it. A Bundle that lists it again adopts it.",
     cancelPending,
     [{ what: 'Stop the deletion of a ConfigMap that left its Bundle', args: 'cancel ConfigMap/settings -n demo' }],
