@@ -275,6 +275,21 @@ describe('GcEngine scenarios', () => {
     expect(c.api.find('ConfigMap', 'b')?.metadata.ownerReferences?.map((r) => r.name)).toEqual(['keep']);
   });
 
+  it('orphan: a dependent with a gone owner is attempted first, while the orphaning owner is solid, and kept (fuzz seed 20315)', async () => {
+    const owner = obj('ConfigMap', 'owner', orphaning);
+    const gone = obj('ConfigMap', 'gone');
+    const dep = obj('ConfigMap', 'dep', finalizers('x/hold'), owners(ref(owner, { blocking: true }), ref(gone)));
+    const c = new Cluster().create(owner, dep);
+    // The other owner is not there (deleted while the collector was down): its reference dangles.
+    expect(await c.take(c.engine.attemptToOrphan)).toEqual(['uid-owner']);
+    expect(await c.engine.processAttemptToOrphan('uid-owner')).toBe('forget');
+    c.reflect();
+    await c.settle();
+    const kept = c.api.find('ConfigMap', 'dep');
+    expect(kept?.metadata.deletionTimestamp).toBeUndefined();
+    expect(kept?.metadata.ownerReferences).toEqual([]);
+  });
+
   it('many dependents of one waiting owner share one owner lookup', async () => {
     const owner = obj('ConfigMap', 'owner', foreground);
     const deps = Array.from({ length: 20 }, (_, i) => obj('ConfigMap', `d${i}`, owners(ref(owner, { blocking: true }))));
