@@ -348,7 +348,8 @@ export class GcEngine {
    */
   private async attemptBeforeOrphaning(dependents: readonly GraphNode[]): Promise<void> {
     for (const d of dependents) {
-      if (d.ownerCount < 2 || d.beingDeleted) continue;
+      // Only what this collector acts on (--gc=bundles leaves the rest to kube-controller-manager).
+      if (d.ownerCount < 2 || d.beingDeleted || !this.acts(d)) continue;
       try {
         await decideAndAct(this.attempt, snapshotOfNode(d), false);
       } catch (err) {
