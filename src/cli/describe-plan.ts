@@ -126,11 +126,11 @@ function claimVerdict(c: TakeHold, live: LiveObject | undefined): Verdict | unde
     case 'cancel':
       return { action: 'cancel-deletion', detail: `listed again: ${countdown}` };
     case 'adopt':
-      return { action: 'adopt', detail: `no controller: taken over, ${countdown}` };
+      return { action: 'adopt', detail: `no controller: adopted, ${countdown}` };
     case 'hand-over':
       return {
         action: 'hand-over',
-        detail: `taken over from Bundle ${c.from?.name ?? '?'}, which no longer lists it${stamp !== undefined ? `; ${countdown}` : ''}`,
+        detail: `handed over from Bundle ${c.from?.name ?? '?'}, which no longer lists it${stamp !== undefined ? `; ${countdown}` : ''}`,
       };
     case 'reference':
       // The resource stays in Conflict; the claim reference is a note on that verdict (see withClaimReference).
@@ -145,7 +145,7 @@ function claimVerdict(c: TakeHold, live: LiveObject | undefined): Verdict | unde
 function withClaimReference(verdict: Verdict, claim: TakeHold | undefined): Verdict {
   if (claim?.kind !== 'reference') return verdict;
   const note =
-    'claim recorded as a non-controller ownerReference to this Bundle (kept if the controlling Bundle is deleted, then taken over)';
+    'claim recorded as a non-controller ownerReference to this Bundle (spared by the cascade if the controlling Bundle is deleted, then let go to this Bundle and adopted)';
   return { ...verdict, detail: verdict.detail !== undefined ? `${verdict.detail}; ${note}` : note };
 }
 

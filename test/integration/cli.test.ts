@@ -336,7 +336,7 @@ describe('bundlesmith CLI', () => {
     const diff = await diffEntries(taker);
     expect(diff.code).toBe(1);
     expect(diff.byName['ho-x']).toMatchObject({ action: 'hand-over' });
-    expect(diff.byName['ho-x']?.detail).toContain('taken over from Bundle giver, which no longer lists it');
+    expect(diff.byName['ho-x']?.detail).toContain('handed over from Bundle giver, which no longer lists it');
     expect(diff.byName['ho-x']?.detail).toContain('is cancelled');
     expect(diff.byName['ho-b']?.action).toBe('create');
     // The dry run changed nothing.

@@ -70,7 +70,7 @@ export async function actOnPlan(
   const { namespace, name } = bundle.metadata;
   const outcome: PassOutcome = { applyFailures: new Map(d.readFailures ?? []), applied: new Map(), pruneFailures: [], wrote: false };
   let plan = planned;
-  // Every claim and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
+  // Every take-hold and apply names this Bundle's UID as the controller. A Bundle deleted and re-created under the same
   // name may not have reached the cache yet: an object written with the gone incarnation's UID would be collected at
   // once (its owner is absent). So before any such write the incarnation is confirmed on a fresh read.
   let recorded: KubeObject | undefined;

@@ -6,6 +6,7 @@
  */
 import { Finalizers } from '../../api/names.js';
 import { guardedDelete, guardedPatch, type WriteFailure } from '../../kube/guarded-write.js';
+import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/types.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import { classifyReferences } from '../../core/gc/classify.js';
@@ -174,4 +175,31 @@ export async function decideAndAct(ctx: AttemptContext, item: ItemSnapshot, isRe
   const again = snapshotOfRead(id, fresh.metadata);
   if (again.refs.length === 0) return 'forget';
   return decideAndAct(ctx, again, true);
+}
+
+/**
+ * kube-controller-manager counts an owner that orphans its dependents as
+ * solid: a dependent it attempts to delete before the orphaning loses its
+ * dangling and waiting references and stays; attempted after, it may have
+ * no solid owner left and go. Either order is its own (fuzz seeds 15352,
+ * 20104, 20315). Ours takes the one that keeps: each dependent with another
+ * owner is attempted first, on live reads of its owners, while the
+ * orphaning owner is still solid; only those this collector `acts` on
+ * (--gc=bundles leaves the rest to kube-controller-manager). Best effort: a
+ * failed attempt leaves the other order, which is kube-controller-manager's
+ * too.
+ */
+export async function attemptBeforeOrphaning(
+  ctx: AttemptContext,
+  dependents: readonly GraphNode[],
+  acts: (node: GraphNode) => boolean,
+): Promise<void> {
+  for (const d of dependents) {
+    if (d.ownerCount < 2 || d.beingDeleted || !acts(d)) continue;
+    try {
+      await decideAndAct(ctx, snapshotOfNode(d), false);
+    } catch (err) {
+      ctx.debug(`attempting ${formatIdentity(identityOf(d))} before orphaning it failed`, { error: errorMessage(err) });
+    }
+  }
 }

@@ -34,7 +34,7 @@ import { OwnerVerifier, type ResourceResolver } from './owner-verifier.js';
 import { WorkerGate } from './worker-gate.js';
 import { GraphWriter, type GraphChange } from './graph-writer.js';
 import { releaseDependents, removeFinalizer, type GcApi } from './writes.js';
-import { decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
+import { attemptBeforeOrphaning, decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
 import type { GcLog } from './gc-log.js';
 
 export type { GcApi } from './writes.js';
@@ -326,36 +326,13 @@ export class GcEngine {
     if (!this.gate.allowedNow('orphan-dependents', owner.uid, 'attemptToOrphan')) return 'forget';
     const id = identityOf(owner);
     const dependents = decision.dependents.map((uid) => this.graph.get(uid)).filter((d): d is GraphNode => d !== undefined && !d.virtual);
-    await this.attemptBeforeOrphaning(dependents);
+    await attemptBeforeOrphaning(this.attempt, dependents, (d) => this.acts(d));
     const failures = await releaseDependents(this.api, this.resolver, this.metrics, dependents, id.uid);
     for (const err of failures) this.log('warn', `orphaning a dependent of ${formatIdentity(id)} failed: ${errorMessage(err)}`);
     if (failures.length > 0) return 'requeue';
     const rt = await this.resolver.resolve(id.apiVersion, id.kind);
-    if (!rt) return 'requeue';
-    await removeFinalizer(this.api, this.metrics, rt, id, Finalizers.orphan);
-    return 'forget';
-  }
-
-  /**
-   * kube-controller-manager counts an owner that orphans its dependents as
-   * solid: a dependent it attempts to delete before the orphaning loses its
-   * dangling and waiting references and stays; attempted after, it may have
-   * no solid owner left and go. Either order is its own (fuzz seeds 15352,
-   * 20104, 20315). Ours takes the one that keeps: each dependent with
-   * another owner is attempted first, on live reads of its owners, while
-   * this owner is still solid. Best effort: a failed attempt leaves the
-   * other order, which is kube-controller-manager's too.
-   */
-  private async attemptBeforeOrphaning(dependents: readonly GraphNode[]): Promise<void> {
-    for (const d of dependents) {
-      // Only what this collector acts on (--gc=bundles leaves the rest to kube-controller-manager).
-      if (d.ownerCount < 2 || d.beingDeleted || !this.acts(d)) continue;
-      try {
-        await decideAndAct(this.attempt, snapshotOfNode(d), false);
-      } catch (err) {
-        this.log('debug', `attempting ${formatIdentity(identityOf(d))} before orphaning it failed: ${errorMessage(err)}`);
-      }
-    }
+    if (rt) await removeFinalizer(this.api, this.metrics, rt, id, Finalizers.orphan);
+    return rt ? 'forget' : 'requeue';
   }
 
   // ---- events ----------------------------------------------------------------

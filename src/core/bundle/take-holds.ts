@@ -117,7 +117,7 @@ function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, in
           ...cancelled,
           {
             reason: EventReasons.HandedOver,
-            message: `resource "${name}": took over ${what} from Bundle ${from.name}, which no longer lists it`,
+            message: `resource "${name}": ${what} handed over from Bundle ${from.name}, which no longer lists it`,
           },
         ],
         from: {
