@@ -149,7 +149,9 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
   // 3. Act, one step at a time in the plan's order (background: dependents first), then say why the Bundle is still here.
   const outcome: FinalizeOutcome = { wrote: 0, changed: 0, failed: 0 };
   const report: StepReport = { propagation: plan.propagation, steps: plan.steps, changed: [], failures: [] };
-  for (const step of plan.steps) {
+  for (const [i, step] of plan.steps.entries()) {
+    // Orphan: the traces go only once everything else is written (FinalizePlan.traceStepsFrom); else the next pass.
+    if (i === plan.traceStepsFrom && (outcome.failed > 0 || outcome.changed > 0)) break;
     const guard = input.fence && decidedAt !== undefined && step.action !== 'leave' ? input.fence.guard(decidedAt, step.target) : undefined;
     if ((await carryOut(step, input, outcome, report, guard)) === 'refused') {
       // A Bundle changed after this pass decided: the rest is decided again on fresh lists, at once.

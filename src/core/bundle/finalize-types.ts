@@ -96,4 +96,13 @@ export interface FinalizePlan {
   steps: FinalizeStep[];
   /** Nothing left to write: the finalizer may go. */
   done: boolean;
+  /**
+   * Orphan: the index of the first step that takes an orphan trace off (the
+   * traces and the members they name come last). Carried out only when
+   * every step before it was written, so that while anything is left to do
+   * a trace is left to read the orphan deletion from (red team 25: an Event,
+   * which the collectors never orphan, refused its step after the last
+   * trace was gone, and the next pass read a background deletion).
+   */
+  traceStepsFrom?: number;
 }

@@ -51,7 +51,35 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
   const coordinateUids = coordinateUidsOf(input);
   const propagation = effectivePropagation(input, coordinateUids);
   const steps = stepsFor({ ...input, propagation }, coordinateUids);
-  return { propagation, steps, done: steps.every((s) => s.action === 'leave') };
+  const done = steps.every((s) => s.action === 'leave');
+  if (propagation !== 'Orphan') return { propagation, steps, done };
+  return { propagation, ...tracesLast(input, steps, coordinateUids), done };
+}
+
+/**
+ * The orphan steps in the order that keeps a trace while work is left:
+ * first what carries none (the Events the collectors never orphan, what the
+ * Bundle still controls or claims), then the traces, then the members off
+ * the coordinates that traces name (cleaning one first would take their
+ * trace away). Stable within each group.
+ */
+function tracesLast(
+  input: FinalizeInput,
+  steps: readonly FinalizeStep[],
+  coordinateUids: ReadonlySet<string>,
+): { steps: FinalizeStep[]; traceStepsFrom?: number } {
+  const named = tracedUids(input, coordinateUids);
+  const byUid = new Map(input.objects.flatMap((o) => (o.metadata.uid !== undefined ? [[o.metadata.uid, o] as const] : [])));
+  const rank = (s: FinalizeStep): number => {
+    const uid = s.target.uid;
+    const o = uid === undefined ? undefined : byUid.get(uid);
+    if (uid === undefined || o === undefined || s.action === 'leave') return 0;
+    if (named.has(uid) && !coordinateUids.has(uid)) return 2;
+    return isOrphanTrace(o, input, named) ? 1 : 0;
+  };
+  const ranked = steps.map((s, i) => ({ s, i, r: rank(s) })).sort((a, b) => a.r - b.r || a.i - b.i);
+  const first = ranked.findIndex((x) => x.r > 0);
+  return { steps: ranked.map((x) => x.s), ...(first >= 0 ? { traceStepsFrom: first } : {}) };
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   BUNDLE_UID,
   NOW,
   configMap,
+  object,
   controlledBy,
   controlledByBundle,
   live,
@@ -317,6 +318,22 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
 
   // Red team 22: another ApplySet relabelled the dropped dependent, whose dropped sibling is a candidate; and at the
   // coordinates another tool removed the record altogether (the applied-hash still says the operator applied it).
+  it('orphan: the steps that take a trace off come last, the members traces name after them (red team 25)', () => {
+    const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+    const event = live(object('v1', 'Event', 'ev'), controlledByBundle());
+    const traced = live(configMap('t'), withAnnotation(Annotations.appliedHash, 'sha256:x'));
+    const p = live(configMap('p'), withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')), (o) => (o.metadata.uid = 'p-uid'), byOperator);
+    const c = live(configMap('c'), dependsOn('p-uid'), byOperator);
+    const plan = planFinalize(
+      input('Background', [p, traced, c, event], { coordinates: new Set([keyOf(traced), keyOf(event)]), ...withNs }),
+    );
+    expect(plan.propagation).toBe('Orphan');
+    expect(plan.steps.map((s) => s.target.name)).toEqual(['ev', 't', 'c', 'p']);
+    expect(plan.traceStepsFrom).toBe(1);
+    // Nothing to order in the other propagations.
+    expect(planFinalize(input('Background', [event], { coordinates: new Set([keyOf(event)]) })).traceStepsFrom).toBeUndefined();
+  });
+
   it('orphaning takes the applied-hash off, and a background deletion disowning an object too (red team 24)', () => {
     const hashed = live(configMap('h'), withAnnotation(Annotations.appliedHash, 'sha256:x'));
     const orphaned = planFinalize(input('Orphan', [hashed], { coordinates: new Set([keyOf(hashed)]) }));
