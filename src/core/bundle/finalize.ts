@@ -28,7 +28,7 @@
 import { EventReasons, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
-import { isOrphanTrace, tracedUids } from './orphan-evidence.js';
+import { isOrphanTrace, orphanEvidence, tracedUids } from './orphan-evidence.js';
 import { planPrune, targetOf } from './prune.js';
 import { disownPatch, keptReleasePatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
@@ -58,11 +58,19 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
 
 /**
  * The orphan steps in the order that keeps a trace while work is left:
- * first what carries none (the Events the collectors never orphan, what the
- * Bundle still controls or claims), then the traces, then the members off
- * the coordinates that traces name (cleaning one first would take their
- * trace away). Stable within each group.
+ * first what carries none, and the Events (the collectors never orphan
+ * them, so they never become one), then the traces and what becomes one
+ * once the collector has taken the Bundle's reference out (an object it
+ * orphans, at the coordinates, with the Bundle's membership, record or
+ * applied-hash: red team 25), then the members off the coordinates that
+ * traces name (cleaning one first would take their trace away). Stable
+ * within each group.
  */
+/** Events: kube-controller-manager's collector ignores them (and never orphans them), and so does ours. */
+function neverOrphaned(o: LiveObject): boolean {
+  return o.kind === 'Event' && (o.apiVersion === 'v1' || o.apiVersion.startsWith('events.k8s.io/'));
+}
+
 function tracesLast(
   input: FinalizeInput,
   steps: readonly FinalizeStep[],
@@ -75,7 +83,10 @@ function tracesLast(
     const o = uid === undefined ? undefined : byUid.get(uid);
     if (uid === undefined || o === undefined || s.action === 'leave') return 0;
     if (named.has(uid) && !coordinateUids.has(uid)) return 2;
-    return isOrphanTrace(o, input, named) ? 1 : 0;
+    if (isOrphanTrace(o, input, named)) return 1;
+    const evidence = orphanEvidence(o, input);
+    const becomesTrace = evidence === 'member' || evidence === 'record' || evidence === 'applied-hash';
+    return becomesTrace && !neverOrphaned(o) ? 1 : 0;
   };
   const ranked = steps.map((s, i) => ({ s, i, r: rank(s) })).sort((a, b) => a.r - b.r || a.i - b.i);
   const first = ranked.findIndex((x) => x.r > 0);

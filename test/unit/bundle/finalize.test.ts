@@ -330,6 +330,22 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     expect(plan.propagation).toBe('Orphan');
     expect(plan.steps.map((s) => s.target.name)).toEqual(['ev', 't', 'c', 'p']);
     expect(plan.traceStepsFrom).toBe(1);
+    // The first pass, the collector not done yet: the object it will orphan (a trace then) still goes after the Event.
+    const held = live(
+      configMap('x'),
+      controlledByBundle(),
+      withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
+      withAnnotation(Annotations.appliedHash, 'h'),
+    );
+    const heldEvent = live(
+      object('v1', 'Event', 'ev'),
+      controlledByBundle(),
+      withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
+      withAnnotation(Annotations.appliedHash, 'h'),
+    );
+    const first = planFinalize(input('Orphan', [held, heldEvent], { coordinates: new Set([keyOf(held), keyOf(heldEvent)]), ...withNs }));
+    expect(first.steps.map((s) => s.target.name)).toEqual(['ev', 'x']);
+    expect(first.traceStepsFrom).toBe(1);
     // Nothing to order in the other propagations.
     expect(planFinalize(input('Background', [event], { coordinates: new Set([keyOf(event)]) })).traceStepsFrom).toBeUndefined();
   });
