@@ -22,8 +22,8 @@
  *  1. Bundle oi lists ConfigMap oi-x and core v1 Event oi-e; Ready.
  *  2. A ValidatingAdmissionPolicy refuses UPDATE of Event oi-e.
  *  3. `kubectl delete bundle oi --cascade=orphan`.
- *  4. Wait until the operator has orphaned oi-x (part-of label gone) and
- *     kube-controller-manager has removed the `orphan` finalizer.
+ *  4. Wait until kube-controller-manager has removed the `orphan` finalizer
+ *     (and oi-x's reference to the Bundle), and a few passes more.
  *  5. The policy is removed (the webhook is back). (The Event is usually
  *     deleted before this: the policy refuses its update, not its delete.)
  *
@@ -45,6 +45,11 @@
  * backgroundSteps deletes oi-e ("deleted Event .../oi-e: its Bundle is
  * being deleted"). Before red team 24's change the applied-hash stayed on
  * oi-x and kept the deletion an orphan one across passes.
+ *
+ * Fixed: an orphan pass orphans what carries (or will carry) a trace last,
+ * and only once every other step was written (core/bundle/finalize.ts
+ * tracesLast, FinalizePlan.traceStepsFrom): oi-x keeps its traces until the
+ * Event is orphaned.
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations, ApplySetLabels, Finalizers } from '../../src/api/names.js';
@@ -133,20 +138,24 @@ it('an orphan deletion whose pass could not orphan the Event keeps the Event on 
   const unrefuse = await refuseUpdatesOf('oi-e', ns);
   try {
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'oi', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
+    // Fixed: the finalizer orphans oi-x (its traces) only once the Event's step is written, so oi-x keeps its traces
+    // while the policy refuses; the collector meanwhile finishes its part (the orphan finalizer and oi-x's reference).
     await waitFor(
-      'oi-x orphaned by the finalizer and the orphan finalizer gone',
+      'the orphan finalizer gone and oi-x no longer controlled, with its traces still on',
       async () => {
         const cur = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oi');
         const cm = await env.client.tryGet(t.configMap, ns, 'oi-x');
         return (
           cur !== undefined &&
           !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan) &&
-          cm?.metadata.labels?.[ApplySetLabels.partOf] === undefined &&
+          cm?.metadata.labels?.[ApplySetLabels.partOf] !== undefined &&
           (cm?.metadata.ownerReferences ?? []).length === 0
         );
       },
       { timeoutMs: 60_000 },
     );
+    // A few passes fail on the Event meanwhile.
+    await sleep(5_000);
     const mid = await env.client.get(t.configMap, ns, 'oi-x');
     console.log('oi-x after the first pass:', JSON.stringify(mid.metadata.labels), JSON.stringify(mid.metadata.annotations));
     const eMid = await env.client.tryGet(ev, ns, 'oi-e');
