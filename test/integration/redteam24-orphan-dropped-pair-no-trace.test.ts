@@ -45,12 +45,11 @@
  * references off), the finalizer goes; rn-c keeps the operator's reference
  * to rn-p and its record, and kube-controller-manager collects it.
  */
-import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { Annotations, Finalizers } from '../../src/api/names.js';
-import { expectKept, waitFor, waitForGone } from './harness.js';
-import { applyBundle, configMap, eventsFor, getBundle } from './bundles.js';
+import { Annotations } from '../../src/api/names.js';
+import { expectKept } from './harness.js';
+import { applyBundle, configMap, eventsFor } from './bundles.js';
 import { referenceFixture } from './reference-cluster.js';
-import { dependentPair, siblingDeletedDependentKept } from './orphan-traces.js';
+import { dependentPair, orphanDeletionFinishedWhileDown, siblingDeletedDependentKept } from './orphan-traces.js';
 
 const f = referenceFixture('rt24-rn');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -63,17 +62,7 @@ it('an orphan deletion keeps a dependent the spec dropped with its sibling, when
   // The operator restarts (an upgrade): the edit and the orphan deletion land meanwhile.
   await f.operator.stop();
   await applyBundle(env, ns, 'rn', [{ name: 'q', object: configMap('rn-q') }]);
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'rn', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
-  await waitFor(
-    'kube-controller-manager to orphan',
-    async () => {
-      const cur = await getBundle(env, ns, 'rn');
-      return cur !== undefined && !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan);
-    },
-    { timeoutMs: 60_000 },
-  );
-  await f.startOperator();
-  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'rn', { timeoutMs: 60_000 });
+  await orphanDeletionFinishedWhileDown(f, 'rn', b.metadata.uid);
   await sleep(1_000);
   const orphaned = await env.client.get(t.configMap, ns, 'rn-c');
   console.log(

@@ -9,7 +9,7 @@
 import type { KubeClient } from '../../../src/kube/client.js';
 import { Discovery } from '../../../src/kube/discovery.js';
 import type { ResourceType } from '../../../src/kube/types.js';
-import type { PolicyRule } from '../softdelete/rbac.js';
+import { CORE_COLLECTED_RESOURCES, type PolicyRule } from '../softdelete/rbac.js';
 import { TEST_GROUP, type GcRevocation } from './plan.js';
 
 export const GC_REVOCATION_TEXT: Record<GcRevocation, string> = {
@@ -24,21 +24,6 @@ export const COLLECTOR_USER = 'fuzz-gc-collector';
 const MANAGER = 'fuzz-admin';
 const NAME = 'fuzz-gc-collector';
 const OBJECT_VERBS = ['get', 'list', 'watch', 'patch', 'delete'];
-const CORE_RESOURCES = [
-  'endpoints',
-  'limitranges',
-  'namespaces',
-  'nodes',
-  'persistentvolumeclaims',
-  'persistentvolumes',
-  'pods',
-  'podtemplates',
-  'replicationcontrollers',
-  'resourcequotas',
-  'secrets',
-  'serviceaccounts',
-  'services',
-];
 
 const without = (verbs: readonly string[], taken: readonly string[]): string[] => verbs.filter((v) => !taken.includes(v));
 
@@ -63,7 +48,7 @@ export function collectorRules(servedGroups: readonly string[], testResources: r
   return [
     { apiGroups: ['smith.atlassian.com'], resources: ['*'], verbs: ['*'] },
     ...(others.length > 0 ? [{ apiGroups: others, resources: ['*'], verbs: OBJECT_VERBS }] : []),
-    { apiGroups: [''], resources: CORE_RESOURCES, verbs: OBJECT_VERBS },
+    { apiGroups: [''], resources: [...CORE_COLLECTED_RESOURCES], verbs: OBJECT_VERBS },
     { apiGroups: [''], resources: ['configmaps'], verbs: without([...OBJECT_VERBS, 'update'], cm) },
     { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },

@@ -23,6 +23,23 @@ export interface OperatorRole {
   rules: PolicyRule[];
 }
 
+/** The core kinds the chart's collector rules name (templates/rbac.yaml), besides ConfigMaps. */
+export const CORE_COLLECTED_RESOURCES: readonly string[] = [
+  'endpoints',
+  'limitranges',
+  'namespaces',
+  'nodes',
+  'persistentvolumeclaims',
+  'persistentvolumes',
+  'pods',
+  'podtemplates',
+  'replicationcontrollers',
+  'resourcequotas',
+  'secrets',
+  'serviceaccounts',
+  'services',
+];
+
 /** The chart's values.yaml rbac.objectResources (the kinds Bundles may hold). */
 const CHART_OBJECT_RESOURCES: { apiGroups: string[]; resources: string[] }[] = [
   { apiGroups: [''], resources: ['configmaps', 'secrets', 'services', 'serviceaccounts', 'persistentvolumeclaims', 'pods', 'endpoints'] },
@@ -65,26 +82,7 @@ export function operatorRoles(
   const gcRules: PolicyRule[] = [
     ...(writable.length > 0 ? [{ apiGroups: [...writable], resources: ['*'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] }] : []),
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
-    {
-      apiGroups: [''],
-      resources: [
-        'configmaps',
-        'endpoints',
-        'limitranges',
-        'namespaces',
-        'nodes',
-        'persistentvolumeclaims',
-        'persistentvolumes',
-        'pods',
-        'podtemplates',
-        'replicationcontrollers',
-        'resourcequotas',
-        'secrets',
-        'serviceaccounts',
-        'services',
-      ],
-      verbs: ['get', 'list', 'watch', 'patch', 'delete'],
-    },
+    { apiGroups: [''], resources: ['configmaps', ...CORE_COLLECTED_RESOURCES], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
   ];
   return [
