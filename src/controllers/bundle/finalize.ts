@@ -13,7 +13,7 @@ import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { FIELD_MANAGER, Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport } from '../../core/bundle/exit-status.js';
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
-import { planFinalize } from '../../core/bundle/finalize.js';
+import { planFinalize, whileTracesWait } from '../../core/bundle/finalize.js';
 import { propagationOf, type FinalizeStep } from '../../core/bundle/finalize-types.js';
 import { claimRecordsOf } from '../../core/bundle/claim-record.js';
 import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
@@ -149,9 +149,13 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
   // 3. Act, one step at a time in the plan's order (background: dependents first), then say why the Bundle is still here.
   const outcome: FinalizeOutcome = { wrote: 0, changed: 0, failed: 0 };
   const report: StepReport = { propagation: plan.propagation, steps: plan.steps, changed: [], failures: [] };
-  for (const [i, step] of plan.steps.entries()) {
-    // Orphan: the traces go only once everything else is written (FinalizePlan.traceStepsFrom); else the next pass.
-    if (i === plan.traceStepsFrom && (outcome.failed > 0 || outcome.changed > 0)) break;
+  let tracesWait = false;
+  for (const [i, planned] of plan.steps.entries()) {
+    // Orphan: the traces go only once everything before them is written (FinalizePlan.traceStepsFrom); until then only
+    // the operator's references go (referencesOnly), so that nothing cascades through them.
+    if (i === plan.traceStepsFrom) tracesWait = outcome.failed > 0 || outcome.changed > 0;
+    const step = tracesWait ? whileTracesWait(planned) : planned;
+    if (step === undefined) continue;
     const guard = input.fence && decidedAt !== undefined && step.action !== 'leave' ? input.fence.guard(decidedAt, step.target) : undefined;
     if ((await carryOut(step, input, outcome, report, guard)) === 'refused') {
       // A Bundle changed after this pass decided: the rest is decided again on fresh lists, at once.

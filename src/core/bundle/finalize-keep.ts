@@ -12,7 +12,7 @@ import { controllerOf, describeObject, jsonPointerSegment, objectKey, type JsonP
 import { claimWithdrawal, type BundleListing } from './ownership.js';
 import { hasClaimReference, operatorWrittenReferences, recordNamesAny, type ReferenceOwnerContext } from './owner-references.js';
 import { listedByOther, targetOf } from './prune.js';
-import { keptReleasePatch, letGoPatch, orphanPatch, releasePatch } from './release.js';
+import { keptReleasePatch, letGoPatch, orphanPatch, referencesOnlyPatch, releasePatch } from './release.js';
 import { countdownOf } from './countdown.js';
 import type { FinalizeInput, FinalizeStep } from './finalize-types.js';
 import { orphanCandidacy } from './orphan-evidence.js';
@@ -241,6 +241,7 @@ export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext, bundle: F
     annotations[Annotations.appliedHash] === undefined
   )
     return { action: 'leave', target, reason: 'orphaned' };
+  const referencesOnly = referencesOnlyPatch(o, refs);
   return {
     action: 'orphan',
     target,
@@ -249,6 +250,7 @@ export function orphanStep(o: LiveObject, refs: ReferenceOwnerContext, bundle: F
       reason: EventReasons.Released,
       message: `orphaned ${describeObject(o)}: its Bundle was deleted with orphan propagation; it keeps only its user's ownerReferences`,
     },
+    ...(referencesOnly ? { referencesOnly } : {}),
   };
 }
 

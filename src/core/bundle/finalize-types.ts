@@ -81,7 +81,14 @@ export type FinalizeStep =
   /** Another live Bundle lists the object: let go (no former-bundle label, no countdown); that Bundle adopts it. */
   | { action: 'let-go'; target: ObjectTarget; patch: JsonPatchOperation[]; by: BundleListing; event: PlannedEvent }
   /** Orphan propagation: take out what the operator wrote; the object stays, nobody's. */
-  | { action: 'orphan'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
+  | {
+      action: 'orphan';
+      target: ObjectTarget;
+      patch: JsonPatchOperation[];
+      event: PlannedEvent;
+      /** Only the operator's references out, its marks (the orphan traces) left: sent while the traces wait (traceStepsFrom). */
+      referencesOnly?: JsonPatchOperation[];
+    }
   /** Background, an object with an owner besides the Bundle: only the Bundle's references go; the collector decides, as it would. */
   | { action: 'disown'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** An object another Bundle controls and this one claimed (a Conflict it lost): its claim reference goes. */

@@ -17,9 +17,10 @@
  *    cannot be read (see keptFromCascade).
  *  - orphan: the garbage collector removes the Bundle's reference; the
  *    finalizer takes out the rest of what the operator wrote (dependency
- *    references, their bookkeeping annotation, a countdown stamp), so an
- *    orphaned object carries only its user's references and is never
- *    collected through a sibling.
+ *    references, their bookkeeping annotation, a countdown stamp, the
+ *    part-of label, the applied-hash), so an orphaned object carries only
+ *    its user's references and is never collected through a sibling; the
+ *    orphan traces last (tracesLast).
  * Whatever the propagation, an object another live Bundle lists is let go at
  * once (the operator's references removed, no countdown): that Bundle takes
  * it, and nothing deletes it.
@@ -28,7 +29,7 @@
 import { EventReasons, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
-import { isOrphanTrace, orphanEvidence, tracedUids } from './orphan-evidence.js';
+import { isOrphanTrace, tracedUids } from './orphan-evidence.js';
 import { planPrune, targetOf } from './prune.js';
 import { disownPatch, keptReleasePatch, releasePatch } from './release.js';
 import type { FinalizeInput, FinalizePlan, FinalizeStep } from './finalize-types.js';
@@ -56,41 +57,72 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
   return { propagation, ...tracesLast(input, steps, coordinateUids), done };
 }
 
-/**
- * The orphan steps in the order that keeps a trace while work is left:
- * first what carries none, and the Events (the collectors never orphan
- * them, so they never become one), then the traces and what becomes one
- * once the collector has taken the Bundle's reference out (an object it
- * orphans, at the coordinates, with the Bundle's membership, record or
- * applied-hash: red team 25), then the members off the coordinates that
- * traces name (cleaning one first would take their trace away). Stable
- * within each group.
- */
 /** Events: kube-controller-manager's collector ignores them (and never orphans them), and so does ours. */
 function neverOrphaned(o: LiveObject): boolean {
   return o.kind === 'Event' && (o.apiVersion === 'v1' || o.apiVersion.startsWith('events.k8s.io/'));
 }
 
+/**
+ * The orphan steps in the order that keeps a trace while work is left:
+ * first what carries none, and the Events (the collectors never orphan
+ * them, so they never become one), then the traces, now or once the
+ * collector has taken the Bundle's references out (read on that view of
+ * the objects: red team 25 and its review), then the members off the
+ * coordinates that traces name (cleaning one first would take their trace
+ * away). Stable within each group. While a step before the traces is not
+ * written, the controller sends of each later step only its
+ * `referencesOnly` patch (the operator's references go, its marks stay), so
+ * that nothing cascades through them meanwhile.
+ */
 function tracesLast(
   input: FinalizeInput,
   steps: readonly FinalizeStep[],
   coordinateUids: ReadonlySet<string>,
 ): { steps: FinalizeStep[]; traceStepsFrom?: number } {
-  const named = tracedUids(input, coordinateUids);
-  const byUid = new Map(input.objects.flatMap((o) => (o.metadata.uid !== undefined ? [[o.metadata.uid, o] as const] : [])));
+  const afterCollector: FinalizeInput = {
+    ...input,
+    objects: input.objects.map((o) =>
+      neverOrphaned(o)
+        ? o
+        : {
+            ...o,
+            metadata: { ...o.metadata, ownerReferences: (o.metadata.ownerReferences ?? []).filter((r) => r.uid !== input.bundle.uid) },
+          },
+    ),
+  };
+  const views = [
+    { input, named: tracedUids(input, coordinateUids) },
+    { input: afterCollector, named: tracedUids(afterCollector, coordinateUids) },
+  ];
+  const byUid = views.map(
+    (v) => new Map(v.input.objects.flatMap((o) => (o.metadata.uid !== undefined ? [[o.metadata.uid, o] as const] : []))),
+  );
   const rank = (s: FinalizeStep): number => {
     const uid = s.target.uid;
-    const o = uid === undefined ? undefined : byUid.get(uid);
-    if (uid === undefined || o === undefined || s.action === 'leave') return 0;
-    if (named.has(uid) && !coordinateUids.has(uid)) return 2;
-    if (isOrphanTrace(o, input, named)) return 1;
-    const evidence = orphanEvidence(o, input);
-    const becomesTrace = evidence === 'member' || evidence === 'record' || evidence === 'applied-hash';
-    return becomesTrace && !neverOrphaned(o) ? 1 : 0;
+    if (uid === undefined || s.action === 'leave') return 0;
+    return Math.max(
+      ...views.map((v, i) => {
+        const o = byUid[i]?.get(uid);
+        if (o === undefined) return 0;
+        if (v.named.has(uid) && !coordinateUids.has(uid)) return 2;
+        return isOrphanTrace(o, v.input, v.named) ? 1 : 0;
+      }),
+    );
   };
   const ranked = steps.map((s, i) => ({ s, i, r: rank(s) })).sort((a, b) => a.r - b.r || a.i - b.i);
   const first = ranked.findIndex((x) => x.r > 0);
   return { steps: ranked.map((x) => x.s), ...(first >= 0 ? { traceStepsFrom: first } : {}) };
+}
+
+/** What of a step is sent while the orphan traces wait (tracesLast): only the references of an orphan step, if it has any. */
+export function whileTracesWait(step: FinalizeStep): FinalizeStep | undefined {
+  if (step.action !== 'orphan' || step.referencesOnly === undefined) return undefined;
+  return {
+    action: 'orphan',
+    target: step.target,
+    patch: step.referencesOnly,
+    event: { reason: step.event.reason, message: `${step.event.message} (its marks wait for the steps before it)` },
+  };
 }
 
 /**

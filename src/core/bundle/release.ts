@@ -71,6 +71,26 @@ export function letGoPatch(o: LiveObject, bundleName: string, refs: ReferenceOwn
 }
 
 /**
+ * Only the operator's ownerReferences out (and the claim record kept in
+ * line with them), under a test of the references read: what an orphan
+ * step sends while the orphan traces wait (FinalizePlan.traceStepsFrom),
+ * so that nothing cascades through the operator's references meanwhile and
+ * the marks that tell the orphan deletion stay. Undefined when the object
+ * carries none of the operator's references.
+ */
+export function referencesOnlyPatch(o: LiveObject, refs: ReferenceOwnerContext): JsonPatchOperation[] | undefined {
+  const current = o.metadata.ownerReferences;
+  if (current === undefined) return undefined;
+  const kept = userReferences(o.metadata, refs);
+  if (kept.length === current.length) return undefined;
+  return [
+    { op: 'test', path: '/metadata/ownerReferences', value: current },
+    { op: 'replace', path: '/metadata/ownerReferences', value: kept },
+    ...claimRecordOps(o, claimsStillOn(o, kept)),
+  ];
+}
+
+/**
  * Disown (a background deletion, an object with another owner): the
  * operator's references go, and its applied-hash, which would otherwise be
  * an orphan trace for a Bundle that lists the object later (see orphanPatch).

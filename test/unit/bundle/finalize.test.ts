@@ -1,7 +1,7 @@
 import type { OwnerReference } from '../../../src/api/resource.js';
 import { API_VERSION, Annotations, ApplySetLabels, BUNDLE_KIND, Finalizers, Labels } from '../../../src/api/names.js';
 import { applySetId } from '../../../src/core/bundle/applyset.js';
-import { planFinalize } from '../../../src/core/bundle/finalize.js';
+import { planFinalize, whileTracesWait } from '../../../src/core/bundle/finalize.js';
 import { propagationOf, type FinalizeInput, type FinalizeStep } from '../../../src/core/bundle/finalize-types.js';
 import type { DeletionPropagation } from '../../../src/api/names.js';
 import { finalizeNext } from '../../../src/core/bundle/next-pass.js';
@@ -346,6 +346,38 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
     const first = planFinalize(input('Orphan', [held, heldEvent], { coordinates: new Set([keyOf(held), keyOf(heldEvent)]), ...withNs }));
     expect(first.steps.map((s) => s.target.name)).toEqual(['ev', 'x']);
     expect(first.traceStepsFrom).toBe(1);
+    // Off the coordinates too: a dropped pair the Bundle still controls becomes a trace once the collector has taken its
+    // reference out, so it waits for the Event (the review of red team 25).
+    const a = live(
+      configMap('a'),
+      controlledByBundle(),
+      withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
+      (o) => (o.metadata.uid = 'a-uid'),
+      byOperator,
+    );
+    const bDep = live(
+      configMap('bd'),
+      controlledByBundle(),
+      withLabel(ApplySetLabels.partOf, applySetId('b', 'ns1')),
+      dependsOn('a-uid'),
+      byOperator,
+    );
+    const pair = planFinalize(input('Orphan', [a, bDep, heldEvent], { coordinates: new Set([keyOf(heldEvent)]), ...withNs }));
+    // Both are members the other's trace may name: both after the Event.
+    expect(pair.steps.map((s) => s.target.name)).toEqual(['ev', 'a', 'bd']);
+    expect(pair.traceStepsFrom).toBe(1);
+    // While the traces wait, only the operator's references go: the marks stay.
+    const waiting = pair.steps.slice(1).map((s) => whileTracesWait(s));
+    for (const [i, w] of waiting.entries()) {
+      const o = [a, bDep][i] as Obj;
+      expect(w?.action).toBe('orphan');
+      const after = w && 'patch' in w ? patched(o, w.patch) : o;
+      expect(after.metadata.ownerReferences ?? []).toEqual([]);
+      expect(after.metadata.labels?.[ApplySetLabels.partOf]).toBe(applySetId('b', 'ns1'));
+    }
+    expect(
+      patched(bDep, (waiting[0] as { patch: JsonPatchOperation[] }).patch).metadata.annotations?.[Annotations.dependencyReferences],
+    ).toBe('a-uid');
     // Nothing to order in the other propagations.
     expect(planFinalize(input('Background', [event], { coordinates: new Set([keyOf(event)]) })).traceStepsFrom).toBeUndefined();
   });
