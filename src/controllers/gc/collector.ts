@@ -13,7 +13,7 @@ import { SupervisedInformer } from '../../runtime/informer.js';
 import { decideSyncGate } from '../../core/gc/sync-gate.js';
 import { GcEngine, type GcApi, type GcLog } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
-import type { GcMode, GcScopeRestriction } from '../../core/gc/scope.js';
+import { neverCollected, type GcMode, type GcScopeRestriction } from '../../core/gc/scope.js';
 
 export interface GarbageCollectorOptions {
   /** `--gc`: every resource (default), only Bundle-owned chains, or nothing. */
@@ -50,9 +50,6 @@ export interface GarbageCollectorOptions {
   eventClient?: KubeClient;
 }
 
-/** The resources whose events the collector never watches: high churn, never owners of anything. */
-const IGNORED = new Set(['events', 'events.events.k8s.io']);
-
 /**
  * What to watch: the preferred version of each group/resource, when it
  * supports list, watch and delete.
@@ -60,9 +57,7 @@ const IGNORED = new Set(['events', 'events.events.k8s.io']);
 export function collectableResources(all: readonly ResourceType[]): ResourceType[] {
   return preferredVersions(all).filter(
     (rt) =>
-      !IGNORED.has(rt.group ? `${rt.plural}.${rt.group}` : rt.plural) &&
-      !rt.plural.includes('/') &&
-      ['list', 'watch', 'delete'].every((v) => rt.verbs.includes(v)),
+      !neverCollected(rt.group, rt.kind) && !rt.plural.includes('/') && ['list', 'watch', 'delete'].every((v) => rt.verbs.includes(v)),
   );
 }
 

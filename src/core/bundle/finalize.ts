@@ -28,6 +28,7 @@
  */
 import { EventReasons, type DeletionPropagation } from '../../api/names.js';
 import { controllerOf, describeObject, isControlledBy, objectKey, type LiveObject } from './objects.js';
+import { neverCollected } from '../gc/scope.js';
 import { hasClaimReference, userReferences } from './owner-references.js';
 import { isOrphanTrace, tracedUids } from './orphan-evidence.js';
 import { planPrune, targetOf } from './prune.js';
@@ -57,9 +58,10 @@ export function planFinalize(input: FinalizeInput): FinalizePlan {
   return { propagation, ...tracesLast(input, steps, coordinateUids), done };
 }
 
-/** Events: kube-controller-manager's collector ignores them (and never orphans them), and so does ours. */
+/** Events: neither collector ever orphans them (neverCollected). */
 function neverOrphaned(o: LiveObject): boolean {
-  return o.kind === 'Event' && (o.apiVersion === 'v1' || o.apiVersion.startsWith('events.k8s.io/'));
+  const slash = o.apiVersion.indexOf('/');
+  return neverCollected(slash < 0 ? '' : o.apiVersion.slice(0, slash), o.kind);
 }
 
 /**

@@ -9,6 +9,16 @@ import type { Graph } from './graph.js';
 
 export type GcMode = 'cluster' | 'bundles' | 'off';
 
+/**
+ * Events (core v1 and events.k8s.io): high churn, never owners of anything;
+ * kube-controller-manager's collector ignores them, and so does ours, so
+ * neither ever orphans or collects one (the finalizer reads its orphan
+ * traces knowing that).
+ */
+export function neverCollected(group: string, kind: string): boolean {
+  return kind === 'Event' && (group === '' || group === 'events.k8s.io');
+}
+
 function isBundleType(t: ObjectType): boolean {
   return t.apiVersion === API_VERSION && t.kind === BUNDLE_KIND;
 }
