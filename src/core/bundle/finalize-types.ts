@@ -90,6 +90,7 @@ export type FinalizeStep =
       referencesOnly?: JsonPatchOperation[];
     }
   /** Background, an object with an owner besides the Bundle: only the Bundle's references go; the collector decides, as it would. */
+  /** Background, another owner left: the operator's references and applied-hash go (disownPatch); the collector deletes it once no owner is left. */
   | { action: 'disown'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }
   /** An object another Bundle controls and this one claimed (a Conflict it lost): its claim reference goes. */
   | { action: 'withdraw'; target: ObjectTarget; patch: JsonPatchOperation[]; event: PlannedEvent }

@@ -1,9 +1,14 @@
 /**
- * Letting go of an object, as JSON patches: what the operator wrote on it
- * goes, the user's stays. Four ways out, by what happens next:
- *  - referencesPatch: the bare hand-over (another Bundle takes it);
+ * The operator's writes taken off an object, as JSON patches: what the
+ * operator wrote on it goes, the user's stays. The ways out, by what
+ * happens next:
+ *  - referencesPatch: the operator's references (the base of the others);
+ *    letGoPatch adds the let-go mark (another Bundle takes it);
+ *  - disownPatch: a background deletion, another owner left (the collector
+ *    deletes it once that owner goes); the applied-hash goes too;
  *  - orphanPatch: an orphan deletion of its Bundle keeps it, and stops its
- *    countdown if it had one;
+ *    countdown if it had one; the applied-hash goes too
+ *    (referencesOnlyPatch: its references alone, while the traces wait);
  *  - keptReleasePatch: deletionPolicy Orphan; kept for good, labelled with
  *    the Bundle it left so that `bundlesmith pending` can show it;
  *  - releasePatch: released by a deleted Bundle with a countdown, signed so
