@@ -97,6 +97,7 @@ it('prints the dependents the collector holds under an owner: tree, JSON and DOT
     expect(await runCli(['gc-graph', '--owner', 'Secret/nothing', '-n', ns, '--debug-url', base], missing.io)).toBe(1);
     expect(missing.err.join('\n')).toContain('holds no Secret/nothing');
   } finally {
-    await env.client.patch(cm, ns, 'g-held', { metadata: { finalizers: null } }, 'merge');
+    // Only if the test got as far as creating it: a 404 here would hide what failed before.
+    if (await env.client.tryGet(cm, ns, 'g-held')) await env.client.patch(cm, ns, 'g-held', { metadata: { finalizers: null } }, 'merge');
   }
 });
