@@ -90,6 +90,14 @@ export const withConditions =
     o['status'] = { ...status, conditions };
   };
 
+/** What the operator's apply leaves on an object it wrote: a managedFields entry of its own field manager. */
+export const byOperator: Mod<Obj> = (o) => {
+  o.metadata.managedFields = [
+    ...((o.metadata.managedFields as unknown[] | undefined) ?? []),
+    { manager: 'bundlesmith', operation: 'Apply', fieldsV1: {} },
+  ];
+};
+
 /** Controlled by the test Bundle. */
 export const controlledByBundle = (uid = BUNDLE_UID, name = 'b'): Mod<Obj> =>
   withOwner({ apiVersion: API_VERSION, kind: BUNDLE_KIND, name, uid, controller: true, blockOwnerDeletion: true });

@@ -11,6 +11,7 @@ import { checkReleaseProof, releaseSigner } from '../../../src/core/softdelete/p
 import {
   BUNDLE_UID,
   NOW,
+  byOperator,
   configMap,
   object,
   controlledBy,
@@ -55,13 +56,6 @@ const dependsOn =
 const keyOf = (o: Obj): string => objectKey(o);
 
 const KEY = new Uint8Array(32).fill(7);
-/** What the operator's apply leaves on an object it wrote (a field of its own in managedFields). */
-const byOperator = (o: Obj): void => {
-  o.metadata.managedFields = [
-    ...((o.metadata.managedFields as unknown[] | undefined) ?? []),
-    { manager: 'bundlesmith', operation: 'Apply', fieldsV1: {} },
-  ];
-};
 
 function input(propagation: DeletionPropagation, objects: Obj[], extra: Partial<FinalizeInput> = {}): FinalizeInput {
   return {

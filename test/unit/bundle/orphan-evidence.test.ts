@@ -17,6 +17,7 @@ import {
   BUNDLE_UID,
   NAMESPACE,
   NOW,
+  byOperator,
   configMap,
   controlledBy,
   controlledByBundle,
@@ -30,9 +31,6 @@ import {
 } from './builders.js';
 
 const SIBLING = live(configMap('sibling'), controlledByBundle());
-const byOperator: Mod<Obj> = (o) => {
-  o.metadata.managedFields = [{ manager: 'bundlesmith', operation: 'Apply', fieldsV1: {} }];
-};
 const member = withLabel(ApplySetLabels.partOf, applySetId('b', NAMESPACE));
 
 function inputFor(o: Obj, atCoordinates: boolean): FinalizeInput {
