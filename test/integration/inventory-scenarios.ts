@@ -203,3 +203,59 @@ export async function crdUpgradeThenForegroundDeletionFinishes(ctx: InventoryCon
   await sleep(COLLECTOR_SETTLE_MS);
   expect(await env.client.tryGet(v1, ns, 'g-plain')).toBeUndefined();
 }
+
+/**
+ * 1d. Released objects listed again by a new Bundle at a version no longer
+ * served (fuzz softdelete 20284): that Bundle cannot take hold of them, yet
+ * listing them cancels their countdowns, and dropping one later starts a new
+ * one. Before, the released countdown stayed on the objects; it ran out while
+ * they were listed, and the released-object sweeper deleted the one dropped
+ * at once, on the countdown of the first release.
+ */
+export async function relistedAtUnservedVersionCancelsTheCountdown(ctx: InventoryContext): Promise<void> {
+  const { env, ns } = ctx;
+  const group = `${uniqueName('rl')}.bundlesmith.test`;
+  await installGadgets(env, group, [{ name: 'v1alpha1', served: true, storage: true }]);
+  const gadget = gadgetAtV1alpha1(group);
+  const delay = { [Annotations.deletionDelay]: '8s' };
+  const resources = (names: string[]): Array<{ name: string; object: Record<string, unknown> }> =>
+    names.map((n) => ({ name: n, object: gadget(`g-${n}`, delay) }));
+  await applyBundle(env, ns, 'relisted', resources(['kept', 'dropped']));
+  await waitForReady(env, ns, 'relisted');
+  const alpha = await gadgetsServed(env, group, 'v1alpha1', true);
+  if (!alpha) throw new Error('v1alpha1 not served');
+  const uids = {
+    kept: (await env.client.get(alpha, ns, 'g-kept')).metadata.uid,
+    dropped: (await env.client.get(alpha, ns, 'g-dropped')).metadata.uid,
+  };
+  // Released with their countdowns, then the upgrade.
+  await deleteBundleAndSettle(ctx, 'relisted');
+  const v1 = await upgradeToV1(env, group);
+  const firstStamp = (await env.client.get(v1, ns, 'g-dropped')).metadata.annotations?.[Annotations.deletionTimestamp];
+  expect(firstStamp).toBeDefined();
+
+  // Listed again at v1alpha1, which the new Bundle cannot apply at: both countdowns are cancelled all the same.
+  await applyBundle(env, ns, 'relisted', resources(['kept', 'dropped']));
+  for (const name of ['g-kept', 'g-dropped']) {
+    await waitFor(`${name}'s countdown to be cancelled`, async () => {
+      const o = await env.client.get(v1, ns, name);
+      return o.metadata.annotations?.[Annotations.deletionTimestamp] === undefined;
+    });
+  }
+  // Past the first countdowns' end, while listed: kept.
+  await sleep(Math.max(0, Date.parse(firstStamp ?? '') + 9_000 - Date.now()));
+  expectKept(await env.client.tryGet(v1, ns, 'g-kept'), uids.kept);
+  expectKept(await env.client.tryGet(v1, ns, 'g-dropped'), uids.dropped);
+
+  // Dropped: a new countdown, from the drop, not the first one.
+  const droppedAt = Date.now();
+  await applyBundle(env, ns, 'relisted', resources(['kept']));
+  const restamped = await waitFor('a new countdown on g-dropped', async () => {
+    const o = await env.client.tryGet(v1, ns, 'g-dropped');
+    return o?.metadata.annotations?.[Annotations.deletionTimestamp];
+  });
+  // Whole seconds, and the clocks of the test and the server may differ by a little.
+  expect(Date.parse(restamped)).toBeGreaterThanOrEqual(droppedAt - 2_000);
+  expectKept(await env.client.tryGet(v1, ns, 'g-dropped'), uids.dropped);
+  expectKept(await env.client.tryGet(v1, ns, 'g-kept'), uids.kept);
+}

@@ -9,6 +9,7 @@ import {
   crdUpgradeThenForegroundDeletionFinishes,
   finalizerListsWithoutTheLabel,
   labelTakenOffKeepsTheKind,
+  relistedAtUnservedVersionCancelsTheCountdown,
   type InventoryContext,
 } from './inventory-scenarios.js';
 
@@ -32,6 +33,10 @@ it('1. a CRD upgrade (storage to v1, v1alpha1 no longer served) hides nothing fr
 
 it('1c. a CRD upgrade the collector follows, then a foreground deletion of the Bundle: it finishes (fuzz softdelete 19718)', async () => {
   await crdUpgradeThenForegroundDeletionFinishes(ctx());
+});
+
+it('1d. released objects listed again at a version no longer served: their countdowns are cancelled (fuzz softdelete 20284)', async () => {
+  await relistedAtUnservedVersionCancelsTheCountdown(ctx());
 });
 
 it('2. the managed label taken off objects counting down keeps their kind in the inventory; deleting the Bundle keeps them', async () => {

@@ -15,17 +15,18 @@
  * right before a delete. Times are the API server's (ServerTime).
  */
 import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
-import { decideReleasedSweep, sweepable } from '../../core/softdelete/sweep.js';
+import { decideReleasedSweep, sweepable, type ReleasedObjectListing } from '../../core/softdelete/sweep.js';
 import { deletesNow } from '../../core/softdelete/decide.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
-import { checkReleaseProof } from '../../core/softdelete/provenance.js';
 import { formerBundleOf } from '../../core/softdelete/former-bundle.js';
 import { preferredVersions } from '../../kube/discovery.js';
-import { markPatch } from '../../core/bundle/release.js';
-import { listingsByObject } from '../../core/bundle/ownership.js';
+import { restampReleasePatch } from '../../core/bundle/release.js';
+import { isLiveBundle, listedObjects } from '../../core/bundle/ownership.js';
 import { versionedObjectKey, kindKey, objectKey, parseVersionedObjectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { RefusedWatches } from './refused-watches.js';
+import { ReleaseProofs } from './release-proofs.js';
+import { cancelRelistedCountdown } from './relisted-release.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isForbidden } from '../../kube/errors.js';
 import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
@@ -60,8 +61,7 @@ export class ReleasedObjectSweeper {
   private readonly serverTime: ServerTime;
   /** Resources RBAC does not let the operator watch (refused-watches.ts). */
   private readonly refusedWatches: RefusedWatches;
-  /** uid@resourceVersion of the unproven releases reported already. */
-  private readonly reportedUnproven = new Set<string>();
+  private readonly proofs: ReleaseProofs;
   /** Released objects whose due deletion waits for an approval, reported once per countdown. */
   private readonly reportedWaits = new Set<string>();
   /** Moved by Bundle events: a delete goes only while no Bundle started listing the object since it was decided. */
@@ -74,6 +74,7 @@ export class ReleasedObjectSweeper {
     });
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.refusedWatches = new RefusedWatches(o.clock);
+    this.proofs = new ReleaseProofs(o);
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
     // Every such event also moves the listing epochs: a delete decided before it is not sent after it.
@@ -130,10 +131,15 @@ export class ReleasedObjectSweeper {
     }
   }
 
-  /** The live Bundle listing the object, oldest claim first; from `bundles` when given (a fresh list), else the watch. */
-  private listedBy(rt: ResourceType, namespace: string, name: string, bundles?: readonly KubeObject[]): string | undefined {
+  /** The live Bundles listing the object, from `bundles` when given (a fresh list), else the watch. */
+  private listingsOf(rt: ResourceType, namespace: string, name: string, bundles?: readonly KubeObject[]): ReleasedObjectListing[] {
     const all = bundles ?? this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace);
-    return listingsByObject(all).get(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))?.[0]?.name;
+    const key = objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } });
+    return all.filter(isLiveBundle).flatMap((b) =>
+      listedObjects(b)
+        .filter((o) => objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: o }) === key)
+        .map((o) => ({ bundle: b.metadata.name, served: this.o.discovery.lookup(o.apiVersion, o.kind) !== undefined })),
+    );
   }
 
   private scheduleRediscovery(): void {
@@ -198,8 +204,10 @@ export class ReleasedObjectSweeper {
     if (!cached) return 'forget';
     // Decide nothing before every Bundle's spec is known.
     if (!this.bundles.hasSynced()) return { requeueAfterMs: 1000 };
-    // Listed by a live Bundle: it is that Bundle's (it claims it); a Bundle event brings it back here if that changes.
-    if (this.listedBy(rt, namespace, name) !== undefined) return 'forget';
+    // Listed by a live Bundle: it is that Bundle's (it lists it); a Bundle event brings it back here if that changes.
+    const listings = this.listingsOf(rt, namespace, name);
+    if (listings.length > 0)
+      return cancelRelistedCountdown({ ...this.o, proofs: this.proofs, writer: this.writerFor(namespace) }, rt, cached, listings);
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';
@@ -207,7 +215,7 @@ export class ReleasedObjectSweeper {
     if (decision.action !== 'skip')
       this.o.logger.debug({ ...sweepKeyFields(key), action: decision.action }, 'released-object sweep decided');
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
-    if (decision.action !== 'skip' && !(await this.proven(rt, cached))) return 'forget';
+    if (decision.action !== 'skip' && !(await this.proofs.proven(rt, cached))) return 'forget';
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid };
     switch (decision.action) {
       case 'skip':
@@ -232,7 +240,12 @@ export class ReleasedObjectSweeper {
         const marked = await guardedPatch(
           this.writerFor(namespace),
           { rt, namespace, name },
-          { patch: markPatch(cached, decision.deletionTimestamp), type: 'json', opts: { fieldManager: FIELD_MANAGER } },
+          // Signed again over the new stamp: this object's proof checked as read, and the patch lands only on that state.
+          {
+            patch: restampReleasePatch(cached, decision.deletionTimestamp, this.proofs.sign),
+            type: 'json',
+            opts: { fieldManager: FIELD_MANAGER },
+          },
         );
         if (marked.kind !== 'written' && marked.kind !== 'declined') throw marked.error;
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
@@ -249,7 +262,7 @@ export class ReleasedObjectSweeper {
           `a Bundle listing ${rt.kind} ${namespace}/${name}`,
         );
         const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
-        if (this.listedBy(rt, namespace, name, bundlesNow) !== undefined) return 'forget';
+        if (this.listingsOf(rt, namespace, name, bundlesNow).length > 0) return 'requeue';
         const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
         if (!fresh || fresh.metadata.uid !== cached.metadata.uid) return 'forget';
         // The reads just made refreshed the server-time estimate.
@@ -257,7 +270,7 @@ export class ReleasedObjectSweeper {
         if (nowFresh === undefined) return 'requeue';
         const again = decideReleasedSweep(fresh.metadata, nowFresh, nowFresh);
         if (again.action === 'skip' || !deletesNow(again)) return 'requeue';
-        if (!(await this.proven(rt, fresh))) return 'forget';
+        if (!(await this.proofs.proven(rt, fresh))) return 'forget';
         // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422
         // without field causes counts as stale here (isStaleWrite), as the finalizer counts it; the prune counts only a 409.
         const deleted = await guardedDelete(
@@ -279,29 +292,6 @@ export class ReleasedObjectSweeper {
         return 'forget';
       }
     }
-  }
-
-  /**
-   * Whether the object's release proof checks against the operator's key. An
-   * object labelled by hand (or released before releases were signed) is
-   * kept, and reported once per uid and resourceVersion: a Warning event on
-   * the object and a log line.
-   */
-  private async proven(rt: ResourceType, o: KubeObject): Promise<boolean> {
-    const check = checkReleaseProof(this.o.releaseKey, o.metadata);
-    if (check.proven) return true;
-    const seen = `${o.metadata.uid ?? ''}@${o.metadata.resourceVersion ?? ''}`;
-    if (this.reportedUnproven.has(seen)) return false;
-    this.reportedUnproven.add(seen);
-    if (this.reportedUnproven.size > 10_000) this.reportedUnproven.clear();
-    const namespace = o.metadata.namespace ?? '';
-    this.o.logger.warn(
-      { object: { kind: rt.kind, namespace, name: o.metadata.name }, reason: check.reason },
-      'released-object sweep: kept an object whose release is not proven',
-    );
-    const target = { apiVersion: rt.apiVersion, kind: rt.kind, name: o.metadata.name, namespace, uid: o.metadata.uid };
-    await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${check.reason}`);
-    return false;
   }
 
   /** Runs `report` once per key (bounded memory: the set is cleared past 10,000 keys). */

@@ -18,7 +18,7 @@
 import type { DeletionDefaults } from '../../api/spec-defaults.js';
 import { Annotations, Labels } from '../../api/names.js';
 import { decideSoftDelete } from '../softdelete/decide.js';
-import type { ReleaseSigner } from '../softdelete/provenance.js';
+import { releaseFactsOf, type ReleasedMeta, type ReleaseSigner } from '../softdelete/provenance.js';
 import { formerBundleLabelValue } from '../softdelete/former-bundle.js';
 import type { StampSeal } from '../softdelete/stamp-seal.js';
 import { countdownOf } from './countdown.js';
@@ -231,4 +231,43 @@ export function markPatch(
   else if (o.metadata.annotations?.[Annotations.stampProof] !== undefined)
     ops.push({ op: 'remove', path: annotationPath(Annotations.stampProof) });
   return ops;
+}
+
+type ReleasedObject = { metadata: ReleasedMeta & { resourceVersion?: string | undefined } };
+
+/** The release proof signed again over the facts the object states, with `deletionTimestamp` as its stamp ('' for none). */
+function resignedReleaseProof(o: ReleasedObject, deletionTimestamp: string, sign: ReleaseSigner): JsonPatchOperation | undefined {
+  const facts = releaseFactsOf(o.metadata);
+  if (facts === undefined) return undefined;
+  return { op: 'add', path: annotationPath(Annotations.releaseProof), value: sign({ ...facts, deletionTimestamp }) };
+}
+
+/**
+ * The sweep cancels a released countdown (a live Bundle lists the object at
+ * a version it cannot take hold at, core/softdelete/sweep.ts): the stamp and
+ * any approval go, the object stays released, and the release is signed
+ * again over no stamp, so that the countdown the sweep starts when the
+ * object is dropped is a proven one. Only for an object whose proof checked
+ * as read: the resourceVersion test keeps the new proof off any other state.
+ */
+export function cancelReleasedCountdownPatch(o: ReleasedObject, sign: ReleaseSigner): JsonPatchOperation[] | undefined {
+  const proof = resignedReleaseProof(o, '', sign);
+  if (proof === undefined || o.metadata.resourceVersion === undefined) return undefined;
+  const ops: JsonPatchOperation[] = [{ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion }];
+  for (const name of [Annotations.deletionTimestamp, Annotations.stampProof, Annotations.deletionApproved]) {
+    if (o.metadata.annotations?.[name] !== undefined) ops.push({ op: 'remove', path: annotationPath(name) });
+  }
+  ops.push(proof);
+  return ops;
+}
+
+/**
+ * A released object without a stamp (its countdown was cancelled while a
+ * Bundle listed it) starts a new countdown when no Bundle lists it: the
+ * stamp, and the release signed again over it. Only for an object whose
+ * proof checked as read (markPatch's resourceVersion test).
+ */
+export function restampReleasePatch(o: ReleasedObject, deletionTimestamp: string, sign: ReleaseSigner): JsonPatchOperation[] {
+  const proof = resignedReleaseProof(o, deletionTimestamp, sign);
+  return [...markPatch(o, deletionTimestamp), ...(proof ? [proof] : [])];
 }

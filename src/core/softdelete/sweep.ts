@@ -54,6 +54,33 @@ export function decideReleasedSweep(meta: ReleasedObjectMeta, now: number, stamp
   return decision;
 }
 
+/** A live Bundle's listing of a released object: the Bundle, and whether the server serves the version it lists it at. */
+export interface ReleasedObjectListing {
+  bundle: string;
+  served: boolean;
+}
+
+export type ListedReleaseDecision = { action: 'skip'; reason: string } | { action: 'cancel'; bundle: string };
+
+/**
+ * A released object that live Bundles list again. Listing an object cancels
+ * its countdown (a new one starts when it is dropped); the listing Bundle's
+ * pass does that as it takes hold. A Bundle that lists the object at a
+ * version the server no longer serves cannot take hold of it, so the sweep
+ * cancels the countdown in its place: left on, it would run out while the
+ * object is listed, and the object would be deleted at once when dropped.
+ */
+export function decideListedRelease(meta: ReleasedObjectMeta, listings: readonly ReleasedObjectListing[]): ListedReleaseDecision {
+  if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'not released, or has a controller owner' };
+  const blocked = listings.find((listing) => !listing.served);
+  if (blocked === undefined) return { action: 'skip', reason: 'the listing Bundle takes hold of it' };
+  const annotations = meta.annotations ?? {};
+  // A stale approval goes with the stamp: it must never count for a later countdown.
+  if (annotations[Annotations.deletionTimestamp] === undefined && annotations[Annotations.deletionApproved] === undefined)
+    return { action: 'skip', reason: 'no countdown' };
+  return { action: 'cancel', bundle: blocked.bundle };
+}
+
 /**
  * Where released objects are looked for (the sweeper's watches, `bundlesmith
  * pending`): namespaced resources the operator may list, watch, patch and

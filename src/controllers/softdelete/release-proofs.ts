@@ -1,0 +1,40 @@
+/**
+ * The released-object sweep's check of release proofs
+ * (core/softdelete/provenance.ts), with the report of what it keeps: an
+ * object labelled by hand (or released before releases were signed) is
+ * never swept, and is reported once per uid and resourceVersion, as a
+ * Warning event on the object and a log line.
+ */
+import { EventReasons } from '../../api/names.js';
+import { checkReleaseProof, releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
+import type { ControllerDeps } from '../deps.js';
+
+export class ReleaseProofs {
+  /** uid@resourceVersion of the unproven releases reported already. */
+  private readonly reportedUnproven = new Set<string>();
+  /** Signs a release again where the sweep changes its stamp (a cancelled or a new countdown). */
+  readonly sign: ReleaseSigner;
+
+  constructor(private readonly o: Pick<ControllerDeps, 'releaseKey' | 'logger' | 'events'>) {
+    this.sign = releaseSigner(o.releaseKey);
+  }
+
+  /** Whether the object's release proof checks against the operator's key; reported once when it does not. */
+  async proven(rt: ResourceType, o: KubeObject): Promise<boolean> {
+    const check = checkReleaseProof(this.o.releaseKey, o.metadata);
+    if (check.proven) return true;
+    const seen = `${o.metadata.uid ?? ''}@${o.metadata.resourceVersion ?? ''}`;
+    if (this.reportedUnproven.has(seen)) return false;
+    this.reportedUnproven.add(seen);
+    if (this.reportedUnproven.size > 10_000) this.reportedUnproven.clear();
+    const namespace = o.metadata.namespace ?? '';
+    this.o.logger.warn(
+      { object: { kind: rt.kind, namespace, name: o.metadata.name }, reason: check.reason },
+      'released-object sweep: kept an object whose release is not proven',
+    );
+    const target = { apiVersion: rt.apiVersion, kind: rt.kind, name: o.metadata.name, namespace, uid: o.metadata.uid };
+    await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${check.reason}`);
+    return false;
+  }
+}
