@@ -123,6 +123,13 @@ export const BundleStatusSchema = z
       .describe(
         'The kind inventory: Kind.group (Kind for the core group) of every kind this Bundle may control objects of, by group and kind, resolved at the version the server serves now. Recorded before any object of the kind is written; kept until a list of the kind shows nothing referencing the Bundle. Entries group/version/Kind written by earlier versions are read too.',
       ),
+    // Written ahead of the finalizer's first orphan write (controllers/bundle/finalize.ts), read by every later pass.
+    deletionPropagation: z
+      .string()
+      .optional()
+      .describe(
+        "Orphan once the finalizer read an orphan deletion of this Bundle (the orphan finalizer, or what the garbage collector left on its objects): recorded before the finalizer's first orphan write, and read so by every later pass, whatever is left on the objects.",
+      ),
     // The second record of the claims (core/bundle/claim-record.ts), beside each object's claimReferences annotation.
     claims: z
       .array(ClaimEntrySchema)

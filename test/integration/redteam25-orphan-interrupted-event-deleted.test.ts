@@ -1,5 +1,5 @@
 /**
- * Red team 25: an orphan deletion whose finalizer pass is interrupted half
+ * Red team 25 (and 26, the second test): an orphan deletion whose finalizer pass is interrupted half
  * way deletes the Bundle's Event. Since red team 24, orphaning takes the
  * applied-hash off (src/core/bundle/release.ts orphanPatch) besides the
  * part-of label and the record: once the finalizer has orphaned the
@@ -170,4 +170,60 @@ it('an orphan deletion whose pass could not orphan the Event keeps the Event on 
   console.log('oi events:', JSON.stringify(await eventsFor(env, ns, 'oi')));
   expectKept(await env.client.tryGet(t.configMap, ns, 'oi-x'), x.metadata.uid ?? '');
   expectKept(eAfter, e.metadata.uid ?? '');
+}, 300_000);
+
+/**
+ * Red team 26, on the fix above: while the pass holds oi-x's traces back (the
+ * Event refused), a person erases them by hand (the part-of label and the
+ * applied-hash). The next pass found no trace, read a background deletion and
+ * deleted the Event. Fixed: the first orphan pass records the orphan deletion
+ * in status.deletionPropagation before its first write, and every later pass
+ * reads it so.
+ */
+it('an orphan deletion whose held-back traces are erased by hand keeps the Event (red team 26)', async () => {
+  const { env, ns, t } = f;
+  const ev = await resourceType(env, 'v1', 'Event');
+  await applyBundle(env, ns, 'oe', [
+    { name: 'x', object: configMap('oe-x') },
+    { name: 'e', object: coreEvent('oe-e', ns) },
+  ]);
+  const b = await waitForReady(env, ns, 'oe');
+  const x = await env.client.get(t.configMap, ns, 'oe-x');
+  const e = await env.client.get(ev, ns, 'oe-e');
+
+  const unrefuse = await refuseUpdatesOf('oe-e', ns);
+  try {
+    await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'oe', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
+    await waitFor(
+      'the orphan finalizer gone and oe-x no longer controlled, the orphan deletion recorded',
+      async () => {
+        const cur = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oe');
+        const cm = await env.client.tryGet(t.configMap, ns, 'oe-x');
+        return (
+          cur !== undefined &&
+          !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan) &&
+          (cur.status as { deletionPropagation?: string } | undefined)?.deletionPropagation === 'Orphan' &&
+          (cm?.metadata.ownerReferences ?? []).length === 0
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
+    // The person's edit: every trace of the operator off oe-x.
+    await env.client.patch(
+      t.configMap,
+      ns,
+      'oe-x',
+      { metadata: { labels: { [ApplySetLabels.partOf]: null }, annotations: { [Annotations.appliedHash]: null } } },
+      'merge',
+      { fieldManager: 'kubectl-edit' },
+    );
+    // Passes run on what is left, the Event still refused.
+    await sleep(5_000);
+  } finally {
+    await unrefuse();
+  }
+  await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'oe', { timeoutMs: 90_000 });
+  await sleep(3_000);
+  expectKept(await env.client.tryGet(t.configMap, ns, 'oe-x'), x.metadata.uid ?? '');
+  expectKept(await env.client.tryGet(ev, ns, 'oe-e'), e.metadata.uid ?? '');
 }, 300_000);

@@ -18,13 +18,13 @@ import { propagationOf, type FinalizeStep } from '../../core/bundle/finalize-typ
 import { claimRecordsOf } from '../../core/bundle/claim-record.js';
 import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
-import { groupOf, isControlledBy, objectKey, type LiveObject } from '../../core/bundle/objects.js';
-import { listingsByObject, listedObjectKeys } from '../../core/bundle/ownership.js';
-import { type NamedOwner } from '../../core/bundle/owner-references.js';
+import { isRecord, type LiveObject } from '../../core/bundle/objects.js';
+import { coordinatesOf, declaredAnnotations, namedOwnersOf, notHeldIn, recordedOrphan } from './finalize-reads.js';
+import { listingsByObject } from '../../core/bundle/ownership.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import type { ReleaseSigner } from '../../core/softdelete/provenance.js';
 import type { StampSeal } from '../../core/softdelete/stamp-seal.js';
-import { errorMessage, type SendGuard } from '../../kube/errors.js';
+import { errorMessage, isConflict, isNotFound, type SendGuard } from '../../kube/errors.js';
 import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
@@ -140,10 +140,18 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
     ),
     declared: declaredAnnotations(bundle),
     namedOwners: namedOwnersOf(bundle),
+    recordedOrphan: recordedOrphan(bundle),
   });
   if (plan.done) {
     await removeFinalizer(input);
     return nextOnly({ kind: 'idle' });
+  }
+  // An orphan deletion is recorded before its first write: every later pass reads it so, whatever a person erases of
+  // the traces meanwhile (red team 26). A write that lost to a newer Bundle: decide again on it.
+  if (plan.propagation === 'Orphan' && !recordedOrphan(bundle)) {
+    const recorded = await recordOrphanFirst(input);
+    if (recorded === undefined) return nextOnly({ kind: 'after', ms: 0 });
+    input = { ...input, live: recorded };
   }
 
   // 3. Act, one step at a time in the plan's order (background: dependents first), then say why the Bundle is still here.
@@ -241,46 +249,6 @@ async function carryOut(
   return 'sent';
 }
 
-/** The annotations each object of the spec is declared with, by objectKey (their deletion rules stand in for any the live object lacks). */
-function declaredAnnotations(bundle: Bundle): Map<string, Readonly<Record<string, string>>> {
-  const namespace = bundle.metadata.namespace;
-  const declared = new Map<string, Readonly<Record<string, string>>>();
-  for (const r of bundle.spec.resources) {
-    const o = r.spec.object;
-    if (o?.metadata.annotations)
-      declared.set(
-        objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }),
-        o.metadata.annotations,
-      );
-  }
-  return declared;
-}
-
-/** The ownerReferences each listed object's manifest names itself, by objectKey. */
-function namedOwnersOf(bundle: Bundle): Map<string, NamedOwner[]> {
-  const namespace = bundle.metadata.namespace;
-  const named = new Map<string, NamedOwner[]>();
-  for (const r of bundle.spec.resources) {
-    const o = r.spec.object;
-    const refs = o?.metadata.ownerReferences;
-    if (o === undefined || refs === undefined || refs.length === 0) continue;
-    named.set(
-      objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace } }),
-      refs.map((ref) => ({ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid })),
-    );
-  }
-  return named;
-}
-
-/** The objects the Bundle's spec lists and its status counts as pending deletion, by objectKey. */
-function coordinatesOf(bundle: Bundle): Set<string> {
-  const namespace = bundle.metadata.namespace;
-  const pending = (bundle.status?.pendingDeletions ?? []).map((p) =>
-    objectKey({ apiVersion: p.apiVersion, kind: p.kind, metadata: { name: p.name, namespace } }),
-  );
-  return new Set([...listedObjectKeys(bundle), ...pending]);
-}
-
 /**
  * The kinds the Bundle may control (its kind inventory and its spec's
  * kinds), each by group and kind at the version the server serves now,
@@ -323,22 +291,23 @@ async function removeFinalizer(input: FinalizerContext): Promise<void> {
   throw written.error;
 }
 
-/**
- * The countdowns of the record that a finalize pass's fresh lists show over:
- * an object of a listed kind that is gone or not controlled by the Bundle
- * (handed over, let go, cancelled by hand while the finalizer held). Its
- * entry goes, so a copy of its old stamp written back later reads as none
- * (red team 11). An object of a kind not listed says nothing.
- */
-function notHeldIn(types: readonly ResourceType[], objects: readonly LiveObject[], bundle: Bundle): (p: PendingDeletion) => boolean {
-  const listedKinds = new Set(types.map((t) => `${t.group}/${t.kind}`));
-  const held = new Set(
-    objects.filter((o) => isControlledBy(o, bundle.metadata.uid)).map((o) => `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.name}`),
-  );
-  return (p) => listedKinds.has(`${groupOf(p.apiVersion)}/${p.kind}`) && !held.has(`${groupOf(p.apiVersion)}/${p.kind}/${p.name}`);
+/** status.deletionPropagation: Orphan written over the stored Bundle, at its resourceVersion; undefined when a newer one won. */
+async function recordOrphanFirst(input: FinalizerContext): Promise<KubeObject | undefined> {
+  const status = isRecord(input.live.status) ? input.live.status : {};
+  try {
+    const recorded = await input.api.replaceStatus(BUNDLE_RESOURCE_TYPE, {
+      ...input.live,
+      status: { ...status, deletionPropagation: 'Orphan' },
+    });
+    input.logger.debug('finalizing: recorded the orphan deletion in status before the first orphan write');
+    return recorded;
+  } catch (err) {
+    if (isConflict(err) || isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
-/** A finalize pass's status, over the stored Bundle it read. */
+/** A finalize pass's status, over the stored Bundle it read (or its own write-ahead over it). */
 function statusOver(input: FinalizerContext, status: BundleStatus): StatusReport {
   return { over: input.live, status };
 }

@@ -29,6 +29,12 @@ export function propagationOf(finalizers: readonly string[] | undefined): Deleti
 
 export interface FinalizeInput {
   propagation: DeletionPropagation;
+  /**
+   * An orphan deletion a pass read before (status.deletionPropagation,
+   * recorded ahead of the first orphan write): read so on every later pass,
+   * whatever traces are left on the objects (red team 26).
+   */
+  recordedOrphan?: boolean;
   /** The Bundle, with its spec.deletionDefaults (a released object takes what it needs of them along). */
   bundle: { name: string; uid: string; namespace?: string; defaults?: DeletionDefaults | undefined };
   /**

@@ -134,15 +134,20 @@ export function whileTracesWait(step: FinalizeStep): FinalizeStep | undefined {
  * say otherwise when one of them carries an orphan trace (isOrphanTrace):
  * then it is an orphan deletion, nothing is deleted, what the operator wrote
  * goes. Mistaking a background deletion for an orphan one keeps objects; the
- * reverse would delete them, so any one trace decides. A Bundle whose every
- * object is of a kind the collector never orphans (Events) leaves no trace:
- * a known limit (docs/safety.md).
+ * reverse would delete them, so any one trace decides. Once a pass has read
+ * an orphan deletion, the controller records it on the Bundle before its
+ * first orphan write (recordedOrphan), and every later pass reads it so:
+ * traces a person erases while the pass holds them back no longer turn the
+ * deletion into a background one (red team 26). A Bundle whose every object
+ * is of a kind the collector never orphans (Events) leaves no trace: a known
+ * limit (docs/safety.md).
  */
 export function effectivePropagation(
   input: FinalizeInput,
   coordinateUids: ReadonlySet<string> = coordinateUidsOf(input),
 ): DeletionPropagation {
   if (input.propagation !== 'Background') return input.propagation;
+  if (input.recordedOrphan === true) return 'Orphan';
   const named = tracedUids(input, coordinateUids);
   return input.objects.some((o) => isOrphanTrace(o, input, named)) ? 'Orphan' : 'Background';
 }

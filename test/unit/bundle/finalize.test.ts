@@ -516,6 +516,31 @@ describe('orphan: what the collector orphaned before the finalizer saw it', () =
   });
 });
 
+describe('effectivePropagation: an orphan deletion recorded by an earlier pass (red team 26)', () => {
+  const withNs = { bundle: { name: 'b', uid: BUNDLE_UID, namespace: 'ns1' } };
+  // The traces erased by hand (the ConfigMap orphaned, nothing left on it), the Event still controlled.
+  const erased = live(configMap('x'));
+  const event = live(object('v1', 'Event', 'ev'), controlledByBundle());
+  const at = { coordinates: new Set([keyOf(erased), keyOf(event)]), ...withNs };
+
+  it('no trace and no record: background, the Event deleted', () => {
+    const plan = planFinalize(input('Background', [erased, event], at));
+    expect(plan.propagation).toBe('Background');
+    expect(plan.steps.find((s) => s.target.name === 'ev')?.action).toBe('delete');
+  });
+
+  it('recorded: orphan, whatever the objects carry; the Event orphaned, nothing deleted', () => {
+    const plan = planFinalize(input('Background', [erased, event], { ...at, recordedOrphan: true }));
+    expect(plan.propagation).toBe('Orphan');
+    expect(plan.steps.some((s) => s.action === 'delete')).toBe(false);
+    expect(plan.steps.find((s) => s.target.name === 'ev')?.action).toBe('orphan');
+  });
+
+  it('a later foreground deletion is read as asked: the record does not hide the foregroundDeletion finalizer', () => {
+    expect(planFinalize(input('Foreground', [event], { ...at, recordedOrphan: true })).propagation).toBe('Foreground');
+  });
+});
+
 describe("effectivePropagation: the collector removed the orphan finalizer before the finalizer's first pass", () => {
   const applied = withAnnotation(Annotations.appliedHash, 'sha256:x');
   const at = (...objs: Obj[]): Set<string> => new Set(objs.map(keyOf));
