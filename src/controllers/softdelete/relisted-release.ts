@@ -16,6 +16,9 @@ import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { ReleaseProofs } from './release-proofs.js';
 
+/** How soon a released object a Bundle lists, still counting down, is looked at again (its take-hold ends that). */
+const RECHECK_MS = 30_000;
+
 export interface RelistedDeps {
   events: EventRecorder;
   proofs: ReleaseProofs;
@@ -31,6 +34,7 @@ export async function cancelRelistedCountdown(
   listings: readonly ReleasedObjectListing[],
 ): Promise<WorkResult> {
   const decision = decideListedRelease(cached.metadata, listings);
+  if (decision.action === 'recheck') return { requeueAfterMs: RECHECK_MS };
   // Only a release this operator signed is signed again (over no stamp): the patch lands only on the state as read.
   if (decision.action === 'skip' || !(await d.proofs.proven(rt, cached))) return 'forget';
   const patch = cancelReleasedCountdownPatch(cached, d.proofs.sign);

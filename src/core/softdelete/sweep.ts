@@ -60,7 +60,8 @@ export interface ReleasedObjectListing {
   served: boolean;
 }
 
-export type ListedReleaseDecision = { action: 'skip'; reason: string } | { action: 'cancel'; bundle: string };
+export type ListedReleaseDecision =
+  { action: 'skip'; reason: string } | { action: 'recheck'; reason: string } | { action: 'cancel'; bundle: string };
 
 /**
  * A released object that live Bundles list again. Listing an object cancels
@@ -72,12 +73,14 @@ export type ListedReleaseDecision = { action: 'skip'; reason: string } | { actio
  */
 export function decideListedRelease(meta: ReleasedObjectMeta, listings: readonly ReleasedObjectListing[]): ListedReleaseDecision {
   if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'not released, or has a controller owner' };
-  const blocked = listings.find((listing) => !listing.served);
-  if (blocked === undefined) return { action: 'skip', reason: 'the listing Bundle takes hold of it' };
   const annotations = meta.annotations ?? {};
   // A stale approval goes with the stamp: it must never count for a later countdown.
   if (annotations[Annotations.deletionTimestamp] === undefined && annotations[Annotations.deletionApproved] === undefined)
     return { action: 'skip', reason: 'no countdown' };
+  const blocked = listings.find((listing) => !listing.served);
+  // Its take-hold takes the object out of the sweep's watch. Looked at again all the same: the version may stop being
+  // served (the sweep's discovery may be behind), and no Bundle event would bring the object back.
+  if (blocked === undefined) return { action: 'recheck', reason: 'the listing Bundle takes hold of it' };
   return { action: 'cancel', bundle: blocked.bundle };
 }
 

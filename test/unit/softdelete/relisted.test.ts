@@ -55,8 +55,8 @@ function applied(o: { metadata: Meta }, ops: readonly JsonPatchOperation[]): { m
 }
 
 describe('decideListedRelease', () => {
-  it('leaves the object to a Bundle that lists it at a served version (its pass takes hold)', () => {
-    expect(decideListedRelease(released().metadata, [{ bundle: 'b1', served: true }]).action).toBe('skip');
+  it('leaves the object to a Bundle that lists it at a served version (its pass takes hold), and looks again later', () => {
+    expect(decideListedRelease(released().metadata, [{ bundle: 'b1', served: true }]).action).toBe('recheck');
   });
 
   it('cancels the countdown when a listing Bundle lists it at a version no longer served', () => {
