@@ -191,23 +191,25 @@ it('an orphan deletion whose held-back traces are erased by hand keeps the Event
   const x = await env.client.get(t.configMap, ns, 'oe-x');
   const e = await env.client.get(ev, ns, 'oe-e');
 
+  let recorded: string | undefined;
   const unrefuse = await refuseUpdatesOf('oe-e', ns);
   try {
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'oe', { uid: b.metadata.uid ?? '', propagationPolicy: 'Orphan' });
     await waitFor(
-      'the orphan finalizer gone and oe-x no longer controlled, the orphan deletion recorded',
+      'the orphan finalizer gone and oe-x no longer controlled',
       async () => {
         const cur = await env.client.tryGet(BUNDLE_RESOURCE_TYPE, ns, 'oe');
         const cm = await env.client.tryGet(t.configMap, ns, 'oe-x');
         return (
           cur !== undefined &&
           !(cur.metadata.finalizers ?? []).includes(Finalizers.orphan) &&
-          (cur.status as { deletionPropagation?: string } | undefined)?.deletionPropagation === 'Orphan' &&
           (cm?.metadata.ownerReferences ?? []).length === 0
         );
       },
       { timeoutMs: 60_000 },
     );
+    const read = await env.client.get(BUNDLE_RESOURCE_TYPE, ns, 'oe');
+    recorded = (read.status as { deletionPropagation?: string } | undefined)?.deletionPropagation;
     // The person's edit: every trace of the operator off oe-x.
     await env.client.patch(
       t.configMap,
@@ -226,4 +228,6 @@ it('an orphan deletion whose held-back traces are erased by hand keeps the Event
   await sleep(3_000);
   expectKept(await env.client.tryGet(t.configMap, ns, 'oe-x'), x.metadata.uid ?? '');
   expectKept(await env.client.tryGet(ev, ns, 'oe-e'), e.metadata.uid ?? '');
+  // The reading the later passes kept to, recorded before the first orphan write.
+  expect(recorded).toBe('Orphan');
 }, 300_000);
