@@ -164,12 +164,12 @@ export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name:
 /**
  * What the operator's sweep does with an object a deleted Bundle released
  * (the same decideReleasedSweep and pendingDeletionOf): undefined when it is
- * not a released object. A live Bundle that lists it takes it (claims), so
+ * not a released object. A live Bundle that lists it takes hold of it, so
  * it is not swept.
  */
 export function releasedEntry(
   o: LiveObject,
-  claims: ReadonlyMap<string, readonly BundleListing[]>,
+  listings: ReadonlyMap<string, readonly BundleListing[]>,
   now: number,
   stampAt: number,
 ): PendingObject | undefined {
@@ -186,8 +186,13 @@ export function releasedEntry(
     return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
   const decision = decideReleasedSweep(o.metadata, now, stampAt);
   if (decision.action === 'skip') return undefined;
-  const claim = claims.get(objectKey(o))?.[0];
-  if (claim !== undefined) return { ...base, deletionTimestamp: stamp, problem: `Bundle ${claim.name} lists it: the operator adopts it` };
+  const listing = listings.get(objectKey(o))?.[0];
+  if (listing !== undefined)
+    return {
+      ...base,
+      deletionTimestamp: stamp,
+      problem: `Bundle ${listing.name} lists it: the operator takes hold of it or cancels its countdown`,
+    };
   const pending = pendingDeletionOf(decision);
   if (pending !== undefined) return { ...base, ...pending };
   if (decision.action === 'invalid') return { ...base, deletionTimestamp: stamp, problem: `${decision.message}: the operator keeps it` };
@@ -249,9 +254,9 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
     }
   }
   const { now, stampAt } = serverNow(cluster);
-  const claimsByNamespace = new Map([...byNamespace].map(([ns, list]) => [ns, listingsByObject(list)] as const));
+  const listingsByNamespace = new Map([...byNamespace].map(([ns, list]) => [ns, listingsByObject(list)] as const));
   for (const o of released) {
-    const entry = releasedEntry(o, claimsByNamespace.get(o.metadata.namespace ?? '') ?? new Map(), now, stampAt);
+    const entry = releasedEntry(o, listingsByNamespace.get(o.metadata.namespace ?? '') ?? new Map(), now, stampAt);
     if (entry) out.push(entry);
   }
   return out.sort(comparePending);

@@ -37,12 +37,12 @@ export class NamespaceRecords {
    * walk was most of a no-op pass.
    */
   listingsOf(namespace: string): ReadonlyMap<string, readonly BundleListing[]> {
-    let claims = this.listingsByNamespace.get(namespace);
-    if (claims === undefined) {
-      claims = listingsByObject(this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace));
-      this.listingsByNamespace.set(namespace, claims);
+    let listings = this.listingsByNamespace.get(namespace);
+    if (listings === undefined) {
+      listings = listingsByObject(this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace));
+      this.listingsByNamespace.set(namespace, listings);
     }
-    return claims;
+    return listings;
   }
 
   /**

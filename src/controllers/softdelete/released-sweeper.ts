@@ -9,7 +9,7 @@
  * the label and the countdown annotations can be written by anyone who may
  * patch an object, so alone they are no permission to delete it.
  *
- * An object a live Bundle lists is never swept (that Bundle claims it, even
+ * An object a live Bundle lists is never swept (it is that Bundle's, even
  * while it cannot apply it): the sweep decides only once its Bundle watch has
  * synced, skips every listed object, and lists the namespace's Bundles fresh
  * right before a delete. Times are the API server's (ServerTime).

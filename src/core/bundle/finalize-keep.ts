@@ -124,11 +124,11 @@ export function letGoStep(o: LiveObject, bundleName: string, refs: ReferenceOwne
 
 /** Which of an object's references the operator wrote, as the finalizer sees it: the claims of live Bundles listing it stay. */
 export function referenceContext(o: LiveObject, input: FinalizeInput, siblings: ReadonlySet<string>): ReferenceOwnerContext {
-  const claims = input.listings.get(objectKey(o)) ?? [];
+  const listings = input.listings.get(objectKey(o)) ?? [];
   const named = input.namedOwners?.get(objectKey(o));
   return {
     siblingUids: siblings,
-    liveClaimUids: new Set(claims.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)),
+    liveClaimUids: new Set(listings.filter((c) => c.uid !== input.bundle.uid).map((c) => c.uid)),
     claimRecords: input.claimRecords,
     ...(named !== undefined ? { namedByManifest: named } : {}),
   };

@@ -2,8 +2,8 @@
  * Who may hold an object. Questions every path that gives an object up or
  * takes it over asks (release on Bundle deletion, `bundlesmith cancel`,
  * hand-over between Bundles, the released-object sweep):
- *  - which live Bundles list the object (claims), and which of them is the
- *    oldest claim;
+ *  - which live Bundles list the object (listings), and which of them is the
+ *    oldest listing;
  *  - whether a Bundle may take an object it lists (own, adopt, hand-over)
  *    or must report a Conflict, and how it withdraws a claim.
  * Which ownerReferences are the operator's and which the user's is
@@ -19,7 +19,7 @@ import { claimRecordOps, claimsStillOn, hasClaimReference, isBundleReference, us
 export interface BundleListing {
   name: string;
   uid: string;
-  /** RFC 3339; a claim without one counts as the newest. */
+  /** RFC 3339; a listing without one counts as the newest. */
   creationTimestamp?: string;
 }
 
@@ -76,7 +76,7 @@ export function isLiveBundle(bundle: BundleLike): boolean {
 }
 
 /** Oldest first: by creationTimestamp (absent last), then name, then uid. */
-export function compareClaims(a: BundleListing, b: BundleListing): number {
+export function compareListings(a: BundleListing, b: BundleListing): number {
   const at = a.creationTimestamp ?? '~';
   const bt = b.creationTimestamp ?? '~';
   // RFC 3339 in UTC as the API server writes it ("...Z", whole seconds) sorts as text.
@@ -85,23 +85,23 @@ export function compareClaims(a: BundleListing, b: BundleListing): number {
   return a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
 }
 
-/** Every live Bundle's claim on each object it lists, oldest claim first. */
+/** Every live Bundle's listing of each object it lists, oldest listing first. */
 export function listingsByObject(bundles: readonly BundleLike[]): Map<string, BundleListing[]> {
   const out = new Map<string, BundleListing[]>();
   for (const b of bundles) {
     if (!isLiveBundle(b)) continue;
-    const claim: BundleListing = {
+    const listing: BundleListing = {
       name: b.metadata.name,
       uid: b.metadata.uid ?? '',
       ...(b.metadata.creationTimestamp !== undefined ? { creationTimestamp: b.metadata.creationTimestamp } : {}),
     };
     for (const key of new Set(listedObjectKeys(b))) {
       const list = out.get(key) ?? [];
-      list.push(claim);
+      list.push(listing);
       out.set(key, list);
     }
   }
-  for (const list of out.values()) list.sort(compareClaims);
+  for (const list of out.values()) list.sort(compareListings);
   return out;
 }
 
@@ -160,9 +160,9 @@ export type Ownership =
   | { kind: 'absent' }
   /** Controlled by this Bundle. */
   | { kind: 'own' }
-  /** No controller, and this Bundle is the oldest live claim. */
+  /** No controller, and this Bundle is the oldest live listing. */
   | { kind: 'adopt' }
-  /** Controlled by a Bundle that no longer lists it (or is being deleted), and this Bundle is the oldest live claim. */
+  /** Controlled by a Bundle that no longer lists it (or is being deleted), and this Bundle is the oldest live listing. */
   | { kind: 'hand-over'; from: OwnerReference }
   | { kind: 'conflict'; message: string; controller?: OwnerReference };
 
@@ -178,7 +178,7 @@ export interface OwnershipInput {
  *  - a controller that is not a Bundle, or a Bundle that still lists the
  *    object: Conflict, as it always was;
  *  - otherwise (no controller, or a controlling Bundle that dropped the
- *    object or is being deleted) the oldest live claim takes it, and every
+ *    object or is being deleted) the oldest live listing takes it, and every
  *    other claimant reports Conflict naming it.
  */
 export function decideOwnership(input: OwnershipInput): Ownership {
@@ -186,7 +186,7 @@ export function decideOwnership(input: OwnershipInput): Ownership {
   if (live === undefined) return { kind: 'absent' };
   const controller = controllerOf(live);
   if (controller !== undefined && controller.uid === self.uid) return { kind: 'own' };
-  const claims = input.listings.some((c) => c.uid === self.uid) ? [...input.listings] : [...input.listings, self];
+  const listings = input.listings.some((c) => c.uid === self.uid) ? [...input.listings] : [...input.listings, self];
   if (controller !== undefined) {
     const what = describeObject(live);
     if (!isBundleReference(controller))
@@ -195,14 +195,14 @@ export function decideOwnership(input: OwnershipInput): Ownership {
         controller,
         message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})`,
       };
-    if (claims.some((c) => c.uid === controller.uid))
+    if (listings.some((c) => c.uid === controller.uid))
       return {
         kind: 'conflict',
         controller,
         message: `${what} is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid})`,
       };
   }
-  const oldest = claims.sort(compareClaims)[0];
+  const oldest = listings.sort(compareListings)[0];
   if (oldest !== undefined && oldest.uid !== self.uid) {
     return {
       kind: 'conflict',

@@ -161,7 +161,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
 
   // Claims as they will stand: this Bundle's current spec replaces whatever version of it was read.
   const planned = planBundleOf(bundle);
-  const claims = s.listings ?? listingsWithCurrentSpec(s.bundles, bundle, planned);
+  const listings = s.listings ?? listingsWithCurrentSpec(s.bundles, bundle, planned);
 
   return {
     bundle: planned,
@@ -175,7 +175,7 @@ export function buildPlanInput(s: PlanSources): PlanInput {
     claimRecords,
     now: s.now,
     stampAt: s.stampAt,
-    listings: claims,
+    listings,
     bundleReady: isReadyWithCurrentSpec(bundle),
     countdownRecord: countdownRecordOf(
       bundle.status,

@@ -173,10 +173,10 @@ export function pruneWaves(actions: readonly PruneAction[]): WritingPruneAction[
 /** The oldest live Bundle other than `selfUid` that lists the object, if any. */
 export function listedByOther(
   o: LiveObject,
-  claims: ReadonlyMap<string, readonly BundleListing[]> | undefined,
+  listings: ReadonlyMap<string, readonly BundleListing[]> | undefined,
   selfUid: string | undefined,
 ): BundleListing | undefined {
-  return claims?.get(objectKey(o))?.find((c) => c.uid !== selfUid);
+  return listings?.get(objectKey(o))?.find((c) => c.uid !== selfUid);
 }
 
 function pruneActionFor(o: LiveObject, input: PruneInput): PruneAction {

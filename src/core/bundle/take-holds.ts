@@ -51,7 +51,7 @@ export interface TakeHold {
   from?: { name: string; uid: string; event: PlannedEvent };
 }
 
-/** One claim per listed live object that needs one (see ClaimAction), in spec order. */
+/** One take-hold per listed live object that needs one (see TakeHold), in spec order. */
 export function planTakeHolds(resources: readonly Resource[], ownership: ReadonlyMap<string, Ownership>, input: PlanInput): TakeHold[] {
   const out: TakeHold[] = [];
   const seen = new Set<string>();
@@ -61,15 +61,15 @@ export function planTakeHolds(resources: readonly Resource[], ownership: Readonl
     if (live === undefined || owned === undefined || live.metadata.deletionTimestamp !== undefined || live.metadata.uid === undefined)
       continue;
     if (seen.has(live.metadata.uid)) continue;
-    const claim = claimFor(r, live, owned, input);
-    if (claim === undefined) continue;
+    const takeHold = takeHoldFor(r, live, owned, input);
+    if (takeHold === undefined) continue;
     seen.add(live.metadata.uid);
-    out.push(claim);
+    out.push(takeHold);
   }
   return out;
 }
 
-function claimFor(resource: Resource, live: LiveObject, ownership: Ownership, input: PlanInput): TakeHold | undefined {
+function takeHoldFor(resource: Resource, live: LiveObject, ownership: Ownership, input: PlanInput): TakeHold | undefined {
   const name = resource.name;
   const what = describeObject(live);
   const declare = declareOps(resource, live, input);
