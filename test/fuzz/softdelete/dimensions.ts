@@ -239,6 +239,7 @@ export type HandEdit =
   | 'reset-managed-fields'
   | 'blank-dependency-record'
   | 'relabel-part-of'
+  | 'erase-traces'
   | 'copy-object';
 
 /** A DNS-subdomain name of exactly `length` characters starting with `prefix`: dot-separated labels of letters and digits. */

@@ -160,6 +160,8 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'reset-managed-fields': 'reset its managedFields to [{}] (red team 14)',
   'blank-dependency-record': 'kubectl annotate --overwrite smith.atlassian.com/dependencyReferences= (red team 21)',
   'relabel-part-of': "write another ApplySet's applyset.kubernetes.io/part-of (a kubectl ApplySet: red team 20)",
+  'erase-traces':
+    'kubectl label part-of- and kubectl annotate applied-hash- dependencyReferences-: every orphan trace off (during an orphan deletion: red team 26)',
   'copy-object':
     'a person copies it (kubectl get -o yaml, renamed, kubectl apply --server-side; references to its siblings kept or not: red team 23)',
 };
@@ -497,6 +499,7 @@ export class StepGenerator {
             [1, 'reset-managed-fields'],
             [1.5, 'blank-dependency-record'],
             [1, 'relabel-part-of'],
+            [1, 'erase-traces'],
             [1, 'copy-object'],
           ]);
           const pool = handObjects();

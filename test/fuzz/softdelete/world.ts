@@ -789,6 +789,14 @@ export class SeedWorld {
           // Another tool's ApplySet claims the object (red team 20): membership is never evidence of anything.
           meta = { labels: { [ApplySetLabels.partOf]: 'applyset-another-tool-v1' } };
           break;
+        case 'erase-traces':
+          // What tells an orphan deletion from a background one once the orphan finalizer is gone (red team 26): the
+          // orphan reading recorded on the Bundle must hold without them.
+          meta = {
+            labels: { [ApplySetLabels.partOf]: null },
+            annotations: { [Annotations.appliedHash]: null, [Annotations.dependencyReferences]: null },
+          };
+          break;
         case 'reset-managed-fields':
           // What the API server documents for stripping managedFields: the next apply starts the field ownership over.
           meta = { managedFields: [{}] };
