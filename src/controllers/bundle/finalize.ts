@@ -15,6 +15,7 @@ import { errorStatus, finalizingStatus, interruptedStatus, type FinalizeReport }
 import { groupKindKey, inventoryKinds, inventoryKey, type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { planFinalize, whileTracesWait } from '../../core/bundle/finalize.js';
 import { propagationOf, type FinalizeStep } from '../../core/bundle/finalize-types.js';
+import type { ObjectTarget } from '../../core/bundle/prune.js';
 import { claimRecordsOf } from '../../core/bundle/claim-record.js';
 import { countdownRecordOf, latestStampsElsewhere, withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finalizeNext, type FinalizeOutcome } from '../../core/bundle/next-pass.js';
@@ -156,13 +157,14 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
 
   // 3. Act, one step at a time in the plan's order (background: dependents first), then say why the Bundle is still here.
   const outcome: FinalizeOutcome = { wrote: 0, changed: 0, failed: 0 };
-  const report: StepReport = { propagation: plan.propagation, steps: plan.steps, changed: [], failures: [] };
+  const report: StepReport = { propagation: plan.propagation, steps: plan.steps, changed: [], failures: [], heldBack: [] };
   let tracesWait = false;
   for (const [i, planned] of plan.steps.entries()) {
     // Orphan: the traces go only once everything before them is written (FinalizePlan.traceStepsFrom); until then only
     // the operator's references go (referencesOnly), so that nothing cascades through them.
     if (i === plan.traceStepsFrom) tracesWait = outcome.failed > 0 || outcome.changed > 0;
     const step = tracesWait ? whileTracesWait(planned) : planned;
+    if (tracesWait && planned.action !== 'leave') report.heldBack.push(planned.target);
     if (step === undefined) continue;
     const guard = input.fence && decidedAt !== undefined && step.action !== 'leave' ? input.fence.guard(decidedAt, step.target) : undefined;
     if ((await carryOut(step, input, outcome, report, guard)) === 'refused') {
@@ -184,6 +186,7 @@ export async function finalizeBundle(input: FinalizerContext): Promise<PassRepor
 interface StepReport extends FinalizeReport {
   changed: FinalizeReport['changed'][number][];
   failures: FinalizeReport['failures'][number][];
+  heldBack: ObjectTarget[];
 }
 
 async function carryOut(

@@ -61,6 +61,8 @@ export interface FinalizeReport {
   steps: readonly FinalizeStep[];
   /** Writes refused because the object changed since it was read, or went. */
   changed: readonly ObjectTarget[];
+  /** Orphan steps whose marks wait for the steps before them (only their references went this pass). */
+  heldBack?: readonly ObjectTarget[];
   /**
    * Writes that failed otherwise. `terminal` (retrying cannot help) or
    * reason Forbidden (the identity may not do it) mark a deletion that
@@ -76,14 +78,16 @@ export interface FinalizeReport {
  */
 export function finalizingStatus(live: StatusSubject, report: FinalizeReport, nowIso: string): BundleStatus {
   const previous = live.status ?? {};
+  const held = new Set(report.heldBack ?? []);
   const doing = (['delete', 'release', 'let-go', 'orphan', 'disown', 'withdraw'] as const).flatMap((action) => {
-    const targets = report.steps.filter((s) => s.action === action).map((s) => s.target);
+    const targets = report.steps.filter((s) => s.action === action && !held.has(s.target)).map((s) => s.target);
     return targets.length === 0 ? [] : [`${STEP_VERBS[action]} ${listTargets(targets)}`];
   });
   const terminating = report.steps.filter((s) => s.action === 'leave' && s.reason === 'terminating').map((s) => s.target);
   const parts = [
     ...doing,
     ...(terminating.length > 0 ? [`terminating: ${listTargets(terminating)}`] : []),
+    ...(held.size > 0 ? [`their marks waiting for the steps before them: ${listTargets([...held])}`] : []),
     ...(report.changed.length > 0 ? [`changed since read (deciding again): ${listTargets(report.changed)}`] : []),
   ];
   const message = `being deleted (${report.propagation.toLowerCase()} propagation)${parts.length > 0 ? `: ${parts.join('; ')}` : ''}; the finalizer goes once a pass on fresh lists finds nothing left to write`;

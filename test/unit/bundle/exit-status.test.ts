@@ -117,6 +117,24 @@ describe('finalizingStatus', () => {
     });
     expect(cond(s, BundleConditionTypes.InProgress)?.message).toContain('changed since read (deciding again): ConfigMap x');
   });
+  it('an orphan step held back is named as waiting, not as orphaned', () => {
+    const orphanSteps: FinalizeStep[] = ['e', 't'].map((n) => ({
+      action: 'orphan',
+      target: target(n),
+      patch: [],
+      event: { reason: 'Orphaned', message: '' },
+    }));
+    const held = orphanSteps[1]?.target;
+    if (held === undefined) throw new Error('no step');
+    const s = finalizingStatus(
+      { metadata: {} },
+      { propagation: 'Orphan', steps: orphanSteps, changed: [], failures: [], heldBack: [held] },
+      T1,
+    );
+    const message = cond(s, BundleConditionTypes.InProgress)?.message ?? '';
+    expect(message).toContain('orphaning ConfigMap e;');
+    expect(message).toContain('their marks waiting for the steps before them: ConfigMap t');
+  });
   it('lists at most five objects by name', () => {
     const many: FinalizeStep[] = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((n) => ({
       action: 'delete',
