@@ -142,6 +142,34 @@ describe('examples reconcile to Ready', () => {
 });
 
 describe('ownership', () => {
+  it('a new Bundle of 20 ConfigMaps, two already there: one list says which exist; those adopted, the rest created', async () => {
+    // 20 misses of one kind: one metadata list of the namespace, then a GET of only the two that exist (gather.ts).
+    const existing = await Promise.all(
+      ['many-3', 'many-17'].map((name) =>
+        f.env.client.create(f.t.configMap, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, namespace: f.ns },
+          data: { was: 'here' },
+        }),
+      ),
+    );
+    await applyBundle(
+      f.env,
+      f.ns,
+      'many',
+      Array.from({ length: 20 }, (_, i) => ({ name: `cm${i}`, object: configMap(`many-${i}`, { i: String(i) }) })),
+    );
+    const ready = await waitForReady(f.env, f.ns, 'many');
+    for (const before of existing) {
+      const after = await f.env.client.get(f.t.configMap, f.ns, before.metadata.name);
+      expect(after.metadata.uid).toBe(before.metadata.uid);
+      expect(after.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Bundle', uid: ready.metadata.uid, controller: true });
+    }
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => f.env.client.get(f.t.configMap, f.ns, `many-${i}`)));
+    expect(all.every((o) => o.metadata.ownerReferences?.some((r) => r.uid === ready.metadata.uid && r.controller === true))).toBe(true);
+  });
+
   it('refuses an object controlled by something else, leaves it untouched and says who controls it', async () => {
     const other = await f.env.client.create(f.t.configMap, configMapIn('taken', { owner: 'someone' }));
     const owned = await f.env.client.create(f.t.configMap, {

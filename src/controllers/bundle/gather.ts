@@ -104,11 +104,19 @@ export interface Gathered {
   unwatched: number;
 }
 
+/** Misses of one kind from which one metadata list of the namespace costs less than a GET each (issue 28). */
+const LIST_FROM_MISSES = 16;
+
 /**
  * The objects at a Bundle's coordinates: from `cached` when it has them,
  * else with a GET through the Bundle's port (so as its identity); 403s
- * become those resources' failures. `unwatched`: objects read that the
- * caches do not watch (no managed label: an orphan, another controller's).
+ * become those resources' failures. Where many objects of one kind are not
+ * cached (a new Bundle), one metadata list of the kind in the namespace
+ * says which exist, and only those are read: a name the list does not hold
+ * reads as absent, as a GET's 404 would (the list is as fresh a read). A
+ * list that fails (the identity may get but not list) falls back to a GET
+ * each. `unwatched`: objects read that the caches do not watch (no managed
+ * label: an uncontrolled object, another controller's).
  */
 async function readAtCoordinates(
   api: BundleApi,
@@ -117,23 +125,25 @@ async function readAtCoordinates(
   concurrency: number,
   cached: ((rt: ResourceType, name: string) => LiveObject | undefined) | undefined,
 ): Promise<{ atCoordinates: LiveObject[]; readFailures: Map<string, ActionFailure>; unwatched: number }> {
+  const namespace = bundle.metadata.namespace;
   const atCoordinates: LiveObject[] = [];
   const readFailures = new Map<string, ActionFailure>();
   let unwatched = 0;
-  const reads = bundle.spec.resources.flatMap((r) => {
+  const misses: { name: string; rt: ResourceType; objectName: string }[] = [];
+  for (const r of bundle.spec.resources) {
     const o = r.spec.object;
     const rt = o ? types.get(kindKey(o.apiVersion, o.kind)) : undefined;
     // A name no request can carry ("..", "a/b") holds nothing: validation refuses the spec, nothing is read.
-    return o && rt?.namespaced && isRequestableName(o.metadata.name) ? [{ name: r.name, rt, objectName: o.metadata.name }] : [];
-  });
+    if (!o || !rt?.namespaced || !isRequestableName(o.metadata.name)) continue;
+    const hit = cached?.(rt, o.metadata.name);
+    if (hit) atCoordinates.push(hit);
+    else misses.push({ name: r.name, rt, objectName: o.metadata.name });
+  }
+  const existing = await existingNames(api, namespace, misses);
+  const reads = misses.filter((m) => existing.get(m.rt)?.has(m.objectName) ?? true);
   await forEachBounded(reads, concurrency, async (r) => {
-    const hit = cached?.(r.rt, r.objectName);
-    if (hit) {
-      atCoordinates.push(hit);
-      return;
-    }
     try {
-      const found = await api.tryGet(r.rt, bundle.metadata.namespace, r.objectName);
+      const found = await api.tryGet(r.rt, namespace, r.objectName);
       if (found) atCoordinates.push(found);
       if (found && found.metadata.labels?.[Labels.managed] !== 'true') unwatched++;
     } catch (err) {
@@ -142,4 +152,25 @@ async function readAtCoordinates(
     }
   });
   return { atCoordinates, readFailures, unwatched };
+}
+
+/** The names that exist of each kind with LIST_FROM_MISSES misses or more (one metadata list each); a kind absent here is read by GETs. */
+async function existingNames(
+  api: BundleApi,
+  namespace: string,
+  misses: readonly { rt: ResourceType }[],
+): Promise<Map<ResourceType, Set<string>>> {
+  const count = new Map<ResourceType, number>();
+  for (const m of misses) count.set(m.rt, (count.get(m.rt) ?? 0) + 1);
+  const names = new Map<ResourceType, Set<string>>();
+  for (const [rt, n] of count) {
+    if (n < LIST_FROM_MISSES) continue;
+    try {
+      const { items } = await api.list(rt, namespace, { metadataOnly: true });
+      names.set(rt, new Set(items.map((o) => o.metadata.name)));
+    } catch {
+      // Not allowed to list, or the list failed: a GET each, as for a few misses.
+    }
+  }
+  return names;
 }
