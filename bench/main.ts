@@ -422,7 +422,7 @@ function renderReconciler(rc: ReconcilerResult, config: BenchConfig): string[] {
       '',
     );
     out.push(
-      `What the operator sends for a new Bundle of ${s.objects} ConfigMaps, besides the applies raw sends too: a GET for each object not in its cache (to find one it must adopt or leave alone), three writes of the Bundle itself (the finalizer; status.managedKinds ahead of the objects, with the "finalizer added" status; the final status with a condition set per resource), and a fresh read of the Bundle before the first write naming it as owner. Applies and reads go 32 at a time; the last row is the API server's price for one of the three Bundle writes.`,
+      `What the operator sends for a new Bundle of ${s.objects} ConfigMaps, besides the applies raw sends too: one metadata list of each kind with 16 or more objects not in its cache, and a GET of each of those the list holds (or of each, below 16: to find one it must adopt or leave alone), three writes of the Bundle itself (the finalizer; status.managedKinds ahead of the objects, with the "finalizer added" status; the final status with a condition set per resource), and a fresh read of the Bundle before the first write naming it as owner. Applies and reads go 32 at a time; the last row is the API server's price for one of the three Bundle writes.`,
       '',
     );
   }
