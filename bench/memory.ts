@@ -293,7 +293,7 @@ function feedEngine(engine: GcEngine, cluster: SyntheticCluster): void {
 /** The collector's wiring: storeless informers whose index is the graph (as collector.ts starts them), the writer loop running, workers held. */
 async function startCollectorParts(cluster: SyntheticCluster): Promise<{ engine: GcEngine; informers: SupervisedInformer[] }> {
   const engine = newEngine();
-  engine.setSyncGate({ phase: 'held', waitingFor: ['the memory benchmark'] });
+  engine.setSyncBarrier({ phase: 'held', waitingFor: ['the memory benchmark'] });
   engine.run(1, 1);
   const client = new InMemoryListClient(cluster);
   const informers = [REPLICA_SET, POD].map(

@@ -77,7 +77,7 @@ describe('discovery with an unavailable aggregated API', () => {
       await gc.start();
       await gc.waitForSync();
       expect(gc.hasSynced()).toBe(true);
-      await waitFor('the collector to run on a complete graph', () => gc.engine.syncGate().phase === 'complete', { timeoutMs: 30_000 });
+      await waitFor('the collector to run on a complete graph', () => gc.engine.syncBarrier().phase === 'complete', { timeoutMs: 30_000 });
       expect(gc.watchedResources().some((r) => r.group === BROKEN_GROUP)).toBe(false);
       const owner = await env.client.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: ns } });
       const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid, blockOwnerDeletion: true };

@@ -89,7 +89,9 @@ describe('garbage collector with informers that never list', () => {
     gc = new GarbageCollector(limited, { mode: 'cluster', workers: 2, namespaces: [ns], syncHoldMs: 2_000, discoveryIntervalMs: 60_000 });
     await gc.start();
     const collector = gc;
-    await waitFor('the collector to run on a partial graph', () => collector.engine.syncGate().phase === 'partial', { timeoutMs: 30_000 });
+    await waitFor('the collector to run on a partial graph', () => collector.engine.syncBarrier().phase === 'partial', {
+      timeoutMs: 30_000,
+    });
 
     await env.client.delete(cm, ns, 'fg-owner', { uid: fgOwner.metadata.uid, propagationPolicy: 'Foreground' });
     await env.client.delete(cm, ns, 'orphan-owner', { uid: orphanOwner.metadata.uid, propagationPolicy: 'Orphan' });
@@ -116,7 +118,7 @@ describe('garbage collector with informers that never list', () => {
     // RBAC now lets it list everything: the informers list (after their
     // backoff), the graph is complete, the deferred completions happen.
     await bind(`${user}-view-all`, 'cluster-admin');
-    await waitFor('the collector to run on a complete graph', () => collector.engine.syncGate().phase === 'complete', {
+    await waitFor('the collector to run on a complete graph', () => collector.engine.syncBarrier().phase === 'complete', {
       timeoutMs: 90_000,
     });
     await waitForGone(env, cm, ns, fgDep.metadata.name, { timeoutMs: 30_000 });

@@ -28,7 +28,7 @@ export interface AttemptContext {
   verifier: OwnerVerifier;
   metrics: GcMetrics;
   debug(message: string, fields: Record<string, unknown>): void;
-  /** The graph has listed every resource (the sync gate is complete). */
+  /** The graph has listed every resource (the sync barrier is complete). */
   graphComplete(): boolean;
   /** Nothing with this identity exists (verified live): tell the graph writer. */
   virtualDelete(identity: Identity): void;

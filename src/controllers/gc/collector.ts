@@ -10,7 +10,7 @@ import { errorMessage } from '../../kube/errors.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { systemClock, type Cancel, type Clock } from '../../kube/clock.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
-import { decideSyncGate } from '../../core/gc/sync-gate.js';
+import { decideSyncBarrier } from '../../core/gc/sync-barrier.js';
 import { GcEngine, type GcApi, type GcLog } from './engine.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 import { neverCollected, type GcMode, type GcScopeRestriction } from '../../core/gc/scope.js';
@@ -35,7 +35,7 @@ export interface GarbageCollectorOptions {
   /**
    * How long an informer that has not listed yet holds the workers (default
    * 30 s). After it, workers run, but no foreground or orphan deletion is
-   * completed until every informer has listed (see core/gc/sync-gate.ts).
+   * completed until every informer has listed (see core/gc/sync-barrier.ts).
    */
   syncHoldMs?: number;
   /** Re-discovery interval (default 30 s). */
@@ -74,9 +74,9 @@ export class GarbageCollector {
   private readonly informers = new Map<string, SupervisedInformer>();
   /** A graph source number per group/resource (kept across versions and restarts, so a relist finds what its predecessor observed). */
   private readonly sources = new Map<string, number>();
-  /** When each informer was started: the sync gate's bound runs from there. */
+  /** When each informer was started: the sync barrier's bound runs from there. */
   private readonly informerStartedAt = new Map<string, number>();
-  private cancelGateRecheck: Cancel | undefined;
+  private cancelBarrierRecheck: Cancel | undefined;
   private started = false;
   private stopping = false;
   private discovered = false;
@@ -123,13 +123,13 @@ export class GarbageCollector {
       ...(options.reportingInstance !== undefined ? { reportingInstance: options.reportingInstance } : {}),
     });
     // Nothing is decided before discovery and the informers' first lists.
-    this.engine.setSyncGate({ phase: 'held', waitingFor: ['discovery'] });
+    this.engine.setSyncBarrier({ phase: 'held', waitingFor: ['discovery'] });
   }
 
   /**
    * Discovers, starts the informers and the workers. Resolves after the
    * first discovery (not the informers' sync); the workers take no item
-   * before the informers have listed (see updateSyncGate).
+   * before the informers have listed (see updateSyncBarrier).
    */
   async start(): Promise<void> {
     if (this.started || this.options.mode === 'off') return;
@@ -145,7 +145,7 @@ export class GarbageCollector {
     this.stopping = true;
     this.cancelResync?.();
     this.cancelSoon?.();
-    this.cancelGateRecheck?.();
+    this.cancelBarrierRecheck?.();
     await this.syncing;
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
     this.informers.clear();
@@ -230,21 +230,21 @@ export class GarbageCollector {
       const informer = this.startInformer(rt);
       this.informers.set(key, informer);
       this.informerStartedAt.set(key, this.clock.now());
-      void informer.waitForSync().then(() => this.updateSyncGate());
+      void informer.waitForSync().then(() => this.updateSyncBarrier());
     }
     this.discovered = true;
-    this.updateSyncGate();
+    this.updateSyncBarrier();
   }
 
   /**
-   * Recomputes the workers' gate from the informers' sync state (the rule is
-   * decideSyncGate's). New informers hold the workers at once; the gate
+   * Recomputes the workers' barrier from the informers' sync state (the rule is
+   * decideSyncBarrier's). New informers hold the workers at once; the barrier
    * opens once they list, or once their bound passes (then only partially).
    */
-  private updateSyncGate(): void {
+  private updateSyncBarrier(): void {
     if (this.stopping) return;
     const now = this.clock.now();
-    const gate = decideSyncGate({
+    const barrier = decideSyncBarrier({
       discovered: this.discovered,
       informers: [...this.informers].map(([key, i]) => ({
         resource: key,
@@ -254,14 +254,14 @@ export class GarbageCollector {
       now,
       holdBoundMs: this.options.syncHoldMs ?? 30_000,
     });
-    this.engine.setSyncGate(gate);
-    this.cancelGateRecheck?.();
-    this.cancelGateRecheck = undefined;
-    if (gate.phase === 'held' && gate.recheckAfterMs !== undefined) {
-      this.cancelGateRecheck = this.clock.setTimeout(() => {
-        this.cancelGateRecheck = undefined;
-        this.updateSyncGate();
-      }, gate.recheckAfterMs);
+    this.engine.setSyncBarrier(barrier);
+    this.cancelBarrierRecheck?.();
+    this.cancelBarrierRecheck = undefined;
+    if (barrier.phase === 'held' && barrier.recheckAfterMs !== undefined) {
+      this.cancelBarrierRecheck = this.clock.setTimeout(() => {
+        this.cancelBarrierRecheck = undefined;
+        this.updateSyncBarrier();
+      }, barrier.recheckAfterMs);
     }
   }
 

@@ -28,10 +28,10 @@ import { Graph } from '../../core/gc/graph.js';
 import { NodeFlags, type GraphNode } from '../../core/gc/graph-node.js';
 import { formatIdentity, identityOf, type Identity } from '../../core/gc/graph-identity.js';
 import { inModeScope, inRestriction, type GcMode, type GcScopeRestriction } from '../../core/gc/scope.js';
-import { gateRank, type SyncGate } from '../../core/gc/sync-gate.js';
+import { barrierRank, type SyncBarrier } from '../../core/gc/sync-barrier.js';
 import { noopGcMetrics, type GcMetrics } from './metrics.js';
 import { OwnerVerifier, type ResourceResolver } from './owner-verifier.js';
-import { WorkerGate } from './worker-gate.js';
+import { WorkerBarrier } from './worker-barrier.js';
 import { GraphWriter, type GraphChange } from './graph-writer.js';
 import { releaseDependents, removeFinalizer, type GcApi } from './writes.js';
 import { attemptBeforeOrphaning, decideAndAct, snapshotOfNode, verifyVirtual, type AttemptContext } from './attempt-to-delete.js';
@@ -73,10 +73,10 @@ export class GcEngine {
   private stopped = false;
   private running: Promise<unknown> | undefined;
   private readonly events: GcEvents;
-  private readonly gate: WorkerGate;
+  private readonly barrier: WorkerBarrier;
   private readonly attempt: AttemptContext;
-  /** Numbers setSyncGate calls: a queued gate superseded by a later call is dropped. */
-  private gateSeq = 0;
+  /** Numbers setSyncBarrier calls: a queued barrier superseded by a later call is dropped. */
+  private barrierSeq = 0;
   /** Whether the first complete graph has been swept for foreground waits (foregroundWaitsAtStart). */
   private startSwept = false;
 
@@ -110,7 +110,7 @@ export class GcEngine {
       });
     this.attemptToDelete = queue('attemptToDelete');
     this.attemptToOrphan = queue('attemptToOrphan');
-    this.gate = new WorkerGate(
+    this.barrier = new WorkerBarrier(
       (queue, uid) => this[queue].add(uid),
       (level, message) => this.log(level, message),
     );
@@ -134,7 +134,7 @@ export class GcEngine {
       verifier: this.verifier,
       metrics: this.metrics,
       debug: (message, fields) => this.log('debug', message, fields),
-      graphComplete: () => this.gate.current().phase === 'complete',
+      graphComplete: () => this.barrier.current().phase === 'complete',
       virtualDelete: (identity) => this.virtualDelete(identity),
       collected: (identity, propagation, causes) => this.events.collected(identity, propagation, causes),
     };
@@ -167,24 +167,24 @@ export class GcEngine {
   }
 
   /**
-   * The collector's view of its informers changed. A stricter gate applies
+   * The collector's view of its informers changed. A stricter barrier applies
    * at once; a more open one goes through the writer, after the informer
    * events pushed before it, so that no worker acts on a graph that has not
-   * applied the lists the gate counts as synced.
+   * applied the lists the barrier counts as synced.
    */
-  setSyncGate(gate: SyncGate): void {
-    const seq = ++this.gateSeq;
-    if (gateRank(gate) < gateRank(this.gate.current())) this.gate.set(gate);
-    else this.writer.push({ kind: 'gate', gate, seq });
+  setSyncBarrier(barrier: SyncBarrier): void {
+    const seq = ++this.barrierSeq;
+    if (barrierRank(barrier) < barrierRank(this.barrier.current())) this.barrier.set(barrier);
+    else this.writer.push({ kind: 'barrier', barrier, seq });
   }
 
-  syncGate(): SyncGate {
-    return this.gate.current();
+  syncBarrier(): SyncBarrier {
+    return this.barrier.current();
   }
 
   /** Items set aside until the graph is complete (for tests). */
   deferredItems(): { attemptToDelete: string[]; attemptToOrphan: string[] } {
-    return this.gate.deferredItems();
+    return this.barrier.deferredItems();
   }
 
   pendingChanges(): number {
@@ -198,11 +198,11 @@ export class GcEngine {
 
   /** What one change does: the only code that mutates the graph. */
   private apply(change: GraphChange): void {
-    if (change.kind === 'gate') {
-      // A later call (a stricter gate applied at once, say) wins over this one.
-      if (change.seq !== this.gateSeq) return;
-      this.gate.set(change.gate);
-      if (change.gate.phase === 'complete' && !this.startSwept) {
+    if (change.kind === 'barrier') {
+      // A later call (a stricter barrier applied at once, say) wins over this one.
+      if (change.seq !== this.barrierSeq) return;
+      this.barrier.set(change.barrier);
+      if (change.barrier.phase === 'complete' && !this.startSwept) {
         // Once, at start: later transitions into foreground deletion queue their dependents as they happen.
         this.startSwept = true;
         for (const uid of foregroundWaitsAtStart(this.graph)) this.attemptToDelete.add(uid);
@@ -255,7 +255,7 @@ export class GcEngine {
   async stop(): Promise<void> {
     this.stopped = true;
     this.writer.stop();
-    this.gate.release();
+    this.barrier.release();
     this.attemptToDelete.shutDown();
     this.attemptToOrphan.shutDown();
     await this.running;
@@ -277,7 +277,7 @@ export class GcEngine {
   // ---- attempt to delete ----------------------------------------------------
 
   async processAttemptToDelete(uid: string): Promise<WorkResult> {
-    await this.gate.workersMayRun();
+    await this.barrier.workersMayRun();
     if (this.stopped) return 'forget';
     const node = this.graph.get(uid);
     const plan = planAttemptToDelete(node);
@@ -296,7 +296,7 @@ export class GcEngine {
       return decision.recheckAfterMs !== undefined ? { requeueAfterMs: decision.recheckAfterMs } : 'forget';
     }
     // "No blocking dependent left" is only true of a graph that has seen every resource.
-    if (!this.gate.allowedNow('finish-foreground', owner.uid, 'attemptToDelete')) return 'forget';
+    if (!this.barrier.allowedNow('finish-foreground', owner.uid, 'attemptToDelete')) return 'forget';
     const id = identityOf(owner);
     const rt = await this.resolver.resolve(id.apiVersion, id.kind);
     if (!rt) return 'requeue';
@@ -317,13 +317,13 @@ export class GcEngine {
   // ---- attempt to orphan ---------------------------------------------------
 
   async processAttemptToOrphan(uid: string): Promise<WorkResult> {
-    await this.gate.workersMayRun();
+    await this.barrier.workersMayRun();
     if (this.stopped) return 'forget';
     const owner = this.graph.get(uid);
     const decision = decideAttemptToOrphan(owner);
     if (!owner || decision.kind === 'forget' || !this.acts(owner)) return 'forget';
     // The dependents to orphan are the graph's: unlisted ones would keep a reference to an owner that then goes.
-    if (!this.gate.allowedNow('orphan-dependents', owner.uid, 'attemptToOrphan')) return 'forget';
+    if (!this.barrier.allowedNow('orphan-dependents', owner.uid, 'attemptToOrphan')) return 'forget';
     const id = identityOf(owner);
     const dependents = decision.dependents.map((uid) => this.graph.get(uid)).filter((d): d is GraphNode => d !== undefined && !d.virtual);
     await attemptBeforeOrphaning(this.attempt, dependents, (d) => this.acts(d));

@@ -6,11 +6,11 @@
  * the loop. Tests drain it by hand.
  */
 import type { Identity } from '../../core/gc/graph-identity.js';
-import type { SyncGate } from '../../core/gc/sync-gate.js';
+import type { SyncBarrier } from '../../core/gc/sync-barrier.js';
 import type { KubeObject } from '../../kube/types.js';
 
 export type GraphChange =
-  | { kind: 'gate'; gate: SyncGate; seq: number }
+  | { kind: 'barrier'; barrier: SyncBarrier; seq: number }
   | { kind: 'observed'; object: KubeObject; source: number }
   | { kind: 'listed'; source: number; uids: ReadonlySet<string> }
   | { kind: 'deleted'; object: KubeObject }

@@ -393,9 +393,9 @@ describe('GcEngine scenarios', () => {
 
   // ---- issue 9 ------------------------------------------------------------
 
-  it('a held gate: workers take no item until it opens, and it opens only after the writer applied what came before', async () => {
+  it('a held barrier: workers take no item until it opens, and it opens only after the writer applied what came before', async () => {
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'held', waitingFor: ['v1/configmaps'] });
+    c.engine.setSyncBarrier({ phase: 'held', waitingFor: ['v1/configmaps'] });
     c.create(obj('ConfigMap', 'dep', owners(ref(obj('ConfigMap', 'gone')))));
     expect(await c.take()).toEqual(['uid-gone']);
     let done = false;
@@ -407,41 +407,41 @@ describe('GcEngine scenarios', () => {
     expect(done).toBe(false);
     expect(c.api.log()).toEqual([]);
     // Opening goes through the writer, behind the informers' events.
-    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.setSyncBarrier({ phase: 'complete' });
     await new Promise((r) => setImmediate(r));
     expect(done).toBe(false);
-    expect(c.engine.syncGate().phase).toBe('held');
+    expect(c.engine.syncBarrier().phase).toBe('held');
     c.engine.drainChanges();
     expect(await processing).toBe('forget');
     expect(c.api.log()).toEqual(['get ConfigMap ns/gone']);
   });
 
-  it('closing the gate is immediate (new resources discovered: workers wait for their lists)', () => {
+  it('closing the barrier is immediate (new resources discovered: workers wait for their lists)', () => {
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'held', waitingFor: ['x'] });
-    expect(c.engine.syncGate().phase).toBe('held');
-    c.engine.setSyncGate({ phase: 'partial', unsynced: ['x'] });
-    expect(c.engine.syncGate().phase).toBe('held');
+    c.engine.setSyncBarrier({ phase: 'held', waitingFor: ['x'] });
+    expect(c.engine.syncBarrier().phase).toBe('held');
+    c.engine.setSyncBarrier({ phase: 'partial', unsynced: ['x'] });
+    expect(c.engine.syncBarrier().phase).toBe('held');
     c.engine.drainChanges();
-    expect(c.engine.syncGate().phase).toBe('partial');
+    expect(c.engine.syncBarrier().phase).toBe('partial');
   });
 
   it('an opening still queued behind informer events does not undo a later closing', () => {
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'partial', unsynced: ['x'] });
+    c.engine.setSyncBarrier({ phase: 'partial', unsynced: ['x'] });
     c.engine.drainChanges();
-    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.setSyncBarrier({ phase: 'complete' });
     // A new resource is discovered before the writer ran.
-    c.engine.setSyncGate({ phase: 'held', waitingFor: ['y'] });
+    c.engine.setSyncBarrier({ phase: 'held', waitingFor: ['y'] });
     c.engine.drainChanges();
-    expect(c.engine.syncGate()).toEqual({ phase: 'held', waitingFor: ['y'] });
+    expect(c.engine.syncBarrier()).toEqual({ phase: 'held', waitingFor: ['y'] });
   });
 
   it('collector down: a foreground owner whose dependents are not listed yet is not finished on a partial graph', async () => {
     const secret = obj('Secret', 'owner', foreground);
     const held = obj('ConfigMap', 'held', finalizers('x/hold'), owners(ref(secret, { blocking: true })));
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/configmaps'] });
+    c.engine.setSyncBarrier({ phase: 'partial', unsynced: ['v1/configmaps'] });
     c.unlisted.add('ConfigMap');
     c.create(secret, held);
     expect(await c.take()).toEqual(['uid-owner']);
@@ -449,10 +449,10 @@ describe('GcEngine scenarios', () => {
     // No blocking dependent in the graph, but the graph is partial: deferred, nothing written.
     expect(c.api.log()).toEqual([]);
     expect(c.engine.deferredItems().attemptToDelete).toEqual(['uid-owner']);
-    // The ConfigMaps list; the gate opens: the owner is decided again, and now waits.
+    // The ConfigMaps list; the barrier opens: the owner is decided again, and now waits.
     c.unlisted.delete('ConfigMap');
     c.reflect();
-    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.setSyncBarrier({ phase: 'complete' });
     c.engine.drainChanges();
     expect(c.engine.deferredItems().attemptToDelete).toEqual([]);
     await c.settle();
@@ -465,7 +465,7 @@ describe('GcEngine scenarios', () => {
     const owner = obj('ConfigMap', 'owner', orphaning);
     const dep = obj('Secret', 'dep', owners(ref(owner, { blocking: true })));
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
+    c.engine.setSyncBarrier({ phase: 'partial', unsynced: ['v1/secrets'] });
     c.unlisted.add('Secret');
     c.create(owner, dep);
     expect(await c.take(c.engine.attemptToOrphan)).toEqual(['uid-owner']);
@@ -474,7 +474,7 @@ describe('GcEngine scenarios', () => {
     expect(c.engine.deferredItems().attemptToOrphan).toEqual(['uid-owner']);
     c.unlisted.delete('Secret');
     c.reflect();
-    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.setSyncBarrier({ phase: 'complete' });
     c.engine.drainChanges();
     await c.settle();
     expect(c.names()).toEqual(['dep']);
@@ -485,7 +485,7 @@ describe('GcEngine scenarios', () => {
   it('on a partial graph, a dependent of a waiting owner goes in the foreground (what it owns may not be listed yet)', async () => {
     const owner = obj('ConfigMap', 'owner', foreground);
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
+    c.engine.setSyncBarrier({ phase: 'partial', unsynced: ['v1/secrets'] });
     c.unlisted.add('Secret');
     const dep = obj('ConfigMap', 'dep', owners(ref(owner, { blocking: true })));
     c.create(owner, dep, obj('Secret', 'grandchild', owners(ref(dep, { blocking: true }))));
@@ -495,7 +495,7 @@ describe('GcEngine scenarios', () => {
     expect(c.names()).toEqual(['dep', 'grandchild', 'owner']);
     c.unlisted.delete('Secret');
     c.reflect();
-    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.setSyncBarrier({ phase: 'complete' });
     c.engine.drainChanges();
     await c.settle();
     expect(c.names()).toEqual([]);
@@ -512,11 +512,11 @@ describe('GcEngine scenarios', () => {
       );
       const loose = obj('rbac.authorization.k8s.io/v1 ClusterRole', 'loose', clusterScoped, owners(ref(owner)));
       const c = new Cluster();
-      c.engine.setSyncGate({ phase: 'held', waitingFor: ['rbac.authorization.k8s.io/v1/clusterroles'] });
+      c.engine.setSyncBarrier({ phase: 'held', waitingFor: ['rbac.authorization.k8s.io/v1/clusterroles'] });
       // Added before its owner, the transition queues it; added after, nothing does.
       c.create(...(ownerFirst ? [owner, loose] : [loose, owner]));
       expect(await c.take()).toEqual(ownerFirst ? ['uid-owner'] : ['uid-loose', 'uid-owner']);
-      c.engine.setSyncGate({ phase: 'complete' });
+      c.engine.setSyncBarrier({ phase: 'complete' });
       c.engine.drainChanges();
       expect(await c.take()).toEqual(['uid-loose', 'uid-owner']);
       for (const uid of ['uid-loose', 'uid-owner']) await c.engine.processAttemptToDelete(uid);
@@ -530,15 +530,15 @@ describe('GcEngine scenarios', () => {
   it('start-up sweep happens once: a dependent that names a waiting owner later, while running, is left alone (as upstream)', async () => {
     const owner = obj('ConfigMap', 'owner', foreground, finalizers('foregroundDeletion', 'x/hold'));
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'held', waitingFor: ['v1/configmaps'] });
+    c.engine.setSyncBarrier({ phase: 'held', waitingFor: ['v1/configmaps'] });
     c.create(owner);
-    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.setSyncBarrier({ phase: 'complete' });
     c.engine.drainChanges();
     await c.settle();
-    // A new resource is discovered and listed: the gate closes and opens again.
-    c.engine.setSyncGate({ phase: 'held', waitingFor: ['v1/secrets'] });
+    // A new resource is discovered and listed: the barrier closes and opens again.
+    c.engine.setSyncBarrier({ phase: 'held', waitingFor: ['v1/secrets'] });
     c.create(obj('Secret', 'late', owners(ref(owner))));
-    c.engine.setSyncGate({ phase: 'complete' });
+    c.engine.setSyncBarrier({ phase: 'complete' });
     c.engine.drainChanges();
     expect(await c.take()).toEqual([]);
     expect(c.names()).toEqual(['late', 'owner']);
@@ -546,7 +546,7 @@ describe('GcEngine scenarios', () => {
 
   it('a partial graph still collects a dependent whose owner is verified absent (live, by UID)', async () => {
     const c = new Cluster();
-    c.engine.setSyncGate({ phase: 'partial', unsynced: ['v1/secrets'] });
+    c.engine.setSyncBarrier({ phase: 'partial', unsynced: ['v1/secrets'] });
     c.unlisted.add('Secret');
     c.create(obj('ConfigMap', 'dep', owners(ref(obj('ConfigMap', 'gone')))));
     await c.settle();

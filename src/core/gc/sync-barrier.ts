@@ -21,7 +21,7 @@
  * decisions stay deferred until every informer has listed.
  */
 
-/** One informer as the gate sees it. */
+/** One informer as the barrier sees it. */
 export interface InformerSyncFacts {
   /** `${group}/${version}/${plural}`, for logs. */
   resource: string;
@@ -31,7 +31,7 @@ export interface InformerSyncFacts {
   waitingSince: number;
 }
 
-export interface SyncGateFacts {
+export interface SyncBarrierFacts {
   /** Discovery has succeeded at least once (before it, the set of informers is unknown). */
   discovered: boolean;
   informers: readonly InformerSyncFacts[];
@@ -40,7 +40,7 @@ export interface SyncGateFacts {
   holdBoundMs: number;
 }
 
-export type SyncGate =
+export type SyncBarrier =
   /** Workers do not take items: an informer is still within its time to list. `recheckAfterMs` is when the bound passes. */
   | { phase: 'held'; waitingFor: string[]; recheckAfterMs?: number }
   /** Workers run; decisions that need the whole graph wait for `unsynced`. */
@@ -48,7 +48,7 @@ export type SyncGate =
   /** Every informer has listed: every decision may be taken. */
   | { phase: 'complete' };
 
-export function decideSyncGate(f: SyncGateFacts): SyncGate {
+export function decideSyncBarrier(f: SyncBarrierFacts): SyncBarrier {
   if (!f.discovered) return { phase: 'held', waitingFor: ['discovery'] };
   const unsynced = f.informers.filter((i) => !i.synced);
   if (unsynced.length === 0) return { phase: 'complete' };
@@ -86,9 +86,9 @@ export function needsCompleteGraph(action: GcAction): boolean {
   }
 }
 
-/** What a worker does with an action under a gate: take it, or defer it until the graph is complete. */
-export function gateAllows(gate: SyncGate, action: GcAction): boolean {
-  switch (gate.phase) {
+/** What a worker does with an action under a barrier: take it, or defer it until the graph is complete. */
+export function barrierAllows(barrier: SyncBarrier, action: GcAction): boolean {
+  switch (barrier.phase) {
     case 'held':
       return false;
     case 'partial':
@@ -98,18 +98,18 @@ export function gateAllows(gate: SyncGate, action: GcAction): boolean {
   }
 }
 
-/** Orders gates from most closed (held) to most open (complete). */
-export function gateRank(gate: SyncGate): number {
-  return gate.phase === 'held' ? 0 : gate.phase === 'partial' ? 1 : 2;
+/** Orders barriers from most closed (held) to most open (complete). */
+export function barrierRank(barrier: SyncBarrier): number {
+  return barrier.phase === 'held' ? 0 : barrier.phase === 'partial' ? 1 : 2;
 }
 
-/** The gate in words, for the log line when it changes. */
-export function describeGate(gate: SyncGate): string {
-  switch (gate.phase) {
+/** The barrier in words, for the log line when it changes. */
+export function describeBarrier(barrier: SyncBarrier): string {
+  switch (barrier.phase) {
     case 'held':
-      return `held until ${gate.waitingFor.join(', ')} listed`;
+      return `held until ${barrier.waitingFor.join(', ')} listed`;
     case 'partial':
-      return `running; foreground and orphan completions wait for ${gate.unsynced.join(', ')} to list`;
+      return `running; foreground and orphan completions wait for ${barrier.unsynced.join(', ')} to list`;
     case 'complete':
       return 'running on a complete graph';
   }

@@ -1,18 +1,18 @@
 import {
-  decideSyncGate,
-  gateAllows,
+  decideSyncBarrier,
+  barrierAllows,
   needsCompleteGraph,
   type GcAction,
   type InformerSyncFacts,
-  type SyncGate,
-} from '../../../src/core/gc/sync-gate.js';
+  type SyncBarrier,
+} from '../../../src/core/gc/sync-barrier.js';
 
 const informer = (resource: string, synced: boolean, waitingSince = 0): InformerSyncFacts => ({ resource, synced, waitingSince });
 const NOW = 100_000;
 const BOUND = 30_000;
 
-describe('decideSyncGate', () => {
-  it.each<[string, boolean, InformerSyncFacts[], SyncGate]>([
+describe('decideSyncBarrier', () => {
+  it.each<[string, boolean, InformerSyncFacts[], SyncBarrier]>([
     ['before discovery: held', false, [], { phase: 'held', waitingFor: ['discovery'] }],
     ['every informer listed: complete', true, [informer('v1/configmaps', true), informer('v1/secrets', true)], { phase: 'complete' }],
     ['discovered, no informer at all: complete', true, [], { phase: 'complete' }],
@@ -35,19 +35,20 @@ describe('decideSyncGate', () => {
       { phase: 'held', waitingFor: ['x/v1/widgets'], recheckAfterMs: 29_000 },
     ],
   ])('%s', (_name, discovered, informers, want) => {
-    expect(decideSyncGate({ discovered, informers, now: NOW, holdBoundMs: BOUND })).toEqual(want);
+    expect(decideSyncBarrier({ discovered, informers, now: NOW, holdBoundMs: BOUND })).toEqual(want);
   });
 });
 
-describe('gateAllows', () => {
+describe('barrierAllows', () => {
   const actions: GcAction[] = ['verify-virtual', 'delete-dependent', 'remove-refs', 'finish-foreground', 'orphan-dependents'];
-  it.each<[SyncGate['phase'], string[]]>([
+  it.each<[SyncBarrier['phase'], string[]]>([
     ['held', []],
     ['partial', ['verify-virtual', 'delete-dependent', 'remove-refs']],
     ['complete', actions],
-  ])('%s gate allows %j', (phase, allowed) => {
-    const gate: SyncGate = phase === 'held' ? { phase, waitingFor: [] } : phase === 'partial' ? { phase, unsynced: ['x'] } : { phase };
-    expect(actions.filter((a) => gateAllows(gate, a))).toEqual(allowed);
+  ])('%s barrier allows %j', (phase, allowed) => {
+    const barrier: SyncBarrier =
+      phase === 'held' ? { phase, waitingFor: [] } : phase === 'partial' ? { phase, unsynced: ['x'] } : { phase };
+    expect(actions.filter((a) => barrierAllows(barrier, a))).toEqual(allowed);
   });
 
   it('only "nothing depends on it any more" decisions need a complete graph', () => {

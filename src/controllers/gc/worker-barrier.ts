@@ -1,15 +1,15 @@
 /**
- * The collector's workers as the sync gate (core/gc/sync-gate.ts) lets them
- * run: held workers wait here, and an action the gate does not allow yet is
+ * The collector's workers as the sync barrier (core/gc/sync-barrier.ts) lets them
+ * run: held workers wait here, and an action the barrier does not allow yet is
  * set aside and queued again once the graph is complete.
  */
-import { gateAllows, describeGate, type GcAction, type SyncGate } from '../../core/gc/sync-gate.js';
+import { barrierAllows, describeBarrier, type GcAction, type SyncBarrier } from '../../core/gc/sync-barrier.js';
 
 export type DeferredQueue = 'attemptToDelete' | 'attemptToOrphan';
 
-export class WorkerGate {
+export class WorkerBarrier {
   /** Open by default: the engine alone (tests) has no informers to wait for. */
-  private gate: SyncGate = { phase: 'complete' };
+  private barrier: SyncBarrier = { phase: 'complete' };
   private waiters: (() => void)[] = [];
   private released = false;
   private readonly deferred: Record<DeferredQueue, Set<string>> = { attemptToDelete: new Set(), attemptToOrphan: new Set() };
@@ -20,16 +20,16 @@ export class WorkerGate {
     private readonly log: (level: 'debug' | 'info', message: string) => void,
   ) {}
 
-  current(): SyncGate {
-    return this.gate;
+  current(): SyncBarrier {
+    return this.barrier;
   }
 
-  set(gate: SyncGate): void {
-    const was = this.gate;
-    this.gate = gate;
-    if (gate.phase !== was.phase) this.log('info', `garbage collector workers: ${describeGate(gate)}`);
-    if (gate.phase !== 'held') this.wakeAll();
-    if (gate.phase === 'complete') {
+  set(barrier: SyncBarrier): void {
+    const was = this.barrier;
+    this.barrier = barrier;
+    if (barrier.phase !== was.phase) this.log('info', `garbage collector workers: ${describeBarrier(barrier)}`);
+    if (barrier.phase !== 'held') this.wakeAll();
+    if (barrier.phase === 'complete') {
       for (const queue of ['attemptToDelete', 'attemptToOrphan'] as const) {
         for (const uid of this.deferred[queue]) this.requeue(queue, uid);
         this.deferred[queue].clear();
@@ -37,15 +37,15 @@ export class WorkerGate {
     }
   }
 
-  /** Resolves when workers may take items (at once unless the gate is held, or the gate was released for a stop). */
+  /** Resolves when workers may take items (at once unless the barrier is held, or the barrier was released for a stop). */
   workersMayRun(): Promise<void> {
-    if (this.gate.phase !== 'held' || this.released) return Promise.resolve();
+    if (this.barrier.phase !== 'held' || this.released) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Whether the gate lets this action be taken now; if not, the item is set aside until the graph is complete. */
+  /** Whether the barrier lets this action be taken now; if not, the item is set aside until the graph is complete. */
   allowedNow(action: GcAction, uid: string, queue: DeferredQueue): boolean {
-    if (gateAllows(this.gate, action)) return true;
+    if (barrierAllows(this.barrier, action)) return true;
     this.deferred[queue].add(uid);
     this.log('debug', `${action} of ${uid} deferred until every resource has been listed`);
     return false;
