@@ -33,7 +33,7 @@
  *
  * Fixed for the Blocked resource: every pass writes the manifest's sealed
  * rules (declared-rules) onto an object it controls before anything else
- * (core/bundle/claims.ts, the declare claim), whatever the dependency gate
+ * (core/bundle/claims.ts, the declare claim), whatever the wait for references
  * says, and the guard reads the policy in that proof. An operator that is
  * down when both commands run can write nothing: that stays a known limit
  * (docs/safety.md), so this file keeps the Blocked case and its control.

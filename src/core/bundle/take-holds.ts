@@ -20,7 +20,7 @@ import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
 /**
  * Taking hold of a listed object before anything else in the pass, whatever
- * the dependency gate, the other resources or the spec's validity say:
+ * the wait for its references, the other resources or the spec's validity say:
  * listing an object again cancels its countdown at once, so that it can
  * neither be swept nor keep an old stamp.
  *  - cancel: ours already; the stamp (and a former-bundle label) go;
@@ -91,7 +91,7 @@ function takeHoldFor(resource: Resource, live: LiveObject, ownership: Ownership,
         return declare.length === 0 ? undefined : { name, kind: 'declare', target, patch: [...uidTest(live), ...declare], events: [] };
       return { name, kind: 'cancel', target, patch: [...takeHoldPatch(live, undefined), ...declare], events: cancelled };
     case 'adopt':
-      // An uncontrolled object without a countdown is adopted by the apply, after the dependency gate.
+      // An uncontrolled object without a countdown is adopted by the apply, once its references are ready.
       if (!stamped && !released) return undefined;
       return {
         name,

@@ -503,7 +503,7 @@ describe('planBundle: pruning', () => {
   });
 });
 
-describe('planBundle: claims come before the dependency gate (issue 9)', () => {
+describe('planBundle: take-holds come before the wait for references (issue 9)', () => {
   const created =
     (ts: string): Mod<TestBundle> =>
     (tb) => {
