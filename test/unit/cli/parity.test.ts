@@ -324,12 +324,12 @@ describe('released objects: pending says what the sweep does', () => {
     if (!deleted) expect(entry?.problem).toEqual(expect.any(String));
   });
 
-  it('a released object a live Bundle lists is adopted, not swept', () => {
+  it('a released object a live Bundle lists is taken hold of (or its countdown cancelled), not swept', () => {
     const o = rel(delay('1h'), stamp(2 * HOUR));
     const claims = listingsByObject([otherBundle(['x'])]);
     expect(claims.has(objectKey(o))).toBe(true);
     const entry = releasedEntry(o, claims, NOW, NOW);
-    expect(entry).toMatchObject({ problem: 'Bundle other lists it: the operator adopts it' });
+    expect(entry).toMatchObject({ problem: 'Bundle other lists it: the operator takes hold of it or cancels its countdown' });
     expect(entry).not.toHaveProperty('deleteAfter');
   });
 
