@@ -26,7 +26,7 @@ import { versionedObjectKey, kindKey, objectKey, parseVersionedObjectKey } from 
 import type { ServerTime } from '../../kube/clock.js';
 import { RefusedWatches } from './refused-watches.js';
 import { ReleaseProofs } from './release-proofs.js';
-import { cancelRelistedCountdown } from './relisted-release.js';
+import { RelistedReleases } from './relisted-release.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isForbidden } from '../../kube/errors.js';
 import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
@@ -62,6 +62,8 @@ export class ReleasedObjectSweeper {
   /** Resources RBAC does not let the operator watch (refused-watches.ts). */
   private readonly refusedWatches: RefusedWatches;
   private readonly proofs: ReleaseProofs;
+  /** Released objects live Bundles list (relisted-release.ts). */
+  private readonly relisted: RelistedReleases;
   /** Released objects whose due deletion waits for an approval, reported once per countdown. */
   private readonly reportedWaits = new Set<string>();
   /** Moved by Bundle events: a delete goes only while no Bundle started listing the object since it was decided. */
@@ -75,6 +77,7 @@ export class ReleasedObjectSweeper {
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.refusedWatches = new RefusedWatches(o.clock);
     this.proofs = new ReleaseProofs(o);
+    this.relisted = new RelistedReleases({ events: o.events, proofs: this.proofs, now: () => o.clock.now() });
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
     // Every such event also moves the listing epochs: a delete decided before it is not sent after it.
@@ -206,8 +209,7 @@ export class ReleasedObjectSweeper {
     if (!this.bundles.hasSynced()) return { requeueAfterMs: 1000 };
     // Listed by a live Bundle: it is that Bundle's (it lists it); a Bundle event brings it back here if that changes.
     const listings = this.listingsOf(rt, namespace, name);
-    if (listings.length > 0)
-      return cancelRelistedCountdown({ ...this.o, proofs: this.proofs, writer: this.writerFor(namespace) }, rt, cached, listings);
+    if (listings.length > 0) return this.relisted.cancelCountdown(this.writerFor(namespace), rt, cached, listings);
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';

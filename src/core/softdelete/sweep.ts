@@ -63,25 +63,37 @@ export interface ReleasedObjectListing {
 export type ListedReleaseDecision =
   { action: 'skip'; reason: string } | { action: 'recheck'; reason: string } | { action: 'cancel'; bundle: string };
 
+/** How long a listing Bundle that could take hold of a released object is given to, before the sweep cancels its countdown. */
+export const TAKE_HOLD_GRACE_MS = 30_000;
+
 /**
  * A released object that live Bundles list again. Listing an object cancels
  * its countdown (a new one starts when it is dropped); the listing Bundle's
- * pass does that as it takes hold. A Bundle that lists the object at a
- * version the server no longer serves cannot take hold of it, so the sweep
- * cancels the countdown in its place: left on, it would run out while the
- * object is listed, and the object would be deleted at once when dropped.
+ * pass does that as it takes hold. A Bundle that cannot take hold of it
+ * leaves the countdown on, to run out while the object is listed, and the
+ * object would be deleted at once when dropped: so the sweep cancels the
+ * countdown in its place, at once where the Bundle lists it at a version the
+ * server no longer serves (fuzz softdelete 20284), and where it lists it at
+ * a served version once the object has stayed so for TAKE_HOLD_GRACE_MS
+ * (`listedForMs`, since this sweep first saw it listed with its countdown:
+ * the take-hold refused, the Bundle stuck before it).
  */
-export function decideListedRelease(meta: ReleasedObjectMeta, listings: readonly ReleasedObjectListing[]): ListedReleaseDecision {
+export function decideListedRelease(
+  meta: ReleasedObjectMeta,
+  listings: readonly ReleasedObjectListing[],
+  listedForMs = 0,
+): ListedReleaseDecision {
   if (!isReleasedByBundle(meta)) return { action: 'skip', reason: 'not released, or has a controller owner' };
   const annotations = meta.annotations ?? {};
   // A stale approval goes with the stamp: it must never count for a later countdown.
   if (annotations[Annotations.deletionTimestamp] === undefined && annotations[Annotations.deletionApproved] === undefined)
     return { action: 'skip', reason: 'no countdown' };
   const blocked = listings.find((listing) => !listing.served);
-  // Its take-hold takes the object out of the sweep's watch. Looked at again all the same: the version may stop being
-  // served (the sweep's discovery may be behind), and no Bundle event would bring the object back.
-  if (blocked === undefined) return { action: 'recheck', reason: 'the listing Bundle takes hold of it' };
-  return { action: 'cancel', bundle: blocked.bundle };
+  if (blocked !== undefined) return { action: 'cancel', bundle: blocked.bundle };
+  const first = listings[0];
+  if (first !== undefined && listedForMs >= TAKE_HOLD_GRACE_MS) return { action: 'cancel', bundle: first.bundle };
+  // Its take-hold takes the object out of the sweep's watch; looked at again all the same (no Bundle event may come).
+  return { action: 'recheck', reason: 'the listing Bundle takes hold of it' };
 }
 
 /**

@@ -8,7 +8,7 @@ import { Annotations, Labels } from '../../../src/api/names.js';
 import { cancelReleasedCountdownPatch, restampReleasePatch } from '../../../src/core/bundle/release.js';
 import type { JsonPatchOperation } from '../../../src/core/bundle/objects.js';
 import { checkReleaseProof, releaseFactsOf, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
-import { decideListedRelease, decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
+import { decideListedRelease, decideReleasedSweep, TAKE_HOLD_GRACE_MS } from '../../../src/core/softdelete/sweep.js';
 import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 
 const KEY = new Uint8Array(32).fill(7);
@@ -57,6 +57,12 @@ function applied(o: { metadata: Meta }, ops: readonly JsonPatchOperation[]): { m
 describe('decideListedRelease', () => {
   it('leaves the object to a Bundle that lists it at a served version (its pass takes hold), and looks again later', () => {
     expect(decideListedRelease(released().metadata, [{ bundle: 'b1', served: true }]).action).toBe('recheck');
+  });
+
+  it('cancels it where the listing Bundle, at a served version, has not taken hold within the grace (a refused take-hold)', () => {
+    const listings = [{ bundle: 'b1', served: true }];
+    expect(decideListedRelease(released().metadata, listings, TAKE_HOLD_GRACE_MS - 1).action).toBe('recheck');
+    expect(decideListedRelease(released().metadata, listings, TAKE_HOLD_GRACE_MS)).toEqual({ action: 'cancel', bundle: 'b1' });
   });
 
   it('cancels the countdown when a listing Bundle lists it at a version no longer served', () => {
