@@ -59,8 +59,19 @@ export async function finishPass(
   report: PassReport,
 ): Promise<WorkResult> {
   const s = report.status;
-  if (s !== undefined && (await writeBundleStatus(d.api, s.over, s.status, d.log)) && s.transitions !== undefined) {
+  if (s !== undefined && (await writeBundleStatus(d.api, s.over, statusToWrite(s), d.log)) && s.transitions !== undefined) {
     await reportTransitions(d.events, s.transitions.target, s.transitions.before, s.status, s.transitions.errorReason);
   }
   return workResultOf(report.next, report.decidedAtMs === undefined ? 0 : d.now() - report.decidedAtMs);
+}
+
+/**
+ * A Bundle not being deleted records no deletion: a status restored or
+ * copied from one being deleted carries no orphan reading into a later
+ * deletion of this one (status.deletionPropagation, controllers/bundle/finalize.ts).
+ */
+function statusToWrite(s: StatusReport): BundleStatus {
+  if (s.over.metadata.deletionTimestamp !== undefined || s.status.deletionPropagation === undefined) return s.status;
+  const { deletionPropagation: _noDeletion, ...status } = s.status;
+  return status;
 }

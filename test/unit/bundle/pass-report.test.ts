@@ -100,6 +100,22 @@ describe('finishPass', () => {
     expect((s.api.find('Bundle', 'b')?.['status'] as BundleStatus | undefined)?.conditions?.[0]?.status).toBe('True');
   });
 
+  it('a Bundle not being deleted keeps no orphan reading (a restored status); one being deleted keeps it', async () => {
+    const s = setup();
+    const restored = { ...ready, deletionPropagation: 'Orphan' };
+    s.api.put(stored(restored));
+    const live = s.api.find('Bundle', 'b') as KubeObject;
+    await s.finish({ status: { over: live, status: restored }, next: { kind: 'idle' } });
+    expect((s.api.find('Bundle', 'b')?.['status'] as BundleStatus | undefined)?.deletionPropagation).toBeUndefined();
+
+    const deleting = s.api.find('Bundle', 'b') as KubeObject;
+    deleting.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    s.api.put(deleting);
+    const over = s.api.find('Bundle', 'b') as KubeObject;
+    await s.finish({ status: { over, status: { ...failing, deletionPropagation: 'Orphan' } }, next: { kind: 'idle' } });
+    expect((s.api.find('Bundle', 'b')?.['status'] as BundleStatus | undefined)?.deletionPropagation).toBe('Orphan');
+  });
+
   it('an unchanged status is not written; a report without a status writes nothing', async () => {
     const s = setup();
     s.api.put(stored(ready));
