@@ -51,7 +51,8 @@ export class RelistedReleases {
     const cancelled = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     if (cancelled.kind === 'stale') return 'requeue';
     if (cancelled.kind === 'gone') return 'forget';
-    if (cancelled.kind !== 'written' && cancelled.kind !== 'declined') throw cancelled.error;
+    if (cancelled.kind === 'declined') return 'forget';
+    if (cancelled.kind !== 'written') throw cancelled.error;
     await d.events.normal(
       { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid },
       EventReasons.DeletionCancelled,
