@@ -115,6 +115,22 @@ async function scenario(name: string, mode: 'control' | 'operator-down' | 'opera
       ]);
       return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
     });
+    // The orphan reading the finalizer records (status.deletionPropagation) is the record's too.
+    const orphanReading = await run('kubectl', [
+      ...asWriter,
+      'patch',
+      'bundle.smith.atlassian.com',
+      name,
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { deletionPropagation: 'Orphan' } }),
+      '--dry-run=server',
+    ]);
+    expect(orphanReading.code).not.toBe(0);
+    expect(orphanReading.stderr).toMatch(/bundlesmith record guard/);
     try {
       const written = await run('kubectl', [
         ...asWriter,
