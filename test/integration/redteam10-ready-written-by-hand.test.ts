@@ -99,8 +99,8 @@ async function scenario(name: string, mode: 'control' | 'operator-down' | 'opera
     // The record guard in force (it refuses a change of pendingDeletions): it lets the Ready condition through.
     // Another tool with rights on bundles/status (the test's own identity holds every verb and is exempt).
     const asWriter = await statusWriterArgs(env, ns);
-    const remove = await installChartPolicy(env, ns, 'recordguard.yaml', ['--set', 'recordGuard.enabled=true'], async () => {
-      const r = await run('kubectl', [
+    const patchStatus = (body: unknown, ...extra: string[]): ReturnType<typeof run> =>
+      run('kubectl', [
         ...asWriter,
         'patch',
         'bundle.smith.atlassian.com',
@@ -110,40 +110,19 @@ async function scenario(name: string, mode: 'control' | 'operator-down' | 'opera
         '--subresource=status',
         '--type=merge',
         '-p',
-        JSON.stringify({ status: { pendingDeletions: null } }),
-        '--dry-run=server',
+        JSON.stringify(body),
+        ...extra,
       ]);
+    const remove = await installChartPolicy(env, ns, 'recordguard.yaml', ['--set', 'recordGuard.enabled=true'], async () => {
+      const r = await patchStatus({ status: { pendingDeletions: null } }, '--dry-run=server');
       return r.code !== 0 && /bundlesmith record guard/.test(r.stderr);
     });
     // The orphan reading the finalizer records (status.deletionPropagation) is the record's too.
-    const orphanReading = await run('kubectl', [
-      ...asWriter,
-      'patch',
-      'bundle.smith.atlassian.com',
-      name,
-      '-n',
-      ns,
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ status: { deletionPropagation: 'Orphan' } }),
-      '--dry-run=server',
-    ]);
+    const orphanReading = await patchStatus({ status: { deletionPropagation: 'Orphan' } }, '--dry-run=server');
     expect(orphanReading.code).not.toBe(0);
     expect(orphanReading.stderr).toMatch(/bundlesmith record guard/);
     try {
-      const written = await run('kubectl', [
-        ...asWriter,
-        'patch',
-        'bundle.smith.atlassian.com',
-        name,
-        '-n',
-        ns,
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify(patch),
-      ]);
+      const written = await patchStatus(patch);
       expect(written.stderr).toBe('');
       expect(written.code).toBe(0);
     } finally {
