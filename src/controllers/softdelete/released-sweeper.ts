@@ -213,7 +213,7 @@ export class ReleasedObjectSweeper {
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';
-    const decision = decideReleasedSweep(cached.metadata, now, stampAt);
+    const decision = decideReleasedSweep(this.relisted.readAs(cached.metadata), now, stampAt);
     if (decision.action !== 'skip')
       this.o.logger.debug({ ...sweepKeyFields(key), action: decision.action }, 'released-object sweep decided');
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
@@ -270,7 +270,7 @@ export class ReleasedObjectSweeper {
         // The reads just made refreshed the server-time estimate.
         const nowFresh = this.serverTime.lowerBound();
         if (nowFresh === undefined) return 'requeue';
-        const again = decideReleasedSweep(fresh.metadata, nowFresh, nowFresh);
+        const again = decideReleasedSweep(this.relisted.readAs(fresh.metadata), nowFresh, nowFresh);
         if (again.action === 'skip' || !deletesNow(again)) return 'requeue';
         if (!(await this.proofs.proven(rt, fresh))) return 'forget';
         // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422

@@ -6,7 +6,7 @@
  * (decideListedRelease, fuzz softdelete 20284). The object stays released:
  * when no Bundle lists it, the sweep starts a new countdown.
  */
-import { EventReasons, FIELD_MANAGER } from '../../api/names.js';
+import { Annotations, EventReasons, FIELD_MANAGER } from '../../api/names.js';
 import { cancelReleasedCountdownPatch } from '../../core/bundle/release.js';
 import { decideListedRelease, TAKE_HOLD_GRACE_MS, type ReleasedObjectListing } from '../../core/softdelete/sweep.js';
 import { guardedPatch } from '../../kube/guarded-write.js';
@@ -20,6 +20,13 @@ import type { ReleaseProofs } from './release-proofs.js';
 export class RelistedReleases {
   /** When this sweep first saw each object (by uid@resourceVersion) listed with its countdown on. */
   private readonly firstSeenListed = new Map<string, number>();
+  /**
+   * uid@stamp of the countdowns this sweep saw on an object a live Bundle
+   * listed: that listing cancelled them, whatever becomes of the write that
+   * says so on the object (the take-hold, the sweep's cancel: an admission
+   * policy or RBAC may refuse both; red team 27).
+   */
+  private readonly cancelledByListing = new Set<string>();
 
   constructor(private readonly d: { events: EventRecorder; proofs: ReleaseProofs; now: () => number }) {}
 
@@ -34,6 +41,10 @@ export class RelistedReleases {
     listings: readonly ReleasedObjectListing[],
   ): Promise<WorkResult> {
     const { d } = this;
+    if (cached.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) {
+      if (this.cancelledByListing.size > 10_000) this.cancelledByListing.clear();
+      this.cancelledByListing.add(stampKey(cached.metadata));
+    }
     // The same state of the object since first seen listed: a write to it (a take-hold, a cancel) starts over.
     const seenKey = `${cached.metadata.uid ?? ''}@${cached.metadata.resourceVersion ?? ''}`;
     const firstSeen = this.firstSeenListed.get(seenKey) ?? d.now();
@@ -61,4 +72,26 @@ export class RelistedReleases {
     );
     return 'forget';
   }
+
+  /**
+   * The object as the sweep reads it: a countdown it saw on the object while
+   * a live Bundle listed it reads as none (with any approval given for it),
+   * so that dropping the object starts a new countdown rather than ending
+   * the first, also where no write could cancel it (red team 27). Held in
+   * memory only: a restart forgets what the object itself does not say (a
+   * known limit, docs/safety.md).
+   */
+  readAs<M extends { uid?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined }>(meta: M): M {
+    if (!this.cancelledByListing.has(stampKey(meta))) return meta;
+    const {
+      [Annotations.deletionTimestamp]: _cancelled,
+      [Annotations.deletionApproved]: _approval,
+      ...annotations
+    } = meta.annotations ?? {};
+    return { ...meta, annotations };
+  }
+}
+
+function stampKey(meta: { uid?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined }): string {
+  return `${meta.uid ?? ''}@${meta.annotations?.[Annotations.deletionTimestamp] ?? ''}`;
 }
