@@ -264,7 +264,10 @@ export class ReleasedObjectSweeper {
           `a Bundle listing ${rt.kind} ${namespace}/${name}`,
         );
         const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
-        if (this.listingsOf(rt, namespace, name, bundlesNow).length > 0) return 'requeue';
+        if (this.listingsOf(rt, namespace, name, bundlesNow).length > 0) {
+          this.relisted.sawListed(cached.metadata);
+          return 'requeue';
+        }
         const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
         if (!fresh || fresh.metadata.uid !== cached.metadata.uid) return 'forget';
         // The reads just made refreshed the server-time estimate.

@@ -41,10 +41,7 @@ export class RelistedReleases {
     listings: readonly ReleasedObjectListing[],
   ): Promise<WorkResult> {
     const { d } = this;
-    if (cached.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined) {
-      if (this.cancelledByListing.size > 10_000) this.cancelledByListing.clear();
-      this.cancelledByListing.add(stampKey(cached.metadata));
-    }
+    this.sawListed(cached.metadata);
     // The same state of the object since first seen listed: a write to it (a take-hold, a cancel) starts over.
     const seenKey = `${cached.metadata.uid ?? ''}@${cached.metadata.resourceVersion ?? ''}`;
     const firstSeen = this.firstSeenListed.get(seenKey) ?? d.now();
@@ -71,6 +68,13 @@ export class RelistedReleases {
         `(a version the server no longer serves, or its take-hold refused); a new countdown starts when no Bundle lists it`,
     );
     return 'forget';
+  }
+
+  /** A live Bundle lists the object: the countdown on it now is cancelled (readAs). */
+  sawListed(meta: { uid?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined }): void {
+    if (meta.annotations?.[Annotations.deletionTimestamp] === undefined) return;
+    if (this.cancelledByListing.size > 10_000) this.cancelledByListing.clear();
+    this.cancelledByListing.add(stampKey(meta));
   }
 
   /**
