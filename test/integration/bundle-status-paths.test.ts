@@ -9,46 +9,14 @@ import { API_VERSION, Finalizers } from '../../src/api/names.js';
 import { isForbidden, isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { BUNDLE_RESOURCE_TYPE, applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
-import { conditionOf, expectKept, resourceType, uidOf, waitFor, waitForGone } from './harness.js';
+import { conditionOf, expectKept, uidOf, waitFor, waitForGone } from './harness.js';
 import { operatorFixture } from './operator.js';
+import { refuseConfigMapOperation } from './refuse-configmap.js';
 
 const f = operatorFixture('bstatus');
-const ADMISSION = 'admissionregistration.k8s.io/v1';
 
-/** A ValidatingAdmissionPolicy (and its binding) refusing, as Forbidden, the delete of one ConfigMap of the test namespace. */
-async function refuseDeleteOf(name: string): Promise<() => Promise<void>> {
-  const policyType = await resourceType(f.env, ADMISSION, 'ValidatingAdmissionPolicy');
-  const bindingType = await resourceType(f.env, ADMISSION, 'ValidatingAdmissionPolicyBinding');
-  const policyName = `${f.ns}-keep-${name}`;
-  await f.env.client.create(policyType, {
-    apiVersion: ADMISSION,
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: policyName },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['configmaps'] }] },
-      validations: [
-        {
-          expression: `oldObject.metadata.namespace != '${f.ns}' || oldObject.metadata.name != '${name}'`,
-          reason: 'Forbidden',
-          message: 'kept by the test',
-        },
-      ],
-    },
-  });
-  await f.env.client.create(bindingType, {
-    apiVersion: ADMISSION,
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: policyName },
-    spec: { policyName, validationActions: ['Deny'] },
-  });
-  return async () => {
-    const binding = await f.env.client.tryGet(bindingType, undefined, policyName);
-    if (binding) await f.env.client.delete(bindingType, undefined, policyName, { uid: binding.metadata.uid });
-    const policy = await f.env.client.tryGet(policyType, undefined, policyName);
-    if (policy) await f.env.client.delete(policyType, undefined, policyName, { uid: policy.metadata.uid });
-  };
-}
+const refuseDeleteOf = (name: string): Promise<() => Promise<void>> =>
+  refuseConfigMapOperation(f.env, f.ns, name, 'DELETE', 'kept by the test');
 
 /** Whether a dry-run delete of the ConfigMap is refused now (the policy takes effect, or stops, a little after it is written). */
 async function deleteRefused(name: string, uid: string): Promise<boolean> {

@@ -35,55 +35,22 @@
 import { Annotations } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { isForbidden } from '../../src/kube/errors.js';
-import { expectKept, resourceType, run, waitFor } from './harness.js';
+import { expectKept, run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { refuseConfigMapOperation } from './refuse-configmap.js';
 
 const f = operatorFixture('rt27frozencm', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
 }));
 
-const ADMISSION = 'admissionregistration.k8s.io/v1';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 let removePolicy: (() => Promise<void>) | undefined;
 afterAll(async () => {
   await removePolicy?.();
 });
 
-/** A ValidatingAdmissionPolicy (and binding) refusing, as Forbidden, every UPDATE of one ConfigMap of the test namespace. */
-async function freeze(name: string): Promise<() => Promise<void>> {
-  const policyType = await resourceType(f.env, ADMISSION, 'ValidatingAdmissionPolicy');
-  const bindingType = await resourceType(f.env, ADMISSION, 'ValidatingAdmissionPolicyBinding');
-  const policyName = `${f.ns}-freeze-${name}`;
-  await f.env.client.create(policyType, {
-    apiVersion: ADMISSION,
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: policyName },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['configmaps'] }] },
-      validations: [
-        {
-          expression: `oldObject.metadata.namespace != '${f.ns}' || oldObject.metadata.name != '${name}'`,
-          reason: 'Forbidden',
-          message: 'frozen by the test',
-        },
-      ],
-    },
-  });
-  await f.env.client.create(bindingType, {
-    apiVersion: ADMISSION,
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: policyName },
-    spec: { policyName, validationActions: ['Deny'] },
-  });
-  return async () => {
-    const binding = await f.env.client.tryGet(bindingType, undefined, policyName);
-    if (binding) await f.env.client.delete(bindingType, undefined, policyName, { uid: binding.metadata.uid });
-    const policy = await f.env.client.tryGet(policyType, undefined, policyName);
-    if (policy) await f.env.client.delete(policyType, undefined, policyName, { uid: policy.metadata.uid });
-  };
-}
+const freeze = (name: string): Promise<() => Promise<void>> => refuseConfigMapOperation(f.env, f.ns, name, 'UPDATE', 'frozen by the test');
 
 it('a released ConfigMap whose re-listing Bundle cannot take hold (updates refused) is not deleted on its first countdown when dropped', async () => {
   const { env, ns, t } = f;
