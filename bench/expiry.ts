@@ -85,7 +85,15 @@ export async function expiryBench(config: BenchConfig, log: (line: string) => vo
     await applyCrd(cluster.state.kubeconfig);
     client = await cluster.client({ maxSockets: Infinity });
     const namespace = await createNamespace(cluster, 'bench-expiry');
-    operator = new Operator({ client, clock: systemClock, logger: silentLogger(), namespace, workers: 4, releaseKey: randomBytes(32) });
+    operator = new Operator({
+      client,
+      clock: systemClock,
+      logger: silentLogger(),
+      namespace,
+      workers: 4,
+      releaseKey: randomBytes(32),
+      releaseKeySecret: { namespace, name: 'bundlesmith-release-key' },
+    });
     await operator.start();
     while (!operator.ready()) await sleep(20);
 

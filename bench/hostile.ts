@@ -574,6 +574,7 @@ export async function unrelatedObjectsHeap(config: BenchConfig, log: (line: stri
       logger: silentLogger(),
       workers: config.reconciler.workers,
       releaseKey: randomBytes(32),
+      releaseKeySecret: { namespace: 'default', name: 'bundlesmith-release-key' },
     });
     await operator.start();
     while (!operator.ready()) await sleep(20);

@@ -229,7 +229,16 @@ async function reconciledAtLeast(operator: Operator, metrics: OperatorMetrics, t
 }
 
 function startOperator(client: KubeClient, namespace: string, workers: number, metrics: OperatorMetrics): Operator {
-  return new Operator({ client, clock: systemClock, logger: silentLogger(), metrics, namespace, workers, releaseKey: randomBytes(32) });
+  return new Operator({
+    client,
+    clock: systemClock,
+    logger: silentLogger(),
+    metrics,
+    namespace,
+    workers,
+    releaseKey: randomBytes(32),
+    releaseKeySecret: { namespace, name: 'bundlesmith-release-key' },
+  });
 }
 
 async function started(operator: Operator): Promise<Operator> {

@@ -23,7 +23,12 @@ import { LeaderElector, kubeLeaseStore } from './runtime/leader-election.js';
 import { Operator } from './operator.js';
 import { createGarbageCollector } from './gc-factory.js';
 import { apiEventRecorder } from './controllers/events.js';
-import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey, parseReleaseKeySecret } from './controllers/softdelete/release-key.js';
+import {
+  DEFAULT_RELEASE_KEY_SECRET,
+  loadReleaseKey,
+  parseReleaseKeySecret,
+  type ReleaseKeySecret,
+} from './controllers/softdelete/release-key.js';
 import { errorMessage, type SendGuard } from './kube/errors.js';
 import type { Logger } from './observability/logger.js';
 
@@ -41,7 +46,11 @@ const LOST_LEASE_BOUND_MS = 2_000;
  * release could be signed or checked. Retried for a minute (the apiserver
  * may be starting); then the process exits with the reason.
  */
-async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: Logger): Promise<Uint8Array> {
+async function loadReleaseKeyOrExit(
+  client: KubeClient,
+  config: Config,
+  logger: Logger,
+): Promise<{ key: Uint8Array; at: ReleaseKeySecret }> {
   const at =
     config.releaseKeySecret !== undefined
       ? parseReleaseKeySecret(config.releaseKeySecret)
@@ -50,7 +59,7 @@ async function loadReleaseKeyOrExit(client: KubeClient, config: Config, logger: 
   const deadline = Date.now() + 60_000;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await loadReleaseKey(client, at);
+      return { key: await loadReleaseKey(client, at), at };
     } catch (err) {
       if (Date.now() > deadline) {
         logger.fatal(
@@ -134,7 +143,7 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
           ...(config.namespace ? { namespace: config.namespace } : {}),
         });
   const events = apiEventRecorder(eventClient, clock, logger, instance);
-  const releaseKey = await loadReleaseKeyOrExit(client, config, logger);
+  const release = await loadReleaseKeyOrExit(client, config, logger);
   const operator = new Operator({
     client,
     backgroundClient,
@@ -143,7 +152,8 @@ async function main(config: Config, healthCheckDefaults: readonly HealthCheck[])
     metrics,
     instance,
     events,
-    releaseKey,
+    releaseKey: release.key,
+    releaseKeySecret: release.at,
     workers: config.workers,
     sweepReleased: config.sweepReleased,
     ...(config.bundleSelector ? { bundleSelector: config.bundleSelector } : {}),

@@ -12,6 +12,8 @@ import type { OperatorMetrics } from './observability/metrics.js';
 import type { Clock, ServerTime } from './kube/clock.js';
 import { BundleController } from './controllers/bundle/controller.js';
 import { ReleasedObjectSweeper } from './controllers/softdelete/released-sweeper.js';
+import type { ReleaseKeySecret } from './controllers/softdelete/release-key.js';
+import { ReleaseRecords } from './controllers/softdelete/release-records.js';
 import { apiEventRecorder, type EventRecorder } from './controllers/events.js';
 import type { LabelSelector } from './core/selector.js';
 
@@ -45,6 +47,8 @@ export interface OperatorOptions {
   healthCheckDefaults?: readonly HealthCheck[];
   /** The key releases are signed with (controllers/softdelete/release-key.ts loads it). */
   releaseKey: Uint8Array;
+  /** Where the key lives (the records of releases are kept beside it). */
+  releaseKeySecret: ReleaseKeySecret;
   /** Sharding (--bundle-selector): see BundleControllerOptions.bundleSelector. */
   bundleSelector?: LabelSelector;
   /** Whether this process runs the released-object sweeper (--sweep-released; default true). */
@@ -65,6 +69,7 @@ export class Operator {
       client: o.client,
       discovery: this.discovery,
       releaseKey: o.releaseKey,
+      releaseRecords: new ReleaseRecords(o.client, o.releaseKeySecret),
       clock: o.clock,
       events,
       ...(o.metrics ? { metrics: o.metrics } : {}),

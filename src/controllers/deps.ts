@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import type { OperatorMetrics } from '../observability/metrics.js';
 import type { Clock, ServerTime } from '../kube/clock.js';
 import type { EventRecorder } from './events.js';
+import type { ReleaseRecords } from './softdelete/release-records.js';
 
 export interface ControllerDeps {
   client: KubeClient;
@@ -22,4 +23,6 @@ export interface ControllerDeps {
    * --release-key-secret names; controllers/softdelete/release-key.ts).
    */
   releaseKey: Uint8Array;
+  /** The record of each release's latest signing, kept beside that key (softdelete/release-records.ts). */
+  releaseRecords: ReleaseRecords;
 }

@@ -80,6 +80,7 @@ export async function startOperator(opts: InProcessOptions): Promise<InProcessOp
     logger,
     metrics,
     releaseKey,
+    releaseKeySecret: { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET },
     namespace: opts.namespace,
     workers: opts.workers ?? 2,
     ...(opts.watchSyncTimeoutMs ? { watchSyncTimeoutMs: opts.watchSyncTimeoutMs } : {}),

@@ -69,6 +69,7 @@ beforeAll(async () => {
     namespace: ns,
     workers: 2,
     releaseKey: await loadReleaseKey(client, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET }),
+    releaseKeySecret: { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET },
     clock: systemClock,
   });
   await operator.start();

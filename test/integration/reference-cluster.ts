@@ -67,6 +67,7 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
         namespace,
         workers: 2,
         releaseKey: await loadReleaseKey(client, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET }),
+        releaseKeySecret: { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET },
         ...options,
         clock: options.clock ?? systemClock,
       });

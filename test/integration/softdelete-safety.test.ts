@@ -12,6 +12,7 @@
  * The operator's clock jumps to cross delays; it is also its server time here
  * (softdelete-servertime.test.ts covers the Date-header estimate).
  */
+import { ReleaseRecords } from '../../src/controllers/softdelete/release-records.js';
 import { DateTime } from 'luxon';
 import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
@@ -349,6 +350,7 @@ describe('the released-object sweep on its own', () => {
       namespace: ns,
       workers: 1,
       releaseKey: await testReleaseKey(),
+      releaseRecords: new ReleaseRecords(f.env.client, { namespace: 'default', name: 'bundlesmith-release-key' }),
     });
   }
 

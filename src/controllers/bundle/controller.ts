@@ -34,7 +34,7 @@ import { EnvSourceWatch } from './env-sources.js';
 import { UnlabelledObjects } from './unlabelled.js';
 import { withListedCountdownsCancelled } from '../../core/bundle/countdown-record.js';
 import { finishPass, nextOnly, type PassReport } from './pass-report.js';
-import { releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
+import { releaseSigner } from '../../core/softdelete/provenance.js';
 import { stampSeal, type StampSeal } from '../../core/softdelete/stamp-seal.js';
 import { BundleGauges, statusSubject } from './status-writer.js';
 import { NamespaceRecords } from './namespace-records.js';
@@ -74,7 +74,6 @@ export class BundleController {
   /** One port per identity (see BundleApis). */
   private readonly apis: BundleApis;
   private readonly unlabelled = new UnlabelledObjects();
-  private readonly signRelease: ReleaseSigner;
   /** Signs the countdown stamps this operator writes, and tells them from stamps written by hand. */
   private readonly stampSeal: StampSeal;
   private readonly serverTime: ServerTime;
@@ -91,7 +90,6 @@ export class BundleController {
 
   constructor(private readonly o: BundleControllerOptions) {
     this.workers = o.workers ?? 4;
-    this.signRelease = releaseSigner(o.releaseKey);
     this.stampSeal = stampSeal(o.releaseKey);
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.applyConcurrency = o.applyConcurrency ?? APPLY_CONCURRENCY;
@@ -123,11 +121,8 @@ export class BundleController {
     });
     this.records = new NamespaceRecords(this.bundles, this.objects);
     this.livePass = {
-      discovery: o.discovery,
-      clock: o.clock,
-      logger: o.logger,
-      events: o.events,
-      metrics: o.metrics,
+      // discovery, clock, logger, events, metrics, the release key and records
+      ...o,
       objects: this.objects,
       unlabelled: this.unlabelled,
       envSources: this.envSources,
@@ -290,7 +285,8 @@ export class BundleController {
         serverTime: this.serverTime,
         clock: this.o.clock,
         logger: log,
-        signRelease: this.signRelease,
+        signRelease: releaseSigner(this.o.releaseKey),
+        releaseRecords: this.o.releaseRecords,
         crdDefines: (gk) => this.crdDefines(gk),
         cachedKinds: () => this.objects.referencing(bundle.metadata.uid),
         stampSeal: this.stampSeal,

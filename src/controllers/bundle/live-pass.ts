@@ -28,6 +28,7 @@ import type { ControllerDeps } from '../deps.js';
 import { actOnPlan } from './act.js';
 import type { PruneFence } from './act-deps.js';
 import type { BundleApi } from './api.js';
+import { recordListingCancels } from './listed-releases.js';
 import { controlledElsewhere, gatherBundle, type Gathered } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
 import { WatchNotSynced, type BundleKey, type ObjectCache } from './object-cache.js';
@@ -51,7 +52,10 @@ const WATCH_WAIT_FIRST_MS = 1_000;
 const WATCH_WAIT_MAX_MS = 5 * 60_000;
 
 /** What a live pass reads and writes through: the controller's caches and ports. */
-export interface LivePassDeps extends Pick<ControllerDeps, 'discovery' | 'clock' | 'logger' | 'events' | 'metrics'> {
+export interface LivePassDeps extends Pick<
+  ControllerDeps,
+  'discovery' | 'clock' | 'logger' | 'events' | 'metrics' | 'releaseKey' | 'releaseRecords'
+> {
   objects: ObjectCache;
   unlabelled: UnlabelledObjects;
   envSources: EnvSourceWatch;
@@ -107,6 +111,8 @@ export async function reconcileLive(
   }
   d.watchWaits.delete(key);
   const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = gathered;
+  // Listing a released object cancels its countdown: recorded before anything is written to it.
+  await recordListingCancels(d, api, bundle, gathered, log);
   // What the workloads' envRefHash reads: declared first, so a change from here on wakes this Bundle again.
   const envRefs = envSourcesOf(bundle.spec.resources, liveByResource(bundle, kinds, atCoordinates));
   d.envSources.declare(key, namespace, envRefs);

@@ -9,10 +9,11 @@ import { EventReasons } from '../../api/names.js';
 import { checkReleaseProof, releaseSigner, type ReleaseSigner } from '../../core/softdelete/provenance.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { ControllerDeps } from '../deps.js';
+import { SeenKeys } from '../../runtime/seen-keys.js';
 
 export class ReleaseProofs {
   /** uid@resourceVersion of the unproven releases reported already. */
-  private readonly reportedUnproven = new Set<string>();
+  private readonly reportedUnproven = new SeenKeys();
   /** Signs a release again where the sweep changes its stamp (a cancelled or a new countdown). */
   readonly sign: ReleaseSigner;
 
@@ -25,9 +26,7 @@ export class ReleaseProofs {
     const check = checkReleaseProof(this.o.releaseKey, o.metadata);
     if (check.proven) return true;
     const seen = `${o.metadata.uid ?? ''}@${o.metadata.resourceVersion ?? ''}`;
-    if (this.reportedUnproven.has(seen)) return false;
-    this.reportedUnproven.add(seen);
-    if (this.reportedUnproven.size > 10_000) this.reportedUnproven.clear();
+    if (!this.reportedUnproven.first(seen)) return false;
     const namespace = o.metadata.namespace ?? '';
     this.o.logger.warn(
       { object: { kind: rt.kind, namespace, name: o.metadata.name }, reason: check.reason },

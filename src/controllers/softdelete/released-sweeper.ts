@@ -14,26 +14,27 @@
  * synced, skips every listed object, and lists the namespace's Bundles fresh
  * right before a delete. Times are the API server's (ServerTime).
  */
-import { EventReasons, FIELD_MANAGER, Labels } from '../../api/names.js';
-import { decideReleasedSweep, sweepable, type ReleasedObjectListing } from '../../core/softdelete/sweep.js';
+import { EventReasons, Labels } from '../../api/names.js';
+import { decideReleasedSweep, sweepable, type ReleasedObjectListing, type ReleasedSweepDecision } from '../../core/softdelete/sweep.js';
 import { deletesNow } from '../../core/softdelete/decide.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import { formerBundleOf } from '../../core/softdelete/former-bundle.js';
 import { preferredVersions } from '../../kube/discovery.js';
-import { restampReleasePatch } from '../../core/bundle/release.js';
-import { isLiveBundle, listedObjects } from '../../core/bundle/ownership.js';
 import { versionedObjectKey, kindKey, objectKey, parseVersionedObjectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { RefusedWatches } from './refused-watches.js';
 import { ReleaseProofs } from './release-proofs.js';
-import { RelistedReleases } from './relisted-release.js';
+import { listingsOf, RelistedReleases } from './relisted-release.js';
+import type { ReleaseRecords } from './release-records.js';
+import { readWithRecord } from '../../core/softdelete/release-record.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isForbidden } from '../../kube/errors.js';
-import { guardedDelete, guardedPatch } from '../../kube/guarded-write.js';
+import { guardedDelete } from '../../kube/guarded-write.js';
 import { changesListing, epochKeysOf, ListingEpochs, objectEpochKey } from '../listing-epochs.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import { SupervisedInformer } from '../../runtime/informer.js';
 import { WorkQueue } from '../../runtime/workqueue.js';
+import { SeenKeys } from '../../runtime/seen-keys.js';
 import { runWorkers, type WorkResult } from '../../runtime/workers.js';
 import type { ControllerDeps } from '../deps.js';
 import type { KubeClient } from '../../kube/client.js';
@@ -48,8 +49,6 @@ export interface ReleasedSweeperOptions extends ControllerDeps {
   defaultServiceAccount?: string;
 }
 
-/** Resources that can hold released objects: namespaced, and we can watch, patch and delete them. */
-
 export class ReleasedObjectSweeper {
   private readonly queue: WorkQueue<string>;
   private readonly informers = new Map<string, SupervisedInformer>();
@@ -62,10 +61,12 @@ export class ReleasedObjectSweeper {
   /** Resources RBAC does not let the operator watch (refused-watches.ts). */
   private readonly refusedWatches: RefusedWatches;
   private readonly proofs: ReleaseProofs;
+  /** The latest signing of each release (release-records.ts): a stamp counts only when it is the recorded one. */
+  private readonly records: ReleaseRecords;
   /** Released objects live Bundles list (relisted-release.ts). */
   private readonly relisted: RelistedReleases;
   /** Released objects whose due deletion waits for an approval, reported once per countdown. */
-  private readonly reportedWaits = new Set<string>();
+  private readonly reportedWaits = new SeenKeys();
   /** Moved by Bundle events: a delete goes only while no Bundle started listing the object since it was decided. */
   private readonly epochs = new ListingEpochs();
 
@@ -77,7 +78,14 @@ export class ReleasedObjectSweeper {
     this.serverTime = o.serverTime ?? o.client.serverTime;
     this.refusedWatches = new RefusedWatches(o.clock);
     this.proofs = new ReleaseProofs(o);
-    this.relisted = new RelistedReleases({ events: o.events, proofs: this.proofs, now: () => o.clock.now() });
+    this.records = o.releaseRecords;
+    this.relisted = new RelistedReleases({
+      events: o.events,
+      proofs: this.proofs,
+      records: this.records,
+      releaseKey: o.releaseKey,
+      now: () => o.clock.now(),
+    });
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });
     // A Bundle that stops (or starts) listing a released object changes the decision: look at that namespace's released objects again.
     // Every such event also moves the listing epochs: a delete decided before it is not sent after it.
@@ -137,18 +145,14 @@ export class ReleasedObjectSweeper {
   /** The live Bundles listing the object, from `bundles` when given (a fresh list), else the watch. */
   private listingsOf(rt: ResourceType, namespace: string, name: string, bundles?: readonly KubeObject[]): ReleasedObjectListing[] {
     const all = bundles ?? this.bundles.list().filter((b) => (b.metadata.namespace ?? '') === namespace);
-    const key = objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } });
-    return all.filter(isLiveBundle).flatMap((b) =>
-      listedObjects(b)
-        .filter((o) => objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: o }) === key)
-        .map((o) => ({ bundle: b.metadata.name, served: this.o.discovery.lookup(o.apiVersion, o.kind) !== undefined })),
-    );
+    return listingsOf(all, { apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }, this.o.discovery);
   }
 
   private scheduleRediscovery(): void {
     if (this.stopped) return;
     this.rediscoverTimer = this.o.clock.setTimeout(() => {
       this.syncInformers()
+        .then(() => this.records.pruneGone(this.o.clock.now(), this.o.discovery, this.o.logger, this.o.namespace))
         .catch((err: unknown) => this.o.logger.warn({ err: errorMessage(err) }, 'rediscovery for the released-object sweep failed'))
         .finally(() => this.scheduleRediscovery());
     }, this.o.rediscoverEveryMs ?? 30_000);
@@ -213,12 +217,19 @@ export class ReleasedObjectSweeper {
     const now = this.serverTime.lowerBound();
     const stampAt = this.serverTime.upperBound();
     if (now === undefined || stampAt === undefined) return 'requeue';
-    const decision = decideReleasedSweep(this.relisted.readAs(cached.metadata), now, stampAt);
+    // The object alone: a countdown it shows as ended is checked against the record of its release before any delete.
+    const decision = decideReleasedSweep(cached.metadata, now, stampAt);
     if (decision.action !== 'skip')
       this.o.logger.debug({ ...sweepKeyFields(key), action: decision.action }, 'released-object sweep decided');
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
     if (decision.action !== 'skip' && !(await this.proofs.proven(rt, cached))) return 'forget';
-    const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: cached.metadata.uid };
+    return this.act(rt, cached, decision, now);
+  }
+
+  /** Carries out a decision on `o` (as read: cached, or fresh at the due time). */
+  private async act(rt: ResourceType, o: KubeObject, decision: ReleasedSweepDecision, now: number): Promise<WorkResult> {
+    const { namespace = '', name } = o.metadata;
+    const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: o.metadata.uid };
     switch (decision.action) {
       case 'skip':
         return 'forget';
@@ -229,82 +240,71 @@ export class ReleasedObjectSweeper {
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       case 'await':
         // An approval is a write to the object: its watch event brings it back here.
-        await this.reportOnce(`${cached.metadata.uid ?? ''}@${decision.deletionTimestamp}`, () =>
-          this.o.events.normal(
+        if (this.reportedWaits.first(`${o.metadata.uid ?? ''}@${decision.deletionTimestamp}`))
+          await this.o.events.normal(
             target,
             EventReasons.AwaitingApproval,
-            `released by deleted Bundle ${formerBundleOf(cached.metadata) ?? '?'}: ${decision.message}`,
-          ),
-        );
+            `released by deleted Bundle ${formerBundleOf(o.metadata) ?? '?'}: ${decision.message}`,
+          );
         return 'forget';
-      case 'mark': {
-        // Any failure (a stale one too) is the work item's: logged, retried with backoff.
-        const marked = await guardedPatch(
-          this.writerFor(namespace),
-          { rt, namespace, name },
-          // Signed again over the new stamp: this object's proof checked as read, and the patch lands only on that state.
-          {
-            patch: restampReleasePatch(cached, decision.deletionTimestamp, this.proofs.sign),
-            type: 'json',
-            opts: { fieldManager: FIELD_MANAGER },
-          },
-        );
-        if (marked.kind !== 'written' && marked.kind !== 'declined') throw marked.error;
+      case 'mark':
+        await this.relisted.startCountdown(this.writerFor(namespace), rt, o, decision.deletionTimestamp);
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
-      }
       case 'delete':
-      case 'expired': {
-        // Decide again on a fresh read right before deleting: a re-applied Bundle may have adopted it.
-        // And on a fresh list of the namespace's Bundles: one that lists it now keeps it. The epoch is taken before
-        // the list: a Bundle listing the object from here on stops the DELETE before it is sent.
-        const decidedAt = this.epochs.current();
-        const guard = this.epochs.guard(
-          decidedAt,
-          [objectEpochKey(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))],
-          `a Bundle listing ${rt.kind} ${namespace}/${name}`,
-        );
-        const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
-        if (this.listingsOf(rt, namespace, name, bundlesNow).length > 0) {
-          this.relisted.sawListed(cached.metadata);
-          return 'requeue';
-        }
-        const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
-        if (!fresh || fresh.metadata.uid !== cached.metadata.uid) return 'forget';
-        // The reads just made refreshed the server-time estimate.
-        const nowFresh = this.serverTime.lowerBound();
-        if (nowFresh === undefined) return 'requeue';
-        const again = decideReleasedSweep(this.relisted.readAs(fresh.metadata), nowFresh, nowFresh);
-        if (again.action === 'skip' || !deletesNow(again)) return 'requeue';
-        if (!(await this.proofs.proven(rt, fresh))) return 'forget';
-        // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422
-        // without field causes counts as stale here (isStaleWrite), as the finalizer counts it; the prune counts only a 409.
-        const deleted = await guardedDelete(
-          this.writerFor(namespace),
-          { rt, namespace, name },
-          { opts: { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard }, stale: 'conflict-or-failed-test' },
-        );
-        if (deleted.kind === 'stale' || deleted.kind === 'refused') return 'requeue';
-        // Gone before the DELETE (someone else deleted it): nothing was deleted here, so nothing is reported as deleted.
-        if (deleted.kind === 'gone') return 'forget';
-        if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw deleted.error;
-        const former = formerBundleOf(fresh.metadata) ?? '?';
-        const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);
-        await this.o.events.normal(
-          target,
-          EventReasons.DeletedAfterDelay,
-          `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`,
-        );
-        return 'forget';
-      }
+      case 'expired':
+        return this.deleteIfStillDue(rt, o);
     }
   }
 
-  /** Runs `report` once per key (bounded memory: the set is cleared past 10,000 keys). */
-  private async reportOnce(key: string, report: () => Promise<void>): Promise<void> {
-    if (this.reportedWaits.has(key)) return;
-    if (this.reportedWaits.size > 10_000) this.reportedWaits.clear();
-    this.reportedWaits.add(key);
-    await report();
+  /**
+   * Decides again on fresh reads right before deleting: a re-applied Bundle may have adopted it; a Bundle that lists
+   * it now keeps it (a fresh list of the namespace's Bundles); and the object's stamp counts only when it is the
+   * recorded one (readWithRecord). The epoch is taken before the list: a Bundle listing the object from here on stops
+   * the DELETE before it is sent.
+   */
+  private async deleteIfStillDue(rt: ResourceType, cached: KubeObject): Promise<WorkResult> {
+    const { namespace = '', name } = cached.metadata;
+    const decidedAt = this.epochs.current();
+    const guard = this.epochs.guard(
+      decidedAt,
+      [objectEpochKey(objectKey({ apiVersion: rt.apiVersion, kind: rt.kind, metadata: { name, namespace } }))],
+      `a Bundle listing ${rt.kind} ${namespace}/${name}`,
+    );
+    const { items: bundlesNow } = await this.o.client.list(BUNDLE_RESOURCE_TYPE, namespace);
+    if (this.listingsOf(rt, namespace, name, bundlesNow).length > 0) {
+      await this.relisted.sawListed(rt, cached);
+      return 'requeue';
+    }
+    const fresh = await this.o.client.tryGet(rt, namespace, name, { metadataOnly: true });
+    if (!fresh || fresh.metadata.uid !== cached.metadata.uid) return 'forget';
+    const recorded = await this.records.read(fresh.metadata.uid ?? '');
+    // The reads just made refreshed the server-time estimate.
+    const nowFresh = this.serverTime.lowerBound();
+    if (nowFresh === undefined) return 'requeue';
+    const again = decideReleasedSweep(readWithRecord(fresh.metadata, recorded), nowFresh, nowFresh);
+    if (again.action === 'skip' || !(await this.proofs.proven(rt, fresh))) return 'forget';
+    // Not due on the fresh reads (a superseded stamp reads as none: a new countdown is marked): carried out as decided.
+    if (!deletesNow(again)) return this.act(rt, fresh, again, nowFresh);
+    const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: fresh.metadata.uid };
+    // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422
+    // without field causes counts as stale here (isStaleWrite), as the finalizer counts it; the prune counts only a 409.
+    const deleted = await guardedDelete(
+      this.writerFor(namespace),
+      { rt, namespace, name },
+      { opts: { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard }, stale: 'conflict-or-failed-test' },
+    );
+    if (deleted.kind === 'stale' || deleted.kind === 'refused') return 'requeue';
+    // Gone before the DELETE (someone else deleted it): nothing was deleted here, so nothing is reported as deleted.
+    if (deleted.kind === 'gone') return this.records.forgetGone(fresh.metadata.uid ?? '', this.o.logger);
+    if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw deleted.error;
+    const former = formerBundleOf(fresh.metadata) ?? '?';
+    const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);
+    await this.o.events.normal(
+      target,
+      EventReasons.DeletedAfterDelay,
+      `deleted ${rt.kind} ${name}, released by deleted Bundle ${former}: its deletion delay ended at ${when}`,
+    );
+    return this.records.forgetGone(fresh.metadata.uid ?? '', this.o.logger);
   }
 
   /** A Bundle being deleted may release objects of kinds whose watch was refused: try those again soon. */

@@ -6,29 +6,34 @@
  * (decideListedRelease, fuzz softdelete 20284). The object stays released:
  * when no Bundle lists it, the sweep starts a new countdown.
  */
-import { Annotations, EventReasons, FIELD_MANAGER } from '../../api/names.js';
-import { cancelReleasedCountdownPatch } from '../../core/bundle/release.js';
+import { EventReasons, FIELD_MANAGER } from '../../api/names.js';
+import { cancelReleasedCountdownPatch, restampReleasePatch } from '../../core/bundle/release.js';
 import { decideListedRelease, TAKE_HOLD_GRACE_MS, type ReleasedObjectListing } from '../../core/softdelete/sweep.js';
 import { guardedPatch } from '../../kube/guarded-write.js';
+import type { Discovery } from '../../kube/discovery.js';
+import { isLiveBundle, listedObjects } from '../../core/bundle/ownership.js';
+import { objectKey } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { ReleaseProofs } from './release-proofs.js';
+import type { RecordedObject, ReleaseRecords } from './release-records.js';
 
 /** The sweep's handling of released objects live Bundles list (one per sweeper: it remembers what it saw listed). */
 export class RelistedReleases {
   /** When this sweep first saw each object (by uid@resourceVersion) listed with its countdown on. */
   private readonly firstSeenListed = new Map<string, number>();
-  /**
-   * uid@stamp of the countdowns this sweep saw on an object a live Bundle
-   * listed: that listing cancelled them, whatever becomes of the write that
-   * says so on the object (the take-hold, the sweep's cancel: an admission
-   * policy or RBAC may refuse both; red team 27).
-   */
-  private readonly cancelledByListing = new Set<string>();
 
-  constructor(private readonly d: { events: EventRecorder; proofs: ReleaseProofs; now: () => number }) {}
+  constructor(
+    private readonly d: {
+      events: EventRecorder;
+      proofs: ReleaseProofs;
+      records: ReleaseRecords;
+      releaseKey: Uint8Array;
+      now: () => number;
+    },
+  ) {}
 
   /**
    * Cancels the countdown of a released object a live Bundle lists but cannot take hold of; anything else is left to
@@ -41,7 +46,7 @@ export class RelistedReleases {
     listings: readonly ReleasedObjectListing[],
   ): Promise<WorkResult> {
     const { d } = this;
-    this.sawListed(cached.metadata);
+    await this.sawListed(rt, cached);
     // The same state of the object since first seen listed: a write to it (a take-hold, a cancel) starts over.
     const seenKey = `${cached.metadata.uid ?? ''}@${cached.metadata.resourceVersion ?? ''}`;
     const firstSeen = this.firstSeenListed.get(seenKey) ?? d.now();
@@ -56,6 +61,7 @@ export class RelistedReleases {
     const patch = cancelReleasedCountdownPatch(cached, d.proofs.sign);
     if (patch === undefined) return 'forget';
     const { namespace = '', name } = cached.metadata;
+    await d.records.recordSigning(recordedObject(rt, cached), patch);
     const cancelled = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     if (cancelled.kind === 'stale') return 'requeue';
     if (cancelled.kind === 'gone') return 'forget';
@@ -70,32 +76,49 @@ export class RelistedReleases {
     return 'forget';
   }
 
-  /** A live Bundle lists the object: the countdown on it now is cancelled (readAs). */
-  sawListed(meta: { uid?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined }): void {
-    if (meta.annotations?.[Annotations.deletionTimestamp] === undefined) return;
-    if (this.cancelledByListing.size > 10_000) this.cancelledByListing.clear();
-    this.cancelledByListing.add(stampKey(meta));
+  /**
+   * A released object no Bundle lists, without a countdown that counts (none,
+   * cancelled, superseded): a new one, signed again over the new stamp (its
+   * proof checked as read, and the patch lands only on that state). The
+   * signing is recorded first: a patch refused after it leaves the object's
+   * old stamp reading as none. Any failure (a stale one too) is thrown: the
+   * work item's, logged, retried with backoff.
+   */
+  async startCountdown(writer: KubeClient, rt: ResourceType, o: KubeObject, deletionTimestamp: string): Promise<void> {
+    const patch = restampReleasePatch(o, deletionTimestamp, this.d.proofs.sign);
+    await this.d.records.recordSigning(recordedObject(rt, o), patch);
+    const { namespace = '', name } = o.metadata;
+    const marked = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
+    if (marked.kind !== 'written' && marked.kind !== 'declined') throw marked.error;
   }
 
-  /**
-   * The object as the sweep reads it: a countdown it saw on the object while
-   * a live Bundle listed it reads as none (with any approval given for it),
-   * so that dropping the object starts a new countdown rather than ending
-   * the first, also where no write could cancel it (red team 27). Held in
-   * memory only: a restart forgets what the object itself does not say (a
-   * known limit, docs/safety.md).
-   */
-  readAs<M extends { uid?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined }>(meta: M): M {
-    if (!this.cancelledByListing.has(stampKey(meta))) return meta;
-    const {
-      [Annotations.deletionTimestamp]: _cancelled,
-      [Annotations.deletionApproved]: _approval,
-      ...annotations
-    } = meta.annotations ?? {};
-    return { ...meta, annotations };
+  /** A live Bundle lists the object: its countdown is cancelled, recorded as such (ReleaseRecords.recordListingCancel). */
+  async sawListed(rt: ResourceType, o: KubeObject): Promise<void> {
+    await this.d.records.recordListingCancel({ ...o, apiVersion: rt.apiVersion, kind: rt.kind }, this.d.releaseKey);
   }
 }
 
-function stampKey(meta: { uid?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined }): string {
-  return `${meta.uid ?? ''}@${meta.annotations?.[Annotations.deletionTimestamp] ?? ''}`;
+/** The released object a record names. */
+export function recordedObject(rt: ResourceType, o: KubeObject): RecordedObject {
+  return {
+    uid: o.metadata.uid ?? '',
+    apiVersion: rt.apiVersion,
+    kind: rt.kind,
+    namespace: o.metadata.namespace ?? '',
+    name: o.metadata.name,
+  };
+}
+
+/** The live Bundles among `bundles` that list the object, and whether the server serves the version each lists it at. */
+export function listingsOf(
+  bundles: readonly KubeObject[],
+  object: { apiVersion: string; kind: string; metadata: { name: string; namespace: string } },
+  discovery: Pick<Discovery, 'lookup'>,
+): ReleasedObjectListing[] {
+  const key = objectKey(object);
+  return bundles.filter(isLiveBundle).flatMap((b) =>
+    listedObjects(b)
+      .filter((o) => objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: o }) === key)
+      .map((o) => ({ bundle: b.metadata.name, served: discovery.lookup(o.apiVersion, o.kind) !== undefined })),
+  );
 }

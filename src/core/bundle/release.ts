@@ -199,6 +199,10 @@ export function releasePatch(
   const decision = decideSoftDelete({ inSpec: false, annotations, now: countdown.now, stampAt: countdown.stampAt });
   // The first test already guards the whole patch; the stamp needs no second one.
   if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
+  // The stamp signed is stated even where it is already there: the record of the signing is read off the patch
+  // (core/softdelete/release-record.ts signedStampOf), and what lands on the object is what the proof is over.
+  else if (annotations[Annotations.deletionTimestamp] !== undefined)
+    ops.push({ op: 'add', path: annotationPath(Annotations.deletionTimestamp), value: annotations[Annotations.deletionTimestamp] });
   const proof = sign({
     uid: o.metadata.uid ?? '',
     namespace: o.metadata.namespace ?? '',

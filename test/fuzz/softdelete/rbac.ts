@@ -98,6 +98,8 @@ export function operatorRoles(
       rules: [
         { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
         { apiGroups: [''], resources: ['secrets'], resourceNames: ['bundlesmith-release-key'], verbs: ['get'] },
+        // The records of releases' latest signings, beside the key (controllers/softdelete/release-records.ts).
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch', 'delete'] },
       ],
     },
     ...(leaderElection

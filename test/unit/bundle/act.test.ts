@@ -436,6 +436,7 @@ describe('finalizer', () => {
       clock,
       logger: silentLogger(),
       signRelease: releaseSigner(new Uint8Array(32)),
+      releaseRecords: { recordSigning: () => Promise.resolve() },
       crdDefines: () => false,
     });
     return finishPass({ api, events, log: silentLogger(), now: clock.now }, report);
