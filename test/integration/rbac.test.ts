@@ -170,7 +170,10 @@ describe('the chart ServiceAccount, watching one namespace (gc.mode=bundles)', (
 
   it('may not touch other namespaces nor cluster-scoped objects', async () => {
     expect(await canI(c.user, 'create', 'configmaps', c.ns)).toBe(true);
-    expect(await canI(c.user, 'create', 'configmaps', c.releaseNs)).toBe(false);
+    // In the release namespace only the release key and the release records (ConfigMaps beside it).
+    expect(await canI(c.user, 'create', 'configmaps', c.releaseNs)).toBe(true);
+    expect(await canI(c.user, 'update', 'configmaps', c.releaseNs)).toBe(false);
+    expect(await canI(c.user, 'create', 'services', c.releaseNs)).toBe(false);
     expect(await canI(c.user, 'delete', 'namespaces')).toBe(false);
     expect(await canI(c.user, 'update', 'configmaps', c.ns)).toBe(false);
     expect(await canI(c.user, 'list', 'customresourcedefinitions.apiextensions.k8s.io')).toBe(true);

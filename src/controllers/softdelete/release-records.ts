@@ -34,7 +34,7 @@ const CONFIGMAP_RESOURCE: ResourceType = {
   kind: 'ConfigMap',
   plural: 'configmaps',
   namespaced: true,
-  verbs: ['get', 'create', 'patch', 'delete'],
+  verbs: ['get', 'list', 'create', 'patch', 'delete'],
 };
 
 /** The released object a record is about (named in the record, for a person reading it). */

@@ -99,7 +99,7 @@ export function operatorRoles(
         { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
         { apiGroups: [''], resources: ['secrets'], resourceNames: ['bundlesmith-release-key'], verbs: ['get'] },
         // The records of releases' latest signings, beside the key (controllers/softdelete/release-records.ts).
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch', 'delete'] },
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
       ],
     },
     ...(leaderElection
