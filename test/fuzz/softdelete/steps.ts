@@ -155,7 +155,8 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'annotate-other': 'set the annotation example.com/last-edited-by',
   'drop-owner-refs': 'remove every ownerReference',
   'add-foreign-owner': 'add an ownerReference to a live Secret outside the seed',
-  'replay-annotations': 'write back its deletion annotations as an earlier read saw them (stamp, proofs, rules)',
+  'replay-annotations':
+    "write back its deletion annotations as an earlier read saw them (stamp, proofs, rules; a released object's release proof: red team 27)",
   'blank-claim-record': 'kubectl annotate --overwrite smith.atlassian.com/claimReferences= (red team 16)',
   'reset-managed-fields': 'reset its managedFields to [{}] (red team 14)',
   'blank-dependency-record': 'kubectl annotate --overwrite smith.atlassian.com/dependencyReferences= (red team 21)',

@@ -54,6 +54,8 @@ const REPLAYED_ANNOTATIONS = [
   Annotations.deletionPolicy,
   Annotations.deleteWhen,
   Annotations.deletionApproved,
+  // A released object's: an earlier release's proof written back with its stamp (red team 27).
+  Annotations.releaseProof,
 ] as const;
 
 function deletionAnnotationsOf(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -802,11 +804,11 @@ export class SeedWorld {
           meta = { managedFields: [{}] };
           break;
         case 'replay-annotations': {
-          // Puts back the earliest copy of this incarnation (every hand edit saved what it read) that differs. Only on an
-          // object a Bundle still holds: a released one is judged by its signed release alone (a known limit, docs/safety.md).
+          // Puts back the earliest copy of this incarnation (every hand edit saved what it read) that differs; on a released
+          // object too, where an earlier release's stamp and proof must not end the current countdown (red team 27: the
+          // sweep counts a stamp only when the release record names it).
           const now = deletionAnnotationsOf(live.metadata.annotations);
           const history = this.replayHistory.get(historyKey) ?? [];
-          if (live.metadata.labels?.[Labels.formerBundle] !== undefined) return false;
           const earlier = history.find((h) => JSON.stringify(h) !== JSON.stringify(now));
           if (earlier === undefined) return false;
           meta = { annotations: Object.fromEntries(REPLAYED_ANNOTATIONS.map((k) => [k, earlier[k] ?? null])) };
