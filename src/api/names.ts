@@ -141,6 +141,13 @@ export const Labels = {
 } as const;
 
 /**
+ * The label on the release records (controllers/softdelete/release-records.ts:
+ * a ConfigMap per released object beside the release key, naming the stamp of
+ * the release's latest signing), by which they are listed.
+ */
+export const ReleaseRecordLabel = { key: 'app.kubernetes.io/component', value: 'release-record' } as const;
+
+/**
  * ApplySet (KEP-3659, kubectl's `apply --prune --applyset`): every Bundle is
  * an ApplySet parent and the objects it holds are its members, so tools
  * that speak the protocol see the set. The names are the KEP's, verbatim.

@@ -12,7 +12,7 @@
 import { formerBundleOf } from '../core/softdelete/former-bundle.js';
 import { BundleSchema } from '../api/bundle.js';
 import { BUNDLE_RESOURCE_TYPE } from '../kube/bundle-resource.js';
-import { Annotations, Labels } from '../api/names.js';
+import { Annotations, Labels, ReleaseRecordLabel } from '../api/names.js';
 import type { CrdReadinessTable } from '../core/bundle/kinds.js';
 import { controllerOf, objectKey, type LiveObject } from '../core/bundle/objects.js';
 import { listingsByObject, type BundleListing } from '../core/bundle/ownership.js';
@@ -22,6 +22,7 @@ import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan
 import { formatRemaining } from '../core/duration.js';
 import { pendingDeletionOf } from '../core/softdelete/decide.js';
 import { decideReleasedSweep, sweepable } from '../core/softdelete/sweep.js';
+import { readWithRecord, recordedStampOf, recordedUidOf } from '../core/softdelete/release-record.js';
 import { parseRfc3339 } from '../core/rfc3339.js';
 import { preferredVersions } from '../kube/discovery.js';
 import { errorMessage } from '../kube/errors.js';
@@ -172,6 +173,7 @@ export function releasedEntry(
   listings: ReadonlyMap<string, readonly BundleListing[]>,
   now: number,
   stampAt: number,
+  recordedStamp?: string,
 ): PendingObject | undefined {
   const base = {
     namespace: o.metadata.namespace ?? '',
@@ -184,7 +186,8 @@ export function releasedEntry(
   const stamp = stampOf(o) ?? '';
   if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined)
     return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
-  const decision = decideReleasedSweep(o.metadata, now, stampAt);
+  // Read as the sweep reads it: a stamp other than the one its release record names does not count.
+  const decision = decideReleasedSweep(readWithRecord(o.metadata, recordedStamp), now, stampAt);
   if (decision.action === 'skip') return undefined;
   const listing = listings.get(objectKey(o))?.[0];
   if (listing !== undefined)
@@ -255,9 +258,34 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
   }
   const { now, stampAt } = serverNow(cluster);
   const listingsByNamespace = new Map([...byNamespace].map(([ns, list]) => [ns, listingsByObject(list)] as const));
+  const records = released.length > 0 ? await readReleaseRecords(cluster, io) : new Map<string, string>();
   for (const o of released) {
-    const entry = releasedEntry(o, listingsByNamespace.get(o.metadata.namespace ?? '') ?? new Map(), now, stampAt);
+    const listings = listingsByNamespace.get(o.metadata.namespace ?? '') ?? new Map();
+    const entry = releasedEntry(o, listings, now, stampAt, records.get(o.metadata.uid ?? ''));
     if (entry) out.push(entry);
   }
   return out.sort(comparePending);
+}
+
+/**
+ * The release records the caller may list (every namespace; the operator
+ * keeps them beside its release key), as the stamp each names by the uid of
+ * its object. Where they may not be listed, none: the objects are read
+ * alone, and a stamp a record supersedes shows its old times.
+ */
+async function readReleaseRecords(cluster: Cluster, io: CliIo): Promise<Map<string, string>> {
+  const recorded = new Map<string, string>();
+  try {
+    const rt = await cluster.discovery.resolve('v1', 'ConfigMap');
+    if (rt === undefined) return recorded;
+    const { items } = await cluster.client.list(rt, undefined, { labelSelector: `${ReleaseRecordLabel.key}=${ReleaseRecordLabel.value}` });
+    for (const record of items) {
+      const data = (record as { data?: unknown }).data;
+      const uid = recordedUidOf(data);
+      if (uid !== undefined) recorded.set(uid, recordedStampOf(data));
+    }
+  } catch (err) {
+    io.err(`  release records not read (${errorMessage(err)}): released objects are shown as they read`);
+  }
+  return recorded;
 }

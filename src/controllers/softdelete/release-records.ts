@@ -8,10 +8,10 @@
  * countdown (it starts a new one), never as an earlier end. The sweeper
  * drops the record once it has deleted the object.
  */
-import { Annotations, FIELD_MANAGER } from '../../api/names.js';
+import { Annotations, FIELD_MANAGER, ReleaseRecordLabel } from '../../api/names.js';
 import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/provenance.js';
 import { SeenKeys } from '../../runtime/seen-keys.js';
-import { signedStampOf } from '../../core/softdelete/release-record.js';
+import { recordedStampOf, signedStampOf } from '../../core/softdelete/release-record.js';
 import type { JsonPatchOperation } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.js';
@@ -21,9 +21,6 @@ import type { Discovery } from '../../kube/discovery.js';
 import { groupOf } from '../../core/bundle/objects.js';
 import type { ReleaseKeySecret } from './release-key.js';
 
-/** The label every record carries (a person, and the prune, list them by it). */
-const RECORD_LABEL = 'app.kubernetes.io/component';
-const RECORD_LABEL_VALUE = 'release-record';
 /** How often the records of objects that are gone are looked for. */
 const PRUNE_EVERY_MS = 10 * 60_000;
 
@@ -68,7 +65,7 @@ export class ReleaseRecords {
 
   /** Records `stamp` ('' for none: a cancelled countdown) as the latest signing of the object's release. */
   async record(object: RecordedObject, stamp: string): Promise<void> {
-    const data = { stamp, object: `${object.apiVersion} ${object.kind} ${object.namespace}/${object.name}` };
+    const data = { stamp, uid: object.uid, object: `${object.apiVersion} ${object.kind} ${object.namespace}/${object.name}` };
     try {
       await this.client.create(CONFIGMAP_RESOURCE, {
         apiVersion: 'v1',
@@ -76,7 +73,7 @@ export class ReleaseRecords {
         metadata: {
           name: this.nameFor(object.uid),
           namespace: this.at.namespace,
-          labels: { 'app.kubernetes.io/name': 'bundlesmith', [RECORD_LABEL]: RECORD_LABEL_VALUE },
+          labels: { 'app.kubernetes.io/name': 'bundlesmith', [ReleaseRecordLabel.key]: ReleaseRecordLabel.value },
         },
         data,
       });
@@ -116,10 +113,7 @@ export class ReleaseRecords {
    */
   async read(uid: string): Promise<string | undefined> {
     const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
-    if (found === undefined) return undefined;
-    const data = (found as { data?: unknown }).data;
-    const stamp = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).stamp : undefined;
-    return typeof stamp === 'string' ? stamp : '';
+    return found === undefined ? undefined : recordedStampOf((found as { data?: unknown }).data);
   }
 
   /** forget, for an object the sweep saw gone or deleted: a failure is logged (it leaves a record of a uid that cannot come back). */
@@ -158,7 +152,7 @@ export class ReleaseRecords {
     this.lastPrune = now;
     const prefix = `${this.at.name}-`;
     const { items } = await this.client.list(CONFIGMAP_RESOURCE, this.at.namespace, {
-      labelSelector: `${RECORD_LABEL}=${RECORD_LABEL_VALUE}`,
+      labelSelector: `${ReleaseRecordLabel.key}=${ReleaseRecordLabel.value}`,
     });
     for (const record of items) {
       const recordUid = record.metadata.uid;

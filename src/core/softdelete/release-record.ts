@@ -56,3 +56,15 @@ export function readWithRecord<M extends { annotations?: Readonly<Record<string,
   } = meta.annotations ?? {};
   return { ...meta, annotations };
 }
+
+/** The stamp a record's data names; '' where it names none readable (the strictest reading: no countdown counts). */
+export function recordedStampOf(data: unknown): string {
+  const stamp = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).stamp : undefined;
+  return typeof stamp === 'string' ? stamp : '';
+}
+
+/** The uid of the object a record is about (its data's `uid`); undefined for a record without one. */
+export function recordedUidOf(data: unknown): string | undefined {
+  const uid = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).uid : undefined;
+  return typeof uid === 'string' && uid !== '' ? uid : undefined;
+}

@@ -333,6 +333,14 @@ describe('released objects: pending says what the sweep does', () => {
     expect(entry).not.toHaveProperty('deleteAfter');
   });
 
+  it('a stamp its release record supersedes (an earlier one written back) shows the countdown the sweep starts anew', () => {
+    const o = rel(delay('1h'), stamp(2 * HOUR));
+    const written = o.metadata.annotations?.[Annotations.deletionTimestamp] ?? '';
+    expect(releasedEntry(o, noBundles, NOW, NOW, written)?.deleteAfter).toBe(formatRfc3339(NOW - HOUR));
+    const superseded = releasedEntry(o, noBundles, NOW, NOW + 1000, '2026-01-01T00:00:00Z');
+    expect(superseded?.deleteAfter).toBe(formatRfc3339(NOW + 1000 + HOUR));
+  });
+
   it('an object adopted since (a controller again) is not released', () => {
     expect(releasedEntry(rel(mine, delay('1h'), stamp(HOUR)), noBundles, NOW, NOW)).toBeUndefined();
   });
