@@ -11,7 +11,7 @@ import type { KubeObject } from '../../src/kube/types.js';
 import { BUNDLE_RESOURCE_TYPE, applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { conditionOf, expectKept, uidOf, waitFor, waitForGone } from './harness.js';
 import { operatorFixture } from './operator.js';
-import { refuseConfigMapOperation } from './refuse-configmap.js';
+import { refuseConfigMapOperation } from './refuse-operation.js';
 
 const f = operatorFixture('bstatus');
 

@@ -34,11 +34,10 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import { isForbidden } from '../../src/kube/errors.js';
 import { expectKept, run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
-import { refuseConfigMapOperation } from './refuse-configmap.js';
+import { refuseConfigMapOperation, waitUntilUpdatesRefused } from './refuse-operation.js';
 
 const f = operatorFixture('rt27frozencm', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
@@ -67,15 +66,7 @@ it('a released ConfigMap whose re-listing Bundle cannot take hold (updates refus
   expect(s1).toBeDefined();
 
   removePolicy = await freeze('cm-frozen');
-  await waitFor('the freeze to be in force', async () => {
-    try {
-      await env.client.patch(t.configMap, ns, 'cm-frozen', { metadata: { labels: { probe: 'x' } } }, 'merge', { dryRun: true });
-      return false;
-    } catch (err) {
-      if (isForbidden(err)) return true;
-      throw err;
-    }
-  });
+  await waitUntilUpdatesRefused(env, t.configMap, ns, 'cm-frozen');
 
   await applyBundle(env, ns, 'second', [
     { name: 'f', object: cm('cm-frozen') },

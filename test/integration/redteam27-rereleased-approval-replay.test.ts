@@ -29,6 +29,11 @@
  * made for; (uid, `app`, S1, 20s, Approve) is a fact set of both releases,
  * so P1 checks, A1 > S1 opens the Approval gate (decide.ts), and
  * released-sweeper.ts deletes cm on the first countdown's approval.
+ *
+ * Fixed by the release records (5f230e0, controllers/softdelete/release-records.ts):
+ * every signing is recorded before it is sent, a listing records the
+ * countdown cancelled, and the sweep counts a stamp only when it is the
+ * recorded one ("What happens" above is the code before that).
  */
 import { Annotations } from '../../src/api/names.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';

@@ -27,6 +27,11 @@
  * same fact set in both releases, so P1 checks against S1
  * (checkReleaseProof), decideReleasedSweep reads S1 + 30s as past, the fresh
  * read agrees, and released-sweeper.ts deletes cm ~20 s early.
+ *
+ * Fixed by the release records (5f230e0, controllers/softdelete/release-records.ts):
+ * every signing is recorded before it is sent, a listing records the
+ * countdown cancelled, and the sweep counts a stamp only when it is the
+ * recorded one ("What happens" above is the code before that).
  */
 import { Annotations } from '../../src/api/names.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';

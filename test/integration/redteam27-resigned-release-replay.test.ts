@@ -37,6 +37,11 @@
  * (provenance.ts checkReleaseProof), decideReleasedSweep reads S1 + 30s as
  * past (sweep.ts -> decide.ts 'expired'), the fresh read shows the same, and
  * released-sweeper.ts deletes g-dropped ~20 s before its countdown ends.
+ *
+ * Fixed by the release records (5f230e0, controllers/softdelete/release-records.ts):
+ * every signing is recorded before it is sent, a listing records the
+ * countdown cancelled, and the sweep counts a stamp only when it is the
+ * recorded one ("What happens" above is the code before that).
  */
 import { Annotations } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
