@@ -22,7 +22,7 @@ import { planBundle, type BundlePlan, type PlanInput } from '../core/bundle/plan
 import { formatRemaining } from '../core/duration.js';
 import { pendingDeletionOf } from '../core/softdelete/decide.js';
 import { decideReleasedSweep, sweepable } from '../core/softdelete/sweep.js';
-import { readWithRecord, recordedStampOf, recordedUidOf } from '../core/softdelete/release-record.js';
+import { parseReleaseRecord, readWithRecord, recordedUidOf, type ReleaseRecord } from '../core/softdelete/release-record.js';
 import { parseRfc3339 } from '../core/rfc3339.js';
 import { preferredVersions } from '../kube/discovery.js';
 import { errorMessage } from '../kube/errors.js';
@@ -173,7 +173,7 @@ export function releasedEntry(
   listings: ReadonlyMap<string, readonly BundleListing[]>,
   now: number,
   stampAt: number,
-  recordedStamp?: string,
+  record?: ReleaseRecord,
 ): PendingObject | undefined {
   const base = {
     namespace: o.metadata.namespace ?? '',
@@ -186,8 +186,11 @@ export function releasedEntry(
   const stamp = stampOf(o) ?? '';
   if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined)
     return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
-  // Read as the sweep reads it: a stamp other than the one its release record names does not count.
-  const decision = decideReleasedSweep(readWithRecord(o.metadata, recordedStamp), now, stampAt);
+  // Read as the sweep reads it, against the record of its release (release-record.ts).
+  const read = readWithRecord(o.metadata, record);
+  if (read === undefined)
+    return { ...base, deletionTimestamp: stamp, problem: "not the operator's latest release of it (written back, or ended): kept" };
+  const decision = decideReleasedSweep(read, now, stampAt);
   if (decision.action === 'skip') return undefined;
   const listing = listings.get(objectKey(o))?.[0];
   if (listing !== undefined)
@@ -258,7 +261,7 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
   }
   const { now, stampAt } = serverNow(cluster);
   const listingsByNamespace = new Map([...byNamespace].map(([ns, list]) => [ns, listingsByObject(list)] as const));
-  const records = released.length > 0 ? await readReleaseRecords(cluster, io) : new Map<string, string>();
+  const records = released.length > 0 ? await readReleaseRecords(cluster, io) : new Map<string, ReleaseRecord>();
   for (const o of released) {
     const listings = listingsByNamespace.get(o.metadata.namespace ?? '') ?? new Map();
     const entry = releasedEntry(o, listings, now, stampAt, records.get(o.metadata.uid ?? ''));
@@ -273,8 +276,8 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
  * its object. Where they may not be listed, none: the objects are read
  * alone, and a stamp a record supersedes shows its old times.
  */
-async function readReleaseRecords(cluster: Cluster, io: CliIo): Promise<Map<string, string>> {
-  const recorded = new Map<string, string>();
+async function readReleaseRecords(cluster: Cluster, io: CliIo): Promise<Map<string, ReleaseRecord>> {
+  const recorded = new Map<string, ReleaseRecord>();
   try {
     const rt = await cluster.discovery.resolve('v1', 'ConfigMap');
     if (rt === undefined) return recorded;
@@ -282,7 +285,7 @@ async function readReleaseRecords(cluster: Cluster, io: CliIo): Promise<Map<stri
     for (const record of items) {
       const data = (record as { data?: unknown }).data;
       const uid = recordedUidOf(data);
-      if (uid !== undefined) recorded.set(uid, recordedStampOf(data));
+      if (uid !== undefined) recorded.set(uid, parseReleaseRecord(data));
     }
   } catch (err) {
     io.err(`  release records not read (${errorMessage(err)}): released objects are shown as they read`);

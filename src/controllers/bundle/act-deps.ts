@@ -5,6 +5,7 @@
  * the finalizer.
  */
 
+import type { ReleaseRecords } from '../softdelete/release-records.js';
 import type { ClaimEntry } from '../../api/bundle-status.js';
 import { Reasons } from '../../api/names.js';
 import type { HealthCheckTable } from '../../core/bundle/health-checks.js';
@@ -43,6 +44,8 @@ export interface ActDeps {
   metrics?: { deleted(kind: string, reason: string): void };
   /** Send-time checks of the prune's writes; without one, a prune is checked only when it starts. */
   fence?: PruneFence;
+  /** A take-hold of a released object ends its release, recorded before the take-hold is sent (softdelete/release-records.ts). */
+  releaseRecords?: Pick<ReleaseRecords, 'end'>;
 }
 
 /**

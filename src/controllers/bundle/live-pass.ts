@@ -186,6 +186,7 @@ export async function reconcileLive(
       serverTime: d.serverTime,
       log,
       applyConcurrency: d.applyConcurrency,
+      releaseRecords: d.releaseRecords,
       crdReadiness: input.crdReadiness,
       ...(input.healthChecks !== undefined ? { healthChecks: input.healthChecks } : {}),
       ...(d.metrics ? { metrics: d.metrics.bundleDeletes() } : {}),

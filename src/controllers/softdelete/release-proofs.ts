@@ -25,15 +25,30 @@ export class ReleaseProofs {
   async proven(rt: ResourceType, o: KubeObject): Promise<boolean> {
     const check = checkReleaseProof(this.o.releaseKey, o.metadata);
     if (check.proven) return true;
+    await this.reportKept(rt, o, check.reason);
+    return false;
+  }
+
+  /** The object carries a proven release that is not the recorded one (release-records.ts): kept, reported once. */
+  async notCurrent(rt: ResourceType, o: KubeObject): Promise<'forget'> {
+    await this.reportKept(
+      rt,
+      o,
+      "its release is not the operator's latest release of it (an earlier release written back, or one a Bundle's take-hold ended)",
+    );
+    return 'forget';
+  }
+
+  /** Reports a kept object once per uid and resourceVersion: a log line and a Warning event on the object. */
+  private async reportKept(rt: ResourceType, o: KubeObject, reason: string): Promise<void> {
     const seen = `${o.metadata.uid ?? ''}@${o.metadata.resourceVersion ?? ''}`;
-    if (!this.reportedUnproven.first(seen)) return false;
+    if (!this.reportedUnproven.first(seen)) return;
     const namespace = o.metadata.namespace ?? '';
     this.o.logger.warn(
-      { object: { kind: rt.kind, namespace, name: o.metadata.name }, reason: check.reason },
+      { object: { kind: rt.kind, namespace, name: o.metadata.name }, reason },
       'released-object sweep: kept an object whose release is not proven',
     );
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name: o.metadata.name, namespace, uid: o.metadata.uid };
-    await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${check.reason}`);
-    return false;
+    await this.o.events.warning(target, EventReasons.UnprovenRelease, `kept, never deleted by the sweep: ${reason}`);
   }
 }

@@ -11,12 +11,19 @@
 import { Annotations, FIELD_MANAGER, ReleaseRecordLabel } from '../../api/names.js';
 import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/provenance.js';
 import { SeenKeys } from '../../runtime/seen-keys.js';
-import { recordedStampOf, signedStampOf } from '../../core/softdelete/release-record.js';
+import {
+  cancelledByListing,
+  carriesRecordedRelease,
+  carriesReleaseMarks,
+  parseReleaseRecord,
+  signedProofOf,
+  type ReleaseRecord,
+} from '../../core/softdelete/release-record.js';
 import type { JsonPatchOperation } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
-import { errorMessage, isAlreadyExists } from '../../kube/errors.js';
+import { errorMessage, isAlreadyExists, isConflict } from '../../kube/errors.js';
 import type { Logger } from '../../observability/logger.js';
-import type { ResourceType } from '../../kube/types.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Discovery } from '../../kube/discovery.js';
 import { groupOf } from '../../core/bundle/objects.js';
 import type { ReleaseKeySecret } from './release-key.js';
@@ -45,7 +52,7 @@ export interface RecordedObject {
 
 export class ReleaseRecords {
   private lastPrune: number | undefined;
-  /** uid@stamp of the listing cancels recorded already (recordListingCancel). */
+  /** uid@proof of the listing cancels recorded already (recordListingCancel). */
   private readonly recordedCancels = new SeenKeys();
 
   constructor(
@@ -57,31 +64,48 @@ export class ReleaseRecords {
     return `${this.at.name}-${uid}`;
   }
 
-  /** Records the signing a patch carries, if it carries one; call before sending the patch (a failure throws: do not send). */
-  async recordSigning(object: RecordedObject, patch: readonly JsonPatchOperation[]): Promise<void> {
-    const stamp = signedStampOf(patch);
-    if (stamp !== undefined) await this.record(object, stamp);
+  /**
+   * Records the signing a patch carries, if it carries one; call before
+   * sending the patch (a failure throws: do not send). `resigning`: the
+   * sweep signs again the release the object carries (a cancel, a new
+   * countdown), which is recorded only while the record names that release
+   * (carriesRecordedRelease); false comes back otherwise: do not send.
+   */
+  async recordSigning(object: RecordedObject, patch: readonly JsonPatchOperation[], resigning?: ReleasedMeta): Promise<boolean> {
+    const proof = signedProofOf(patch);
+    if (proof === undefined) return true;
+    const signed: ReleaseRecord = { state: 'signed', proof };
+    return this.write(
+      object,
+      resigning === undefined ? signed : (current) => (carriesRecordedRelease(resigning, current) ? signed : undefined),
+    );
   }
 
-  /** Records `stamp` ('' for none: a cancelled countdown) as the latest signing of the object's release. */
-  async record(object: RecordedObject, stamp: string): Promise<void> {
-    const data = { stamp, uid: object.uid, object: `${object.apiVersion} ${object.kind} ${object.namespace}/${object.name}` };
+  /** A Bundle takes hold of the object (before the take-hold is sent): no release of it counts any more. */
+  async end(object: RecordedObject): Promise<void> {
+    await this.write(object, { state: 'ended', proof: '' });
+  }
+
+  /**
+   * The object carries no release's marks any more (`bundlesmith cancel`
+   * took them off, or a take-hold): a release recorded for it has ended, so
+   * that written back later it counts no more (red team 29). Writes nothing
+   * where there is no record, or while the object still carries a mark.
+   */
+  async endUnreleased(object: RecordedObject, meta: ReleasedMeta): Promise<void> {
+    if (carriesReleaseMarks(meta)) return;
+    await this.write(object, (current) => (current === undefined || current.state === 'ended' ? undefined : { state: 'ended', proof: '' }));
+  }
+
+  /** An object left the sweep's watch: read fresh, still there without a release's marks, its release has ended. Never throws. */
+  async endIfLeftUnreleased(rt: ResourceType, left: KubeObject, logger: Pick<Logger, 'warn'>): Promise<void> {
+    const { namespace = '', name, uid } = left.metadata;
     try {
-      await this.client.create(CONFIGMAP_RESOURCE, {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: {
-          name: this.nameFor(object.uid),
-          namespace: this.at.namespace,
-          labels: { 'app.kubernetes.io/name': 'bundlesmith', [ReleaseRecordLabel.key]: ReleaseRecordLabel.value },
-        },
-        data,
-      });
+      const fresh = await this.client.tryGet(rt, namespace, name, { metadataOnly: true });
+      if (fresh === undefined || uid === undefined || fresh.metadata.uid !== uid) return;
+      await this.endUnreleased({ uid, apiVersion: rt.apiVersion, kind: rt.kind, namespace, name }, fresh.metadata);
     } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-      await this.client.patch(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(object.uid), { data }, 'merge', {
-        fieldManager: FIELD_MANAGER,
-      });
+      logger.warn({ kind: rt.kind, namespace, name, err: errorMessage(err) }, 'recording the end of a release failed');
     }
   }
 
@@ -89,31 +113,79 @@ export class ReleaseRecords {
    * A live Bundle lists the object: the countdown on it now is cancelled,
    * whatever becomes of the write that says so on the object (the
    * take-hold, the sweep's cancel: an admission policy or RBAC may refuse
-   * both, red team 27). Recorded as no stamp, once per countdown, so that
-   * the stamp left on the object never counts again, after a restart too.
-   * Only for a release this operator signed (`releaseKey`): a record would
-   * otherwise vouch for nothing.
+   * both, red team 27), after a restart too (cancelledByListing). Once per
+   * release proof; only for a release this operator signed (`releaseKey`).
    */
   async recordListingCancel(
     o: { apiVersion: string; kind: string; metadata: ReleasedMeta & { name: string } },
     releaseKey: Uint8Array,
   ): Promise<void> {
     const { uid, namespace = '', name } = o.metadata;
-    const stamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
-    if (uid === undefined || stamp === undefined || this.recordedCancels.has(`${uid}@${stamp}`)) return;
-    if (!checkReleaseProof(releaseKey, o.metadata).proven) return;
-    await this.record({ uid, apiVersion: o.apiVersion, kind: o.kind, namespace, name }, '');
-    this.recordedCancels.add(`${uid}@${stamp}`);
+    const seen = `${uid ?? ''}@${o.metadata.annotations?.[Annotations.releaseProof] ?? ''}`;
+    if (uid === undefined || o.metadata.annotations?.[Annotations.deletionTimestamp] === undefined) return;
+    if (this.recordedCancels.has(seen) || !checkReleaseProof(releaseKey, o.metadata).proven) return;
+    await this.write({ uid, apiVersion: o.apiVersion, kind: o.kind, namespace, name }, (current) =>
+      cancelledByListing(o.metadata, current),
+    );
+    this.recordedCancels.add(seen);
+  }
+
+  /** The record of the object's release, read fresh: undefined when there is none (a release signed before records). */
+  async read(uid: string): Promise<ReleaseRecord | undefined> {
+    const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
+    return found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data);
   }
 
   /**
-   * The recorded stamp, read fresh: undefined when there is no record (a
-   * release signed before releases were recorded); '' for no stamp, and
-   * for a record without a readable stamp (the strictest reading).
+   * Writes the record: `next` as it is, or decided on the record read fresh
+   * (undefined: leave it; false comes back), then written only over the
+   * record as read (its resourceVersion), decided again when it changed.
    */
-  async read(uid: string): Promise<string | undefined> {
-    const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
-    return found === undefined ? undefined : recordedStampOf((found as { data?: unknown }).data);
+  private async write(
+    object: RecordedObject,
+    next: ReleaseRecord | ((current: ReleaseRecord | undefined) => ReleaseRecord | undefined),
+  ): Promise<boolean> {
+    const name = this.nameFor(object.uid);
+    for (let attempt = 0; ; attempt++) {
+      const found = typeof next === 'function' ? await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, name) : undefined;
+      const record = typeof next === 'function' ? next(found && parseReleaseRecord((found as { data?: unknown }).data)) : next;
+      if (record === undefined) return false;
+      const data = { ...record, uid: object.uid, object: `${object.apiVersion} ${object.kind} ${object.namespace}/${object.name}` };
+      try {
+        if (typeof next === 'function' && found === undefined) await this.create(name, data);
+        else if (typeof next === 'function') {
+          const pinned = { metadata: { resourceVersion: found?.metadata.resourceVersion }, data };
+          await this.client.patch(CONFIGMAP_RESOURCE, this.at.namespace, name, pinned, 'merge', { fieldManager: FIELD_MANAGER });
+        } else await this.upsert(name, data);
+        return true;
+      } catch (err) {
+        // Another writer got there first: decide again on what it wrote.
+        if (attempt < 3 && (isConflict(err) || isAlreadyExists(err))) continue;
+        throw err;
+      }
+    }
+  }
+
+  private async create(name: string, data: Record<string, string>): Promise<void> {
+    await this.client.create(CONFIGMAP_RESOURCE, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name,
+        namespace: this.at.namespace,
+        labels: { 'app.kubernetes.io/name': 'bundlesmith', [ReleaseRecordLabel.key]: ReleaseRecordLabel.value },
+      },
+      data,
+    });
+  }
+
+  private async upsert(name: string, data: Record<string, string>): Promise<void> {
+    try {
+      await this.create(name, data);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      await this.client.patch(CONFIGMAP_RESOURCE, this.at.namespace, name, { data }, 'merge', { fieldManager: FIELD_MANAGER });
+    }
   }
 
   /** forget, for an object the sweep saw gone or deleted: a failure is logged (it leaves a record of a uid that cannot come back). */
@@ -165,7 +237,11 @@ export class ReleaseRecords {
         const kind = await resolve.resolveGroupKind(groupOf(named.apiVersion), named.kind);
         if (kind.state !== 'served') continue;
         const live = await this.client.tryGet(kind.type, named.namespace, named.name, { metadataOnly: true });
-        if (live !== undefined && live.metadata.uid === uid) continue;
+        if (live !== undefined && live.metadata.uid === uid) {
+          // There, and no longer released (`bundlesmith cancel`, a take-hold, while no sweep watched): the release ended.
+          await this.endUnreleased({ ...named, uid }, live.metadata);
+          continue;
+        }
         // Pinned to the record as listed: one written again since (a new signing) stays.
         await this.client.delete(CONFIGMAP_RESOURCE, this.at.namespace, record.metadata.name, {
           uid: recordUid,

@@ -180,7 +180,9 @@ export class ReleasedObjectSweeper {
       });
       const enqueue = (obj: { metadata: { namespace?: string; name: string } }) =>
         this.queue.add(versionedObjectKey(rt.apiVersion, rt.kind, obj.metadata.namespace, obj.metadata.name));
-      informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj) });
+      // Leaving the watch (its label taken off, or gone): a release whose marks were taken off has ended.
+      const left = (obj: KubeObject): void => void this.records.endIfLeftUnreleased(rt, obj, this.o.logger);
+      informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj), onDelete: left });
       this.informers.set(id, informer);
       informer.start();
       started.push(informer);
@@ -248,7 +250,7 @@ export class ReleasedObjectSweeper {
           );
         return 'forget';
       case 'mark':
-        await this.relisted.startCountdown(this.writerFor(namespace), rt, o, decision.deletionTimestamp);
+        if (!(await this.relisted.startCountdown(this.writerFor(namespace), rt, o, decision.deletionTimestamp))) return 'forget';
         return { requeueAfterMs: Math.max(0, decision.deleteAtMs - now) };
       case 'delete':
       case 'expired':
@@ -281,9 +283,11 @@ export class ReleasedObjectSweeper {
     // The reads just made refreshed the server-time estimate.
     const nowFresh = this.serverTime.lowerBound();
     if (nowFresh === undefined) return 'requeue';
-    const again = decideReleasedSweep(readWithRecord(fresh.metadata, recorded), nowFresh, nowFresh);
+    const read = readWithRecord(fresh.metadata, recorded);
+    if (read === undefined) return this.proofs.notCurrent(rt, fresh);
+    const again = decideReleasedSweep(read, nowFresh, nowFresh);
     if (again.action === 'skip' || !(await this.proofs.proven(rt, fresh))) return 'forget';
-    // Not due on the fresh reads (a superseded stamp reads as none: a new countdown is marked): carried out as decided.
+    // Not due on the fresh reads (a cancelled stamp reads as none: a new countdown is marked): carried out as decided.
     if (!deletesNow(again)) return this.act(rt, fresh, again, nowFresh);
     const target = { apiVersion: rt.apiVersion, kind: rt.kind, name, namespace, uid: fresh.metadata.uid };
     // One send, decided on the fresh reads above; a stale or refused one is decided again from the start. A 422

@@ -61,7 +61,7 @@ export class RelistedReleases {
     const patch = cancelReleasedCountdownPatch(cached, d.proofs.sign);
     if (patch === undefined) return 'forget';
     const { namespace = '', name } = cached.metadata;
-    await d.records.recordSigning(recordedObject(rt, cached), patch);
+    if (!(await d.records.recordSigning(recordedObject(rt, cached), patch, cached.metadata))) return d.proofs.notCurrent(rt, cached);
     const cancelled = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     if (cancelled.kind === 'stale') return 'requeue';
     if (cancelled.kind === 'gone') return 'forget';
@@ -80,16 +80,22 @@ export class RelistedReleases {
    * A released object no Bundle lists, without a countdown that counts (none,
    * cancelled, superseded): a new one, signed again over the new stamp (its
    * proof checked as read, and the patch lands only on that state). The
-   * signing is recorded first: a patch refused after it leaves the object's
-   * old stamp reading as none. Any failure (a stale one too) is thrown: the
-   * work item's, logged, retried with backoff.
+   * signing is recorded first: a patch refused after it leaves an object
+   * whose release is not the recorded one, kept. False where the object
+   * does not carry the recorded release (kept, reported). Any failure (a
+   * stale one too) is thrown: the work item's, logged, retried with backoff.
    */
-  async startCountdown(writer: KubeClient, rt: ResourceType, o: KubeObject, deletionTimestamp: string): Promise<void> {
+  async startCountdown(writer: KubeClient, rt: ResourceType, o: KubeObject, deletionTimestamp: string): Promise<boolean> {
     const patch = restampReleasePatch(o, deletionTimestamp, this.d.proofs.sign);
-    await this.d.records.recordSigning(recordedObject(rt, o), patch);
+    // Signed again only while it carries the recorded release: its facts are then that signing's own (red team 29).
+    if (!(await this.d.records.recordSigning(recordedObject(rt, o), patch, o.metadata))) {
+      await this.d.proofs.notCurrent(rt, o);
+      return false;
+    }
     const { namespace = '', name } = o.metadata;
     const marked = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     if (marked.kind !== 'written' && marked.kind !== 'declined') throw marked.error;
+    return true;
   }
 
   /** A live Bundle lists the object: its countdown is cancelled, recorded as such (ReleaseRecords.recordListingCancel). */

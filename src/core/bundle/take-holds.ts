@@ -16,6 +16,7 @@ import { claimWithdrawal, type BundleListing, type Ownership } from './ownership
 import { claimRecordOps, claimsStillOn, isBundleReference, recordedClaimUids, userReferences } from './owner-references.js';
 import type { PlanBundle, PlanInput } from './plan-types.js';
 import type { ClaimRecords } from './claim-record.js';
+import { carriesReleaseMarks } from '../softdelete/release-record.js';
 import { targetOf, type ObjectTarget, type PlannedEvent } from './prune.js';
 
 /**
@@ -47,6 +48,8 @@ export interface TakeHold {
   patch: JsonPatchOperation[];
   /** Events on this Bundle once the patch went through. */
   events: PlannedEvent[];
+  /** The object carries a release's marks: the take-hold ends the release, recorded before the patch is sent. */
+  endsRelease?: boolean;
   /** hand-over: the Bundle giving the object up, and the event it gets. */
   from?: { name: string; uid: string; event: PlannedEvent };
 }
@@ -64,7 +67,7 @@ export function planTakeHolds(resources: readonly Resource[], ownership: Readonl
     const takeHold = takeHoldFor(r, live, owned, input);
     if (takeHold === undefined) continue;
     seen.add(live.metadata.uid);
-    out.push(takeHold);
+    out.push(takeHold.kind !== 'reference' && carriesReleaseMarks(live.metadata) ? { ...takeHold, endsRelease: true } : takeHold);
   }
   return out;
 }
@@ -77,10 +80,10 @@ function takeHoldFor(resource: Resource, live: LiveObject, ownership: Ownership,
   const stamped =
     live.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined ||
     live.metadata.annotations?.[Annotations.deletionApproved] !== undefined;
-  // Released (the label), or let go to this Bundle (the annotation alone): the take-hold patch removes the mark, so that it
-  // never outlives the taking (red team 19: left on, it hid the object from effectivePropagation's orphan trace).
-  const released =
-    live.metadata.labels?.[Labels.formerBundle] !== undefined || live.metadata.annotations?.[Annotations.formerBundle] !== undefined;
+  // Released (the label, a release proof), or let go to this Bundle (the annotation alone): the take-hold patch removes the
+  // marks, so that they never outlive the taking (red team 19: left on, one hid the object from effectivePropagation's
+  // orphan trace), and the release is recorded ended before it is sent (red team 29: written back later, it counts no more).
+  const released = carriesReleaseMarks(live.metadata);
   const cancelled: PlannedEvent[] = stamped
     ? [{ reason: EventReasons.DeletionCancelled, message: `resource "${name}": deletion of ${what} cancelled, it is in the Bundle again` }]
     : [];

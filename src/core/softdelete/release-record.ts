@@ -2,69 +2,99 @@
  * The record of a release's latest signing. A release proof
  * (provenance.ts) binds the object's uid, namespace, former Bundle, stamp,
  * delay and policy, and nothing in it says which signing is the latest: an
- * earlier (stamp, proof) pair written back onto the object (a backup
- * restored, a tool replaying what it saw) checks as well as the current one,
- * and would end the current countdown early (red team 27). So every signing
- * is recorded, before the patch that carries it is sent, where only the
- * operator writes (controllers/softdelete/release-records.ts), and the
- * sweeper counts an object's stamp only when it is the recorded one.
- *
- * The same record keeps a listing's cancel: a countdown a live Bundle's
- * listing cancelled is recorded as no stamp, so that the stamp it leaves on
- * the object (when the write that takes it off is refused) never counts
- * again, after a restart too.
+ * earlier release written back onto the object (a backup restored, a tool
+ * replaying what it saw) checks as well as the current one, and would end
+ * the current countdown early, or under looser rules (red teams 27 and 29).
+ * So every signing is recorded, before the patch that carries it is sent,
+ * where only the operator writes (controllers/softdelete/release-records.ts),
+ * and the sweeper counts a release only when the object's proof is the
+ * recorded one. The record also says when a release is over for the
+ * countdown it carries, or for good:
+ *  - signed: the latest signing is `proof`; its stamp counts;
+ *  - cancelled: a live Bundle listed the object while it carried `proof`; the
+ *    release goes on, but its stamp does not count (the sweep starts a new
+ *    countdown when no Bundle lists it), also where the write that takes the
+ *    stamp off was refused;
+ *  - ended: a Bundle took hold of the object (or tried to): no release of it
+ *    is the operator's until a new one is signed.
  *
  * Pure.
  */
-import { Annotations } from '../../api/names.js';
+import { Annotations, Labels } from '../../api/names.js';
 import { jsonPointerSegment, type JsonPatchOperation } from '../bundle/objects.js';
 
-const STAMP_PATH = `/metadata/annotations/${jsonPointerSegment(Annotations.deletionTimestamp)}`;
+export type ReleaseRecordState = 'signed' | 'cancelled' | 'ended';
+
+export interface ReleaseRecord {
+  state: ReleaseRecordState;
+  /** The release proof the record is about ('' for ended). */
+  proof: string;
+}
+
 const PROOF_PATH = `/metadata/annotations/${jsonPointerSegment(Annotations.releaseProof)}`;
 
-/**
- * The stamp a patch signs a release over: the value it writes as the
- * deletionTimestamp, '' when it writes none (a cancel, a release without a
- * countdown); undefined when the patch signs no release. Every patch that
- * signs one states its stamp (core/bundle/release.ts), so the patch alone
- * says what to record.
- */
-export function signedStampOf(patch: readonly JsonPatchOperation[]): string | undefined {
-  if (!patch.some((op) => op.path === PROOF_PATH && op.op !== 'remove' && op.op !== 'test')) return undefined;
-  const stamp = patch.find((op) => op.path === STAMP_PATH && (op.op === 'add' || op.op === 'replace'));
-  return stamp !== undefined && 'value' in stamp && typeof stamp.value === 'string' ? stamp.value : '';
+/** The release proof a patch writes (it signs a release); undefined when it signs none. */
+export function signedProofOf(patch: readonly JsonPatchOperation[]): string | undefined {
+  const op = patch.find((p) => p.path === PROOF_PATH && (p.op === 'add' || p.op === 'replace'));
+  return op !== undefined && 'value' in op && typeof op.value === 'string' ? op.value : undefined;
 }
 
-/**
- * The object as the sweeper reads it against the record of its release
- * (undefined: none, a release signed before releases were recorded; the
- * object is read as it is). A stamp other than the recorded one reads as
- * none, and so does any approval given for it: the sweeper then starts a
- * new countdown, written on the object, and never deletes on a countdown
- * the object does not show.
- */
-export function readWithRecord<M extends { annotations?: Readonly<Record<string, string>> | undefined }>(
-  meta: M,
-  recordedStamp: string | undefined,
-): M {
-  const stamp = meta.annotations?.[Annotations.deletionTimestamp];
-  if (recordedStamp === undefined || stamp === undefined || stamp === recordedStamp) return meta;
-  const {
-    [Annotations.deletionTimestamp]: _superseded,
-    [Annotations.deletionApproved]: _approval,
-    ...annotations
-  } = meta.annotations ?? {};
-  return { ...meta, annotations };
-}
-
-/** The stamp a record's data names; '' where it names none readable (the strictest reading: no countdown counts). */
-export function recordedStampOf(data: unknown): string {
-  const stamp = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).stamp : undefined;
-  return typeof stamp === 'string' ? stamp : '';
+/** A record's data as stored; an unreadable one is `ended` (the strictest reading: nothing counts). */
+export function parseReleaseRecord(data: unknown): ReleaseRecord {
+  const fields = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
+  const { state, proof } = fields;
+  if ((state === 'signed' || state === 'cancelled') && typeof proof === 'string' && proof !== '') return { state, proof };
+  return { state: 'ended', proof: '' };
 }
 
 /** The uid of the object a record is about (its data's `uid`); undefined for a record without one. */
 export function recordedUidOf(data: unknown): string | undefined {
   const uid = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).uid : undefined;
   return typeof uid === 'string' && uid !== '' ? uid : undefined;
+}
+
+type Meta = { annotations?: Readonly<Record<string, string>> | undefined };
+
+/**
+ * Whether the object carries the release the record names (signed or
+ * cancelled with this proof): only then may the sweep sign it again (a
+ * cancel, a new countdown), since the facts it signs again are then the
+ * recorded signing's own. No record: a release signed before releases were
+ * recorded, judged by its proof alone.
+ */
+export function carriesRecordedRelease(meta: Meta, record: ReleaseRecord | undefined): boolean {
+  if (record === undefined) return true;
+  const proof = meta.annotations?.[Annotations.releaseProof];
+  return record.state !== 'ended' && proof !== undefined && proof === record.proof;
+}
+
+/**
+ * The object as the sweeper reads it against the record of its release:
+ * undefined when it does not carry the recorded release (an earlier release
+ * written back, or one that ended): kept, never swept. A cancelled release
+ * reads without its stamp and any approval given for it, so the sweep
+ * starts a new countdown, written on the object.
+ */
+export function readWithRecord<M extends Meta>(meta: M, record: ReleaseRecord | undefined): M | undefined {
+  if (!carriesRecordedRelease(meta, record)) return undefined;
+  if (record?.state !== 'cancelled') return meta;
+  const { [Annotations.deletionTimestamp]: _cancelled, [Annotations.deletionApproved]: _approval, ...annotations } = meta.annotations ?? {};
+  return { ...meta, annotations };
+}
+
+/** The record a listing writes: a signed release the object carries is cancelled; anything else stays as it is. */
+export function cancelledByListing(meta: Meta, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
+  const proof = meta.annotations?.[Annotations.releaseProof];
+  if (proof === undefined || meta.annotations?.[Annotations.deletionTimestamp] === undefined) return undefined;
+  if (record !== undefined && (record.state !== 'signed' || record.proof !== proof)) return undefined;
+  return { state: 'cancelled', proof };
+}
+
+/** Whether a Bundle taking hold of the object ends a release of it: it carries a release's marks. */
+export function carriesReleaseMarks(meta: Meta & { labels?: Readonly<Record<string, string>> | undefined }): boolean {
+  return (
+    meta.annotations?.[Annotations.releaseProof] !== undefined ||
+    meta.annotations?.[Annotations.formerBundle] !== undefined ||
+    meta.labels?.[Labels.formerBundle] !== undefined
+  );
 }

@@ -436,7 +436,7 @@ describe('finalizer', () => {
       clock,
       logger: silentLogger(),
       signRelease: releaseSigner(new Uint8Array(32)),
-      releaseRecords: { recordSigning: () => Promise.resolve() },
+      releaseRecords: { recordSigning: () => Promise.resolve(true) },
       crdDefines: () => false,
     });
     return finishPass({ api, events, log: silentLogger(), now: clock.now }, report);

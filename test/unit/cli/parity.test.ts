@@ -333,12 +333,12 @@ describe('released objects: pending says what the sweep does', () => {
     expect(entry).not.toHaveProperty('deleteAfter');
   });
 
-  it('a stamp its release record supersedes (an earlier one written back) shows the countdown the sweep starts anew', () => {
-    const o = rel(delay('1h'), stamp(2 * HOUR));
-    const written = o.metadata.annotations?.[Annotations.deletionTimestamp] ?? '';
-    expect(releasedEntry(o, noBundles, NOW, NOW, written)?.deleteAfter).toBe(formatRfc3339(NOW - HOUR));
-    const superseded = releasedEntry(o, noBundles, NOW, NOW + 1000, '2026-01-01T00:00:00Z');
-    expect(superseded?.deleteAfter).toBe(formatRfc3339(NOW + 1000 + HOUR));
+  it('against its release record, as the sweep reads it: another release recorded keeps it; a cancelled one counts down anew', () => {
+    const o = rel(delay('1h'), stamp(2 * HOUR), withAnnotation(Annotations.releaseProof, 'v2:current'));
+    expect(releasedEntry(o, noBundles, NOW, NOW, { state: 'signed', proof: 'v2:current' })?.deleteAfter).toBe(formatRfc3339(NOW - HOUR));
+    expect(releasedEntry(o, noBundles, NOW, NOW, { state: 'signed', proof: 'v2:later' })?.problem).toContain('kept');
+    const cancelled = releasedEntry(o, noBundles, NOW, NOW + 1000, { state: 'cancelled', proof: 'v2:current' });
+    expect(cancelled?.deleteAfter).toBe(formatRfc3339(NOW + 1000 + HOUR));
   });
 
   it('an object adopted since (a controller again) is not released', () => {

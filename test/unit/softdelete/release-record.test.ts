@@ -1,15 +1,23 @@
 /**
- * The record of a release's latest signing (red team 27): every patch that
- * signs a release states the stamp it signs, and the sweep reads a stamp
- * other than the recorded one as none, so an earlier (stamp, proof) pair
- * written back never ends a countdown, and a countdown a listing cancelled
- * never counts again.
+ * The record of a release's latest signing (red teams 27 and 29): the sweep
+ * counts a release only when the object carries the recorded proof, so an
+ * earlier release written back (its stamp, its looser delay or policy)
+ * never ends a countdown; a countdown a listing cancelled never counts
+ * again; a release a take-hold ended never counts again.
  */
 import { Annotations, Labels } from '../../../src/api/names.js';
 import { cancelReleasedCountdownPatch, keptReleasePatch, releasePatch, restampReleasePatch } from '../../../src/core/bundle/release.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { releaseFactsOf, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
-import { readWithRecord, signedStampOf } from '../../../src/core/softdelete/release-record.js';
+import {
+  cancelledByListing,
+  carriesRecordedRelease,
+  carriesReleaseMarks,
+  parseReleaseRecord,
+  readWithRecord,
+  signedProofOf,
+  type ReleaseRecord,
+} from '../../../src/core/softdelete/release-record.js';
 import { decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
 import { formatRfc3339 } from '../../../src/core/rfc3339.js';
 
@@ -50,59 +58,85 @@ function held(stamp?: string): LiveObject {
   };
 }
 
-describe('signedStampOf: what a patch signs, read off the patch', () => {
-  test('a release that starts its countdown signs the new stamp', () => {
+const proofOf = (o: { metadata: { annotations: Record<string, string> } }): string =>
+  o.metadata.annotations[Annotations.releaseProof] ?? '';
+const signed = (o: { metadata: { annotations: Record<string, string> } }): ReleaseRecord => ({ state: 'signed', proof: proofOf(o) });
+
+describe('signedProofOf: the proof a patch signs, read off the patch', () => {
+  test('a release signs one', () => {
     const patch = releasePatch(held(), { name: 'b1' }, {}, { now: NOW, stampAt: NOW }, sign);
-    expect(signedStampOf(patch)).toBe(formatRfc3339(NOW));
+    expect(signedProofOf(patch)).toMatch(/^v2:/);
   });
 
   test('a release of an object counting down states the stamp it signs, though it is there already', () => {
     const patch = releasePatch(held(S2), { name: 'b1' }, {}, { now: NOW, stampAt: NOW }, sign);
-    expect(signedStampOf(patch)).toBe(S2);
+    expect(patch).toContainEqual({ op: 'add', path: expect.stringContaining('deletionTimestamp') as unknown, value: S2 });
   });
 
-  test('the sweep cancelling a countdown signs no stamp', () => {
-    const patch = cancelReleasedCountdownPatch(released(S1), sign);
-    expect(patch).toBeDefined();
-    expect(signedStampOf(patch ?? [])).toBe('');
-  });
-
-  test('the sweep starting a new countdown signs its stamp', () => {
-    expect(signedStampOf(restampReleasePatch(released(undefined), S2, sign))).toBe(S2);
+  test('the sweep cancelling a countdown, or starting a new one, signs again', () => {
+    expect(signedProofOf(cancelReleasedCountdownPatch(released(S1), sign) ?? [])).toMatch(/^v2:/);
+    expect(signedProofOf(restampReleasePatch(released(undefined), S2, sign))).toMatch(/^v2:/);
   });
 
   test('a patch signing no release records nothing', () => {
-    expect(signedStampOf(keptReleasePatch(held(S1), 'b1', {}))).toBeUndefined();
+    expect(signedProofOf(keptReleasePatch(held(S1), 'b1', {}))).toBeUndefined();
   });
 });
 
-describe('readWithRecord: a stamp counts only when it is the recorded one', () => {
+describe('readWithRecord: a release counts only while it is the recorded one', () => {
   test('no record (a release signed before releases were recorded): read as it is', () => {
     const o = released(S1);
     expect(readWithRecord(o.metadata, undefined)).toBe(o.metadata);
   });
 
-  test('the recorded stamp counts, with its approval', () => {
+  test('the recorded release counts, with its approval', () => {
     const o = released(S1, { [Annotations.deletionApproved]: S2 });
-    expect(readWithRecord(o.metadata, S1)).toBe(o.metadata);
+    expect(readWithRecord(o.metadata, signed(o))).toBe(o.metadata);
   });
 
-  test('an earlier stamp written back (a later signing recorded) reads as none: the sweep marks a new countdown', () => {
+  test("an earlier release written back (another signing recorded) is not the operator's: kept, never restamped", () => {
+    const earlier = released(S1, { [Annotations.deletionDelay]: '20s' });
+    const current = released(S2);
+    expect(decideReleasedSweep(earlier.metadata, NOW).action).toBe('expired');
+    expect(readWithRecord(earlier.metadata, signed(current))).toBeUndefined();
+    expect(carriesRecordedRelease(earlier.metadata, signed(current))).toBe(false);
+  });
+
+  test('a countdown a listing cancelled never counts again: the sweep starts a new one', () => {
     const o = released(S1, { [Annotations.deletionApproved]: S2 });
-    const read = readWithRecord(o.metadata, S2);
-    expect(read.annotations[Annotations.deletionTimestamp]).toBeUndefined();
-    expect(read.annotations[Annotations.deletionApproved]).toBeUndefined();
-    expect(decideReleasedSweep(o.metadata, NOW).action).toBe('expired');
-    expect(decideReleasedSweep(read, NOW).action).toBe('mark');
+    const read = readWithRecord(o.metadata, { state: 'cancelled', proof: proofOf(o) });
+    expect(read?.annotations[Annotations.deletionTimestamp]).toBeUndefined();
+    expect(read?.annotations[Annotations.deletionApproved]).toBeUndefined();
+    expect(decideReleasedSweep(read ?? o.metadata, NOW).action).toBe('mark');
+    expect(carriesRecordedRelease(o.metadata, { state: 'cancelled', proof: proofOf(o) })).toBe(true);
   });
 
-  test('a countdown a listing cancelled (recorded as none) never counts again', () => {
-    const read = readWithRecord(released(S1).metadata, '');
-    expect(decideReleasedSweep(read, NOW).action).toBe('mark');
+  test('a release a take-hold ended never counts again, nor is signed again', () => {
+    const o = released(S1);
+    expect(readWithRecord(o.metadata, { state: 'ended', proof: '' })).toBeUndefined();
+    expect(carriesRecordedRelease(o.metadata, { state: 'ended', proof: '' })).toBe(false);
+  });
+});
+
+describe('the record a listing writes, and what a take-hold ends', () => {
+  test('a signed release the object carries is cancelled; an ended or another one stays', () => {
+    const o = released(S1);
+    expect(cancelledByListing(o.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(o) });
+    expect(cancelledByListing(o.metadata, signed(o))).toEqual({ state: 'cancelled', proof: proofOf(o) });
+    expect(cancelledByListing(o.metadata, { state: 'ended', proof: '' })).toBeUndefined();
+    expect(cancelledByListing(o.metadata, signed(released(S2)))).toBeUndefined();
   });
 
-  test('an object with no stamp is read as it is (the sweep marks one)', () => {
+  test('an unreadable record reads as ended (nothing counts)', () => {
+    expect(parseReleaseRecord({ state: 'signed' })).toEqual({ state: 'ended', proof: '' });
+    expect(parseReleaseRecord(undefined)).toEqual({ state: 'ended', proof: '' });
+    expect(parseReleaseRecord({ state: 'cancelled', proof: 'v2:x' })).toEqual({ state: 'cancelled', proof: 'v2:x' });
+  });
+
+  test('a take-hold ends a release when the object carries any of its marks (the stamp taken off too: red team 29)', () => {
     const o = released(undefined);
-    expect(readWithRecord(o.metadata, S1)).toBe(o.metadata);
+    expect(carriesReleaseMarks(o.metadata)).toBe(true);
+    expect(carriesReleaseMarks({ labels: {}, annotations: { [Annotations.releaseProof]: 'v2:x' } })).toBe(true);
+    expect(carriesReleaseMarks(held(S1).metadata)).toBe(false);
   });
 });
