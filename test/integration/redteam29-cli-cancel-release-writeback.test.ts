@@ -37,6 +37,11 @@
  * readWithRecord (core/softdelete/release-record.ts) leaves S1 as it is the
  * recorded stamp, decideReleasedSweep reads S1 + 20s as past, and
  * released-sweeper.ts deleteIfStillDue deletes cm at once.
+ *
+ * Fixed in 873ab6e: release records hold the proof and a state (signed,
+ * cancelled, ended); the sweep counts and signs again only the recorded
+ * release, and a take-hold or `bundlesmith cancel` ends it ("What happens"
+ * above is the code before that).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';

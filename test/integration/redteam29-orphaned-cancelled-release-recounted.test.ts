@@ -37,6 +37,11 @@
  * released-sweeper.ts deleteIfStillDue -> act -> RelistedReleases
  * .startCountdown re-signs the written-back release over a new stamp S2
  * (recorded S2), and after S2 + 20s the sweep deletes cm.
+ *
+ * Fixed in 873ab6e: release records hold the proof and a state (signed,
+ * cancelled, ended); the sweep counts and signs again only the recorded
+ * release, and a take-hold or `bundlesmith cancel` ends it ("What happens"
+ * above is the code before that).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';

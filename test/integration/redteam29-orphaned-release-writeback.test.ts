@@ -44,6 +44,11 @@
  * leaves S1 as it equals the record, decideReleasedSweep reads S1 + 20s as
  * past on the cached and on the fresh reads, and released-sweeper.ts
  * deleteIfStillDue deletes cm, which no Bundle released any more.
+ *
+ * Fixed in 873ab6e: release records hold the proof and a state (signed,
+ * cancelled, ended); the sweep counts and signs again only the recorded
+ * release, and a take-hold or `bundlesmith cancel` ends it ("What happens"
+ * above is the code before that).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';

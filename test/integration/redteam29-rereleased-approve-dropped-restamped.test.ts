@@ -36,6 +36,11 @@
  * resignedReleaseProof over releaseFactsOf the object as written back:
  * policy '') re-signs, recorded S3; at S3 + 20s the sweep deletes cm. The
  * record holds the stamp alone, not the policy of the latest signing.
+ *
+ * Fixed in 873ab6e: release records hold the proof and a state (signed,
+ * cancelled, ended); the sweep counts and signs again only the recorded
+ * release, and a take-hold or `bundlesmith cancel` ends it ("What happens"
+ * above is the code before that).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';

@@ -37,6 +37,11 @@
  * holds the stamp alone, not the facts (delay, policy) of the latest
  * signing, so nothing tells the 20s from the 10m the release was signed
  * over last.
+ *
+ * Fixed in 873ab6e: release records hold the proof and a state (signed,
+ * cancelled, ended); the sweep counts and signs again only the recorded
+ * release, and a take-hold or `bundlesmith cancel` ends it ("What happens"
+ * above is the code before that).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
