@@ -34,16 +34,17 @@
  * recorded one ("What happens" above is the code before that).
  */
 import { Annotations } from '../../src/api/names.js';
-import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import { expectKept, kubeconfigPath, resourceType, run, uniqueName, waitFor } from './harness.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { expectKept, run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { annotationPointer, patchOnlyUser } from './patch-only-user.js';
 
 const f = operatorFixture('rt27rerel');
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 30_000;
-const pointer = (annotation: string): string => `/metadata/annotations/${annotation.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+const pointer = annotationPointer;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
@@ -58,23 +59,7 @@ it('the first release stamp and proof written back after a second release by the
   const { env, ns, t } = f;
   const manifest = configMap('cm', { key: 'v' }, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` });
 
-  const user = uniqueName('patcher');
-  const role = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'Role');
-  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding');
-  await env.client.create(role, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: user, namespace: ns },
-    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }],
-  });
-  await env.client.create(binding, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: user, namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-  });
-  patcher = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), { impersonateUser: user, impersonateGroups: [] });
+  patcher = await patchOnlyUser(env, ns, { apiGroups: [''], resources: ['configmaps'] });
 
   // 1. First release: S1, P1.
   await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);

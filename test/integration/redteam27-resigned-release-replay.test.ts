@@ -45,12 +45,13 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
+import { KubeClient } from '../../src/kube/client.js';
 import type { ResourceType } from '../../src/kube/types.js';
 import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
-import { expectKept, kubeconfigPath, resourceType, run, uniqueName, waitFor } from './harness.js';
+import { expectKept, run, uniqueName, waitFor } from './harness.js';
 import { applyBundle, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { annotationPointer, patchOnlyUser } from './patch-only-user.js';
 
 const f = operatorFixture('rt27replay', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
@@ -58,7 +59,7 @@ const f = operatorFixture('rt27replay', () => ({
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 30_000;
-const pointer = (annotation: string): string => `/metadata/annotations/${annotation.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+const pointer = annotationPointer;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
@@ -75,23 +76,7 @@ it('a patch-only user writes back the first release stamp and proof after the sw
   });
 
   // A user who may get and patch Gadgets in the namespace, not delete them.
-  const user = uniqueName('patcher');
-  const role = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'Role');
-  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding');
-  await env.client.create(role, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: user, namespace: ns },
-    rules: [{ apiGroups: [group], resources: ['gadgets'], verbs: ['get', 'patch'] }],
-  });
-  await env.client.create(binding, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: user, namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-  });
-  patcher = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), { impersonateUser: user, impersonateGroups: [] });
+  patcher = await patchOnlyUser(env, ns, { apiGroups: [group], resources: ['gadgets'] });
 
   // 1. Released by `first`: stamp S1, proof P1.
   await applyBundle(env, ns, 'first', [{ name: 'd', object: gadget('g-dropped') }]);

@@ -45,10 +45,11 @@
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
-import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import { expectKept, kubeconfigPath, resourceType, run, uniqueName, waitFor } from './harness.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { expectKept, resourceType, run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { patchOnlyUser } from './patch-only-user.js';
 
 const f = operatorFixture('rt29ocr', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'bundles', clock, namespaces: [f.ns], workers: 2 }),
@@ -70,23 +71,7 @@ it('a released object a Bundle took hold of, orphaned since: its first release w
   const { env, ns, t } = f;
   const manifest = configMap('cm', { key: 'v' }, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` });
 
-  const user = uniqueName('patcher');
-  const role = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'Role');
-  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding');
-  await env.client.create(role, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: user, namespace: ns },
-    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }],
-  });
-  await env.client.create(binding, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: user, namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-  });
-  patcher = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), { impersonateUser: user, impersonateGroups: [] });
+  patcher = await patchOnlyUser(env, ns, { apiGroups: [''], resources: ['configmaps'] });
 
   // 1. Released by `app`: S1, P1 (recorded S1).
   await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);

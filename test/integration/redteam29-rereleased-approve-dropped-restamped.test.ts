@@ -43,10 +43,11 @@
  * above is the code before that).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
-import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import { expectKept, kubeconfigPath, resourceType, run, uniqueName, waitFor } from './harness.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { expectKept, resourceType, run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { patchOnlyUser } from './patch-only-user.js';
 
 const f = operatorFixture('rt29rad');
 
@@ -66,23 +67,7 @@ it('the first release written back, the Approve policy taken off, after a second
   const { env, ns, t } = f;
   const manifest = configMap('cm', { key: 'v' }, { [Annotations.deletionDelay]: `${DELAY_MS / 1000}s` });
 
-  const user = uniqueName('patcher');
-  const role = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'Role');
-  const binding = await resourceType(env, 'rbac.authorization.k8s.io/v1', 'RoleBinding');
-  await env.client.create(role, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: user, namespace: ns },
-    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }],
-  });
-  await env.client.create(binding, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: user, namespace: ns },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-  });
-  patcher = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), { impersonateUser: user, impersonateGroups: [] });
+  patcher = await patchOnlyUser(env, ns, { apiGroups: [''], resources: ['configmaps'] });
 
   // 1. Released by `app`: S1, P1 (recorded S1).
   await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);
