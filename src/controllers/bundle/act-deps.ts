@@ -45,7 +45,7 @@ export interface ActDeps {
   /** Send-time checks of the prune's writes; without one, a prune is checked only when it starts. */
   fence?: PruneFence;
   /** A take-hold of a released object ends its release, recorded before the take-hold is sent (softdelete/release-records.ts). */
-  releaseRecords?: Pick<ReleaseRecords, 'end'>;
+  releaseRecords?: Pick<ReleaseRecords, 'end' | 'endIfRecorded'>;
 }
 
 /**

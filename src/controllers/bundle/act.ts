@@ -188,8 +188,10 @@ async function carryOutTakeHolds(
     const guard = guardOf(c.target);
     try {
       // The release it carries ends with it: written back later, it counts no more (red team 29). A failure throws: not sent.
-      if (c.endsRelease === true && c.target.uid !== undefined)
-        await d.releaseRecords?.end({ ...c.target, uid: c.target.uid, namespace, apiVersion: rt.apiVersion, kind: rt.kind });
+      const recorded =
+        c.target.uid === undefined ? undefined : { ...c.target, uid: c.target.uid, namespace, apiVersion: rt.apiVersion, kind: rt.kind };
+      if (recorded && c.endsRelease === 'carried') await d.releaseRecords?.end(recorded);
+      if (recorded && c.endsRelease === 'if-recorded') await d.releaseRecords?.endIfRecorded(recorded);
       await d.api.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });
     } catch (err) {
       failed.add(c.name);

@@ -8,7 +8,7 @@
  * countdown (it starts a new one), never as an earlier end. The sweeper
  * drops the record once it has deleted the object.
  */
-import { Annotations, FIELD_MANAGER, ReleaseRecordLabel } from '../../api/names.js';
+import { Annotations, FIELD_MANAGER, Labels, ReleaseRecordLabel } from '../../api/names.js';
 import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/provenance.js';
 import { SeenKeys } from '../../runtime/seen-keys.js';
 import {
@@ -87,23 +87,31 @@ export class ReleaseRecords {
   }
 
   /**
-   * The object carries no release's marks any more (`bundlesmith cancel`
-   * took them off, or a take-hold): a release recorded for it has ended, so
-   * that written back later it counts no more (red team 29). Writes nothing
-   * where there is no record, or while the object still carries a mark.
+   * The release recorded for the object, if any, has ended: written back
+   * later, it counts no more. Writes nothing where there is no record (a
+   * take-hold of an object showing no release's marks: they may have been
+   * taken off first, red team 30).
    */
-  async endUnreleased(object: RecordedObject, meta: ReleasedMeta): Promise<void> {
-    if (carriesReleaseMarks(meta)) return;
+  async endIfRecorded(object: RecordedObject): Promise<void> {
     await this.write(object, (current) => (current === undefined || current.state === 'ended' ? undefined : { state: 'ended', proof: '' }));
   }
 
-  /** An object left the sweep's watch: read fresh, still there without a release's marks, its release has ended. Never throws. */
-  async endIfLeftUnreleased(rt: ResourceType, left: KubeObject, logger: Pick<Logger, 'warn'>): Promise<void> {
+  /**
+   * The object is there without the former-bundle label (a released object
+   * always carries it): its release ended, whoever took the label off
+   * (`bundlesmith cancel`, a take-hold, a person; red teams 29 and 30).
+   */
+  async endIfUnlabelled(object: RecordedObject, meta: { labels?: Readonly<Record<string, string>> | undefined }): Promise<void> {
+    if (meta.labels?.[Labels.formerBundle] === undefined) await this.endIfRecorded(object);
+  }
+
+  /** An object left the sweep's label-selected watch: read fresh, still there without the label, its release has ended. Never throws. */
+  async endIfLeft(rt: ResourceType, left: KubeObject, logger: Pick<Logger, 'warn'>): Promise<void> {
     const { namespace = '', name, uid } = left.metadata;
     try {
       const fresh = await this.client.tryGet(rt, namespace, name, { metadataOnly: true });
       if (fresh === undefined || uid === undefined || fresh.metadata.uid !== uid) return;
-      await this.endUnreleased({ uid, apiVersion: rt.apiVersion, kind: rt.kind, namespace, name }, fresh.metadata);
+      await this.endIfUnlabelled({ uid, apiVersion: rt.apiVersion, kind: rt.kind, namespace, name }, fresh.metadata);
     } catch (err) {
       logger.warn({ kind: rt.kind, namespace, name, err: errorMessage(err) }, 'recording the end of a release failed');
     }
@@ -121,9 +129,12 @@ export class ReleaseRecords {
     releaseKey: Uint8Array,
   ): Promise<void> {
     const { uid, namespace = '', name } = o.metadata;
-    const seen = `${uid ?? ''}@${o.metadata.annotations?.[Annotations.releaseProof] ?? ''}`;
-    if (uid === undefined || o.metadata.annotations?.[Annotations.deletionTimestamp] === undefined) return;
-    if (this.recordedCancels.has(seen) || !checkReleaseProof(releaseKey, o.metadata).proven) return;
+    const annotations = o.metadata.annotations;
+    const seen = `${uid ?? ''}@${annotations?.[Annotations.releaseProof] ?? ''}@${annotations?.[Annotations.deletionTimestamp] ?? ''}`;
+    // Any release's marks, its stamp taken off too (the recorded signing is cancelled: red team 30); where there is no
+    // record yet, a stamped release whose proof checks (cancelledByListing).
+    if (uid === undefined || !carriesReleaseMarks(o.metadata) || this.recordedCancels.has(seen)) return;
+    if (annotations?.[Annotations.deletionTimestamp] !== undefined && !checkReleaseProof(releaseKey, o.metadata).proven) return;
     await this.write({ uid, apiVersion: o.apiVersion, kind: o.kind, namespace, name }, (current) =>
       cancelledByListing(o.metadata, current),
     );
@@ -238,8 +249,8 @@ export class ReleaseRecords {
         if (kind.state !== 'served') continue;
         const live = await this.client.tryGet(kind.type, named.namespace, named.name, { metadataOnly: true });
         if (live !== undefined && live.metadata.uid === uid) {
-          // There, and no longer released (`bundlesmith cancel`, a take-hold, while no sweep watched): the release ended.
-          await this.endUnreleased({ ...named, uid }, live.metadata);
+          // There, and no longer labelled released (`bundlesmith cancel`, a take-hold, while no sweep watched): it ended.
+          await this.endIfUnlabelled({ ...named, uid }, live.metadata);
           continue;
         }
         // Pinned to the record as listed: one written again since (a new signing) stays.

@@ -180,8 +180,8 @@ export class ReleasedObjectSweeper {
       });
       const enqueue = (obj: { metadata: { namespace?: string; name: string } }) =>
         this.queue.add(versionedObjectKey(rt.apiVersion, rt.kind, obj.metadata.namespace, obj.metadata.name));
-      // Leaving the watch (its label taken off, or gone): a release whose marks were taken off has ended.
-      const left = (obj: KubeObject): void => void this.records.endIfLeftUnreleased(rt, obj, this.o.logger);
+      // Leaving the watch (its label taken off, or gone): a release whose label was taken off has ended.
+      const left = (obj: KubeObject): void => void this.records.endIfLeft(rt, obj, this.o.logger);
       informer.addHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj), onDelete: left });
       this.informers.set(id, informer);
       informer.start();

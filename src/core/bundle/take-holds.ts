@@ -48,8 +48,13 @@ export interface TakeHold {
   patch: JsonPatchOperation[];
   /** Events on this Bundle once the patch went through. */
   events: PlannedEvent[];
-  /** The object carries a release's marks: the take-hold ends the release, recorded before the patch is sent. */
-  endsRelease?: boolean;
+  /**
+   * The take-hold ends any release of the object, recorded before the patch
+   * is sent: 'carried' where the object shows a release's marks (recorded
+   * ended whatever was recorded), 'if-recorded' where it shows none (they may
+   * have been taken off first: red team 30; ended only where a record is).
+   */
+  endsRelease?: 'carried' | 'if-recorded';
   /** hand-over: the Bundle giving the object up, and the event it gets. */
   from?: { name: string; uid: string; event: PlannedEvent };
 }
@@ -67,7 +72,8 @@ export function planTakeHolds(resources: readonly Resource[], ownership: Readonl
     const takeHold = takeHoldFor(r, live, owned, input);
     if (takeHold === undefined) continue;
     seen.add(live.metadata.uid);
-    out.push(takeHold.kind !== 'reference' && carriesReleaseMarks(live.metadata) ? { ...takeHold, endsRelease: true } : takeHold);
+    if (takeHold.kind === 'reference' || takeHold.kind === 'declare') out.push(takeHold);
+    else out.push({ ...takeHold, endsRelease: carriesReleaseMarks(live.metadata) ? 'carried' : 'if-recorded' });
   }
   return out;
 }

@@ -82,11 +82,16 @@ export function readWithRecord<M extends Meta>(meta: M, record: ReleaseRecord | 
   return { ...meta, annotations };
 }
 
-/** The record a listing writes: a signed release the object carries is cancelled; anything else stays as it is. */
+/**
+ * The record a listing writes: the recorded signing is cancelled, whatever
+ * the object shows now (its stamp taken off, another release written back:
+ * red team 30); without a record, the release the object carries with a
+ * stamp (one signed before records). Anything else stays as it is.
+ */
 export function cancelledByListing(meta: Meta, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
+  if (record !== undefined) return record.state === 'signed' ? { state: 'cancelled', proof: record.proof } : undefined;
   const proof = meta.annotations?.[Annotations.releaseProof];
   if (proof === undefined || meta.annotations?.[Annotations.deletionTimestamp] === undefined) return undefined;
-  if (record !== undefined && (record.state !== 'signed' || record.proof !== proof)) return undefined;
   return { state: 'cancelled', proof };
 }
 

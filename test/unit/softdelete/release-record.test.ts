@@ -119,12 +119,17 @@ describe('readWithRecord: a release counts only while it is the recorded one', (
 });
 
 describe('the record a listing writes, and what a take-hold ends', () => {
-  test('a signed release the object carries is cancelled; an ended or another one stays', () => {
+  test('the recorded signing is cancelled, whatever the object shows; an ended one stays ended', () => {
     const o = released(S1);
-    expect(cancelledByListing(o.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(o) });
+    const current = released(S2);
     expect(cancelledByListing(o.metadata, signed(o))).toEqual({ state: 'cancelled', proof: proofOf(o) });
+    // Another release written back, or the stamp taken off (red team 30): the recorded one is cancelled all the same.
+    expect(cancelledByListing(o.metadata, signed(current))).toEqual({ state: 'cancelled', proof: proofOf(current) });
+    expect(cancelledByListing(released(undefined).metadata, signed(current))).toEqual({ state: 'cancelled', proof: proofOf(current) });
     expect(cancelledByListing(o.metadata, { state: 'ended', proof: '' })).toBeUndefined();
-    expect(cancelledByListing(o.metadata, signed(released(S2)))).toBeUndefined();
+    // No record (a release signed before records): the stamped release the object carries.
+    expect(cancelledByListing(o.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(o) });
+    expect(cancelledByListing(released(undefined).metadata, undefined)).toBeUndefined();
   });
 
   test('an unreadable record reads as ended (nothing counts)', () => {
