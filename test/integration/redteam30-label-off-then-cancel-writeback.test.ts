@@ -43,6 +43,11 @@
  * minutes (PRUNE_EVERY_MS). Written back in step 4, cm re-enters the watch,
  * the record still says `signed P1`, readWithRecord keeps S1, P1 checks,
  * and deleteIfStillDue deletes cm at once.
+ *
+ * Fixed in 2a86bcd: a listing cancels the recorded signing whatever the
+ * object shows; every take-hold but a claim reference ends a recorded
+ * release; a release ends when the object is there without the
+ * former-bundle label ("What happens" above is the code before that).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';

@@ -39,6 +39,11 @@
  * stays `signed P1`. Written back after the drop, S1 + P1 are the recorded
  * release: readWithRecord keeps S1, the proof checks, and deleteIfStillDue
  * (released-sweeper.ts) deletes g at once.
+ *
+ * Fixed in 2a86bcd: a listing cancels the recorded signing whatever the
+ * object shows; every take-hold but a claim reference ends a recorded
+ * release; a release ends when the object is there without the
+ * former-bundle label ("What happens" above is the code before that).
  */
 import { Annotations } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';

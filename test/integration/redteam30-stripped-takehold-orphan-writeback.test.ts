@@ -45,6 +45,11 @@
  * the watch, the record says `signed P1`, readWithRecord keeps S1, P1 checks
  * (uid, namespace, `app`, S1, 20s, ''), and deleteIfStillDue deletes cm at
  * once.
+ *
+ * Fixed in 2a86bcd: a listing cancels the recorded signing whatever the
+ * object shows; every take-hold but a claim reference ends a recorded
+ * release; a release ends when the object is there without the
+ * former-bundle label ("What happens" above is the code before that).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
