@@ -142,8 +142,8 @@ export const Labels = {
 
 /**
  * The label on the release records (controllers/softdelete/release-records.ts:
- * a ConfigMap per released object beside the release key, naming the stamp of
- * the release's latest signing), by which they are listed.
+ * a ConfigMap per released object beside the release key, naming the proof of
+ * the release's latest signing and its state), by which they are listed.
  */
 export const ReleaseRecordLabel = { key: 'app.kubernetes.io/component', value: 'release-record' } as const;
 

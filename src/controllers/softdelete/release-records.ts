@@ -4,9 +4,9 @@
  * `<release key Secret>-<object uid>`, beside the release key in the
  * operator's own namespace, where Bundle authors have no right. A signing is
  * recorded before the patch carrying it is sent: a patch that then fails
- * leaves a record the object does not match, which the sweeper reads as no
- * countdown (it starts a new one), never as an earlier end. The sweeper
- * drops the record once it has deleted the object.
+ * leaves a record the object does not match, and the sweeper keeps such an
+ * object (reported), never ends it early. The sweeper drops the record once
+ * it has deleted the object, and pruneGone once the object is gone.
  */
 import { Annotations, FIELD_MANAGER, Labels, ReleaseRecordLabel } from '../../api/names.js';
 import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/provenance.js';

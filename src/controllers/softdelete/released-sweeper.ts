@@ -61,7 +61,7 @@ export class ReleasedObjectSweeper {
   /** Resources RBAC does not let the operator watch (refused-watches.ts). */
   private readonly refusedWatches: RefusedWatches;
   private readonly proofs: ReleaseProofs;
-  /** The latest signing of each release (release-records.ts): a stamp counts only when it is the recorded one. */
+  /** The latest signing of each release (release-records.ts): a release counts only while it is the recorded one. */
   private readonly records: ReleaseRecords;
   /** Released objects live Bundles list (relisted-release.ts). */
   private readonly relisted: RelistedReleases;
@@ -260,8 +260,8 @@ export class ReleasedObjectSweeper {
 
   /**
    * Decides again on fresh reads right before deleting: a re-applied Bundle may have adopted it; a Bundle that lists
-   * it now keeps it (a fresh list of the namespace's Bundles); and the object's stamp counts only when it is the
-   * recorded one (readWithRecord). The epoch is taken before the list: a Bundle listing the object from here on stops
+   * it now keeps it (a fresh list of the namespace's Bundles); and the object's release counts only while it is
+   * the recorded one (readWithRecord: another is kept, a cancelled one counts down anew). The epoch is taken before the list: a Bundle listing the object from here on stops
    * the DELETE before it is sent.
    */
   private async deleteIfStillDue(rt: ResourceType, cached: KubeObject): Promise<WorkResult> {
