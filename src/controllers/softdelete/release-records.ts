@@ -227,7 +227,7 @@ export class ReleaseRecords {
    */
   async pruneGone(
     now: number,
-    resolve: Pick<Discovery, 'resolveGroupKind'>,
+    resolve: Pick<Discovery, 'resolveGroupKind' | 'invalidate'>,
     logger: Pick<Logger, 'warn'>,
     onlyNamespace?: string,
   ): Promise<void> {
@@ -247,7 +247,15 @@ export class ReleaseRecords {
       try {
         const kind = await resolve.resolveGroupKind(groupOf(named.apiVersion), named.kind);
         if (kind.state !== 'served') continue;
-        const live = await this.client.tryGet(kind.type, named.namespace, named.name, { metadataOnly: true });
+        let live = await this.client.tryGet(kind.type, named.namespace, named.name, { metadataOnly: true });
+        if (live === undefined) {
+          // A 404 may mean the version stopped being served since discovery last looked (a CRD upgrade), not that the
+          // object is gone: read again at the version served after a fresh discovery, and keep the record on any change.
+          resolve.invalidate();
+          const again = await resolve.resolveGroupKind(groupOf(named.apiVersion), named.kind);
+          if (again.state !== 'served' || again.type.apiVersion !== kind.type.apiVersion) continue;
+          live = await this.client.tryGet(again.type, named.namespace, named.name, { metadataOnly: true });
+        }
         if (live !== undefined && live.metadata.uid === uid) {
           // There, and no longer labelled released (`bundlesmith cancel`, a take-hold, while no sweep watched): it ended.
           await this.endIfUnlabelled({ ...named, uid }, live.metadata);
