@@ -166,14 +166,15 @@ export function unplannedEntry(o: LiveObject, bundle: { namespace: string; name:
  * What the operator's sweep does with an object a deleted Bundle released
  * (the same decideReleasedSweep and pendingDeletionOf): undefined when it is
  * not a released object. A live Bundle that lists it takes hold of it, so
- * it is not swept.
+ * it is not swept. `record`: the record of its release, or 'unread' where
+ * the caller may not read the records (the object is shown as it reads).
  */
 export function releasedEntry(
   o: LiveObject,
   listings: ReadonlyMap<string, readonly BundleListing[]>,
   now: number,
   stampAt: number,
-  record?: ReleaseRecord,
+  record?: ReleaseRecord | 'unread',
 ): PendingObject | undefined {
   const base = {
     namespace: o.metadata.namespace ?? '',
@@ -187,9 +188,16 @@ export function releasedEntry(
   if (o.metadata.annotations?.[Annotations.deletionPolicy] === 'Orphan' && controllerOf(o) === undefined)
     return { ...base, deletionTimestamp: '', problem: `${Annotations.deletionPolicy} Orphan: kept, never deleted` };
   // Read as the sweep reads it, against the record of its release (release-record.ts).
-  const read = readWithRecord(o.metadata, record);
+  const read = record === 'unread' ? o.metadata : readWithRecord(o.metadata, record);
   if (read === undefined)
-    return { ...base, deletionTimestamp: stamp, problem: "not the operator's latest release of it (written back, or ended): kept" };
+    return {
+      ...base,
+      deletionTimestamp: stamp,
+      problem:
+        record === undefined
+          ? 'its release record is gone: kept (`bundlesmith delete-now` deletes it)'
+          : "not the operator's latest release of it (written back, or ended): kept",
+    };
   const decision = decideReleasedSweep(read, now, stampAt);
   if (decision.action === 'skip') return undefined;
   const listing = listings.get(objectKey(o))?.[0];
@@ -264,7 +272,7 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
   const records = released.length > 0 ? await readReleaseRecords(cluster, io) : new Map<string, ReleaseRecord>();
   for (const o of released) {
     const listings = listingsByNamespace.get(o.metadata.namespace ?? '') ?? new Map();
-    const entry = releasedEntry(o, listings, now, stampAt, records.get(o.metadata.uid ?? ''));
+    const entry = releasedEntry(o, listings, now, stampAt, records === 'unread' ? 'unread' : records.get(o.metadata.uid ?? ''));
     if (entry) out.push(entry);
   }
   return out.sort(comparePending);
@@ -273,14 +281,14 @@ export async function listPending(cluster: Cluster, namespace: string | undefine
 /**
  * The release records the caller may list (every namespace; the operator
  * keeps them beside its release key), as the stamp each names by the uid of
- * its object. Where they may not be listed, none: the objects are read
+ * its object. Where they may not be listed, 'unread': the objects are read
  * alone, and a stamp a record supersedes shows its old times.
  */
-async function readReleaseRecords(cluster: Cluster, io: CliIo): Promise<Map<string, ReleaseRecord>> {
+async function readReleaseRecords(cluster: Cluster, io: CliIo): Promise<Map<string, ReleaseRecord> | 'unread'> {
   const recorded = new Map<string, ReleaseRecord>();
   try {
     const rt = await cluster.discovery.resolve('v1', 'ConfigMap');
-    if (rt === undefined) return recorded;
+    if (rt === undefined) return 'unread';
     const { items } = await cluster.client.list(rt, undefined, { labelSelector: `${ReleaseRecordLabel.key}=${ReleaseRecordLabel.value}` });
     for (const record of items) {
       const data = (record as { data?: unknown }).data;
@@ -289,6 +297,7 @@ async function readReleaseRecords(cluster: Cluster, io: CliIo): Promise<Map<stri
     }
   } catch (err) {
     io.err(`  release records not read (${errorMessage(err)}): released objects are shown as they read`);
+    return 'unread';
   }
   return recorded;
 }

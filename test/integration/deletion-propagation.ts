@@ -214,7 +214,7 @@ export async function foregroundReleasesKeptPolicies(c: PropagationContext): Pro
   const released = await expectKept(c, 'fgp-approve', approve.metadata.uid);
   expect(released.metadata.ownerReferences ?? []).toEqual([]);
   expect(stampOf(released)).toBeDefined();
-  expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v2:/);
+  expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v3:/);
 }
 
 async function finalizerStepsAsideLettingGo(c: PropagationContext, x: KubeObject): Promise<void> {
@@ -430,7 +430,7 @@ export async function foregroundGuardKeepsPolicies(c: PropagationContext): Promi
     const released = await expectKept(c, 'fgg-approve', approve.metadata.uid);
     expect(released.metadata.ownerReferences ?? []).toEqual([]);
     expect(stampOf(released)).toBeDefined();
-    expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v2:/);
+    expect(released.metadata.annotations?.[Annotations.releaseProof]).toMatch(/^v3:/);
     expect((await expectKept(c, 'fgg-default', byDefault.metadata.uid)).metadata.ownerReferences ?? []).toEqual([]);
     // Rules that cannot be read: released (no countdown can start on them; the sweeper reports it), never deleted.
     const releasedUnreadable = await expectKept(c, 'fgg-unreadable', unreadable.metadata.uid);

@@ -56,11 +56,16 @@ export async function testReleaseKey(kubeconfig: string = kubeconfigPath()): Pro
   }
 }
 
-/** The release-proof annotation the operator would have written had it released an object with this metadata (for tests that fabricate releases). */
-export async function releaseProofFor(meta: ReleasedMeta): Promise<Record<string, string>> {
+/**
+ * The release-proof annotation an operator would have written had it
+ * released an object with this metadata (for tests that fabricate
+ * releases): by default one signed before releases were recorded (v2),
+ * which counts without a record; a v3 proof counts only with its record.
+ */
+export async function releaseProofFor(meta: ReleasedMeta, version: 'v2' | 'v3' = 'v2'): Promise<Record<string, string>> {
   const facts = releaseFactsOf(meta);
   if (facts === undefined) throw new Error('releaseProofFor: needs uid, the former-bundle label and a deletionDelay');
-  return { [Annotations.releaseProof]: signRelease(await testReleaseKey(), facts) };
+  return { [Annotations.releaseProof]: signRelease(await testReleaseKey(), facts, version) };
 }
 
 /** Starts an operator in this process, watching only `namespace`. BUNDLESMITH_TEST_LOGS=1 shows its logs. */

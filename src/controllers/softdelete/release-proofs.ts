@@ -29,13 +29,16 @@ export class ReleaseProofs {
     return false;
   }
 
-  /** The object carries a proven release that is not the recorded one (release-records.ts): kept, reported once. */
-  async notCurrent(rt: ResourceType, o: KubeObject): Promise<'forget'> {
-    await this.reportKept(
-      rt,
-      o,
-      "its release is not the operator's latest release of it (an earlier release written back, or one a Bundle's take-hold ended)",
-    );
+  /**
+   * The object carries a release that is not the recorded one
+   * (release-records.ts), or one signed with a record that is gone: kept,
+   * reported once.
+   */
+  async notCurrent(rt: ResourceType, o: KubeObject, recordMissing = false): Promise<'forget'> {
+    const reason = recordMissing
+      ? 'its release was signed with a release record, and that record is gone (deleted by hand?): `bundlesmith delete-now` deletes it'
+      : "its release is not the operator's latest release of it (an earlier release written back, or one a Bundle's take-hold ended)";
+    await this.reportKept(rt, o, reason);
     return 'forget';
   }
 

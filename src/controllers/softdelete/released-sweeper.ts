@@ -284,7 +284,7 @@ export class ReleasedObjectSweeper {
     const nowFresh = this.serverTime.lowerBound();
     if (nowFresh === undefined) return 'requeue';
     const read = readWithRecord(fresh.metadata, recorded);
-    if (read === undefined) return this.proofs.notCurrent(rt, fresh);
+    if (read === undefined) return this.proofs.notCurrent(rt, fresh, recorded === undefined);
     const again = decideReleasedSweep(read, nowFresh, nowFresh);
     if (again.action === 'skip' || !(await this.proofs.proven(rt, fresh))) return 'forget';
     // Not due on the fresh reads (a cancelled stamp reads as none: a new countdown is marked): carried out as decided.
@@ -299,7 +299,9 @@ export class ReleasedObjectSweeper {
     );
     if (deleted.kind === 'stale' || deleted.kind === 'refused') return 'requeue';
     // Gone before the DELETE (someone else deleted it): nothing was deleted here, so nothing is reported as deleted.
-    if (deleted.kind === 'gone') return this.records.forgetGone(fresh.metadata.uid ?? '', this.o.logger);
+    // Its record stays for the prune to drop: a 404 may also mean the version stopped being served since the read
+    // (a CRD upgrade), and the record of an object still there must not go (red team 31).
+    if (deleted.kind === 'gone') return 'forget';
     if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw deleted.error;
     const former = formerBundleOf(fresh.metadata) ?? '?';
     const when = again.action === 'expired' ? again.deleteAfter : formatRfc3339(nowFresh);

@@ -16,12 +16,21 @@ import { Annotations, Labels } from '../../api/names.js';
 import { formerBundleOf } from './former-bundle.js';
 
 /**
- * The proof format written now: v2 binds the deletionPolicy too, so that
+ * The proof format written now. v2 binds the deletionPolicy too, so that
  * taking an Approve policy off a released object does not make it deletable
- * without an approval. A v1 proof (written before policies) still checks on
- * an object without a deletionPolicy annotation; any other version does not.
+ * without an approval. v3 signs the same facts and says, in the signed
+ * message, that the signing was recorded before it was sent
+ * (release-record.ts): a v3 proof without a record is not counted, so a
+ * record deleted by hand keeps its object rather than letting an earlier
+ * release written back count. v2 and v1 proofs (signed before records) still
+ * check, a v1 only on an object without a deletionPolicy annotation.
  */
-export const RELEASE_PROOF_VERSION = 'v2';
+export const RELEASE_PROOF_VERSION = 'v3';
+
+/** Whether a proof was signed with its release recorded first (v3): without a record it does not count. */
+export function isRecordedProof(proof: string): boolean {
+  return proof.startsWith(`${RELEASE_PROOF_VERSION}:`);
+}
 
 /** Bytes a release key must have at least. */
 export const RELEASE_KEY_MIN_BYTES = 32;
@@ -50,9 +59,13 @@ function mac(key: Uint8Array, facts: ReleaseFacts, version: string = RELEASE_PRO
   return createHmac('sha256', key).update(message).digest();
 }
 
-/** The annotation value proving this release: `v1:` and the HMAC in base64url. */
-export function signRelease(key: Uint8Array, facts: ReleaseFacts): string {
-  return `${RELEASE_PROOF_VERSION}:${mac(key, facts).toString('base64url')}`;
+/**
+ * The annotation value proving this release: the version, `:` and the HMAC
+ * in base64url. `version` other than the current one: for tests that
+ * fabricate a release signed by an earlier operator.
+ */
+export function signRelease(key: Uint8Array, facts: ReleaseFacts, version: 'v2' | 'v3' = RELEASE_PROOF_VERSION): string {
+  return `${version}:${mac(key, facts, version).toString('base64url')}`;
 }
 
 /** The signer for one key. */
@@ -96,9 +109,9 @@ export function checkReleaseProof(key: Uint8Array, meta: ReleasedMeta): ReleaseP
       reason: `no ${Annotations.releaseProof} annotation: not released by this operator (or released before releases were signed)`,
     };
   const [version, encoded] = proof.split(':', 2);
-  const readable = version === RELEASE_PROOF_VERSION || (version === 'v1' && facts.deletionPolicy === '');
+  const readable = version === RELEASE_PROOF_VERSION || version === 'v2' || (version === 'v1' && facts.deletionPolicy === '');
   if (!readable || version === undefined || encoded === undefined)
-    return { proven: false, reason: `${Annotations.releaseProof} is not a ${RELEASE_PROOF_VERSION} proof` };
+    return { proven: false, reason: `${Annotations.releaseProof} is not a proof this operator reads (v1 to ${RELEASE_PROOF_VERSION})` };
   const given = Buffer.from(encoded, 'base64url');
   const expected = mac(key, facts, version);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

@@ -22,6 +22,7 @@
  */
 import { Annotations, Labels } from '../../api/names.js';
 import { jsonPointerSegment, type JsonPatchOperation } from '../bundle/objects.js';
+import { isRecordedProof } from './provenance.js';
 
 export type ReleaseRecordState = 'signed' | 'cancelled' | 'ended';
 
@@ -60,11 +61,12 @@ type Meta = { annotations?: Readonly<Record<string, string>> | undefined };
  * cancelled with this proof): only then may the sweep sign it again (a
  * cancel, a new countdown), since the facts it signs again are then the
  * recorded signing's own. No record: a release signed before releases were
- * recorded, judged by its proof alone.
+ * recorded (a v2 or v1 proof) is judged by its proof alone; one signed since
+ * (v3) lost its record (deleted by hand), and is not counted.
  */
 export function carriesRecordedRelease(meta: Meta, record: ReleaseRecord | undefined): boolean {
-  if (record === undefined) return true;
   const proof = meta.annotations?.[Annotations.releaseProof];
+  if (record === undefined) return proof === undefined || !isRecordedProof(proof);
   return record.state !== 'ended' && proof !== undefined && proof === record.proof;
 }
 
@@ -86,12 +88,14 @@ export function readWithRecord<M extends Meta>(meta: M, record: ReleaseRecord | 
  * The record a listing writes: the recorded signing is cancelled, whatever
  * the object shows now (its stamp taken off, another release written back:
  * red team 30); without a record, the release the object carries with a
- * stamp (one signed before records). Anything else stays as it is.
+ * stamp, if signed before records (a v3 proof without its record is not
+ * counted, and a listing does not make it count). Anything else stays as it
+ * is.
  */
 export function cancelledByListing(meta: Meta, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
   if (record !== undefined) return record.state === 'signed' ? { state: 'cancelled', proof: record.proof } : undefined;
   const proof = meta.annotations?.[Annotations.releaseProof];
-  if (proof === undefined || meta.annotations?.[Annotations.deletionTimestamp] === undefined) return undefined;
+  if (proof === undefined || isRecordedProof(proof) || meta.annotations?.[Annotations.deletionTimestamp] === undefined) return undefined;
   return { state: 'cancelled', proof };
 }
 

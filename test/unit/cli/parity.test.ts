@@ -341,6 +341,15 @@ describe('released objects: pending says what the sweep does', () => {
     expect(cancelled?.deleteAfter).toBe(formatRfc3339(NOW + 1000 + HOUR));
   });
 
+  it('a release signed with a record (v3) whose record is gone is kept; where records cannot be read, shown as it reads', () => {
+    const o = rel(delay('1h'), stamp(2 * HOUR), withAnnotation(Annotations.releaseProof, 'v3:current'));
+    expect(releasedEntry(o, noBundles, NOW, NOW)?.problem).toContain('release record is gone: kept');
+    expect(releasedEntry(o, noBundles, NOW, NOW, 'unread')?.deleteAfter).toBe(formatRfc3339(NOW - HOUR));
+    // One signed before records (v2) counts without one, as the sweep reads it.
+    const before = rel(delay('1h'), stamp(2 * HOUR), withAnnotation(Annotations.releaseProof, 'v2:current'));
+    expect(releasedEntry(before, noBundles, NOW, NOW)?.deleteAfter).toBe(formatRfc3339(NOW - HOUR));
+  });
+
   it('an object adopted since (a controller again) is not released', () => {
     expect(releasedEntry(rel(mine, delay('1h'), stamp(HOUR)), noBundles, NOW, NOW)).toBeUndefined();
   });

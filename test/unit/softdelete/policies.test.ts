@@ -334,10 +334,12 @@ describe('prune and finalize', () => {
     if (pruned?.action === 'release') expect(adds(pruned.patch)[policyPath]).toBe('Orphan');
   });
 
-  it('a v1 proof (before policies) still checks on an object without a policy, never on one with', () => {
+  it('a proof signed with no policy checks on an object without a policy, never on one with (v2 and v3)', () => {
     const facts = { uid: 'u', namespace: 'ns', formerBundle: 'b', deletionTimestamp: STAMP, deletionDelay: '1h', deletionPolicy: '' };
-    const v2 = signRelease(KEY, facts);
+    const v2 = signRelease(KEY, facts, 'v2');
+    const v3 = signRelease(KEY, facts);
     expect(v2.startsWith('v2:')).toBe(true);
+    expect(v3.startsWith('v3:')).toBe(true);
     // A v1 proof is the same MAC without the policy field, made by the previous version.
     const meta = (proof: string, policy?: string) => ({
       uid: 'u',
@@ -352,6 +354,8 @@ describe('prune and finalize', () => {
     });
     expect(checkReleaseProof(KEY, meta(v2)).proven).toBe(true);
     expect(checkReleaseProof(KEY, meta(v2, 'Approve')).proven).toBe(false);
+    expect(checkReleaseProof(KEY, meta(v3)).proven).toBe(true);
+    expect(checkReleaseProof(KEY, meta(v3, 'Approve')).proven).toBe(false);
   });
 
   it('approve writes a time after the stamp, whatever the clock says', () => {

@@ -8,7 +8,7 @@
 import { Annotations, Labels } from '../../../src/api/names.js';
 import { cancelReleasedCountdownPatch, keptReleasePatch, releasePatch, restampReleasePatch } from '../../../src/core/bundle/release.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
-import { releaseFactsOf, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
+import { checkReleaseProof, releaseFactsOf, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
 import {
   cancelledByListing,
   carriesRecordedRelease,
@@ -27,7 +27,8 @@ const NOW = Date.UTC(2026, 10, 27, 12, 0, 0);
 const S1 = formatRfc3339(NOW - 3_600_000);
 const S2 = formatRfc3339(NOW - 60_000);
 
-function released(stamp: string | undefined, extra: Record<string, string> = {}) {
+/** A released object as the finalizer signs it (v3: recorded first); `version: 'v2'`: as an operator signed it before records. */
+function released(stamp: string | undefined, extra: Record<string, string> = {}, version: 'v2' | 'v3' = 'v3') {
   const annotations: Record<string, string> = { [Annotations.deletionDelay]: '10m', ...extra };
   if (stamp !== undefined) annotations[Annotations.deletionTimestamp] = stamp;
   const metadata = {
@@ -39,7 +40,7 @@ function released(stamp: string | undefined, extra: Record<string, string> = {})
   };
   const facts = releaseFactsOf(metadata);
   if (facts === undefined) throw new Error('not a release');
-  annotations[Annotations.releaseProof] = signRelease(KEY, facts);
+  annotations[Annotations.releaseProof] = signRelease(KEY, facts, version);
   return { metadata };
 }
 
@@ -65,7 +66,7 @@ const signed = (o: { metadata: { annotations: Record<string, string> } }): Relea
 describe('signedProofOf: the proof a patch signs, read off the patch', () => {
   test('a release signs one', () => {
     const patch = releasePatch(held(), { name: 'b1' }, {}, { now: NOW, stampAt: NOW }, sign);
-    expect(signedProofOf(patch)).toMatch(/^v2:/);
+    expect(signedProofOf(patch)).toMatch(/^v3:/);
   });
 
   test('a release of an object counting down states the stamp it signs, though it is there already', () => {
@@ -74,8 +75,8 @@ describe('signedProofOf: the proof a patch signs, read off the patch', () => {
   });
 
   test('the sweep cancelling a countdown, or starting a new one, signs again', () => {
-    expect(signedProofOf(cancelReleasedCountdownPatch(released(S1), sign) ?? [])).toMatch(/^v2:/);
-    expect(signedProofOf(restampReleasePatch(released(undefined), S2, sign))).toMatch(/^v2:/);
+    expect(signedProofOf(cancelReleasedCountdownPatch(released(S1), sign) ?? [])).toMatch(/^v3:/);
+    expect(signedProofOf(restampReleasePatch(released(undefined), S2, sign))).toMatch(/^v3:/);
   });
 
   test('a patch signing no release records nothing', () => {
@@ -84,9 +85,30 @@ describe('signedProofOf: the proof a patch signs, read off the patch', () => {
 });
 
 describe('readWithRecord: a release counts only while it is the recorded one', () => {
-  test('no record (a release signed before releases were recorded): read as it is', () => {
-    const o = released(S1);
+  test('no record, a release signed before releases were recorded (v2): read as it is', () => {
+    const o = released(S1, {}, 'v2');
     expect(readWithRecord(o.metadata, undefined)).toBe(o.metadata);
+    expect(carriesRecordedRelease(o.metadata, undefined)).toBe(true);
+  });
+
+  test('no record, a release signed since (v3): its record is gone (deleted by hand), so it is kept, never signed again', () => {
+    const o = released(S1);
+    expect(o.metadata.annotations[Annotations.releaseProof]).toMatch(/^v3:/);
+    expect(decideReleasedSweep(o.metadata, NOW).action).toBe('expired');
+    expect(readWithRecord(o.metadata, undefined)).toBeUndefined();
+    expect(carriesRecordedRelease(o.metadata, undefined)).toBe(false);
+    // A v2 proof relabelled v3 (or the other way) does not check: the version is in the signed message.
+    const relabelled = {
+      ...o.metadata,
+      annotations: { ...o.metadata.annotations, [Annotations.releaseProof]: proofOf(o).replace(/^v3:/, 'v2:') },
+    };
+    expect(checkReleaseProof(KEY, relabelled).proven).toBe(false);
+    expect(checkReleaseProof(KEY, o.metadata).proven).toBe(true);
+  });
+
+  test('what the finalizer signs now is a v3 proof', () => {
+    const ops = releasePatch(held(S1), { name: 'b1' }, {}, { now: NOW, stampAt: NOW }, sign);
+    expect(signedProofOf(ops)).toMatch(/^v3:/);
   });
 
   test('the recorded release counts, with its approval', () => {
@@ -127,9 +149,12 @@ describe('the record a listing writes, and what a take-hold ends', () => {
     expect(cancelledByListing(o.metadata, signed(current))).toEqual({ state: 'cancelled', proof: proofOf(current) });
     expect(cancelledByListing(released(undefined).metadata, signed(current))).toEqual({ state: 'cancelled', proof: proofOf(current) });
     expect(cancelledByListing(o.metadata, { state: 'ended', proof: '' })).toBeUndefined();
-    // No record (a release signed before records): the stamped release the object carries.
-    expect(cancelledByListing(o.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(o) });
-    expect(cancelledByListing(released(undefined).metadata, undefined)).toBeUndefined();
+    // No record, a release signed before records (v2): the stamped release the object carries.
+    const before = released(S1, {}, 'v2');
+    expect(cancelledByListing(before.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(before) });
+    expect(cancelledByListing(released(undefined, {}, 'v2').metadata, undefined)).toBeUndefined();
+    // No record, a v3 release: its record is gone, and a listing does not make it count again.
+    expect(cancelledByListing(o.metadata, undefined)).toBeUndefined();
   });
 
   test('an unreadable record reads as ended (nothing counts)', () => {

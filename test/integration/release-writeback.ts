@@ -1,0 +1,88 @@
+/**
+ * What the red teams' release write-back tests share: deleting a Bundle the
+ * way a user does (kubectl, not waiting), a snapshot of the release the
+ * finalizer wrote (stamp, proof, the former-bundle marks), the record of a
+ * release, the `bundlesmith` CLI, and watching an object stay kept for a
+ * while (the same uid, no deletionTimestamp, every second).
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../src/api/crd-paths.js';
+import { Annotations, Labels } from '../../src/api/names.js';
+import type { ResourceType } from '../../src/kube/types.js';
+import { expectKept, kubeconfigPath, resourceType, run, waitFor, type RunResult, type TestEnv } from './harness.js';
+import { getBundle } from './bundles.js';
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `kubectl delete bundle` without waiting, then waits until the Bundle is gone (its finalizer released what it listed). */
+export async function deleteBundle(env: TestEnv, ns: string, name: string, cascade?: 'orphan'): Promise<void> {
+  const r = await run('kubectl', ['delete', 'bundle', name, '-n', ns, '--wait=false', ...(cascade ? [`--cascade=${cascade}`] : [])]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(env, ns, name)) === undefined, { timeoutMs: 60_000 });
+}
+
+/** The built `bundlesmith` CLI against the test cluster. */
+export async function bundlesmith(args: string[]): Promise<RunResult> {
+  return await new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** A released object's marks as the finalizer wrote them: what someone who read it could write back later. */
+export interface ReleaseSnapshot {
+  uid: string;
+  stamp: string | undefined;
+  proof: string | undefined;
+  label: string | undefined;
+  former: string | undefined;
+}
+
+/** Reads the release an object carries now. */
+export async function releaseSnapshot(env: TestEnv, rt: ResourceType, ns: string, name: string): Promise<ReleaseSnapshot> {
+  const o = await env.client.get(rt, ns, name);
+  return {
+    uid: o.metadata.uid ?? '',
+    stamp: o.metadata.annotations?.[Annotations.deletionTimestamp],
+    proof: o.metadata.annotations?.[Annotations.releaseProof],
+    label: o.metadata.labels?.[Labels.formerBundle],
+    former: o.metadata.annotations?.[Annotations.formerBundle],
+  };
+}
+
+/** Where the test operator keeps the record of an object's release (the release key Secret default/bundlesmith-release-key). */
+export const RELEASE_RECORDS_NAMESPACE = 'default';
+export const releaseRecordName = (uid: string): string => `bundlesmith-release-key-${uid}`;
+
+/** The data of the record of an object's release; undefined where there is none. */
+export async function releaseRecordOf(env: TestEnv, uid: string): Promise<Record<string, string> | undefined> {
+  const record = await env.client.tryGet(await resourceType(env, 'v1', 'ConfigMap'), RELEASE_RECORDS_NAMESPACE, releaseRecordName(uid));
+  return record === undefined ? undefined : ((record as { data?: Record<string, string> }).data ?? {});
+}
+
+/**
+ * Watches an object for `ms`, once a second, and asserts it was kept
+ * throughout (the same uid, no deletionTimestamp); logs the stamp it showed
+ * last if it was deleted.
+ */
+export async function expectKeptFor(env: TestEnv, rt: ResourceType, ns: string, name: string, uid: string, ms: number): Promise<void> {
+  let lastStamp: string | undefined;
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const o = await env.client.tryGet(rt, ns, name);
+    if (o === undefined || o.metadata.deletionTimestamp !== undefined) {
+      console.log(`${name} deleted; last stamp seen: ${lastStamp}`);
+      break;
+    }
+    lastStamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
+    await sleep(1_000);
+  }
+  expectKept(await env.client.tryGet(rt, ns, name), uid);
+}
