@@ -338,6 +338,7 @@ describe('the released-object sweep on its own', () => {
   /** A sweeper of its own for a namespace no Bundle controller watches; one worker, so objects are decided in order. */
   async function sweeperFor(ns: string): Promise<ReleasedObjectSweeper> {
     const sweepClock = new JumpingClock();
+    const releaseKey = await testReleaseKey();
     const discovery = new Discovery(f.env.client);
     await discovery.refresh();
     return new ReleasedObjectSweeper({
@@ -349,8 +350,8 @@ describe('the released-object sweep on its own', () => {
       events: apiEventRecorder(f.env.client, sweepClock, silentLogger(), 'sweep-test'),
       namespace: ns,
       workers: 1,
-      releaseKey: await testReleaseKey(),
-      releaseRecords: new ReleaseRecords(f.env.client, { namespace: 'default', name: 'bundlesmith-release-key' }),
+      releaseKey,
+      releaseRecords: new ReleaseRecords(f.env.client, { namespace: 'default', name: 'bundlesmith-release-key' }, releaseKey),
     });
   }
 

@@ -43,6 +43,7 @@ import { bundleTarget } from './bundle-resource.js';
 import { forbiddenFailure, forEachBounded, type ActDeps, type PassOutcome } from './act-deps.js';
 import { keepRecorded, recordClaimsFirst, recordCountdownsFirst, recordKindsFirst } from './record.js';
 import { pruneObjects } from './prune-writes.js';
+import { recordedObject } from '../softdelete/release-records.js';
 
 export type ActResult =
   /** The plan as finally carried out (prunes withheld or kept for other Bundles) and what happened. */
@@ -188,8 +189,7 @@ async function carryOutTakeHolds(
     const guard = guardOf(c.target);
     try {
       // The release it carries ends with it: written back later, it counts no more (red team 29). A failure throws: not sent.
-      const recorded =
-        c.target.uid === undefined ? undefined : { ...c.target, uid: c.target.uid, namespace, apiVersion: rt.apiVersion, kind: rt.kind };
+      const recorded = c.target.uid === undefined ? undefined : recordedObject(rt, { uid: c.target.uid, namespace, name: c.target.name });
       if (recorded && c.endsRelease === 'carried') await d.releaseRecords?.end(recorded);
       if (recorded && c.endsRelease === 'if-recorded') await d.releaseRecords?.endIfRecorded(recorded);
       await d.api.patch(rt, namespace, c.target.name, c.patch, 'json', { fieldManager: FIELD_MANAGER, ...(guard ? { guard } : {}) });

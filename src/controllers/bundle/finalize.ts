@@ -7,7 +7,7 @@
  * only once a pass on fresh lists finds nothing left to write. A pass that
  * cannot let it go says why in the Bundle's status.
  */
-import type { ReleaseRecords } from '../softdelete/release-records.js';
+import { recordedObject, type ReleaseRecords } from '../softdelete/release-records.js';
 import type { Bundle } from '../../api/bundle.js';
 import type { BundleStatus, PendingDeletion } from '../../api/bundle-status.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
@@ -206,10 +206,7 @@ async function carryOut(
   const at = { rt, namespace: t.namespace, name: t.name };
   // A release's signing is recorded before it is sent (a failure throws: nothing sent); what it replaces no longer counts.
   if (step.action === 'release')
-    await input.releaseRecords.recordSigning(
-      { uid: t.uid, apiVersion: rt.apiVersion, kind: rt.kind, namespace: t.namespace ?? '', name: t.name },
-      step.patch,
-    );
+    await input.releaseRecords.recordSigning(recordedObject(rt, { uid: t.uid, namespace: t.namespace, name: t.name }), step.patch);
   // One send each, no retry: the next pass decides on fresh lists. A DELETE's 422 without field causes counts as stale
   // here (isStaleWrite), as the collector and the sweeper count it; the prune counts only a 409 (see prune-writes.ts).
   const written =

@@ -24,7 +24,7 @@ import type { BundleApi } from './api.js';
  * served, read now. A failure is logged and left to the next pass.
  */
 export async function recordListingCancels(
-  d: { releaseRecords: Pick<ReleaseRecords, 'recordListingCancel'>; releaseKey: Uint8Array },
+  d: { releaseRecords: Pick<ReleaseRecords, 'recordListingCancel'> },
   api: Pick<BundleApi, 'resolveGroupKind' | 'tryGet'>,
   bundle: Bundle,
   listed: { specObjects: readonly KubeObjectManifest[]; types: ReadonlyMap<string, ResourceType>; atCoordinates: readonly LiveObject[] },
@@ -32,14 +32,14 @@ export async function recordListingCancels(
 ): Promise<void> {
   const namespace = bundle.metadata.namespace;
   try {
-    for (const o of listed.atCoordinates) await d.releaseRecords.recordListingCancel(o, d.releaseKey);
+    for (const o of listed.atCoordinates) await d.releaseRecords.recordListingCancel(o);
     for (const o of listed.specObjects) {
       if (listed.types.has(kindKey(o.apiVersion, o.kind))) continue;
       const found = await api.resolveGroupKind(groupOf(o.apiVersion), o.kind);
       if (found.state !== 'served' || !found.type.namespaced) continue;
       const live = await api.tryGet(found.type, namespace, o.metadata.name);
       if (live !== undefined)
-        await d.releaseRecords.recordListingCancel({ ...live, apiVersion: found.type.apiVersion, kind: found.type.kind }, d.releaseKey);
+        await d.releaseRecords.recordListingCancel({ ...live, apiVersion: found.type.apiVersion, kind: found.type.kind });
     }
   } catch (err) {
     log.warn({ err: errorMessage(err) }, 'recording the cancel of a listed released object failed; the next pass tries again');

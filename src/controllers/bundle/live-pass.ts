@@ -52,10 +52,7 @@ const WATCH_WAIT_FIRST_MS = 1_000;
 const WATCH_WAIT_MAX_MS = 5 * 60_000;
 
 /** What a live pass reads and writes through: the controller's caches and ports. */
-export interface LivePassDeps extends Pick<
-  ControllerDeps,
-  'discovery' | 'clock' | 'logger' | 'events' | 'metrics' | 'releaseKey' | 'releaseRecords'
-> {
+export interface LivePassDeps extends Pick<ControllerDeps, 'discovery' | 'clock' | 'logger' | 'events' | 'metrics' | 'releaseRecords'> {
   objects: ObjectCache;
   unlabelled: UnlabelledObjects;
   envSources: EnvSourceWatch;

@@ -50,14 +50,27 @@ export interface RecordedObject {
   name: string;
 }
 
+/** The released object a record names: its kind as served (`type`), its uid, namespace and name. */
+export function recordedObject(
+  type: { apiVersion: string; kind: string },
+  meta: { uid: string; namespace?: string | undefined; name: string },
+): RecordedObject {
+  return { uid: meta.uid, apiVersion: type.apiVersion, kind: type.kind, namespace: meta.namespace ?? '', name: meta.name };
+}
+
 export class ReleaseRecords {
   private lastPrune: number | undefined;
   /** uid@proof of the listing cancels recorded already (recordListingCancel). */
   private readonly recordedCancels = new SeenKeys();
 
+  /**
+   * `at`: the release key's Secret, beside which the records are kept;
+   * `releaseKey`: its key, to tell the releases this operator signed.
+   */
   constructor(
     private readonly client: KubeClient,
     private readonly at: ReleaseKeySecret,
+    private readonly releaseKey: Uint8Array,
   ) {}
 
   private nameFor(uid: string): string {
@@ -111,7 +124,7 @@ export class ReleaseRecords {
     try {
       const fresh = await this.client.tryGet(rt, namespace, name, { metadataOnly: true });
       if (fresh === undefined || uid === undefined || fresh.metadata.uid !== uid) return;
-      await this.endIfUnlabelled({ uid, apiVersion: rt.apiVersion, kind: rt.kind, namespace, name }, fresh.metadata);
+      await this.endIfUnlabelled(recordedObject(rt, { uid, namespace, name }), fresh.metadata);
     } catch (err) {
       logger.warn({ kind: rt.kind, namespace, name, err: errorMessage(err) }, 'recording the end of a release failed');
     }
@@ -122,22 +135,17 @@ export class ReleaseRecords {
    * whatever becomes of the write that says so on the object (the
    * take-hold, the sweep's cancel: an admission policy or RBAC may refuse
    * both, red team 27), after a restart too (cancelledByListing). Once per
-   * release proof; only for a release this operator signed (`releaseKey`).
+   * release proof; only for a release this operator signed.
    */
-  async recordListingCancel(
-    o: { apiVersion: string; kind: string; metadata: ReleasedMeta & { name: string } },
-    releaseKey: Uint8Array,
-  ): Promise<void> {
+  async recordListingCancel(o: { apiVersion: string; kind: string; metadata: ReleasedMeta & { name: string } }): Promise<void> {
     const { uid, namespace = '', name } = o.metadata;
     const annotations = o.metadata.annotations;
     const seen = `${uid ?? ''}@${annotations?.[Annotations.releaseProof] ?? ''}@${annotations?.[Annotations.deletionTimestamp] ?? ''}`;
     // Any release's marks, its stamp taken off too (the recorded signing is cancelled: red team 30); where there is no
     // record yet, a stamped release whose proof checks (cancelledByListing).
     if (uid === undefined || !carriesReleaseMarks(o.metadata) || this.recordedCancels.has(seen)) return;
-    if (annotations?.[Annotations.deletionTimestamp] !== undefined && !checkReleaseProof(releaseKey, o.metadata).proven) return;
-    await this.write({ uid, apiVersion: o.apiVersion, kind: o.kind, namespace, name }, (current) =>
-      cancelledByListing(o.metadata, current),
-    );
+    if (annotations?.[Annotations.deletionTimestamp] !== undefined && !checkReleaseProof(this.releaseKey, o.metadata).proven) return;
+    await this.write(recordedObject(o, { uid, namespace, name }), (current) => cancelledByListing(o.metadata, current));
     this.recordedCancels.add(seen);
   }
 

@@ -83,7 +83,6 @@ export class ReleasedObjectSweeper {
       events: o.events,
       proofs: this.proofs,
       records: this.records,
-      releaseKey: o.releaseKey,
       now: () => o.clock.now(),
     });
     this.bundles = new SupervisedInformer(o.client, BUNDLE_RESOURCE_TYPE, { ...(o.namespace ? { namespace: o.namespace } : {}) });

@@ -18,7 +18,7 @@ import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { ReleaseProofs } from './release-proofs.js';
-import type { RecordedObject, ReleaseRecords } from './release-records.js';
+import { recordedObject, type ReleaseRecords } from './release-records.js';
 
 /** The sweep's handling of released objects live Bundles list (one per sweeper: it remembers what it saw listed). */
 export class RelistedReleases {
@@ -30,7 +30,6 @@ export class RelistedReleases {
       events: EventRecorder;
       proofs: ReleaseProofs;
       records: ReleaseRecords;
-      releaseKey: Uint8Array;
       now: () => number;
     },
   ) {}
@@ -61,7 +60,10 @@ export class RelistedReleases {
     const patch = cancelReleasedCountdownPatch(cached, d.proofs.sign);
     if (patch === undefined) return 'forget';
     const { namespace = '', name } = cached.metadata;
-    if (!(await d.records.recordSigning(recordedObject(rt, cached), patch, cached.metadata))) return d.proofs.notCurrent(rt, cached);
+    if (
+      !(await d.records.recordSigning(recordedObject(rt, { ...cached.metadata, uid: cached.metadata.uid ?? '' }), patch, cached.metadata))
+    )
+      return d.proofs.notCurrent(rt, cached);
     const cancelled = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     if (cancelled.kind === 'stale') return 'requeue';
     if (cancelled.kind === 'gone') return 'forget';
@@ -88,7 +90,7 @@ export class RelistedReleases {
   async startCountdown(writer: KubeClient, rt: ResourceType, o: KubeObject, deletionTimestamp: string): Promise<boolean> {
     const patch = restampReleasePatch(o, deletionTimestamp, this.d.proofs.sign);
     // Signed again only while it carries the recorded release: its facts are then that signing's own (red team 29).
-    if (!(await this.d.records.recordSigning(recordedObject(rt, o), patch, o.metadata))) {
+    if (!(await this.d.records.recordSigning(recordedObject(rt, { ...o.metadata, uid: o.metadata.uid ?? '' }), patch, o.metadata))) {
       await this.d.proofs.notCurrent(rt, o);
       return false;
     }
@@ -100,19 +102,8 @@ export class RelistedReleases {
 
   /** A live Bundle lists the object: its countdown is cancelled, recorded as such (ReleaseRecords.recordListingCancel). */
   async sawListed(rt: ResourceType, o: KubeObject): Promise<void> {
-    await this.d.records.recordListingCancel({ ...o, apiVersion: rt.apiVersion, kind: rt.kind }, this.d.releaseKey);
+    await this.d.records.recordListingCancel({ ...o, apiVersion: rt.apiVersion, kind: rt.kind });
   }
-}
-
-/** The released object a record names. */
-export function recordedObject(rt: ResourceType, o: KubeObject): RecordedObject {
-  return {
-    uid: o.metadata.uid ?? '',
-    apiVersion: rt.apiVersion,
-    kind: rt.kind,
-    namespace: o.metadata.namespace ?? '',
-    name: o.metadata.name,
-  };
 }
 
 /** The live Bundles among `bundles` that list the object, and whether the server serves the version each lists it at. */
