@@ -2,7 +2,6 @@
  * The `bundlesmith` CLI as a script would run it (a child process, exit codes
  * and output), against the real apiserver with an operator running.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,15 +10,14 @@ import { Annotations, ApplySetLabels, Labels } from '../../src/api/names.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
 import {
   conditionOf,
+  bundlesmith,
   connect,
   createNamespace,
-  kubeconfigPath,
   resourceType,
   run,
   uniqueName,
   waitFor,
   waitForGone,
-  type RunResult,
   type TestEnv,
 } from './harness.js';
 import { startOperator, type InProcessOperator } from './operator.js';
@@ -41,19 +39,6 @@ afterAll(async () => {
   await operator.stop();
   env.close();
 });
-
-async function cli(args: string[]): Promise<RunResult> {
-  return await new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 interface Res {
   name: string;
@@ -125,7 +110,7 @@ interface DiffJson {
 }
 
 async function diffEntries(manifest: Record<string, unknown>): Promise<{ code: number; byName: Record<string, DiffEntryJson> }> {
-  const result = await cli(['diff', writeManifest(manifest), '-o', 'json']);
+  const result = await bundlesmith(['diff', writeManifest(manifest), '-o', 'json']);
   const entries = (JSON.parse(result.stdout) as DiffJson).bundles[0]?.entries ?? [];
   return { code: result.code, byName: Object.fromEntries(entries.map((e) => [e.name, e])) };
 }
@@ -148,7 +133,7 @@ async function stamped(name: string): Promise<string | undefined> {
 describe('bundlesmith CLI', () => {
   it('exits 2 on a bad command line, saying what is wrong and where the usage is', async () => {
     for (const args of [['diff'], ['frobnicate'], ['cancel', 'not-a-ref', '-n', ns], ['pending', '--color']]) {
-      const result = await cli(args);
+      const result = await bundlesmith(args);
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
       expect(result.stderr).toMatch(/^error: /m);
       expect(result.stderr).toMatch(/^See 'bundlesmith( [a-z-]+)? --help' for usage\.$/m);
@@ -161,7 +146,7 @@ describe('bundlesmith CLI', () => {
       .filter((f) => f.endsWith('.yaml'))
       .map((f) => join(policies, f));
     expect(policyFiles.length).toBeGreaterThanOrEqual(4);
-    const ok = await cli([
+    const ok = await bundlesmith([
       'validate',
       join(repoRoot(), 'examples', 'soft-delete.yaml'),
       join(repoRoot(), 'examples', 'configmap-secret-deployment.yaml'),
@@ -183,7 +168,7 @@ describe('bundlesmith CLI', () => {
         ],
       },
     });
-    const result = await cli(['validate', bad]);
+    const result = await bundlesmith(['validate', bad]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
       new RegExp(
@@ -200,7 +185,7 @@ describe('bundlesmith CLI', () => {
       { name: 'drop', cm: 'diff-drop' },
       { name: 'soft', cm: 'diff-soft', delay: '1h' },
     ];
-    const fresh = await cli(['diff', writeManifest(bundleManifest('diffed', initial))]);
+    const fresh = await bundlesmith(['diff', writeManifest(bundleManifest('diffed', initial))]);
     expect(fresh.code).toBe(1);
     expect(fresh.stdout).toContain(`Bundle ${ns}/diffed (would be created)`);
     expect(fresh.stdout).toMatch(/create\s+ConfigMap\/diff-soft/);
@@ -209,7 +194,7 @@ describe('bundlesmith CLI', () => {
 
     await apply(bundleManifest('diffed', initial));
     // Applied: the same file changes nothing (exit 0), in text and as JSON.
-    const same = await cli(['diff', writeManifest(bundleManifest('diffed', initial))]);
+    const same = await bundlesmith(['diff', writeManifest(bundleManifest('diffed', initial))]);
     expect(same).toMatchObject({ code: 0 });
     expect(same.stdout).toMatch(/unchanged\s+ConfigMap\/diff-keep/);
     expect((await diffEntries(bundleManifest('diffed', initial))).code).toBe(0);
@@ -224,7 +209,7 @@ describe('bundlesmith CLI', () => {
       { name: 'edit', cm: 'diff-edit', data: { v: '2' } },
       { name: 'orphan', cm: 'diff-orphan' },
     ]);
-    const result = await cli(['diff', writeManifest(next), '-o', 'json']);
+    const result = await bundlesmith(['diff', writeManifest(next), '-o', 'json']);
     expect(result.code).toBe(1);
     const entries = (JSON.parse(result.stdout) as DiffJson).bundles[0]?.entries ?? [];
     const byName = Object.fromEntries(entries.map((e) => [e.name, e]));
@@ -232,7 +217,7 @@ describe('bundlesmith CLI', () => {
     expect(byName['diff-edit']?.action).toBe('change');
     expect(byName['diff-edit']?.detail).toContain('data.v');
     expect(byName['diff-edit']?.changes).toContainEqual({ path: 'data.v', old: '1', new: '2' });
-    const text = await cli(['diff', writeManifest(next)]);
+    const text = await bundlesmith(['diff', writeManifest(next)]);
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/^\s+data\.v: "1" → "2"$/m);
     expect(byName['diff-orphan']?.action).toBe('adopt');
@@ -273,14 +258,14 @@ describe('bundlesmith CLI', () => {
       },
     });
     await apply(secret('old-password', false));
-    const result = await cli(['diff', writeManifest(secret('new-password', false))]);
+    const result = await bundlesmith(['diff', writeManifest(secret('new-password', false))]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^\s+data\.pw: \*\*\* \(before\) → \*\*\* \(after\)$/m);
-    const copied = await cli(['diff', writeManifest(secret('old-password', true))]);
+    const copied = await bundlesmith(['diff', writeManifest(secret('old-password', true))]);
     expect(copied.code).toBe(1);
     expect(copied.stdout).toMatch(/^\s+data\.copy: \(none\) → "\[redacted\]"$/m);
-    const json = await cli(['diff', writeManifest(secret('new-password', false)), '-o', 'json']);
-    const copiedJson = await cli(['diff', writeManifest(secret('old-password', true)), '-o', 'json']);
+    const json = await bundlesmith(['diff', writeManifest(secret('new-password', false)), '-o', 'json']);
+    const copiedJson = await bundlesmith(['diff', writeManifest(secret('old-password', true)), '-o', 'json']);
     for (const text of [
       result.stdout,
       result.stderr,
@@ -313,7 +298,7 @@ describe('bundlesmith CLI', () => {
         ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'someone', uid: owner.metadata.uid, controller: true }],
       },
     });
-    const result = await cli(['diff', writeManifest(bundleManifest('refused', [{ name: 't', cm: 'taken' }]))]);
+    const result = await bundlesmith(['diff', writeManifest(bundleManifest('refused', [{ name: 't', cm: 'taken' }]))]);
     expect(result.code).toBe(2);
     expect(result.stdout).toMatch(/refuse\s+ConfigMap\/taken: ConfigMap \S+ is controlled by ConfigMap someone/);
   });
@@ -425,7 +410,7 @@ describe('bundlesmith CLI', () => {
     await waitFor('the Bundle to report the missing delay', async () =>
       conditionOf(await env.client.get(bundles, ns, 'baddelay'), 'Error')?.message?.includes('bd-stamped is kept'),
     );
-    const pending = await cli(['pending', '-n', ns, '-o', 'json']);
+    const pending = await bundlesmith(['pending', '-n', ns, '-o', 'json']);
     expect(pending.code).toBe(0);
     const items = (
       JSON.parse(pending.stdout) as { items: { name: string; bundle: string; deleteAfter?: string; problem?: string }[] }
@@ -451,13 +436,13 @@ describe('bundlesmith CLI', () => {
     await apply(bundleManifest('cancelme', [{ name: 'a', cm: 'cancel-a' }]));
     await waitFor('the stamp on cancel-b', () => stamped('cancel-b'));
 
-    const pending = await cli(['pending', '-n', ns]);
+    const pending = await bundlesmith(['pending', '-n', ns]);
     expect(pending.code).toBe(0);
     expect(pending.stdout).toMatch(/^NAMESPACE\s+OBJECT\s+BUNDLE\s+STATE\s+WAITING-FOR\s+DELETE-AFTER\s+DUE$/m);
     expect(pending.stdout).toMatch(new RegExp(`${ns}\\s+ConfigMap/cancel-b\\s+cancelme\\s+pending\\s+Delay\\s+\\S+Z\\s+in (59m|1h0m)`));
     expect(pending.stderr).toContain('scanning');
 
-    const cancelled = await cli(['cancel', 'ConfigMap/cancel-b', '-n', ns]);
+    const cancelled = await bundlesmith(['cancel', 'ConfigMap/cancel-b', '-n', ns]);
     expect(cancelled).toMatchObject({ code: 0 });
     expect(cancelled.stdout).toContain('re-apply the Bundle');
     const kept = await env.client.get(configMaps, ns, 'cancel-b');
@@ -472,7 +457,7 @@ describe('bundlesmith CLI', () => {
     });
     expect(await stamped('cancel-b')).toBeUndefined();
 
-    const again = await cli(['cancel', 'configmap/cancel-b', '-n', ns]);
+    const again = await bundlesmith(['cancel', 'configmap/cancel-b', '-n', ns]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('is not pending deletion');
   });
@@ -520,7 +505,7 @@ describe('bundlesmith CLI', () => {
     await apply(withDeps(false));
     await waitFor('the stamp on cancel-deps-web', () => stamped('cancel-deps-web'));
 
-    const cancelled = await cli(['cancel', 'ConfigMap/cancel-deps-web', '-n', ns]);
+    const cancelled = await bundlesmith(['cancel', 'ConfigMap/cancel-deps-web', '-n', ns]);
     expect(cancelled).toMatchObject({ code: 0 });
     const kept = await env.client.get(configMaps, ns, 'cancel-deps-web');
     expect(kept.metadata.uid).toBe(web.metadata.uid);
@@ -541,7 +526,7 @@ describe('bundlesmith CLI', () => {
     await waitForGone(env, bundles, ns, 'released');
     await waitFor('released objects to be stamped', async () => (await stamped('rel-x')) && (await stamped('rel-y')));
 
-    const pending = await cli(['pending', '-n', ns, '-o', 'json']);
+    const pending = await bundlesmith(['pending', '-n', ns, '-o', 'json']);
     expect(pending.code).toBe(0);
     const items = (JSON.parse(pending.stdout) as { items: { name: string; state: string; bundle: string; deleteAfter?: string }[] }).items;
     expect(items.filter((i) => i.name.startsWith('rel-')).map((i) => [i.name, i.state, i.bundle, /Z$/.test(i.deleteAfter ?? '')])).toEqual([
@@ -549,19 +534,19 @@ describe('bundlesmith CLI', () => {
       ['rel-y', 'released', 'released', true],
     ]);
 
-    const deleted = await cli(['delete-now', 'ConfigMap/rel-x', '-n', ns]);
+    const deleted = await bundlesmith(['delete-now', 'ConfigMap/rel-x', '-n', ns]);
     expect(deleted.code).toBe(0);
     expect(deleted.stdout).toContain('deleted: ConfigMap/rel-x');
     await waitForGone(env, configMaps, ns, 'rel-x');
 
-    const cancelled = await cli(['cancel', 'ConfigMap/rel-y', '-n', ns]);
+    const cancelled = await bundlesmith(['cancel', 'ConfigMap/rel-y', '-n', ns]);
     expect(cancelled.code).toBe(0);
     expect(cancelled.stdout).toContain('re-apply a Bundle that lists it to adopt it');
     const kept = await env.client.get(configMaps, ns, 'rel-y');
     expect(kept.metadata.labels?.[Labels.formerBundle]).toBeUndefined();
     expect(kept.metadata.annotations?.[Annotations.deletionTimestamp]).toBeUndefined();
 
-    const gone = await cli(['delete-now', 'ConfigMap/rel-x', '-n', ns]);
+    const gone = await bundlesmith(['delete-now', 'ConfigMap/rel-x', '-n', ns]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('not found');
   });

@@ -5,9 +5,6 @@
  * restart, the Bundle's deletion and a move between Bundles. "Kept" always
  * means the same uid and no deletionTimestamp.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { repoRoot } from '../../src/api/crd-paths.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { API_VERSION, Annotations, BUNDLE_KIND, Labels } from '../../src/api/names.js';
 import { formatRfc3339 } from '../../src/core/rfc3339.js';
@@ -23,7 +20,7 @@ import {
   waitForBundle,
   waitForReady,
 } from './bundles.js';
-import { conditionOf, expectKept, kubeconfigPath, run, uidOf, waitFor } from './harness.js';
+import { bundlesmith, conditionOf, expectKept, run, uidOf, waitFor } from './harness.js';
 import { operatorFixture, startOperator } from './operator.js';
 
 const f = operatorFixture('policies');
@@ -41,18 +38,6 @@ const waitingFor = (b: KubeObject | undefined, name: string): string | undefined
 const stampOf = (o: KubeObject | undefined): string | undefined => o?.metadata.annotations?.[Annotations.deletionTimestamp];
 const bundleRefs = (o: KubeObject | undefined) =>
   (o?.metadata.ownerReferences ?? []).filter((r) => r.kind === BUNDLE_KIND && r.apiVersion === API_VERSION);
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return await new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
 
 /** A Bundle with spec.deletionDefaults, applied as a user would. */
 async function applyWithDefaults(
@@ -100,7 +85,7 @@ describe('deletionPolicy Orphan (keep)', () => {
     await waitForBundle(f.env, f.ns, 'keeper', 'reconciled again', (b) => conditionOf(b, 'Ready')?.status === 'True');
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'pk-keep'), uid);
     // `pending` shows it as kept.
-    const pending = await cli(['pending', '-n', f.ns]);
+    const pending = await bundlesmith(['pending', '-n', f.ns]);
     expect(pending.stdout).toMatch(/ConfigMap\/pk-keep\s+keeper\s+released/);
   });
 
@@ -170,7 +155,7 @@ describe('deletionPolicy Approve', () => {
     await waitForBundle(f.env, f.ns, 'approver', 'still waiting after a restart', (b) => waitingFor(b, 'pa-ap') === 'Approval');
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'pa-ap'), uid);
 
-    const approved = await cli(['approve', 'ConfigMap/pa-ap', '-n', f.ns]);
+    const approved = await bundlesmith(['approve', 'ConfigMap/pa-ap', '-n', f.ns]);
     expect(approved.code).toBe(0);
     expect(approved.stdout).toContain('approved: ConfigMap/pa-ap');
     await waitFor('the approved object to be deleted', async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'pa-ap')) === undefined);
@@ -186,7 +171,7 @@ describe('deletionPolicy Approve', () => {
   it('approve refuses an object that is not pending', async () => {
     await applyBundle(f.env, f.ns, 'notpending', [{ name: 'a', object: configMap('pa-np') }]);
     await waitForReady(f.env, f.ns, 'notpending');
-    const refused = await cli(['approve', 'ConfigMap/pa-np', '-n', f.ns]);
+    const refused = await bundlesmith(['approve', 'ConfigMap/pa-np', '-n', f.ns]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('not pending deletion');
   });
@@ -210,7 +195,7 @@ describe('deletionPolicy Approve', () => {
     expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, 'pa-gone'), uid);
     // A zero delay from a stamp taken at the server's upper time bound may read as Delay for a moment.
     await waitFor('pending to say it waits for an approval', async () =>
-      /ConfigMap\/pa-gone\s+appr-gone\s+released\s+Approval/.test((await cli(['pending', '-n', f.ns])).stdout),
+      /ConfigMap\/pa-gone\s+appr-gone\s+released\s+Approval/.test((await bundlesmith(['pending', '-n', f.ns])).stdout),
     );
 
     // Taking the policy off by hand does not skip the approval: the release proof no longer checks.
@@ -235,7 +220,7 @@ describe('deletionPolicy Approve', () => {
       { fieldManager: 'someone' },
     );
 
-    expect((await cli(['approve', 'ConfigMap/pa-gone', '-n', f.ns])).code).toBe(0);
+    expect((await bundlesmith(['approve', 'ConfigMap/pa-gone', '-n', f.ns])).code).toBe(0);
     await waitFor(
       'the approved released object to be deleted',
       async () => (await f.env.client.tryGet(f.t.configMap, f.ns, 'pa-gone')) === undefined,
@@ -292,7 +277,7 @@ describe('deletionPolicy Approve', () => {
     }
     // Nothing comes for them later: the sweeper has no release to act on.
     f.op.operator.bundles.enqueue(`${f.ns}/orph-pol`);
-    const pending = await cli(['pending', '-n', f.ns]);
+    const pending = await bundlesmith(['pending', '-n', f.ns]);
     expect(pending.stdout).not.toMatch(/po-(ap|ready|default)\s/);
     for (const [name, uid] of uids) expectKept(await f.env.client.tryGet(f.t.configMap, f.ns, name), uid);
   });

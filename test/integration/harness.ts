@@ -5,6 +5,8 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { repoRoot } from '../../src/api/crd-paths.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import type { KubeObject, ResourceType } from '../../src/kube/types.js';
@@ -202,4 +204,18 @@ export async function uidOf(env: { client: KubeClient }, rt: ResourceType, names
  */
 export function localClockAsServerTime(clock: Clock): ServerTime {
   return { lowerBound: () => clock.now(), upperBound: () => clock.now() };
+}
+
+/** The built `bundlesmith` CLI against the test cluster. */
+export async function bundlesmith(args: string[]): Promise<RunResult> {
+  return await new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
 }

@@ -46,31 +46,15 @@
  * a stuck Bundle's control without being listed (another tool removing the
  * ownerReference, a release by hand) does the same.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations } from '../../src/api/names.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
-import { expectKept, kubeconfigPath, run, waitFor, type RunResult } from './harness.js';
+import { bundlesmith, expectKept, run, waitFor } from './harness.js';
 import { configMap, getBundle, waitForBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { widgetCrdWithDownConversion } from './stuck-kind.js';
 
 const f = operatorFixture('rt11-cancel', () => ({ watchSyncTimeoutMs: 2_000 }));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function cli(args: string[]): Promise<RunResult> {
-  return await new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 const GROUP = 'rt11cancel.example.com';
 const crd = widgetCrdWithDownConversion(GROUP);
@@ -132,7 +116,7 @@ async function scenario(prefix: string, stuck: boolean): Promise<void> {
       );
 
     // A person cancels the countdown.
-    const cancelled = await cli(['cancel', `ConfigMap/${X}`, '-n', ns]);
+    const cancelled = await bundlesmith(['cancel', `ConfigMap/${X}`, '-n', ns]);
     expect(cancelled.code).toBe(0);
     expect(cancelled.stdout).toContain('will not be deleted');
     const after = await env.client.get(t.configMap, ns, X);

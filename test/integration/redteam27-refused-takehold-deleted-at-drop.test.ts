@@ -38,12 +38,12 @@ import { expectKept, run, waitFor } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { refuseConfigMapOperation, waitUntilUpdatesRefused } from './refuse-operation.js';
+import { sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt27frozencm', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
 }));
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 let removePolicy: (() => Promise<void>) | undefined;
 afterAll(async () => {
   await removePolicy?.();

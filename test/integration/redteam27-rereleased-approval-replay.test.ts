@@ -37,25 +37,19 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { expectKept, run, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { annotationPointer, patchOnlyUser } from './patch-only-user.js';
+import { deleteBundle, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt27appr');
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 20_000;
 const pointer = annotationPointer;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
-
-async function deleteBundle(name: string): Promise<void> {
-  const r = await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false']);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(f.env, f.ns, name)) === undefined, { timeoutMs: 60_000 });
-}
 
 it('an Approve object released twice: the first release stamp, proof and approval written back delete it without an approval of its countdown', async () => {
   const { env, ns, t } = f;
@@ -70,7 +64,7 @@ it('an Approve object released twice: the first release stamp, proof and approva
   // 1. First release (S1, P1), approved while its delay runs; the annotations saved.
   await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);
   await waitForReady(env, ns, 'app');
-  await deleteBundle('app');
+  await deleteBundle(f.env, f.ns, 'app');
   const first = await env.client.get(t.configMap, ns, 'cm');
   const uid = first.metadata.uid ?? '';
   const s1 = first.metadata.annotations?.[Annotations.deletionTimestamp];
@@ -94,7 +88,7 @@ it('an Approve object released twice: the first release stamp, proof and approva
       (o.metadata.ownerReferences ?? []).length > 0
     );
   });
-  await deleteBundle('app');
+  await deleteBundle(f.env, f.ns, 'app');
   const second = await env.client.get(t.configMap, ns, 'cm');
   expect(second.metadata.uid).toBe(uid);
   expect(second.metadata.annotations?.[Annotations.deletionTimestamp]).toBeDefined();

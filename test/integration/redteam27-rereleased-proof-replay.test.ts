@@ -35,25 +35,19 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { expectKept, run, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { expectKept, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { annotationPointer, patchOnlyUser } from './patch-only-user.js';
+import { deleteBundle, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt27rerel');
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 30_000;
 const pointer = annotationPointer;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
-
-async function deleteBundle(name: string): Promise<void> {
-  const r = await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false']);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(f.env, f.ns, name)) === undefined, { timeoutMs: 60_000 });
-}
 
 it('the first release stamp and proof written back after a second release by the same Bundle name: deleted before its countdown ends', async () => {
   const { env, ns, t } = f;
@@ -64,7 +58,7 @@ it('the first release stamp and proof written back after a second release by the
   // 1. First release: S1, P1.
   await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);
   await waitForReady(env, ns, 'app');
-  await deleteBundle('app');
+  await deleteBundle(f.env, f.ns, 'app');
   const first = await env.client.get(t.configMap, ns, 'cm');
   const uid = first.metadata.uid ?? '';
   const s1 = first.metadata.annotations?.[Annotations.deletionTimestamp];
@@ -80,7 +74,7 @@ it('the first release stamp and proof written back after a second release by the
     return o.metadata.annotations?.[Annotations.deletionTimestamp] === undefined && (o.metadata.ownerReferences ?? []).length > 0;
   });
   await sleep(Math.max(0, s1Ms + 22_000 - Date.now()));
-  await deleteBundle('app');
+  await deleteBundle(f.env, f.ns, 'app');
   const second = await env.client.get(t.configMap, ns, 'cm');
   expect(second.metadata.uid).toBe(uid);
   const s2 = second.metadata.annotations?.[Annotations.deletionTimestamp];

@@ -52,12 +52,12 @@ import { expectKept, run, uniqueName, waitFor } from './harness.js';
 import { applyBundle, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { annotationPointer, patchOnlyUser } from './patch-only-user.js';
+import { sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt27replay', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
 }));
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 30_000;
 const pointer = annotationPointer;
 

@@ -53,27 +53,21 @@
 import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { expectKept, resourceType, run, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { expectKept, resourceType, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { annotationPointer, patchOnlyUser } from './patch-only-user.js';
+import { deleteBundle, releasedBy, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt29orw', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'bundles', clock, namespaces: [f.ns], workers: 2 }),
 }));
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 20_000;
 const pointer = annotationPointer;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
-
-async function deleteBundle(name: string, cascade?: 'orphan'): Promise<void> {
-  const r = await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false', ...(cascade ? [`--cascade=${cascade}`] : [])]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(f.env, f.ns, name)) === undefined, { timeoutMs: 60_000 });
-}
 
 it('a released object whose stamp was taken off before a Bundle took hold of it, orphaned since: the old release written back is deleted at once', async () => {
   const { env, ns, t } = f;
@@ -82,19 +76,13 @@ it('a released object whose stamp was taken off before a Bundle took hold of it,
   patcher = await patchOnlyUser(env, ns, { apiGroups: [''], resources: ['configmaps'] });
 
   // 1. Released by `app`: S1, P1 (recorded S1).
-  await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);
-  await waitForReady(env, ns, 'app');
-  await deleteBundle('app');
-  const released = await env.client.get(t.configMap, ns, 'cm');
-  const uid = released.metadata.uid ?? '';
-  const s1 = released.metadata.annotations?.[Annotations.deletionTimestamp];
-  const p1 = released.metadata.annotations?.[Annotations.releaseProof];
-  const label = released.metadata.labels?.[Labels.formerBundle];
-  const former = released.metadata.annotations?.[Annotations.formerBundle];
-  expect(s1).toBeDefined();
-  expect(p1).toBeDefined();
-  expect(label).toBeDefined();
-  expect(former).toBe('app');
+  const {
+    uid,
+    stamp: s1,
+    proof: p1,
+    label,
+    former,
+  } = await releasedBy(env, ns, 'app', [{ name: 'c', object: manifest }], t.configMap, 'cm');
   const s1Ms = Date.parse(s1 ?? '');
 
   // 2. The patch-only user takes the stamp off (the release no longer checks: kept, unproven).
@@ -115,7 +103,7 @@ it('a released object whose stamp was taken off before a Bundle took hold of it,
   console.log(`release record after the take-hold: ${JSON.stringify((record as { data?: unknown } | undefined)?.data)} (S1 ${s1})`);
 
   // 4. Orphan deletion of `app`: cm is kept for good.
-  await deleteBundle('app', 'orphan');
+  await deleteBundle(f.env, f.ns, 'app', 'orphan');
   await waitFor('cm orphaned', async () => {
     const o = await env.client.get(t.configMap, ns, 'cm');
     return (o.metadata.ownerReferences ?? []).length === 0;

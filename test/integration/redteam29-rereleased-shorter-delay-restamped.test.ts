@@ -45,24 +45,18 @@
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { expectKept, resourceType, run, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { expectKept, resourceType, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { patchOnlyUser } from './patch-only-user.js';
+import { deleteBundle, expectKeptFor, releasedBy } from './release-writeback.js';
 
 const f = operatorFixture('rt29rsd');
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 20_000;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
-
-async function deleteBundle(name: string, cascade?: 'orphan'): Promise<void> {
-  const r = await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false', ...(cascade ? [`--cascade=${cascade}`] : [])]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(f.env, f.ns, name)) === undefined, { timeoutMs: 60_000 });
-}
 
 it('the first release (20s) written back after a second release over 10m: restamped over 20s and deleted minutes early', async () => {
   const { env, ns, t } = f;
@@ -71,19 +65,7 @@ it('the first release (20s) written back after a second release over 10m: restam
   patcher = await patchOnlyUser(env, ns, { apiGroups: [''], resources: ['configmaps'] });
 
   // 1. Released by `app`: S1, P1 (recorded S1).
-  await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);
-  await waitForReady(env, ns, 'app');
-  await deleteBundle('app');
-  const released = await env.client.get(t.configMap, ns, 'cm');
-  const uid = released.metadata.uid ?? '';
-  const s1 = released.metadata.annotations?.[Annotations.deletionTimestamp];
-  const p1 = released.metadata.annotations?.[Annotations.releaseProof];
-  const label = released.metadata.labels?.[Labels.formerBundle];
-  const former = released.metadata.annotations?.[Annotations.formerBundle];
-  expect(s1).toBeDefined();
-  expect(p1).toBeDefined();
-  expect(label).toBeDefined();
-  expect(former).toBe('app');
+  const { uid, stamp: s1, proof: p1 } = await releasedBy(env, ns, 'app', [{ name: 'c', object: manifest }], t.configMap, 'cm');
 
   // 2. `app` again, the delay lengthened to 10m: takes hold, then released again (S2, P2 over 10m).
   const longer = configMap('cm', { key: 'v' }, { [Annotations.deletionDelay]: '10m' });
@@ -97,7 +79,7 @@ it('the first release (20s) written back after a second release over 10m: restam
     );
   });
   await waitForReady(env, ns, 'app');
-  await deleteBundle('app');
+  await deleteBundle(f.env, f.ns, 'app');
   const second = await env.client.get(t.configMap, ns, 'cm');
   expect(second.metadata.uid).toBe(uid);
   const s2 = second.metadata.annotations?.[Annotations.deletionTimestamp];
@@ -110,7 +92,6 @@ it('the first release (20s) written back after a second release over 10m: restam
   );
 
   // 3. The user writes the first release back, its 20s delay with it.
-  let lastStamp: string | undefined;
   expectKept(await env.client.tryGet(t.configMap, ns, 'cm'), uid);
   await patcher.patch(
     t.configMap,
@@ -124,15 +105,5 @@ it('the first release (20s) written back after a second release over 10m: restam
     'merge',
   );
   // Kept until S2 + 10m: watched for two of the short delays (a new 20s countdown ends one delay after it is stamped).
-  const until = Date.now() + 2 * DELAY_MS + 5_000;
-  while (Date.now() < until) {
-    const o = await env.client.tryGet(t.configMap, ns, 'cm');
-    if (o === undefined || o.metadata.deletionTimestamp !== undefined) {
-      console.log(`cm deleted; last stamp seen: ${lastStamp}`);
-      break;
-    }
-    lastStamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
-    await sleep(1_000);
-  }
-  expectKept(await env.client.tryGet(t.configMap, ns, 'cm'), uid);
+  await expectKeptFor(env, t.configMap, ns, 'cm', uid, 2 * DELAY_MS + 5_000);
 }, 240_000);

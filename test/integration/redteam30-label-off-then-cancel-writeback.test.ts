@@ -49,41 +49,19 @@
  * release; a release ends when the object is there without the
  * former-bundle label ("What happens" above is the code before that).
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations, Labels } from '../../src/api/names.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import { expectKept, kubeconfigPath, resourceType, run, uniqueName, waitFor, type RunResult } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { bundlesmith, expectKept, kubeconfigPath, resourceType, uniqueName } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { deleteBundle, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt30lcc');
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 20_000;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
-
-async function cli(args: string[]): Promise<RunResult> {
-  return await new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-async function deleteBundle(name: string): Promise<void> {
-  const r = await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false']);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(f.env, f.ns, name)) === undefined, { timeoutMs: 60_000 });
-}
 
 it('a released object whose label was taken off before `bundlesmith cancel`: its release written back is deleted at once', async () => {
   const { env, ns, t } = f;
@@ -110,7 +88,7 @@ it('a released object whose label was taken off before `bundlesmith cancel`: its
   // 1. Released by `app`: S1, P1 (recorded S1).
   await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);
   await waitForReady(env, ns, 'app');
-  await deleteBundle('app');
+  await deleteBundle(f.env, f.ns, 'app');
   const released = await env.client.get(t.configMap, ns, 'cm');
   const uid = released.metadata.uid ?? '';
   const s1 = released.metadata.annotations?.[Annotations.deletionTimestamp];
@@ -130,7 +108,7 @@ it('a released object whose label was taken off before `bundlesmith cancel`: its
   expect(unlabelled.metadata.annotations?.[Annotations.releaseProof]).toBe(p1);
 
   // 3. A person cancels the deletion.
-  const cancelled = await cli(['cancel', 'ConfigMap/cm', '-n', ns]);
+  const cancelled = await bundlesmith(['cancel', 'ConfigMap/cm', '-n', ns]);
   expect(cancelled.stderr).toBe('');
   expect(cancelled.code).toBe(0);
   expect(cancelled.stdout).toContain('will not be deleted');

@@ -53,12 +53,12 @@ import { gadgetsServed, installGadgets, setGadgetVersions } from './gadgets.js';
 import { expectKept, kubeconfigPath, resourceType, run, uniqueName, waitFor } from './harness.js';
 import { applyBundle, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt30sll', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'cluster', clock, namespaces: [f.ns], workers: 2 }),
 }));
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 20_000;
 
 let patcher: KubeClient | undefined;

@@ -54,25 +54,19 @@
 import { Annotations, Labels } from '../../src/api/names.js';
 import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
-import { expectKept, kubeconfigPath, resourceType, run, uniqueName, waitFor } from './harness.js';
-import { applyBundle, configMap, getBundle, waitForReady } from './bundles.js';
+import { expectKept, kubeconfigPath, resourceType, uniqueName, waitFor } from './harness.js';
+import { applyBundle, configMap, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
+import { deleteBundle, expectKeptFor, releasedBy, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt30tho', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'bundles', clock, namespaces: [f.ns], workers: 2 }),
 }));
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const DELAY_MS = 20_000;
 
 let patcher: KubeClient | undefined;
 afterAll(() => patcher?.close());
-
-async function deleteBundle(name: string, cascade?: 'orphan'): Promise<void> {
-  const r = await run('kubectl', ['delete', 'bundle', name, '-n', f.ns, '--wait=false', ...(cascade ? [`--cascade=${cascade}`] : [])]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(f.env, f.ns, name)) === undefined, { timeoutMs: 60_000 });
-}
 
 it('a released object stripped of its marks label first, taken hold of and orphaned: its release written back is deleted at once', async () => {
   const { env, ns, t } = f;
@@ -97,19 +91,13 @@ it('a released object stripped of its marks label first, taken hold of and orpha
   patcher = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfigPath()), { impersonateUser: user, impersonateGroups: [] });
 
   // 1. Released by `app`: S1, P1 (recorded S1).
-  await applyBundle(env, ns, 'app', [{ name: 'c', object: manifest }]);
-  await waitForReady(env, ns, 'app');
-  await deleteBundle('app');
-  const released = await env.client.get(t.configMap, ns, 'cm');
-  const uid = released.metadata.uid ?? '';
-  const s1 = released.metadata.annotations?.[Annotations.deletionTimestamp];
-  const p1 = released.metadata.annotations?.[Annotations.releaseProof];
-  const label = released.metadata.labels?.[Labels.formerBundle];
-  const former = released.metadata.annotations?.[Annotations.formerBundle];
-  expect(s1).toBeDefined();
-  expect(p1).toBeDefined();
-  expect(label).toBeDefined();
-  expect(former).toBe('app');
+  const {
+    uid,
+    stamp: s1,
+    proof: p1,
+    label,
+    former,
+  } = await releasedBy(env, ns, 'app', [{ name: 'c', object: manifest }], t.configMap, 'cm');
 
   // 2. The user takes the label off (cm leaves the sweep's watch still carrying the proof).
   await patcher.patch(t.configMap, ns, 'cm', { metadata: { labels: { [Labels.formerBundle]: null } } }, 'merge');
@@ -143,7 +131,7 @@ it('a released object stripped of its marks label first, taken hold of and orpha
   console.log(`release record after the take-hold: ${JSON.stringify((record as { data?: unknown } | undefined)?.data)} (S1 ${s1})`);
 
   // 5. Orphan deletion of `app`: cm is kept for good.
-  await deleteBundle('app', 'orphan');
+  await deleteBundle(f.env, f.ns, 'app', 'orphan');
   await waitFor('cm orphaned', async () => {
     const o = await env.client.get(t.configMap, ns, 'cm');
     return (o.metadata.ownerReferences ?? []).length === 0;
@@ -152,7 +140,6 @@ it('a released object stripped of its marks label first, taken hold of and orpha
 
   // 6. Past S1 + delay, the user writes the first release back.
   await sleep(Math.max(0, Date.parse(s1 ?? '') + DELAY_MS + 1_500 - Date.now()));
-  let lastStamp: string | undefined;
   expectKept(await env.client.tryGet(t.configMap, ns, 'cm'), uid);
   await patcher.patch(
     t.configMap,
@@ -167,15 +154,5 @@ it('a released object stripped of its marks label first, taken hold of and orpha
     'merge',
   );
   // Kept for good: watched for two delays (the new countdown ends one delay after it is stamped).
-  const until = Date.now() + 2 * DELAY_MS + 5_000;
-  while (Date.now() < until) {
-    const o = await env.client.tryGet(t.configMap, ns, 'cm');
-    if (o === undefined || o.metadata.deletionTimestamp !== undefined) {
-      console.log(`cm deleted; last stamp seen: ${lastStamp}`);
-      break;
-    }
-    lastStamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
-    await sleep(1_000);
-  }
-  expectKept(await env.client.tryGet(t.configMap, ns, 'cm'), uid);
+  await expectKeptFor(env, t.configMap, ns, 'cm', uid, 2 * DELAY_MS + 5_000);
 }, 240_000);

@@ -9,12 +9,11 @@
  * would count again once the record was gone.
  */
 import { Annotations } from '../../src/api/names.js';
-import { resourceType, waitFor } from './harness.js';
+import { bundlesmith, resourceType, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import {
   RELEASE_RECORDS_NAMESPACE,
-  bundlesmith,
   deleteBundle,
   expectKeptFor,
   releaseRecordName,

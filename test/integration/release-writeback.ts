@@ -2,16 +2,13 @@
  * What the red teams' release write-back tests share: deleting a Bundle the
  * way a user does (kubectl, not waiting), a snapshot of the release the
  * finalizer wrote (stamp, proof, the former-bundle marks), the record of a
- * release, the `bundlesmith` CLI, and watching an object stay kept for a
+ * release, and watching an object stay kept for a
  * while (the same uid, no deletionTimestamp, every second).
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { repoRoot } from '../../src/api/crd-paths.js';
 import { Annotations, Labels } from '../../src/api/names.js';
 import type { ResourceType } from '../../src/kube/types.js';
-import { expectKept, kubeconfigPath, resourceType, run, waitFor, type RunResult, type TestEnv } from './harness.js';
-import { getBundle } from './bundles.js';
+import { expectKept, resourceType, run, waitFor, type TestEnv } from './harness.js';
+import { applyBundle, getBundle, waitForReady, type ResourceFixture } from './bundles.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,20 +17,6 @@ export async function deleteBundle(env: TestEnv, ns: string, name: string, casca
   const r = await run('kubectl', ['delete', 'bundle', name, '-n', ns, '--wait=false', ...(cascade ? [`--cascade=${cascade}`] : [])]);
   if (r.code !== 0) throw new Error(r.stderr);
   await waitFor(`Bundle ${name} to be gone`, async () => (await getBundle(env, ns, name)) === undefined, { timeoutMs: 60_000 });
-}
-
-/** The built `bundlesmith` CLI against the test cluster. */
-export async function bundlesmith(args: string[]): Promise<RunResult> {
-  return await new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(repoRoot(), 'dist', 'src', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()],
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
 }
 
 /** A released object's marks as the finalizer wrote them: what someone who read it could write back later. */
@@ -85,4 +68,28 @@ export async function expectKeptFor(env: TestEnv, rt: ResourceType, ns: string, 
     await sleep(1_000);
   }
   expectKept(await env.client.tryGet(rt, ns, name), uid);
+}
+
+/**
+ * Bundle `bundle` applied with `resources` until Ready, then deleted: the
+ * release of `name` (a `rt`) its finalizer wrote, checked to carry a stamp,
+ * a proof and the former-bundle marks.
+ */
+export async function releasedBy(
+  env: TestEnv,
+  ns: string,
+  bundle: string,
+  resources: ResourceFixture[],
+  rt: ResourceType,
+  name: string,
+): Promise<ReleaseSnapshot> {
+  await applyBundle(env, ns, bundle, resources);
+  await waitForReady(env, ns, bundle);
+  await deleteBundle(env, ns, bundle);
+  const released = await releaseSnapshot(env, rt, ns, name);
+  expect(released.stamp).toBeDefined();
+  expect(released.proof).toBeDefined();
+  expect(released.label).toBeDefined();
+  expect(released.former).toBe(bundle);
+  return released;
 }
