@@ -141,11 +141,14 @@ export class ReleaseRecords {
     const { uid, namespace = '', name } = o.metadata;
     const annotations = o.metadata.annotations;
     const seen = `${uid ?? ''}@${annotations?.[Annotations.releaseProof] ?? ''}@${annotations?.[Annotations.deletionTimestamp] ?? ''}`;
-    // Any release's marks, its stamp taken off too (the recorded signing is cancelled: red team 30); where there is no
-    // record yet, a stamped release whose proof checks (cancelledByListing).
+    // Any release's marks, its stamp or its proof taken off too: the recorded signing is cancelled whatever the object
+    // shows (red teams 30 and 32). Where there is no record yet, only a stamped release whose proof checks
+    // (cancelledByListing): a hand-written one is nothing to cancel.
     if (uid === undefined || !carriesReleaseMarks(o.metadata) || this.recordedCancels.has(seen)) return;
-    if (annotations?.[Annotations.deletionTimestamp] !== undefined && !checkReleaseProof(this.releaseKey, o.metadata).proven) return;
-    await this.write(recordedObject(o, { uid, namespace, name }), (current) => cancelledByListing(o.metadata, current));
+    const proven = checkReleaseProof(this.releaseKey, o.metadata).proven;
+    await this.write(recordedObject(o, { uid, namespace, name }), (current) =>
+      current === undefined && !proven ? undefined : cancelledByListing(o.metadata, current),
+    );
     this.recordedCancels.add(seen);
   }
 
