@@ -224,6 +224,8 @@ export class ReleasedObjectSweeper {
       this.o.logger.debug({ ...sweepKeyFields(key), action: decision.action }, 'released-object sweep decided');
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
     if (decision.action !== 'skip' && !(await this.proofs.proven(rt, cached))) return 'forget';
+    // A release an earlier version signed (no record) is recorded first, as it stands: decided again on the object written.
+    if (decision.action !== 'skip' && (await this.relisted.recordOlderRelease(this.writerFor(namespace), rt, cached))) return 'forget';
     return this.act(rt, cached, decision, now);
   }
 

@@ -6,8 +6,10 @@
  * (decideListedRelease, fuzz softdelete 20284). The object stays released:
  * when no Bundle lists it, the sweep starts a new countdown.
  */
-import { EventReasons, FIELD_MANAGER } from '../../api/names.js';
-import { cancelReleasedCountdownPatch, restampReleasePatch } from '../../core/bundle/release.js';
+import { Annotations, EventReasons, FIELD_MANAGER } from '../../api/names.js';
+import { cancelReleasedCountdownPatch, recordedReleasePatch, restampReleasePatch } from '../../core/bundle/release.js';
+import { isRecordedProof } from '../../core/softdelete/provenance.js';
+import { SeenKeys } from '../../runtime/seen-keys.js';
 import { decideListedRelease, TAKE_HOLD_GRACE_MS, type ReleasedObjectListing } from '../../core/softdelete/sweep.js';
 import { guardedPatch } from '../../kube/guarded-write.js';
 import type { Discovery } from '../../kube/discovery.js';
@@ -24,6 +26,8 @@ import { recordedObject, type ReleaseRecords } from './release-records.js';
 export class RelistedReleases {
   /** When this sweep first saw each object (by uid@resourceVersion) listed with its countdown on. */
   private readonly firstSeenListed = new Map<string, number>();
+  /** uid@resourceVersion of the releases signed before records this sweep recorded (or tried to). */
+  private readonly olderReleasesSeen = new SeenKeys();
 
   constructor(
     private readonly d: {
@@ -98,6 +102,30 @@ export class RelistedReleases {
     const marked = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     if (marked.kind !== 'written' && marked.kind !== 'declined') throw marked.error;
     return true;
+  }
+
+  /**
+   * A release signed before releases were recorded (its proof checked as
+   * read, not a v3 one) and with no record: signed again as it stands and
+   * recorded first (recordedReleasePatch), once per object state. A record
+   * there already decides (readWithRecord), and nothing is written. True
+   * when the object was written (its watch event brings it back).
+   */
+  async recordOlderRelease(writer: KubeClient, rt: ResourceType, o: KubeObject): Promise<boolean> {
+    const proof = o.metadata.annotations?.[Annotations.releaseProof];
+    const seen = `${o.metadata.uid ?? ''}@${o.metadata.resourceVersion ?? ''}`;
+    if (proof === undefined || isRecordedProof(proof) || !this.olderReleasesSeen.first(seen)) return false;
+    const patch = recordedReleasePatch(o, this.d.proofs.sign);
+    if (patch === undefined) return false;
+    // Recorded only where there is no record, or it names this very release (resigning: carriesRecordedRelease).
+    if (!(await this.d.records.recordSigning(recordedObject(rt, { ...o.metadata, uid: o.metadata.uid ?? '' }), patch, o.metadata)))
+      return false;
+    const { namespace = '', name } = o.metadata;
+    const signed = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
+    // Not written (changed since read, gone): the record names a signing the object does not carry, so it is kept.
+    if (signed.kind === 'written') return true;
+    if (signed.kind === 'declined' || signed.kind === 'stale' || signed.kind === 'gone') return false;
+    throw signed.error;
   }
 
   /** A live Bundle lists the object: its countdown is cancelled, recorded as such (ReleaseRecords.recordListingCancel). */

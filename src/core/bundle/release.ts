@@ -275,3 +275,17 @@ export function restampReleasePatch(o: ReleasedObject, deletionTimestamp: string
   const proof = resignedReleaseProof(o, deletionTimestamp, sign);
   return [...markPatch(o, deletionTimestamp), ...(proof ? [proof] : [])];
 }
+
+/**
+ * A release signed before releases were recorded (a v2 or v1 proof) signed
+ * again as it stands, as a recorded one (v3, over the same facts: stamp,
+ * delay and policy unchanged), so that from then on only the recorded
+ * signing counts, and a take-hold ends it even where its marks were taken
+ * off first (red team 32). Only for an object whose proof checked as read:
+ * the resourceVersion test keeps the new proof off any other state.
+ */
+export function recordedReleasePatch(o: ReleasedObject, sign: ReleaseSigner): JsonPatchOperation[] | undefined {
+  const proof = resignedReleaseProof(o, o.metadata.annotations?.[Annotations.deletionTimestamp] ?? '', sign);
+  if (proof === undefined || o.metadata.resourceVersion === undefined) return undefined;
+  return [{ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion }, proof];
+}

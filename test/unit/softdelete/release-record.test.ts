@@ -6,7 +6,13 @@
  * again; a release a take-hold ended never counts again.
  */
 import { Annotations, Labels } from '../../../src/api/names.js';
-import { cancelReleasedCountdownPatch, keptReleasePatch, releasePatch, restampReleasePatch } from '../../../src/core/bundle/release.js';
+import {
+  cancelReleasedCountdownPatch,
+  keptReleasePatch,
+  recordedReleasePatch,
+  releasePatch,
+  restampReleasePatch,
+} from '../../../src/core/bundle/release.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
 import { checkReleaseProof, releaseFactsOf, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
 import {
@@ -104,6 +110,20 @@ describe('readWithRecord: a release counts only while it is the recorded one', (
     };
     expect(checkReleaseProof(KEY, relabelled).proven).toBe(false);
     expect(checkReleaseProof(KEY, o.metadata).proven).toBe(true);
+  });
+
+  test('a release signed before records (v2) is signed again as it stands, as a recorded one (v3), on the state read', () => {
+    const before = released(S1, { [Annotations.deletionPolicy]: 'Approve' }, 'v2');
+    const ops = recordedReleasePatch(before, sign) ?? [];
+    expect(ops[0]).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: '10' });
+    const proof = signedProofOf(ops) ?? '';
+    expect(proof).toMatch(/^v3:/);
+    // The same facts (stamp, delay, policy): the new proof checks on the object as it stands.
+    const after = { ...before.metadata, annotations: { ...before.metadata.annotations, [Annotations.releaseProof]: proof } };
+    expect(checkReleaseProof(KEY, after).proven).toBe(true);
+    expect(readWithRecord(after, { state: 'signed', proof })).toBe(after);
+    // The v2 proof written back later is not the recorded one.
+    expect(readWithRecord(before.metadata, { state: 'signed', proof })).toBeUndefined();
   });
 
   test('what the finalizer signs now is a v3 proof', () => {
