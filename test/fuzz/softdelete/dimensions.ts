@@ -235,6 +235,7 @@ export type HandEdit =
   | 'drop-owner-refs'
   | 'add-foreign-owner'
   | 'replay-annotations'
+  | 'strip-release-proof'
   | 'blank-claim-record'
   | 'reset-managed-fields'
   | 'blank-dependency-record'

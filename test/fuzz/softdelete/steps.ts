@@ -157,6 +157,8 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
   'add-foreign-owner': 'add an ownerReference to a live Secret outside the seed',
   'replay-annotations':
     "write back its deletion annotations as an earlier read saw them (stamp, proofs, rules; a released object's release proof: red team 27)",
+  'strip-release-proof':
+    'kubectl annotate smith.atlassian.com/release-proof- on a released object (a replay may write it back later: red team 32)',
   'blank-claim-record': 'kubectl annotate --overwrite smith.atlassian.com/claimReferences= (red team 16)',
   'reset-managed-fields': 'reset its managedFields to [{}] (red team 14)',
   'blank-dependency-record': 'kubectl annotate --overwrite smith.atlassian.com/dependencyReferences= (red team 21)',
@@ -496,6 +498,7 @@ export class StepGenerator {
             [1.5, 'drop-owner-refs'],
             [1.5, 'add-foreign-owner'],
             [2, 'replay-annotations'],
+            [1, 'strip-release-proof'],
             [1.5, 'blank-claim-record'],
             [1, 'reset-managed-fields'],
             [1.5, 'blank-dependency-record'],

@@ -510,7 +510,8 @@ class SeedRun {
           touched.add(object);
           if (step.edit === 'drop-owner-refs') this.model.handDisowned(object);
           if (step.edit === 'add-foreign-owner') this.model.handForeignOwner(object);
-          if (step.edit === 'replay-annotations') this.model.handReplayed(object);
+          // Both may put a countdown off (a stamp that no longer counts starts again): only "not before" is judged.
+          if (step.edit === 'replay-annotations' || step.edit === 'strip-release-proof') this.model.handReplayed(object);
         }
         break;
       case 'wipe-record':

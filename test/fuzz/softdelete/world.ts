@@ -777,6 +777,12 @@ export class SeedWorld {
             ],
           };
           break;
+        case 'strip-release-proof':
+          // A released object's proof taken off (while a Bundle lists it, say): the listing must still cancel the recorded
+          // signing, so a replay of the proof later does not bring the old stamp back (red team 32).
+          if (live.metadata.annotations?.[Annotations.releaseProof] === undefined) return false;
+          meta = { annotations: { [Annotations.releaseProof]: null } };
+          break;
         case 'blank-claim-record':
           // Only where a claim is recorded: the edit that once turned the claim into the user's reference (red team 16).
           if (live.metadata.annotations?.[Annotations.claimReferences] === undefined) return false;
