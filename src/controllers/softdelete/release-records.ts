@@ -21,7 +21,7 @@ import {
 } from '../../core/softdelete/release-record.js';
 import type { JsonPatchOperation } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
-import { errorMessage, isAlreadyExists, isConflict } from '../../kube/errors.js';
+import { errorMessage, isAlreadyExists, isConflict, isForbidden, KubeApiError, SendRefused } from '../../kube/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Discovery } from '../../kube/discovery.js';
@@ -92,6 +92,19 @@ export class ReleaseRecords {
       object,
       resigning === undefined ? signed : (current) => (carriesRecordedRelease(resigning, current) ? signed : undefined),
     );
+  }
+
+  /**
+   * Records the signing a patch carries only where the object has no record
+   * at all (a release an earlier version signed, recorded as it stands);
+   * false where there is one: that record decides (a cancelled one is not
+   * signed again over the stamp it cancelled: red team 33). Call before
+   * sending the patch.
+   */
+  async recordFirstSigning(object: RecordedObject, patch: readonly JsonPatchOperation[]): Promise<boolean> {
+    const proof = signedProofOf(patch);
+    if (proof === undefined) return false;
+    return this.write(object, (current) => (current === undefined ? { state: 'signed', proof } : undefined));
   }
 
   /** A Bundle takes hold of the object (before the take-hold is sent): no release of it counts any more. */
@@ -183,6 +196,17 @@ export class ReleaseRecords {
       } catch (err) {
         // Another writer got there first: decide again on what it wrote.
         if (attempt < 3 && (isConflict(err) || isAlreadyExists(err))) continue;
+        // Refused by RBAC: said so, naming the record, where the failure is reported on the object (a take-hold's resource
+        // in the Bundle's status): the user's object is not what may not be written.
+        if (isForbidden(err) && err instanceof KubeApiError && !(err instanceof SendRefused))
+          throw new KubeApiError(
+            err.code,
+            err.reason,
+            `the release record of ${object.kind} ${object.namespace}/${object.name} (ConfigMap ${this.at.namespace}/${name}) may not be written: ${err.message}`,
+            err.verb,
+            err.path,
+            err.causes,
+          );
         throw err;
       }
     }

@@ -117,9 +117,8 @@ export class RelistedReleases {
     if (proof === undefined || isRecordedProof(proof) || !this.olderReleasesSeen.first(seen)) return false;
     const patch = recordedReleasePatch(o, this.d.proofs.sign);
     if (patch === undefined) return false;
-    // Recorded only where there is no record, or it names this very release (resigning: carriesRecordedRelease).
-    if (!(await this.d.records.recordSigning(recordedObject(rt, { ...o.metadata, uid: o.metadata.uid ?? '' }), patch, o.metadata)))
-      return false;
+    // Recorded only where there is no record at all: a cancelled record of this very proof keeps its cancel (red team 33).
+    if (!(await this.d.records.recordFirstSigning(recordedObject(rt, { ...o.metadata, uid: o.metadata.uid ?? '' }), patch))) return false;
     const { namespace = '', name } = o.metadata;
     const signed = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     // Not written (changed since read, gone): the record names a signing the object does not carry, so it is kept.
