@@ -236,6 +236,7 @@ export type HandEdit =
   | 'add-foreign-owner'
   | 'replay-annotations'
   | 'strip-release-proof'
+  | 'legacy-release'
   | 'blank-claim-record'
   | 'reset-managed-fields'
   | 'blank-dependency-record'

@@ -159,6 +159,8 @@ const HAND_EDIT_TEXT: Record<HandEdit, string> = {
     "write back its deletion annotations as an earlier read saw them (stamp, proofs, rules; a released object's release proof: red team 27)",
   'strip-release-proof':
     'kubectl annotate smith.atlassian.com/release-proof- on a released object (a replay may write it back later: red team 32)',
+  'legacy-release':
+    'turn a released object into one an earlier version released: its record deleted, the same facts under a v2 proof (red teams 32, 33)',
   'blank-claim-record': 'kubectl annotate --overwrite smith.atlassian.com/claimReferences= (red team 16)',
   'reset-managed-fields': 'reset its managedFields to [{}] (red team 14)',
   'blank-dependency-record': 'kubectl annotate --overwrite smith.atlassian.com/dependencyReferences= (red team 21)',
@@ -499,6 +501,7 @@ export class StepGenerator {
             [1.5, 'add-foreign-owner'],
             [2, 'replay-annotations'],
             [1, 'strip-release-proof'],
+            [1.5, 'legacy-release'],
             [1.5, 'blank-claim-record'],
             [1, 'reset-managed-fields'],
             [1.5, 'blank-dependency-record'],

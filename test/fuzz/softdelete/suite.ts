@@ -511,7 +511,8 @@ class SeedRun {
           if (step.edit === 'drop-owner-refs') this.model.handDisowned(object);
           if (step.edit === 'add-foreign-owner') this.model.handForeignOwner(object);
           // Both may put a countdown off (a stamp that no longer counts starts again): only "not before" is judged.
-          if (step.edit === 'replay-annotations' || step.edit === 'strip-release-proof') this.model.handReplayed(object);
+          if (step.edit === 'replay-annotations' || step.edit === 'strip-release-proof' || step.edit === 'legacy-release')
+            this.model.handReplayed(object);
         }
         break;
       case 'wipe-record':

@@ -16,6 +16,8 @@ import { Discovery } from '../../../src/kube/discovery.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject, ResourceType } from '../../../src/kube/types.js';
 import type { OwnerReference } from '../../../src/api/resource.js';
+import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../../src/controllers/softdelete/release-key.js';
+import { releaseFactsOf, signRelease } from '../../../src/core/softdelete/provenance.js';
 import { startOperatorProcess, type OperatorProcess } from '../../integration/operator.js';
 import type { Defaults, Entry, Propagation, Rule, Spoil } from './model.js';
 import {
@@ -324,6 +326,8 @@ export class SeedWorld {
   private readonly replayHistory = new Map<string, Record<string, string>[]>();
   /** The rbac dimension: the operator's roles as granted, the revocation in force, and the processes killed on purpose. */
   private roles: OperatorRole[] = [];
+  /** Where the operator keeps its release key, and so its release records. */
+  private keyNamespace = 'default';
   private revoked: RbacRevocation | undefined;
   private readonly killedOnPurpose = new WeakSet<OperatorProcess>();
   private stopped = false;
@@ -414,6 +418,7 @@ export class SeedWorld {
       ),
     ].sort();
     const keyNamespace = this.dims.replicas ? this.namespace : 'default';
+    this.keyNamespace = keyNamespace;
     this.roles = operatorRoles(this.namespace, groups, this.fuzzKinds(), keyNamespace, this.dims.replicas !== undefined);
     for (const role of this.roles) await this.applyRole(role, role.rules);
     for (const role of this.roles) await this.applyBinding(role);
@@ -777,6 +782,22 @@ export class SeedWorld {
             ],
           };
           break;
+        case 'legacy-release': {
+          // The release as an earlier version (before release records) would have left it: the same facts under a v2 proof,
+          // and no record. What every release outstanding at an upgrade is; the sweep records it as it stands (red teams
+          // 32 and 33). The record goes first (the operator's namespace: the fuzzer's admin rights stand in for the upgrade).
+          const facts = releaseFactsOf(live.metadata);
+          const proof = live.metadata.annotations?.[Annotations.releaseProof];
+          if (facts === undefined || proof === undefined || !proof.startsWith('v3:')) return false;
+          const at = { namespace: this.keyNamespace, name: DEFAULT_RELEASE_KEY_SECRET };
+          const key = await loadReleaseKey(this.cluster.client, at);
+          const recordName = `${DEFAULT_RELEASE_KEY_SECRET}-${live.metadata.uid ?? ''}`;
+          const record = await this.cluster.client.tryGet(this.cluster.configMaps, this.keyNamespace, recordName);
+          if (record !== undefined)
+            await this.cluster.client.delete(this.cluster.configMaps, this.keyNamespace, recordName, { uid: record.metadata.uid });
+          meta = { annotations: { [Annotations.releaseProof]: signRelease(key, facts, 'v2') } };
+          break;
+        }
         case 'strip-release-proof':
           // A released object's proof taken off (while a Bundle lists it, say): the listing must still cancel the recorded
           // signing, so a replay of the proof later does not bring the old stamp back (red team 32).
