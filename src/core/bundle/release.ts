@@ -234,6 +234,10 @@ export function markPatch(
   if (proof !== undefined) ops.push({ op: 'add', path: annotationPath(Annotations.stampProof), value: proof });
   else if (o.metadata.annotations?.[Annotations.stampProof] !== undefined)
     ops.push({ op: 'remove', path: annotationPath(Annotations.stampProof) });
+  // A new countdown: an approval there was given for an earlier one (a cancelled countdown's, one dated ahead within the
+  // clock skew allowed included) and must never count for this one (red team 34).
+  if (o.metadata.annotations?.[Annotations.deletionApproved] !== undefined)
+    ops.push({ op: 'remove', path: annotationPath(Annotations.deletionApproved) });
   return ops;
 }
 
