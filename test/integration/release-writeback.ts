@@ -6,6 +6,7 @@
  * while (the same uid, no deletionTimestamp, every second).
  */
 import { Annotations, Labels } from '../../src/api/names.js';
+import { DEFAULT_RELEASE_KEY_SECRET } from '../../src/controllers/softdelete/release-key.js';
 import type { ResourceType } from '../../src/kube/types.js';
 import { expectKept, resourceType, run, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, getBundle, waitForReady, type ResourceFixture } from './bundles.js';
@@ -42,7 +43,7 @@ export async function releaseSnapshot(env: TestEnv, rt: ResourceType, ns: string
 
 /** Where the test operator keeps the record of an object's release (the release key Secret default/bundlesmith-release-key). */
 export const RELEASE_RECORDS_NAMESPACE = 'default';
-export const releaseRecordName = (uid: string): string => `bundlesmith-release-key-${uid}`;
+export const releaseRecordName = (uid: string): string => `${DEFAULT_RELEASE_KEY_SECRET}-${uid}`;
 
 /** The data of the record of an object's release; undefined where there is none. */
 export async function releaseRecordOf(env: TestEnv, uid: string): Promise<Record<string, string> | undefined> {

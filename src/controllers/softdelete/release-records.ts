@@ -12,6 +12,7 @@ import { Annotations, FIELD_MANAGER, Labels, ReleaseRecordLabel } from '../../ap
 import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/provenance.js';
 import { SeenKeys } from '../../runtime/seen-keys.js';
 import {
+  asItStandsRecord,
   cancelledByListing,
   carriesRecordedRelease,
   carriesReleaseMarks,
@@ -48,6 +49,12 @@ export interface RecordedObject {
   kind: string;
   namespace: string;
   name: string;
+}
+
+/** The released object a record names, for an object as read (undefined without a uid: no record can name it). */
+export function recordedObjectOf(type: { apiVersion: string; kind: string }, o: KubeObject): RecordedObject | undefined {
+  const uid = o.metadata.uid;
+  return uid === undefined || uid === '' ? undefined : recordedObject(type, { ...o.metadata, uid });
 }
 
 /** The released object a record names: its kind as served (`type`), its uid, namespace and name. */
@@ -95,16 +102,21 @@ export class ReleaseRecords {
   }
 
   /**
-   * Records the signing a patch carries only where the object has no record
-   * at all (a release an earlier version signed, recorded as it stands);
-   * false where there is one: that record decides (a cancelled one is not
-   * signed again over the stamp it cancelled: red team 33). Call before
-   * sending the patch.
+   * Records the signing a patch carries where the sweep signs an earlier
+   * version's release (`carried`) again as it stands (asItStandsRecord);
+   * true where the patch may be sent (recorded now, or by an earlier try),
+   * false where the record decides otherwise. Call before sending the patch.
    */
-  async recordFirstSigning(object: RecordedObject, patch: readonly JsonPatchOperation[]): Promise<boolean> {
+  async recordSigningAsItStands(object: RecordedObject, patch: readonly JsonPatchOperation[], carried: string): Promise<boolean> {
     const proof = signedProofOf(patch);
     if (proof === undefined) return false;
-    return this.write(object, (current) => (current === undefined ? { state: 'signed', proof } : undefined));
+    let recordedBefore = false;
+    const wrote = await this.write(object, (current) => {
+      const step = asItStandsRecord(current, carried, proof);
+      recordedBefore = step === 'recorded';
+      return step === 'write' ? { state: 'signed', proof } : undefined;
+    });
+    return wrote || recordedBefore;
   }
 
   /** A Bundle takes hold of the object (before the take-hold is sent): no release of it counts any more. */

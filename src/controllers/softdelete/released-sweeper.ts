@@ -225,7 +225,7 @@ export class ReleasedObjectSweeper {
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
     if (decision.action !== 'skip' && !(await this.proofs.proven(rt, cached))) return 'forget';
     // A release an earlier version signed (no record) is recorded first, as it stands: decided again on the object written.
-    if (decision.action !== 'skip' && (await this.relisted.recordOlderRelease(this.writerFor(namespace), rt, cached))) return 'forget';
+    if (decision.action !== 'skip' && (await this.relisted.recordOlderRelease(this.writerFor(namespace), rt, cached))) return 'requeue';
     return this.act(rt, cached, decision, now);
   }
 

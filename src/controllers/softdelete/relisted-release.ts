@@ -8,7 +8,7 @@
  */
 import { Annotations, EventReasons, FIELD_MANAGER } from '../../api/names.js';
 import { cancelReleasedCountdownPatch, recordedReleasePatch, restampReleasePatch } from '../../core/bundle/release.js';
-import { isRecordedProof } from '../../core/softdelete/provenance.js';
+import { signedWithRecord } from '../../core/softdelete/provenance.js';
 import { SeenKeys } from '../../runtime/seen-keys.js';
 import { decideListedRelease, TAKE_HOLD_GRACE_MS, type ReleasedObjectListing } from '../../core/softdelete/sweep.js';
 import { guardedPatch } from '../../kube/guarded-write.js';
@@ -20,7 +20,7 @@ import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { ReleaseProofs } from './release-proofs.js';
-import { recordedObject, type ReleaseRecords } from './release-records.js';
+import { recordedObjectOf, type ReleaseRecords } from './release-records.js';
 
 /** The sweep's handling of released objects live Bundles list (one per sweeper: it remembers what it saw listed). */
 export class RelistedReleases {
@@ -62,12 +62,10 @@ export class RelistedReleases {
     // Only a release this operator signed is signed again (over no stamp): the patch lands only on the state as read.
     if (decision.action === 'skip' || !(await d.proofs.proven(rt, cached))) return 'forget';
     const patch = cancelReleasedCountdownPatch(cached, d.proofs.sign);
-    if (patch === undefined) return 'forget';
+    const object = recordedObjectOf(rt, cached);
+    if (patch === undefined || object === undefined) return 'forget';
     const { namespace = '', name } = cached.metadata;
-    if (
-      !(await d.records.recordSigning(recordedObject(rt, { ...cached.metadata, uid: cached.metadata.uid ?? '' }), patch, cached.metadata))
-    )
-      return d.proofs.notCurrent(rt, cached);
+    if (!(await d.records.recordSigning(object, patch, cached.metadata))) return d.proofs.notCurrent(rt, cached);
     const cancelled = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
     if (cancelled.kind === 'stale') return 'requeue';
     if (cancelled.kind === 'gone') return 'forget';
@@ -93,8 +91,9 @@ export class RelistedReleases {
    */
   async startCountdown(writer: KubeClient, rt: ResourceType, o: KubeObject, deletionTimestamp: string): Promise<boolean> {
     const patch = restampReleasePatch(o, deletionTimestamp, this.d.proofs.sign);
+    const object = recordedObjectOf(rt, o);
     // Signed again only while it carries the recorded release: its facts are then that signing's own (red team 29).
-    if (!(await this.d.records.recordSigning(recordedObject(rt, { ...o.metadata, uid: o.metadata.uid ?? '' }), patch, o.metadata))) {
+    if (object === undefined || !(await this.d.records.recordSigning(object, patch, o.metadata))) {
       await this.d.proofs.notCurrent(rt, o);
       return false;
     }
@@ -105,25 +104,29 @@ export class RelistedReleases {
   }
 
   /**
-   * A release signed before releases were recorded (its proof checked as
-   * read, not a v3 one) and with no record: signed again as it stands and
-   * recorded first (recordedReleasePatch), once per object state. A record
-   * there already decides (readWithRecord), and nothing is written. True
-   * when the object was written (its watch event brings it back).
+   * A release an earlier version signed (a v2 or v1 proof, checked as read):
+   * signed again as it stands (v3, the same facts: recordedReleasePatch),
+   * recorded first (asItStandsRecord: where there is no record, or it names
+   * this release signed; a cancelled or ended one decides and nothing is
+   * sent). True where the sweep should look again (written: its watch event
+   * brings it back; changed since read: the patch is tried again on the new
+   * state, the record already naming the same v3 proof).
    */
   async recordOlderRelease(writer: KubeClient, rt: ResourceType, o: KubeObject): Promise<boolean> {
     const proof = o.metadata.annotations?.[Annotations.releaseProof];
     const seen = `${o.metadata.uid ?? ''}@${o.metadata.resourceVersion ?? ''}`;
-    if (proof === undefined || isRecordedProof(proof) || !this.olderReleasesSeen.first(seen)) return false;
+    const object = recordedObjectOf(rt, o);
+    if (proof === undefined || signedWithRecord(proof) || object === undefined || this.olderReleasesSeen.has(seen)) return false;
     const patch = recordedReleasePatch(o, this.d.proofs.sign);
-    if (patch === undefined) return false;
-    // Recorded only where there is no record at all: a cancelled record of this very proof keeps its cancel (red team 33).
-    if (!(await this.d.records.recordFirstSigning(recordedObject(rt, { ...o.metadata, uid: o.metadata.uid ?? '' }), patch))) return false;
+    if (patch === undefined || !(await this.d.records.recordSigningAsItStands(object, patch, proof))) {
+      this.olderReleasesSeen.add(seen);
+      return false;
+    }
     const { namespace = '', name } = o.metadata;
     const signed = await guardedPatch(writer, { rt, namespace, name }, { patch, type: 'json', opts: { fieldManager: FIELD_MANAGER } });
-    // Not written (changed since read, gone): the record names a signing the object does not carry, so it is kept.
-    if (signed.kind === 'written') return true;
-    if (signed.kind === 'declined' || signed.kind === 'stale' || signed.kind === 'gone') return false;
+    if (signed.kind === 'written' || signed.kind === 'stale') return true;
+    this.olderReleasesSeen.add(seen);
+    if (signed.kind === 'declined' || signed.kind === 'gone') return false;
     throw signed.error;
   }
 

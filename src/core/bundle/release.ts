@@ -219,7 +219,8 @@ export function releasePatch(
  * JSON patch writing the countdown stamp (the object has annotations: it
  * carries deletionDelay, or there would be no countdown). A test on the object's
  * resourceVersion keeps the stamp from landing on an object that changed
- * since it was read (the next pass re-reads and re-decides).
+ * since it was read (the next pass re-reads and re-decides). An approval on
+ * the object goes: it was given for an earlier countdown.
  */
 export function markPatch(
   o: { metadata: { resourceVersion?: string | undefined; annotations?: Readonly<Record<string, string>> | undefined } },
@@ -281,11 +282,11 @@ export function restampReleasePatch(o: ReleasedObject, deletionTimestamp: string
 }
 
 /**
- * A release signed before releases were recorded (a v2 or v1 proof) signed
- * again as it stands, as a recorded one (v3, over the same facts: stamp,
- * delay and policy unchanged), so that from then on only the recorded
- * signing counts, and a take-hold ends it even where its marks were taken
- * off first (red team 32). Only for an object whose proof checked as read:
+ * A release an earlier version signed (a v2 or v1 proof) signed again as it
+ * stands, as a v3 one (over the same facts: stamp, delay and policy
+ * unchanged), so that from then on it counts only with its record, and a
+ * take-hold ends it even where its marks were taken off first (red team
+ * 32). Only for an object whose proof checked as read:
  * the resourceVersion test keeps the new proof off any other state.
  */
 export function recordedReleasePatch(o: ReleasedObject, sign: ReleaseSigner): JsonPatchOperation[] | undefined {

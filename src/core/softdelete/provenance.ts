@@ -19,17 +19,23 @@ import { formerBundleOf } from './former-bundle.js';
  * The proof format written now. v2 binds the deletionPolicy too, so that
  * taking an Approve policy off a released object does not make it deletable
  * without an approval. v3 signs the same facts and says, in the signed
- * message, that the signing was recorded before it was sent
- * (release-record.ts): a v3 proof without a record is not counted, so a
- * record deleted by hand keeps its object rather than letting an earlier
- * release written back count. v2 and v1 proofs (signed before records) still
- * check, a v1 only on an object without a deletionPolicy annotation.
+ * message, that every signing of this kind has its record written before it
+ * is sent (release-record.ts): a v3 proof without a record is not counted,
+ * so a record deleted by hand keeps its object rather than letting an
+ * earlier release written back count. v2 and v1 proofs (of earlier versions,
+ * some with records, some without) still check, a v1 only on an object
+ * without a deletionPolicy annotation; the sweep signs them again as v3 as
+ * soon as it sees them (relisted-release.ts recordOlderRelease).
  */
 export const RELEASE_PROOF_VERSION = 'v3';
 
-/** Whether a proof was signed with its release recorded first (v3): without a record it does not count. */
-export function isRecordedProof(proof: string): boolean {
-  return proof.startsWith(`${RELEASE_PROOF_VERSION}:`);
+/**
+ * Whether a proof is of the kind whose record is always written first (v3
+ * and any later version): without its record it does not count. Only v1 and
+ * v2 proofs, of earlier versions, may stand without one.
+ */
+export function signedWithRecord(proof: string): boolean {
+  return !proof.startsWith('v1:') && !proof.startsWith('v2:');
 }
 
 /** Bytes a release key must have at least. */
@@ -61,8 +67,8 @@ function mac(key: Uint8Array, facts: ReleaseFacts, version: string = RELEASE_PRO
 
 /**
  * The annotation value proving this release: the version, `:` and the HMAC
- * in base64url. `version` other than the current one: for tests that
- * fabricate a release signed by an earlier operator.
+ * in base64url. `version` other than the current one: only for tests that
+ * fabricate a release an earlier version signed (nothing in src passes it).
  */
 export function signRelease(key: Uint8Array, facts: ReleaseFacts, version: 'v2' | 'v3' = RELEASE_PROOF_VERSION): string {
   return `${version}:${mac(key, facts, version).toString('base64url')}`;

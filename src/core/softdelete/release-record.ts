@@ -22,7 +22,7 @@
  */
 import { Annotations, Labels } from '../../api/names.js';
 import { jsonPointerSegment, type JsonPatchOperation } from '../bundle/objects.js';
-import { isRecordedProof } from './provenance.js';
+import { signedWithRecord } from './provenance.js';
 
 export type ReleaseRecordState = 'signed' | 'cancelled' | 'ended';
 
@@ -60,13 +60,14 @@ type Meta = { annotations?: Readonly<Record<string, string>> | undefined };
  * Whether the object carries the release the record names (signed or
  * cancelled with this proof): only then may the sweep sign it again (a
  * cancel, a new countdown), since the facts it signs again are then the
- * recorded signing's own. No record: a release signed before releases were
- * recorded (a v2 or v1 proof) is judged by its proof alone; one signed since
- * (v3) lost its record (deleted by hand), and is not counted.
+ * recorded signing's own. No record: a v2 or v1 proof (an earlier version's,
+ * signed before records or its record lost) is judged by its proof alone
+ * until the sweep signs it again; a v3 one lost its record (deleted by
+ * hand), and is not counted.
  */
 export function carriesRecordedRelease(meta: Meta, record: ReleaseRecord | undefined): boolean {
   const proof = meta.annotations?.[Annotations.releaseProof];
-  if (record === undefined) return proof === undefined || !isRecordedProof(proof);
+  if (record === undefined) return proof === undefined || !signedWithRecord(proof);
   return record.state !== 'ended' && proof !== undefined && proof === record.proof;
 }
 
@@ -95,7 +96,7 @@ export function readWithRecord<M extends Meta>(meta: M, record: ReleaseRecord | 
 export function cancelledByListing(meta: Meta, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
   if (record !== undefined) return record.state === 'signed' ? { state: 'cancelled', proof: record.proof } : undefined;
   const proof = meta.annotations?.[Annotations.releaseProof];
-  if (proof === undefined || isRecordedProof(proof) || meta.annotations?.[Annotations.deletionTimestamp] === undefined) return undefined;
+  if (proof === undefined || signedWithRecord(proof) || meta.annotations?.[Annotations.deletionTimestamp] === undefined) return undefined;
   return { state: 'cancelled', proof };
 }
 
@@ -106,4 +107,22 @@ export function carriesReleaseMarks(meta: Meta & { labels?: Readonly<Record<stri
     meta.annotations?.[Annotations.formerBundle] !== undefined ||
     meta.labels?.[Labels.formerBundle] !== undefined
   );
+}
+
+/**
+ * The record the sweep writes as it signs an earlier version's release (v2
+ * or v1 proof `carried`) again as it stands, as `resigned` (v3, the same
+ * facts): where there is no record, or the record names the carried proof
+ * signed, the new signing ('write'); where it names `resigned` signed
+ * already (an earlier try whose patch did not land: the proof over the same
+ * facts is the same), nothing to write, the patch is sent again
+ * ('recorded'); anything else ('leave': a cancelled or ended record, or
+ * another signing) decides, and nothing is sent (a cancel is never signed
+ * over: red team 33).
+ */
+export function asItStandsRecord(current: ReleaseRecord | undefined, carried: string, resigned: string): 'write' | 'recorded' | 'leave' {
+  if (current === undefined) return 'write';
+  if (current.state !== 'signed') return 'leave';
+  if (current.proof === resigned) return 'recorded';
+  return current.proof === carried ? 'write' : 'leave';
 }

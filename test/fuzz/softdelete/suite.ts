@@ -510,7 +510,7 @@ class SeedRun {
           touched.add(object);
           if (step.edit === 'drop-owner-refs') this.model.handDisowned(object);
           if (step.edit === 'add-foreign-owner') this.model.handForeignOwner(object);
-          // Both may put a countdown off (a stamp that no longer counts starts again): only "not before" is judged.
+          // Each may put a countdown off (a stamp that no longer counts starts again): only "not before" is judged.
           if (step.edit === 'replay-annotations' || step.edit === 'strip-release-proof' || step.edit === 'legacy-release')
             this.model.handReplayed(object);
         }

@@ -793,6 +793,10 @@ export class SeedWorld {
           const key = await loadReleaseKey(this.cluster.client, at);
           const recordName = `${DEFAULT_RELEASE_KEY_SECRET}-${live.metadata.uid ?? ''}`;
           const record = await this.cluster.client.tryGet(this.cluster.configMaps, this.keyNamespace, recordName);
+          // Only a release whose record names it signed: a cancelled or ended one is over, and deleting its record would
+          // revive it by the fuzzer's own admin edit (the documented trust in the operator's namespace).
+          const data = (record as { data?: Record<string, string> } | undefined)?.data;
+          if (record !== undefined && (data?.['state'] !== 'signed' || data['proof'] !== proof)) return false;
           if (record !== undefined)
             await this.cluster.client.delete(this.cluster.configMaps, this.keyNamespace, recordName, { uid: record.metadata.uid });
           meta = { annotations: { [Annotations.releaseProof]: signRelease(key, facts, 'v2') } };

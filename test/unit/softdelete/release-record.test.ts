@@ -14,8 +14,15 @@ import {
   restampReleasePatch,
 } from '../../../src/core/bundle/release.js';
 import type { LiveObject } from '../../../src/core/bundle/objects.js';
-import { checkReleaseProof, releaseFactsOf, releaseSigner, signRelease } from '../../../src/core/softdelete/provenance.js';
 import {
+  checkReleaseProof,
+  releaseFactsOf,
+  releaseSigner,
+  signRelease,
+  signedWithRecord,
+} from '../../../src/core/softdelete/provenance.js';
+import {
+  asItStandsRecord,
   cancelledByListing,
   carriesRecordedRelease,
   carriesReleaseMarks,
@@ -124,6 +131,24 @@ describe('readWithRecord: a release counts only while it is the recorded one', (
     expect(readWithRecord(after, { state: 'signed', proof })).toBe(after);
     // The v2 proof written back later is not the recorded one.
     expect(readWithRecord(before.metadata, { state: 'signed', proof })).toBeUndefined();
+  });
+
+  test("signing an earlier version's release again as it stands: only over no record, or the carried proof signed; again where it was recorded", () => {
+    expect(asItStandsRecord(undefined, 'v2:p', 'v3:q')).toBe('write');
+    expect(asItStandsRecord({ state: 'signed', proof: 'v2:p' }, 'v2:p', 'v3:q')).toBe('write');
+    // An earlier try whose patch did not land: the same facts give the same proof, sent again.
+    expect(asItStandsRecord({ state: 'signed', proof: 'v3:q' }, 'v2:p', 'v3:q')).toBe('recorded');
+    // A listing's cancel is never signed over (red team 33), nor an ended release, nor another signing.
+    expect(asItStandsRecord({ state: 'cancelled', proof: 'v2:p' }, 'v2:p', 'v3:q')).toBe('leave');
+    expect(asItStandsRecord({ state: 'ended', proof: '' }, 'v2:p', 'v3:q')).toBe('leave');
+    expect(asItStandsRecord({ state: 'signed', proof: 'v2:other' }, 'v2:p', 'v3:q')).toBe('leave');
+  });
+
+  test('only v1 and v2 proofs may stand without a record', () => {
+    expect(signedWithRecord('v1:x')).toBe(false);
+    expect(signedWithRecord('v2:x')).toBe(false);
+    expect(signedWithRecord('v3:x')).toBe(true);
+    expect(signedWithRecord('v4:x')).toBe(true);
   });
 
   test('what the finalizer signs now is a v3 proof', () => {
