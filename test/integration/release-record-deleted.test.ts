@@ -8,10 +8,11 @@
  * `bundlesmith delete-now`. Without this, an earlier release written back
  * would count again once the record was gone.
  */
-import { Annotations } from '../../src/api/names.js';
-import { bundlesmith, resourceType, waitFor } from './harness.js';
+import { Annotations, Labels, ReleaseRecordLabel } from '../../src/api/names.js';
+import { formatRfc3339 } from '../../src/core/rfc3339.js';
+import { bundlesmith, expectKept, resourceType, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForReady } from './bundles.js';
-import { operatorFixture } from './operator.js';
+import { operatorFixture, releaseProofFor } from './operator.js';
 import {
   RELEASE_RECORDS_NAMESPACE,
   deleteBundle,
@@ -60,3 +61,42 @@ it('a v3 release whose record is deleted is kept past its delay, reported, and d
   expect(deleted.code).toBe(0);
   await waitFor('cm deleted', async () => (await env.client.tryGet(t.configMap, ns, 'cm'))?.metadata.uid !== released.uid);
 }, 180_000);
+
+it('a release the first version with records signed (v2, recorded) is signed again as v3; its record deleted after that keeps it', async () => {
+  const { env, ns, t } = f;
+  const stamp = formatRfc3339(Date.now() - 60_000);
+  const created = await env.client.create(t.configMap, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'cm-v2',
+      namespace: ns,
+      labels: { [Labels.formerBundle]: 'gone' },
+      annotations: { [Annotations.formerBundle]: 'gone', [Annotations.deletionDelay]: '10m', [Annotations.deletionTimestamp]: stamp },
+    },
+    data: { key: 'v' },
+  });
+  const uid = created.metadata.uid ?? '';
+  const v2 = await releaseProofFor(created.metadata, 'v2');
+  // The record that version wrote before its v2 patch.
+  const configMaps = await resourceType(env, 'v1', 'ConfigMap');
+  await env.client.create(configMaps, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: releaseRecordName(uid),
+      namespace: RELEASE_RECORDS_NAMESPACE,
+      labels: { [ReleaseRecordLabel.key]: ReleaseRecordLabel.value },
+    },
+    data: { state: 'signed', proof: v2[Annotations.releaseProof] ?? '', uid, object: `v1 ConfigMap ${ns}/cm-v2` },
+  });
+  await env.client.patch(t.configMap, ns, 'cm-v2', { metadata: { annotations: v2 } }, 'merge');
+  await waitFor('the release signed again as v3, and recorded', async () => {
+    const o = await env.client.get(t.configMap, ns, 'cm-v2');
+    const proof = o.metadata.annotations?.[Annotations.releaseProof] ?? '';
+    return proof.startsWith('v3:') && (await releaseRecordOf(env, uid))?.proof === proof;
+  });
+  const resigned = await env.client.get(t.configMap, ns, 'cm-v2');
+  expect(resigned.metadata.annotations?.[Annotations.deletionTimestamp]).toBe(stamp);
+  expectKept(resigned, uid);
+}, 120_000);
