@@ -16,9 +16,13 @@ import {
   cancelledByListing,
   carriesRecordedRelease,
   carriesReleaseMarks,
+  parseRecordedObject,
   parseReleaseRecord,
+  sameRecord,
   signedProofOf,
+  withUnwrittenCancel,
   type ReleaseRecord,
+  type UnwrittenCancel,
 } from '../../core/softdelete/release-record.js';
 import type { JsonPatchOperation } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
@@ -69,11 +73,10 @@ export class ReleaseRecords {
   private lastPrune: number | undefined;
   /** uid@proof of the listing cancels recorded already (recordListingCancel). */
   private readonly recordedCancels = new SeenKeys();
+  /** By object uid, the listing cancels decided and not written: they count in this process all the same (withUnwrittenCancel). */
+  private readonly unwrittenCancels = new Map<string, UnwrittenCancel & { object: RecordedObject }>();
 
-  /**
-   * `at`: the release key's Secret, beside which the records are kept;
-   * `releaseKey`: its key, to tell the releases this operator signed.
-   */
+  /** `at`: the release key's Secret, beside which the records are kept; `releaseKey`: its key (which releases are ours). */
   constructor(
     private readonly client: KubeClient,
     private readonly at: ReleaseKeySecret,
@@ -171,16 +174,38 @@ export class ReleaseRecords {
     // (cancelledByListing): a hand-written one is nothing to cancel.
     if (uid === undefined || !carriesReleaseMarks(o.metadata) || this.recordedCancels.has(seen)) return;
     const proven = checkReleaseProof(this.releaseKey, o.metadata).proven;
-    await this.write(recordedObject(o, { uid, namespace, name }), (current) =>
-      current === undefined && !proven ? undefined : cancelledByListing(o.metadata, current),
-    );
+    const object = recordedObject(o, { uid, namespace, name });
+    let decided: UnwrittenCancel | undefined;
+    try {
+      await this.write(object, (current) => {
+        const to = current === undefined && !proven ? undefined : cancelledByListing(o.metadata, current);
+        decided = to && { from: current, to };
+        return to;
+      });
+    } catch (err) {
+      // Not written (refused, failed): the cancel counts in this process all the same, and is written at its next read.
+      if (decided !== undefined) this.unwrittenCancels.set(uid, { ...decided, object });
+      throw err;
+    }
     this.recordedCancels.add(seen);
   }
 
   /** The record of the object's release, read fresh: undefined when there is none (a release signed before records). */
   async read(uid: string): Promise<ReleaseRecord | undefined> {
+    const unwritten = this.unwrittenCancels.get(uid);
+    // A listing's cancel not written yet is tried again (written, it holds after a restart too); a failure leaves it
+    // counting in this process only, and it is tried again at the next read.
+    if (unwritten !== undefined)
+      await this.write(unwritten.object, (current) => (sameRecord(current, unwritten.to) ? unwritten.to : undefined)).catch(() => false);
     const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
-    return found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data);
+    return this.decidedOn(uid, found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data));
+  }
+
+  /** The record as read, as this process decides on it: with its unwritten listing cancel, dropped once the record changed. */
+  private decidedOn(uid: string, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
+    const unwritten = this.unwrittenCancels.get(uid);
+    if (unwritten !== undefined && !sameRecord(record, unwritten.from)) this.unwrittenCancels.delete(uid);
+    return withUnwrittenCancel(record, unwritten);
   }
 
   /**
@@ -195,7 +220,8 @@ export class ReleaseRecords {
     const name = this.nameFor(object.uid);
     for (let attempt = 0; ; attempt++) {
       const found = typeof next === 'function' ? await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, name) : undefined;
-      const record = typeof next === 'function' ? next(found && parseReleaseRecord((found as { data?: unknown }).data)) : next;
+      const current = found && parseReleaseRecord((found as { data?: unknown }).data);
+      const record = typeof next === 'function' ? next(this.decidedOn(object.uid, current)) : next;
       if (record === undefined) return false;
       const data = { ...record, uid: object.uid, object: `${object.apiVersion} ${object.kind} ${object.namespace}/${object.name}` };
       try {
@@ -204,6 +230,8 @@ export class ReleaseRecords {
           const pinned = { metadata: { resourceVersion: found?.metadata.resourceVersion }, data };
           await this.client.patch(CONFIGMAP_RESOURCE, this.at.namespace, name, pinned, 'merge', { fieldManager: FIELD_MANAGER });
         } else await this.upsert(name, data);
+        // Decided on the record with any unwritten cancel: what is written now supersedes it.
+        this.unwrittenCancels.delete(object.uid);
         return true;
       } catch (err) {
         // Another writer got there first: decide again on what it wrote.
@@ -318,15 +346,4 @@ export class ReleaseRecords {
       }
     }
   }
-}
-
-/** The object a record names (`data.object`: "apiVersion kind namespace/name"). */
-function parseRecordedObject(data: unknown): { apiVersion: string; kind: string; namespace: string; name: string } | undefined {
-  const text = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).object : undefined;
-  if (typeof text !== 'string') return undefined;
-  const [apiVersion, kind, at, ...rest] = text.split(' ');
-  const [namespace, name, ...more] = (at ?? '').split('/');
-  if (apiVersion === undefined || kind === undefined || namespace === undefined || name === undefined) return undefined;
-  if (rest.length > 0 || more.length > 0 || name === '') return undefined;
-  return { apiVersion, kind, namespace, name };
 }

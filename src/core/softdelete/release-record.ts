@@ -126,3 +126,36 @@ export function asItStandsRecord(current: ReleaseRecord | undefined, carried: st
   if (current.proof === resigned) return 'recorded';
   return current.proof === carried ? 'write' : 'leave';
 }
+
+/** A listing's cancel this process decided and could not write: the record as read then (`from`) and as decided (`to`). */
+export interface UnwrittenCancel {
+  from: ReleaseRecord | undefined;
+  to: ReleaseRecord;
+}
+
+/**
+ * The record as this process decides on it: a listing's cancel it could not
+ * write (an admission policy or RBAC refused it, a request failed) counts as
+ * written while the record is still as read when the cancel was decided, so
+ * the stamp the listing cancelled does not count after the drop (red team
+ * 36). Anything written since decides.
+ */
+export function withUnwrittenCancel(record: ReleaseRecord | undefined, unwritten: UnwrittenCancel | undefined): ReleaseRecord | undefined {
+  return unwritten !== undefined && sameRecord(record, unwritten.from) ? unwritten.to : record;
+}
+
+/** Whether two records (or their absence) say the same. */
+export function sameRecord(a: ReleaseRecord | undefined, b: ReleaseRecord | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.state === b.state && a.proof === b.proof;
+}
+
+/** The object a record names (`data.object`: "apiVersion kind namespace/name"). */
+export function parseRecordedObject(data: unknown): { apiVersion: string; kind: string; namespace: string; name: string } | undefined {
+  const text = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).object : undefined;
+  if (typeof text !== 'string') return undefined;
+  const [apiVersion, kind, at, ...rest] = text.split(' ');
+  const [namespace, name, ...more] = (at ?? '').split('/');
+  if (apiVersion === undefined || kind === undefined || namespace === undefined || name === undefined) return undefined;
+  if (rest.length > 0 || more.length > 0 || name === '') return undefined;
+  return { apiVersion, kind, namespace, name };
+}

@@ -27,8 +27,11 @@ import {
   carriesRecordedRelease,
   carriesReleaseMarks,
   parseReleaseRecord,
+  parseRecordedObject,
   readWithRecord,
+  sameRecord,
   signedProofOf,
+  withUnwrittenCancel,
   type ReleaseRecord,
 } from '../../../src/core/softdelete/release-record.js';
 import { decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
@@ -213,5 +216,51 @@ describe('the record a listing writes, and what a take-hold ends', () => {
     expect(carriesReleaseMarks(o.metadata)).toBe(true);
     expect(carriesReleaseMarks({ labels: {}, annotations: { [Annotations.releaseProof]: 'v2:x' } })).toBe(true);
     expect(carriesReleaseMarks(held(S1).metadata)).toBe(false);
+  });
+});
+
+describe('a listing cancel this process could not write (red team 36)', () => {
+  test('counts as written while the record is as read when it was decided: the cancelled stamp does not count', () => {
+    const o = released(S1);
+    const unwritten = { from: signed(o), to: { state: 'cancelled' as const, proof: proofOf(o) } };
+    const decided = withUnwrittenCancel(signed(o), unwritten);
+    expect(decided).toEqual({ state: 'cancelled', proof: proofOf(o) });
+    expect(readWithRecord(o.metadata, decided)?.annotations[Annotations.deletionTimestamp]).toBeUndefined();
+    expect(decideReleasedSweep(readWithRecord(o.metadata, decided) ?? o.metadata, NOW).action).toBe('mark');
+    // No record (a release signed before records, v2): the cancel decided over none counts while there is none.
+    const before = released(S1, {}, 'v2');
+    expect(withUnwrittenCancel(undefined, { from: undefined, to: { state: 'cancelled', proof: proofOf(before) } })).toEqual({
+      state: 'cancelled',
+      proof: proofOf(before),
+    });
+  });
+
+  test('anything written since decides: a new signing, an end, the cancel itself', () => {
+    const o = released(S1);
+    const later = released(S2);
+    const unwritten = { from: signed(o), to: { state: 'cancelled' as const, proof: proofOf(o) } };
+    expect(withUnwrittenCancel(signed(later), unwritten)).toEqual(signed(later));
+    expect(withUnwrittenCancel({ state: 'ended', proof: '' }, unwritten)).toEqual({ state: 'ended', proof: '' });
+    expect(withUnwrittenCancel(undefined, unwritten)).toBeUndefined();
+    expect(withUnwrittenCancel(signed(o), undefined)).toEqual(signed(o));
+  });
+
+  test('records compare by state and proof; none equals only none', () => {
+    expect(sameRecord(undefined, undefined)).toBe(true);
+    expect(sameRecord(undefined, { state: 'ended', proof: '' })).toBe(false);
+    expect(sameRecord({ state: 'signed', proof: 'p' }, { state: 'cancelled', proof: 'p' })).toBe(false);
+    expect(sameRecord({ state: 'signed', proof: 'p' }, { state: 'signed', proof: 'p' })).toBe(true);
+  });
+
+  test('the object a record names is read back from its data, anything else is no object', () => {
+    expect(parseRecordedObject({ object: 'v1 ConfigMap ns/cm' })).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      namespace: 'ns',
+      name: 'cm',
+    });
+    expect(parseRecordedObject({ object: 'v1 ConfigMap ns/' })).toBeUndefined();
+    expect(parseRecordedObject({ object: 'v1 ConfigMap ns/cm extra' })).toBeUndefined();
+    expect(parseRecordedObject({})).toBeUndefined();
   });
 });
