@@ -43,7 +43,7 @@ import { bundleTarget } from './bundle-resource.js';
 import { forbiddenFailure, forEachBounded, type ActDeps, type PassOutcome } from './act-deps.js';
 import { keepRecorded, recordClaimsFirst, recordCountdownsFirst, recordKindsFirst } from './record.js';
 import { pruneObjects } from './prune-writes.js';
-import { recordedObject } from '../softdelete/release-records.js';
+import { recordedObject } from '../../core/softdelete/release-record.js';
 
 export type ActResult =
   /** The plan as finally carried out (prunes withheld or kept for other Bundles) and what happened. */

@@ -7,7 +7,8 @@
  * only once a pass on fresh lists finds nothing left to write. A pass that
  * cannot let it go says why in the Bundle's status.
  */
-import { recordedObject, type ReleaseRecords } from '../softdelete/release-records.js';
+import type { ReleaseRecords } from '../softdelete/release-records.js';
+import { recordedObject } from '../../core/softdelete/release-record.js';
 import type { Bundle } from '../../api/bundle.js';
 import type { BundleStatus, PendingDeletion } from '../../api/bundle-status.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';

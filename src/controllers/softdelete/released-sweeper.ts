@@ -283,10 +283,12 @@ export class ReleasedObjectSweeper {
     const recorded = await this.records.read(fresh.metadata.uid ?? '');
     // The reads just made refreshed the server-time estimate.
     const nowFresh = this.serverTime.lowerBound();
-    if (nowFresh === undefined) return 'requeue';
+    // A countdown marked here is stamped with the upper bound, as every stamp is (red team 35).
+    const stampFresh = this.serverTime.upperBound();
+    if (nowFresh === undefined || stampFresh === undefined) return 'requeue';
     const read = readWithRecord(fresh.metadata, recorded);
     if (read === undefined) return this.proofs.notCurrent(rt, fresh, recorded === undefined);
-    const again = decideReleasedSweep(read, nowFresh, nowFresh);
+    const again = decideReleasedSweep(read, nowFresh, stampFresh);
     if (again.action === 'skip' || !(await this.proofs.proven(rt, fresh))) return 'forget';
     // Not due on the fresh reads (a cancelled stamp reads as none: a new countdown is marked): carried out as decided.
     if (!deletesNow(again)) return this.act(rt, fresh, again, nowFresh);
@@ -299,9 +301,8 @@ export class ReleasedObjectSweeper {
       { opts: { uid: fresh.metadata.uid, resourceVersion: fresh.metadata.resourceVersion, guard }, stale: 'conflict-or-failed-test' },
     );
     if (deleted.kind === 'stale' || deleted.kind === 'refused') return 'requeue';
-    // Gone before the DELETE (someone else deleted it): nothing was deleted here, so nothing is reported as deleted.
-    // Its record stays for the prune to drop: a 404 may also mean the version stopped being served since the read
-    // (a CRD upgrade), and the record of an object still there must not go (red team 31).
+    // Gone before the DELETE: nothing is reported deleted. Its record stays for the prune: a 404 may also mean the
+    // version stopped being served since the read, and the record of an object still there must not go (red team 31).
     if (deleted.kind === 'gone') return 'forget';
     if (deleted.kind !== 'written' && deleted.kind !== 'declined') throw deleted.error;
     const former = formerBundleOf(fresh.metadata) ?? '?';

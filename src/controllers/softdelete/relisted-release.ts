@@ -20,7 +20,8 @@ import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { WorkResult } from '../../runtime/workers.js';
 import type { EventRecorder } from '../events.js';
 import type { ReleaseProofs } from './release-proofs.js';
-import { recordedObjectOf, type ReleaseRecords } from './release-records.js';
+import type { ReleaseRecords } from './release-records.js';
+import { recordedObjectOf } from '../../core/softdelete/release-record.js';
 
 /** The sweep's handling of released objects live Bundles list (one per sweeper: it remembers what it saw listed). */
 export class RelistedReleases {

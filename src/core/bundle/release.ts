@@ -198,7 +198,13 @@ export function releasePatch(
   }
   const decision = decideSoftDelete({ inSpec: false, annotations, now: countdown.now, stampAt: countdown.stampAt });
   // The first test already guards the whole patch; the stamp needs no second one.
-  if (decision.action === 'mark') ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test'));
+  if (decision.action === 'mark') {
+    const approvalPath = annotationPath(Annotations.deletionApproved);
+    ops.push(...markPatch(o, decision.deletionTimestamp).filter((op) => op.op !== 'test' && op.path !== approvalPath));
+    // Without markPatch's resourceVersion test, an approval written after the read (for the stamp this replaces) would
+    // survive a conditional remove: added and removed, it is gone whatever is there when the patch lands (red team 35).
+    ops.push({ op: 'add', path: approvalPath, value: '' }, { op: 'remove', path: approvalPath });
+  }
   // The stamp signed is stated even where it is already there: the record of the signing is read off the patch
   // (core/softdelete/release-record.ts signedStampOf), and what lands on the object is what the proof is over.
   else if (annotations[Annotations.deletionTimestamp] !== undefined)

@@ -159,3 +159,29 @@ export function parseRecordedObject(data: unknown): { apiVersion: string; kind: 
   if (rest.length > 0 || more.length > 0 || name === '') return undefined;
   return { apiVersion, kind, namespace, name };
 }
+
+/** The released object a record is about (named in the record, for a person reading it). */
+export interface RecordedObject {
+  uid: string;
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** The released object a record names, for an object as read (undefined without a uid: no record can name it). */
+export function recordedObjectOf(
+  type: { apiVersion: string; kind: string },
+  o: { metadata: { uid?: string | undefined; namespace?: string | undefined; name: string } },
+): RecordedObject | undefined {
+  const uid = o.metadata.uid;
+  return uid === undefined || uid === '' ? undefined : recordedObject(type, { ...o.metadata, uid });
+}
+
+/** The released object a record names: its kind as served (`type`), its uid, namespace and name. */
+export function recordedObject(
+  type: { apiVersion: string; kind: string },
+  meta: { uid: string; namespace?: string | undefined; name: string },
+): RecordedObject {
+  return { uid: meta.uid, apiVersion: type.apiVersion, kind: type.kind, namespace: meta.namespace ?? '', name: meta.name };
+}

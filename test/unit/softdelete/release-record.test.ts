@@ -95,6 +95,17 @@ describe('signedProofOf: the proof a patch signs, read off the patch', () => {
     expect(signedProofOf(restampReleasePatch(released(undefined), S2, sign))).toMatch(/^v3:/);
   });
 
+  test('a release that stamps anew takes any approval off, whatever is there when the patch lands (red team 35)', () => {
+    const approval = (ops: readonly { op: string; path: string }[]) => ops.filter((op) => op.path.endsWith('deletionApproved'));
+    // Read without an approval: one written after the read (for the stamp this replaces) still goes, added then removed.
+    expect(approval(releasePatch(held(), { name: 'b1' }, {}, { now: NOW, stampAt: NOW }, sign)).map((op) => op.op)).toEqual([
+      'add',
+      'remove',
+    ]);
+    // A countdown carried over (its stamp signed as it is) keeps its approval: it was given for that stamp.
+    expect(approval(releasePatch(held(S2), { name: 'b1' }, {}, { now: NOW, stampAt: NOW }, sign))).toEqual([]);
+  });
+
   test('a patch signing no release records nothing', () => {
     expect(signedProofOf(keptReleasePatch(held(S1), 'b1', {}))).toBeUndefined();
   });
