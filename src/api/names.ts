@@ -272,6 +272,8 @@ export const EventReasons = {
   AwaitingBundleReady: 'AwaitingBundleReady',
   /** On an object: it carries the former-bundle label but no valid release proof, so the sweeper keeps it. */
   UnprovenRelease: 'UnprovenRelease',
+  /** On an object: its release record may not be written (RBAC, an admission policy), so no countdown of it that the record cannot follow counts. */
+  ReleaseRecordRefused: 'ReleaseRecordRefused',
   /** An object counting down after its Bundle dropped it moved to the Bundle that lists it now (on both Bundles). */
   HandedOver: 'HandedOver',
   /** Warning: live fields of a drift: Warn object differ from its manifest (named, capped); written when the set changes. */

@@ -32,7 +32,7 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { expectKept, run, waitFor } from './harness.js';
-import { BUNDLE_RESOURCE_TYPE, applyBundle, bundleManifest, configMap, getBundle, waitForReady } from './bundles.js';
+import { BUNDLE_RESOURCE_TYPE, applyBundle, bundleManifest, configMap, eventsFor, getBundle, waitForReady } from './bundles.js';
 import { operatorFixture } from './operator.js';
 import { RELEASE_RECORDS_NAMESPACE, releaseRecordName, releaseRecordOf, sleep } from './release-writeback.js';
 import { refuseConfigMapOperation } from './refuse-operation.js';
@@ -94,6 +94,11 @@ it('a listing cancel whose record write is refused does not leave the cancelled 
     console.log('final stamp', lastStamp, 'record', JSON.stringify(await releaseRecordOf(env, uid)));
     expectKept(await env.client.tryGet(t.configMap, ns, 'cm-frozen'), uid);
     if (control) return;
+    // Said on the object: kept while its record may not be written.
+    const refused = await waitFor('a ReleaseRecordRefused event', async () =>
+      (await eventsFor(env, ns, 'cm-frozen')).find((e) => e.reason === 'ReleaseRecordRefused' && e.type === 'Warning'),
+    );
+    expect(refused.note).toContain(releaseRecordName(uid));
     // The refusal lifted: the cancel is written, and a new countdown starts over a new stamp (recorded first).
     await unrefuse();
     await unrefuseDel();

@@ -10,10 +10,13 @@ import { checkReleaseProof, releaseSigner, type ReleaseSigner } from '../../core
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { ControllerDeps } from '../deps.js';
 import { SeenKeys } from '../../runtime/seen-keys.js';
+import type { ReleaseRecordRefused } from './release-records.js';
 
 export class ReleaseProofs {
   /** uid@resourceVersion of the unproven releases reported already. */
   private readonly reportedUnproven = new SeenKeys();
+  /** uid@message of the refused record writes reported already. */
+  private readonly reportedRefusals = new SeenKeys();
   /** Signs a release again where the sweep changes its stamp (a cancelled or a new countdown). */
   readonly sign: ReleaseSigner;
 
@@ -40,6 +43,18 @@ export class ReleaseProofs {
       : "its release is not the operator's latest release of it (an earlier release written back, or one a Bundle's take-hold ended)";
     await this.reportKept(rt, o, reason);
     return 'forget';
+  }
+
+  /**
+   * The object's release record may not be written: a listing's cancel, a
+   * new countdown or a signing waits for it (the sweep tries again, and
+   * keeps the object meanwhile). Reported once per object and message.
+   */
+  async recordRefused(refused: ReleaseRecordRefused): Promise<void> {
+    const { uid, apiVersion, kind, namespace, name } = refused.object;
+    if (!this.reportedRefusals.first(`${uid}@${refused.message}`)) return;
+    const message = `kept while its release record (ConfigMap ${refused.record}) may not be written: ${refused.message}`;
+    await this.o.events.warning({ apiVersion, kind, name, namespace, uid }, EventReasons.ReleaseRecordRefused, message);
   }
 
   /** Reports a kept object once per uid and resourceVersion: a log line and a Warning event on the object. */

@@ -28,7 +28,7 @@ import {
 } from '../../core/softdelete/release-record.js';
 import type { JsonPatchOperation } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
-import { errorMessage, isAlreadyExists, isConflict, isForbidden, KubeApiError, SendRefused } from '../../kube/errors.js';
+import { errorMessage, isAlreadyExists, isConflict, isForbidden, isInvalid, KubeApiError, SendRefused } from '../../kube/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Discovery } from '../../kube/discovery.js';
@@ -47,6 +47,25 @@ const CONFIGMAP_RESOURCE: ResourceType = {
   namespaced: true,
   verbs: ['get', 'list', 'create', 'patch', 'delete'],
 };
+
+/** A release record the API server refused to write (RBAC, an admission policy): the failure names the record and its object. */
+export class ReleaseRecordRefused extends KubeApiError {
+  constructor(
+    readonly object: RecordedObject,
+    readonly record: string,
+    err: KubeApiError,
+  ) {
+    const about = `${object.kind} ${object.namespace}/${object.name}`;
+    super(
+      err.code,
+      err.reason,
+      `the release record of ${about} (ConfigMap ${record}) may not be written: ${err.message}`,
+      err.verb,
+      err.path,
+      err.causes,
+    );
+  }
+}
 
 export class ReleaseRecords {
   private lastPrune: number | undefined;
@@ -225,15 +244,8 @@ export class ReleaseRecords {
         if (attempt < 3 && (isConflict(err) || isAlreadyExists(err))) continue;
         // Refused by RBAC: said so, naming the record, where the failure is reported on the object (a take-hold's resource
         // in the Bundle's status): the user's object is not what may not be written.
-        if (isForbidden(err) && err instanceof KubeApiError && !(err instanceof SendRefused))
-          throw new KubeApiError(
-            err.code,
-            err.reason,
-            `the release record of ${object.kind} ${object.namespace}/${object.name} (ConfigMap ${this.at.namespace}/${name}) may not be written: ${err.message}`,
-            err.verb,
-            err.path,
-            err.causes,
-          );
+        if ((isForbidden(err) || isInvalid(err)) && err instanceof KubeApiError && !(err instanceof SendRefused))
+          throw new ReleaseRecordRefused(object, `${this.at.namespace}/${name}`, err);
         throw err;
       }
     }

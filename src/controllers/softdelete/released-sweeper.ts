@@ -9,10 +9,9 @@
  * the label and the countdown annotations can be written by anyone who may
  * patch an object, so alone they are no permission to delete it.
  *
- * An object a live Bundle lists is never swept (it is that Bundle's, even
- * while it cannot apply it): the sweep decides only once its Bundle watch has
- * synced, skips every listed object, and lists the namespace's Bundles fresh
- * right before a delete. Times are the API server's (ServerTime).
+ * An object a live Bundle lists is never swept (it is that Bundle's, even while it cannot apply it): the sweep
+ * decides only once its Bundle watch has synced, skips every listed object, and lists the namespace's Bundles
+ * fresh right before a delete. Times are the API server's (ServerTime).
  */
 import { EventReasons, Labels } from '../../api/names.js';
 import { decideReleasedSweep, sweepable, type ReleasedObjectListing, type ReleasedSweepDecision } from '../../core/softdelete/sweep.js';
@@ -25,7 +24,7 @@ import type { ServerTime } from '../../kube/clock.js';
 import { RefusedWatches } from './refused-watches.js';
 import { ReleaseProofs } from './release-proofs.js';
 import { listingsOf, RelistedReleases } from './relisted-release.js';
-import type { ReleaseRecords } from './release-records.js';
+import { ReleaseRecordRefused, type ReleaseRecords } from './release-records.js';
 import { readWithRecord } from '../../core/softdelete/release-record.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isForbidden } from '../../kube/errors.js';
@@ -111,7 +110,10 @@ export class ReleasedObjectSweeper {
       this.queue,
       this.o.workers ?? 2,
       (key) => this.sweep(key),
-      (key, err) => this.o.logger.warn({ ...sweepKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed'),
+      (key, err) => {
+        this.o.logger.warn({ ...sweepKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed');
+        if (err instanceof ReleaseRecordRefused) void this.proofs.recordRefused(err);
+      },
     );
     await this.syncInformers();
     this.scheduleRediscovery();
@@ -186,9 +188,8 @@ export class ReleasedObjectSweeper {
       informer.start();
       started.push(informer);
     }
-    // A resource we may not list (RBAC) or that is unavailable (an aggregated
-    // API whose backend is down) must not hold the operator's start: wait a
-    // bounded time, say which did not sync, and let them keep retrying.
+    // A resource we may not list (RBAC) or that is unavailable (an aggregated API whose backend is down) must not
+    // hold the operator's start: wait a bounded time, say which did not sync, and let them keep retrying.
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all(started.map((i) => i.waitForSync())),
@@ -260,10 +261,9 @@ export class ReleasedObjectSweeper {
   }
 
   /**
-   * Decides again on fresh reads right before deleting: a re-applied Bundle may have adopted it; a Bundle that lists
-   * it now keeps it (a fresh list of the namespace's Bundles); and the object's release counts only while it is
-   * the recorded one (readWithRecord: another is kept, a cancelled one counts down anew). The epoch is taken before the list: a Bundle listing the object from here on stops
-   * the DELETE before it is sent.
+   * Decides again on fresh reads right before deleting: a Bundle that lists it now keeps it (a fresh list of the
+   * namespace's Bundles; the epoch, taken before the list, stops the DELETE of one listing it from then on); its
+   * release counts only while it is the recorded one (readWithRecord: another is kept, a cancelled one counts down anew).
    */
   private async deleteIfStillDue(rt: ResourceType, cached: KubeObject): Promise<WorkResult> {
     const { namespace = '', name } = cached.metadata;
