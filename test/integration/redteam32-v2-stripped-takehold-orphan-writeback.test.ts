@@ -43,9 +43,9 @@ import { GarbageCollector } from '../../src/controllers/gc/collector.js';
 import { Annotations, Labels } from '../../src/api/names.js';
 import { expectKept, waitFor } from './harness.js';
 import { applyBundle, configMap, waitForReady } from './bundles.js';
-import { operatorFixture, releaseProofFor } from './operator.js';
+import { operatorFixture } from './operator.js';
 import { patchOnlyUser } from './patch-only-user.js';
-import { deleteBundle, releaseRecordOf, sleep } from './release-writeback.js';
+import { deleteBundle, legacyRelease, releaseRecordOf, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt32v2strip', () => ({
   garbageCollector: (client, clock) => new GarbageCollector(client, { mode: 'bundles', clock, namespaces: [f.ns], workers: 2 }),
@@ -55,24 +55,7 @@ const DELAY_S = 25;
 it('a pre-record (v2) release stripped, taken hold of and orphaned: written back, it is deleted at once', async () => {
   const { env, ns, t } = f;
   const stamp = new Date(Date.now() + 1000).toISOString().replace(/\.\d+Z$/, 'Z');
-  const created = await env.client.create(t.configMap, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: 'cm',
-      namespace: ns,
-      labels: { [Labels.formerBundle]: 'app' },
-      annotations: {
-        [Annotations.formerBundle]: 'app',
-        [Annotations.deletionDelay]: `${DELAY_S}s`,
-        [Annotations.deletionTimestamp]: stamp,
-      },
-    },
-    data: { key: 'v' },
-  });
-  const proof = await releaseProofFor(created.metadata);
-  await env.client.patch(t.configMap, ns, 'cm', { metadata: { annotations: proof } }, 'merge');
-  const uid = created.metadata.uid ?? '';
+  const { uid, proof } = await legacyRelease(env, ns, 'cm', { formerBundle: 'app', delay: `${DELAY_S}s`, stamp });
   // The operator sees the release an earlier version signed, and records it (signed again as it stands).
   await waitFor('the older release recorded', async () => {
     const recorded = await releaseRecordOf(env, uid);
@@ -114,7 +97,7 @@ it('a pre-record (v2) release stripped, taken hold of and orphaned: written back
           [Annotations.formerBundle]: 'app',
           [Annotations.deletionTimestamp]: stamp,
           [Annotations.deletionDelay]: `${DELAY_S}s`,
-          ...proof,
+          [Annotations.releaseProof]: proof,
         },
       },
     },

@@ -45,11 +45,11 @@
  * cancelled record keeps its cancel, and the sweep starts a new countdown
  * as for any cancelled release.
  */
-import { Annotations, Labels } from '../../src/api/names.js';
+import { Annotations } from '../../src/api/names.js';
 import { waitFor } from './harness.js';
 import { applyBundle, configMap } from './bundles.js';
-import { operatorFixture, releaseProofFor } from './operator.js';
-import { expectKeptFor, releaseRecordOf, sleep } from './release-writeback.js';
+import { operatorFixture } from './operator.js';
+import { expectKeptFor, legacyRelease, releaseRecordOf, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt33v2cancel');
 const DELAY_S = 20;
@@ -77,24 +77,7 @@ it('a v2 release whose countdown a listing cancelled is re-signed over the cance
 
   // 2. Released by an earlier operator, a minute ago.
   const stamp = new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
-  const created = await env.client.create(t.configMap, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: 'cm',
-      namespace: ns,
-      labels: { [Labels.formerBundle]: 'app' },
-      annotations: {
-        [Annotations.formerBundle]: 'app',
-        [Annotations.deletionDelay]: `${DELAY_S}s`,
-        [Annotations.deletionTimestamp]: stamp,
-      },
-    },
-    data: { key: 'v' },
-  });
-  const uid = created.metadata.uid ?? '';
-  const proof = await releaseProofFor(created.metadata);
-  await env.client.patch(t.configMap, ns, 'cm', { metadata: { annotations: proof } }, 'merge');
+  const { uid } = await legacyRelease(env, ns, 'cm', { formerBundle: 'app', delay: `${DELAY_S}s`, stamp });
 
   // 3. The listing cancels it in the record.
   await waitFor('the listing recorded as a cancel', async () => (await releaseRecordOf(env, uid))?.state === 'cancelled', {

@@ -40,10 +40,10 @@
  * only for the countdown it was given for.
  */
 import { Annotations } from '../../src/api/names.js';
-import { expectKept, run, waitFor } from './harness.js';
-import { BUNDLE_RESOURCE_TYPE, applyBundle, bundleManifest, configMap, getBundle, waitForReady } from './bundles.js';
+import { expectKept, waitFor } from './harness.js';
+import { BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, getBundle } from './bundles.js';
 import { operatorFixture } from './operator.js';
-import { releaseRecordOf, sleep } from './release-writeback.js';
+import { releasedBy, releaseRecordOf, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt34caa');
 
@@ -52,17 +52,8 @@ it('an approval written for a countdown a listing cancelled does not count for t
   const cm = (name: string): Record<string, unknown> =>
     configMap(name, { key: 'v' }, { [Annotations.deletionDelay]: '20s', [Annotations.deletionPolicy]: 'Approve' });
 
-  await applyBundle(env, ns, 'first', [{ name: 'f', object: cm('cm-frozen') }]);
-  await waitForReady(env, ns, 'first');
-  const r = await run('kubectl', ['delete', 'bundle', 'first', '-n', ns, '--wait=false']);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor('Bundle first to be gone', async () => (await getBundle(env, ns, 'first')) === undefined, { timeoutMs: 60_000 });
-  const released = await waitFor('cm-frozen released with a stamp', async () => {
-    const o = await env.client.tryGet(t.configMap, ns, 'cm-frozen');
-    return o?.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined ? o : undefined;
-  });
-  const uid = released.metadata.uid ?? '';
-  const s1 = released.metadata.annotations?.[Annotations.deletionTimestamp] ?? '';
+  const { uid, stamp } = await releasedBy(env, ns, 'first', [{ name: 'f', object: cm('cm-frozen') }], t.configMap, 'cm-frozen');
+  const s1 = stamp ?? '';
 
   // The person approves the countdown S1 (before it is due), their clock 50 s ahead of the server's.
   const approval = new Date(Date.now() + 50_000).toISOString().replace(/\.\d+Z$/, 'Z');

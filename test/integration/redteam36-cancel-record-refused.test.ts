@@ -31,10 +31,10 @@
  * cancel is written at the sweep's next read and a new countdown S2 starts.
  */
 import { Annotations } from '../../src/api/names.js';
-import { expectKept, run, waitFor } from './harness.js';
-import { BUNDLE_RESOURCE_TYPE, applyBundle, bundleManifest, configMap, eventsFor, getBundle, waitForReady } from './bundles.js';
+import { expectKept, waitFor } from './harness.js';
+import { BUNDLE_RESOURCE_TYPE, bundleManifest, configMap, eventsFor, getBundle } from './bundles.js';
 import { operatorFixture } from './operator.js';
-import { RELEASE_RECORDS_NAMESPACE, releaseRecordName, releaseRecordOf, sleep } from './release-writeback.js';
+import { RELEASE_RECORDS_NAMESPACE, releasedBy, releaseRecordName, releaseRecordOf, sleep } from './release-writeback.js';
 import { refuseConfigMapOperation } from './refuse-operation.js';
 
 const f = operatorFixture('rt36crr');
@@ -43,17 +43,8 @@ it('a listing cancel whose record write is refused does not leave the cancelled 
   const { env, ns, t } = f;
   const cm = (name: string): Record<string, unknown> => configMap(name, { key: 'v' }, { [Annotations.deletionDelay]: '20s' });
 
-  await applyBundle(env, ns, 'first', [{ name: 'f', object: cm('cm-frozen') }]);
-  await waitForReady(env, ns, 'first');
-  const r = await run('kubectl', ['delete', 'bundle', 'first', '-n', ns, '--wait=false']);
-  if (r.code !== 0) throw new Error(r.stderr);
-  await waitFor('Bundle first to be gone', async () => (await getBundle(env, ns, 'first')) === undefined, { timeoutMs: 60_000 });
-  const released = await waitFor('cm-frozen released with a stamp', async () => {
-    const o = await env.client.tryGet(t.configMap, ns, 'cm-frozen');
-    return o?.metadata.annotations?.[Annotations.deletionTimestamp] !== undefined ? o : undefined;
-  });
-  const uid = released.metadata.uid ?? '';
-  const s1 = released.metadata.annotations?.[Annotations.deletionTimestamp] ?? '';
+  const { uid, stamp } = await releasedBy(env, ns, 'first', [{ name: 'f', object: cm('cm-frozen') }], t.configMap, 'cm-frozen');
+  const s1 = stamp ?? '';
   await waitFor('record written', async () => (await releaseRecordOf(env, uid)) !== undefined);
   console.log('record before', JSON.stringify(await releaseRecordOf(env, uid)));
 

@@ -8,15 +8,16 @@
  * `bundlesmith delete-now`. Without this, an earlier release written back
  * would count again once the record was gone.
  */
-import { Annotations, Labels, ReleaseRecordLabel } from '../../src/api/names.js';
+import { Annotations, ReleaseRecordLabel } from '../../src/api/names.js';
 import { formatRfc3339 } from '../../src/core/rfc3339.js';
 import { bundlesmith, expectKept, resourceType, waitFor } from './harness.js';
 import { applyBundle, configMap, eventsFor, waitForReady } from './bundles.js';
-import { operatorFixture, releaseProofFor } from './operator.js';
+import { operatorFixture } from './operator.js';
 import {
   RELEASE_RECORDS_NAMESPACE,
   deleteBundle,
   expectKeptFor,
+  legacyRelease,
   releaseRecordName,
   releaseRecordOf,
   releaseSnapshot,
@@ -62,35 +63,22 @@ it('a v3 release whose record is deleted is kept past its delay, reported, and d
   await waitFor('cm deleted', async () => (await env.client.tryGet(t.configMap, ns, 'cm'))?.metadata.uid !== released.uid);
 }, 180_000);
 
-it('a release the first version with records signed (v2, recorded) is signed again as v3; its record deleted after that keeps it', async () => {
+it('a release the first version with records signed (v2, recorded) is signed again as v3 over the same stamp', async () => {
   const { env, ns, t } = f;
   const stamp = formatRfc3339(Date.now() - 60_000);
-  const created = await env.client.create(t.configMap, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: 'cm-v2',
-      namespace: ns,
-      labels: { [Labels.formerBundle]: 'gone' },
-      annotations: { [Annotations.formerBundle]: 'gone', [Annotations.deletionDelay]: '10m', [Annotations.deletionTimestamp]: stamp },
-    },
-    data: { key: 'v' },
+  // With the record that version wrote before its v2 patch.
+  const { uid } = await legacyRelease(env, ns, 'cm-v2', { formerBundle: 'gone', delay: '10m', stamp }, async (uid, proof) => {
+    await env.client.create(await resourceType(env, 'v1', 'ConfigMap'), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: releaseRecordName(uid),
+        namespace: RELEASE_RECORDS_NAMESPACE,
+        labels: { [ReleaseRecordLabel.key]: ReleaseRecordLabel.value },
+      },
+      data: { state: 'signed', proof, uid, object: `v1 ConfigMap ${ns}/cm-v2` },
+    });
   });
-  const uid = created.metadata.uid ?? '';
-  const v2 = await releaseProofFor(created.metadata, 'v2');
-  // The record that version wrote before its v2 patch.
-  const configMaps = await resourceType(env, 'v1', 'ConfigMap');
-  await env.client.create(configMaps, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: releaseRecordName(uid),
-      namespace: RELEASE_RECORDS_NAMESPACE,
-      labels: { [ReleaseRecordLabel.key]: ReleaseRecordLabel.value },
-    },
-    data: { state: 'signed', proof: v2[Annotations.releaseProof] ?? '', uid, object: `v1 ConfigMap ${ns}/cm-v2` },
-  });
-  await env.client.patch(t.configMap, ns, 'cm-v2', { metadata: { annotations: v2 } }, 'merge');
   await waitFor('the release signed again as v3, and recorded', async () => {
     const o = await env.client.get(t.configMap, ns, 'cm-v2');
     const proof = o.metadata.annotations?.[Annotations.releaseProof] ?? '';

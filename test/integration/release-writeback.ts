@@ -10,6 +10,7 @@ import { DEFAULT_RELEASE_KEY_SECRET } from '../../src/controllers/softdelete/rel
 import type { ResourceType } from '../../src/kube/types.js';
 import { expectKept, resourceType, run, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, getBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import { releaseProofFor } from './operator.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -93,4 +94,41 @@ export async function releasedBy(
   expect(released.label).toBeDefined();
   expect(released.former).toBe(bundle);
   return released;
+}
+
+/**
+ * A ConfigMap as an earlier version released it (a v2 proof, signed by the
+ * test's release key, and no record, as after an upgrade): created with the
+ * release's marks (the former Bundle, the delay, the stamp), then signed.
+ * `beforeSigning`: what that version wrote before its patch (its record).
+ */
+export async function legacyRelease(
+  env: TestEnv,
+  ns: string,
+  name: string,
+  marks: { formerBundle: string; delay: string; stamp: string },
+  beforeSigning?: (uid: string, proof: string) => Promise<void>,
+): Promise<{ uid: string; proof: string }> {
+  const configMaps = await resourceType(env, 'v1', 'ConfigMap');
+  const created = await env.client.create(configMaps, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name,
+      namespace: ns,
+      labels: { [Labels.formerBundle]: marks.formerBundle },
+      annotations: {
+        [Annotations.formerBundle]: marks.formerBundle,
+        [Annotations.deletionDelay]: marks.delay,
+        [Annotations.deletionTimestamp]: marks.stamp,
+      },
+    },
+    data: { key: 'v' },
+  });
+  const signed = await releaseProofFor(created.metadata, 'v2');
+  const uid = created.metadata.uid ?? '';
+  const proof = signed[Annotations.releaseProof] ?? '';
+  await beforeSigning?.(uid, proof);
+  await env.client.patch(configMaps, ns, name, { metadata: { annotations: signed } }, 'merge');
+  return { uid, proof };
 }

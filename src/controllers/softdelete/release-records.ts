@@ -8,9 +8,8 @@
  * object (reported), never ends it early. The sweeper drops the record once
  * it has deleted the object, and pruneGone once the object is gone.
  */
-import { Annotations, FIELD_MANAGER, Labels, ReleaseRecordLabel } from '../../api/names.js';
+import { FIELD_MANAGER, Labels, ReleaseRecordLabel } from '../../api/names.js';
 import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/provenance.js';
-import { SeenKeys } from '../../runtime/seen-keys.js';
 import {
   asItStandsRecord,
   cancelledByListing,
@@ -69,8 +68,6 @@ export class ReleaseRecordRefused extends KubeApiError {
 
 export class ReleaseRecords {
   private lastPrune: number | undefined;
-  /** uid@proof of the listing cancels recorded already (recordListingCancel). */
-  private readonly recordedCancels = new SeenKeys();
   /** By object uid, the listing cancels decided and not written: they count in this process all the same (withUnwrittenCancel). */
   private readonly unwrittenCancels = new Map<string, UnwrittenCancel & { object: RecordedObject }>();
 
@@ -164,25 +161,25 @@ export class ReleaseRecords {
    * A live Bundle lists the object: the countdown on it now is cancelled,
    * whatever becomes of the write that says so on the object (the
    * take-hold, the sweep's cancel: an admission policy or RBAC may refuse
-   * both, red team 27), after a restart too (cancelledByListing). Once per
-   * release proof; only for a release this operator signed.
+   * both, red team 27), after a restart too (cancelledByListing). Decided on
+   * the record read fresh every time, never on what the object showed
+   * before: an earlier release written back shows a proof and stamp a
+   * listing cancelled already, while the record names a later signing (red
+   * team 37). A read per call while a listed object shows a release's marks
+   * (until the take-hold lands). Only for a release this operator signed.
    */
   async recordListingCancel(o: { apiVersion: string; kind: string; metadata: ReleasedMeta & { name: string } }): Promise<void> {
     const { uid, namespace = '', name } = o.metadata;
-    const annotations = o.metadata.annotations;
-    const seen = `${uid ?? ''}@${annotations?.[Annotations.releaseProof] ?? ''}@${annotations?.[Annotations.deletionTimestamp] ?? ''}`;
     // Any release's marks, its stamp or its proof taken off too: the recorded signing is cancelled whatever the object
     // shows (red teams 30 and 32). Where there is no record yet, only a stamped release whose proof checks
     // (cancelledByListing): a hand-written one is nothing to cancel.
-    if (uid === undefined || !carriesReleaseMarks(o.metadata) || this.recordedCancels.has(seen)) return;
+    if (uid === undefined || !carriesReleaseMarks(o.metadata)) return;
     const proven = checkReleaseProof(this.releaseKey, o.metadata).proven;
     const object = recordedObject(o, { uid, namespace, name });
     let decided: UnwrittenCancel | undefined;
-    let unprovenWithoutRecord = false;
     try {
       await this.write(object, (current) => {
-        unprovenWithoutRecord = current === undefined && !proven;
-        const to = unprovenWithoutRecord ? undefined : cancelledByListing(o.metadata, current);
+        const to = current === undefined && !proven ? undefined : cancelledByListing(o.metadata, current);
         decided = to && { from: current, to };
         return to;
       });
@@ -191,9 +188,6 @@ export class ReleaseRecords {
       if (decided !== undefined) this.unwrittenCancels.set(uid, { ...decided, object });
       throw err;
     }
-    // Not remembered where decided on no record and a proof that does not check: an edit that makes it check (its delay
-    // put back) under the same stamp and proof is looked at again (red team 35).
-    if (!unprovenWithoutRecord) this.recordedCancels.add(seen);
   }
 
   /** The record of the object's release, read fresh: undefined when there is none (a release signed before records). */
