@@ -270,6 +270,53 @@ function orphanRaceLeak(plan: Plan, ours: ClusterEnd, id: string, visiting = new
   });
 }
 
+/**
+ * Seeds 21300 and 21909 (a leak, tolerated): a cluster-scoped object naming
+ * a namespaced owner (an invalid reference). kube-controller-manager forgets
+ * it when it observes the object first; when it observes a namespaced
+ * dependent of it (in namespace N) first, the virtual node it makes for the
+ * object carries N, and attemptToDeleteItem, run on that node, looks the
+ * object's namespaced owners up in N (isDangling's guard fires only for
+ * namespace ''): absent there and no other solid owner, it deletes the
+ * object, and its dependents follow. Which is observed first is watch order.
+ * Ours always leaves it alone (docs/safety.md). Tolerated only as that end:
+ * ours kept the same object, not being deleted, with a reference to a
+ * namespaced owner, none to a cluster-scoped owner still there, and a
+ * namespaced dependent in a namespace where no owner it names is; or,
+ * following from it, ours kept an object every reference of which names an
+ * object so kept.
+ */
+function invalidNamespaceRaceLeak(plan: Plan, ours: ClusterEnd, id: string, visiting = new Set<string>()): boolean {
+  const live = liveOf(plan, id, ours);
+  if (!live || live.metadata.deletionTimestamp || visiting.has(id)) return false;
+  visiting.add(id);
+  const refs = live.metadata.ownerReferences ?? [];
+  const idOf = (uid: string) => [...ours.uids].find(([, uids]) => uids.includes(uid))?.[0];
+  const owners = refs.map((r) => {
+    const ownerId = idOf(r.uid);
+    const planned = plan.objects.find((x) => x.id === ownerId);
+    const ownerLive = ownerId === undefined ? undefined : liveOf(plan, ownerId, ours);
+    return { planned, live: ownerLive?.metadata.uid === r.uid ? ownerLive : undefined, ownerId };
+  });
+  const self = plan.objects.find((x) => x.id === id);
+  if (self && !KINDS[self.kind].namespaced) {
+    const namespacedOwners = owners.filter((w) => w.planned !== undefined && KINDS[w.planned.kind].namespaced);
+    const clusterOwnerThere = owners.some((w) => w.planned !== undefined && !KINDS[w.planned.kind].namespaced && w.live !== undefined);
+    const ownerNamespaces = new Set(namespacedOwners.map((w) => (w.planned?.ns ? namespaceName(plan.seed, w.planned.ns) : '')));
+    const dependentElsewhere = [...ours.snapshot.values()].some(
+      (d) =>
+        d.metadata.namespace !== undefined &&
+        !ownerNamespaces.has(d.metadata.namespace) &&
+        (d.metadata.ownerReferences ?? []).some((r) => r.uid === live.metadata.uid),
+    );
+    if (namespacedOwners.length > 0 && !clusterOwnerThere && dependentElsewhere) return true;
+  }
+  return (
+    refs.length > 0 &&
+    owners.every((w) => w.ownerId !== undefined && w.live !== undefined && invalidNamespaceRaceLeak(plan, ours, w.ownerId, visiting))
+  );
+}
+
 function waitsInForeground(o: KubeObject): boolean {
   return o.metadata.deletionTimestamp !== undefined && (o.metadata.finalizers ?? []).includes('foregroundDeletion');
 }
@@ -405,6 +452,12 @@ export function judge(
     if (a.present && !a.deleting && (!r.present || r.deleting) && orphanRaceLeak(plan, ours, o.id)) {
       tolerated.push(
         `${what}: ours kept it with no reference left or only references to an object so kept, the reference collected it (an owner orphaning it and one waiting in foreground deletion or gone at a collector start, or an owner so kept: which finished first is order, in kube-controller-manager too): ours ${ra}; reference ${rr}`,
+      );
+      continue;
+    }
+    if (a.present && !a.deleting && (!r.present || r.deleting) && invalidNamespaceRaceLeak(plan, ours, o.id)) {
+      tolerated.push(
+        `${what}: ours left alone a cluster-scoped object naming a namespaced owner (or kept an object naming only such objects); the reference collected it, having observed a namespaced dependent of it first (watch order, in kube-controller-manager too): ours ${ra}; reference ${rr}`,
       );
       continue;
     }

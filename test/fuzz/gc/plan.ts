@@ -282,8 +282,9 @@ function graph(m: Model, size: number, allowGadget: boolean, existing: PlanObjec
     const o = newObject(m, allowGadget);
     const all = [...members, ...existing];
     // A cluster-scoped object naming a namespaced owner is a case of its own
-    // (kube-controller-manager never collects it): drawn, but not so often
-    // that it drowns the others.
+    // (kube-controller-manager leaves it alone, unless it observes a
+    // namespaced dependent of it first: judge.ts, invalidNamespaceRaceLeak):
+    // drawn, but not so often that it drowns the others.
     const clusterOwners = all.filter((x) => !KINDS[x.kind].namespaced);
     const pool = !KINDS[o.kind].namespaced && clusterOwners.length > 0 && m.rnd.chance(0.7) ? clusterOwners : all;
     const ownerCount =

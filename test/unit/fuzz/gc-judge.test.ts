@@ -439,3 +439,40 @@ describe('gc judge: kube-controller-manager stuck at a version no longer served 
     ).toHaveLength(1);
   });
 });
+
+describe('gc judge: a cluster-scoped object naming a namespaced owner, collected by the reference after a dependent was observed first (seeds 21300, 21909)', () => {
+  // o11: a ConfigMap in a; o13: a ClusterRole naming it (invalid); o14: a ConfigMap in b owned by o13; o15: another ClusterRole.
+  const p = plan([cm('o11'), role('o13'), cm('o14', 'b'), role('o15'), cm('o16')]);
+  const reference = cluster(p, 'ref', { o11: {} });
+
+  it('ours left it alone, and its dependent in another namespace: tolerated (watch order, in kube-controller-manager too)', () => {
+    const ours = cluster(p, 'ours', { o11: {}, o13: { refs: [{ owner: 'o11' }] }, o14: { refs: [{ owner: 'o13', block: true }] } });
+    const verdict = judge(p, ours, reference);
+    expect(verdict.divergences).toEqual([]);
+    expect(verdict.tolerated).toHaveLength(2);
+    expect(verdict.tolerated[0]).toContain('naming a namespaced owner');
+  });
+
+  it('no dependent outside the owner’s namespace, a cluster-scoped owner still there, or ours deleting it: divergences', () => {
+    const alone = cluster(p, 'ours', { o11: {}, o13: { refs: [{ owner: 'o11' }] } });
+    expect(judge(p, alone, reference).divergences.map((d) => d.id)).toEqual(['o13']);
+    // A dependent in the owner's own namespace: kube-controller-manager finds the owner there, and keeps it.
+    const sameNamespace = cluster(p, 'ours', { o11: {}, o13: { refs: [{ owner: 'o11' }] }, o16: { refs: [{ owner: 'o13' }] } });
+    expect(
+      judge(p, sameNamespace, reference)
+        .divergences.map((d) => d.id)
+        .sort(),
+    ).toEqual(['o13', 'o16']);
+    // A solid cluster-scoped owner: kube-controller-manager removes the invalid reference and keeps it.
+    const solid = cluster(p, 'ours', {
+      o11: {},
+      o15: {},
+      o13: { refs: [{ owner: 'o11' }, { owner: 'o15' }] },
+      o14: { refs: [{ owner: 'o13' }] },
+    });
+    expect(judge(p, solid, cluster(p, 'ref', { o11: {}, o15: {} })).divergences.map((d) => d.id)).toContain('o13');
+    // A namespaced object is not this class.
+    const namespaced = cluster(p, 'ours', { o11: {}, o14: { refs: [{ owner: 'o11' }] } });
+    expect(judge(p, namespaced, reference).divergences.map((d) => d.id)).toEqual(['o14']);
+  });
+});
