@@ -13,6 +13,7 @@ import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/prov
 import {
   asItStandsRecord,
   cancelledByListing,
+  countsUnwritten,
   carriesRecordedRelease,
   carriesReleaseMarks,
   parseRecordedObject,
@@ -21,9 +22,9 @@ import {
   parseReleaseRecord,
   sameRecord,
   signedProofOf,
-  withUnwrittenCancel,
+  withUnwritten,
   type ReleaseRecord,
-  type UnwrittenCancel,
+  type UnwrittenRecord,
 } from '../../core/softdelete/release-record.js';
 import type { JsonPatchOperation } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
@@ -68,8 +69,8 @@ export class ReleaseRecordRefused extends KubeApiError {
 
 export class ReleaseRecords {
   private lastPrune: number | undefined;
-  /** By object uid, the listing cancels decided and not written: they count in this process all the same (withUnwrittenCancel). */
-  private readonly unwrittenCancels = new Map<string, UnwrittenCancel & { object: RecordedObject }>();
+  /** By object uid, the cancels and ends decided and not written: they count in this process all the same (withUnwritten). */
+  private readonly unwritten = new Map<string, UnwrittenRecord & { object: RecordedObject }>();
 
   /** `at`: the release key's Secret, beside which the records are kept; `releaseKey`: its key (which releases are ours). */
   constructor(
@@ -119,7 +120,8 @@ export class ReleaseRecords {
 
   /** A Bundle takes hold of the object (before the take-hold is sent): no release of it counts any more. */
   async end(object: RecordedObject): Promise<void> {
-    await this.write(object, { state: 'ended', proof: '' });
+    // Decided on the record read (not upserted blind): one that cannot be written counts all the same (write).
+    await this.write(object, () => ({ state: 'ended', proof: '' }));
   }
 
   /**
@@ -166,34 +168,22 @@ export class ReleaseRecords {
    * before: an earlier release written back shows a proof and stamp a
    * listing cancelled already, while the record names a later signing (red
    * team 37). A read per call while a listed object shows a release's marks
-   * (until the take-hold lands). Only for a release this operator signed.
+   * (until the take-hold lands). Where no record is written, the Bundle's
+   * pass and the sweep keep the object all the same (a v3 proof without its
+   * record, a hand-written release: nothing counts).
    */
   async recordListingCancel(o: { apiVersion: string; kind: string; metadata: ReleasedMeta & { name: string } }): Promise<void> {
     const { uid, namespace = '', name } = o.metadata;
     // Any release's marks, its stamp or its proof taken off too: the recorded signing is cancelled whatever the object
-    // shows (red teams 30 and 32). Where there is no record yet, only a stamped release whose proof checks
-    // (cancelledByListing): a hand-written one is nothing to cancel.
+    // shows (red teams 30 and 32); without a record, the release an earlier version signed (cancelledByListing).
     if (uid === undefined || !carriesReleaseMarks(o.metadata)) return;
-    const proven = checkReleaseProof(this.releaseKey, o.metadata).proven;
-    const object = recordedObject(o, { uid, namespace, name });
-    let decided: UnwrittenCancel | undefined;
-    try {
-      await this.write(object, (current) => {
-        const to = current === undefined && !proven ? undefined : cancelledByListing(o.metadata, current);
-        decided = to && { from: current, to };
-        return to;
-      });
-    } catch (err) {
-      // Not written (refused, failed): the cancel counts in this process all the same, and is written at its next read.
-      if (decided !== undefined) this.unwrittenCancels.set(uid, { ...decided, object });
-      throw err;
-    }
+    await this.write(recordedObject(o, { uid, namespace, name }), (current) => cancelledByListing(o.metadata, current));
   }
 
   /** The record of the object's release, read fresh: undefined when there is none (a release signed before records). */
   async read(uid: string): Promise<ReleaseRecord | undefined> {
-    const unwritten = this.unwrittenCancels.get(uid);
-    // A listing's cancel not written yet is tried again (written, it holds after a restart too); a failure leaves it
+    const unwritten = this.unwritten.get(uid);
+    // A cancel or an end not written yet is tried again (written, it holds after a restart too); a failure leaves it
     // counting in this process only, and it is tried again at the next read.
     if (unwritten !== undefined)
       await this.write(unwritten.object, (current) => (sameRecord(current, unwritten.to) ? unwritten.to : undefined)).catch(() => false);
@@ -201,11 +191,11 @@ export class ReleaseRecords {
     return this.decidedOn(uid, found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data));
   }
 
-  /** The record as read, as this process decides on it: with its unwritten listing cancel, dropped once the record changed. */
+  /** The record as read, as this process decides on it: with its unwritten cancel or end, dropped once the record changed. */
   private decidedOn(uid: string, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
-    const unwritten = this.unwrittenCancels.get(uid);
-    if (unwritten !== undefined && !sameRecord(record, unwritten.from)) this.unwrittenCancels.delete(uid);
-    return withUnwrittenCancel(record, unwritten);
+    const unwritten = this.unwritten.get(uid);
+    if (unwritten !== undefined && !sameRecord(record, unwritten.from)) this.unwritten.delete(uid);
+    return withUnwritten(record, unwritten);
   }
 
   /**
@@ -230,12 +220,14 @@ export class ReleaseRecords {
           const pinned = { metadata: { resourceVersion: found?.metadata.resourceVersion }, data };
           await this.client.patch(CONFIGMAP_RESOURCE, this.at.namespace, name, pinned, 'merge', { fieldManager: FIELD_MANAGER });
         } else await this.upsert(name, data);
-        // Decided on the record with any unwritten cancel: what is written now supersedes it.
-        this.unwrittenCancels.delete(object.uid);
+        // Decided on the record with any unwritten one: what is written now supersedes it.
+        this.unwritten.delete(object.uid);
         return true;
       } catch (err) {
         // Another writer got there first: decide again on what it wrote.
         if (attempt < 3 && (isConflict(err) || isAlreadyExists(err))) continue;
+        // Not written (refused, failed): a cancel or an end counts in this process all the same, written at its next read.
+        if (typeof next === 'function' && countsUnwritten(record)) this.unwritten.set(object.uid, { from: current, to: record, object });
         // Refused by RBAC: said so, naming the record, where the failure is reported on the object (a take-hold's resource
         // in the Bundle's status): the user's object is not what may not be written.
         if ((isForbidden(err) || isInvalid(err)) && err instanceof KubeApiError && !(err instanceof SendRefused))

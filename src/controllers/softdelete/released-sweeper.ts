@@ -19,7 +19,7 @@ import { deletesNow } from '../../core/softdelete/decide.js';
 import { formatRfc3339 } from '../../core/rfc3339.js';
 import { formerBundleOf } from '../../core/softdelete/former-bundle.js';
 import { preferredVersions } from '../../kube/discovery.js';
-import { versionedObjectKey, kindKey, objectKey, parseVersionedObjectKey } from '../../core/bundle/objects.js';
+import { versionedObjectKey, versionedKeyFields, objectKey, parseVersionedObjectKey } from '../../core/bundle/objects.js';
 import type { ServerTime } from '../../kube/clock.js';
 import { RefusedWatches } from './refused-watches.js';
 import { ReleaseProofs } from './release-proofs.js';
@@ -111,7 +111,7 @@ export class ReleasedObjectSweeper {
       this.o.workers ?? 2,
       (key) => this.sweep(key),
       (key, err) => {
-        this.o.logger.warn({ ...sweepKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed');
+        this.o.logger.warn({ ...versionedKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed');
         if (err instanceof ReleaseRecordRefused) void this.proofs.recordRefused(err);
       },
     );
@@ -165,7 +165,10 @@ export class ReleasedObjectSweeper {
     const started: SupervisedInformer[] = [];
     for (const rt of preferredVersions(this.o.discovery.resources()).filter(sweepable)) {
       const id = `${rt.group}/${rt.plural}`;
-      if (this.informers.has(id)) continue;
+      const watching = this.informers.get(id);
+      if (watching?.resource.version === rt.version) continue;
+      // The version served for the group and kind moved (a CRD upgrade): a watch at the old one sees nothing any more.
+      if (watching) this.retire(id, watching);
       // A kind the operator may not list holds nothing it applied (its Bundle caches could not have watched it):
       // a refused list or watch stops that watch rather than retrying it forever; tried again after a while (RBAC
       // may grow). The refusal itself is the answer: asking RBAC first would cost two reviews per kind at every
@@ -222,7 +225,7 @@ export class ReleasedObjectSweeper {
     // The object alone: a countdown it shows as ended is checked against the record of its release before any delete.
     const decision = decideReleasedSweep(cached.metadata, now, stampAt);
     if (decision.action !== 'skip')
-      this.o.logger.debug({ ...sweepKeyFields(key), action: decision.action }, 'released-object sweep decided');
+      this.o.logger.debug({ ...versionedKeyFields(key), action: decision.action }, 'released-object sweep decided');
     // Only a release this operator signed is a permission to delete (and, before that, to wait for it).
     if (decision.action !== 'skip' && !(await this.proofs.proven(rt, cached))) return 'forget';
     // A release an earlier version signed (no record) is recorded first, as it stands: decided again on the object written.
@@ -328,12 +331,15 @@ export class ReleasedObjectSweeper {
   /** RBAC refused the watch of a resource: stop it (it holds nothing this operator applied); tried again later (RefusedWatches). */
   private refused(id: string, informer: SupervisedInformer): void {
     if (this.informers.get(id) !== informer) return;
-    this.informers.delete(id);
+    this.retire(id, informer);
     if (this.refusedWatches.refuse(id))
       this.o.logger.debug({ resource: id }, 'released-object sweep: not allowed to watch this resource; skipped');
-    informer
-      .stop()
-      .catch((err: unknown) => this.o.logger.warn({ resource: id, err: errorMessage(err) }, 'stopping a refused watch failed'));
+  }
+
+  /** Stops a watch and forgets it. */
+  private retire(id: string, informer: SupervisedInformer): void {
+    this.informers.delete(id);
+    informer.stop().catch((err: unknown) => this.o.logger.warn({ resource: id, err: errorMessage(err) }, 'stopping a watch failed'));
   }
 
   /** Who writes to released objects of a namespace: the lockdown identity there, else the operator. */
@@ -341,10 +347,4 @@ export class ReleasedObjectSweeper {
     const account = this.o.defaultServiceAccount;
     return account ? this.o.client.impersonating({ user: serviceAccountUser(namespace, account) }) : this.o.client;
   }
-}
-
-/** A sweep key ("apiVersion/kind|namespace|name") as log fields. */
-function sweepKeyFields(key: string): { kind: string; namespace: string; name: string } {
-  const at = parseVersionedObjectKey(key);
-  return { kind: at === undefined ? key : kindKey(at.apiVersion, at.kind), namespace: at?.namespace ?? '', name: at?.name ?? '' };
 }

@@ -80,6 +80,12 @@ export function parseVersionedObjectKey(key: string): { apiVersion: string; kind
   return kind === undefined || namespace === undefined || name === undefined ? undefined : { ...kind, namespace, name };
 }
 
+/** A versioned object key ("apiVersion/kind|namespace|name") as log fields. */
+export function versionedKeyFields(key: string): { kind: string; namespace: string; name: string } {
+  const at = parseVersionedObjectKey(key);
+  return { kind: at === undefined ? key : kindKey(at.apiVersion, at.kind), namespace: at?.namespace ?? '', name: at?.name ?? '' };
+}
+
 /** A kindKey read back; undefined when it is not one. */
 export function parseKindKey(key: string): { apiVersion: string; kind: string } | undefined {
   const slash = key.lastIndexOf('/');

@@ -88,15 +88,17 @@ export function readWithRecord<M extends Meta>(meta: M, record: ReleaseRecord | 
 /**
  * The record a listing writes: the recorded signing is cancelled, whatever
  * the object shows now (its stamp taken off, another release written back:
- * red team 30); without a record, the release the object carries with a
- * stamp, if signed before records (a v3 proof without its record is not
- * counted, and a listing does not make it count). Anything else stays as it
- * is.
+ * red team 30); without a record, the release the object carries if signed
+ * before records (v2 or v1), whether its proof checks now or not: its stamp
+ * or another fact taken off while listed, and written back after the drop,
+ * makes it check again (red team 38), and it must then read as cancelled (a
+ * v3 proof without its record is not counted, and a listing does not make it
+ * count). Anything else stays as it is.
  */
 export function cancelledByListing(meta: Meta, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
   if (record !== undefined) return record.state === 'signed' ? { state: 'cancelled', proof: record.proof } : undefined;
   const proof = meta.annotations?.[Annotations.releaseProof];
-  if (proof === undefined || signedWithRecord(proof) || meta.annotations?.[Annotations.deletionTimestamp] === undefined) return undefined;
+  if (proof === undefined || signedWithRecord(proof)) return undefined;
   return { state: 'cancelled', proof };
 }
 
@@ -127,20 +129,29 @@ export function asItStandsRecord(current: ReleaseRecord | undefined, carried: st
   return current.proof === carried ? 'write' : 'leave';
 }
 
-/** A listing's cancel this process decided and could not write: the record as read then (`from`) and as decided (`to`). */
-export interface UnwrittenCancel {
+/** A record write this process decided and could not make: the record as read then (`from`) and as decided (`to`). */
+export interface UnwrittenRecord {
   from: ReleaseRecord | undefined;
   to: ReleaseRecord;
 }
 
 /**
- * The record as this process decides on it: a listing's cancel it could not
- * write (an admission policy or RBAC refused it, a request failed) counts as
- * written while the record is still as read when the cancel was decided, so
- * the stamp the listing cancelled does not count after the drop (red team
- * 36). Anything written since decides.
+ * Whether a record write that could not be made still counts in this
+ * process: one that makes the record stricter (a listing's cancel, an end),
+ * never a signing (its patch is then not sent).
  */
-export function withUnwrittenCancel(record: ReleaseRecord | undefined, unwritten: UnwrittenCancel | undefined): ReleaseRecord | undefined {
+export function countsUnwritten(to: ReleaseRecord): boolean {
+  return to.state !== 'signed';
+}
+
+/**
+ * The record as this process decides on it: a cancel or an end it could
+ * not write (an admission policy or RBAC refused it, a request failed)
+ * counts as written while the record is still as read when it was decided,
+ * so the stamp a listing cancelled, or a release that ended, does not count
+ * (red teams 36 and 38). Anything written since decides.
+ */
+export function withUnwritten(record: ReleaseRecord | undefined, unwritten: UnwrittenRecord | undefined): ReleaseRecord | undefined {
   return unwritten !== undefined && sameRecord(record, unwritten.from) ? unwritten.to : record;
 }
 

@@ -31,7 +31,8 @@ import {
   readWithRecord,
   sameRecord,
   signedProofOf,
-  withUnwrittenCancel,
+  withUnwritten,
+  countsUnwritten,
   type ReleaseRecord,
 } from '../../../src/core/softdelete/release-record.js';
 import { decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
@@ -211,7 +212,9 @@ describe('the record a listing writes, and what a take-hold ends', () => {
     // No record, a release signed before records (v2): the stamped release the object carries.
     const before = released(S1, {}, 'v2');
     expect(cancelledByListing(before.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(before) });
-    expect(cancelledByListing(released(undefined, {}, 'v2').metadata, undefined)).toBeUndefined();
+    // Its stamp taken off while listed (the proof no longer checks), written back after the drop: cancelled all the same (red team 38).
+    const stampless = released(undefined, {}, 'v2');
+    expect(cancelledByListing(stampless.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(stampless) });
     // No record, a v3 release: its record is gone, and a listing does not make it count again.
     expect(cancelledByListing(o.metadata, undefined)).toBeUndefined();
   });
@@ -234,13 +237,13 @@ describe('a listing cancel this process could not write (red team 36)', () => {
   test('counts as written while the record is as read when it was decided: the cancelled stamp does not count', () => {
     const o = released(S1);
     const unwritten = { from: signed(o), to: { state: 'cancelled' as const, proof: proofOf(o) } };
-    const decided = withUnwrittenCancel(signed(o), unwritten);
+    const decided = withUnwritten(signed(o), unwritten);
     expect(decided).toEqual({ state: 'cancelled', proof: proofOf(o) });
     expect(readWithRecord(o.metadata, decided)?.annotations[Annotations.deletionTimestamp]).toBeUndefined();
     expect(decideReleasedSweep(readWithRecord(o.metadata, decided) ?? o.metadata, NOW).action).toBe('mark');
     // No record (a release signed before records, v2): the cancel decided over none counts while there is none.
     const before = released(S1, {}, 'v2');
-    expect(withUnwrittenCancel(undefined, { from: undefined, to: { state: 'cancelled', proof: proofOf(before) } })).toEqual({
+    expect(withUnwritten(undefined, { from: undefined, to: { state: 'cancelled', proof: proofOf(before) } })).toEqual({
       state: 'cancelled',
       proof: proofOf(before),
     });
@@ -250,10 +253,10 @@ describe('a listing cancel this process could not write (red team 36)', () => {
     const o = released(S1);
     const later = released(S2);
     const unwritten = { from: signed(o), to: { state: 'cancelled' as const, proof: proofOf(o) } };
-    expect(withUnwrittenCancel(signed(later), unwritten)).toEqual(signed(later));
-    expect(withUnwrittenCancel({ state: 'ended', proof: '' }, unwritten)).toEqual({ state: 'ended', proof: '' });
-    expect(withUnwrittenCancel(undefined, unwritten)).toBeUndefined();
-    expect(withUnwrittenCancel(signed(o), undefined)).toEqual(signed(o));
+    expect(withUnwritten(signed(later), unwritten)).toEqual(signed(later));
+    expect(withUnwritten({ state: 'ended', proof: '' }, unwritten)).toEqual({ state: 'ended', proof: '' });
+    expect(withUnwritten(undefined, unwritten)).toBeUndefined();
+    expect(withUnwritten(signed(o), undefined)).toEqual(signed(o));
   });
 
   test('records compare by state and proof; none equals only none', () => {
@@ -273,5 +276,16 @@ describe('a listing cancel this process could not write (red team 36)', () => {
     expect(parseRecordedObject({ object: 'v1 ConfigMap ns/' })).toBeUndefined();
     expect(parseRecordedObject({ object: 'v1 ConfigMap ns/cm extra' })).toBeUndefined();
     expect(parseRecordedObject({})).toBeUndefined();
+  });
+});
+
+describe('what counts unwritten (red team 38)', () => {
+  test('a cancel or an end counts in this process when it cannot be written; a signing never does', () => {
+    expect(countsUnwritten({ state: 'cancelled', proof: 'p' })).toBe(true);
+    expect(countsUnwritten({ state: 'ended', proof: '' })).toBe(true);
+    expect(countsUnwritten({ state: 'signed', proof: 'p' })).toBe(false);
+    const o = released(S1);
+    expect(withUnwritten(signed(o), { from: signed(o), to: { state: 'ended', proof: '' } })).toEqual({ state: 'ended', proof: '' });
+    expect(readWithRecord(o.metadata, withUnwritten(signed(o), { from: signed(o), to: { state: 'ended', proof: '' } }))).toBeUndefined();
   });
 });
