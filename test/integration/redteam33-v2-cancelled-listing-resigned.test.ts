@@ -47,31 +47,17 @@
  */
 import { Annotations } from '../../src/api/names.js';
 import { waitFor } from './harness.js';
-import { applyBundle, configMap } from './bundles.js';
+import { applyBundle } from './bundles.js';
 import { operatorFixture } from './operator.js';
-import { expectKeptFor, legacyRelease, releaseRecordOf, sleep } from './release-writeback.js';
+import { blockedListing, expectKeptFor, legacyRelease, NEVER_READY_DEPLOYMENT, releaseRecordOf, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt33v2cancel');
 const DELAY_S = 20;
 
-const deployment = {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'web' },
-  spec: {
-    replicas: 1,
-    selector: { matchLabels: { app: 'web' } },
-    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
-  },
-};
-
 it('a v2 release whose countdown a listing cancelled is re-signed over the cancelled stamp when dropped, and deleted at once', async () => {
   const { env, ns, t } = f;
   // 1. Listed, Blocked behind web.
-  await applyBundle(env, ns, 'second', [
-    { name: 'web', object: deployment },
-    { name: 'c', references: [{ resource: 'web' }], object: configMap('cm', { key: 'v' }, { [Annotations.deletionDelay]: `${DELAY_S}s` }) },
-  ]);
+  await blockedListing(env, ns, 'second', 'cm', `${DELAY_S}s`);
   await sleep(3000);
   expect(await env.client.tryGet(t.configMap, ns, 'cm')).toBeUndefined();
 
@@ -92,7 +78,7 @@ it('a v2 release whose countdown a listing cancelled is re-signed over the cance
   );
 
   // 4. Dropped inside the grace: a new countdown from here, at the earliest DELAY_S later.
-  await applyBundle(env, ns, 'second', [{ name: 'web', object: deployment }]);
+  await applyBundle(env, ns, 'second', [{ name: 'web', object: NEVER_READY_DEPLOYMENT }]);
   const droppedAt = Date.now();
   await expectKeptFor(env, t.configMap, ns, 'cm', uid, (DELAY_S - 3) * 1000);
   console.log('kept', Date.now() - droppedAt, 'ms after the drop; record', JSON.stringify(await releaseRecordOf(env, uid)));

@@ -9,7 +9,7 @@ import { Annotations, Labels } from '../../src/api/names.js';
 import { DEFAULT_RELEASE_KEY_SECRET } from '../../src/controllers/softdelete/release-key.js';
 import type { ResourceType } from '../../src/kube/types.js';
 import { expectKept, resourceType, run, waitFor, type TestEnv } from './harness.js';
-import { applyBundle, getBundle, waitForReady, type ResourceFixture } from './bundles.js';
+import { applyBundle, configMap, getBundle, waitForReady, type ResourceFixture } from './bundles.js';
 import { releaseProofFor } from './operator.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -106,7 +106,7 @@ export async function legacyRelease(
   env: TestEnv,
   ns: string,
   name: string,
-  marks: { formerBundle: string; delay: string; stamp: string },
+  marks: { formerBundle: string; delay: string; stamp: string; stampTakenOff?: boolean },
   beforeSigning?: (uid: string, proof: string) => Promise<void>,
 ): Promise<{ uid: string; proof: string }> {
   const configMaps = await resourceType(env, 'v1', 'ConfigMap');
@@ -129,6 +129,33 @@ export async function legacyRelease(
   const uid = created.metadata.uid ?? '';
   const proof = signed[Annotations.releaseProof] ?? '';
   await beforeSigning?.(uid, proof);
-  await env.client.patch(configMaps, ns, name, { metadata: { annotations: signed } }, 'merge');
+  // `stampTakenOff`: the stamp removed by hand in the same write (the operator never sees the stamp and the proof together).
+  const stamp = marks.stampTakenOff === true ? { [Annotations.deletionTimestamp]: null } : {};
+  await env.client.patch(configMaps, ns, name, { metadata: { annotations: { ...signed, ...stamp } } }, 'merge');
   return { uid, proof };
+}
+
+/** A Deployment that never becomes Ready here (no workload controllers run on the shared control plane). */
+export const NEVER_READY_DEPLOYMENT = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web' },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: 'web' } },
+    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
+  },
+};
+
+/**
+ * Bundle `bundle` listing ConfigMap `name` (its delay `delay`) behind
+ * NEVER_READY_DEPLOYMENT: the ConfigMap stays Blocked, so the Bundle lists
+ * it and never takes hold. Applying the Bundle with the Deployment alone
+ * drops it.
+ */
+export async function blockedListing(env: TestEnv, ns: string, bundle: string, name: string, delay: string): Promise<void> {
+  await applyBundle(env, ns, bundle, [
+    { name: 'web', object: NEVER_READY_DEPLOYMENT },
+    { name: 'c', references: [{ resource: 'web' }], object: configMap(name, { key: 'v' }, { [Annotations.deletionDelay]: delay }) },
+  ]);
 }
