@@ -69,7 +69,7 @@ export class Operator {
       client: o.client,
       discovery: this.discovery,
       releaseKey: o.releaseKey,
-      releaseRecords: new ReleaseRecords(o.client, o.releaseKeySecret, o.releaseKey),
+      releaseRecords: new ReleaseRecords(o.client, o.releaseKeySecret),
       clock: o.clock,
       events,
       ...(o.metrics ? { metrics: o.metrics } : {}),

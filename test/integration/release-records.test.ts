@@ -18,7 +18,7 @@ const KEY_NAME = 'release-key';
 beforeAll(async () => {
   env = await connect();
   ns = await createNamespace(env, 'records');
-  records = new ReleaseRecords(env.client, { namespace: ns, name: KEY_NAME }, new Uint8Array(32));
+  records = new ReleaseRecords(env.client, { namespace: ns, name: KEY_NAME });
 });
 afterAll(() => env.close());
 

@@ -351,7 +351,7 @@ describe('the released-object sweep on its own', () => {
       namespace: ns,
       workers: 1,
       releaseKey,
-      releaseRecords: new ReleaseRecords(f.env.client, { namespace: 'default', name: 'bundlesmith-release-key' }, releaseKey),
+      releaseRecords: new ReleaseRecords(f.env.client, { namespace: 'default', name: 'bundlesmith-release-key' }),
     });
   }
 

@@ -9,7 +9,7 @@
  * it has deleted the object, and pruneGone once the object is gone.
  */
 import { FIELD_MANAGER, Labels, ReleaseRecordLabel } from '../../api/names.js';
-import { checkReleaseProof, type ReleasedMeta } from '../../core/softdelete/provenance.js';
+import { type ReleasedMeta } from '../../core/softdelete/provenance.js';
 import {
   asItStandsRecord,
   cancelledByListing,
@@ -72,11 +72,10 @@ export class ReleaseRecords {
   /** By object uid, the cancels and ends decided and not written: they count in this process all the same (withUnwritten). */
   private readonly unwritten = new Map<string, UnwrittenRecord & { object: RecordedObject }>();
 
-  /** `at`: the release key's Secret, beside which the records are kept; `releaseKey`: its key (which releases are ours). */
+  /** `at`: the release key's Secret, beside which the records are kept. */
   constructor(
     private readonly client: KubeClient,
     private readonly at: ReleaseKeySecret,
-    private readonly releaseKey: Uint8Array,
   ) {}
 
   private nameFor(uid: string): string {
@@ -150,10 +149,9 @@ export class ReleaseRecords {
       const fresh = await this.client.tryGet(rt, namespace, name, { metadataOnly: true });
       if (fresh === undefined || uid === undefined || fresh.metadata.uid !== uid) return;
       if (fresh.metadata.labels?.[Labels.formerBundle] !== undefined) return;
-      // It left carrying a release this operator signed: that release ended, recorded where there was no record yet too
-      // (an earlier version's, not signed again yet): written back later, it counts no more (red team 35).
-      const object = recordedObject(rt, { uid, namespace, name });
-      await (checkReleaseProof(this.releaseKey, left.metadata).proven ? this.end(object) : this.endIfRecorded(object));
+      // Its release ended, recorded where there was no record yet too (an earlier version's, not signed again yet, its
+      // proof checking or not, or taken off): written back later, it counts no more (red teams 35 and 39).
+      await this.end(recordedObject(rt, { uid, namespace, name }));
     } catch (err) {
       logger.warn({ kind: rt.kind, namespace, name, err: errorMessage(err) }, 'recording the end of a release failed');
     }

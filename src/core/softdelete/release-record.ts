@@ -93,12 +93,16 @@ export function readWithRecord<M extends Meta>(meta: M, record: ReleaseRecord | 
  * or another fact taken off while listed, and written back after the drop,
  * makes it check again (red team 38), and it must then read as cancelled (a
  * v3 proof without its record is not counted, and a listing does not make it
- * count). Anything else stays as it is.
+ * count); release marks without a proof, ended. Anything else stays as it
+ * is.
  */
 export function cancelledByListing(meta: Meta, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
   if (record !== undefined) return record.state === 'signed' ? { state: 'cancelled', proof: record.proof } : undefined;
   const proof = meta.annotations?.[Annotations.releaseProof];
-  if (proof === undefined || signedWithRecord(proof)) return undefined;
+  // Marks without a proof (taken off while listed): no release it shows counts now, and none written back later will
+  // (an earlier version's proof written back after the drop: red team 39).
+  if (proof === undefined) return { state: 'ended', proof: '' };
+  if (signedWithRecord(proof)) return undefined;
   return { state: 'cancelled', proof };
 }
 

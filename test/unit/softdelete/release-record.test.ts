@@ -215,6 +215,9 @@ describe('the record a listing writes, and what a take-hold ends', () => {
     // Its stamp taken off while listed (the proof no longer checks), written back after the drop: cancelled all the same (red team 38).
     const stampless = released(undefined, {}, 'v2');
     expect(cancelledByListing(stampless.metadata, undefined)).toEqual({ state: 'cancelled', proof: proofOf(stampless) });
+    // No record, marks without a proof (taken off while listed): ended, so no proof written back later counts (red team 39).
+    const { [Annotations.releaseProof]: _proof, ...proofless } = released(S1, {}, 'v2').metadata.annotations;
+    expect(cancelledByListing({ annotations: proofless }, undefined)).toEqual({ state: 'ended', proof: '' });
     // No record, a v3 release: its record is gone, and a listing does not make it count again.
     expect(cancelledByListing(o.metadata, undefined)).toBeUndefined();
   });
