@@ -27,7 +27,7 @@
  * down: here the sweep watched throughout. cm must be kept at least 17 s
  * after the write-back (at worst a new countdown).
  *
- * What happens: endIfLeft
+ * Before the fix (endIfLeft now records `ended` whatever proof the object left with): endIfLeft
  * (src/controllers/softdelete/release-records.ts:147-160, line 156) calls end() only
  * where the proof the object left with checks, else endIfRecorded, which
  * writes nothing without a record; there is no proof, so nothing is

@@ -28,7 +28,7 @@
  * not a listing the upgraded operator saw. cm must be kept at least 17 s
  * after the write-back (at worst a new countdown).
  *
- * What happens: the listing records nothing. recordListingCancel
+ * Before the fix (the listing now records marks without a proof as `ended`: cancelledByListing): the listing records nothing. recordListingCancel
  * (src/controllers/softdelete/release-records.ts:175-181) writes only what
  * cancelledByListing decides, and with no record it needs a proof on the
  * object to record cancelled under (src/core/softdelete/release-record.ts:100-101:

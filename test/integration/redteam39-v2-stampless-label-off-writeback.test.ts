@@ -24,7 +24,7 @@
  * sweep watched throughout, and had seen the v2 proof). cm must be kept at
  * least 17 s after the write-back (at worst a new countdown).
  *
- * What happens: endIfLeft
+ * Before the fix (endIfLeft now records `ended` whatever proof the object left with): endIfLeft
  * (src/controllers/softdelete/release-records.ts:147-160, line 156) records the end
  * where there is no record only when the proof the object left with checks
  * (`checkReleaseProof(...).proven ? this.end(object) : this.endIfRecorded(object)`);
