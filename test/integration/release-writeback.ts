@@ -98,8 +98,10 @@ export async function releasedBy(
 
 /**
  * A ConfigMap as an earlier version released it (a v2 proof, signed by the
- * test's release key, and no record, as after an upgrade): created with the
- * release's marks (the former Bundle, the delay, the stamp), then signed.
+ * test's release key, and no record, as after an upgrade): created plain,
+ * then its release's marks (the former Bundle, the delay, the stamp) and the
+ * proof over them written in one patch, as that version's finalizer wrote
+ * them (marks without a proof, seen by a listing, would be recorded ended).
  * `beforeSigning`: what that version wrote before its patch (its record).
  */
 export async function legacyRelease(
@@ -113,25 +115,22 @@ export async function legacyRelease(
   const created = await env.client.create(configMaps, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: {
-      name,
-      namespace: ns,
-      labels: { [Labels.formerBundle]: marks.formerBundle },
-      annotations: {
-        [Annotations.formerBundle]: marks.formerBundle,
-        [Annotations.deletionDelay]: marks.delay,
-        [Annotations.deletionTimestamp]: marks.stamp,
-      },
-    },
+    metadata: { name, namespace: ns },
     data: { key: 'v' },
   });
-  const signed = await releaseProofFor(created.metadata, 'v2');
+  const labels = { [Labels.formerBundle]: marks.formerBundle };
+  const annotations: Record<string, string> = {
+    [Annotations.formerBundle]: marks.formerBundle,
+    [Annotations.deletionDelay]: marks.delay,
+    [Annotations.deletionTimestamp]: marks.stamp,
+  };
+  const signed = await releaseProofFor({ ...created.metadata, labels, annotations }, 'v2');
   const uid = created.metadata.uid ?? '';
   const proof = signed[Annotations.releaseProof] ?? '';
   await beforeSigning?.(uid, proof);
-  // `stampTakenOff`: the stamp removed by hand in the same write (the operator never sees the stamp and the proof together).
+  // `stampTakenOff`: the stamp left out of the same write (the operator never sees the stamp and the proof together).
   const stamp = marks.stampTakenOff === true ? { [Annotations.deletionTimestamp]: null } : {};
-  await env.client.patch(configMaps, ns, name, { metadata: { annotations: { ...signed, ...stamp } } }, 'merge');
+  await env.client.patch(configMaps, ns, name, { metadata: { labels, annotations: { ...annotations, ...signed, ...stamp } } }, 'merge');
   return { uid, proof };
 }
 
