@@ -54,6 +54,8 @@ export class ReleaseRecordRefused extends KubeApiError {
     readonly object: RecordedObject,
     readonly record: string,
     err: KubeApiError,
+    /** What the server said, alone (the message names the record too). */
+    readonly refusal = err.message,
   ) {
     const about = `${object.kind} ${object.namespace}/${object.name}`;
     super(
@@ -166,9 +168,9 @@ export class ReleaseRecords {
    * before: an earlier release written back shows a proof and stamp a
    * listing cancelled already, while the record names a later signing (red
    * team 37). A read per call while a listed object shows a release's marks
-   * (until the take-hold lands). Where no record is written, the Bundle's
-   * pass and the sweep keep the object all the same (a v3 proof without its
-   * record, a hand-written release: nothing counts).
+   * (until the take-hold lands). Without a record, one is written all the
+   * same (cancelledByListing: cancelled under an earlier version's proof,
+   * ended for anything else).
    */
   async recordListingCancel(o: { apiVersion: string; kind: string; metadata: ReleasedMeta & { name: string } }): Promise<void> {
     const { uid, namespace = '', name } = o.metadata;
