@@ -52,8 +52,8 @@ export class ReleaseProofs {
    */
   async recordRefused(refused: ReleaseRecordRefused): Promise<void> {
     const { uid, apiVersion, kind, namespace, name } = refused.object;
-    if (!this.reportedRefusals.first(`${uid}@${refused.message}`)) return;
-    const message = `kept while its release record (ConfigMap ${refused.record}) may not be written: ${refused.message}`;
+    if (!this.reportedRefusals.first(`${uid}@${refused.refusal}`)) return;
+    const message = `kept while its release record (ConfigMap ${refused.record}) may not be written: ${refused.refusal}`;
     await this.o.events.warning({ apiVersion, kind, name, namespace, uid }, EventReasons.ReleaseRecordRefused, message);
   }
 

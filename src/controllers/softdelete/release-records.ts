@@ -54,6 +54,8 @@ export class ReleaseRecordRefused extends KubeApiError {
     readonly object: RecordedObject,
     readonly record: string,
     err: KubeApiError,
+    /** What the server said, alone (the message names the record too). */
+    readonly refusal = err.message,
   ) {
     const about = `${object.kind} ${object.namespace}/${object.name}`;
     super(
@@ -166,9 +168,9 @@ export class ReleaseRecords {
    * before: an earlier release written back shows a proof and stamp a
    * listing cancelled already, while the record names a later signing (red
    * team 37). A read per call while a listed object shows a release's marks
-   * (until the take-hold lands). Where no record is written, the Bundle's
-   * pass and the sweep keep the object all the same (a v3 proof without its
-   * record, a hand-written release: nothing counts).
+   * (until the take-hold lands). Without a record, one is written all the
+   * same (cancelledByListing: cancelled under an earlier version's proof,
+   * ended for anything else).
    */
   async recordListingCancel(o: { apiVersion: string; kind: string; metadata: ReleasedMeta & { name: string } }): Promise<void> {
     const { uid, namespace = '', name } = o.metadata;
@@ -182,9 +184,8 @@ export class ReleaseRecords {
   async read(uid: string): Promise<ReleaseRecord | undefined> {
     const unwritten = this.unwritten.get(uid);
     // A cancel or an end not written yet is tried again (written, it holds after a restart too); a failure leaves it
-    // counting in this process only, and it is tried again at the next read.
-    if (unwritten !== undefined)
-      await this.write(unwritten.object, (current) => (sameRecord(current, unwritten.to) ? unwritten.to : undefined)).catch(() => false);
+    // counting in this process only, and it is tried again at the next read or write.
+    if (unwritten !== undefined) await this.write(unwritten.object, () => undefined).catch(() => false);
     const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
     return this.decidedOn(uid, found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data));
   }
@@ -209,7 +210,10 @@ export class ReleaseRecords {
     for (let attempt = 0; ; attempt++) {
       const found = typeof next === 'function' ? await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, name) : undefined;
       const current = found && parseReleaseRecord((found as { data?: unknown }).data);
-      const record = typeof next === 'function' ? next(this.decidedOn(object.uid, current)) : next;
+      const decided = typeof next === 'function' ? next(this.decidedOn(object.uid, current)) : next;
+      // Decided on a cancel or an end only this process knows (its write failed): written first, whatever this write
+      // decides, so that nothing goes on (a take-hold sent, a record pruned) while the server's record says otherwise.
+      const record = decided ?? (typeof next === 'function' ? this.unwritten.get(object.uid)?.to : undefined);
       if (record === undefined) return false;
       const data = { ...record, uid: object.uid, object: `${object.apiVersion} ${object.kind} ${object.namespace}/${object.name}` };
       try {
@@ -220,7 +224,7 @@ export class ReleaseRecords {
         } else await this.upsert(name, data);
         // Decided on the record with any unwritten one: what is written now supersedes it.
         this.unwritten.delete(object.uid);
-        return true;
+        return decided !== undefined;
       } catch (err) {
         // Another writer got there first: decide again on what it wrote.
         if (attempt < 3 && (isConflict(err) || isAlreadyExists(err))) continue;
@@ -269,6 +273,7 @@ export class ReleaseRecords {
 
   /** Drops the record of an object that is gone (the record's own uid as the precondition). */
   async forget(uid: string): Promise<void> {
+    this.unwritten.delete(uid);
     const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
     const recordUid = found?.metadata.uid;
     if (recordUid === undefined) return;
@@ -289,6 +294,11 @@ export class ReleaseRecords {
     logger: Pick<Logger, 'warn'>,
     onlyNamespace?: string,
   ): Promise<void> {
+    // The cancels and ends not written yet, tried again at every call (the sweep's rediscovery, every 30 s).
+    for (const [uid, unwritten] of [...this.unwritten])
+      await this.write(unwritten.object, () => undefined).catch((err: unknown) =>
+        logger.warn({ uid, err: errorMessage(err) }, 'writing a release record failed; kept in memory'),
+      );
     if (this.lastPrune !== undefined && now - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = now;
     const prefix = `${this.at.name}-`;

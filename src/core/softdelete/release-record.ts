@@ -85,25 +85,25 @@ export function readWithRecord<M extends Meta>(meta: M, record: ReleaseRecord | 
   return { ...meta, annotations };
 }
 
+/** A proof an earlier version signed, well formed (v1 or v2, the HMAC-SHA256 in base64url): what a listing records cancelled. */
+const EARLIER_PROOF = /^v[12]:[A-Za-z0-9_-]{43}$/;
+
 /**
  * The record a listing writes: the recorded signing is cancelled, whatever
  * the object shows now (its stamp taken off, another release written back:
- * red team 30); without a record, the release the object carries if signed
- * before records (v2 or v1), whether its proof checks now or not: its stamp
- * or another fact taken off while listed, and written back after the drop,
- * makes it check again (red team 38), and it must then read as cancelled (a
- * v3 proof without its record is not counted, and a listing does not make it
- * count); release marks without a proof, ended. Anything else stays as it
- * is.
+ * red team 30). Without a record: a well-formed proof an earlier version
+ * signed (v2 or v1) is recorded cancelled whether it checks now or not (its
+ * stamp or another fact taken off while listed and written back after the
+ * drop makes it check again: red team 38); anything else (no proof, a v3
+ * proof without its record, text that is no proof) is recorded ended, so no
+ * earlier version's proof written back after the drop counts (red team 39),
+ * and no text of the object's is copied into the operator's namespace. An
+ * ended or cancelled record stays as it is.
  */
 export function cancelledByListing(meta: Meta, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
   if (record !== undefined) return record.state === 'signed' ? { state: 'cancelled', proof: record.proof } : undefined;
   const proof = meta.annotations?.[Annotations.releaseProof];
-  // Marks without a proof (taken off while listed): no release it shows counts now, and none written back later will
-  // (an earlier version's proof written back after the drop: red team 39).
-  if (proof === undefined) return { state: 'ended', proof: '' };
-  if (signedWithRecord(proof)) return undefined;
-  return { state: 'cancelled', proof };
+  return proof !== undefined && EARLIER_PROOF.test(proof) ? { state: 'cancelled', proof } : { state: 'ended', proof: '' };
 }
 
 /** Whether a Bundle taking hold of the object ends a release of it: it carries a release's marks. */

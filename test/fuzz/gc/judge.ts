@@ -284,11 +284,14 @@ function orphanRaceLeak(plan: Plan, ours: ClusterEnd, id: string, visiting = new
  * namespaced owner, none to a cluster-scoped owner still there, and a
  * namespaced dependent in a namespace where no owner it names is; or,
  * following from it, ours kept an object every reference of which names an
- * object so kept.
+ * object so kept; and the reference collected each of them.
  */
-function invalidNamespaceRaceLeak(plan: Plan, ours: ClusterEnd, id: string, visiting = new Set<string>()): boolean {
+function invalidNamespaceRaceLeak(plan: Plan, ours: ClusterEnd, reference: ClusterEnd, id: string, visiting = new Set<string>()): boolean {
   const live = liveOf(plan, id, ours);
   if (!live || live.metadata.deletionTimestamp || visiting.has(id)) return false;
+  // Only what the reference collected (absent, or being deleted) can be this leak, the owners it follows from included.
+  const inReference = viewOf(plan, id, reference);
+  if (inReference.present && !inReference.deleting) return false;
   visiting.add(id);
   const refs = live.metadata.ownerReferences ?? [];
   const idOf = (uid: string) => [...ours.uids].find(([, uids]) => uids.includes(uid))?.[0];
@@ -313,7 +316,9 @@ function invalidNamespaceRaceLeak(plan: Plan, ours: ClusterEnd, id: string, visi
   }
   return (
     refs.length > 0 &&
-    owners.every((w) => w.ownerId !== undefined && w.live !== undefined && invalidNamespaceRaceLeak(plan, ours, w.ownerId, visiting))
+    owners.every(
+      (w) => w.ownerId !== undefined && w.live !== undefined && invalidNamespaceRaceLeak(plan, ours, reference, w.ownerId, visiting),
+    )
   );
 }
 
@@ -455,7 +460,7 @@ export function judge(
       );
       continue;
     }
-    if (a.present && !a.deleting && (!r.present || r.deleting) && invalidNamespaceRaceLeak(plan, ours, o.id)) {
+    if (a.present && !a.deleting && (!r.present || r.deleting) && invalidNamespaceRaceLeak(plan, ours, reference, o.id)) {
       tolerated.push(
         `${what}: ours left alone a cluster-scoped object naming a namespaced owner (or kept an object naming only such objects); the reference collected it, having observed a namespaced dependent of it first (watch order, in kube-controller-manager too): ours ${ra}; reference ${rr}`,
       );

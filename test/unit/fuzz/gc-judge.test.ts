@@ -471,6 +471,13 @@ describe('gc judge: a cluster-scoped object naming a namespaced owner, collected
       o14: { refs: [{ owner: 'o13' }] },
     });
     expect(judge(p, solid, cluster(p, 'ref', { o11: {}, o15: {} })).divergences.map((d) => d.id)).toContain('o13');
+    // The reference kept the cluster-scoped object but collected its dependent: the dependent follows from no leak.
+    const keptHead = judge(
+      p,
+      cluster(p, 'ours', { o11: {}, o13: { refs: [{ owner: 'o11' }] }, o14: { refs: [{ owner: 'o13', block: true }] } }),
+      cluster(p, 'ref', { o11: {}, o13: { refs: [{ owner: 'o11' }] } }),
+    );
+    expect(keptHead.divergences.map((d) => d.id)).toEqual(['o14']);
     // A namespaced object is not this class.
     const namespaced = cluster(p, 'ours', { o11: {}, o14: { refs: [{ owner: 'o11' }] } });
     expect(judge(p, namespaced, reference).divergences.map((d) => d.id)).toEqual(['o14']);

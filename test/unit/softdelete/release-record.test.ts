@@ -218,8 +218,11 @@ describe('the record a listing writes, and what a take-hold ends', () => {
     // No record, marks without a proof (taken off while listed): ended, so no proof written back later counts (red team 39).
     const { [Annotations.releaseProof]: _proof, ...proofless } = released(S1, {}, 'v2').metadata.annotations;
     expect(cancelledByListing({ annotations: proofless }, undefined)).toEqual({ state: 'ended', proof: '' });
-    // No record, a v3 release: its record is gone, and a listing does not make it count again.
-    expect(cancelledByListing(o.metadata, undefined)).toBeUndefined();
+    // No record, a v3 release (its record is gone), or text that is no proof: ended, so nothing written back counts later,
+    // and no text of the object's is copied into the operator's namespace.
+    expect(cancelledByListing(o.metadata, undefined)).toEqual({ state: 'ended', proof: '' });
+    for (const text of ['v2:short', 'v2:' + 'x'.repeat(4000), 'not a proof'])
+      expect(cancelledByListing({ annotations: { [Annotations.releaseProof]: text } }, undefined)).toEqual({ state: 'ended', proof: '' });
   });
 
   test('an unreadable record reads as ended (nothing counts)', () => {
