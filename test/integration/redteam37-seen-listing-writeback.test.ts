@@ -3,7 +3,7 @@
  * (its annotations written back) that an earlier listing already cancelled
  * does not cancel the recorded signing: ReleaseRecords.recordListingCancel
  * deduped on uid@proof@stamp *as the object shows them*
- * (src/controllers/softdelete/release-records.ts:171-175, recordedCancels),
+ * (release-records.ts, its recordedCancels, since removed),
  * not on the record it would cancel. The current release's countdown then
  * runs on through a live Bundle's listing, and ends early once the current
  * marks are written back.

@@ -30,10 +30,10 @@
  * Before the fix (a listing now records a v2 or v1 release without a record
  * cancelled under its proof, checking or not: cancelledByListing): the
  * listing recorded nothing. recordListingCancel
- * (src/controllers/softdelete/release-records.ts:176-186) writes only where
+ * (release-records.ts) writes only where
  * cancelledByListing decides, and with no record it requires the proof to
  * check (`current === undefined && !proven`) and a stamp on the object
- * (src/core/softdelete/release-record.ts:96-99, cancelledByListing): the
+ * (release-record.ts, cancelledByListing): the
  * stamp is off, so both the Bundle's pass and the sweep leave no record.
  * Once S0 is back the v2 proof checks, there is no record, the sweep signs
  * it again as it stands (recordOlderRelease / asItStandsRecord 'write') and
@@ -56,7 +56,7 @@ it('a v2 release listed while its stamp was off counts its old stamp once writte
 
   // 2. Released by an earlier operator a minute ago; its stamp taken off by hand.
   const stamp = new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
-  const { uid } = await legacyRelease(env, ns, 'cm', { formerBundle: 'app', delay: `${DELAY_S}s`, stamp, stampTakenOff: true });
+  const { uid } = await legacyRelease(env, ns, 'cm', { formerBundle: 'app', delay: `${DELAY_S}s`, stamp, takenOff: 'stamp' });
 
   // 3. Listed by a live Bundle while the upgraded operator runs.
   await sleep(15_000);

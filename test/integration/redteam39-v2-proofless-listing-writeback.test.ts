@@ -28,66 +28,31 @@
  * not a listing the upgraded operator saw. cm must be kept at least 17 s
  * after the write-back (at worst a new countdown).
  *
- * Before the fix (the listing now records marks without a proof as `ended`: cancelledByListing): the listing records nothing. recordListingCancel
- * (src/controllers/softdelete/release-records.ts:175-181) writes only what
- * cancelledByListing decides, and with no record it needs a proof on the
- * object to record cancelled under (src/core/softdelete/release-record.ts:100-101:
- * `proof === undefined` -> undefined): the proof is off, so neither the
- * Bundle's pass nor the sweep leaves a record. Once the proof is back the v2
- * proof checks over S0, there is no record, the sweep signs it again as it
- * stands (recordOlderRelease / asItStandsRecord 'write') and deletes cm at
- * once on the countdown the listing cancelled.
+ * Before the fix (the listing now records marks without a proof as `ended`:
+ * cancelledByListing): the listing recorded nothing (without a record it
+ * needed a proof on the object to record cancelled under); once the proof
+ * was back the v2 proof checked over S0 with no record, the sweep signed it
+ * again as it stood (recordOlderRelease, asItStandsRecord 'write') and
+ * deleted cm at once on the countdown the listing cancelled (failed 3/3).
  */
-import { Annotations, Labels } from '../../src/api/names.js';
-import { resourceType } from './harness.js';
-import { applyBundle, configMap } from './bundles.js';
-import { operatorFixture, releaseProofFor } from './operator.js';
-import { expectKeptFor, releaseRecordOf, sleep } from './release-writeback.js';
+import { Annotations } from '../../src/api/names.js';
+import { applyBundle } from './bundles.js';
+import { operatorFixture } from './operator.js';
+import { blockedListing, expectKeptFor, legacyRelease, NEVER_READY_DEPLOYMENT, releaseRecordOf, sleep } from './release-writeback.js';
 
 const f = operatorFixture('rt39v2proofless');
 const DELAY_S = 20;
 
-const deployment = {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'web' },
-  spec: {
-    replicas: 1,
-    selector: { matchLabels: { app: 'web' } },
-    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
-  },
-};
-
-it('a v2 release listed while its proof was off counts its old stamp once the proof is written back after the drop', async () => {
+it('a v2 release listed while its proof was off stays kept once the proof is written back after the drop', async () => {
   const { env, ns, t } = f;
-  const configMaps = await resourceType(env, 'v1', 'ConfigMap');
   // 1. Listed, Blocked behind web.
-  await applyBundle(env, ns, 'second', [
-    { name: 'web', object: deployment },
-    { name: 'c', references: [{ resource: 'web' }], object: configMap('cm', { key: 'v' }, { [Annotations.deletionDelay]: `${DELAY_S}s` }) },
-  ]);
+  await blockedListing(env, ns, 'second', 'cm', `${DELAY_S}s`);
   await sleep(3000);
   expect(await env.client.tryGet(t.configMap, ns, 'cm')).toBeUndefined();
 
   // 2. Released by an earlier operator a minute ago; its proof taken off by hand (stamp, delay and marks stay).
   const stamp = new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
-  const created = await env.client.create(configMaps, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: 'cm',
-      namespace: ns,
-      labels: { [Labels.formerBundle]: 'app' },
-      annotations: {
-        [Annotations.formerBundle]: 'app',
-        [Annotations.deletionDelay]: `${DELAY_S}s`,
-        [Annotations.deletionTimestamp]: stamp,
-      },
-    },
-    data: { key: 'v' },
-  });
-  const uid = created.metadata.uid ?? '';
-  const signed = await releaseProofFor(created.metadata, 'v2');
+  const { uid, proof } = await legacyRelease(env, ns, 'cm', { formerBundle: 'app', delay: `${DELAY_S}s`, stamp, takenOff: 'proof' });
 
   // 3. Listed by a live Bundle while the upgraded operator runs.
   await sleep(15_000);
@@ -102,9 +67,9 @@ it('a v2 release listed while its proof was off counts its old stamp once the pr
   );
 
   // 4. Dropped; then the old proof written back.
-  await applyBundle(env, ns, 'second', [{ name: 'web', object: deployment }]);
+  await applyBundle(env, ns, 'second', [{ name: 'web', object: NEVER_READY_DEPLOYMENT }]);
   await sleep(5000);
-  await env.client.patch(configMaps, ns, 'cm', { metadata: { annotations: { ...signed } } }, 'merge');
+  await env.client.patch(t.configMap, ns, 'cm', { metadata: { annotations: { [Annotations.releaseProof]: proof } } }, 'merge');
   const writtenBackAt = Date.now();
   await expectKeptFor(env, t.configMap, ns, 'cm', uid, (DELAY_S - 3) * 1000);
   console.log('kept', Date.now() - writtenBackAt, 'ms after the write-back; record', JSON.stringify(await releaseRecordOf(env, uid)));

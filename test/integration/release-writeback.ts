@@ -102,13 +102,14 @@ export async function releasedBy(
  * then its release's marks (the former Bundle, the delay, the stamp) and the
  * proof over them written in one patch, as that version's finalizer wrote
  * them (marks without a proof, seen by a listing, would be recorded ended).
+ * The proof is returned, for a test to write it back.
  * `beforeSigning`: what that version wrote before its patch (its record).
  */
 export async function legacyRelease(
   env: TestEnv,
   ns: string,
   name: string,
-  marks: { formerBundle: string; delay: string; stamp: string; stampTakenOff?: boolean },
+  marks: { formerBundle: string; delay: string; stamp: string; takenOff?: 'stamp' | 'proof' },
   beforeSigning?: (uid: string, proof: string) => Promise<void>,
 ): Promise<{ uid: string; proof: string }> {
   const configMaps = await resourceType(env, 'v1', 'ConfigMap');
@@ -128,9 +129,14 @@ export async function legacyRelease(
   const uid = created.metadata.uid ?? '';
   const proof = signed[Annotations.releaseProof] ?? '';
   await beforeSigning?.(uid, proof);
-  // `stampTakenOff`: the stamp left out of the same write (the operator never sees the stamp and the proof together).
-  const stamp = marks.stampTakenOff === true ? { [Annotations.deletionTimestamp]: null } : {};
-  await env.client.patch(configMaps, ns, name, { metadata: { labels, annotations: { ...annotations, ...signed, ...stamp } } }, 'merge');
+  // `takenOff`: the stamp or the proof left out of the same write (taken off by hand: the operator never sees them together).
+  const written =
+    marks.takenOff === 'stamp'
+      ? { ...annotations, ...signed, [Annotations.deletionTimestamp]: null }
+      : marks.takenOff === 'proof'
+        ? annotations
+        : { ...annotations, ...signed };
+  await env.client.patch(configMaps, ns, name, { metadata: { labels, annotations: written } }, 'merge');
   return { uid, proof };
 }
 

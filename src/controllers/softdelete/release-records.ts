@@ -182,12 +182,17 @@ export class ReleaseRecords {
 
   /** The record of the object's release, read fresh: undefined when there is none (a release signed before records). */
   async read(uid: string): Promise<ReleaseRecord | undefined> {
-    const unwritten = this.unwritten.get(uid);
     // A cancel or an end not written yet is tried again (written, it holds after a restart too); a failure leaves it
     // counting in this process only, and it is tried again at the next read or write.
-    if (unwritten !== undefined) await this.write(unwritten.object, () => undefined).catch(() => false);
+    await this.writeUnwritten(uid).catch(() => false);
     const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
     return this.decidedOn(uid, found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data));
+  }
+
+  /** Writes the cancel or end this process holds unwritten for the object, if any (write: decided on nothing else). */
+  private async writeUnwritten(uid: string): Promise<void> {
+    const unwritten = this.unwritten.get(uid);
+    if (unwritten !== undefined) await this.write(unwritten.object, () => undefined);
   }
 
   /** The record as read, as this process decides on it: with its unwritten cancel or end, dropped once the record changed. */
@@ -295,8 +300,8 @@ export class ReleaseRecords {
     onlyNamespace?: string,
   ): Promise<void> {
     // The cancels and ends not written yet, tried again at every call (the sweep's rediscovery, every 30 s).
-    for (const [uid, unwritten] of [...this.unwritten])
-      await this.write(unwritten.object, () => undefined).catch((err: unknown) =>
+    for (const uid of [...this.unwritten.keys()])
+      await this.writeUnwritten(uid).catch((err: unknown) =>
         logger.warn({ uid, err: errorMessage(err) }, 'writing a release record failed; kept in memory'),
       );
     if (this.lastPrune !== undefined && now - this.lastPrune < PRUNE_EVERY_MS) return;
