@@ -21,8 +21,9 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      // One real control plane for the whole run; files run one at a time
-      // because controllers and the garbage collector see cluster-wide state.
+      // One real control plane per jest process (npm test runs several, one per
+      // lane: hack/test-lanes.ts); files run one at a time within it because
+      // controllers and the garbage collector see cluster-wide state.
       globalSetup: '<rootDir>/test/integration/global-setup.mjs',
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
       slowTestThreshold: 30,
