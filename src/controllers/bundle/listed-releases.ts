@@ -6,8 +6,10 @@
  * the cancel where only the operator writes (softdelete/release-records.ts):
  * the stamp on the object then never counts again, whichever process sweeps
  * it and whenever its watch began (red team 27). An object listed at a
- * version no longer served is read at the version the server serves for its
- * group and kind.
+ * version no longer served, or that the Bundle's identity may not read, is
+ * read as the operator (at the version the server serves for its group and
+ * kind): a listing cancels whoever may read the object, and the sweep may
+ * not watch its kind yet (red team 40).
  */
 import type { Bundle } from '../../api/bundle.js';
 import type { KubeObjectManifest } from '../../api/resource.js';
@@ -20,28 +22,43 @@ import type { BundleApi } from './api.js';
 
 /**
  * Records the cancel of every countdown of a released object the Bundle
- * lists: `atCoordinates` as read, and objects listed at a version not
- * served, read now. A failure is logged and left to the next pass.
+ * lists: `atCoordinates` as read; objects whose read the Bundle's identity
+ * was refused (`readFailures`, by resource name) and objects listed at a
+ * version not served, read now as the operator. A failure is logged and
+ * left to the next pass.
  */
 export async function recordListingCancels(
-  d: { releaseRecords: Pick<ReleaseRecords, 'recordListingCancel'> },
-  api: Pick<BundleApi, 'resolveGroupKind' | 'tryGet'>,
+  d: { releaseRecords: Pick<ReleaseRecords, 'recordListingCancel' | 'recordListingCancelAt'> },
+  api: Pick<BundleApi, 'resolveGroupKind'>,
   bundle: Bundle,
-  listed: { specObjects: readonly KubeObjectManifest[]; types: ReadonlyMap<string, ResourceType>; atCoordinates: readonly LiveObject[] },
+  listed: {
+    specObjects: readonly KubeObjectManifest[];
+    types: ReadonlyMap<string, ResourceType>;
+    atCoordinates: readonly LiveObject[];
+    readFailures: ReadonlyMap<string, unknown>;
+  },
   log: Pick<Logger, 'warn'>,
 ): Promise<void> {
   const namespace = bundle.metadata.namespace;
-  try {
-    for (const o of listed.atCoordinates) await d.releaseRecords.recordListingCancel(o);
-    for (const o of listed.specObjects) {
-      if (listed.types.has(kindKey(o.apiVersion, o.kind))) continue;
-      const found = await api.resolveGroupKind(groupOf(o.apiVersion), o.kind);
-      if (found.state !== 'served' || !found.type.namespaced) continue;
-      const live = await api.tryGet(found.type, namespace, o.metadata.name);
-      if (live !== undefined)
-        await d.releaseRecords.recordListingCancel({ ...live, apiVersion: found.type.apiVersion, kind: found.type.kind });
+  const recording = async (what: () => Promise<void>, name?: string): Promise<void> => {
+    try {
+      await what();
+    } catch (err) {
+      log.warn({ name, err: errorMessage(err) }, 'recording the cancel of a listed released object failed; the next pass tries again');
     }
-  } catch (err) {
-    log.warn({ err: errorMessage(err) }, 'recording the cancel of a listed released object failed; the next pass tries again');
+  };
+  for (const o of listed.atCoordinates) await recording(() => d.releaseRecords.recordListingCancel(o), o.metadata.name);
+  for (const r of bundle.spec.resources) {
+    const o = r.spec.object;
+    const rt = o && listed.readFailures.has(r.name) ? listed.types.get(kindKey(o.apiVersion, o.kind)) : undefined;
+    if (o && rt?.namespaced) await recording(() => d.releaseRecords.recordListingCancelAt(rt, namespace, o.metadata.name), o.metadata.name);
+  }
+  for (const o of listed.specObjects) {
+    if (listed.types.has(kindKey(o.apiVersion, o.kind))) continue;
+    await recording(async () => {
+      const found = await api.resolveGroupKind(groupOf(o.apiVersion), o.kind);
+      if (found.state === 'served' && found.type.namespaced)
+        await d.releaseRecords.recordListingCancelAt(found.type, namespace, o.metadata.name);
+    }, o.metadata.name);
   }
 }

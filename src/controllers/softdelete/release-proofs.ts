@@ -10,7 +10,7 @@ import { checkReleaseProof, releaseSigner, type ReleaseSigner } from '../../core
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { ControllerDeps } from '../deps.js';
 import { SeenKeys } from '../../runtime/seen-keys.js';
-import type { ReleaseRecordRefused } from './release-records.js';
+import { ReleaseRecordRefused } from './release-record-refused.js';
 
 export class ReleaseProofs {
   /** uid@resourceVersion of the unproven releases reported already. */
@@ -48,9 +48,11 @@ export class ReleaseProofs {
   /**
    * The object's release record may not be written: a listing's cancel, a
    * new countdown or a signing waits for it (the sweep tries again, and
-   * keeps the object meanwhile). Reported once per object and message.
+   * keeps the object meanwhile). Reported once per object and message; any
+   * other failure of a sweep is not reported here.
    */
-  async recordRefused(refused: ReleaseRecordRefused): Promise<void> {
+  async recordRefused(refused: unknown): Promise<void> {
+    if (!(refused instanceof ReleaseRecordRefused)) return;
     const { uid, apiVersion, kind, namespace, name } = refused.object;
     if (!this.reportedRefusals.first(`${uid}@${refused.refusal}`)) return;
     const message = `kept while its release record (ConfigMap ${refused.record}) may not be written: ${refused.refusal}`;

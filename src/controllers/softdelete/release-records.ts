@@ -18,22 +18,22 @@ import {
   carriesReleaseMarks,
   parseRecordedObject,
   recordedObject,
+  type RecordDecision,
   type RecordedObject,
   parseReleaseRecord,
-  sameRecord,
   signedProofOf,
-  withUnwritten,
   type ReleaseRecord,
-  type UnwrittenRecord,
 } from '../../core/softdelete/release-record.js';
 import type { JsonPatchOperation } from '../../core/bundle/objects.js';
 import type { KubeClient } from '../../kube/client.js';
 import { errorMessage, isAlreadyExists, isConflict, isForbidden, isInvalid, KubeApiError, SendRefused } from '../../kube/errors.js';
+import { ReleaseRecordRefused } from './release-record-refused.js';
 import type { Logger } from '../../observability/logger.js';
 import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Discovery } from '../../kube/discovery.js';
 import { groupOf } from '../../core/bundle/objects.js';
 import type { ReleaseKeySecret } from './release-key.js';
+import { UnwrittenRecords, type UnreadDecisionKind } from './unwritten-records.js';
 
 /** How often the records of objects that are gone are looked for. */
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -48,31 +48,10 @@ const CONFIGMAP_RESOURCE: ResourceType = {
   verbs: ['get', 'list', 'create', 'patch', 'delete'],
 };
 
-/** A release record the API server refused to write (RBAC, an admission policy): the failure names the record and its object. */
-export class ReleaseRecordRefused extends KubeApiError {
-  constructor(
-    readonly object: RecordedObject,
-    readonly record: string,
-    err: KubeApiError,
-    /** What the server said, alone (the message names the record too). */
-    readonly refusal = err.message,
-  ) {
-    const about = `${object.kind} ${object.namespace}/${object.name}`;
-    super(
-      err.code,
-      err.reason,
-      `the release record of ${about} (ConfigMap ${record}) may not be written: ${err.message}`,
-      err.verb,
-      err.path,
-      err.causes,
-    );
-  }
-}
-
 export class ReleaseRecords {
   private lastPrune: number | undefined;
-  /** By object uid, the cancels and ends decided and not written: they count in this process all the same (withUnwritten). */
-  private readonly unwritten = new Map<string, UnwrittenRecord & { object: RecordedObject }>();
+  /** The cancels and ends decided and not written (or decided unread): they count in this process all the same. */
+  private readonly unwritten = new UnwrittenRecords();
 
   /** `at`: the release key's Secret, beside which the records are kept. */
   constructor(
@@ -122,7 +101,7 @@ export class ReleaseRecords {
   /** A Bundle takes hold of the object (before the take-hold is sent): no release of it counts any more. */
   async end(object: RecordedObject): Promise<void> {
     // Decided on the record read (not upserted blind): one that cannot be written counts all the same (write).
-    await this.write(object, () => ({ state: 'ended', proof: '' }));
+    await this.write(object, () => ({ state: 'ended', proof: '' }), 'end');
   }
 
   /**
@@ -132,7 +111,11 @@ export class ReleaseRecords {
    * taken off first, red team 30).
    */
   async endIfRecorded(object: RecordedObject): Promise<void> {
-    await this.write(object, (current) => (current === undefined || current.state === 'ended' ? undefined : { state: 'ended', proof: '' }));
+    await this.write(
+      object,
+      (current) => (current === undefined || current.state === 'ended' ? undefined : { state: 'ended', proof: '' }),
+      'end-if-recorded',
+    );
   }
 
   /**
@@ -177,7 +160,18 @@ export class ReleaseRecords {
     // Any release's marks, its stamp or its proof taken off too: the recorded signing is cancelled whatever the object
     // shows (red teams 30 and 32); without a record, the release an earlier version signed (cancelledByListing).
     if (uid === undefined || !carriesReleaseMarks(o.metadata)) return;
-    await this.write(recordedObject(o, { uid, namespace, name }), (current) => cancelledByListing(o.metadata, current));
+    await this.write(recordedObject(o, { uid, namespace, name }), (current) => cancelledByListing(o.metadata, current), 'listing-cancel');
+  }
+
+  /**
+   * recordListingCancel for a listed object read as the operator: the
+   * Bundle's identity may not read it (a 403), or lists it at a version no
+   * longer served. A listing cancels all the same; the sweep may not watch
+   * the kind yet (red team 40).
+   */
+  async recordListingCancelAt(rt: ResourceType, namespace: string, name: string): Promise<void> {
+    const live = await this.client.tryGet(rt, namespace, name, { metadataOnly: true });
+    if (live !== undefined) await this.recordListingCancel({ ...live, apiVersion: rt.apiVersion, kind: rt.kind });
   }
 
   /** The record of the object's release, read fresh: undefined when there is none (a release signed before records). */
@@ -186,39 +180,38 @@ export class ReleaseRecords {
     // counting in this process only, and it is tried again at the next read or write.
     await this.writeUnwritten(uid).catch(() => false);
     const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
-    return this.decidedOn(uid, found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data));
+    return this.unwritten.decidedOn(uid, found === undefined ? undefined : parseReleaseRecord((found as { data?: unknown }).data));
   }
 
-  /** Writes the cancel or end this process holds unwritten for the object, if any (write: decided on nothing else). */
+  /** Writes the cancel or end this process holds for the object, if any (write: decided on nothing else). */
   private async writeUnwritten(uid: string): Promise<void> {
-    const unwritten = this.unwritten.get(uid);
-    if (unwritten !== undefined) await this.write(unwritten.object, () => undefined);
-  }
-
-  /** The record as read, as this process decides on it: with its unwritten cancel or end, dropped once the record changed. */
-  private decidedOn(uid: string, record: ReleaseRecord | undefined): ReleaseRecord | undefined {
-    const unwritten = this.unwritten.get(uid);
-    if (unwritten !== undefined && !sameRecord(record, unwritten.from)) this.unwritten.delete(uid);
-    return withUnwritten(record, unwritten);
+    const object = this.unwritten.objectFor(uid);
+    if (object !== undefined) await this.write(object, () => undefined);
   }
 
   /**
    * Writes the record: `next` as it is, or decided on the record read fresh
    * (undefined: leave it; false comes back), then written only over the
    * record as read (its resourceVersion), decided again when it changed.
+   * `unread`: a cancel or an end, held when the record cannot be read
+   * (UnwrittenRecords.holdUnread) and decided on it once it is.
    */
-  private async write(
-    object: RecordedObject,
-    next: ReleaseRecord | ((current: ReleaseRecord | undefined) => ReleaseRecord | undefined),
-  ): Promise<boolean> {
+  private async write(object: RecordedObject, next: ReleaseRecord | RecordDecision, unread?: UnreadDecisionKind): Promise<boolean> {
     const name = this.nameFor(object.uid);
     for (let attempt = 0; ; attempt++) {
-      const found = typeof next === 'function' ? await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, name) : undefined;
+      let found: KubeObject | undefined;
+      try {
+        found = typeof next === 'function' ? await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, name) : undefined;
+      } catch (err) {
+        // Refused or failed: a cancel or an end counts all the same, decided on the record once it can be read (red team 40).
+        if (typeof next === 'function' && unread !== undefined) this.unwritten.holdUnread(object, unread, next);
+        throw err;
+      }
       const current = found && parseReleaseRecord((found as { data?: unknown }).data);
-      const decided = typeof next === 'function' ? next(this.decidedOn(object.uid, current)) : next;
+      const decided = typeof next === 'function' ? next(this.unwritten.decidedOn(object.uid, current)) : next;
       // Decided on a cancel or an end only this process knows (its write failed): written first, whatever this write
       // decides, so that nothing goes on (a take-hold sent, a record pruned) while the server's record says otherwise.
-      const record = decided ?? (typeof next === 'function' ? this.unwritten.get(object.uid)?.to : undefined);
+      const record = decided ?? (typeof next === 'function' ? this.unwritten.unwrittenFor(object.uid)?.to : undefined);
       if (record === undefined) return false;
       const data = { ...record, uid: object.uid, object: `${object.apiVersion} ${object.kind} ${object.namespace}/${object.name}` };
       try {
@@ -228,13 +221,13 @@ export class ReleaseRecords {
           await this.client.patch(CONFIGMAP_RESOURCE, this.at.namespace, name, pinned, 'merge', { fieldManager: FIELD_MANAGER });
         } else await this.upsert(name, data);
         // Decided on the record with any unwritten one: what is written now supersedes it.
-        this.unwritten.delete(object.uid);
+        this.unwritten.written(object.uid);
         return decided !== undefined;
       } catch (err) {
         // Another writer got there first: decide again on what it wrote.
         if (attempt < 3 && (isConflict(err) || isAlreadyExists(err))) continue;
         // Not written (refused, failed): a cancel or an end counts in this process all the same, written at its next read.
-        if (typeof next === 'function' && countsUnwritten(record)) this.unwritten.set(object.uid, { from: current, to: record, object });
+        if (typeof next === 'function' && countsUnwritten(record)) this.unwritten.holdUnwritten(object, current, record);
         // Refused by RBAC: said so, naming the record, where the failure is reported on the object (a take-hold's resource
         // in the Bundle's status): the user's object is not what may not be written.
         if ((isForbidden(err) || isInvalid(err)) && err instanceof KubeApiError && !(err instanceof SendRefused))
@@ -278,7 +271,7 @@ export class ReleaseRecords {
 
   /** Drops the record of an object that is gone (the record's own uid as the precondition). */
   async forget(uid: string): Promise<void> {
-    this.unwritten.delete(uid);
+    this.unwritten.forget(uid);
     const found = await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, this.nameFor(uid));
     const recordUid = found?.metadata.uid;
     if (recordUid === undefined) return;
@@ -299,11 +292,11 @@ export class ReleaseRecords {
     logger: Pick<Logger, 'warn'>,
     onlyNamespace?: string,
   ): Promise<void> {
-    // The cancels and ends not written yet, tried again at every call (the sweep's rediscovery, every 30 s).
-    for (const uid of [...this.unwritten.keys()])
-      await this.writeUnwritten(uid).catch((err: unknown) =>
-        logger.warn({ uid, err: errorMessage(err) }, 'writing a release record failed; kept in memory'),
-      );
+    // The cancels and ends not written yet, or decided unread, tried again at every call (the sweep's rediscovery, every 30 s).
+    for (const uid of this.unwritten.uids())
+      await this.read(uid)
+        .then(() => this.writeUnwritten(uid))
+        .catch((err: unknown) => logger.warn({ uid, err: errorMessage(err) }, 'writing a release record failed; kept in memory'));
     if (this.lastPrune !== undefined && now - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = now;
     const prefix = `${this.at.name}-`;

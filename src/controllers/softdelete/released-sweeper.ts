@@ -24,7 +24,7 @@ import type { ServerTime } from '../../kube/clock.js';
 import { RefusedWatches } from './refused-watches.js';
 import { ReleaseProofs } from './release-proofs.js';
 import { listingsOf, RelistedReleases } from './relisted-release.js';
-import { ReleaseRecordRefused, type ReleaseRecords } from './release-records.js';
+import type { ReleaseRecords } from './release-records.js';
 import { readWithRecord } from '../../core/softdelete/release-record.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { errorMessage, isForbidden } from '../../kube/errors.js';
@@ -112,7 +112,7 @@ export class ReleasedObjectSweeper {
       (key) => this.sweep(key),
       (key, err) => {
         this.o.logger.warn({ ...versionedKeyFields(key), err: errorMessage(err) }, 'sweeping a released object failed');
-        if (err instanceof ReleaseRecordRefused) void this.proofs.recordRefused(err);
+        void this.proofs.recordRefused(err);
       },
     );
     await this.syncInformers();

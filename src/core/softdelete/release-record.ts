@@ -159,6 +159,23 @@ export function withUnwritten(record: ReleaseRecord | undefined, unwritten: Unwr
   return unwritten !== undefined && sameRecord(record, unwritten.from) ? unwritten.to : record;
 }
 
+/** A decision on a record: what to write over it, or undefined to leave it. */
+export type RecordDecision = (current: ReleaseRecord | undefined) => ReleaseRecord | undefined;
+
+/**
+ * Cancels and ends decided while the record could not be read (its GET
+ * refused by RBAC, a failed request: red team 40), applied in the order
+ * they were decided once the record is read: where they make it stricter,
+ * they count as unwritten from the record read then (withUnwritten), as a
+ * refused write does. A cancel decided so may name a signing made after the
+ * listing: that only starts its countdown again, it never ends one early.
+ */
+export function unreadDecided(record: ReleaseRecord | undefined, decisions: Iterable<RecordDecision>): UnwrittenRecord | undefined {
+  let to = record;
+  for (const decide of decisions) to = decide(to) ?? to;
+  return to !== undefined && countsUnwritten(to) && !sameRecord(to, record) ? { from: record, to } : undefined;
+}
+
 /** Whether two records (or their absence) say the same. */
 export function sameRecord(a: ReleaseRecord | undefined, b: ReleaseRecord | undefined): boolean {
   return a === undefined || b === undefined ? a === b : a.state === b.state && a.proof === b.proof;

@@ -33,6 +33,7 @@ import {
   signedProofOf,
   withUnwritten,
   countsUnwritten,
+  unreadDecided,
   type ReleaseRecord,
 } from '../../../src/core/softdelete/release-record.js';
 import { decideReleasedSweep } from '../../../src/core/softdelete/sweep.js';
@@ -293,5 +294,31 @@ describe('what counts unwritten (red team 38)', () => {
     const o = released(S1);
     expect(withUnwritten(signed(o), { from: signed(o), to: { state: 'ended', proof: '' } })).toEqual({ state: 'ended', proof: '' });
     expect(readWithRecord(o.metadata, withUnwritten(signed(o), { from: signed(o), to: { state: 'ended', proof: '' } }))).toBeUndefined();
+  });
+});
+
+describe('cancels and ends decided while the record could not be read (red team 40)', () => {
+  const end = (): ReleaseRecord => ({ state: 'ended', proof: '' });
+  test('a listing cancel decided unread cancels the signing the record names once read: its stamp does not count', () => {
+    const o = released(S1);
+    const decided = unreadDecided(signed(o), [(r) => cancelledByListing(o.metadata, r)]);
+    expect(decided).toEqual({ from: signed(o), to: { state: 'cancelled', proof: proofOf(o) } });
+    expect(decideReleasedSweep(readWithRecord(o.metadata, withUnwritten(signed(o), decided)) ?? o.metadata, NOW).action).toBe('mark');
+  });
+
+  test('applied in the order decided: a cancel then an end is ended; an end then a cancel stays ended', () => {
+    const o = released(S1);
+    const cancel = (r: ReleaseRecord | undefined): ReleaseRecord | undefined => cancelledByListing(o.metadata, r);
+    expect(unreadDecided(signed(o), [cancel, end])?.to).toEqual(end());
+    expect(unreadDecided(signed(o), [end, cancel])?.to).toEqual(end());
+  });
+
+  test('nothing held where the record says as much already, or where the decisions leave it', () => {
+    const o = released(S1);
+    expect(unreadDecided({ state: 'ended', proof: '' }, [end])).toBeUndefined();
+    expect(unreadDecided({ state: 'cancelled', proof: proofOf(o) }, [(r) => cancelledByListing(o.metadata, r)])).toBeUndefined();
+    expect(unreadDecided(undefined, [(r) => (r === undefined ? undefined : end())])).toBeUndefined();
+    // A signing decided unread is never held: it was not sent.
+    expect(unreadDecided(undefined, [() => signed(o)])).toBeUndefined();
   });
 });
