@@ -83,6 +83,8 @@ export type RbacRevocation =
   | 'bundles-list'
   | 'bundles-status'
   | 'binding'
+  /** Every right on the release records (ConfigMaps in the release key's namespace, its Role only): red team 40. */
+  | 'records'
   /** Not RBAC: an admission policy refuses the operator's writes of ConfigMaps with 422 Invalid (a webhook refusing them). */
   | 'admission-configmaps';
 
@@ -103,6 +105,7 @@ export const RBAC_REVOCATION_TEXT: Record<RbacRevocation, string> = {
   'bundles-list': 'list and watch on bundles',
   'bundles-status': 'patch and update on bundles/status',
   binding: 'every binding',
+  records: "every right on the release records (configmaps in the release key's namespace)",
   'admission-configmaps': 'every write of configmaps (create, update, delete), refused by an admission policy as 422 Invalid',
 };
 
@@ -165,6 +168,7 @@ export function drawRbac(d: SoftDeleteDimensions, rnd: Random, steps: number): S
         [1, 'bundles-status'],
         [1.5, 'binding'],
         [1.5, 'admission-configmaps'],
+        [1.5, 'records'],
       ]),
       minMs: rnd.int(10, 80) * 100,
     };

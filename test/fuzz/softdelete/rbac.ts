@@ -124,7 +124,7 @@ export function operatorRoles(
 
 /** What a revocation takes: verbs on one resource of one group. */
 export function revokedRights(
-  what: Exclude<RbacRevocation, 'binding' | 'admission-configmaps'>,
+  what: Exclude<RbacRevocation, 'binding' | 'admission-configmaps' | 'records'>,
   fuzzKinds: readonly string[],
 ): { group: string; resource: string; verbs: string[] }[] {
   switch (what) {

@@ -460,7 +460,7 @@ export class SeedWorld {
   }
 
   /** Whether the API server's authorizer lets the operator's ServiceAccount do this now (a SubjectAccessReview). */
-  private async allowed(verb: string, group: string, resource: string): Promise<boolean> {
+  private async allowed(verb: string, group: string, resource: string, namespace = this.namespace): Promise<boolean> {
     const [plural = resource, subresource] = resource.split('/');
     const review = (await this.cluster.client.raw('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
       apiVersion: 'authorization.k8s.io/v1',
@@ -468,7 +468,7 @@ export class SeedWorld {
       spec: {
         user: this.operatorUser,
         groups: ['system:serviceaccounts', `system:serviceaccounts:${this.namespace}`, 'system:authenticated'],
-        resourceAttributes: { namespace: this.namespace, verb, group, resource: plural, ...(subresource ? { subresource } : {}) },
+        resourceAttributes: { namespace, verb, group, resource: plural, ...(subresource ? { subresource } : {}) },
       },
     })) as { status?: { allowed?: unknown } };
     return review.status?.allowed === true;
@@ -477,24 +477,32 @@ export class SeedWorld {
   /** Waits until the authorizer answers as the roles now say: the revoked verbs refused (or, whole, every probe allowed). */
   private async untilAllowed(whole: boolean): Promise<void> {
     const revoked = this.revoked;
-    const probes =
+    // The records' own Role is revoked only where they are kept apart from the seed's namespace (its Role grants ConfigMaps too).
+    const records = { verb: 'get', group: '', resource: 'configmaps', namespace: this.keyNamespace };
+    const recordsApart = this.keyNamespace !== this.namespace;
+    const probes: { verb: string; group: string; resource: string; namespace?: string; want: boolean }[] =
       whole || revoked === undefined
         ? [
             { verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: true },
             { verb: 'delete', group: '', resource: 'configmaps', want: true },
             { verb: 'list', group: GATE_GROUP, resource: 'gates', want: true },
             { verb: 'patch', group: 'smith.atlassian.com', resource: 'bundles/status', want: true },
+            { ...records, want: true },
           ]
         : revoked === 'binding'
           ? [{ verb: 'list', group: 'smith.atlassian.com', resource: 'bundles', want: false }]
           : revoked === 'admission-configmaps'
             ? []
-            : revokedRights(revoked, this.fuzzKinds()).flatMap((r) =>
-                r.verbs.map((verb) => ({ verb, group: r.group, resource: r.resource, want: false })),
-              );
+            : revoked === 'records'
+              ? recordsApart
+                ? [{ ...records, want: false }]
+                : []
+              : revokedRights(revoked, this.fuzzKinds()).flatMap((r) =>
+                  r.verbs.map((verb) => ({ verb, group: r.group, resource: r.resource, want: false })),
+                );
     const deadline = Date.now() + 30_000;
     for (const p of probes) {
-      while ((await this.allowed(p.verb, p.group, p.resource)) !== p.want) {
+      while ((await this.allowed(p.verb, p.group, p.resource, p.namespace)) !== p.want) {
         if (Date.now() > deadline)
           throw new Error(`RBAC: ${p.verb} ${p.group}/${p.resource} still ${p.want ? 'refused' : 'allowed'} 30 s after the change`);
         await sleep(50);
@@ -511,6 +519,12 @@ export class SeedWorld {
     } else if (what === 'admission-configmaps') {
       await this.refuseByAdmission(true);
       return { sentAt, ackedAt: Date.now() };
+    } else if (what === 'records') {
+      for (const role of this.roles.filter((r) => r.name.endsWith('-release-key')))
+        await this.applyRole(
+          role,
+          role.rules.filter((rule) => !rule.resources.includes('configmaps')),
+        );
     } else {
       const revoked = revokedRights(what, this.fuzzKinds());
       for (const role of this.roles) {
