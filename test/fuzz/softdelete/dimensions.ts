@@ -83,7 +83,7 @@ export type RbacRevocation =
   | 'bundles-list'
   | 'bundles-status'
   | 'binding'
-  /** Every right on the release records (ConfigMaps in the release key's namespace, its Role only): red team 40. */
+  /** Every right on the release records (ConfigMaps in the release key's namespace: its Role's, and the collector's cluster-wide ones): red team 40. */
   | 'records'
   /** Not RBAC: an admission policy refuses the operator's writes of ConfigMaps with 422 Invalid (a webhook refusing them). */
   | 'admission-configmaps';

@@ -520,11 +520,10 @@ export class SeedWorld {
       await this.refuseByAdmission(true);
       return { sentAt, ackedAt: Date.now() };
     } else if (what === 'records') {
-      for (const role of this.roles.filter((r) => r.name.endsWith('-release-key')))
-        await this.applyRole(
-          role,
-          role.rules.filter((rule) => !rule.resources.includes('configmaps')),
-        );
+      // The records' Role loses its ConfigMaps, and the collector's ClusterRole too (it reads them in every namespace).
+      const records = [{ group: '', resource: 'configmaps', verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] }];
+      for (const role of this.roles.filter((r) => r.name.endsWith('-release-key') || r.name.endsWith('-gc')))
+        await this.applyRole(role, withoutRights(role.rules, records, this.fuzzKinds()));
     } else {
       const revoked = revokedRights(what, this.fuzzKinds());
       for (const role of this.roles) {
