@@ -199,16 +199,20 @@ export class ReleaseRecords {
   private async write(object: RecordedObject, next: ReleaseRecord | RecordDecision, unread?: UnreadDecisionKind): Promise<boolean> {
     const name = this.nameFor(object.uid);
     for (let attempt = 0; ; attempt++) {
+      // A signing written as it is reads the record too where decisions are held unread: decided before it, they end or
+      // cancel the release before it and are superseded by it, not applied to it later (which would keep it for good).
+      const reads = typeof next === 'function' || this.unwritten.holdsUnread(object.uid);
       let found: KubeObject | undefined;
       try {
-        found = typeof next === 'function' ? await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, name) : undefined;
+        found = reads ? await this.client.tryGet(CONFIGMAP_RESOURCE, this.at.namespace, name) : undefined;
       } catch (err) {
         // Refused or failed: a cancel or an end counts all the same, decided on the record once it can be read (red team 40).
         if (typeof next === 'function' && unread !== undefined) this.unwritten.holdUnread(object, unread, next);
         throw err;
       }
       const current = found && parseReleaseRecord((found as { data?: unknown }).data);
-      const decided = typeof next === 'function' ? next(this.unwritten.decidedOn(object.uid, current)) : next;
+      const decidedOn = reads ? this.unwritten.decidedOn(object.uid, current) : undefined;
+      const decided = typeof next === 'function' ? next(decidedOn) : next;
       // Decided on a cancel or an end only this process knows (its write failed): written first, whatever this write
       // decides, so that nothing goes on (a take-hold sent, a record pruned) while the server's record says otherwise.
       const record = decided ?? (typeof next === 'function' ? this.unwritten.unwrittenFor(object.uid)?.to : undefined);

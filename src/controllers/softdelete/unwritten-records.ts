@@ -56,6 +56,11 @@ export class UnwrittenRecords {
     return withUnwritten(record, this.unwritten.get(uid));
   }
 
+  /** Whether decisions are held unread for the object (a signing reads the record first: they concern the release before it). */
+  holdsUnread(uid: string): boolean {
+    return this.unread.has(uid);
+  }
+
   /** The unwritten record of the object, if any (to write before anything else is written for it). */
   unwrittenFor(uid: string): (UnwrittenRecord & { object: RecordedObject }) | undefined {
     return this.unwritten.get(uid);

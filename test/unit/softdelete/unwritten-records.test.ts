@@ -15,10 +15,13 @@ const cancel = (r: ReleaseRecord | undefined): ReleaseRecord | undefined => (r?.
 describe('UnwrittenRecords', () => {
   test('a cancel decided unread applies to the record as next read, and counts while the record stays so', () => {
     const held = new UnwrittenRecords();
+    expect(held.holdsUnread('u1')).toBe(false);
     held.holdUnread(object, 'listing-cancel', cancel);
     expect(held.uids()).toEqual(['u1']);
+    expect(held.holdsUnread('u1')).toBe(true);
     expect(held.decidedOn('u1', signed('P1'))).toEqual(cancelled('P1'));
     expect(held.unwrittenFor('u1')?.to).toEqual(cancelled('P1'));
+    expect(held.holdsUnread('u1')).toBe(false);
     // Read again, unchanged: still cancelled here.
     expect(held.decidedOn('u1', signed('P1'))).toEqual(cancelled('P1'));
     // Written since by someone (a new signing): that decides, and nothing is held.
