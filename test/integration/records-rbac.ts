@@ -3,8 +3,8 @@
  * given back (red team 40): it runs in-process impersonating a user with
  * what the chart grants (everything in the test namespace; the release key
  * Secret and, through a RoleBinding of its own, the record ConfigMaps in
- * the records' namespace). `recordsBound(false)` deletes that RoleBinding,
- * `recordsBound(true)` creates it again.
+ * the records' namespace). `withoutRecords` deletes that RoleBinding for a
+ * while and creates it again.
  */
 import { connect, createNamespace, resourceType, uniqueName, type TestEnv } from './harness.js';
 import { types, type KnownTypes } from './bundles.js';
@@ -17,8 +17,12 @@ export interface RecordsRbacFixture {
   env: TestEnv;
   ns: string;
   t: KnownTypes;
-  /** Grants (true) or takes away (false) the operator's rights on the record ConfigMaps. */
-  recordsBound: (bound: boolean) => Promise<void>;
+  /**
+   * Runs `during` with the operator's rights on the record ConfigMaps taken
+   * away, given back when it ends (thrown or not); with RT40_CONTROL=1 they
+   * are never taken (the control run).
+   */
+  withoutRecords: <T>(during: () => Promise<T>) => Promise<T>;
 }
 
 /** Before all tests: the user, its roles and the operator on a namespace `prefix`-...; after: the operator stopped. */
@@ -46,12 +50,18 @@ export function recordsRbacFixture(prefix: string): RecordsRbacFixture {
       rules,
     });
   };
-  fixture.recordsBound = async (bound) => {
-    const name = `${user}-records`;
-    if (bound) return bind(name, RELEASE_RECORDS_NAMESPACE, { kind: 'Role', name });
+  const recordsName = `${user}-records`;
+  const bindRecords = () => bind(recordsName, RELEASE_RECORDS_NAMESPACE, { kind: 'Role', name: recordsName });
+  fixture.withoutRecords = async (during) => {
+    if (process.env.RT40_CONTROL === '1') return during();
     const rb = await resourceType(fixture.env, RBAC, 'RoleBinding');
-    const found = await fixture.env.client.get(rb, RELEASE_RECORDS_NAMESPACE, name);
-    await fixture.env.client.delete(rb, RELEASE_RECORDS_NAMESPACE, name, { uid: found.metadata.uid ?? '' });
+    const found = await fixture.env.client.get(rb, RELEASE_RECORDS_NAMESPACE, recordsName);
+    await fixture.env.client.delete(rb, RELEASE_RECORDS_NAMESPACE, recordsName, { uid: found.metadata.uid ?? '' });
+    try {
+      return await during();
+    } finally {
+      await bindRecords();
+    }
   };
   beforeAll(async () => {
     fixture.env = await connect();
@@ -71,7 +81,7 @@ export function recordsRbacFixture(prefix: string): RecordsRbacFixture {
     await bind(`${user}-key`, RELEASE_RECORDS_NAMESPACE, { kind: 'Role', name: `${user}-key` });
     const records = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'patch', 'delete'] }];
     await role(`${user}-records`, records, RELEASE_RECORDS_NAMESPACE);
-    await fixture.recordsBound(true);
+    await bindRecords();
     // RBAC's authorizer caches: let the grants be seen before the operator's first request.
     await sleep(2_000);
     op = await startOperator({ namespace: fixture.ns, impersonate: { user } });

@@ -38,12 +38,20 @@
  * is "the recorded one" again, and the sweep deletes cm-ended on S1 when its
  * 30 s delay runs out.
  */
-import { Annotations, Labels } from '../../src/api/names.js';
-import { jsonPointerSegment } from '../../src/core/bundle/objects.js';
+import { Annotations } from '../../src/api/names.js';
 import { waitFor } from './harness.js';
 import { configMap } from './bundles.js';
 import { operatorFixture } from './operator.js';
-import { expectKeptFor, RELEASE_RECORDS_NAMESPACE, releasedBy, releaseRecordName, releaseRecordOf, sleep } from './release-writeback.js';
+import {
+  expectKeptFor,
+  RELEASE_RECORDS_NAMESPACE,
+  releasedBy,
+  releaseRecordName,
+  releaseRecordOf,
+  sleep,
+  takeReleaseOff,
+  writeReleaseBack,
+} from './release-writeback.js';
 import { refuseConfigMapOperation } from './refuse-operation.js';
 
 const f = operatorFixture('rt38endref');
@@ -67,20 +75,7 @@ it('a release cancelled while its record may not be written counts again when wr
   try {
     await sleep(3_000);
     // 3. Cancelled as `bundlesmith cancel` does.
-    const a = (name: string): string => `/metadata/annotations/${jsonPointerSegment(name)}`;
-    await env.client.patch(
-      t.configMap,
-      ns,
-      'cm-ended',
-      [
-        { op: 'test', path: '/metadata/uid', value: uid },
-        { op: 'remove', path: a(Annotations.deletionTimestamp) },
-        { op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` },
-        { op: 'remove', path: a(Annotations.formerBundle) },
-        { op: 'remove', path: a(Annotations.releaseProof) },
-      ],
-      'json',
-    );
+    await takeReleaseOff(env, t.configMap, ns, 'cm-ended', uid);
     await sleep(5_000);
     console.log('record after the cancel (refused)', JSON.stringify(await releaseRecordOf(env, uid)));
   } finally {
@@ -91,22 +86,7 @@ it('a release cancelled while its record may not be written counts again when wr
   console.log('record before the write-back', JSON.stringify(await releaseRecordOf(env, uid)));
 
   // 5. The release as it was, written back.
-  await env.client.patch(
-    t.configMap,
-    ns,
-    'cm-ended',
-    {
-      metadata: {
-        labels: { [Labels.formerBundle]: released.label },
-        annotations: {
-          [Annotations.formerBundle]: released.former,
-          [Annotations.deletionTimestamp]: released.stamp,
-          [Annotations.releaseProof]: released.proof,
-        },
-      },
-    },
-    'merge',
-  );
+  await writeReleaseBack(env, t.configMap, ns, 'cm-ended', released);
   const writtenBackAt = Date.now();
   await expectKeptFor(env, t.configMap, ns, 'cm-ended', uid, (DELAY_S + 10) * 1000);
   console.log('kept', Date.now() - writtenBackAt, 'ms after the write-back; record', JSON.stringify(await releaseRecordOf(env, uid)));

@@ -42,12 +42,11 @@
  * the record once it can be read: the release written back is not the one
  * recorded, and the sweep keeps the object.
  */
-import { Annotations, Labels } from '../../src/api/names.js';
-import { jsonPointerSegment } from '../../src/core/bundle/objects.js';
+import { Annotations } from '../../src/api/names.js';
 import { waitFor } from './harness.js';
 import { configMap } from './bundles.js';
 import { recordsRbacFixture } from './records-rbac.js';
-import { expectKeptFor, releasedBy, releaseRecordOf, sleep } from './release-writeback.js';
+import { expectKeptFor, releasedBy, releaseRecordOf, sleep, takeReleaseOff, writeReleaseBack } from './release-writeback.js';
 
 const f = recordsRbacFixture('rt40rbacend');
 
@@ -59,51 +58,14 @@ it('an end whose record may not be READ (RBAC taken away) is forgotten; the rele
   const { uid } = released;
   await waitFor('record written', async () => (await releaseRecordOf(env, uid))?.proof === released.proof);
   console.log('record before', JSON.stringify(await releaseRecordOf(env, uid)), 'S1', released.stamp);
-  const control = process.env.RT40_CONTROL === '1';
-  let bound = true;
-  try {
-    if (!control) {
-      await f.recordsBound(false);
-      bound = false;
-    }
+  await f.withoutRecords(async () => {
     await sleep(3_000);
-    const a = (name: string): string => `/metadata/annotations/${jsonPointerSegment(name)}`;
-    await env.client.patch(
-      t.configMap,
-      ns,
-      'cm-rbac-end',
-      [
-        { op: 'test', path: '/metadata/uid', value: uid },
-        { op: 'remove', path: a(Annotations.deletionTimestamp) },
-        { op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` },
-        { op: 'remove', path: a(Annotations.formerBundle) },
-        { op: 'remove', path: a(Annotations.releaseProof) },
-      ],
-      'json',
-    );
+    await takeReleaseOff(env, t.configMap, ns, 'cm-rbac-end', uid);
     await sleep(5_000);
-  } finally {
-    if (!bound) await f.recordsBound(true);
-    bound = true;
-  }
+  });
   await sleep(2_000);
   console.log('record before the write-back', JSON.stringify(await releaseRecordOf(env, uid)));
-  await env.client.patch(
-    t.configMap,
-    ns,
-    'cm-rbac-end',
-    {
-      metadata: {
-        labels: { [Labels.formerBundle]: released.label },
-        annotations: {
-          [Annotations.formerBundle]: released.former,
-          [Annotations.deletionTimestamp]: released.stamp,
-          [Annotations.releaseProof]: released.proof,
-        },
-      },
-    },
-    'merge',
-  );
+  await writeReleaseBack(env, t.configMap, ns, 'cm-rbac-end', released);
   const writtenBackAt = Date.now();
   try {
     await expectKeptFor(env, t.configMap, ns, 'cm-rbac-end', uid, (DELAY + 10) * 1000);

@@ -63,13 +63,7 @@ it('a listing cancel whose record may not be READ (RBAC taken away) leaves the c
   await waitFor('record written', async () => (await releaseRecordOf(env, uid)) !== undefined);
   console.log('record before', JSON.stringify(await releaseRecordOf(env, uid)), 'S1', s1);
 
-  const control = process.env.RT40_CONTROL === '1';
-  let bound = true;
-  try {
-    if (!control) {
-      await f.recordsBound(false);
-      bound = false;
-    }
+  const droppedAt = await f.withoutRecords(async () => {
     await sleep(3_000);
     const third = bundleManifest(ns, 'third', [{ name: 'f', object: cm('cm-rbac') }]) as { spec: Record<string, unknown> };
     await env.client.apply(
@@ -83,28 +77,23 @@ it('a listing cancel whose record may not be READ (RBAC taken away) leaves the c
     console.log('annotations after listing', JSON.stringify(now.metadata.annotations));
     expectKept(now, uid);
     await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'third', { uid: (await getBundle(env, ns, 'third'))?.metadata.uid ?? '' });
-    const droppedAt = Date.now();
+    const dropped = Date.now();
     await sleep(2_000);
-    if (!bound) {
-      await f.recordsBound(true);
-      bound = true;
-    }
-    let lastStamp: string | undefined;
-    // Kept for DELAY_S - 5 s after the drop: a countdown started at (or after) the drop needs DELAY_S.
-    while (Date.now() - droppedAt < (DELAY_S - 5) * 1000) {
-      const o = await env.client.tryGet(t.configMap, ns, 'cm-rbac');
-      if (o === undefined || o.metadata.deletionTimestamp !== undefined)
-        throw new Error(
-          `cm-rbac deleted ${Date.now() - droppedAt} ms after the drop on stamp ${lastStamp ?? '?'} (cancelled S1 ${s1}); record ${JSON.stringify(
-            await releaseRecordOf(env, uid),
-          )}`,
-        );
-      lastStamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
-      await sleep(500);
-    }
-    console.log('final stamp', lastStamp, 'record', JSON.stringify(await releaseRecordOf(env, uid)));
-    expectKept(await env.client.tryGet(t.configMap, ns, 'cm-rbac'), uid);
-  } finally {
-    if (!bound) await f.recordsBound(true);
+    return dropped;
+  });
+  let lastStamp: string | undefined;
+  // Kept for DELAY_S - 5 s after the drop: a countdown started at (or after) the drop needs DELAY_S.
+  while (Date.now() - droppedAt < (DELAY_S - 5) * 1000) {
+    const o = await env.client.tryGet(t.configMap, ns, 'cm-rbac');
+    if (o === undefined || o.metadata.deletionTimestamp !== undefined)
+      throw new Error(
+        `cm-rbac deleted ${Date.now() - droppedAt} ms after the drop on stamp ${lastStamp ?? '?'} (cancelled S1 ${s1}); record ${JSON.stringify(
+          await releaseRecordOf(env, uid),
+        )}`,
+      );
+    lastStamp = o.metadata.annotations?.[Annotations.deletionTimestamp];
+    await sleep(500);
   }
+  console.log('final stamp', lastStamp, 'record', JSON.stringify(await releaseRecordOf(env, uid)));
+  expectKept(await env.client.tryGet(t.configMap, ns, 'cm-rbac'), uid);
 }, 240_000);

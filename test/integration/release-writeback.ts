@@ -7,6 +7,7 @@
  */
 import { Annotations, Labels } from '../../src/api/names.js';
 import { DEFAULT_RELEASE_KEY_SECRET } from '../../src/controllers/softdelete/release-key.js';
+import { jsonPointerSegment } from '../../src/core/bundle/objects.js';
 import type { ResourceType } from '../../src/kube/types.js';
 import { expectKept, resourceType, run, waitFor, type TestEnv } from './harness.js';
 import { applyBundle, configMap, getBundle, waitForReady, type ResourceFixture } from './bundles.js';
@@ -163,4 +164,42 @@ export async function blockedListing(env: TestEnv, ns: string, bundle: string, n
     { name: 'web', object: NEVER_READY_DEPLOYMENT },
     { name: 'c', references: [{ resource: 'web' }], object: configMap(name, { key: 'v' }, { [Annotations.deletionDelay]: delay }) },
   ]);
+}
+
+/** Takes the release's marks off the object (its stamp, the former-bundle label and annotation, the proof), as `bundlesmith cancel` does. */
+export async function takeReleaseOff(env: TestEnv, rt: ResourceType, ns: string, name: string, uid: string): Promise<void> {
+  const a = (key: string): string => `/metadata/annotations/${jsonPointerSegment(key)}`;
+  await env.client.patch(
+    rt,
+    ns,
+    name,
+    [
+      { op: 'test', path: '/metadata/uid', value: uid },
+      { op: 'remove', path: a(Annotations.deletionTimestamp) },
+      { op: 'remove', path: `/metadata/labels/${jsonPointerSegment(Labels.formerBundle)}` },
+      { op: 'remove', path: a(Annotations.formerBundle) },
+      { op: 'remove', path: a(Annotations.releaseProof) },
+    ],
+    'json',
+  );
+}
+
+/** Writes a release as the snapshot saw it back onto the object (a backup restored, a tool replaying what it read). */
+export async function writeReleaseBack(env: TestEnv, rt: ResourceType, ns: string, name: string, released: ReleaseSnapshot): Promise<void> {
+  await env.client.patch(
+    rt,
+    ns,
+    name,
+    {
+      metadata: {
+        labels: { [Labels.formerBundle]: released.label },
+        annotations: {
+          [Annotations.formerBundle]: released.former,
+          [Annotations.deletionTimestamp]: released.stamp,
+          [Annotations.releaseProof]: released.proof,
+        },
+      },
+    },
+    'merge',
+  );
 }
