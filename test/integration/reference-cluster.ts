@@ -13,7 +13,7 @@ import {
 import { applyCrd } from '../../hack/crd-install.js';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
-import { silentLogger } from '../../src/observability/logger.js';
+import { createLogger, silentLogger } from '../../src/observability/logger.js';
 import { Operator, type OperatorOptions } from '../../src/operator.js';
 import { systemClock } from '../../src/kube/clock.js';
 import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../src/controllers/softdelete/release-key.js';
@@ -38,7 +38,13 @@ export interface ReferenceCluster {
 
 export async function startReferenceCluster(options: { bundleCrd: boolean }): Promise<ReferenceCluster> {
   const state = await startControlPlane({ withGarbageCollector: true });
-  if (options.bundleCrd) await applyCrd(state.kubeconfig);
+  if (options.bundleCrd) {
+    await applyCrd(state.kubeconfig);
+    // Started again once the CRD is served: kube-controller-manager's collector watches the kinds discovery showed at
+    // its start and looks for new ones every 30 s, so a Bundle deleted in that window waited up to 30 s for it.
+    stopControllerManager(state, 'SIGTERM');
+    await startControllerManager(state);
+  }
   // A request timeout, as the operator's own clients have (process-clients.ts): a list that hangs on a freshly started
   // control plane is retried by the informer instead of holding readiness for good.
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(state.kubeconfig), { requestTimeoutMs: 60_000 });
@@ -63,7 +69,8 @@ export async function startReferenceCluster(options: { bundleCrd: boolean }): Pr
     startOperator: async (namespace, options = {}) => {
       const started = new Operator({
         client,
-        logger: silentLogger(),
+        // BUNDLESMITH_TEST_LOGS=1 shows its logs, as for the shared control plane's operators (operator.ts).
+        logger: process.env.BUNDLESMITH_TEST_LOGS === '1' ? createLogger('debug') : silentLogger(),
         namespace,
         workers: 2,
         releaseKey: await loadReleaseKey(client, { namespace: 'default', name: DEFAULT_RELEASE_KEY_SECRET }),
