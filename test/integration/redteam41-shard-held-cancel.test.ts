@@ -43,7 +43,8 @@
  * forgets it"); shard B never restarts here. So cm-shard-held must be kept
  * past S1 + 90s (a new countdown starts when the sweep sees it unlisted).
  *
- * What happens (`read`: 4 runs of 4 failed; `write`: 2 of 2; deleted at
+ * What happens (`read`: 6 runs of 6 failed, the first on a draft without
+ * the 20 s waits; `write`: 3 of 3; deleted at
  * S1 + 90.6 s, the cancelled stamp's end): shard B logs "recording the
  * cancel of a listed released object failed; the next pass tries again ...
  * cannot get resource configmaps" (`write`: "the release record of
