@@ -18,6 +18,7 @@ import { types, type KnownTypes } from './bundles.js';
 import { DEFAULT_RELEASE_KEY_SECRET, loadReleaseKey } from '../../src/controllers/softdelete/release-key.js';
 import { releaseFactsOf, signRelease, type ReleasedMeta } from '../../src/core/softdelete/provenance.js';
 import { Annotations } from '../../src/api/names.js';
+import { parseLabelSelector, type LabelSelector } from '../../src/core/selector.js';
 
 export interface InProcessOperator {
   operator: Operator;
@@ -40,6 +41,10 @@ export interface InProcessOptions {
   watchSyncTimeoutMs?: number;
   /** Lockdown: Bundles without spec.serviceAccountName act as this ServiceAccount of their namespace. */
   defaultServiceAccount?: string;
+  /** Sharding: reconcile only the Bundles whose labels match (--bundle-selector). */
+  bundleSelector?: string;
+  /** Whether this process runs the released-object sweeper (--sweep-released; default true). */
+  sweepReleased?: boolean;
 }
 
 /**
@@ -68,6 +73,12 @@ export async function releaseProofFor(meta: ReleasedMeta, version: 'v2' | 'v3' =
   return { [Annotations.releaseProof]: signRelease(await testReleaseKey(), facts, version) };
 }
 
+function selectorOf(text: string): LabelSelector {
+  const parsed = parseLabelSelector(text);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.selector;
+}
+
 /** Starts an operator in this process, watching only `namespace`. BUNDLESMITH_TEST_LOGS=1 shows its logs. */
 export async function startOperator(opts: InProcessOptions): Promise<InProcessOperator> {
   const kubeconfig = opts.kubeconfig ?? kubeconfigPath();
@@ -90,6 +101,8 @@ export async function startOperator(opts: InProcessOptions): Promise<InProcessOp
     workers: opts.workers ?? 2,
     ...(opts.watchSyncTimeoutMs ? { watchSyncTimeoutMs: opts.watchSyncTimeoutMs } : {}),
     ...(opts.defaultServiceAccount ? { defaultServiceAccount: opts.defaultServiceAccount } : {}),
+    ...(opts.bundleSelector ? { bundleSelector: selectorOf(opts.bundleSelector) } : {}),
+    ...(opts.sweepReleased === false ? { sweepReleased: false } : {}),
     ...(opts.serverTime ? { serverTime: opts.serverTime } : {}),
     ...(opts.garbageCollector ? { garbageCollector: opts.garbageCollector(client, clock) } : {}),
   });

@@ -23,13 +23,22 @@ export interface RecordsRbacFixture {
    * are never taken (the control run).
    */
   withoutRecords: <T>(during: () => Promise<T>) => Promise<T>;
+  /** The user the operators impersonate. */
+  user: string;
 }
 
-/** Before all tests: the user, its roles and the operator on a namespace `prefix`-...; after: the operator stopped. */
-export function recordsRbacFixture(prefix: string): RecordsRbacFixture {
+/** Before all tests: the user, its roles and the operators (default: one) on a namespace `prefix`-...; after: they are stopped. */
+export function recordsRbacFixture(
+  prefix: string,
+  /** The operators to start (default: one, watching the namespace); each is stopped after all tests. */
+  operators: (fixture: RecordsRbacFixture) => Promise<InProcessOperator[]> = async (f) => [
+    await startOperator({ namespace: f.ns, impersonate: { user: f.user } }),
+  ],
+): RecordsRbacFixture {
   const fixture = {} as RecordsRbacFixture;
   const user = uniqueName('rt40-op');
-  let op: InProcessOperator | undefined;
+  fixture.user = user;
+  let ops: InProcessOperator[] = [];
   /** A RoleBinding in `namespace` (a ClusterRoleBinding where none) of the role to the user. */
   const bind = async (name: string, namespace: string | undefined, roleRef: { kind: 'Role' | 'ClusterRole'; name: string }) => {
     const kind = namespace === undefined ? 'ClusterRoleBinding' : 'RoleBinding';
@@ -84,10 +93,10 @@ export function recordsRbacFixture(prefix: string): RecordsRbacFixture {
     await bindRecords();
     // RBAC's authorizer caches: let the grants be seen before the operator's first request.
     await sleep(2_000);
-    op = await startOperator({ namespace: fixture.ns, impersonate: { user } });
+    ops = await operators(fixture);
   }, 180_000);
   afterAll(async () => {
-    await op?.stop();
+    for (const op of ops) await op.stop();
     fixture.env?.close();
   });
   return fixture;
