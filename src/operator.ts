@@ -9,7 +9,7 @@ import type { KubeClient } from './kube/client.js';
 import { Discovery } from './kube/discovery.js';
 import type { Logger } from './observability/logger.js';
 import type { OperatorMetrics } from './observability/metrics.js';
-import type { Clock, ServerTime } from './kube/clock.js';
+import type { Cancel, Clock, ServerTime } from './kube/clock.js';
 import { BundleController } from './controllers/bundle/controller.js';
 import { ReleasedObjectSweeper } from './controllers/softdelete/released-sweeper.js';
 import type { ReleaseKeySecret } from './controllers/softdelete/release-key.js';
@@ -23,6 +23,9 @@ export interface GarbageCollectorPart {
   stop(): Promise<void>;
   hasSynced(): boolean;
 }
+
+/** How often held release record writes are tried again (a cancel held in one shard is unknown to the sweeping one meanwhile). */
+const HELD_WRITES_EVERY_MS = 3_000;
 
 export interface OperatorOptions {
   client: KubeClient;
@@ -61,15 +64,18 @@ export class Operator {
   /** Undefined when another process sweeps (--sweep-released=false). */
   readonly sweeper: ReleasedObjectSweeper | undefined;
   private started = false;
+  private readonly releaseRecords: ReleaseRecords;
+  private heldWrites: Cancel | undefined;
 
   constructor(private readonly o: OperatorOptions) {
     this.discovery = new Discovery(o.client);
+    this.releaseRecords = new ReleaseRecords(o.client, o.releaseKeySecret);
     const events = o.events ?? apiEventRecorder(o.client, o.clock, o.logger, o.instance ?? 'bundlesmith');
     const common = {
       client: o.client,
       discovery: this.discovery,
       releaseKey: o.releaseKey,
-      releaseRecords: new ReleaseRecords(o.client, o.releaseKeySecret),
+      releaseRecords: this.releaseRecords,
       clock: o.clock,
       events,
       ...(o.metrics ? { metrics: o.metrics } : {}),
@@ -99,12 +105,24 @@ export class Operator {
     await this.discovery.refresh();
     await Promise.all([this.bundles.start(), this.sweeper?.start(), this.o.garbageCollector?.start()]);
     this.started = true;
+    this.scheduleHeldWrites();
+  }
+
+  /** Every few seconds, the release record writes this process holds (ReleaseRecords.writeHeld): in every shard, sweeping or not. */
+  private scheduleHeldWrites(): void {
+    this.heldWrites = this.o.clock.setTimeout(() => {
+      void this.releaseRecords.writeHeld(this.o.logger).finally(() => {
+        if (this.started) this.scheduleHeldWrites();
+      });
+    }, HELD_WRITES_EVERY_MS);
   }
 
   /** Stop taking work, finish in-flight items, stop watches. */
   async stop(): Promise<void> {
-    await Promise.all([this.bundles.stop(), this.sweeper?.stop(), this.o.garbageCollector?.stop()]);
     this.started = false;
+    this.heldWrites?.();
+    this.heldWrites = undefined;
+    await Promise.all([this.bundles.stop(), this.sweeper?.stop(), this.o.garbageCollector?.stop()]);
   }
 
   ready(): boolean {

@@ -24,21 +24,32 @@ import type { BundleApi } from './api.js';
  * Records the cancel of every countdown of a released object the Bundle
  * lists: `atCoordinates` as read; objects whose read the Bundle's identity
  * was refused (`readFailures`, by resource name) and objects listed at a
- * version not served, read now as the operator. A failure is logged and
- * left to the next pass.
+ * version not served, read now as the operator. Where the pass gathered
+ * nothing (`listed` undefined: a watch it waits for cannot list), every
+ * listed object is read as the operator: the sweep that would see the
+ * listing may run in another shard, or not at all meanwhile (red team 41).
+ * A failure is logged and left to the next pass.
  */
 export async function recordListingCancels(
   d: { releaseRecords: Pick<ReleaseRecords, 'recordListingCancel' | 'recordListingCancelAt'> },
   api: Pick<BundleApi, 'resolveGroupKind'>,
   bundle: Bundle,
-  listed: {
-    specObjects: readonly KubeObjectManifest[];
-    types: ReadonlyMap<string, ResourceType>;
-    atCoordinates: readonly LiveObject[];
-    readFailures: ReadonlyMap<string, unknown>;
-  },
+  gathered:
+    | {
+        specObjects: readonly KubeObjectManifest[];
+        types: ReadonlyMap<string, ResourceType>;
+        atCoordinates: readonly LiveObject[];
+        readFailures: ReadonlyMap<string, unknown>;
+      }
+    | undefined,
   log: Pick<Logger, 'warn'>,
 ): Promise<void> {
+  const listed = gathered ?? {
+    specObjects: bundle.spec.resources.flatMap((r) => (r.spec.object ? [r.spec.object] : [])),
+    types: new Map<string, ResourceType>(),
+    atCoordinates: [],
+    readFailures: new Map<string, unknown>(),
+  };
   const namespace = bundle.metadata.namespace;
   const recording = async (what: () => Promise<void>, name?: string): Promise<void> => {
     try {

@@ -92,6 +92,8 @@ export async function reconcileLive(
     );
   } catch (err) {
     if (!(err instanceof WatchNotSynced)) throw err;
+    // Nothing gathered, but the listing cancels all the same: each listed object read as the operator.
+    await recordListingCancels(d, api, bundle, undefined, log);
     // Blocked on something outside the Bundle: say so, give the worker back, and look again when the watch lists
     // (the cache wakes it) or after a wait that doubles each time, so one tenant's unwatchable kinds cannot
     // crowd out another's Bundles.

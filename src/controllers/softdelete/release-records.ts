@@ -1,12 +1,9 @@
 /**
- * Where the latest signing of each release is recorded
- * (core/softdelete/release-record.ts): one ConfigMap per released object,
- * `<release key Secret>-<object uid>`, beside the release key in the
- * operator's own namespace, where Bundle authors have no right. A signing is
- * recorded before the patch carrying it is sent: a patch that then fails
- * leaves a record the object does not match, and the sweeper keeps such an
- * object (reported), never ends it early. The sweeper drops the record once
- * it has deleted the object, and pruneGone once the object is gone.
+ * Where the latest signing of each release is recorded (core/softdelete/release-record.ts): one ConfigMap per released
+ * object, `<release key Secret>-<object uid>`, beside the release key in the operator's own namespace, where Bundle
+ * authors have no right. A signing is recorded before the patch carrying it is sent: a patch that then fails leaves a
+ * record the object does not match, and the sweeper keeps such an object (reported), never ends it early. The sweeper
+ * drops the record once it has deleted the object, and pruneGone once the object is gone.
  */
 import { FIELD_MANAGER, Labels, ReleaseRecordLabel } from '../../api/names.js';
 import { type ReleasedMeta } from '../../core/softdelete/provenance.js';
@@ -283,6 +280,17 @@ export class ReleaseRecords {
   }
 
   /**
+   * Writes every cancel or end held (a failure keeps it); never throws. Every process calls it (Operator), not only the
+   * sweeping one: another shard's sweep learns a listing's cancel only from the record (red team 41).
+   */
+  async writeHeld(logger: Pick<Logger, 'warn'>): Promise<void> {
+    for (const uid of this.unwritten.uids())
+      await this.read(uid)
+        .then(() => this.writeUnwritten(uid))
+        .catch((err: unknown) => logger.warn({ uid, err: errorMessage(err) }, 'writing a release record failed; kept in memory'));
+  }
+
+  /**
    * Drops the records of objects that are gone, at most every ten minutes
    * (`now`: the caller's clock): an object the Bundle prune or a person
    * deleted leaves its record behind, the sweep drops only what it deletes.
@@ -296,11 +304,7 @@ export class ReleaseRecords {
     logger: Pick<Logger, 'warn'>,
     onlyNamespace?: string,
   ): Promise<void> {
-    // The cancels and ends not written yet, or decided unread, tried again at every call (the sweep's rediscovery, every 30 s).
-    for (const uid of this.unwritten.uids())
-      await this.read(uid)
-        .then(() => this.writeUnwritten(uid))
-        .catch((err: unknown) => logger.warn({ uid, err: errorMessage(err) }, 'writing a release record failed; kept in memory'));
+    await this.writeHeld(logger);
     if (this.lastPrune !== undefined && now - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = now;
     const prefix = `${this.at.name}-`;
