@@ -10,7 +10,8 @@ import type { HealthCheck } from '../../api/health-checks.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus } from '../../core/bundle/exit-status.js';
-import { listedObjects } from '../../core/bundle/ownership.js';
+import { isLiveBundle, listedObjects } from '../../core/bundle/ownership.js';
+import { recordListingCancelsAsOperator } from './listed-releases.js';
 import { type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { actingIdentity } from '../../core/bundle/identity.js';
 import { matchesSelector, type LabelSelector } from '../../core/selector.js';
@@ -261,6 +262,8 @@ export class BundleController {
     // 1. Parse. A Bundle the schema rejects changes nothing but its status.
     const parsed = BundleSchema.safeParse(cached);
     if (!parsed.success) {
+      // What a live one lists, read leniently, cancels countdowns all the same (listed-releases.ts).
+      if (isLiveBundle(cached)) await recordListingCancelsAsOperator(this.o, this.o.discovery, listedObjects(cached), log);
       const message = `invalid Bundle: ${formatIssues(parsed.error).join('; ')}`;
       return {
         status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.TerminalError, message, this.nowIso()) },

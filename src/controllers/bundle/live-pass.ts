@@ -28,7 +28,8 @@ import type { ControllerDeps } from '../deps.js';
 import { actOnPlan } from './act.js';
 import type { PruneFence } from './act-deps.js';
 import type { BundleApi } from './api.js';
-import { recordListingCancels } from './listed-releases.js';
+import { recordListingCancels, recordListingCancelsAsOperator } from './listed-releases.js';
+import { listedObjects } from '../../core/bundle/ownership.js';
 import { controlledElsewhere, gatherBundle, type Gathered } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
 import { WatchNotSynced, type BundleKey, type ObjectCache } from './object-cache.js';
@@ -93,7 +94,7 @@ export async function reconcileLive(
   } catch (err) {
     if (!(err instanceof WatchNotSynced)) throw err;
     // Nothing gathered, but the listing cancels all the same: each listed object read as the operator.
-    await recordListingCancels(d, api, bundle, undefined, log);
+    await recordListingCancelsAsOperator(d, d.discovery, listedObjects(bundle), log);
     // Blocked on something outside the Bundle: say so, give the worker back, and look again when the watch lists
     // (the cache wakes it) or after a wait that doubles each time, so one tenant's unwatchable kinds cannot
     // crowd out another's Bundles.
@@ -111,7 +112,7 @@ export async function reconcileLive(
   d.watchWaits.delete(key);
   const { specObjects, kinds, types, atCoordinates, readFailures, unwatched } = gathered;
   // Listing a released object cancels its countdown: recorded before anything is written to it.
-  await recordListingCancels(d, api, bundle, gathered, log);
+  await recordListingCancels(d, d.discovery, bundle, gathered, log);
   // What the workloads' envRefHash reads: declared first, so a change from here on wakes this Bundle again.
   const envRefs = envSourcesOf(bundle.spec.resources, liveByResource(bundle, kinds, atCoordinates));
   d.envSources.declare(key, namespace, envRefs);
