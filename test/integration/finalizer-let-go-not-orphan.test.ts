@@ -10,6 +10,13 @@
  * and kept everything: b1's own y, which kube-controller-manager deletes
  * with b1, stayed. A let-go now marks the object with the Bundle it left
  * (the former-bundle annotation), which that trace excludes.
+ *
+ * b2 is deleted in the background here: in the foreground,
+ * kube-controller-manager's collector deletes x with b2 unless the finalizer
+ * lets it go first (b1's claim, which would save it, is refused), and the
+ * two race (docs/deletion.md, Foreground). This test ran b2's foreground
+ * deletion while the reference cluster's collector did not watch Bundles
+ * yet (its first 30 s), which hid the race.
  */
 import { BUNDLE_RESOURCE_TYPE } from '../../src/kube/bundle-resource.js';
 import { Annotations } from '../../src/api/names.js';
@@ -49,8 +56,8 @@ it('a Bundle deleted in the background before it took an object let go to it: a 
   });
   await waitFor('lg-b1 to apply lg-y', async () => (await env.client.tryGet(t.configMap, ns, 'lg-y')) !== undefined);
 
-  // b2's foreground deletion lets x go to b1, which may not take it.
-  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'lg-b2', { uid: b2.metadata.uid ?? '', propagationPolicy: 'Foreground' });
+  // b2's deletion lets x go to b1, which may not take it.
+  await env.client.delete(BUNDLE_RESOURCE_TYPE, ns, 'lg-b2', { uid: b2.metadata.uid ?? '', propagationPolicy: 'Background' });
   await waitForGone(env, BUNDLE_RESOURCE_TYPE, ns, 'lg-b2', { timeoutMs: 60_000 });
   const x = await env.client.get(t.configMap, ns, 'lg-x');
   expect((x.metadata.ownerReferences ?? []).some((r) => r.controller === true)).toBe(false);
