@@ -294,17 +294,21 @@ export class StepGenerator {
     // holdBack: right after a background deletion, while a released countdown runs, a Bundle that never takes hold
     // lists one of the released objects (the red teams' timing). Drawn from that dimension's stream only.
     const h = this.widened.holdRandom;
-    if (h && this.widened.dims.holdBack === true && propagation === 'background' && h.chance(0.7)) {
-      const pool = this.model
+    if (h && this.widened.dims.holdBack === true && propagation === 'background' && h.chance(0.9)) {
+      const released = this.model
         .bundle(bundle)
         .entries.filter(
           (e) =>
             e.kind === 'ConfigMap' &&
-            e.delay.kind === 'valid' &&
             !this.widened.bulk.includes(e.object) &&
             !this.widened.isVersioned(e.object) &&
             this.model.listers(e.object).length === 1,
         );
+      // Preferably one counting down (a valid delay); else one the release keeps (an unreadable delay, Orphan, Approve,
+      // BundleReady). Not one that goes at once (no delay, plain delete): there is nothing to list by the time the step runs.
+      const counting = released.filter((e) => e.delay.kind === 'valid');
+      const kept = released.filter((e) => e.delay.kind === 'invalid' || (e.rule ?? 'Delete') !== 'Delete');
+      const pool = counting.length > 0 ? counting : kept;
       if (pool.length > 0) this.queued.push(this.holdBackStep(h, h.pick(pool).object));
     }
     // Often the Bundle comes straight back with what it released now behind its new Gate, which is
@@ -349,7 +353,7 @@ export class StepGenerator {
     // holdBack: now and then, before a drawn step, a Bundle that never takes hold lists a released object (one kept, or
     // awaiting an approval, or still counting down). Drawn from that dimension's stream only: the steps drawn stay as they were.
     const h = this.widened.holdRandom;
-    if (h && this.widened.dims.holdBack === true && h.chance(0.3)) {
+    if (h && this.widened.dims.holdBack === true && h.chance(0.35)) {
       const released = [...this.model.objects.values()]
         .filter(
           (o) =>

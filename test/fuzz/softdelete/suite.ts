@@ -147,6 +147,8 @@ class SeedRun {
   /** hold-back steps that listed an object, and those whose listing the release record showed. */
   private heldBacks = 0;
   private heldSeen = 0;
+  /** hold-back steps that found nothing to list (swept already, controlled, or another Bundle may hold it). */
+  private heldSkipped = 0;
 
   constructor(
     cluster: FuzzCluster,
@@ -281,7 +283,7 @@ class SeedRun {
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
     const r = this.rulesWritten;
-    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, ${this.heldByUnserved} deletions held on an unserved version, ${this.dims.holdBack === true ? `held-back listings ${this.heldBacks} (${this.heldSeen} seen), ` : ''}${this.dims.rbac ? `${this.revocations} RBAC revocations, ${this.heldByRbac} Bundle deletions held by one${this.heldReasons.size > 0 ? ` (${[...this.heldReasons].join('; ')})` : ''}, ${this.world.restarts} operator exits restarted, ` : ''}Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, ${this.heldByUnserved} deletions held on an unserved version, ${this.dims.holdBack === true ? `held-back listings ${this.heldBacks} (${this.heldSeen} seen; ${this.heldSkipped} skipped), ` : ''}${this.dims.rbac ? `${this.revocations} RBAC revocations, ${this.heldByRbac} Bundle deletions held by one${this.heldReasons.size > 0 ? ` (${[...this.heldReasons].join('; ')})` : ''}, ${this.world.restarts} operator exits restarted, ` : ''}Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -655,10 +657,16 @@ class SeedRun {
     const o = this.model.object(step.object);
     const s = o.standing;
     // A release another live Bundle may still hold (relisted and dropped before a settle): that Bundle may control it.
-    if (s.kind !== 'released' || (s.mayBeHeldBy !== undefined && this.model.bundle(s.mayBeHeldBy).exists)) return;
+    const skip = (why: string) => {
+      this.heldSkipped++;
+      if (TRACE) this.log(`  [seed ${this.seed}] hold-back of ${step.object} skipped: ${why}`);
+    };
+    if (s.kind !== 'released') return skip(`it is ${s.kind}`);
+    if (s.mayBeHeldBy !== undefined && this.model.bundle(s.mayBeHeldBy).exists) return skip(`${s.mayBeHeldBy} may hold it`);
     const live = await this.world.releasedNow(step.object);
     // Swept already (or not what the model knows): nothing to list.
-    if (!live || live.uid !== o.uid) return;
+    if (!live || live.uid !== o.uid)
+      return skip(live ? `another incarnation (${live.uid}, the model's ${o.uid ?? 'none'})` : 'gone, being deleted or controlled');
     touched.add(step.object);
     this.heldBacks++;
     if (step.before && (await this.world.handEdit(step.object, step.before))) {
