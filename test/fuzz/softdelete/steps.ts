@@ -354,11 +354,15 @@ export class StepGenerator {
     // awaiting an approval, or still counting down). Drawn from that dimension's stream only: the steps drawn stay as they were.
     const h = this.widened.holdRandom;
     if (h && this.widened.dims.holdBack === true && h.chance(0.35)) {
+      // Not one its releasing Bundle listed with no delay and a plain delete (gone at once: nothing to list).
+      const goesAtOnce = (object: string, from: string) =>
+        (this.lastSpec.get(from) ?? []).some((e) => e.object === object && e.delay.kind === 'none' && (e.rule ?? 'Delete') === 'Delete');
       const released = [...this.model.objects.values()]
         .filter(
           (o) =>
             o.kind === 'ConfigMap' &&
             o.standing.kind === 'released' &&
+            !goesAtOnce(o.name, o.standing.from) &&
             !this.widened.bulk.includes(o.name) &&
             !this.widened.isVersioned(o.name),
         )
