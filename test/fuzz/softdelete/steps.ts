@@ -64,7 +64,29 @@ export type Step =
   /** Takes part of the operator's rights away (rbac; scheduled from that dimension's stream, never drawn here). */
   | { kind: 'rbac-revoke'; what: RbacRevocation }
   /** Grants them back (a no-op when a held Bundle deletion already did). */
-  | { kind: 'rbac-grant' };
+  | { kind: 'rbac-grant' }
+  /**
+   * A fresh Bundle lists a released object but never takes hold of it, for
+   * `holdMs`, then is deleted or drops it (red teams 30-40). No delay or
+   * rule of its own: its manifest copies the live object's (world.applyHeld).
+   */
+  | {
+      kind: 'hold-back';
+      object: string;
+      /** A fresh logical name, `held-<n>`: never one of the model's Bundles. */
+      holder: string;
+      how: HoldHow;
+      holdMs: number;
+      /** `unlist` only with `nobody`: pruning by a Bundle whose dependency never becomes Ready is not modelled. */
+      drop: 'delete' | 'unlist';
+      before?: 'legacy-release';
+      whileListed?: 'strip-release-proof';
+      afterDrop?: 'replay-annotations';
+      kill?: { afterMs: number; downMs: number };
+    };
+
+/** How a held Bundle never takes hold: it runs as a ServiceAccount that does not exist, or its object waits on a Deployment never Ready. */
+export type HoldHow = 'nobody' | 'blocked-dependency';
 
 /** Steps that write a Bundle may be followed at once by a settle (wait for the operator), or not (races). */
 export interface PlannedStep {
@@ -133,6 +155,15 @@ export function describeStep(s: Step): string {
       return 'RBAC: grant the operator its rights back';
     case 'wipe-record':
       return `another status writer clears ${s.bundle}'s ${s.fields.map((f) => `status.${f}`).join(', ')}`;
+    case 'hold-back': {
+      const edits = [
+        ...(s.before ? [`${HAND_EDIT_TEXT[s.before]} before the listing`] : []),
+        ...(s.whileListed ? [`${HAND_EDIT_TEXT[s.whileListed]} while listed`] : []),
+        ...(s.afterDrop ? [`${HAND_EDIT_TEXT[s.afterDrop]} after the drop`] : []),
+      ];
+      const how = s.how === 'nobody' ? 'serviceAccountName nobody' : 'behind a Deployment that never becomes Ready';
+      return `list ${s.object} in Bundle ${s.holder}, which never takes hold (${how}) for ${s.holdMs} ms${s.kill ? ` (SIGKILL the operator ${s.kill.afterMs} ms in, restart it ${s.kill.downMs} ms after)` : ''}, then ${s.drop === 'delete' ? 'delete it' : 'drop it from its spec'}${edits.length > 0 ? `; by hand: ${edits.join('; ')}` : ''}`;
+    }
     case 'flap':
       return `drop ${s.objects.length} objects from ${s.bundle} and put them back ${s.gapMs} ms later${s.pauseLeader ? ' (SIGSTOP the leader half-way; SIGCONT it past its Lease, SIGKILL it 2 s later)' : ''}`;
   }
@@ -182,6 +213,8 @@ export interface WidenedWorld {
   stage(): 'v1alpha1' | 'v1' | 'unserved';
   /** Whether this flap pauses the leader (replicas; drawn from that dimension's own stream). */
   pauseLeader(): boolean;
+  /** The holdBack dimension's stream (dimensions.ts holdBackRandom): where its steps go and their fields. */
+  holdRandom?: Random;
 }
 
 const NOT_WIDENED: WidenedWorld = {
@@ -232,6 +265,8 @@ export class StepGenerator {
   private readonly lastDefaults = new Map<string, Defaults>();
   /** Steps decided ahead (the second half of a pair), taken before drawing new ones. */
   private readonly queued: Step[] = [];
+  /** Held Bundles named so far (hold-back). */
+  private holders = 0;
 
   constructor(
     private readonly rnd: Random,
@@ -253,9 +288,29 @@ export class StepGenerator {
   }
 
   /** Bookkeeping of a Bundle deletion: what to re-apply later (and, sometimes, a re-apply at once). */
-  private deleting(bundle: string): void {
+  private deleting(bundle: string, propagation: Propagation): void {
     const last = this.model.bundle(bundle).entries.map((e) => ({ ...e }));
     this.lastSpec.set(bundle, last);
+    // holdBack: right after a background deletion, while a released countdown runs, a Bundle that never takes hold
+    // lists one of the released objects (the red teams' timing). Drawn from that dimension's stream only.
+    const h = this.widened.holdRandom;
+    if (h && this.widened.dims.holdBack === true && propagation === 'background' && h.chance(0.9)) {
+      const released = this.model
+        .bundle(bundle)
+        .entries.filter(
+          (e) =>
+            e.kind === 'ConfigMap' &&
+            !this.widened.bulk.includes(e.object) &&
+            !this.widened.isVersioned(e.object) &&
+            this.model.listers(e.object).length === 1,
+        );
+      // Preferably one counting down (a valid delay); else one the release keeps (an unreadable delay, Orphan, Approve,
+      // BundleReady). Not one that goes at once (no delay, plain delete): there is nothing to list by the time the step runs.
+      const counting = released.filter((e) => e.delay.kind === 'valid');
+      const kept = released.filter((e) => e.delay.kind === 'invalid' || (e.rule ?? 'Delete') !== 'Delete');
+      const pool = counting.length > 0 ? counting : kept;
+      if (pool.length > 0) this.queued.push(this.holdBackStep(h, h.pick(pool).object));
+    }
     // Often the Bundle comes straight back with what it released now behind its new Gate, which is
     // not Ready: listed again, but blocked (the countdown must be cancelled all the same).
     const defaults = this.model.bundle(bundle).defaults;
@@ -292,8 +347,27 @@ export class StepGenerator {
     const queued = this.queued.shift();
     if (queued) {
       // Only the widened dimensions queue a deletion (the scenario of drop-configmaps).
-      if (queued.kind === 'delete-bundle') this.deleting(queued.bundle);
+      if (queued.kind === 'delete-bundle') this.deleting(queued.bundle, queued.propagation);
       return { step: queued, settle: false };
+    }
+    // holdBack: now and then, before a drawn step, a Bundle that never takes hold lists a released object (one kept, or
+    // awaiting an approval, or still counting down). Drawn from that dimension's stream only: the steps drawn stay as they were.
+    const h = this.widened.holdRandom;
+    if (h && this.widened.dims.holdBack === true && h.chance(0.35)) {
+      // Not one its releasing Bundle listed with no delay and a plain delete (gone at once: nothing to list).
+      const goesAtOnce = (object: string, from: string) =>
+        (this.lastSpec.get(from) ?? []).some((e) => e.object === object && e.delay.kind === 'none' && (e.rule ?? 'Delete') === 'Delete');
+      const released = [...this.model.objects.values()]
+        .filter(
+          (o) =>
+            o.kind === 'ConfigMap' &&
+            o.standing.kind === 'released' &&
+            !goesAtOnce(o.name, o.standing.from) &&
+            !this.widened.bulk.includes(o.name) &&
+            !this.widened.isVersioned(o.name),
+        )
+        .map((o) => o.name);
+      if (released.length > 0) return { step: this.holdBackStep(h, h.pick(released)), settle: false };
     }
     const bundles = [...this.model.bundles.values()];
     const live = bundles.filter((b) => b.exists);
@@ -468,7 +542,7 @@ export class StepGenerator {
     for (;;) {
       const step = rnd.weighted(choices)();
       if (!step) continue;
-      if (step.kind === 'delete-bundle') this.deleting(step.bundle);
+      if (step.kind === 'delete-bundle') this.deleting(step.bundle, step.propagation);
       const writes =
         step.kind !== 'kill' &&
         step.kind !== 'sleep' &&
@@ -477,9 +551,37 @@ export class StepGenerator {
         step.kind !== 'approve' &&
         step.kind !== 'hand-edit' &&
         step.kind !== 'wipe-record' &&
-        step.kind !== 'crd-version';
+        step.kind !== 'crd-version' &&
+        step.kind !== 'hold-back';
       return { step, settle: writes && rnd.chance(0.35) };
     }
+  }
+
+  /** A hold-back step of `object`, every field drawn from the holdBack stream `h`. */
+  private holdBackStep(h: Random, object: string): Step {
+    const how = h.weighted<HoldHow>([
+      [0.65, 'nobody'],
+      [0.35, 'blocked-dependency'],
+    ]);
+    const holdMs = h.int(20, 80) * 100;
+    const drop = how === 'nobody' && h.chance(0.3) ? 'unlist' : 'delete';
+    const hand = this.widened.dims.handEdits;
+    const before = hand && h.chance(0.15);
+    const whileListed = hand && h.chance(0.2);
+    const afterDrop = hand && h.chance(0.35);
+    const kill = h.chance(0.15) ? { afterMs: h.int(0, Math.floor(holdMs / 2)), downMs: h.int(0, 2500) } : undefined;
+    return {
+      kind: 'hold-back',
+      object,
+      holder: `held-${++this.holders}`,
+      how,
+      holdMs,
+      drop,
+      ...(before ? { before: 'legacy-release' as const } : {}),
+      ...(whileListed ? { whileListed: 'strip-release-proof' as const } : {}),
+      ...(afterDrop ? { afterDrop: 'replay-annotations' as const } : {}),
+      ...(kill ? { kill } : {}),
+    };
   }
 
   /** The widened dimensions' steps, each with weight 0 unless the seed drew its dimension. */

@@ -24,9 +24,11 @@ import {
   dimensionsText,
   drawDimensions,
   drawDrift,
+  drawHoldBack,
   drawRbac,
   drawReplicas,
   driftRandom,
+  holdBackRandom,
   Naming,
   NO_DIMENSIONS,
   rbacRandom,
@@ -47,6 +49,13 @@ const OPERATOR_WAIT_MS = 30_000;
 const TAIL_MS = 2_000;
 /** A Bundle deletion made while the operator lacks rights may be held (its finalizer must not go without its work): its rights come back this long after. */
 const RBAC_HOLD_MS = 5_000;
+/** A hold-back holds at least its holdMs, and waits at most this much longer for the release record to show the listing. */
+const SEEN_WAIT_MS = 10_000;
+/** The rule annotations a held Bundle's manifest copies from the live object (so it declares nothing the model does not know). */
+const DECLARED_RULES = [Annotations.deletionDelay, Annotations.deletionPolicy, Annotations.deleteWhen] as const;
+function declaredOf(annotations: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(DECLARED_RULES.flatMap((k) => (annotations[k] !== undefined ? [[k, annotations[k]]] : [])));
+}
 /** SOFTDELETE_FUZZ_TRACE=1 prints every step and every watched appearance and deletion as they happen. */
 const TRACE = process.env.SOFTDELETE_FUZZ_TRACE === '1';
 
@@ -135,6 +144,11 @@ class SeedRun {
   private readonly heldReasons = new Set<string>();
   /** How long the operator may take to observe a generation or let a Bundle go (longer under a tight budget). */
   private readonly operatorWaitMs: number;
+  /** hold-back steps that listed an object, and those whose listing the release record showed. */
+  private heldBacks = 0;
+  private heldSeen = 0;
+  /** hold-back steps that found nothing to list (swept already, controlled, or another Bundle may hold it). */
+  private heldSkipped = 0;
 
   constructor(
     cluster: FuzzCluster,
@@ -151,7 +165,11 @@ class SeedRun {
     // SOFTDELETE_FUZZ_DRIFT=0 runs a seed without its drift controls (its other draws and steps unchanged): is a divergence theirs?
     const withDrift = (d: SoftDeleteDimensions): SoftDeleteDimensions =>
       process.env.SOFTDELETE_FUZZ_DRIFT === '0' ? d : drawDrift(d, driftRnd);
-    this.dims = widen ? withDrift(drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12)) : NO_DIMENSIONS;
+    // The holdBack dimension, where its steps go and their fields: a stream of their own (dimensions.ts).
+    const holdRnd = holdBackRandom(seed);
+    this.dims = widen
+      ? drawHoldBack(withDrift(drawRbac(drawReplicas(drawDimensions(this.dimRnd), replicaRnd), rbacRandom(seed), 12)), holdRnd)
+      : NO_DIMENSIONS;
     const base: readonly string[] = this.dims.crdVersions ? WITH_VERSIONED : CONFIG_MAPS;
     const budget = this.dims.budget;
     this.bulk = budget ? Array.from({ length: budget.bulk }, (_, i) => `bulk-${String(i).padStart(3, '0')}`) : [];
@@ -178,6 +196,7 @@ class SeedRun {
       bulk: this.bulk,
       stage: () => this.stage,
       pauseLeader: () => this.dims.replicas !== undefined && replicaRnd.chance(0.6),
+      ...(this.dims.holdBack === true ? { holdRandom: holdRnd } : {}),
     };
     this.generator = new StepGenerator(this.rnd, this.model, base, gateOf, widened);
     const naming = new Naming(
@@ -227,7 +246,14 @@ class SeedRun {
           }
           if (i === r.at) await this.execute({ kind: 'rbac-revoke', what: r.what });
         }
-        const planned = this.generator.next();
+        let planned = this.generator.next();
+        // hold-back steps are inserted (holdBack's own stream): they do not count among the planned steps, so a seed runs
+        // the steps it ran without them.
+        while (planned.step.kind === 'hold-back') {
+          await this.execute(planned.step);
+          this.boundary();
+          planned = this.generator.next();
+        }
         await this.execute(planned.step);
         if (planned.settle) await this.execute({ kind: 'settle' });
         this.boundary();
@@ -257,7 +283,7 @@ class SeedRun {
     const secs = ((Date.now() - this.origin) / 1000).toFixed(1);
     const d = this.bundleDeletes;
     const r = this.rulesWritten;
-    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, ${this.heldByUnserved} deletions held on an unserved version, ${this.dims.rbac ? `${this.revocations} RBAC revocations, ${this.heldByRbac} Bundle deletions held by one${this.heldReasons.size > 0 ? ` (${[...this.heldReasons].join('; ')})` : ''}, ${this.world.restarts} operator exits restarted, ` : ''}Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
+    const summary = `${dimensionsText(this.dims)}; ${this.executed.length} steps, ${this.kills} kills, ${this.handEdits} hand edits, ${this.pauses} leader pauses, ${this.heldByUnserved} deletions held on an unserved version, ${this.dims.holdBack === true ? `held-back listings ${this.heldBacks} (${this.heldSeen} seen), ${this.heldSkipped} hold-backs skipped, ` : ''}${this.dims.rbac ? `${this.revocations} RBAC revocations, ${this.heldByRbac} Bundle deletions held by one${this.heldReasons.size > 0 ? ` (${[...this.heldReasons].join('; ')})` : ''}, ${this.world.restarts} operator exits restarted, ` : ''}Bundle deletes bg/fg/orphan ${d.background}/${d.foreground}/${d.orphan}, entries written with Orphan/Approve/BundleReady ${r.Orphan}/${r.Approve}/${r.BundleReady}, ${this.approvals} approvals, ${this.defaultsWritten} writes with defaults, ${this.judged} deletions judged, ${secs} s, namespace ${this.world.namespace}`;
     this.log(`softdelete seed ${this.seed}: ${summary}`);
     return {
       suite: 'softdelete',
@@ -454,7 +480,7 @@ class SeedRun {
             );
           await sleep(100);
         }
-        if (this.dims.rbac && bundleUid !== undefined) await this.checkReleased(step.bundle, bundleUid);
+        if (this.dims.rbac && bundleUid !== undefined) await this.checkReleased(step.bundle, bundleUid, [...this.model.objects.keys()]);
         break;
       }
       case 'approve': {
@@ -557,6 +583,9 @@ class SeedRun {
       case 'rbac-grant':
         await this.grantBack();
         break;
+      case 'hold-back':
+        await this.holdBack(step, touched, add);
+        break;
       case 'flap': {
         const before = this.entriesOf(step.bundle);
         const dropped = new Set(step.objects);
@@ -588,12 +617,12 @@ class SeedRun {
    * now no longer names it as an owner (else the collector would take it):
    * its finalizer did its work, whatever rights it lacked meanwhile.
    */
-  private async checkReleased(bundle: string, uid: string): Promise<void> {
-    for (const o of this.model.objects.values()) {
+  private async checkReleased(bundle: string, uid: string, objects: readonly string[], anyRelease = false): Promise<void> {
+    for (const o of objects.map((name) => this.model.object(name))) {
       // (An object with another owner may be left to the collector with that owner; a disowned one names nobody.)
       if (
         o.standing.kind !== 'released' ||
-        o.standing.from !== bundle ||
+        (!anyRelease && o.standing.from !== bundle) ||
         !o.exists ||
         !o.uid ||
         o.foreignOwner === true ||
@@ -610,6 +639,103 @@ class SeedRun {
           message: `not released: Bundle ${bundle} (uid ${uid}) is gone but ${o.kind} ${o.name} (uid ${o.uid}), which must stay until ${Number.isFinite(keepUntil) ? this.rel(keepUntil) : 'further notice'} (${this.model.notBefore(o).why}), still names it as its owner (at ${this.rel(Date.now())}, RBAC ${this.world.rbacRevoked ?? 'whole'}): the finalizer went without releasing it`,
         });
       }
+    }
+  }
+
+  /**
+   * hold-back: a fresh Bundle that never takes hold lists a released
+   * object, holds it `holdMs` (and until the release record shows the
+   * listing, at most SEEN_WAIT_MS more), then is deleted or drops it. The
+   * object must stay while listed; once the listing was seen, a new
+   * countdown starts at the drop.
+   */
+  private async holdBack(
+    step: Extract<Step, { kind: 'hold-back' }>,
+    touched: Set<string>,
+    add: (names: Iterable<string>) => void,
+  ): Promise<void> {
+    const o = this.model.object(step.object);
+    const s = o.standing;
+    // A release another live Bundle may still hold (relisted and dropped before a settle): that Bundle may control it.
+    const skip = (why: string) => {
+      this.heldSkipped++;
+      if (TRACE) this.log(`  [seed ${this.seed}] hold-back of ${step.object} skipped: ${why}`);
+    };
+    if (s.kind !== 'released') return skip(`it is ${s.kind}`);
+    if (s.mayBeHeldBy !== undefined && this.model.bundle(s.mayBeHeldBy).exists) return skip(`${s.mayBeHeldBy} may hold it`);
+    const live = await this.world.releasedNow(step.object);
+    // Swept already (or not what the model knows): nothing to list.
+    if (!live || live.uid !== o.uid)
+      return skip(live ? `another incarnation (${live.uid}, the model's ${o.uid ?? 'none'})` : 'gone, being deleted or controlled');
+    touched.add(step.object);
+    this.heldBacks++;
+    if (step.before && (await this.world.handEdit(step.object, step.before))) {
+      this.handEdits++;
+      this.model.handReplayed(step.object);
+    }
+    // The record as it stands before the listing: a cancel already there is not this listing's.
+    const before = await this.world.releaseRecord(live.uid);
+    const listed = await this.world.applyHeld(step.holder, step.object, declaredOf(live.annotations), step.how);
+    this.model.holdBack(step.object, step.holder, listed.sentAt, listed.ackedAt);
+    if (step.kill) {
+      await sleep(step.kill.afterMs);
+      await this.world.killOperator();
+      this.kills++;
+      await sleep(step.kill.downMs);
+      this.model.operatorStarted(this.world.startOperator() + (this.dims.replicas ? this.dims.replicas.leaseSeconds * 1000 : 0));
+    }
+    if (step.whileListed && (await this.world.handEdit(step.object, step.whileListed))) {
+      this.handEdits++;
+      this.model.handReplayed(step.object);
+    }
+    // Seen: the release record says the listing cancelled (or ended) the release. Hold at least holdMs; at most SEEN_WAIT_MS more.
+    let seen = false;
+    const until = listed.ackedAt + step.holdMs;
+    while (!(seen && Date.now() >= until) && Date.now() < until + SEEN_WAIT_MS) {
+      if (!seen) {
+        const r = await this.world.releaseRecord(live.uid);
+        const changed = r !== undefined && (before === undefined || before.state !== r.state || before.proof !== r.proof);
+        seen = changed && (r.state === 'cancelled' || r.state === 'ended');
+      }
+      await sleep(200);
+      this.boundary();
+    }
+    const dropped = await this.world.dropHeld(step.holder, step.object, step.how, step.drop);
+    add(this.model.dropHold(step.object, step.holder, seen, dropped.sentAt, dropped.ackedAt));
+    if (seen) this.heldSeen++;
+    if (step.afterDrop) {
+      await sleep(500);
+      if (await this.world.handEdit(step.object, step.afterDrop)) {
+        this.handEdits++;
+        this.model.handReplayed(step.object);
+      }
+    }
+    const holderUid = this.world.heldUid(step.holder);
+    if (step.how === 'nobody') {
+      if (await this.world.heldTookHold(step.holder, step.object))
+        this.divergences.push({
+          object: step.object,
+          message: `${step.holder} (serviceAccountName nobody, uid ${holderUid ?? '?'}) took hold of ${step.object} (at ${this.rel(Date.now())})`,
+        });
+      // Its finalizer never finishes (it cannot list as nobody); it never held anything.
+      else await this.world.freeHeld(step.holder);
+    } else if (step.drop === 'delete') {
+      // The operator's own finalizer must finish, as for delete-bundle.
+      const deadline = Math.max(Date.now(), this.model.caughtUpBy()) + this.operatorWaitMs;
+      const heldFrom = Date.now();
+      while (!(await this.world.heldGone(step.holder))) {
+        if (this.world.rbacRevoked !== undefined && Date.now() > heldFrom + RBAC_HOLD_MS) {
+          // Held while the operator lacks rights: they come back now (as for delete-bundle), and then it is the usual wait.
+          await this.grantBack();
+          continue;
+        }
+        if (Date.now() > Math.max(deadline, this.model.caughtUpBy() + this.operatorWaitMs))
+          throw new Error(
+            `held Bundle ${step.holder} was still there ${this.operatorWaitMs / 1000} s after its delete (the finalizer never finished)`,
+          );
+        await sleep(100);
+      }
+      if (holderUid !== undefined) await this.checkReleased(step.holder, holderUid, [step.object], true);
     }
   }
 

@@ -30,6 +30,7 @@ import {
   type SoftDeleteDimensions,
 } from './dimensions.js';
 import type { Random } from '../random.js';
+import type { HoldHow } from './steps.js';
 import { FUZZ_GROUP, operatorRoles, revokedRights, withoutRights, type OperatorRole, type PolicyRule } from './rbac.js';
 
 /** The field manager of the hand edits: anyone but the operator. */
@@ -326,8 +327,14 @@ export class SeedWorld {
   private readonly replayHistory = new Map<string, Record<string, string>[]>();
   /** The rbac dimension: the operator's roles as granted, the revocation in force, and the processes killed on purpose. */
   private roles: OperatorRole[] = [];
-  /** Where the operator keeps its release key, and so its release records. */
-  private keyNamespace = 'default';
+  /**
+   * Where the operator keeps its release key, and so its release records:
+   * its --leader-election-namespace, the seed's with replicas, else the
+   * default `default` (src/main.ts).
+   */
+  private readonly keyNamespace: string;
+  /** The held Bundles (hold-back) by logical name, and their uids: never the model's, never watched. */
+  private readonly heldUids = new Map<string, string>();
   private revoked: RbacRevocation | undefined;
   private readonly killedOnPurpose = new WeakSet<OperatorProcess>();
   private stopped = false;
@@ -342,6 +349,7 @@ export class SeedWorld {
     /** The drift dimension's stream: each Bundle write's drift annotations and defaults are drawn from it. */
     private readonly driftRnd?: Random,
   ) {
+    this.keyNamespace = dims.replicas ? namespace : 'default';
     const record = (o: Observation) => {
       // Real names back to the model's; anything else in the namespace (the anchor, leftovers, copies) is not the seed's.
       if (o.object.startsWith(COPY_PREFIX)) return;
@@ -417,9 +425,7 @@ export class SeedWorld {
           .filter((g) => g !== ''),
       ),
     ].sort();
-    const keyNamespace = this.dims.replicas ? this.namespace : 'default';
-    this.keyNamespace = keyNamespace;
-    this.roles = operatorRoles(this.namespace, groups, this.fuzzKinds(), keyNamespace, this.dims.replicas !== undefined);
+    this.roles = operatorRoles(this.namespace, groups, this.fuzzKinds(), this.keyNamespace, this.dims.replicas !== undefined);
     for (const role of this.roles) await this.applyRole(role, role.rules);
     for (const role of this.roles) await this.applyBinding(role);
     await this.untilAllowed(true);
@@ -1009,6 +1015,8 @@ export class SeedWorld {
   async stop(keepLogs: boolean): Promise<void> {
     this.stopped = true;
     await this.killOperator();
+    // A held Bundle left over (a step that threw): a `nobody` one's finalizer would never finish.
+    for (const holder of [...this.heldUids.keys()]) await this.freeHeld(holder).catch(() => undefined);
     // The seed's roles and bindings (rbac): some are cluster-wide, one sits beside the release key.
     for (const role of this.roles) {
       await this.deleteRbacObject(role.namespace ? BINDINGS.namespaced : BINDINGS.cluster, role).catch(() => undefined);
@@ -1092,6 +1100,135 @@ export class SeedWorld {
     });
     this.bundleUids.set(bundle, live.metadata.uid);
     return { sentAt, ackedAt: Date.now() };
+  }
+
+  /**
+   * The live object as the hold-back step needs it: its uid and annotations
+   * (saved for a later replay-annotations, as any hand edit's read is);
+   * undefined when it is gone, being deleted or controlled by someone.
+   */
+  async releasedNow(object: string): Promise<{ uid: string; annotations: Record<string, string> } | undefined> {
+    const live = await this.cluster.client.tryGet(this.typeOf(object), this.namespace, this.real(object));
+    const uid = live?.metadata.uid;
+    if (!live || uid === undefined || live.metadata.deletionTimestamp !== undefined) return undefined;
+    if ((live.metadata.ownerReferences ?? []).some((r) => r.controller === true)) return undefined;
+    const annotations = { ...(live.metadata.annotations ?? {}) };
+    const historyKey = `${object}/${uid}`;
+    this.replayHistory.set(historyKey, [...(this.replayHistory.get(historyKey) ?? []), deletionAnnotationsOf(annotations)]);
+    return { uid, annotations };
+  }
+
+  /** The release record of the object with this uid (the operator's, in its key's namespace), or undefined. */
+  async releaseRecord(uid: string): Promise<{ state: string; proof: string } | undefined> {
+    const record = await this.cluster.client.tryGet(this.cluster.configMaps, this.keyNamespace, `${DEFAULT_RELEASE_KEY_SECRET}-${uid}`);
+    const data = (record as { data?: Record<string, string> } | undefined)?.data;
+    if (record === undefined || data === undefined) return undefined;
+    return { state: data['state'] ?? '', proof: data['proof'] ?? '' };
+  }
+
+  /**
+   * Applies a held Bundle (hold-back): it lists `object` with the rules it
+   * carries now (`declared`), and never takes hold of it: it runs as the
+   * ServiceAccount `nobody`, which does not exist, or the object waits on a
+   * Deployment that never becomes Ready (no workload controllers; no node
+   * matches it, its image does not exist). `unlisted`: the same Bundle
+   * listing nothing. Not bundleManifest: that draws drift annotations.
+   */
+  async applyHeld(holder: string, object: string, declared: Record<string, string>, how: HoldHow, unlisted = false): Promise<BundleWrite> {
+    const cm = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: this.real(object), ...(Object.keys(declared).length > 0 ? { annotations: declared } : {}) },
+      data: { bundle: holder },
+    };
+    const app = { app: `${holder}-dep` };
+    const dep = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: `${holder}-dep` },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: app },
+        template: {
+          metadata: { labels: app },
+          spec: { nodeSelector: { 'fuzz.bundlesmith.dev/none': 'true' }, containers: [{ name: 'c', image: 'registry.invalid/never:0' }] },
+        },
+      },
+    };
+    const resources = unlisted
+      ? []
+      : how === 'nobody'
+        ? [{ name: object, spec: { object: cm } }]
+        : [
+            { name: 'held-dep', spec: { object: dep } },
+            { name: object, references: [{ resource: 'held-dep' }], spec: { object: cm } },
+          ];
+    const sentAt = Date.now();
+    const live = await this.cluster.client.apply(
+      BUNDLE_RESOURCE_TYPE,
+      {
+        apiVersion: 'smith.atlassian.com/v1',
+        kind: 'Bundle',
+        metadata: { name: holder, namespace: this.namespace },
+        spec: { ...(how === 'nobody' ? { serviceAccountName: 'nobody' } : {}), resources },
+      },
+      { fieldManager: 'fuzz-user', force: true },
+    );
+    this.heldUids.set(holder, live.metadata.uid);
+    return { sentAt, ackedAt: Date.now() };
+  }
+
+  /** Deletes the held Bundle (background), or drops the object from its spec (`unlist`, with `nobody` only). */
+  async dropHeld(holder: string, object: string, how: HoldHow, mode: 'delete' | 'unlist'): Promise<BundleWrite> {
+    if (mode === 'unlist') return await this.applyHeld(holder, object, {}, how, true);
+    const uid = this.heldUids.get(holder);
+    if (!uid) throw new Error(`no uid known for held Bundle ${holder}`);
+    const sentAt = Date.now();
+    await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, holder, { uid, propagationPolicy: 'Background' });
+    return { sentAt, ackedAt: Date.now() };
+  }
+
+  /** The uid of a held Bundle. */
+  heldUid(holder: string): string | undefined {
+    return this.heldUids.get(holder);
+  }
+
+  /** Whether the live object names the held Bundle as an owner (it took hold after all). */
+  async heldTookHold(holder: string, object: string): Promise<boolean> {
+    const uid = this.heldUids.get(holder);
+    const live = await this.cluster.client.tryGet(this.typeOf(object), this.namespace, this.real(object));
+    return uid !== undefined && (live?.metadata.ownerReferences ?? []).some((r) => r.uid === uid);
+  }
+
+  /** Whether the held Bundle is gone. */
+  async heldGone(holder: string): Promise<boolean> {
+    const live = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, holder);
+    return live === undefined || live.metadata.uid !== this.heldUids.get(holder);
+  }
+
+  /**
+   * Takes the held Bundle's finalizers off by hand and deletes it (a
+   * `nobody` Bundle's finalizer never finishes: it cannot list as nobody).
+   * Only for one that never held anything. Gone already is fine.
+   */
+  async freeHeld(holder: string): Promise<void> {
+    const uid = this.heldUids.get(holder);
+    this.heldUids.delete(holder);
+    if (!uid) return;
+    const live = await this.cluster.client.tryGet(BUNDLE_RESOURCE_TYPE, this.namespace, holder);
+    if (!live || live.metadata.uid !== uid) return;
+    try {
+      // Deleted first: once it is being deleted no finalizer can be added again, so the one taken off stays off.
+      if (live.metadata.deletionTimestamp === undefined)
+        await this.cluster.client.delete(BUNDLE_RESOURCE_TYPE, this.namespace, holder, { uid, propagationPolicy: 'Background' });
+      await this.cluster.client.patch(BUNDLE_RESOURCE_TYPE, this.namespace, holder, { metadata: { uid, finalizers: null } }, 'merge', {
+        fieldManager: HAND_MANAGER,
+      });
+    } catch (err) {
+      // Gone already, or another incarnation by now.
+      if (err instanceof KubeApiError && (err.code === 404 || err.code === 409)) return;
+      throw err;
+    }
   }
 
   /** Background delete with a UID precondition; resolves once the request is answered. */

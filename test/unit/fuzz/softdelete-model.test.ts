@@ -2,7 +2,15 @@
  * The soft-delete fuzzer's model (test/fuzz/softdelete/model.ts) on
  * hand-written timelines: what it allows and what it flags.
  */
-import { CLOSE_GRACE_MS, SoftDeleteModel, type Delay, type Entry, type Rule, type Spoil } from '../../fuzz/softdelete/model.js';
+import {
+  CLOSE_GRACE_MS,
+  DUE_MARGIN_MS,
+  SoftDeleteModel,
+  type Delay,
+  type Entry,
+  type Rule,
+  type Spoil,
+} from '../../fuzz/softdelete/model.js';
 
 const gateOf = (b: string) => `gate-${b}`;
 const gate = (b: string): Entry => ({ object: gateOf(b), kind: 'Gate', delay: { kind: 'none' }, gated: false });
@@ -612,5 +620,96 @@ describe('soft-delete fuzz model', () => {
       expect(verdict(m, 'x', 1100)).toBe('wrongful');
       expect(verdict(m, 'x', 100_000)).toBe('wrongful');
     });
+  });
+});
+
+describe('soft-delete fuzz model: hold-back (a Bundle that lists a released object but never takes hold of it)', () => {
+  /** b1 lists x (`delay`, `rule`) from 0 and is deleted at 1000 (answered 1010): x is released. */
+  function released(delay: Delay, rule?: Rule): SoftDeleteModel {
+    const m = fresh();
+    apply(m, 0, 'b1', [cm('x', delay, false, rule)]);
+    m.deleteBundle('b1', 1000, 1010);
+    return m;
+  }
+
+  it('held back, seen: kept while listed and until drop + delay, then due', () => {
+    const m = released(s(3));
+    m.holdBack('x', 'held-1', 2000, 2010);
+    expect(verdict(m, 'x', 3000)).toBe('wrongful');
+    // The old countdown's expiry (4 s) falls while it is listed.
+    expect(verdict(m, 'x', 4500)).toBe('wrongful');
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    m.dropHold('x', 'held-1', true, 7000, 7010);
+    expect(verdict(m, 'x', 7500)).toBe('wrongful');
+    expect(verdict(m, 'x', 9999)).toBe('wrongful');
+    expect(verdict(m, 'x', 10_000)).toBe('allowed');
+    expect(m.dueBy(m.object('x'))).toBe(10_010 + DUE_MARGIN_MS);
+    expect(m.object('x').lastCountdownEnd).toBe(10_010);
+  });
+
+  it('a delete in flight when the listing landed is tolerated only within the grace', () => {
+    const m = released(s(1));
+    m.holdBack('x', 'held-1', 2500, 2510);
+    expect(verdict(m, 'x', 2510 + CLOSE_GRACE_MS - 10)).toBe('allowed');
+    expect(verdict(m, 'x', 3600)).toBe('wrongful');
+  });
+
+  it('held back, unseen: the old countdown may go on after the drop, nothing is due; still kept while listed', () => {
+    const m = released(s(3));
+    m.holdBack('x', 'held-1', 2000, 2010);
+    m.dropHold('x', 'held-1', false, 7000, 7010);
+    expect(verdict(m, 'x', 7500)).toBe('allowed');
+    expect(verdict(m, 'x', 4500)).toBe('wrongful');
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+  });
+
+  it('an approval before the drop does not count after it', () => {
+    const m = released(s(1), 'Approve');
+    m.approve('x', 1500, 1500, 1510);
+    m.holdBack('x', 'held-1', 2000, 2010);
+    m.dropHold('x', 'held-1', true, 5000, 5010);
+    expect(verdict(m, 'x', 6500)).toBe('wrongful');
+    m.approve('x', 7000, 7000, 7010);
+    expect(verdict(m, 'x', 6999)).toBe('wrongful');
+    expect(verdict(m, 'x', 7000)).toBe('allowed');
+  });
+
+  it('Orphan stays kept through the hold and the drop', () => {
+    const m = released(s(1), 'Orphan');
+    expect(m.notBefore(m.object('x')).at).toBe(Infinity);
+    m.holdBack('x', 'held-1', 2000, 2010);
+    expect(m.notBefore(m.object('x')).at).toBe(Infinity);
+    m.dropHold('x', 'held-1', true, 5000, 5010);
+    expect(m.notBefore(m.object('x')).at).toBe(Infinity);
+    expect(verdict(m, 'x', 60_000)).toBe('wrongful');
+  });
+
+  it('hand edits: "not before" strict, "due by" not judged', () => {
+    const m = released(s(3));
+    m.holdBack('x', 'held-1', 2000, 2010);
+    m.dropHold('x', 'held-1', true, 7000, 7010);
+    m.handReplayed('x');
+    expect(verdict(m, 'x', 9999)).toBe('wrongful');
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+  });
+
+  it('a seen hold settles an unseen relisting: due again, from the drop', () => {
+    const m = released(s(3));
+    apply(m, 1500, 'b2', [cm('x', s(3))]);
+    apply(m, 1800, 'b2', []);
+    m.deleteBundle('b2', 1900, 1910);
+    expect(m.dueBy(m.object('x'))).toBe(Infinity);
+    m.holdBack('x', 'held-1', 6000, 6010);
+    m.dropHold('x', 'held-1', true, 7000, 7010);
+    expect(m.dueBy(m.object('x'))).toBe(10_010 + DUE_MARGIN_MS);
+    expect(verdict(m, 'x', 9999)).toBe('wrongful');
+    expect(verdict(m, 'x', 10_000)).toBe('allowed');
+  });
+
+  it('a hold-back of an object that is not released throws', () => {
+    const m = fresh();
+    expect(() => m.holdBack('x', 'held-1', 0, 10)).toThrow(/absent/);
+    apply(m, 0, 'b1', [cm('x', s(3))]);
+    expect(() => m.holdBack('x', 'held-1', 100, 110)).toThrow(/listed/);
   });
 });

@@ -11,11 +11,16 @@ import {
   drawRbac,
   drawReplicas,
   driftRandom,
+  drawHoldBack,
+  holdBackRandom,
   longName,
   Naming,
   rbacRandom,
   replicaRandom,
 } from '../../fuzz/softdelete/dimensions.js';
+import { SoftDeleteModel, type Entry } from '../../fuzz/softdelete/model.js';
+import { StepGenerator, type Step, type WidenedWorld } from '../../fuzz/softdelete/steps.js';
+import { NO_DIMENSIONS, type SoftDeleteDimensions } from '../../fuzz/softdelete/dimensions.js';
 import { operatorRoles, revokedRights, withoutRights } from '../../fuzz/softdelete/rbac.js';
 import { generatePlan, objectName, type Plan } from '../../fuzz/gc/plan.js';
 
@@ -92,6 +97,125 @@ describe('widened generators (issue 23)', () => {
     expect(withRbac).toBeLessThan(180);
     for (const seed of [9002, 9032, 9044, 9051, 9060, 9921])
       expect(drawRbac(drawDimensions(dimensionRandom(seed)), rbacRandom(seed), 12).rbac).toBeUndefined();
+  });
+
+  it('soft-delete holdBack: on some seeds, from a stream of its own, never on budget seeds nor on the widened CI seeds', () => {
+    let withHold = 0;
+    let withoutBudget = 0;
+    for (let seed = 19000; seed < 19100; seed++) {
+      const base = drawDrift(
+        drawRbac(drawReplicas(drawDimensions(dimensionRandom(seed)), replicaRandom(seed)), rbacRandom(seed), 12),
+        driftRandom(seed),
+      );
+      const d = drawHoldBack(base, holdBackRandom(seed));
+      expect({ ...d, holdBack: undefined }).toEqual({ ...base, holdBack: undefined });
+      if (!base.budget) withoutBudget++;
+      if (d.holdBack !== true) continue;
+      withHold++;
+      expect(d.budget).toBeUndefined();
+    }
+    expect(withHold).toBeGreaterThan(0.25 * withoutBudget);
+    expect(withHold).toBeLessThan(0.55 * withoutBudget);
+    for (const seed of [9002, 9032, 9044, 9051, 9060, 9921]) {
+      const base = drawDrift(
+        drawRbac(drawReplicas(drawDimensions(dimensionRandom(seed)), replicaRandom(seed)), rbacRandom(seed), 12),
+        driftRandom(seed),
+      );
+      expect(drawHoldBack(base, holdBackRandom(seed)).holdBack).toBeUndefined();
+    }
+  });
+
+  describe('soft-delete holdBack steps', () => {
+    const gateOf = (b: string) => `gate-${b}`;
+    const OBJECTS = ['cm-0', 'cm-1', 'cm-2', 'cm-3'];
+    const cm = (object: string, ms = 3000): Entry => ({
+      object,
+      kind: 'ConfigMap',
+      delay: { kind: 'valid', text: `${ms}ms`, ms },
+      gated: false,
+    });
+    const gate = (b: string): Entry => ({ object: gateOf(b), kind: 'Gate', delay: { kind: 'none' }, gated: false });
+    /** b1 listed cm-0 and was deleted (cm-0 released); b2 lists cm-1. */
+    function world(): SoftDeleteModel {
+      const m = new SoftDeleteModel(['b1', 'b2'], OBJECTS, gateOf);
+      m.applyBundle('b1', [gate('b1'), cm('cm-0')], 'none', 0, 10);
+      m.applyBundle('b2', [gate('b2'), cm('cm-1')], 'none', 0, 10);
+      m.deleteBundle('b1', 1000, 1010);
+      return m;
+    }
+    function widened(dims: SoftDeleteDimensions, holdRandom?: { chance(p: number): boolean } & object): WidenedWorld {
+      return {
+        dims,
+        isVersioned: (o) => o.startsWith('cr-'),
+        bulk: [],
+        stage: () => 'v1alpha1',
+        pauseLeader: () => false,
+        ...(holdRandom ? { holdRandom: holdRandom as Random } : {}),
+      };
+    }
+
+    it('drawn from their own stream: the other steps are those of a seed without them', () => {
+      for (const seed of [1, 2, 3, 4, 5]) {
+        for (const handEdits of [false, true]) {
+          const dims = { ...NO_DIMENSIONS, handEdits };
+          const m = world();
+          const withHold = new StepGenerator(new Random(seed), m, OBJECTS, gateOf, widened({ ...dims, holdBack: true }, new Random(99)));
+          const without = new StepGenerator(new Random(seed), m, OBJECTS, gateOf, widened(dims));
+          const a: Step[] = [];
+          const b: Step[] = [];
+          while (b.length < 60) b.push(without.next().step);
+          while (a.filter((x) => x.kind !== 'hold-back').length < 60) a.push(withHold.next().step);
+          const held = a.filter((x): x is Extract<Step, { kind: 'hold-back' }> => x.kind === 'hold-back');
+          expect(a.filter((x) => x.kind !== 'hold-back')).toEqual(b);
+          expect(held.length).toBeGreaterThan(0);
+          expect(new Set(held.map((h) => h.holder)).size).toBe(held.length);
+          for (const [i, h] of a.entries()) {
+            if (h.kind !== 'hold-back') continue;
+            // Released, or about to be: queued right after a background deletion of a Bundle listing it (the model is not advanced).
+            const prev = a[i - 1];
+            const releasing =
+              prev?.kind === 'delete-bundle' &&
+              prev.propagation === 'background' &&
+              m.bundle(prev.bundle).entries.some((e) => e.object === h.object);
+            expect(m.object(h.object).standing.kind === 'released' || releasing).toBe(true);
+            expect(h.object.startsWith('cr-') || h.object.startsWith('bulk-')).toBe(false);
+            expect(h.holdMs).toBeGreaterThanOrEqual(2000);
+            expect(h.holdMs).toBeLessThanOrEqual(8000);
+            if (h.drop === 'unlist') expect(h.how).toBe('nobody');
+            if (!handEdits) {
+              expect(h.before).toBeUndefined();
+              expect(h.whileListed).toBeUndefined();
+              expect(h.afterDrop).toBeUndefined();
+            }
+          }
+        }
+      }
+    });
+
+    it('queued right after a background deletion, before its re-apply; not after a foreground or orphan one', () => {
+      // Every chance of one half or more comes true (a hold after each background deletion), none of less (no hold before a drawn step).
+      const always = Object.assign(new Random(5), { chance: (p: number) => p >= 0.5 });
+      for (const propagation of ['background', 'foreground', 'orphan'] as const) {
+        let found = false;
+        for (let seed = 0; seed < 400 && !found; seed++) {
+          const m = world();
+          const g = new StepGenerator(new Random(seed), m, OBJECTS, gateOf, widened({ ...NO_DIMENSIONS, holdBack: true }, always));
+          for (let i = 0; i < 30; i++) {
+            const { step } = g.next();
+            expect(step.kind).not.toBe('hold-back');
+            if (step.kind !== 'delete-bundle' || step.bundle !== 'b2') continue;
+            if (step.propagation !== propagation) break;
+            m.deleteBundle('b2', 5000, 5010, propagation);
+            const after = g.next().step;
+            if (propagation === 'background') expect(after).toMatchObject({ kind: 'hold-back', object: 'cm-1' });
+            else expect(after.kind).not.toBe('hold-back');
+            found = true;
+            break;
+          }
+        }
+        expect(found).toBe(true);
+      }
+    });
   });
 
   it("soft-delete rbac: a revocation narrows the chart's wildcards and takes exactly its verbs", () => {
