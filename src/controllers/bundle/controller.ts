@@ -10,8 +10,8 @@ import type { HealthCheck } from '../../api/health-checks.js';
 import { BUNDLE_RESOURCE_TYPE } from '../../kube/bundle-resource.js';
 import { Finalizers, Reasons } from '../../api/names.js';
 import { errorStatus } from '../../core/bundle/exit-status.js';
-import { isLiveBundle, listedObjects } from '../../core/bundle/ownership.js';
-import { recordListingCancelsAsOperator } from './listed-releases.js';
+import { listedObjects } from '../../core/bundle/ownership.js';
+import { recordLiveListingCancels } from './listed-releases.js';
 import { type GroupKind } from '../../core/bundle/kind-inventory.js';
 import { actingIdentity } from '../../core/bundle/identity.js';
 import { matchesSelector, type LabelSelector } from '../../core/selector.js';
@@ -262,8 +262,7 @@ export class BundleController {
     // 1. Parse. A Bundle the schema rejects changes nothing but its status.
     const parsed = BundleSchema.safeParse(cached);
     if (!parsed.success) {
-      // What a live one lists, read leniently, cancels countdowns all the same (listed-releases.ts).
-      if (isLiveBundle(cached)) await recordListingCancelsAsOperator(this.o, this.o.discovery, listedObjects(cached), log);
+      await recordLiveListingCancels(this.o, this.o.discovery, cached, log);
       const message = `invalid Bundle: ${formatIssues(parsed.error).join('; ')}`;
       return {
         status: { over: cached, status: errorStatus(statusSubject(cached), Reasons.TerminalError, message, this.nowIso()) },
@@ -316,11 +315,12 @@ export class BundleController {
     const slash = key.indexOf('/');
     const cached = this.bundles.get(key.slice(0, slash), key.slice(slash + 1));
     if (!cached) return;
+    await recordLiveListingCancels(this.o, this.o.discovery, cached, this.o.logger);
     // A Bundle being deleted says so too: its finalizer could not finish this pass.
     const what = cached.metadata.deletionTimestamp ? 'being deleted: finalizing failed, retrying' : 'reconcile failed, retrying';
     try {
       const failed = errorStatus(statusSubject(cached), Reasons.RetriableError, `${what}: ${errorMessage(err)}`, this.nowIso());
-      // Listing an object cancels its countdown in the record even when the pass failed before it could remove the stamp.
+      // And in the Bundle's record of its countdowns, before the stamp could be removed.
       const parsed = BundleSchema.safeParse(cached);
       const status = parsed.success
         ? withListedCountdownsCancelled(

@@ -17,9 +17,9 @@
 import type { Bundle } from '../../api/bundle.js';
 import type { KubeObjectManifest } from '../../api/resource.js';
 import { groupOf, isRequestableName, kindKey, type LiveObject } from '../../core/bundle/objects.js';
-import type { ListedObject } from '../../core/bundle/ownership.js';
+import { isLiveBundle, listedObjects, type ListedObject } from '../../core/bundle/ownership.js';
 import type { Discovery } from '../../kube/discovery.js';
-import type { ResourceType } from '../../kube/types.js';
+import type { KubeObject, ResourceType } from '../../kube/types.js';
 import type { Logger } from '../../observability/logger.js';
 import { errorMessage } from '../../kube/errors.js';
 import type { ReleaseRecords } from '../softdelete/release-records.js';
@@ -84,4 +84,19 @@ export async function recordListingCancelsAsOperator(
       if (found.state === 'served' && found.type.namespaced) await d.releaseRecords.recordListingCancelAt(found.type, o.namespace, o.name);
     });
   }
+}
+
+/**
+ * For a live Bundle whose pass stopped before it gathered (its spec rejected
+ * by the schema, the pass failed): what it lists, read leniently, each object
+ * read as the operator. Another shard may sweep, away meanwhile (red teams 41
+ * and 42).
+ */
+export async function recordLiveListingCancels(
+  d: ListingRecords,
+  discovery: Pick<Discovery, 'resolveGroupKind'>,
+  bundle: KubeObject,
+  log: Pick<Logger, 'warn'>,
+): Promise<void> {
+  if (isLiveBundle(bundle)) await recordListingCancelsAsOperator(d, discovery, listedObjects(bundle), log);
 }
