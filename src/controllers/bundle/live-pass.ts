@@ -28,8 +28,7 @@ import type { ControllerDeps } from '../deps.js';
 import { actOnPlan } from './act.js';
 import type { PruneFence } from './act-deps.js';
 import type { BundleApi } from './api.js';
-import { recordListingCancels, recordListingCancelsAsOperator } from './listed-releases.js';
-import { listedObjects } from '../../core/bundle/ownership.js';
+import { recordListingCancels, recordLiveListingCancels } from './listed-releases.js';
 import { controlledElsewhere, gatherBundle, type Gathered } from './gather.js';
 import { bundleTarget } from './bundle-resource.js';
 import { WatchNotSynced, type BundleKey, type ObjectCache } from './object-cache.js';
@@ -94,7 +93,7 @@ export async function reconcileLive(
   } catch (err) {
     if (!(err instanceof WatchNotSynced)) throw err;
     // Nothing gathered, but the listing cancels all the same: each listed object read as the operator.
-    await recordListingCancelsAsOperator(d, d.discovery, listedObjects(bundle), log);
+    await recordLiveListingCancels(d, d.discovery, cached, log);
     // Blocked on something outside the Bundle: say so, give the worker back, and look again when the watch lists
     // (the cache wakes it) or after a wait that doubles each time, so one tenant's unwatchable kinds cannot
     // crowd out another's Bundles.
